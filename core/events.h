@@ -1,0 +1,67 @@
+#pragma once
+// The runner's event protocol (DESIGN.md §4): one JSON object per line on stdout.
+// Writers produce every field; the reader is tolerant: unknown fields are ignored and unknown
+// event types come back as UnknownEvent, so the protocol can grow.
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace sinter::events {
+
+struct Start {
+  std::string version, device, model_family, training_mode;
+  long long total_steps = 0;
+  long long epochs = 0;
+};
+struct CompilePlan {
+  bool enabled = false;
+  std::string backend, mode, dynamic;
+  bool fullgraph = false;
+  long long cache_size_limit = 0;
+  std::vector<std::string> mechanisms;   // what is actually on
+  std::vector<std::string> regions;      // captured regions
+  std::vector<std::string> unavailable;  // "what: why"
+};
+struct Warmup {
+  std::string signature;
+  double seconds = 0;
+};
+struct Step {
+  long long step = 0, total = 0, epoch = 0;
+  double loss = 0, avg_loss = 0, lr = 0, it_per_s = 0, eta_s = 0, step_ms = 0, peak_mem_mb = 0;
+};
+struct Epoch {
+  long long epoch = 0, epochs = 0, step = 0;
+  double avg_loss = 0;
+};
+struct Saved {
+  std::string path, kind;  // kind: lora, state, final, ...
+};
+struct Sample {
+  std::string path, prompt;
+};
+struct Warning {
+  std::string message;
+};
+struct Error {
+  std::string message;
+};
+struct Done {
+  std::string status;  // completed | stopped | failed
+  long long steps = 0;
+  double seconds = 0;
+};
+struct Unknown {
+  std::string type;
+};
+
+using Event = std::variant<Start, CompilePlan, Warmup, Step, Epoch, Saved, Sample, Warning, Error, Done, Unknown>;
+
+std::string typeName(const Event& e);
+// One line of JSON, without the trailing newline.
+std::string toJsonLine(const Event& e);
+// nullopt for a line that is not a JSON object with a string "type".
+std::optional<Event> parseJsonLine(const std::string& line);
+
+}  // namespace sinter::events

@@ -1,0 +1,67 @@
+#pragma once
+// The description of one option: everything the TOML reader/writer, argv, validation, --help and
+// the app's widgets need. Entries live in registry.cpp, once each.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "value.h"
+
+namespace sinter {
+
+enum class OptionType { Bool, Int, Float, String, Enum, Path, List };
+
+enum class Section { Model, Dataset, Training, Network, Optimizer, Compile, Saving, Sample, Logging };
+
+enum class Tab : std::uint8_t { LoRA = 1, DreamBooth = 2, FineTune = 4 };
+enum class Family : std::uint8_t { SDXL = 1, FLUX = 2, SD15 = 4, SD2 = 8 };
+
+constexpr std::uint8_t kAllTabs = 1 | 2 | 4;
+constexpr std::uint8_t kAllFamilies = 1 | 2 | 4 | 8;
+
+// Which values mean "unset" and are therefore never written.
+enum class UnsetRule : std::uint8_t {
+  Empty,   // only the empty value (None, "", empty list): the rule for every option
+  Zero,    // also 0: "0 = use the default" (compile_cache_size_limit)
+  Auto,    // also the enum value "auto" (compile_dynamic, model_family)
+};
+
+enum class PathKind : std::uint8_t { None, File, Directory };
+
+struct OptionSpec {
+  const char* key;            // sd-scripts spelling
+  OptionType type;
+  Value defaultValue;         // monostate: no default (None)
+  Section section;
+  std::uint8_t tabs = kAllTabs;
+  std::uint8_t families = kAllFamilies;
+  const char* label;          // translatable (context "Option")
+  const char* tooltip;        // translatable (context "Option")
+  std::vector<std::string> choices;  // Enum: allowed values; Int: allowed values if not empty
+  std::optional<double> minValue;    // Int/Float inclusive range
+  std::optional<double> maxValue;
+  UnsetRule unset = UnsetRule::Empty;
+  PathKind pathKind = PathKind::None;
+  bool secret = false;        // never written to a config or preset
+  bool deprecated = false;
+  bool advanced = false;      // the app shows it under Parameters > Advanced
+  std::vector<std::string> suggestions;  // String: common values (editable choice in the app)
+
+  bool appliesToTab(Tab t) const { return (tabs & static_cast<std::uint8_t>(t)) != 0; }
+  bool appliesToFamily(Family f) const { return (families & static_cast<std::uint8_t>(f)) != 0; }
+  // True when the value means "unset" under this option's rule (never written).
+  bool isUnsetValue(const Value& v) const;
+};
+
+const char* toString(OptionType t);
+const char* toString(Section s);
+const char* toString(Tab t);
+const char* toString(Family f);
+std::optional<Tab> tabFromString(const std::string& s);
+std::optional<Family> familyFromString(const std::string& s);  // "sdxl", "flux", "sd15", "sd2"
+const std::vector<Section>& allSections();
+const std::vector<Tab>& allTabs();
+const std::vector<Family>& allFamilies();
+
+}  // namespace sinter

@@ -1,0 +1,34 @@
+#pragma once
+// The Linear layer every model uses, so that a LoRA adapter can be attached to any of them
+// without wrapping or renaming: the module keeps the checkpoint's key (".weight", ".bias").
+#include <torch/torch.h>
+
+#include <memory>
+
+namespace sinter::models {
+
+// y += up(down(dropout(x))) * (alpha / rank) * multiplier  (kohya's networks.lora)
+struct LoraAdapter {
+  torch::Tensor down;  // [rank, in]
+  torch::Tensor up;    // [out, rank]
+  double alpha = 1.0;
+  double dropout = 0.0;     // applied to the adapter's input while training
+  double multiplier = 1.0;
+  double scale() const { return alpha / static_cast<double>(down.size(0)); }
+};
+
+class LinearImpl : public torch::nn::Module {
+ public:
+  LinearImpl(int64_t inFeatures, int64_t outFeatures, bool withBias = true);
+  torch::Tensor forward(const torch::Tensor& x);
+
+  int64_t inFeatures() const { return weight.size(1); }
+  int64_t outFeatures() const { return weight.size(0); }
+
+  torch::Tensor weight;  // [out, in]
+  torch::Tensor bias;    // [out] or undefined
+  std::shared_ptr<LoraAdapter> lora;  // null: a plain Linear
+};
+TORCH_MODULE(Linear);
+
+}  // namespace sinter::models
