@@ -1,0 +1,34 @@
+#include "core/diagnostics.h"
+
+namespace sinter {
+
+std::string Diagnostic::format() const {
+  std::string out;
+  if (!where.file.empty()) {
+    out += where.file;
+    if (where.line > 0) {
+      out += ":" + std::to_string(where.line);
+      if (where.column > 0) out += ":" + std::to_string(where.column);
+    }
+    out += ": ";
+  }
+  out += severity == Severity::Error ? "error: " : "warning: ";
+  out += message;
+  return out;
+}
+
+bool hasErrors(const std::vector<Diagnostic>& diags) {
+  for (const auto& d : diags)
+    if (d.severity == Severity::Error) return true;
+  return false;
+}
+
+std::string formatAll(const std::vector<Diagnostic>& diags) {
+  std::string out;
+  for (const auto& d : diags) out += (out.empty() ? "" : "\n") + d.format();
+  return out;
+}
+
+ConfigError::ConfigError(std::vector<Diagnostic> diags) : std::runtime_error(formatAll(diags)), diags_(std::move(diags)) {}
+
+}  // namespace sinter

@@ -1,0 +1,403 @@
+// The option registry. One entry per option, in the order configs are written.
+// Defaults are sd-scripts' unless DESIGN.md says otherwise; keys are sd-scripts' spelling.
+#include "core/registry.h"
+
+#include <algorithm>
+
+// lupdate extracts labels and tooltips from the QT_TRANSLATE_NOOP markers; core has no Qt, so the
+// marker is only an identity here and the app translates with QCoreApplication::translate("Option", ...).
+#ifndef QT_TRANSLATE_NOOP
+#define QT_TRANSLATE_NOOP(context, text) text
+#endif
+
+namespace sinter {
+namespace {
+
+constexpr std::uint8_t LORA = 1, DB = 2, FT = 4;
+constexpr std::uint8_t SDXL = 1, FLUX = 2, SD15 = 4, SD2 = 8;
+constexpr std::uint8_t NOT_FLUX = SDXL | SD15 | SD2;
+constexpr std::uint8_t SD1_2 = SD15 | SD2;
+
+// Builder so each entry reads as one line of facts.
+class Opt {
+ public:
+  Opt(const char* key, OptionType type, Value def, Section section, const char* label, const char* tooltip) {
+    s_.key = key;
+    s_.type = type;
+    s_.defaultValue = std::move(def);
+    s_.section = section;
+    s_.label = label;
+    s_.tooltip = tooltip;
+  }
+  Opt& tabs(std::uint8_t t) { s_.tabs = t; return *this; }
+  Opt& families(std::uint8_t f) { s_.families = f; return *this; }
+  Opt& choices(std::vector<std::string> c) { s_.choices = std::move(c); return *this; }
+  Opt& min(double v) { s_.minValue = v; return *this; }
+  Opt& max(double v) { s_.maxValue = v; return *this; }
+  Opt& zeroIsUnset() { s_.unset = UnsetRule::Zero; return *this; }
+  Opt& autoIsUnset() { s_.unset = UnsetRule::Auto; return *this; }
+  Opt& file() { s_.pathKind = PathKind::File; return *this; }
+  Opt& dir() { s_.pathKind = PathKind::Directory; return *this; }
+  Opt& secret() { s_.secret = true; return *this; }
+  Opt& advanced() { s_.advanced = true; return *this; }
+  Opt& deprecated() { s_.deprecated = true; return *this; }
+  Opt& suggestions(std::vector<std::string> v) { s_.suggestions = std::move(v); return *this; }
+  operator OptionSpec() const { return s_; }
+
+ private:
+  OptionSpec s_;
+};
+
+const Value none{};
+Value B(bool b) { return Value{b}; }
+Value I(long long i) { return Value{i}; }
+Value D(double d) { return Value{d}; }
+Value S(const char* s) { return Value{std::string(s)}; }
+
+using T = OptionType;
+using Sec = Section;
+
+std::vector<OptionSpec> buildRegistry() {
+  return {
+      // ---- model ----
+      Opt("model_family", T::Enum, S("auto"), Sec::Model, QT_TRANSLATE_NOOP("Option", "Model family"),
+          QT_TRANSLATE_NOOP("Option", "SDXL, FLUX.1, SD 1.5 or SD 2.x. Auto detects it from the checkpoint's tensor names."))
+          .choices({"auto", "sdxl", "flux", "sd15", "sd2"}).autoIsUnset(),
+      Opt("training_type", T::Enum, S("lora"), Sec::Model, QT_TRANSLATE_NOOP("Option", "Training type"),
+          QT_TRANSLATE_NOOP("Option", "LoRA network, DreamBooth or full fine-tune. Sinter's own key; sd-scripts ignores it."))
+          .choices({"lora", "dreambooth", "finetune"}),
+      Opt("pretrained_model_name_or_path", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "Pretrained model"),
+          QT_TRANSLATE_NOOP("Option", "The base checkpoint: a single .safetensors file (SDXL, SD) or the FLUX transformer."))
+          .file(),
+      Opt("vae", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "VAE"),
+          QT_TRANSLATE_NOOP("Option", "A separate VAE to use instead of the checkpoint's own.")).families(NOT_FLUX).file().advanced(),
+      Opt("ae", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "Autoencoder (ae)"),
+          QT_TRANSLATE_NOOP("Option", "FLUX autoencoder file, ae.safetensors.")).families(FLUX).file(),
+      Opt("clip_l", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "CLIP-L"),
+          QT_TRANSLATE_NOOP("Option", "FLUX CLIP-L text encoder file.")).families(FLUX).file(),
+      Opt("t5xxl", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "T5-XXL"),
+          QT_TRANSLATE_NOOP("Option", "FLUX T5-XXL text encoder file.")).families(FLUX).file(),
+      Opt("clip_tokenizer", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "CLIP tokenizer"),
+          QT_TRANSLATE_NOOP("Option", "Folder with the CLIP tokenizer (vocab.json and merges.txt, or tokenizer.json). Nothing is downloaded."))
+          .dir(),
+      Opt("t5_tokenizer", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "T5 tokenizer"),
+          QT_TRANSLATE_NOOP("Option", "Folder with the T5 tokenizer (spiece.model or tokenizer.json).")).families(FLUX).dir(),
+      Opt("v_parameterization", T::Bool, B(false), Sec::Model, QT_TRANSLATE_NOOP("Option", "V-parameterization"),
+          QT_TRANSLATE_NOOP("Option", "Train with the v-prediction target (SD 2.x 768-v and v-pred SDXL models).")).families(NOT_FLUX).advanced(),
+      Opt("output_dir", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "Output folder"),
+          QT_TRANSLATE_NOOP("Option", "Where trained models, states and samples are written.")).dir(),
+      Opt("output_name", T::String, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "Output name"),
+          QT_TRANSLATE_NOOP("Option", "Base name of the saved files; \"last\" when empty.")),
+      Opt("save_model_as", T::Enum, S("safetensors"), Sec::Model, QT_TRANSLATE_NOOP("Option", "Save model as"),
+          QT_TRANSLATE_NOOP("Option", "File format of saved models. This build writes safetensors.")).choices({"safetensors"}),
+      Opt("save_precision", T::Enum, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "Save precision"),
+          QT_TRANSLATE_NOOP("Option", "Precision of the saved weights; the training precision when unset.")).choices({"float", "fp16", "bf16"}),
+      Opt("training_comment", T::String, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "Training comment"),
+          QT_TRANSLATE_NOOP("Option", "Stored in the saved file's metadata (ss_training_comment).")).advanced(),
+      Opt("no_metadata", T::Bool, B(false), Sec::Model, QT_TRANSLATE_NOOP("Option", "No metadata"),
+          QT_TRANSLATE_NOOP("Option", "Write only the minimum metadata into saved files.")).advanced(),
+
+      // ---- dataset ----
+      Opt("train_data_dir", T::Path, none, Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Image folder"),
+          QT_TRANSLATE_NOOP("Option", "Folder whose subfolders are named <repeats>_<class tokens>, e.g. 10_sks dog.")).dir(),
+      Opt("reg_data_dir", T::Path, none, Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Regularisation folder"),
+          QT_TRANSLATE_NOOP("Option", "Regularisation images, in the same <repeats>_<class tokens> layout.")).tabs(LORA | DB).dir(),
+      Opt("dataset_config", T::Path, none, Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Dataset config"),
+          QT_TRANSLATE_NOOP("Option", "A dataset TOML ([general], [[datasets]], [[datasets.subsets]]) instead of the folders.")).file().advanced(),
+      Opt("resolution", T::String, none, Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Resolution"),
+          QT_TRANSLATE_NOOP("Option", "Training resolution, \"1024,1024\" (width,height) or \"1024\".")),
+      Opt("enable_bucket", T::Bool, B(false), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Enable buckets"),
+          QT_TRANSLATE_NOOP("Option", "Group images by aspect ratio instead of cropping them all to one size.")),
+      Opt("min_bucket_reso", T::Int, I(256), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Minimum bucket resolution"),
+          QT_TRANSLATE_NOOP("Option", "Smallest bucket side in pixels.")).min(64).max(8192),
+      Opt("max_bucket_reso", T::Int, I(1024), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Maximum bucket resolution"),
+          QT_TRANSLATE_NOOP("Option", "Largest bucket side in pixels.")).min(64).max(8192),
+      Opt("bucket_reso_steps", T::Int, I(64), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Bucket resolution steps"),
+          QT_TRANSLATE_NOOP("Option", "Bucket sides are multiples of this; 64 is recommended.")).min(8).max(1024).advanced(),
+      Opt("bucket_no_upscale", T::Bool, B(false), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "No upscaling in buckets"),
+          QT_TRANSLATE_NOOP("Option", "Never enlarge an image to fill a bucket; small images get their own smaller bucket.")).advanced(),
+      Opt("caption_extension", T::String, S(".caption"), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Caption extension"),
+          QT_TRANSLATE_NOOP("Option", "Extension of the caption file beside each image.")).suggestions({".txt", ".caption"}),
+      Opt("shuffle_caption", T::Bool, B(false), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Shuffle captions"),
+          QT_TRANSLATE_NOOP("Option", "Shuffle the comma-separated tags of each caption every time it is used.")),
+      Opt("keep_tokens", T::Int, I(0), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Keep tokens"),
+          QT_TRANSLATE_NOOP("Option", "Number of leading tags kept in place when shuffling or dropping tags.")).min(0).max(255),
+      Opt("caption_dropout_rate", T::Float, D(0.0), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Caption dropout rate"),
+          QT_TRANSLATE_NOOP("Option", "Probability of training an image with an empty caption.")).min(0).max(1).advanced(),
+      Opt("caption_tag_dropout_rate", T::Float, D(0.0), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Tag dropout rate"),
+          QT_TRANSLATE_NOOP("Option", "Probability of dropping each tag (after keep_tokens).")).min(0).max(1).advanced(),
+      Opt("flip_aug", T::Bool, B(false), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Flip augmentation"),
+          QT_TRANSLATE_NOOP("Option", "Randomly mirror images horizontally.")).advanced(),
+      Opt("random_crop", T::Bool, B(false), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Random crop"),
+          QT_TRANSLATE_NOOP("Option", "Crop at a random position instead of the centre. Not with cached latents.")).advanced(),
+      Opt("color_aug", T::Bool, B(false), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Colour augmentation"),
+          QT_TRANSLATE_NOOP("Option", "Randomly shift hue. Not with cached latents.")).advanced(),
+      Opt("cache_latents", T::Bool, B(false), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Cache latents"),
+          QT_TRANSLATE_NOOP("Option", "Encode every image once with the VAE and keep the latents in memory.")),
+      Opt("cache_latents_to_disk", T::Bool, B(false), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Cache latents to disk"),
+          QT_TRANSLATE_NOOP("Option", "Keep cached latents in files beside the images, reused while image and settings match.")),
+      Opt("cache_text_encoder_outputs", T::Bool, B(false), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Cache text encoder outputs"),
+          QT_TRANSLATE_NOOP("Option", "Encode captions once. Needs frozen text encoders; not with caption shuffling or dropout."))
+          .families(SDXL | FLUX),
+      Opt("cache_text_encoder_outputs_to_disk", T::Bool, B(false), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Cache text encoder outputs to disk"),
+          QT_TRANSLATE_NOOP("Option", "Keep cached text encoder outputs in files beside the captions.")).families(SDXL | FLUX),
+      Opt("vae_batch_size", T::Int, I(1), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "VAE batch size"),
+          QT_TRANSLATE_NOOP("Option", "Images encoded at once while caching latents.")).min(1).max(1024).advanced(),
+      Opt("max_data_loader_n_workers", T::Int, I(8), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Data loader workers"),
+          QT_TRANSLATE_NOOP("Option", "Threads that load and prepare images.")).min(0).max(256).advanced(),
+      Opt("prior_loss_weight", T::Float, D(1.0), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Prior loss weight"),
+          QT_TRANSLATE_NOOP("Option", "Loss weight of regularisation images.")).tabs(LORA | DB).min(0).max(1000),
+      Opt("max_token_length", T::Int, none, Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Max token length"),
+          QT_TRANSLATE_NOOP("Option", "Caption length in tokens: 75 when unset, or 150 or 225 (encoded in 75-token chunks)."))
+          .families(NOT_FLUX).choices({"75", "150", "225"}).advanced(),
+
+      // ---- training ----
+      Opt("train_batch_size", T::Int, I(1), Sec::Training, QT_TRANSLATE_NOOP("Option", "Batch size"),
+          QT_TRANSLATE_NOOP("Option", "Images per step.")).min(1).max(4096),
+      Opt("max_train_steps", T::Int, I(1600), Sec::Training, QT_TRANSLATE_NOOP("Option", "Max train steps"),
+          QT_TRANSLATE_NOOP("Option", "Total optimisation steps; max_train_epochs overrides it.")).min(1).max(1e12),
+      Opt("max_train_epochs", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Max train epochs"),
+          QT_TRANSLATE_NOOP("Option", "Train for this many epochs instead of max_train_steps.")).min(1).max(1e9),
+      Opt("gradient_accumulation_steps", T::Int, I(1), Sec::Training, QT_TRANSLATE_NOOP("Option", "Gradient accumulation steps"),
+          QT_TRANSLATE_NOOP("Option", "Batches whose gradients are summed before each optimiser step.")).min(1).max(4096).advanced(),
+      Opt("mixed_precision", T::Enum, S("no"), Sec::Training, QT_TRANSLATE_NOOP("Option", "Mixed precision"),
+          QT_TRANSLATE_NOOP("Option", "Compute precision: no (fp32), fp16 or bf16.")).choices({"no", "fp16", "bf16"}),
+      Opt("full_bf16", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Full bf16"),
+          QT_TRANSLATE_NOOP("Option", "Keep trained weights and gradients in bf16 too (needs mixed_precision bf16).")).advanced(),
+      Opt("full_fp16", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Full fp16"),
+          QT_TRANSLATE_NOOP("Option", "Keep trained weights and gradients in fp16 too (needs mixed_precision fp16).")).advanced(),
+      Opt("fp8_base", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "fp8 base model"),
+          QT_TRANSLATE_NOOP("Option", "Store the frozen base model in fp8 to save memory.")).advanced(),
+      Opt("gradient_checkpointing", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Gradient checkpointing"),
+          QT_TRANSLATE_NOOP("Option", "Recompute activations in the backward pass: less memory, slower steps.")),
+      Opt("seed", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Seed"),
+          QT_TRANSLATE_NOOP("Option", "Random seed; the same seed gives the same run. Random when unset.")).min(0).max(4294967295.0),
+      Opt("max_grad_norm", T::Float, D(1.0), Sec::Training, QT_TRANSLATE_NOOP("Option", "Max gradient norm"),
+          QT_TRANSLATE_NOOP("Option", "Clip gradients to this global norm; 0 disables clipping.")).min(0).max(1e6).advanced(),
+      Opt("noise_offset", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Noise offset"),
+          QT_TRANSLATE_NOOP("Option", "Adds a per-channel offset to the noise (helps very dark or bright images), e.g. 0.0357."))
+          .families(NOT_FLUX).min(0).max(1).advanced(),
+      Opt("multires_noise_iterations", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Multi-resolution noise iterations"),
+          QT_TRANSLATE_NOOP("Option", "Pyramid noise levels, e.g. 6-10.")).families(NOT_FLUX).min(1).max(64).advanced(),
+      Opt("multires_noise_discount", T::Float, D(0.3), Sec::Training, QT_TRANSLATE_NOOP("Option", "Multi-resolution noise discount"),
+          QT_TRANSLATE_NOOP("Option", "Weight of each coarser noise level.")).families(NOT_FLUX).min(0).max(1).advanced(),
+      Opt("min_snr_gamma", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Min-SNR gamma"),
+          QT_TRANSLATE_NOOP("Option", "Min-SNR loss weighting; 5 is the paper's recommendation.")).families(NOT_FLUX).min(0).max(1000).advanced(),
+      Opt("loss_type", T::Enum, S("l2"), Sec::Training, QT_TRANSLATE_NOOP("Option", "Loss type"),
+          QT_TRANSLATE_NOOP("Option", "l2 (MSE), l1, huber or smooth_l1.")).choices({"l2", "l1", "huber", "smooth_l1"}).advanced(),
+      Opt("huber_c", T::Float, D(0.1), Sec::Training, QT_TRANSLATE_NOOP("Option", "Huber c"),
+          QT_TRANSLATE_NOOP("Option", "Huber loss parameter.")).min(0).max(100).advanced(),
+      Opt("ip_noise_gamma", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Input perturbation noise gamma"),
+          QT_TRANSLATE_NOOP("Option", "Input perturbation noise, e.g. 0.1.")).families(NOT_FLUX).min(0).max(1).advanced(),
+      Opt("min_timestep", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Min timestep"),
+          QT_TRANSLATE_NOOP("Option", "Lowest timestep sampled (0 when unset).")).min(0).max(1000).advanced(),
+      Opt("max_timestep", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Max timestep"),
+          QT_TRANSLATE_NOOP("Option", "Timesteps are sampled below this (1000 when unset).")).min(1).max(1000).advanced(),
+      Opt("sdpa", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Scaled dot-product attention"),
+          QT_TRANSLATE_NOOP("Option", "Use fused scaled dot-product attention (Sinter uses the fastest attention it has either way).")).advanced(),
+      Opt("xformers", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "xformers"),
+          QT_TRANSLATE_NOOP("Option", "sd-scripts' xformers switch; Sinter uses its own fused attention instead.")).advanced(),
+      Opt("split_attn", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Split attention"),
+          QT_TRANSLATE_NOOP("Option", "Compute attention one sample at a time to save memory. Not with fullgraph compile."))
+          .families(SDXL | FLUX).advanced(),
+      Opt("blocks_to_swap", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Blocks to swap"),
+          QT_TRANSLATE_NOOP("Option", "FLUX blocks kept in CPU memory and swapped in when needed (16/22/28 for 12/10/8 GB GPUs)."))
+          .families(FLUX).min(0).max(57).advanced(),
+      Opt("clip_skip", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "CLIP skip"),
+          QT_TRANSLATE_NOOP("Option", "Use the output of this many layers from the end of the text encoder.")).families(SD1_2).min(1).max(12),
+      Opt("train_text_encoder", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Train text encoders"),
+          QT_TRANSLATE_NOOP("Option", "Also train the text encoders (SDXL DreamBooth and fine-tune).")).tabs(DB | FT).families(SDXL),
+      Opt("learning_rate_te1", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Learning rate TE1"),
+          QT_TRANSLATE_NOOP("Option", "Learning rate of CLIP-L; learning_rate when unset.")).tabs(DB | FT).families(SDXL).min(0).max(1),
+      Opt("learning_rate_te2", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Learning rate TE2"),
+          QT_TRANSLATE_NOOP("Option", "Learning rate of OpenCLIP bigG; learning_rate when unset.")).tabs(DB | FT).families(SDXL).min(0).max(1),
+      Opt("guidance_scale", T::Float, D(3.5), Sec::Training, QT_TRANSLATE_NOOP("Option", "Guidance scale"),
+          QT_TRANSLATE_NOOP("Option", "FLUX.1-dev guidance value fed to the model while training.")).families(FLUX).min(0).max(100),
+      Opt("timestep_sampling", T::Enum, S("sigma"), Sec::Training, QT_TRANSLATE_NOOP("Option", "Timestep sampling"),
+          QT_TRANSLATE_NOOP("Option", "How FLUX timesteps are drawn.")).families(FLUX).choices({"sigma", "uniform", "sigmoid", "shift", "flux_shift"}),
+      Opt("sigmoid_scale", T::Float, D(1.0), Sec::Training, QT_TRANSLATE_NOOP("Option", "Sigmoid scale"),
+          QT_TRANSLATE_NOOP("Option", "Scale for sigmoid and shift timestep sampling.")).families(FLUX).min(0).max(100).advanced(),
+      Opt("discrete_flow_shift", T::Float, D(3.0), Sec::Training, QT_TRANSLATE_NOOP("Option", "Discrete flow shift"),
+          QT_TRANSLATE_NOOP("Option", "Shift for the shift timestep sampling.")).families(FLUX).min(0).max(100).advanced(),
+      Opt("model_prediction_type", T::Enum, S("sigma_scaled"), Sec::Training, QT_TRANSLATE_NOOP("Option", "Model prediction type"),
+          QT_TRANSLATE_NOOP("Option", "How the FLUX model output is turned into the prediction.")).families(FLUX)
+          .choices({"raw", "additive", "sigma_scaled"}).advanced(),
+      Opt("t5xxl_max_token_length", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "T5-XXL max token length"),
+          QT_TRANSLATE_NOOP("Option", "T5 sequence length: 512 for dev, 256 for schnell when unset.")).families(FLUX).min(1).max(512).advanced(),
+      Opt("apply_t5_attn_mask", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Apply T5 attention mask"),
+          QT_TRANSLATE_NOOP("Option", "Mask T5 padding tokens in attention.")).families(FLUX).advanced(),
+
+      // ---- network ----
+      Opt("network_module", T::Enum, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Network module"),
+          QT_TRANSLATE_NOOP("Option", "networks.lora (SDXL, SD) or networks.lora_flux (FLUX); chosen from the family when unset."))
+          .tabs(LORA).choices({"networks.lora", "networks.lora_flux"}),
+      Opt("network_dim", T::Int, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Network rank (dim)"),
+          QT_TRANSLATE_NOOP("Option", "LoRA rank; 4 when unset.")).tabs(LORA).min(1).max(4096),
+      Opt("network_alpha", T::Float, D(1.0), Sec::Network, QT_TRANSLATE_NOOP("Option", "Network alpha"),
+          QT_TRANSLATE_NOOP("Option", "LoRA alpha; the update is scaled by alpha / rank.")).tabs(LORA).min(0).max(4096),
+      Opt("network_args", T::List, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Network arguments"),
+          QT_TRANSLATE_NOOP("Option", "Extra key=value arguments for the network module.")).tabs(LORA).advanced(),
+      Opt("network_dropout", T::Float, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Network dropout"),
+          QT_TRANSLATE_NOOP("Option", "Dropout on the LoRA input while training.")).tabs(LORA).min(0).max(1).advanced(),
+      Opt("network_weights", T::Path, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Network weights"),
+          QT_TRANSLATE_NOOP("Option", "Continue training from this LoRA file.")).tabs(LORA).file().advanced(),
+      Opt("dim_from_weights", T::Bool, B(false), Sec::Network, QT_TRANSLATE_NOOP("Option", "Rank from weights"),
+          QT_TRANSLATE_NOOP("Option", "Take rank and alpha from network_weights.")).tabs(LORA).advanced(),
+      Opt("network_train_unet_only", T::Bool, B(false), Sec::Network, QT_TRANSLATE_NOOP("Option", "Train U-Net only"),
+          QT_TRANSLATE_NOOP("Option", "Train only the LoRA modules of the U-Net / transformer.")).tabs(LORA),
+      Opt("network_train_text_encoder_only", T::Bool, B(false), Sec::Network, QT_TRANSLATE_NOOP("Option", "Train text encoder only"),
+          QT_TRANSLATE_NOOP("Option", "Train only the LoRA modules of the text encoders.")).tabs(LORA).advanced(),
+      Opt("unet_lr", T::Float, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "U-Net learning rate"),
+          QT_TRANSLATE_NOOP("Option", "Learning rate of the U-Net / transformer LoRA; learning_rate when unset.")).tabs(LORA).min(0).max(1),
+      Opt("text_encoder_lr", T::Float, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Text encoder learning rate"),
+          QT_TRANSLATE_NOOP("Option", "Learning rate of the text encoder LoRA; learning_rate when unset.")).tabs(LORA).min(0).max(1),
+
+      // ---- optimizer ----
+      Opt("optimizer_type", T::String, none, Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Optimizer"),
+          QT_TRANSLATE_NOOP("Option", "Optimizer name as in sd-scripts; AdamW when empty."))
+          .suggestions({"AdamW", "AdamW8bit", "PagedAdamW8bit", "Lion", "Adafactor", "Prodigy", "SGDNesterov", "DAdaptAdam"}),
+      Opt("optimizer_args", T::List, none, Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Optimizer arguments"),
+          QT_TRANSLATE_NOOP("Option", "key=value pairs, e.g. weight_decay=0.01 betas=0.9,0.999.")).advanced(),
+      Opt("learning_rate", T::Float, D(2e-6), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Learning rate"),
+          QT_TRANSLATE_NOOP("Option", "Base learning rate.")).min(0).max(1),
+      Opt("lr_scheduler", T::Enum, S("constant"), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "LR scheduler"),
+          QT_TRANSLATE_NOOP("Option", "Learning-rate schedule.")).choices({"constant", "constant_with_warmup", "linear", "cosine",
+                                                 "cosine_with_restarts", "polynomial", "adafactor"}),
+      Opt("lr_warmup_steps", T::Float, I(0), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "LR warmup steps"),
+          QT_TRANSLATE_NOOP("Option", "Warm-up steps, or a ratio of the total steps when below 1.")).min(0).max(1e12),
+      Opt("lr_scheduler_num_cycles", T::Int, I(1), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "LR cycles"),
+          QT_TRANSLATE_NOOP("Option", "Restarts of cosine_with_restarts.")).min(1).max(1000).advanced(),
+      Opt("lr_scheduler_power", T::Float, D(1.0), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "LR power"),
+          QT_TRANSLATE_NOOP("Option", "Power of the polynomial schedule.")).min(0).max(100).advanced(),
+
+      // ---- compile (SDXL and FLUX only) ----
+      Opt("compile", T::Bool, B(false), Sec::Compile, QT_TRANSLATE_NOOP("Option", "Enable torch.compile"),
+          QT_TRANSLATE_NOOP("Option", "Accelerate the training step natively: fused kernels, and with the matching mode, CUDA graphs."))
+          .families(SDXL | FLUX).advanced(),
+      Opt("compile_backend", T::Enum, S("inductor"), Sec::Compile, QT_TRANSLATE_NOOP("Option", "Backend"),
+          QT_TRANSLATE_NOOP("Option", "inductor: fused kernels; cudagraphs: graph capture with stock kernels; eager: nothing captured; "
+             "aot_eager: eager, with the capture-safety checks reported."))
+          .families(SDXL | FLUX).choices({"inductor", "cudagraphs", "eager", "aot_eager"}).advanced(),
+      Opt("compile_mode", T::Enum, S("default"), Sec::Compile, QT_TRANSLATE_NOOP("Option", "Mode"),
+          QT_TRANSLATE_NOOP("Option", "default: fused kernels; reduce-overhead: + CUDA graphs; max-autotune: + graphs and autotuning; "
+             "max-autotune-no-cudagraphs: + autotuning."))
+          .families(SDXL | FLUX).choices({"default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"}).advanced(),
+      Opt("compile_dynamic", T::Enum, S("auto"), Sec::Compile, QT_TRANSLATE_NOOP("Option", "Dynamic shapes"),
+          QT_TRANSLATE_NOOP("Option", "false: a graph per shape; auto: pre-capture the most frequent bucket shapes; true: nothing shape-specialised."))
+          .families(SDXL | FLUX).choices({"auto", "true", "false"}).autoIsUnset().advanced(),
+      Opt("compile_fullgraph", T::Bool, B(false), Sec::Compile, QT_TRANSLATE_NOOP("Option", "Full graph"),
+          QT_TRANSLATE_NOOP("Option", "Capture forward, backward and optimizer step as one graph; anything that prevents it is an error."))
+          .families(SDXL | FLUX).advanced(),
+      Opt("compile_cache_size_limit", T::Int, I(0), Sec::Compile, QT_TRANSLATE_NOOP("Option", "Cache size limit"),
+          QT_TRANSLATE_NOOP("Option", "Captured shape signatures per region; 0 uses the default of 8."))
+          .families(SDXL | FLUX).min(0).max(100000).zeroIsUnset().advanced(),
+      Opt("compile_args", T::List, none, Sec::Compile, QT_TRANSLATE_NOOP("Option", "Compile arguments (deprecated)"),
+          QT_TRANSLATE_NOOP("Option", "BACKEND MODE DYNAMIC FULLGRAPH; overrides the settings above and sets the cache limit to 32."))
+          .families(SDXL | FLUX).deprecated().advanced(),
+      Opt("compile_text_encoders", T::Bool, B(false), Sec::Compile, QT_TRANSLATE_NOOP("Option", "Compile text encoders"),
+          QT_TRANSLATE_NOOP("Option", "Also accelerate text encoding.")).families(SDXL | FLUX).advanced(),
+      Opt("compile_vae", T::Bool, B(false), Sec::Compile, QT_TRANSLATE_NOOP("Option", "Compile VAE"),
+          QT_TRANSLATE_NOOP("Option", "Also accelerate latent caching and sample decoding.")).families(SDXL | FLUX).advanced(),
+      Opt("cuda_allow_tf32", T::Bool, B(false), Sec::Compile, QT_TRANSLATE_NOOP("Option", "Allow TF32"),
+          QT_TRANSLATE_NOOP("Option", "TF32 matrix and convolution math on CUDA, with or without compile.")).families(SDXL | FLUX).advanced(),
+      Opt("cuda_cudnn_benchmark", T::Bool, B(false), Sec::Compile, QT_TRANSLATE_NOOP("Option", "cuDNN benchmark"),
+          QT_TRANSLATE_NOOP("Option", "Let cuDNN pick the fastest convolution algorithms, with or without compile.")).families(SDXL | FLUX).advanced(),
+
+      // ---- saving ----
+      Opt("save_every_n_epochs", T::Int, none, Sec::Saving, QT_TRANSLATE_NOOP("Option", "Save every N epochs"),
+          QT_TRANSLATE_NOOP("Option", "Save the model every N epochs.")).min(1).max(1e9),
+      Opt("save_every_n_steps", T::Int, none, Sec::Saving, QT_TRANSLATE_NOOP("Option", "Save every N steps"),
+          QT_TRANSLATE_NOOP("Option", "Save the model every N steps.")).min(1).max(1e12),
+      Opt("save_last_n_epochs", T::Int, none, Sec::Saving, QT_TRANSLATE_NOOP("Option", "Keep last N epochs"),
+          QT_TRANSLATE_NOOP("Option", "Delete older per-epoch saves, keeping the last N.")).min(1).max(1e9).advanced(),
+      Opt("save_last_n_steps", T::Int, none, Sec::Saving, QT_TRANSLATE_NOOP("Option", "Keep last N steps"),
+          QT_TRANSLATE_NOOP("Option", "Delete per-step saves older than N steps.")).min(1).max(1e12).advanced(),
+      Opt("save_state", T::Bool, B(false), Sec::Saving, QT_TRANSLATE_NOOP("Option", "Save training state"),
+          QT_TRANSLATE_NOOP("Option", "Save optimizer, scheduler and data position with each save, for resuming.")),
+      Opt("save_state_on_train_end", T::Bool, B(false), Sec::Saving, QT_TRANSLATE_NOOP("Option", "Save state at the end"),
+          QT_TRANSLATE_NOOP("Option", "Save the training state once training ends.")).advanced(),
+      Opt("resume", T::Path, none, Sec::Saving, QT_TRANSLATE_NOOP("Option", "Resume from state"),
+          QT_TRANSLATE_NOOP("Option", "A saved state folder to continue from.")).dir(),
+      Opt("huggingface_token", T::String, none, Sec::Saving, QT_TRANSLATE_NOOP("Option", "Hugging Face token"),
+          QT_TRANSLATE_NOOP("Option", "Token for uploads. Never written to configs or presets.")).secret().advanced(),
+
+      // ---- sample ----
+      Opt("sample_prompts", T::Path, none, Sec::Sample, QT_TRANSLATE_NOOP("Option", "Sample prompts"),
+          QT_TRANSLATE_NOOP("Option", "A text file of prompts (one per line, with --w --h --d --l --s --n).")).file(),
+      Opt("sample_every_n_steps", T::Int, none, Sec::Sample, QT_TRANSLATE_NOOP("Option", "Sample every N steps"),
+          QT_TRANSLATE_NOOP("Option", "Generate samples every N steps.")).min(1).max(1e12),
+      Opt("sample_every_n_epochs", T::Int, none, Sec::Sample, QT_TRANSLATE_NOOP("Option", "Sample every N epochs"),
+          QT_TRANSLATE_NOOP("Option", "Generate samples every N epochs.")).min(1).max(1e9),
+      Opt("sample_sampler", T::Enum, S("ddim"), Sec::Sample, QT_TRANSLATE_NOOP("Option", "Sampler"),
+          QT_TRANSLATE_NOOP("Option", "Sampler used for samples.")).choices({"ddim", "pndm", "lms", "euler", "euler_a", "heun", "dpm_2", "dpm_2_a",
+                                                  "dpmsolver", "dpmsolver++", "dpmsingle", "k_lms", "k_euler",
+                                                  "k_euler_a", "k_dpm_2", "k_dpm_2_a"}),
+      Opt("sample_at_first", T::Bool, B(false), Sec::Sample, QT_TRANSLATE_NOOP("Option", "Sample before training"),
+          QT_TRANSLATE_NOOP("Option", "Generate samples before the first step.")),
+
+      // ---- logging ----
+      Opt("logging_dir", T::Path, none, Sec::Logging, QT_TRANSLATE_NOOP("Option", "Logging folder"),
+          QT_TRANSLATE_NOOP("Option", "Folder for TensorBoard logs.")).dir(),
+      Opt("log_with", T::Enum, none, Sec::Logging, QT_TRANSLATE_NOOP("Option", "Log with"),
+          QT_TRANSLATE_NOOP("Option", "tensorboard, wandb or all; TensorBoard when only a logging folder is set."))
+          .choices({"tensorboard", "wandb", "all"}),
+      Opt("log_prefix", T::String, none, Sec::Logging, QT_TRANSLATE_NOOP("Option", "Log prefix"),
+          QT_TRANSLATE_NOOP("Option", "Prefix for the log folder name.")).advanced(),
+      Opt("wandb_api_key", T::String, none, Sec::Logging, QT_TRANSLATE_NOOP("Option", "W&B API key"),
+          QT_TRANSLATE_NOOP("Option", "Weights & Biases key. Never written to configs or presets.")).secret().advanced(),
+      Opt("profile_steps", T::Int, none, Sec::Logging, QT_TRANSLATE_NOOP("Option", "Profile steps"),
+          QT_TRANSLATE_NOOP("Option", "Record per-step timings for this many steps after warm-up and log a summary.")).min(1).max(1e6).advanced(),
+  };
+}
+
+std::size_t editDistance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+const std::vector<OptionSpec>& optionRegistry() {
+  static const std::vector<OptionSpec> registry = buildRegistry();
+  return registry;
+}
+
+const OptionSpec* findOption(const std::string& key) {
+  for (const auto& spec : optionRegistry())
+    if (key == spec.key) return &spec;
+  return nullptr;
+}
+
+std::string suggestKey(const std::string& unknownKey) {
+  std::string best;
+  std::size_t bestDistance = std::string::npos;
+  for (const auto& spec : optionRegistry()) {
+    std::size_t d = editDistance(unknownKey, spec.key);
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = spec.key;
+    }
+  }
+  // Close enough to be a typo: at most a third of the key's length, or a prefix/suffix match.
+  if (bestDistance <= std::max<std::size_t>(2, unknownKey.size() / 3)) return best;
+  for (const auto& spec : optionRegistry()) {
+    std::string k = spec.key;
+    if (unknownKey.size() >= 4 && (k.find(unknownKey) != std::string::npos || unknownKey.find(k) != std::string::npos))
+      return k;
+  }
+  return "";
+}
+
+bool isCompileKey(const std::string& key) {
+  const OptionSpec* spec = findOption(key);
+  return spec && spec->section == Section::Compile;
+}
+
+}  // namespace sinter
