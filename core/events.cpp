@@ -1,0 +1,138 @@
+#include "core/events.h"
+
+#include <nlohmann/json.hpp>
+
+namespace sinter::events {
+
+using nlohmann::json;
+
+namespace {
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+json toJson(const Event& e) {
+  return std::visit(
+      Overloaded{
+          [](const Start& s) {
+            return json{{"type", "start"}, {"version", s.version}, {"device", s.device},
+                        {"model_family", s.model_family}, {"training_mode", s.training_mode},
+                        {"total_steps", s.total_steps}, {"epochs", s.epochs}};
+          },
+          [](const CompilePlan& p) {
+            return json{{"type", "compile_plan"}, {"enabled", p.enabled}, {"backend", p.backend}, {"mode", p.mode},
+                        {"dynamic", p.dynamic}, {"fullgraph", p.fullgraph}, {"cache_size_limit", p.cache_size_limit},
+                        {"mechanisms", p.mechanisms}, {"regions", p.regions}, {"unavailable", p.unavailable}};
+          },
+          [](const Warmup& w) { return json{{"type", "warmup"}, {"signature", w.signature}, {"seconds", w.seconds}}; },
+          [](const Step& s) {
+            return json{{"type", "step"},         {"step", s.step},       {"total", s.total},
+                        {"epoch", s.epoch},       {"loss", s.loss},       {"avg_loss", s.avg_loss},
+                        {"lr", s.lr},             {"it_per_s", s.it_per_s}, {"eta_s", s.eta_s},
+                        {"step_ms", s.step_ms},   {"peak_mem_mb", s.peak_mem_mb}};
+          },
+          [](const Epoch& e) {
+            return json{{"type", "epoch"}, {"epoch", e.epoch}, {"epochs", e.epochs}, {"step", e.step},
+                        {"avg_loss", e.avg_loss}};
+          },
+          [](const Saved& s) { return json{{"type", "saved"}, {"path", s.path}, {"kind", s.kind}}; },
+          [](const Sample& s) { return json{{"type", "sample"}, {"path", s.path}, {"prompt", s.prompt}}; },
+          [](const Warning& w) { return json{{"type", "warning"}, {"message", w.message}}; },
+          [](const Error& e) { return json{{"type", "error"}, {"message", e.message}}; },
+          [](const Done& d) {
+            return json{{"type", "done"}, {"status", d.status}, {"steps", d.steps}, {"seconds", d.seconds}};
+          },
+          [](const Unknown& u) { return json{{"type", u.type}}; },
+      },
+      e);
+}
+
+// Tolerant field readers: a missing or mistyped field keeps the default.
+template <class T>
+void read(const json& j, const char* key, T& out) {
+  auto it = j.find(key);
+  if (it == j.end()) return;
+  try {
+    out = it->get<T>();
+  } catch (const json::exception&) {
+  }
+}
+
+}  // namespace
+
+std::string typeName(const Event& e) { return toJson(e)["type"].get<std::string>(); }
+
+std::string toJsonLine(const Event& e) {
+  // Invalid UTF-8 in a message (a file name, say) must not stop the stream: replace it.
+  return toJson(e).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::optional<Event> parseJsonLine(const std::string& line) {
+  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt;
+  auto t = j.find("type");
+  if (t == j.end() || !t->is_string()) return std::nullopt;
+  const std::string type = t->get<std::string>();
+  if (type == "start") {
+    Start s;
+    read(j, "version", s.version), read(j, "device", s.device), read(j, "model_family", s.model_family);
+    read(j, "training_mode", s.training_mode), read(j, "total_steps", s.total_steps), read(j, "epochs", s.epochs);
+    return s;
+  }
+  if (type == "compile_plan") {
+    CompilePlan p;
+    read(j, "enabled", p.enabled), read(j, "backend", p.backend), read(j, "mode", p.mode);
+    read(j, "dynamic", p.dynamic), read(j, "fullgraph", p.fullgraph), read(j, "cache_size_limit", p.cache_size_limit);
+    read(j, "mechanisms", p.mechanisms), read(j, "regions", p.regions), read(j, "unavailable", p.unavailable);
+    return p;
+  }
+  if (type == "warmup") {
+    Warmup w;
+    read(j, "signature", w.signature), read(j, "seconds", w.seconds);
+    return w;
+  }
+  if (type == "step") {
+    Step s;
+    read(j, "step", s.step), read(j, "total", s.total), read(j, "epoch", s.epoch), read(j, "loss", s.loss);
+    read(j, "avg_loss", s.avg_loss), read(j, "lr", s.lr), read(j, "it_per_s", s.it_per_s), read(j, "eta_s", s.eta_s);
+    read(j, "step_ms", s.step_ms), read(j, "peak_mem_mb", s.peak_mem_mb);
+    return s;
+  }
+  if (type == "epoch") {
+    Epoch e;
+    read(j, "epoch", e.epoch), read(j, "epochs", e.epochs), read(j, "step", e.step), read(j, "avg_loss", e.avg_loss);
+    return e;
+  }
+  if (type == "saved") {
+    Saved s;
+    read(j, "path", s.path), read(j, "kind", s.kind);
+    return s;
+  }
+  if (type == "sample") {
+    Sample s;
+    read(j, "path", s.path), read(j, "prompt", s.prompt);
+    return s;
+  }
+  if (type == "warning") {
+    Warning w;
+    read(j, "message", w.message);
+    return w;
+  }
+  if (type == "error") {
+    Error e;
+    read(j, "message", e.message);
+    return e;
+  }
+  if (type == "done") {
+    Done d;
+    read(j, "status", d.status), read(j, "steps", d.steps), read(j, "seconds", d.seconds);
+    return d;
+  }
+  return Unknown{type};
+}
+
+}  // namespace sinter::events

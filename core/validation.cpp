@@ -1,0 +1,153 @@
+#include "core/validation.h"
+
+#include <regex>
+
+#include "core/compile_settings.h"
+#include "core/registry.h"
+
+namespace sinter {
+
+namespace {
+
+class Checker {
+ public:
+  explicit Checker(const Config& c) : c_(c) {}
+
+  void error(const std::string& key, const std::string& msg) { add(Severity::Error, key, msg); }
+  void warning(const std::string& key, const std::string& msg) { add(Severity::Warning, key, msg); }
+  bool on(const std::string& key) const { return c_.getBool(key); }
+  bool set(const std::string& key) const { return !findOption(key)->isUnsetValue(c_.get(key)); }
+  double num(const std::string& key) const { return c_.getDouble(key); }
+  std::string str(const std::string& key) const { return c_.getString(key); }
+  std::vector<Diagnostic> take() { return std::move(diags_); }
+
+ private:
+  void add(Severity s, const std::string& key, const std::string& msg) {
+    diags_.push_back(Diagnostic{s, c_.whereSet(key), key, msg});
+  }
+  const Config& c_;
+  std::vector<Diagnostic> diags_;
+};
+
+void checkApplicability(const Config& config, Checker& k) {
+  const Tab tab = config.tab();
+  const std::optional<Family> family = config.family();
+  for (const auto& [key, value] : config.explicitValues()) {
+    const OptionSpec* spec = findOption(key);
+    if (!spec || spec->isUnsetValue(value) || value == spec->defaultValue) continue;
+    if (family && !spec->appliesToFamily(*family)) {
+      if (key == "blocks_to_swap") continue;  // an error of its own below
+      if (spec->section == Section::Compile)
+        k.warning(key, key + ": compile settings apply to SDXL and FLUX only; ignored for " +
+                           toString(*family) + " and not saved");
+      else
+        k.warning(key, key + " does not apply to " + std::string(toString(*family)) + "; ignored and not saved");
+    } else if (!spec->appliesToTab(tab)) {
+      k.warning(key, key + " does not apply to " + std::string(toString(tab)) + " training; ignored and not saved");
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Diagnostic> validateConfig(const Config& config) {
+  Checker k(config);
+  checkApplicability(config, k);
+  const std::optional<Family> family = config.family();
+
+  // Compile.
+  if (k.on("compile_fullgraph") && k.on("split_attn"))
+    k.error("compile_fullgraph", "compile_fullgraph cannot be used with split_attn: split attention is data-dependent "
+                                 "and cannot be captured in one graph");
+  if (k.set("compile_args")) {
+    const StringList a = config.getList("compile_args");
+    if (a.size() != 4)
+      k.error("compile_args", "compile_args takes exactly 4 values: BACKEND MODE DYNAMIC FULLGRAPH (got " +
+                                  std::to_string(a.size()) + ")");
+    else {
+      Value checked;
+      const char* names[] = {"compile_backend", "compile_mode", "compile_dynamic"};
+      for (int i = 0; i < 3; ++i) {
+        std::string v = a[i];
+        if (i == 2) for (auto& ch : v) ch = static_cast<char>(std::tolower(ch));
+        if (std::string msg = checkValue(*findOption(names[i]), Value{v}, checked); !msg.empty())
+          k.error("compile_args", "compile_args value " + std::to_string(i + 1) + ": " + msg);
+      }
+    }
+    if (!k.on("compile")) k.warning("compile_args", "compile_args is honoured only with compile = true");
+  }
+  if (k.on("compile") && k.str("compile_backend") == "cudagraphs" && k.str("compile_mode") != "default")
+    k.warning("compile_mode", "compile_mode is ignored by the cudagraphs backend");
+
+  // Block swapping is for the FLUX transformer only (sd-scripts: not for SDXL).
+  if (k.set("blocks_to_swap") && k.num("blocks_to_swap") > 0 && family && *family != Family::FLUX)
+    k.error("blocks_to_swap", "blocks_to_swap is only supported for FLUX, not " + std::string(toString(*family)));
+
+  // Precision.
+  const std::string mp = k.str("mixed_precision");
+  if (k.on("full_bf16") && k.on("full_fp16")) k.error("full_bf16", "full_bf16 and full_fp16 cannot both be set");
+  if (k.on("full_bf16") && mp != "bf16") k.error("full_bf16", "full_bf16 requires mixed_precision = \"bf16\"");
+  if (k.on("full_fp16") && mp != "fp16") k.error("full_fp16", "full_fp16 requires mixed_precision = \"fp16\"");
+
+  // Caching (sd-scripts asserts these).
+  if (k.on("cache_latents") || k.on("cache_latents_to_disk")) {
+    if (k.on("color_aug")) k.error("color_aug", "color_aug cannot be used with cached latents");
+    if (k.on("random_crop")) k.error("random_crop", "random_crop cannot be used with cached latents");
+  }
+  if (k.on("cache_text_encoder_outputs") || k.on("cache_text_encoder_outputs_to_disk")) {
+    if (k.on("shuffle_caption")) k.error("shuffle_caption", "shuffle_caption cannot be used with cached text encoder outputs");
+    if (k.num("caption_dropout_rate") > 0)
+      k.error("caption_dropout_rate", "caption_dropout_rate cannot be used with cached text encoder outputs");
+    if (k.num("caption_tag_dropout_rate") > 0)
+      k.error("caption_tag_dropout_rate", "caption_tag_dropout_rate cannot be used with cached text encoder outputs");
+    if (config.tab() == Tab::LoRA && !k.on("network_train_unet_only"))
+      k.error("cache_text_encoder_outputs", "cache_text_encoder_outputs needs network_train_unet_only = true "
+                                            "(cached outputs cannot train text encoder LoRA modules)");
+    if (config.tab() != Tab::LoRA && k.on("train_text_encoder"))
+      k.error("cache_text_encoder_outputs", "cache_text_encoder_outputs cannot be used with train_text_encoder");
+  }
+
+  // Network.
+  if (config.tab() == Tab::LoRA) {
+    if (k.on("network_train_unet_only") && k.on("network_train_text_encoder_only"))
+      k.error("network_train_text_encoder_only",
+              "network_train_unet_only and network_train_text_encoder_only cannot both be set");
+    if (k.on("dim_from_weights") && !k.set("network_weights"))
+      k.error("dim_from_weights", "dim_from_weights needs network_weights");
+    const std::string module = k.str("network_module");
+    if (family && *family == Family::FLUX && module == "networks.lora")
+      k.error("network_module", "FLUX uses network_module = \"networks.lora_flux\"");
+    if (family && *family != Family::FLUX && module == "networks.lora_flux")
+      k.error("network_module", "networks.lora_flux is for FLUX; use networks.lora");
+  }
+
+  // Buckets and timesteps.
+  if (k.num("min_bucket_reso") > k.num("max_bucket_reso"))
+    k.error("min_bucket_reso", "min_bucket_reso is larger than max_bucket_reso");
+  const long long steps = config.getInt("bucket_reso_steps");
+  for (const char* key : {"min_bucket_reso", "max_bucket_reso"})
+    if (config.getInt(key) % steps != 0)
+      k.warning(key, std::string(key) + " is not a multiple of bucket_reso_steps (" + std::to_string(steps) + ")");
+  if (k.set("min_timestep") && k.set("max_timestep") && k.num("min_timestep") >= k.num("max_timestep"))
+    k.error("min_timestep", "min_timestep must be below max_timestep");
+  if (k.set("resolution")) {
+    static const std::regex pattern(R"(^\s*\d+\s*(,\s*\d+\s*)?$)");
+    if (!std::regex_match(k.str("resolution"), pattern))
+      k.error("resolution", "resolution must be \"SIZE\" or \"WIDTH,HEIGHT\", e.g. \"1024,1024\", not \"" +
+                                k.str("resolution") + "\"");
+  }
+
+  // Schedules and saving.
+  if (k.str("lr_scheduler") == "constant" && k.num("lr_warmup_steps") > 0)
+    k.warning("lr_warmup_steps", "lr_warmup_steps is ignored by the constant scheduler; use constant_with_warmup");
+  if (k.on("sdpa") && k.on("xformers")) k.warning("xformers", "sdpa and xformers are both set; sdpa is used");
+  if (k.set("save_last_n_epochs") && !k.set("save_every_n_epochs"))
+    k.warning("save_last_n_epochs", "save_last_n_epochs has no effect without save_every_n_epochs");
+  if (k.set("save_last_n_steps") && !k.set("save_every_n_steps"))
+    k.warning("save_last_n_steps", "save_last_n_steps has no effect without save_every_n_steps");
+  if (k.set("train_data_dir") && k.set("dataset_config"))
+    k.warning("train_data_dir", "dataset_config is set, so train_data_dir and reg_data_dir are ignored");
+  return k.take();
+}
+
+}  // namespace sinter
