@@ -33,10 +33,11 @@ const std::map<std::string, std::string>& renames() {
   return m;
 }
 
-// Keys handled specially below (not reported as unmapped).
+// Keys handled specially below, or meaningful only with a LoRA_type that is reported unmapped.
 const std::set<std::string>& handledKeys() {
   static const std::set<std::string> s{"LoRA_type", "sdxl", "v2", "flux1_checkbox", "xformers", "lr_warmup",
-                                       "additional_parameters", "model_list"};
+                                       "additional_parameters", "model_list", "conv_dim", "conv_alpha",
+                                       "LyCORIS_preset"};
   return s;
 }
 

@@ -1,0 +1,47 @@
+#include <gtest/gtest.h>
+
+#include "core/events.h"
+
+using namespace sinter::events;
+
+TEST(Events, EveryTypeRoundTrips) {
+  std::vector<Event> all{Start{"0.1.0", "cpu", "sdxl", "lora", 100, 2},
+                         CompilePlan{true, "inductor", "reduce-overhead", "auto", false, 8, {"fused attention"}, {"input_blocks"}, {"cuda graphs: CPU build"}},
+                         Warmup{"1x4x128x128", 1.5},
+                         Step{3, 100, 1, 0.25, 0.2, 1e-4, 2.5, 38.8, 400, 1234},
+                         Epoch{1, 2, 50, 0.21},
+                         Saved{"/out/a.safetensors", "lora"},
+                         Sample{"/out/s.png", "a cat"},
+                         Warning{"careful"},
+                         Error{"bad"},
+                         Done{"completed", 100, 12.5}};
+  for (const Event& e : all) {
+    std::string line = toJsonLine(e);
+    EXPECT_EQ(line.find('\n'), std::string::npos);
+    auto back = parseJsonLine(line);
+    ASSERT_TRUE(back.has_value()) << line;
+    EXPECT_EQ(back->index(), e.index()) << line;
+    EXPECT_EQ(toJsonLine(*back), line);
+  }
+}
+
+TEST(Events, ReadingIsTolerant) {
+  auto e = parseJsonLine(R"({"type":"step","step":5,"total":10,"new_field":[1,2],"loss":"oops"})");
+  ASSERT_TRUE(e);
+  const Step& s = std::get<Step>(*e);
+  EXPECT_EQ(s.step, 5);
+  EXPECT_EQ(s.total, 10);
+  EXPECT_EQ(s.loss, 0.0);
+  auto u = parseJsonLine(R"({"type":"histogram","bins":[1]})");
+  ASSERT_TRUE(u);
+  EXPECT_EQ(std::get<Unknown>(*u).type, "histogram");
+  EXPECT_FALSE(parseJsonLine("steps:  12%|#  | 12/100"));
+  EXPECT_FALSE(parseJsonLine("[1,2]"));
+  EXPECT_FALSE(parseJsonLine(R"({"type":3})"));
+  EXPECT_FALSE(parseJsonLine(""));
+}
+
+TEST(Events, InvalidUtf8InMessagesDoesNotBreakTheStream) {
+  std::string line = toJsonLine(Error{std::string("bad file caf\xe9.png")});
+  EXPECT_TRUE(parseJsonLine(line).has_value());
+}

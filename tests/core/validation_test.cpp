@@ -1,0 +1,84 @@
+#include <gtest/gtest.h>
+
+#include "core/compile_settings.h"
+#include "core/toml_config.h"
+#include "core/validation.h"
+
+using namespace sinter;
+
+namespace {
+Config parse(const std::string& text) { return parseConfigToml(text, "v.toml").config; }
+
+const Diagnostic* find(const std::vector<Diagnostic>& d, const std::string& key, Severity s) {
+  for (const auto& x : d)
+    if (x.key == key && x.severity == s) return &x;
+  return nullptr;
+}
+}  // namespace
+
+TEST(Validation, FullgraphWithSplitAttentionIsRejectedWithItsLine) {
+  auto d = validateConfig(parse("model_family = \"flux\"\nsplit_attn = true\ncompile_fullgraph = true\n"));
+  const Diagnostic* e = find(d, "compile_fullgraph", Severity::Error);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->where.line, 3);
+  EXPECT_NE(e->format().find("v.toml:3:"), std::string::npos);
+}
+
+TEST(Validation, BlocksToSwapOnlyForFlux) {
+  EXPECT_NE(find(validateConfig(parse("model_family = \"sdxl\"\nblocks_to_swap = 8\n")), "blocks_to_swap", Severity::Error), nullptr);
+  EXPECT_FALSE(hasErrors(validateConfig(parse("model_family = \"flux\"\nblocks_to_swap = 8\n"))));
+}
+
+TEST(Validation, CompileSettingsForOtherFamiliesAreWarned) {
+  auto d = validateConfig(parse("model_family = \"sd15\"\ncompile = true\ncompile_mode = \"max-autotune\"\n"));
+  EXPECT_FALSE(hasErrors(d));
+  const Diagnostic* w = find(d, "compile", Severity::Warning);
+  ASSERT_NE(w, nullptr);
+  EXPECT_NE(w->message.find("SDXL and FLUX only"), std::string::npos);
+  EXPECT_NE(find(d, "compile_mode", Severity::Warning), nullptr);
+}
+
+TEST(Validation, SdScriptsRules) {
+  EXPECT_NE(find(validateConfig(parse("full_bf16 = true\n")), "full_bf16", Severity::Error), nullptr);
+  EXPECT_FALSE(hasErrors(validateConfig(parse("full_bf16 = true\nmixed_precision = \"bf16\"\n"))));
+  EXPECT_NE(find(validateConfig(parse("cache_latents = true\nrandom_crop = true\n")), "random_crop", Severity::Error), nullptr);
+  EXPECT_NE(find(validateConfig(parse("model_family = \"sdxl\"\ncache_text_encoder_outputs = true\nshuffle_caption = true\n"
+                                      "network_train_unet_only = true\n")),
+                 "shuffle_caption", Severity::Error),
+            nullptr);
+  EXPECT_NE(find(validateConfig(parse("model_family = \"sdxl\"\ncache_text_encoder_outputs = true\n")),
+                 "cache_text_encoder_outputs", Severity::Error),
+            nullptr);
+  EXPECT_NE(find(validateConfig(parse("network_train_unet_only = true\nnetwork_train_text_encoder_only = true\n")),
+                 "network_train_text_encoder_only", Severity::Error),
+            nullptr);
+  EXPECT_NE(find(validateConfig(parse("min_bucket_reso = 2048\nmax_bucket_reso = 1024\n")), "min_bucket_reso", Severity::Error), nullptr);
+  EXPECT_NE(find(validateConfig(parse("min_timestep = 500\nmax_timestep = 400\n")), "min_timestep", Severity::Error), nullptr);
+  EXPECT_NE(find(validateConfig(parse("resolution = \"1024x1024\"\n")), "resolution", Severity::Error), nullptr);
+  EXPECT_NE(find(validateConfig(parse("dim_from_weights = true\n")), "dim_from_weights", Severity::Error), nullptr);
+  EXPECT_NE(find(validateConfig(parse("model_family = \"flux\"\nnetwork_module = \"networks.lora\"\n")), "network_module", Severity::Error), nullptr);
+  EXPECT_NE(find(validateConfig(parse("compile = true\ncompile_args = [\"inductor\", \"default\"]\n")), "compile_args", Severity::Error), nullptr);
+  EXPECT_NE(find(validateConfig(parse("compile = true\ncompile_args = [\"inductor\", \"turbo\", \"auto\", \"false\"]\n")), "compile_args", Severity::Error), nullptr);
+  EXPECT_TRUE(validateConfig(parse("model_family = \"sdxl\"\nresolution = \"1024,1024\"\n")).empty());
+}
+
+TEST(CompileRequest, DefaultsAndDeprecatedCompileArgs) {
+  CompileRequest plain = resolveCompileRequest(parse("compile = true\n"));
+  EXPECT_TRUE(plain.enabled);
+  EXPECT_EQ(plain.cacheSizeLimit, 8);
+  EXPECT_EQ(plain.logLine("U-Net"), "Compiling U-Net with torch.compile: backend=inductor, mode=default, dynamic=None, fullgraph=False");
+
+  CompileRequest old = resolveCompileRequest(parse("compile = true\ncompile_mode = \"default\"\n"
+                                                   "compile_args = [\"cudagraphs\", \"max-autotune\", \"False\", \"True\"]\n"));
+  EXPECT_EQ(old.backend, "cudagraphs");
+  EXPECT_EQ(old.mode, "max-autotune");
+  EXPECT_EQ(old.dynamic, "false");
+  EXPECT_TRUE(old.fullgraph);
+  EXPECT_EQ(old.cacheSizeLimit, 32);
+  EXPECT_FALSE(old.notes.empty());
+
+  CompileRequest limited = resolveCompileRequest(parse("compile = true\ncompile_cache_size_limit = 3\ncompile_dynamic = \"true\"\n"));
+  EXPECT_EQ(limited.cacheSizeLimit, 3);
+  EXPECT_EQ(limited.dynamicAsPython(), "True");
+  EXPECT_FALSE(resolveCompileRequest(parse("compile_args = [\"a\",\"b\",\"c\",\"d\"]\n")).enabled);
+}
