@@ -1,0 +1,42 @@
+#pragma once
+// Moving a module's tensors in and out of a single-file checkpoint under a key prefix, with every
+// missing key and wrong shape reported together.
+#include <torch/torch.h>
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sinter::io {
+class SafetensorsFile;
+}
+
+namespace sinter::models {
+
+// A checkpoint that does not hold the model asked for: the message names the file and lists the
+// problems (missing keys, wrong shapes, or the family the file looks like instead).
+class CheckpointError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// "model family" hints for a file that does not hold what was asked: "" when nothing is recognised.
+std::string describeCheckpointFamily(const io::SafetensorsFile& file);
+
+// The shape of prefix+key, or a CheckpointError naming the file, the key and the model.
+std::vector<int64_t> requireShape(const io::SafetensorsFile& file, const std::string& prefix, const std::string& key,
+                                  const std::string& modelName);
+
+// Copies every parameter and buffer of module from prefix+<its name> (converting dtype; the module
+// keeps its own dtype and device). Throws CheckpointError listing all missing or misshapen keys,
+// having copied nothing. A stored shape differing only by trailing 1-sized dims is accepted (VAE
+// attention weights stored as Linear [c, c] instead of 1x1 conv [c, c, 1, 1]).
+void loadModuleFromCheckpoint(torch::nn::Module& module, const io::SafetensorsFile& file, const std::string& prefix,
+                              const std::string& modelName);
+
+// The module's parameters and buffers as checkpoint entries, keys prefixed.
+std::vector<std::pair<std::string, torch::Tensor>> moduleCheckpointTensors(const torch::nn::Module& module,
+                                                                           const std::string& prefix);
+
+}  // namespace sinter::models
