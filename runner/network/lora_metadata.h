@@ -1,0 +1,66 @@
+#pragma once
+// The metadata sd-scripts' train_network.py writes into a LoRA file: the "ss_*" keys (all values
+// are Python str() of the argument, "None" when unset), and SAI ModelSpec 1.0.1 "modelspec.*"
+// (library/sai_model_spec.py). no_metadata keeps only SS_METADATA_MINIMUM_KEYS plus modelspec.
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sinter::network {
+
+// An option's value by its sd-scripts key (learning_rate, noise_offset, ...); null when unset.
+using OptionLookup = std::function<nlohmann::ordered_json(const std::string& key)>;
+
+// Facts about the run that are not options: counts, resolved values, dataset summaries.
+struct LoraRunFacts {
+  std::string sessionId;           // a random integer, as text
+  double trainingStartedAt = 0.0;  // unix time
+  int64_t numTrainImages = 0;      // images x repeats
+  int64_t numValidationImages = 0;
+  int64_t numRegImages = 0;
+  int64_t numBatchesPerEpoch = 0;
+  int64_t numEpochs = 0;
+  int64_t maxTrainSteps = 0;
+  nlohmann::ordered_json textEncoderLr;  // the resolved text_encoder_lr (null when unset)
+  std::string optimizerName = "torch.optim.adamw.AdamW";  // as sd-scripts names the class
+  std::string optimizerArgs;       // "weight_decay=0.01,betas=(0.9, 0.999)" or empty
+  std::string baseModelVersion = "sdxl_base_v1-0";
+  std::vector<std::pair<std::string, std::string>> networkArgs;  // ss_network_args (when given)
+  std::optional<std::string> sdModelName;  // base name of pretrained_model_name_or_path
+  std::optional<std::string> vaeName;
+  // Folder-mode (no dataset_config) dataset summary, as train_network.py writes it.
+  bool userDatasetConfig = false;
+  std::optional<std::pair<int, int>> resolution;  // (width, height)
+  int64_t batchSizePerDevice = 1;
+  int64_t totalBatchSize = 1;
+  bool enableBucket = true;
+  bool bucketNoUpscale = false;
+  int64_t minBucketReso = 256;
+  int64_t maxBucketReso = 1024;
+  nlohmann::ordered_json datasetDirs = nlohmann::ordered_json::object();     // {dir: {n_repeats, img_count}}
+  nlohmann::ordered_json regDatasetDirs = nlohmann::ordered_json::object();
+  nlohmann::ordered_json tagFrequency = nlohmann::ordered_json::object();    // {dir: {tag: count}}
+  nlohmann::ordered_json bucketInfo;                                          // {"buckets": ..., "mean_img_ar_error": ...}
+  nlohmann::ordered_json datasets;  // ss_datasets (dataset_config runs), null otherwise
+  std::string implementationVersion = "sinter";  // modelspec.implementation_version
+};
+
+using Metadata = std::map<std::string, std::string>;
+
+// The ss_* keys set at the start of training (train_network.py L1004-1221).
+Metadata buildSsMetadata(const OptionLookup& option, const LoraRunFacts& facts);
+// Set on every save: ss_training_finished_at, ss_steps, ss_epoch.
+void stampSave(Metadata& metadata, double finishedAt, int64_t steps, int64_t epoch);
+// SS_METADATA_MINIMUM_KEYS: ss_v2, ss_base_model_version, ss_network_module/dim/alpha/args.
+Metadata minimumMetadata(const Metadata& metadata);
+// modelspec.* for an SDXL LoRA (architecture stable-diffusion-xl-v1-base/lora).
+Metadata buildModelSpec(const OptionLookup& option, const LoraRunFacts& facts, double timestamp);
+// What a save writes: full (or minimum with no_metadata) ss_* plus modelspec.*.
+Metadata metadataForSave(const Metadata& ssMetadata, const Metadata& modelSpec, bool noMetadata);
+
+}  // namespace sinter::network

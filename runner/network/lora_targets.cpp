@@ -1,0 +1,89 @@
+#include "network/lora_targets.h"
+
+#include <algorithm>
+#include <set>
+
+namespace sinter::network {
+
+const char* loraPrefix(LoraComponent component) {
+  switch (component) {
+    case LoraComponent::Unet: return "lora_unet";
+    case LoraComponent::TextEncoder1: return "lora_te1";
+    case LoraComponent::TextEncoder2: return "lora_te2";
+  }
+  return "lora_unet";
+}
+
+const char* componentLabel(LoraComponent component) {
+  switch (component) {
+    case LoraComponent::Unet: return "U-Net";
+    case LoraComponent::TextEncoder1: return "Text Encoder 1";
+    case LoraComponent::TextEncoder2: return "Text Encoder 2";
+  }
+  return "U-Net";
+}
+
+std::string kohyaLoraName(LoraComponent component, const std::string& modulePath) {
+  std::string name = std::string(loraPrefix(component)) + "." + modulePath;
+  std::replace(name.begin(), name.end(), '.', '_');
+  return name;
+}
+
+std::vector<std::string> unetTransformerParents(const std::vector<std::string>& modulePaths) {
+  static const std::string marker = "transformer_blocks";
+  std::set<std::string> parents;
+  for (const std::string& path : modulePaths) {
+    // Search segment-wise so "xtransformer_blocks" never matches.
+    size_t pos = 0;
+    while ((pos = path.find(marker, pos)) != std::string::npos) {
+      const bool startsSegment = pos == 0 || path[pos - 1] == '.';
+      const size_t after = pos + marker.size();
+      const bool endsSegment = after == path.size() || path[after] == '.';
+      if (startsSegment && endsSegment) {
+        parents.insert(pos == 0 ? std::string() : path.substr(0, pos - 1));
+        break;
+      }
+      pos = after;
+    }
+  }
+  return {parents.begin(), parents.end()};
+}
+
+bool isUnetLoraTarget(const std::string& linearPath, const std::vector<std::string>& transformerParents) {
+  for (const std::string& parent : transformerParents) {
+    if (parent.empty()) return true;  // the root itself is a transformer
+    if (linearPath.size() > parent.size() + 1 && linearPath.compare(0, parent.size(), parent) == 0 &&
+        linearPath[parent.size()] == '.')
+      return true;
+  }
+  return false;
+}
+
+bool isTextEncoderLoraTarget(const std::string& linearPath) {
+  const size_t lastDot = linearPath.rfind('.');
+  if (lastDot == std::string::npos) return false;
+  const std::string parent = linearPath.substr(0, lastDot);
+  const size_t parentDot = parent.rfind('.');
+  const std::string parentName = parentDot == std::string::npos ? parent : parent.substr(parentDot + 1);
+  return parentName == "self_attn" || parentName == "mlp";
+}
+
+std::vector<LoraModuleShape> listLoraModules(LoraComponent component, const std::vector<LinearShape>& linears) {
+  std::vector<std::string> parents;
+  if (component == LoraComponent::Unet) {
+    std::vector<std::string> paths;
+    paths.reserve(linears.size());
+    for (const LinearShape& l : linears) paths.push_back(l.path);
+    parents = unetTransformerParents(paths);
+  }
+  std::vector<LoraModuleShape> modules;
+  for (const LinearShape& l : linears) {
+    const bool target = component == LoraComponent::Unet ? isUnetLoraTarget(l.path, parents)
+                                                          : isTextEncoderLoraTarget(l.path);
+    if (!target) continue;
+    modules.push_back({kohyaLoraName(component, l.path), l.path, component, l.inFeatures, l.outFeatures});
+  }
+  return modules;
+}
+
+}  // namespace sinter::network
