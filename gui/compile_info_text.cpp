@@ -1,0 +1,92 @@
+#include "compile_info_text.h"
+
+#include <QCoreApplication>
+
+#include "core/compile_settings.h"
+
+namespace sinter::gui {
+
+namespace {
+
+// Gives lupdate and translate() the context "CompileInfo" for the free functions below.
+struct CompileInfoText {
+  Q_DECLARE_TR_FUNCTIONS(CompileInfo)
+};
+
+QString backendEffect(const std::string& backend) {
+  if (backend == "eager") return CompileInfoText::tr("Backend eager: nothing is captured; the stock kernels run (for debugging).");
+  if (backend == "aot_eager")
+    return CompileInfoText::tr("Backend aot_eager: runs eagerly but partitions regions and checks them, reporting what would break capture (host syncs, CPU tensors, data-dependent shapes).");
+  if (backend == "cudagraphs")
+    return CompileInfoText::tr("Backend cudagraphs: CUDA-graph capture of regions with the stock kernels; the mode setting is ignored.");
+  return CompileInfoText::tr("Backend inductor: the runner's fused kernels (attention, AdamW, norm/activation/modulation/RoPE/LoRA epilogues) plus what the mode adds.");
+}
+
+QString modeEffect(const std::string& mode) {
+  if (mode == "reduce-overhead") return CompileInfoText::tr("Mode reduce-overhead: fused kernels plus CUDA-graph capture.");
+  if (mode == "max-autotune")
+    return CompileInfoText::tr("Mode max-autotune: CUDA graphs plus autotuning (cuDNN benchmark, GEMM algorithm search) before capture.");
+  if (mode == "max-autotune-no-cudagraphs") return CompileInfoText::tr("Mode max-autotune-no-cudagraphs: autotuning without CUDA graphs.");
+  return CompileInfoText::tr("Mode default: fused kernels, no graphs.");
+}
+
+QString dynamicEffect(const std::string& dynamic) {
+  if (dynamic == "true") return CompileInfoText::tr("Dynamic shapes true: nothing is shape-specialised: no graphs, no per-shape autotuning.");
+  if (dynamic == "false")
+    return CompileInfoText::tr("Dynamic shapes false: one graph per input-shape signature, captured on first sight, up to the cache limit.");
+  return CompileInfoText::tr("Dynamic shapes auto: the bucket shapes are known before step 1; the most frequent signatures are pre-captured up to the cache limit and the rest run uncaptured.");
+}
+
+}  // namespace
+
+QString CompileInfo::html() const {
+  QString out;
+  for (const QString& p : problems) out += QStringLiteral("<p style='color:#b05000'><b>%1</b></p>").arg(p.toHtmlEscaped());
+  out += QStringLiteral("<ul style='margin-left:0px'>");
+  for (const QString& e : effects) out += QStringLiteral("<li>%1</li>").arg(e.toHtmlEscaped());
+  out += QStringLiteral("</ul>");
+  return out;
+}
+
+CompileInfo describeCompileSettings(const Config& config) {
+  CompileInfo info;
+  CompileRequest request;
+  try {
+    request = resolveCompileRequest(config);
+  } catch (const std::exception& e) {
+    info.problems << QString::fromUtf8(e.what());
+    return info;
+  }
+  if (!request.enabled) {
+    info.effects << CompileInfoText::tr("torch.compile is off: every step runs the stock kernels eagerly. TF32 and cuDNN benchmark still apply.");
+  } else {
+    info.effects << backendEffect(request.backend);
+    if (request.backend == "inductor") info.effects << modeEffect(request.mode);
+    info.effects << dynamicEffect(request.dynamic);
+    info.effects << (request.fullgraph
+                         ? CompileInfoText::tr("Fullgraph on: forward, backward and optimizer step are captured as one graph per signature; anything that prevents it stops the run with its cause.")
+                         : CompileInfoText::tr("Fullgraph off: per-block regions (SDXL input/middle/output blocks, FLUX double/single blocks) are captured with their backward; a region that cannot be captured runs eagerly with a warning."));
+    info.effects << CompileInfoText::tr("Cache size limit: at most %1 captured signatures per region (0 means the default, %2).")
+                        .arg(request.cacheSizeLimit)
+                        .arg(kDefaultCompileCacheSizeLimit);
+    info.effects << CompileInfoText::tr("The first steps include warm-up: graphs are captured on the real bucket shapes and batch size before step 1, and the warm-up time is reported apart from training time.");
+    if (request.compileTextEncoders || request.compileVae)
+      info.effects << CompileInfoText::tr("Text encoder / VAE compilation covers caching, encoding and sampling.");
+  }
+  for (const std::string& note : request.notes) info.problems << QString::fromStdString(note);
+
+  // Settings that the rest of the form limits.
+  const auto boolOf = [&](const char* key) {
+    try { return config.getBool(key); } catch (const std::exception&) { return false; }
+  };
+  const auto intOf = [&](const char* key) {
+    try { return config.getInt(key); } catch (const std::exception&) { return 0LL; }
+  };
+  if (request.enabled && request.fullgraph && boolOf("split_attn"))
+    info.problems << CompileInfoText::tr("Fullgraph is refused with split attention: turn off one of them.");
+  if (request.enabled && intOf("blocks_to_swap") > 0)
+    info.problems << CompileInfoText::tr("With block swapping, the swapped blocks' weights stay out of capture (their Linear layers run uncaptured).");
+  return info;
+}
+
+}  // namespace sinter::gui

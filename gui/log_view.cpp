@@ -1,0 +1,149 @@
+#include "log_view.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QFileDialog>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QSaveFile>
+#include <QScrollBar>
+#include <QTextBlock>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+namespace sinter::gui {
+
+LogView::LogView(QWidget* parent) : QWidget(parent) {
+  edit_ = new QPlainTextEdit(this);
+  edit_->setReadOnly(true);
+  edit_->setUndoRedoEnabled(false);
+  edit_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  edit_->setMaximumBlockCount(maxLines_);
+  edit_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  edit_->setObjectName(QStringLiteral("logText"));
+
+  findEdit_ = new QLineEdit(this);
+  findEdit_->setPlaceholderText(tr("Find in log"));
+  findEdit_->setClearButtonEnabled(true);
+  auto* next = new QToolButton(this);
+  next->setText(tr("Next"));
+  auto* previous = new QToolButton(this);
+  previous->setText(tr("Previous"));
+  auto* copyButton = new QToolButton(this);
+  copyButton->setText(tr("Copy"));
+  copyButton->setToolTip(tr("Copy the selection, or the whole log when nothing is selected"));
+  auto* saveButton = new QToolButton(this);
+  saveButton->setText(tr("Save…"));
+  saveButton->setToolTip(tr("Save the log to a file"));
+
+  auto* bar = new QHBoxLayout;
+  bar->addWidget(findEdit_, 1);
+  bar->addWidget(previous);
+  bar->addWidget(next);
+  bar->addSpacing(12);
+  bar->addWidget(copyButton);
+  bar->addWidget(saveButton);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addLayout(bar);
+  layout->addWidget(edit_, 1);
+
+  connect(findEdit_, &QLineEdit::returnPressed, this, [this] { find(findEdit_->text()); });
+  connect(next, &QToolButton::clicked, this, [this] { find(findEdit_->text()); });
+  connect(previous, &QToolButton::clicked, this, [this] { find(findEdit_->text(), true); });
+  connect(copyButton, &QToolButton::clicked, this, &LogView::copy);
+  connect(saveButton, &QToolButton::clicked, this, &LogView::saveAs);
+
+  flushTimer_.setInterval(50);
+  connect(&flushTimer_, &QTimer::timeout, this, &LogView::flush);
+}
+
+void LogView::appendLine(const QString& text, bool transient) {
+  if (pendingLastTransient_ && !pending_.isEmpty()) pending_.removeLast();
+  pending_.append(text);
+  pendingLastTransient_ = transient;
+  // More than the view keeps would be trimmed right away: drop it before it costs anything.
+  if (pending_.size() > maxLines_ * 2) pending_.erase(pending_.begin(), pending_.end() - maxLines_);
+  if (!flushTimer_.isActive()) flushTimer_.start();
+}
+
+void LogView::flush() {
+  flushTimer_.stop();
+  if (pending_.isEmpty()) return;
+  QScrollBar* scroll = edit_->verticalScrollBar();
+  const bool following = scroll->value() >= scroll->maximum() - 1;
+  if (pending_.size() > maxLines_) pending_.erase(pending_.begin(), pending_.end() - maxLines_);
+
+  QTextCursor cursor(edit_->document());
+  cursor.beginEditBlock();
+  cursor.movePosition(QTextCursor::End);
+  if (shownLastTransient_) {
+    cursor.movePosition(QTextCursor::StartOfBlock, QTextCursor::KeepAnchor);
+    cursor.removeSelectedText();
+  } else if (!edit_->document()->isEmpty()) {
+    cursor.insertBlock();
+  }
+  cursor.insertText(pending_.join(QLatin1Char('\n')));
+  cursor.endEditBlock();
+  shownLastTransient_ = pendingLastTransient_;
+  pending_.clear();
+  pendingLastTransient_ = false;
+  if (following) scroll->setValue(scroll->maximum());
+}
+
+void LogView::clear() {
+  pending_.clear();
+  pendingLastTransient_ = shownLastTransient_ = false;
+  edit_->clear();
+}
+
+void LogView::setMaximumLines(int lines) {
+  maxLines_ = lines;
+  edit_->setMaximumBlockCount(lines);
+}
+
+int LogView::lineCount() const { return edit_->document()->isEmpty() ? 0 : edit_->document()->blockCount(); }
+
+QString LogView::text() const { return edit_->toPlainText(); }
+
+bool LogView::find(const QString& text, bool backwards) {
+  if (text.isEmpty()) return false;
+  flush();
+  const QTextDocument::FindFlags flags = backwards ? QTextDocument::FindBackward : QTextDocument::FindFlags();
+  if (edit_->find(text, flags)) return true;
+  // Wrap around once.
+  QTextCursor cursor = edit_->textCursor();
+  cursor.movePosition(backwards ? QTextCursor::End : QTextCursor::Start);
+  edit_->setTextCursor(cursor);
+  return edit_->find(text, flags);
+}
+
+void LogView::copy() {
+  flush();
+  const QString selected = edit_->textCursor().selectedText().replace(QChar::ParagraphSeparator, QLatin1Char('\n'));
+  QApplication::clipboard()->setText(selected.isEmpty() ? edit_->toPlainText() : selected);
+}
+
+bool LogView::saveTo(const QString& path, QString* error) {
+  flush();
+  QSaveFile file(path);
+  if (!file.open(QIODevice::WriteOnly | QIODevice::Text) || file.write(edit_->toPlainText().toUtf8()) < 0 ||
+      !file.commit()) {
+    if (error) *error = tr("Could not write %1: %2").arg(path, file.errorString());
+    return false;
+  }
+  return true;
+}
+
+void LogView::saveAs() {
+  const QString path = QFileDialog::getSaveFileName(this, tr("Save log"), QStringLiteral("sinter-run.log"),
+                                                    tr("Log files (*.log *.txt);;All files (*)"));
+  if (path.isEmpty()) return;
+  QString error;
+  if (!saveTo(path, &error)) QMessageBox::warning(this, tr("Save log"), error);
+}
+
+}  // namespace sinter::gui

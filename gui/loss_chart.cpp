@@ -1,0 +1,76 @@
+#include "loss_chart.h"
+
+#include <QLineSeries>
+#include <QValueAxis>
+#include <cmath>
+
+namespace sinter::gui {
+
+LossChart::LossChart(QWidget* parent) : QChartView(parent) {
+  auto* chart = new QChart;
+  chart->legend()->setAlignment(Qt::AlignTop);
+  chart->setMargins(QMargins(4, 4, 4, 4));
+  raw_ = new QLineSeries(chart);
+  raw_->setName(tr("Loss"));
+  QPen rawPen(QColor(120, 160, 220, 140));
+  rawPen.setWidthF(1.0);
+  raw_->setPen(rawPen);
+  smooth_ = new QLineSeries(chart);
+  smooth_->setName(tr("Smoothed"));
+  QPen smoothPen(QColor(220, 90, 30));
+  smoothPen.setWidthF(2.0);
+  smooth_->setPen(smoothPen);
+  chart->addSeries(raw_);
+  chart->addSeries(smooth_);
+  axisX_ = new QValueAxis(chart);
+  axisX_->setTitleText(tr("Step"));
+  axisX_->setLabelFormat(QStringLiteral("%d"));
+  axisY_ = new QValueAxis(chart);
+  axisY_->setTitleText(tr("Loss"));
+  chart->addAxis(axisX_, Qt::AlignBottom);
+  chart->addAxis(axisY_, Qt::AlignLeft);
+  for (QLineSeries* s : {raw_, smooth_}) {
+    s->attachAxis(axisX_);
+    s->attachAxis(axisY_);
+  }
+  setChart(chart);
+  setRenderHint(QPainter::Antialiasing);
+  setMinimumHeight(160);
+  // Axes follow the data a few times a second rather than on every point.
+  axisTimer_.setSingleShot(true);
+  axisTimer_.setInterval(200);
+  connect(&axisTimer_, &QTimer::timeout, this, &LossChart::updateAxes);
+  clear();
+}
+
+void LossChart::addPoint(double step, double loss) {
+  if (!std::isfinite(loss)) return;
+  smoothed_ = empty_ ? loss : smoothing_ * smoothed_ + (1.0 - smoothing_) * loss;
+  if (empty_) minY_ = maxY_ = loss;
+  minY_ = std::min(minY_, loss);
+  maxY_ = std::max(maxY_, loss);
+  maxX_ = std::max(maxX_, step);
+  empty_ = false;
+  raw_->append(step, loss);
+  smooth_->append(step, smoothed_);
+  if (!axisTimer_.isActive()) axisTimer_.start();
+}
+
+void LossChart::updateAxes() {
+  axisX_->setRange(0, std::max(1.0, maxX_));
+  const double pad = std::max((maxY_ - minY_) * 0.05, 1e-3);
+  axisY_->setRange(std::max(0.0, minY_ - pad), maxY_ + pad);
+}
+
+void LossChart::clear() {
+  raw_->clear();
+  smooth_->clear();
+  empty_ = true;
+  smoothed_ = minY_ = maxY_ = maxX_ = 0;
+  axisX_->setRange(0, 1);
+  axisY_->setRange(0, 1);
+}
+
+int LossChart::pointCount() const { return raw_->count(); }
+
+}  // namespace sinter::gui

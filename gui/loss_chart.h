@@ -1,0 +1,35 @@
+#pragma once
+// Loss per step, raw and smoothed (an exponential moving average, as TensorBoard draws it).
+#include <QChartView>
+#include <QTimer>
+
+class QLineSeries;
+class QValueAxis;
+
+namespace sinter::gui {
+
+class LossChart : public QChartView {
+  Q_OBJECT
+ public:
+  explicit LossChart(QWidget* parent = nullptr);
+  void addPoint(double step, double loss);
+  void clear();
+  int pointCount() const;
+  double smoothedLast() const { return smoothed_; }
+  void setSmoothing(double weight) { smoothing_ = weight; }
+
+ private:
+  void updateAxes();
+
+  QLineSeries* raw_;
+  QLineSeries* smooth_;
+  QValueAxis* axisX_;
+  QValueAxis* axisY_;
+  QTimer axisTimer_;
+  double smoothing_ = 0.9;
+  double smoothed_ = 0;
+  double minY_ = 0, maxY_ = 0, maxX_ = 0;
+  bool empty_ = true;
+};
+
+}  // namespace sinter::gui

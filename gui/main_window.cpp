@@ -1,0 +1,269 @@
+#include "main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDesktopServices>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QUrl>
+
+#include "app_paths.h"
+#include "core/kohya_import.h"
+#include "preset_manager.h"
+#include "recent_files.h"
+#include "run_controller.h"
+#include "run_panel.h"
+#include "training_tab.h"
+
+namespace sinter::gui {
+
+namespace {
+const QString kTomlFilter = QStringLiteral("TOML (*.toml)");
+}
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setWindowIcon(QIcon(QStringLiteral(":/sinter/sinter.svg")));
+  presets_ = new PresetManager(shippedPresetDirs(), userPresetDir(), this);
+
+  openAction_ = new QAction(tr("&Open…"), this);
+  openAction_->setShortcut(QKeySequence::Open);
+  saveAction_ = new QAction(tr("&Save"), this);
+  saveAction_->setShortcut(QKeySequence::Save);
+  saveAsAction_ = new QAction(tr("Save &As…"), this);
+  saveAsAction_->setShortcut(QKeySequence::SaveAs);
+  connect(openAction_, &QAction::triggered, this, &MainWindow::openDialog);
+  connect(saveAction_, &QAction::triggered, this, [this] { save(currentTab()); });
+  connect(saveAsAction_, &QAction::triggered, this, [this] { saveAs(currentTab()); });
+
+  tabs_ = new QTabWidget(this);
+  tabs_->setDocumentMode(true);
+  const FileActions actions{openAction_, saveAction_, saveAsAction_};
+  for (Tab t : allTabs()) {
+    auto* tab = new TrainingTab(t, presets_, actions, tabs_);
+    trainingTabs_.push_back(tab);
+    tabs_->addTab(tab, tab->title());
+    connect(tab, &TrainingTab::documentChanged, this, &MainWindow::updateTitle);
+    connect(tab, &TrainingTab::errorReported, this, &MainWindow::showError);
+    connect(tab, &TrainingTab::runningChanged, this, [this, tab](bool running) {
+      const int index = tabs_->indexOf(tab);
+      tabs_->setTabText(index, running ? tr("%1 (running)").arg(tab->title()) : tab->title());
+    });
+  }
+  connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::updateTitle);
+  setCentralWidget(tabs_);
+  buildMenus();
+  statusBar();
+  updateTitle();
+  resize(1280, 800);
+}
+
+TrainingTab* MainWindow::tab(Tab t) const {
+  for (TrainingTab* tab : trainingTabs_)
+    if (tab->tab() == t) return tab;
+  return nullptr;
+}
+
+TrainingTab* MainWindow::currentTab() const { return static_cast<TrainingTab*>(tabs_->currentWidget()); }
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  QAction* newAction = file->addAction(tr("&New"), this, &MainWindow::newConfig);
+  newAction->setShortcut(QKeySequence::New);
+  file->addAction(openAction_);
+  recentMenu_ = file->addMenu(tr("Open &Recent"));
+  connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::updateRecentMenu);
+  file->addAction(saveAction_);
+  file->addAction(saveAsAction_);
+  file->addSeparator();
+  file->addAction(tr("&Import kohya_ss JSON…"), this, &MainWindow::importDialog);
+  file->addSeparator();
+  QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+  quit->setShortcut(QKeySequence::Quit);
+
+  QMenu* run = menuBar()->addMenu(tr("&Run"));
+  QAction* start = run->addAction(tr("&Start training"), this, [this] { currentTab()->startRun(); });
+  start->setShortcut(Qt::Key_F5);
+  run->addAction(tr("S&top"), this, [this] { currentTab()->runPanel()->requestStop(); });
+  run->addAction(tr("&Print command"), this, [this] { emit currentTab()->runPanel()->printCommandRequested(); });
+
+  QMenu* settings = menuBar()->addMenu(tr("&Settings"));
+  settings->addAction(tr("Runner &program…"), this, &MainWindow::chooseRunner);
+  settings->addAction(tr("Open user &preset folder"), this,
+                      [this] { QDesktopServices::openUrl(QUrl::fromLocalFile(presets_->userDir())); });
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&About Sinter"), this, &MainWindow::about);
+}
+
+void MainWindow::updateTitle() {
+  TrainingTab* tab = currentTab();
+  if (!tab) return;
+  setWindowTitle(tr("%1[*] — %2 — Sinter").arg(tab->document().displayName(), tab->title()));
+  setWindowModified(tab->document().isModified());
+}
+
+void MainWindow::updateRecentMenu() {
+  recentMenu_->clear();
+  const QStringList recent = RecentFiles::list();
+  for (const QString& path : recent) recentMenu_->addAction(path, this, [this, path] { openFile(path); });
+  if (recent.isEmpty()) recentMenu_->addAction(tr("(none)"))->setEnabled(false);
+  else {
+    recentMenu_->addSeparator();
+    recentMenu_->addAction(tr("Clear list"), this, [] { RecentFiles::clear(); });
+  }
+}
+
+void MainWindow::showError(const QString& title, const QString& message) {
+  QMessageBox::warning(this, title, message);
+}
+
+bool MainWindow::maybeSave(TrainingTab* tab) {
+  if (!tab->document().isModified()) return true;
+  tabs_->setCurrentWidget(tab);
+  const auto answer = QMessageBox::warning(
+      this, tr("Unsaved changes"),
+      tr("The %1 settings (%2) have unsaved changes. Save them?").arg(tab->title(), tab->document().displayName()),
+      QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+  if (answer == QMessageBox::Cancel) return false;
+  if (answer == QMessageBox::Save) return save(tab);
+  return true;
+}
+
+bool MainWindow::save(TrainingTab* tab) {
+  if (tab->document().isUntitled()) return saveAs(tab);
+  QString error;
+  if (!tab->saveFile(tab->document().path(), &error)) {
+    showError(tr("Save"), error);
+    return false;
+  }
+  RecentFiles::add(tab->document().path());
+  statusBar()->showMessage(tr("Saved %1").arg(tab->document().path()), 4000);
+  return true;
+}
+
+bool MainWindow::saveAs(TrainingTab* tab) {
+  QString suggested = tab->document().path();
+  if (suggested.isEmpty()) suggested = QStringLiteral("%1.toml").arg(QString::fromUtf8(toString(tab->tab())));
+  QString path = QFileDialog::getSaveFileName(this, tr("Save configuration"), suggested, kTomlFilter);
+  if (path.isEmpty()) return false;
+  if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".toml");
+  QString error;
+  if (!tab->saveFile(path, &error)) {
+    showError(tr("Save"), error);
+    return false;
+  }
+  RecentFiles::add(path);
+  return true;
+}
+
+void MainWindow::newConfig() {
+  TrainingTab* tab = currentTab();
+  if (maybeSave(tab)) tab->newConfig();
+}
+
+void MainWindow::openDialog() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open configuration"), QString(),
+                                                    tr("TOML (*.toml);;All files (*)"));
+  if (!path.isEmpty()) openFile(path);
+}
+
+bool MainWindow::openFile(const QString& path) {
+  const LoadedConfig peek = ConfigDocument::load(path);
+  if (!peek.ok) {
+    showError(tr("Open configuration"), peek.error);
+    return false;
+  }
+  TrainingTab* target = peek.config.has("training_type") ? tab(peek.config.tab()) : currentTab();
+  if (!maybeSave(target)) return false;
+  QString error;
+  QStringList warnings;
+  if (!target->loadFile(path, &error, &warnings)) {
+    showError(tr("Open configuration"), error);
+    return false;
+  }
+  tabs_->setCurrentWidget(target);
+  RecentFiles::add(path);
+  if (!warnings.isEmpty()) statusBar()->showMessage(warnings.join(QStringLiteral("; ")), 10000);
+  return true;
+}
+
+void MainWindow::importDialog() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Import kohya_ss configuration"), QString(),
+                                                    tr("kohya_ss JSON (*.json);;All files (*)"));
+  if (!path.isEmpty()) importKohyaFile(path);
+}
+
+bool MainWindow::importKohyaFile(const QString& path) {
+  KohyaImportResult result;
+  try {
+    result = importKohyaJsonFile(path.toStdString());
+  } catch (const ConfigError& e) {
+    showError(tr("Import kohya_ss configuration"), QString::fromStdString(formatAll(e.diagnostics())));
+    return false;
+  } catch (const std::exception& e) {
+    showError(tr("Import kohya_ss configuration"), QString::fromUtf8(e.what()));
+    return false;
+  }
+  TrainingTab* target = tab(result.config.tab());
+  if (!maybeSave(target)) return false;
+  target->showImported(result.config);
+  tabs_->setCurrentWidget(target);
+  QString report = tr("Imported %1 into the %2 tab.").arg(QFileInfo(path).fileName(), target->title());
+  QStringList details;
+  for (const std::string& n : result.notes) details << QString::fromStdString(n);
+  if (!result.unmapped.empty()) {
+    report += QLatin1Char('\n') + tr("%n value(s) could not be carried over; see the details.", nullptr,
+                                     static_cast<int>(result.unmapped.size()));
+    details << QString() << tr("Not carried over:");
+    for (const std::string& u : result.unmapped) details << QStringLiteral("  ") + QString::fromStdString(u);
+  }
+  QMessageBox box(QMessageBox::Information, tr("Import kohya_ss configuration"), report, QMessageBox::Ok, this);
+  box.setObjectName(QStringLiteral("importReport"));
+  box.setDetailedText(details.join(QLatin1Char('\n')));
+  box.exec();
+  return true;
+}
+
+void MainWindow::chooseRunner() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("sinter-runner program"), runnerPath());
+  if (!path.isEmpty()) setRunnerPathPreference(path);
+}
+
+void MainWindow::about() {
+  QMessageBox::about(this, tr("About Sinter"),
+                     tr("<h3>Sinter %1</h3><p>A native training studio for SDXL and FLUX.</p>"
+                        "<p>Runner: %2</p>")
+                         .arg(QStringLiteral(SINTER_VERSION), runnerPath().toHtmlEscaped()));
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  std::vector<TrainingTab*> running;
+  for (TrainingTab* tab : trainingTabs_)
+    if (tab->isRunning()) running.push_back(tab);
+  if (!running.empty()) {
+    const auto answer = QMessageBox::question(
+        this, tr("Training is running"),
+        tr("%n run(s) in progress. Stop them (they save first) and quit?", nullptr, static_cast<int>(running.size())),
+        QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
+    if (answer != QMessageBox::Yes) {
+      event->ignore();
+      return;
+    }
+  }
+  for (TrainingTab* tab : trainingTabs_)
+    if (!maybeSave(tab)) {
+      event->ignore();
+      return;
+    }
+  for (TrainingTab* tab : running) tab->runPanel()->requestStop();
+  for (TrainingTab* tab : running)
+    if (!tab->runPanel()->controller()->waitForFinished(30000)) tab->runPanel()->forceStop();
+  event->accept();
+}
+
+}  // namespace sinter::gui

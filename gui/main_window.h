@@ -1,0 +1,57 @@
+#pragma once
+// The main window: the LoRA, DreamBooth and Fine-tune tabs, the File and Run menus, the title with
+// the current file and its modified mark, and the prompts before losing work or a run.
+#include <QMainWindow>
+#include <vector>
+
+#include "core/option.h"
+
+class QMenu;
+class QTabWidget;
+
+namespace sinter::gui {
+
+class PresetManager;
+class TrainingTab;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  TrainingTab* tab(Tab tab) const;
+  TrainingTab* currentTab() const;
+  QTabWidget* tabs() const { return tabs_; }
+  PresetManager* presets() const { return presets_; }
+
+  // Opens a config into the tab its training_type names (else the current tab); errors are shown.
+  bool openFile(const QString& path);
+  bool importKohyaFile(const QString& path);
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  void buildMenus();
+  void updateTitle();
+  void updateRecentMenu();
+  void showError(const QString& title, const QString& message);
+  // Save / Discard / Cancel for a modified tab; false when the user cancels.
+  bool maybeSave(TrainingTab* tab);
+  bool save(TrainingTab* tab);
+  bool saveAs(TrainingTab* tab);
+  void newConfig();
+  void openDialog();
+  void importDialog();
+  void chooseRunner();
+  void about();
+
+  QTabWidget* tabs_;
+  std::vector<TrainingTab*> trainingTabs_;
+  PresetManager* presets_;
+  QMenu* recentMenu_ = nullptr;
+  QAction* openAction_;
+  QAction* saveAction_;
+  QAction* saveAsAction_;
+};
+
+}  // namespace sinter::gui

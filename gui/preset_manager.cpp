@@ -1,0 +1,61 @@
+#include "preset_manager.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+
+#include "core/toml_config.h"
+
+namespace sinter::gui {
+
+PresetInfo readPresetInfo(const QString& path, bool user) {
+  PresetInfo info;
+  info.path = path;
+  info.user = user;
+  info.title = QFileInfo(path).completeBaseName().replace(QLatin1Char('_'), QLatin1Char(' '));
+  QFile file(path);
+  if (file.open(QIODevice::ReadOnly)) {
+    const QString first = QString::fromUtf8(file.readLine()).trimmed();
+    if (first.startsWith(QLatin1String("# "))) info.title = first.mid(2).trimmed();
+  }
+  try {
+    const LoadResult loaded = loadConfigFile(path.toStdString());
+    if (loaded.config.has("training_type")) info.tab = loaded.config.tab();
+    info.family = loaded.config.family();
+  } catch (const ConfigError& e) {
+    info.error = QString::fromStdString(formatAll(e.diagnostics()));
+  } catch (const std::exception& e) {
+    info.error = QString::fromUtf8(e.what());
+  }
+  return info;
+}
+
+PresetManager::PresetManager(QStringList shippedDirs, QString userDir, QObject* parent)
+    : QObject(parent), shippedDirs_(std::move(shippedDirs)), userDir_(std::move(userDir)) {
+  QStringList watched = shippedDirs_;
+  if (!userDir_.isEmpty()) watched << userDir_;
+  for (const QString& dir : watched)
+    if (QFileInfo(dir).isDir()) watcher_.addPath(dir);
+  connect(&watcher_, &QFileSystemWatcher::directoryChanged, this, &PresetManager::rescan);
+  rescan();
+}
+
+void PresetManager::rescan() {
+  presets_.clear();
+  const auto scan = [this](const QString& dir, bool user) {
+    const QFileInfoList files = QDir(dir).entryInfoList({QStringLiteral("*.toml")}, QDir::Files, QDir::Name);
+    for (const QFileInfo& file : files) presets_.push_back(readPresetInfo(file.absoluteFilePath(), user));
+  };
+  for (const QString& dir : shippedDirs_) scan(dir, false);
+  if (!userDir_.isEmpty()) scan(userDir_, true);
+  emit changed();
+}
+
+std::vector<PresetInfo> PresetManager::presetsForTab(Tab tab) const {
+  std::vector<PresetInfo> out;
+  for (const PresetInfo& p : presets_)
+    if (!p.tab || *p.tab == tab) out.push_back(p);
+  return out;
+}
+
+}  // namespace sinter::gui

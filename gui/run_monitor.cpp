@@ -1,0 +1,168 @@
+#include "run_monitor.h"
+
+#include <QGridLayout>
+#include <QLabel>
+#include <QProgressBar>
+#include <cmath>
+
+namespace sinter::gui {
+
+QString formatDuration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("–");
+  const long long s = std::llround(seconds);
+  if (s >= 3600) return QStringLiteral("%1:%2:%3").arg(s / 3600).arg(s / 60 % 60, 2, 10, QLatin1Char('0')).arg(s % 60, 2, 10, QLatin1Char('0'));
+  return QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+}
+
+RunMonitor::RunMonitor(QWidget* parent) : QWidget(parent) {
+  progress_ = new QProgressBar(this);
+  progress_->setObjectName(QStringLiteral("runProgress"));
+  progress_->setTextVisible(true);
+  phaseLabel_ = new QLabel(this);
+  phaseLabel_->setObjectName(QStringLiteral("runPhase"));
+  epochLabel_ = new QLabel(this);
+  speedLabel_ = new QLabel(this);
+  etaLabel_ = new QLabel(this);
+  statusLabel_ = new QLabel(this);
+  statusLabel_->setObjectName(QStringLiteral("runStatus"));
+  statusLabel_->setWordWrap(true);
+  statusLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+  auto* layout = new QGridLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(phaseLabel_, 0, 0);
+  layout->addWidget(progress_, 0, 1, 1, 3);
+  layout->addWidget(epochLabel_, 1, 1);
+  layout->addWidget(speedLabel_, 1, 2);
+  layout->addWidget(etaLabel_, 1, 3);
+  layout->addWidget(statusLabel_, 2, 0, 1, 4);
+  layout->setColumnStretch(1, 1);
+  layout->setColumnStretch(2, 1);
+  layout->setColumnStretch(3, 1);
+  reset();
+  setPhase(Phase::Idle, tr("Idle"));
+}
+
+void RunMonitor::reset() {
+  phase_ = Phase::Starting;
+  finalStatus_.clear();
+  doneStatus_.clear();
+  lastError_.clear();
+  lastLogLine_.clear();
+  warmupSeconds_ = 0;
+  totalSteps_ = totalEpochs_ = lastStep_ = 0;
+  progress_->setRange(0, 1);
+  progress_->setValue(0);
+  progress_->setFormat(tr("%v / %m steps"));
+  epochLabel_->clear();
+  speedLabel_->clear();
+  etaLabel_->clear();
+  statusLabel_->clear();
+  statusLabel_->setStyleSheet(QString());
+  setPhase(Phase::Starting, tr("Starting…"));
+}
+
+void RunMonitor::setPhase(Phase phase, const QString& text) {
+  phase_ = phase;
+  phaseLabel_->setText(text);
+}
+
+void RunMonitor::handleEvent(const events::Event& event) {
+  using namespace events;
+  if (const auto* start = std::get_if<Start>(&event)) {
+    totalSteps_ = start->total_steps;
+    totalEpochs_ = start->epochs;
+    progress_->setRange(0, static_cast<int>(std::max<long long>(1, totalSteps_)));
+    progress_->setValue(0);
+    statusLabel_->setText(tr("%1 on %2, %3 steps").arg(QString::fromStdString(start->training_mode),
+                                                        QString::fromStdString(start->device))
+                              .arg(totalSteps_));
+    setPhase(Phase::Starting, tr("Preparing"));
+  } else if (const auto* plan = std::get_if<CompilePlan>(&event)) {
+    if (plan->enabled && phase_ != Phase::Training) {
+      setPhase(Phase::WarmingUp, tr("Warm-up"));
+      progress_->setRange(0, 0);  // busy: capture time is not training time
+    }
+  } else if (const auto* warmup = std::get_if<Warmup>(&event)) {
+    warmupSeconds_ += warmup->seconds;
+    if (phase_ != Phase::Training) {
+      setPhase(Phase::WarmingUp, tr("Warm-up"));
+      progress_->setRange(0, 0);
+    }
+    statusLabel_->setText(tr("Warm-up: %1 captured in %2 s (total %3 s)")
+                              .arg(QString::fromStdString(warmup->signature))
+                              .arg(warmup->seconds, 0, 'f', 1)
+                              .arg(warmupSeconds_, 0, 'f', 1));
+  } else if (const auto* step = std::get_if<Step>(&event)) {
+    if (phase_ != Phase::Training) {
+      setPhase(Phase::Training, tr("Training"));
+      if (warmupSeconds_ > 0) statusLabel_->setText(tr("Warm-up took %1 s").arg(warmupSeconds_, 0, 'f', 1));
+    }
+    const long long total = step->total > 0 ? step->total : totalSteps_;
+    progress_->setRange(0, static_cast<int>(std::max<long long>(1, total)));
+    progress_->setValue(static_cast<int>(std::min(step->step, std::max<long long>(1, total))));
+    lastStep_ = step->step;
+    epochLabel_->setText(totalEpochs_ > 0 ? tr("Epoch %1 / %2").arg(step->epoch).arg(totalEpochs_)
+                                          : tr("Epoch %1").arg(step->epoch));
+    speedLabel_->setText(step->it_per_s >= 1 || step->it_per_s == 0
+                             ? tr("%1 it/s").arg(step->it_per_s, 0, 'f', 2)
+                             : tr("%1 s/it").arg(1.0 / step->it_per_s, 0, 'f', 2));
+    etaLabel_->setText(tr("ETA %1").arg(formatDuration(step->eta_s)));
+  } else if (const auto* epoch = std::get_if<Epoch>(&event)) {
+    epochLabel_->setText(tr("Epoch %1 / %2 done, average loss %3")
+                             .arg(epoch->epoch)
+                             .arg(epoch->epochs)
+                             .arg(epoch->avg_loss, 0, 'g', 4));
+  } else if (const auto* saved = std::get_if<Saved>(&event)) {
+    statusLabel_->setText(tr("Saved %1: %2").arg(QString::fromStdString(saved->kind), QString::fromStdString(saved->path)));
+  } else if (const auto* error = std::get_if<Error>(&event)) {
+    lastError_ = QString::fromStdString(error->message);
+  } else if (const auto* done = std::get_if<Done>(&event)) {
+    doneStatus_ = QString::fromStdString(done->status);
+    lastStep_ = std::max(lastStep_, done->steps);
+  }
+  // Warning, Sample and Unknown events change nothing here (warnings reach the log).
+}
+
+void RunMonitor::noteLogLine(const QString& line) {
+  if (!line.trimmed().isEmpty()) lastLogLine_ = line.trimmed();
+}
+
+void RunMonitor::handleFinished(int exitCode, bool crashed, bool forced) {
+  if (progress_->maximum() == 0) progress_->setRange(0, 1);
+  QString text;
+  if (forced) {
+    finalStatus_ = QStringLiteral("stopped");
+    text = tr("Force-stopped: the runner was killed; the last saved state is what remains.");
+  } else if (!crashed && exitCode == 0 && doneStatus_ == QLatin1String("stopped")) {
+    finalStatus_ = QStringLiteral("stopped");
+    text = tr("Stopped at step %1; the network and training state were saved.").arg(lastStep_);
+  } else if (!crashed && exitCode == 0) {
+    finalStatus_ = QStringLiteral("completed");
+    text = tr("Completed: %1 steps.").arg(lastStep_);
+    progress_->setValue(progress_->maximum());
+  } else {
+    finalStatus_ = QStringLiteral("failed");
+    const QString reason = !lastError_.isEmpty() ? lastError_ : lastLogLine_;
+    text = crashed ? tr("Failed: the runner crashed.") : tr("Failed with exit code %1.").arg(exitCode);
+    if (exitCode == 2 && !crashed) text += QLatin1Char(' ') + tr("The configuration was refused; nothing was trained.");
+    if (!reason.isEmpty()) text += QLatin1Char('\n') + reason;
+  }
+  setPhase(Phase::Finished, finalStatus_ == QLatin1String("completed") ? tr("Completed")
+                            : finalStatus_ == QLatin1String("stopped") ? tr("Stopped")
+                                                                       : tr("Failed"));
+  statusLabel_->setText(text);
+  statusLabel_->setStyleSheet(finalStatus_ == QLatin1String("failed") ? QStringLiteral("color:#c02020;") : QString());
+}
+
+void RunMonitor::handleFailedToStart(const QString& message) {
+  finalStatus_ = QStringLiteral("failed");
+  setPhase(Phase::Finished, tr("Failed"));
+  if (progress_->maximum() == 0) progress_->setRange(0, 1);
+  statusLabel_->setText(message);
+  statusLabel_->setStyleSheet(QStringLiteral("color:#c02020;"));
+}
+
+QString RunMonitor::statusText() const { return statusLabel_->text(); }
+
+}  // namespace sinter::gui

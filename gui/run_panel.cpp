@@ -1,0 +1,136 @@
+#include "run_panel.h"
+
+#include <QHBoxLayout>
+#include <QPushButton>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+#include "log_view.h"
+#include "loss_chart.h"
+#include "run_controller.h"
+#include "run_monitor.h"
+
+namespace sinter::gui {
+
+namespace {
+QString q(const std::string& s) { return QString::fromStdString(s); }
+QString joined(const std::vector<std::string>& items) {
+  QStringList out;
+  for (const auto& i : items) out << q(i);
+  return out.isEmpty() ? QStringLiteral("–") : out.join(QStringLiteral(", "));
+}
+}  // namespace
+
+RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
+  controller_ = new RunController(this);
+  monitor_ = new RunMonitor(this);
+  log_ = new LogView(this);
+  chart_ = new LossChart(this);
+
+  start_ = new QPushButton(tr("Start training"), this);
+  start_->setObjectName(QStringLiteral("startButton"));
+  start_->setDefault(true);
+  stop_ = new QPushButton(tr("Stop"), this);
+  stop_->setToolTip(tr("Finish the current step, save the network and training state, then stop"));
+  force_ = new QPushButton(tr("Force stop"), this);
+  force_->setToolTip(tr("Kill the runner now; nothing more is saved"));
+  print_ = new QPushButton(tr("Print command"), this);
+  print_->setToolTip(tr("Show the exact command and the TOML file a run would use"));
+
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(start_);
+  buttons->addWidget(stop_);
+  buttons->addWidget(force_);
+  buttons->addStretch(1);
+  buttons->addWidget(print_);
+
+  views_ = new QTabWidget(this);
+  views_->addTab(log_, tr("Log"));
+  views_->addTab(chart_, tr("Loss"));
+  views_->setDocumentMode(true);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addLayout(buttons);
+  layout->addWidget(monitor_);
+  layout->addWidget(views_, 1);
+
+  connect(start_, &QPushButton::clicked, this, &RunPanel::startRequested);
+  connect(print_, &QPushButton::clicked, this, &RunPanel::printCommandRequested);
+  connect(stop_, &QPushButton::clicked, this, &RunPanel::requestStop);
+  connect(force_, &QPushButton::clicked, this, &RunPanel::forceStop);
+  connect(controller_, &RunController::eventReceived, this, &RunPanel::onEvent);
+  connect(controller_, &RunController::logLine, this, [this](const QString& text, bool transient) {
+    log_->appendLine(text, transient);
+    if (!transient) monitor_->noteLogLine(text);
+  });
+  connect(controller_, &RunController::forceStopAvailable, this, [this] {
+    force_->setVisible(true);
+    log_->appendLine(tr("The runner has not stopped yet; Force stop kills it."));
+  });
+  connect(controller_, &RunController::finished, this, &RunPanel::onFinished);
+  connect(controller_, &RunController::failedToStart, this, [this](const QString& message) {
+    log_->appendLine(message);
+    monitor_->handleFailedToStart(message);
+    setRunning(false);
+  });
+  setRunning(false);
+}
+
+void RunPanel::startProcess(const QString& program, const QStringList& args, const QString& workingDir) {
+  log_->clear();
+  chart_->clear();
+  monitor_->reset();
+  views_->setCurrentWidget(log_);
+  setRunning(true);
+  controller_->start(program, args, workingDir);
+}
+
+bool RunPanel::isRunning() const { return controller_->isRunning(); }
+
+void RunPanel::requestStop() {
+  if (!isRunning()) return;
+  log_->appendLine(tr("Stop requested: the runner finishes the current step and saves."));
+  stop_->setEnabled(false);
+  controller_->requestStop();
+}
+
+void RunPanel::forceStop() { controller_->forceStop(); }
+
+void RunPanel::onEvent(const events::Event& event) {
+  using namespace events;
+  monitor_->handleEvent(event);
+  if (const auto* step = std::get_if<Step>(&event)) {
+    chart_->addPoint(static_cast<double>(step->step), step->loss);
+  } else if (const auto* plan = std::get_if<CompilePlan>(&event)) {
+    log_->appendLine(tr("Compile plan: %1; mechanisms: %2; regions: %3")
+                         .arg(plan->enabled ? tr("backend=%1, mode=%2, dynamic=%3").arg(q(plan->backend), q(plan->mode), q(plan->dynamic))
+                                            : tr("off"),
+                              joined(plan->mechanisms), joined(plan->regions)));
+    for (const auto& u : plan->unavailable) log_->appendLine(tr("Unavailable in this build: %1").arg(q(u)));
+  } else if (const auto* warning = std::get_if<Warning>(&event)) {
+    log_->appendLine(tr("Warning: %1").arg(q(warning->message)));
+  } else if (const auto* error = std::get_if<Error>(&event)) {
+    log_->appendLine(tr("Error: %1").arg(q(error->message)));
+  } else if (const auto* saved = std::get_if<Saved>(&event)) {
+    log_->appendLine(tr("Saved (%1): %2").arg(q(saved->kind), q(saved->path)));
+  } else if (const auto* sample = std::get_if<Sample>(&event)) {
+    log_->appendLine(tr("Sample: %1 (%2)").arg(q(sample->path), q(sample->prompt)));
+  }
+}
+
+void RunPanel::onFinished(int exitCode, bool crashed) {
+  monitor_->handleFinished(exitCode, crashed, controller_->forceStopped());
+  log_->appendLine(tr("Runner exited with code %1.").arg(exitCode));
+  log_->flush();
+  setRunning(false);
+}
+
+void RunPanel::setRunning(bool running) {
+  start_->setEnabled(!running);
+  stop_->setEnabled(running);
+  force_->setVisible(false);
+  emit runningChanged(running);
+}
+
+}  // namespace sinter::gui

@@ -1,0 +1,56 @@
+#pragma once
+// A tab's run area: Start, Stop (graceful, then Force stop), Print command, the progress monitor,
+// the live log and the loss chart. It runs one process at a time.
+#include <QWidget>
+
+#include "core/events.h"
+
+class QPushButton;
+class QTabWidget;
+
+namespace sinter::gui {
+
+class LogView;
+class LossChart;
+class RunController;
+class RunMonitor;
+
+class RunPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit RunPanel(QWidget* parent = nullptr);
+  void startProcess(const QString& program, const QStringList& args, const QString& workingDir);
+  bool isRunning() const;
+  void requestStop();
+  void forceStop();
+
+  RunController* controller() const { return controller_; }
+  RunMonitor* monitor() const { return monitor_; }
+  LogView* logView() const { return log_; }
+  LossChart* lossChart() const { return chart_; }
+  QPushButton* startButton() const { return start_; }
+  QPushButton* stopButton() const { return stop_; }
+  QPushButton* forceStopButton() const { return force_; }
+
+ signals:
+  void startRequested();
+  void printCommandRequested();
+  void runningChanged(bool running);
+
+ private:
+  void onEvent(const events::Event& event);
+  void onFinished(int exitCode, bool crashed);
+  void setRunning(bool running);
+
+  RunController* controller_;
+  RunMonitor* monitor_;
+  LogView* log_;
+  LossChart* chart_;
+  QTabWidget* views_;
+  QPushButton* start_;
+  QPushButton* stop_;
+  QPushButton* force_;
+  QPushButton* print_;
+};
+
+}  // namespace sinter::gui

@@ -1,0 +1,297 @@
+#include "training_tab.h"
+
+#include <QComboBox>
+#include <QDir>
+#include <QFileInfo>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QInputDialog>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "app_paths.h"
+#include "core/argv.h"
+#include "core/toml_config.h"
+#include "core/validation.h"
+#include "log_view.h"
+#include "option_form.h"
+#include "preset_diff_dialog.h"
+#include "run_panel.h"
+
+namespace sinter::gui {
+
+QString tabTitle(Tab tab) {
+  switch (tab) {
+    case Tab::LoRA: return TrainingTab::tr("LoRA");
+    case Tab::DreamBooth: return TrainingTab::tr("DreamBooth");
+    case Tab::FineTune: return TrainingTab::tr("Fine-tune");
+  }
+  return {};
+}
+
+TrainingTab::TrainingTab(Tab tab, PresetManager* presets, const FileActions& actions, QWidget* parent)
+    : QWidget(parent), tab_(tab), presets_(presets) {
+  form_ = new OptionForm(tab, this);
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidgetResizable(true);
+  scroll->setWidget(form_);
+  scroll->setFrameShape(QFrame::NoFrame);
+
+  run_ = new RunPanel(this);
+  auto* splitter = new QSplitter(Qt::Vertical, this);
+  splitter->addWidget(scroll);
+  splitter->addWidget(run_);
+  splitter->setStretchFactor(0, 3);
+  splitter->setStretchFactor(1, 2);
+  splitter->setChildrenCollapsible(false);
+  splitter->setSizes({480, 260});
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(buildConfigurationBox(actions));
+  layout->addWidget(splitter, 1);
+
+  connect(form_, &OptionForm::changed, this, [this] {
+    if (loading_) return;
+    document_.setModified(true);
+    emit documentChanged();
+  });
+  connect(run_, &RunPanel::startRequested, this, &TrainingTab::startRun);
+  connect(run_, &RunPanel::printCommandRequested, this, &TrainingTab::printCommand);
+  connect(run_, &RunPanel::runningChanged, this, &TrainingTab::runningChanged);
+  if (presets_) connect(presets_, &PresetManager::changed, this, &TrainingTab::refreshPresetList);
+  refreshPresetList();
+  newConfig();
+}
+
+QString TrainingTab::title() const { return tabTitle(tab_); }
+
+QWidget* TrainingTab::buildConfigurationBox(const FileActions& actions) {
+  auto* box = new QGroupBox(tr("Configuration"), this);
+  auto* row = new QHBoxLayout(box);
+  fileLabel_ = new QLabel(box);
+  fileLabel_->setObjectName(QStringLiteral("configFileLabel"));
+  fileLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  row->addWidget(fileLabel_, 1);
+  for (QAction* action : {actions.open, actions.save, actions.saveAs}) {
+    if (!action) continue;
+    auto* button = new QToolButton(box);
+    button->setDefaultAction(action);
+    button->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    row->addWidget(button);
+  }
+  row->addSpacing(16);
+  row->addWidget(new QLabel(tr("Preset:"), box));
+  presetCombo_ = new QComboBox(box);
+  presetCombo_->setObjectName(QStringLiteral("presetCombo"));
+  presetCombo_->setMinimumContentsLength(28);
+  presetCombo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  row->addWidget(presetCombo_);
+  applyPreset_ = new QPushButton(tr("Apply…"), box);
+  applyPreset_->setToolTip(tr("Show what the preset changes, then apply it"));
+  row->addWidget(applyPreset_);
+  auto* savePreset = new QPushButton(tr("Save as preset…"), box);
+  savePreset->setToolTip(tr("Save the current settings as your own preset"));
+  row->addWidget(savePreset);
+  connect(applyPreset_, &QPushButton::clicked, this, &TrainingTab::onPresetApplyClicked);
+  connect(savePreset, &QPushButton::clicked, this, &TrainingTab::onSavePresetClicked);
+  return box;
+}
+
+Config TrainingTab::currentConfig() const { return form_->config(); }
+std::optional<Family> TrainingTab::family() const { return form_->effectiveFamily(); }
+
+void TrainingTab::setConfigQuietly(const Config& config) {
+  loading_ = true;
+  form_->setConfig(config);
+  loading_ = false;
+}
+
+void TrainingTab::newConfig() {
+  Config fresh;
+  fresh.set("training_type", std::string(toString(tab_)));
+  setConfigQuietly(fresh);
+  document_.setPath(QString());
+  document_.setModified(false);
+  fileLabel_->setText(document_.displayName());
+  emit documentChanged();
+}
+
+bool TrainingTab::loadFile(const QString& path, QString* error, QStringList* warnings) {
+  LoadedConfig loaded = ConfigDocument::load(path);
+  if (!loaded.ok) {
+    if (error) *error = loaded.error;
+    return false;  // the form keeps what it had
+  }
+  setConfigQuietly(loaded.config);
+  document_.setPath(QFileInfo(path).absoluteFilePath());
+  document_.setModified(false);
+  fileLabel_->setText(QDir::toNativeSeparators(document_.path()));
+  if (warnings) *warnings = loaded.warnings;
+  emit documentChanged();
+  return true;
+}
+
+bool TrainingTab::saveFile(const QString& path, QString* error) {
+  const QString toml = ConfigDocument::toToml(currentConfig(), tab_, family());
+  if (!ConfigDocument::writeText(path, toml, error)) return false;
+  document_.setPath(QFileInfo(path).absoluteFilePath());
+  document_.setModified(false);
+  fileLabel_->setText(QDir::toNativeSeparators(document_.path()));
+  emit documentChanged();
+  return true;
+}
+
+void TrainingTab::showImported(const Config& config) {
+  Config c = config;
+  c.set("training_type", std::string(toString(tab_)));
+  setConfigQuietly(c);
+  document_.setPath(QString());
+  document_.setModified(true);
+  fileLabel_->setText(document_.displayName());
+  emit documentChanged();
+}
+
+void TrainingTab::refreshPresetList() {
+  if (!presetCombo_) return;
+  const QString selected = presetCombo_->currentData().toString();
+  presetCombo_->clear();
+  if (presets_) {
+    for (const PresetInfo& p : presets_->presetsForTab(tab_)) {
+      QString text = p.user ? tr("%1 (yours)").arg(p.title) : p.title;
+      if (!p.error.isEmpty()) text = tr("%1 (cannot be read)").arg(text);
+      presetCombo_->addItem(text, p.path);
+      presetCombo_->setItemData(presetCombo_->count() - 1, p.error.isEmpty() ? p.path : p.error, Qt::ToolTipRole);
+    }
+  }
+  const int index = presetCombo_->findData(selected);
+  if (index >= 0) presetCombo_->setCurrentIndex(index);
+  applyPreset_->setEnabled(presetCombo_->count() > 0);
+}
+
+void TrainingTab::onPresetApplyClicked() {
+  const QString path = presetCombo_->currentData().toString();
+  if (!path.isEmpty()) applyPreset(path);
+}
+
+bool TrainingTab::applyPreset(const QString& presetPath) {
+  const LoadedConfig preset = ConfigDocument::load(presetPath);
+  if (!preset.ok) {
+    emit errorReported(tr("Apply preset"), preset.error);
+    return false;
+  }
+  Config presetConfig = preset.config;
+  presetConfig.erase("training_type");  // a preset never moves the form to another tab
+  const Config current = currentConfig();
+  const std::vector<OptionChange> changes = presetChanges(current, presetConfig);
+  const PresetInfo info = readPresetInfo(presetPath, false);
+  if (changes.empty()) {
+    emit errorReported(tr("Apply preset"), tr("“%1” would change nothing.").arg(info.title));
+    return false;
+  }
+  PresetDiffDialog dialog(info.title, changes, this);
+  if (dialog.exec() != QDialog::Accepted) return false;
+  Config merged = current;
+  merged.overlay(presetConfig);
+  loading_ = true;
+  form_->setConfig(merged);
+  loading_ = false;
+  document_.setModified(true);
+  emit documentChanged();
+  return true;
+}
+
+bool TrainingTab::saveAsUserPreset(const QString& name, QString* error) {
+  QString fileName = name.trimmed();
+  fileName.replace(QRegularExpression(QStringLiteral("[^\\w\\- ]")), QStringLiteral("_"));
+  if (fileName.isEmpty()) {
+    if (error) *error = tr("A preset needs a name.");
+    return false;
+  }
+  const QString path = QDir(presets_ ? presets_->userDir() : userPresetDir()).filePath(fileName + QStringLiteral(".toml"));
+  const QString text = QStringLiteral("# %1\n").arg(name.trimmed()) + ConfigDocument::toToml(currentConfig(), tab_, family());
+  if (!ConfigDocument::writeText(path, text, error)) return false;
+  if (presets_) presets_->rescan();
+  return true;
+}
+
+void TrainingTab::onSavePresetClicked() {
+  bool ok = false;
+  const QString name = QInputDialog::getText(this, tr("Save as preset"), tr("Preset name:"), QLineEdit::Normal,
+                                             QString(), &ok);
+  if (!ok) return;
+  QString error;
+  if (!saveAsUserPreset(name, &error)) emit errorReported(tr("Save as preset"), error);
+}
+
+std::optional<CommandPreview> TrainingTab::commandPreview(QString* error) const {
+  Config config = currentConfig();
+  // The run file names the family the app settled on, so the runner does not guess again.
+  if (!config.family() && family()) config.set("model_family", std::string(toString(*family())));
+  const QString outputDir = QString::fromStdString(asString(config.get("output_dir")));
+  if (outputDir.isEmpty()) {
+    if (error) *error = tr("Choose an output folder first: the run's TOML file is written there.");
+    return std::nullopt;
+  }
+  QString name = QString::fromStdString(asString(config.get("output_name")));
+  if (name.isEmpty()) name = QStringLiteral("last");
+  CommandPreview preview;
+  preview.program = runnerPath();
+  preview.tomlPath = QDir(outputDir).filePath(name + QStringLiteral("-sinter-run.toml"));
+  preview.arguments = {QStringLiteral("--config_file"), preview.tomlPath, QStringLiteral("--events"), QStringLiteral("jsonl")};
+  preview.toml = ConfigDocument::toToml(config, tab_, config.family());
+  for (const std::string& arg : buildArgv(config)) preview.equivalentArguments << QString::fromStdString(arg);
+  return preview;
+}
+
+void TrainingTab::printCommand() {
+  QString error;
+  const auto preview = commandPreview(&error);
+  if (!preview) {
+    emit errorReported(tr("Print command"), error);
+    return;
+  }
+  CommandPreviewDialog dialog(*preview, this);
+  dialog.exec();
+}
+
+bool TrainingTab::startRun() {
+  if (isRunning()) return false;
+  std::vector<Diagnostic> problems = form_->fieldProblems();
+  std::vector<Diagnostic> warnings;
+  const Config config = currentConfig();
+  if (problems.empty()) {
+    for (Diagnostic& d : validateConfig(config))
+      (d.severity == Severity::Error ? problems : warnings).push_back(d);
+  }
+  form_->markProblems(problems);
+  if (!problems.empty()) {
+    emit errorReported(tr("Cannot start"),
+                       tr("Fix the marked fields first:\n%1").arg(QString::fromStdString(formatAll(problems))));
+    return false;
+  }
+  QString error;
+  const auto preview = commandPreview(&error);
+  if (!preview) {
+    emit errorReported(tr("Cannot start"), error);
+    return false;
+  }
+  QDir().mkpath(QFileInfo(preview->tomlPath).absolutePath());
+  if (!ConfigDocument::writeText(preview->tomlPath, preview->toml, &error)) {
+    emit errorReported(tr("Cannot start"), error);
+    return false;
+  }
+  run_->startProcess(preview->program, preview->arguments, QFileInfo(preview->tomlPath).absolutePath());
+  for (const Diagnostic& d : warnings) run_->logView()->appendLine(QString::fromStdString(d.format()));
+  return true;
+}
+
+bool TrainingTab::isRunning() const { return run_->isRunning(); }
+
+}  // namespace sinter::gui

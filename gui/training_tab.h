@@ -1,0 +1,86 @@
+#pragma once
+// One training tab (LoRA, DreamBooth or Fine-tune): its config file, presets, option form and
+// run area. Problems are reported through errorReported(); the window shows them.
+#include <QWidget>
+#include <optional>
+
+#include "command_preview_dialog.h"
+#include "config_document.h"
+#include "core/config.h"
+#include "preset_manager.h"
+
+class QAction;
+class QComboBox;
+class QLabel;
+class QPushButton;
+
+namespace sinter::gui {
+
+class OptionForm;
+class RunPanel;
+
+// The window's file actions, shown as buttons in each tab's Configuration box.
+struct FileActions {
+  QAction* open = nullptr;
+  QAction* save = nullptr;
+  QAction* saveAs = nullptr;
+};
+
+class TrainingTab : public QWidget {
+  Q_OBJECT
+ public:
+  TrainingTab(Tab tab, PresetManager* presets, const FileActions& actions, QWidget* parent = nullptr);
+  Tab tab() const { return tab_; }
+  QString title() const;
+  OptionForm* form() const { return form_; }
+  RunPanel* runPanel() const { return run_; }
+  ConfigDocument& document() { return document_; }
+  const ConfigDocument& document() const { return document_; }
+
+  Config currentConfig() const;
+  std::optional<Family> family() const;
+
+  void newConfig();
+  // Loads a file into the form; on failure the form is kept and `error` names file and line.
+  bool loadFile(const QString& path, QString* error, QStringList* warnings = nullptr);
+  bool saveFile(const QString& path, QString* error);
+  // Shows a config that did not come from a TOML file (kohya_ss import): untitled and modified.
+  void showImported(const Config& config);
+
+  // Shows the preset's changes and applies them if the user agrees; false when nothing changed.
+  bool applyPreset(const QString& presetPath);
+  bool saveAsUserPreset(const QString& name, QString* error);
+
+  // The command, run file and TOML that Start would use.
+  std::optional<CommandPreview> commandPreview(QString* error) const;
+  // Validates (marking offending fields), writes the run's TOML and starts the runner.
+  bool startRun();
+  bool isRunning() const;
+
+ signals:
+  void documentChanged();
+  void runningChanged(bool running);
+  void errorReported(const QString& title, const QString& message);
+
+ private:
+  QWidget* buildConfigurationBox(const FileActions& actions);
+  void refreshPresetList();
+  void onPresetApplyClicked();
+  void onSavePresetClicked();
+  void printCommand();
+  void setConfigQuietly(const Config& config);
+
+  Tab tab_;
+  PresetManager* presets_;
+  ConfigDocument document_;
+  OptionForm* form_;
+  RunPanel* run_;
+  QLabel* fileLabel_ = nullptr;
+  QComboBox* presetCombo_ = nullptr;
+  QPushButton* applyPreset_ = nullptr;
+  bool loading_ = false;
+};
+
+QString tabTitle(Tab tab);
+
+}  // namespace sinter::gui
