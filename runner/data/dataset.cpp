@@ -1,0 +1,181 @@
+#include "data/dataset.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "data/caption_file.h"
+#include "data/parallel_for.h"
+
+namespace sinter::data {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string located(const SubsetSettings& s) {
+  return s.where.file.empty() ? std::string() : " (" + s.where.file + ":" + std::to_string(s.where.line) + ")";
+}
+
+std::vector<std::string> listImages(const SubsetSettings& s) {
+  std::error_code ec;
+  if (!fs::exists(s.imageDir, ec)) throw DatasetError("image folder does not exist: " + s.imageDir + located(s));
+  if (!fs::is_directory(s.imageDir, ec)) throw DatasetError("image_dir is not a folder: " + s.imageDir + located(s));
+  std::vector<std::string> paths;
+  for (const auto& entry : fs::directory_iterator(s.imageDir, ec))
+    if (entry.is_regular_file() && hasImageExtension(entry.path().filename().string()))
+      paths.push_back(entry.path().string());
+  if (ec) throw DatasetError("cannot list image folder " + s.imageDir + ": " + ec.message());
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+// sd-scripts gives reg images extra repeats, round-robin, until they match the train images
+// (with repeats); with more reg images than that, the later ones are not used at all.
+void balanceRegImages(std::vector<ImageEntry>& images, const std::vector<size_t>& regIndices, long long numTrain) {
+  if (regIndices.empty()) return;
+  std::vector<int> original;
+  for (size_t i : regIndices) {
+    original.push_back(images[i].repeats);
+    images[i].repeats = 0;
+  }
+  long long n = 0;
+  bool firstLoop = true;
+  while (n < numTrain) {
+    for (size_t k = 0; k < regIndices.size(); ++k) {
+      ImageEntry& e = images[regIndices[k]];
+      if (firstLoop) {
+        e.repeats = original[k];
+        n += original[k];
+      } else {
+        e.repeats += 1;
+        n += 1;
+      }
+      if (n >= numTrain) break;
+    }
+    firstLoop = false;
+  }
+}
+
+}  // namespace
+
+std::string Dataset::report() const {
+  std::string out;
+  for (const auto& w : warnings) out += "warning: " + w + "\n";
+  for (const auto& s : skipped) out += "skipped " + s.path + ": " + s.reason + "\n";
+  return out;
+}
+
+Dataset buildDataset(std::vector<DatasetSettings> settings, const DiscoveryOptions& options) {
+  Dataset out;
+  for (size_t di = 0; di < settings.size(); ++di) {
+    DatasetSettings& ds = settings[di];
+    BucketSelector selector = [&] {
+      try {
+        return BucketSelector(ds.buckets);
+      } catch (const std::invalid_argument& e) {
+        throw DatasetError(std::string("dataset ") + std::to_string(di + 1) + ": " + e.what());
+      }
+    }();
+    ds.buckets = selector.settings();
+    for (const auto& w : selector.warnings()) out.warnings.push_back(w);
+
+    long long numTrain = 0, numReg = 0;
+    std::vector<size_t> regIndices;
+    std::set<std::pair<std::string, bool>> seenDirs;
+    for (size_t si = 0; si < ds.subsets.size(); ++si) {
+      const SubsetSettings& subset = ds.subsets[si];
+      if (subset.numRepeats < 1) {
+        out.warnings.push_back("ignoring " + subset.imageDir + ": num_repeats is less than 1");
+        continue;
+      }
+      if (!seenDirs.insert({fs::path(subset.imageDir).lexically_normal().string(), subset.isReg}).second) {
+        out.warnings.push_back("ignoring duplicate subset " + subset.imageDir + located(subset) +
+                               ": the first one with this image_dir is used");
+        continue;
+      }
+      const std::vector<std::string> paths = listImages(subset);
+      if (paths.empty()) {
+        out.warnings.push_back("no images (.png .jpg .jpeg .webp .bmp) in " + subset.imageDir + located(subset));
+        continue;
+      }
+      // Sizes from the headers (or full decodes), in parallel; failures are kept by index.
+      std::vector<ImageSize> sizes(paths.size());
+      std::vector<std::string> errors(paths.size());
+      parallelFor(paths.size(), options.workers, [&](size_t i) {
+        try {
+          if (options.verifyPixels) {
+            const RgbImage img = loadImageFile(paths[i]);
+            sizes[i] = {img.width, img.height};
+          } else {
+            sizes[i] = readImageSize(paths[i]);
+          }
+        } catch (const std::exception& e) {
+          errors[i] = e.what();
+        }
+      });
+      size_t missingCaptions = 0;
+      for (size_t i = 0; i < paths.size(); ++i) {
+        if (!errors[i].empty()) {
+          // ImageError's message starts with the path; keep only the reason.
+          std::string reason = errors[i];
+          if (reason.rfind(paths[i] + ": ", 0) == 0) reason = reason.substr(paths[i].size() + 2);
+          out.skipped.push_back({paths[i], reason});
+          continue;
+        }
+        ImageEntry e;
+        e.path = paths[i];
+        e.datasetIndex = static_cast<int>(di);
+        e.subsetIndex = static_cast<int>(si);
+        e.isReg = subset.isReg;
+        e.repeats = subset.numRepeats;
+        e.size = sizes[i];
+        e.choice = selector.select(e.size.width, e.size.height);
+        if (e.choice.bucket.width <= 0 || e.choice.bucket.height <= 0) {
+          out.skipped.push_back({e.path, "too small: " + toString({e.size.width, e.size.height}) +
+                                             " has a side below bucket_reso_steps (" +
+                                             std::to_string(ds.buckets.bucketResoSteps) +
+                                             ") and bucket_no_upscale does not enlarge images"});
+          continue;
+        }
+        if (ds.buckets.enableBucket && ds.buckets.bucketNoUpscale &&
+            std::min(e.choice.bucket.width, e.choice.bucket.height) < ds.buckets.minBucketReso)
+          out.warnings.push_back(e.path + " (" + toString({e.size.width, e.size.height}) + ") gets bucket " +
+                                 toString(e.choice.bucket) + ", below min_bucket_reso " +
+                                 std::to_string(ds.buckets.minBucketReso));
+        const auto caption = readCaptionFor(e.path, subset.captionExtension, subset.caption.enableWildcard);
+        if (caption) {
+          e.caption = *caption;
+        } else {
+          ++missingCaptions;
+          e.caption = subset.classTokens.value_or("");
+        }
+        (subset.isReg ? numReg : numTrain) += subset.numRepeats;
+        if (subset.isReg) regIndices.push_back(out.images.size());
+        out.images.push_back(std::move(e));
+      }
+      if (missingCaptions > 0)
+        out.warnings.push_back(std::to_string(missingCaptions) + " image(s) in " + subset.imageDir + " have no " +
+                               subset.captionExtension + " caption file; " +
+                               (subset.classTokens && !subset.classTokens->empty()
+                                    ? "using the class tokens \"" + *subset.classTokens + "\""
+                                    : std::string("using an empty caption")));
+    }
+    if (numTrain < numReg) out.warnings.push_back("some regularisation images are not used: there are more than train images");
+    balanceRegImages(out.images, regIndices, numTrain);
+    out.numTrainImages += numTrain;
+    out.numRegImages += numReg;
+  }
+  out.datasets = std::move(settings);
+  if (out.numTrainImages == 0) {
+    std::string msg = "nothing to train on: no usable training images";
+    if (!out.skipped.empty()) {
+      msg += "; skipped:";
+      for (const auto& s : out.skipped) msg += "\n  " + s.path + ": " + s.reason;
+    }
+    for (const auto& w : out.warnings) msg += "\n  " + w;
+    throw DatasetError(msg);
+  }
+  return out;
+}
+
+}  // namespace sinter::data

@@ -1,0 +1,55 @@
+#pragma once
+// The images a run trains on: each subset's folder listed, captions read, sizes read from the
+// headers, buckets chosen, and regularisation images balanced to the training images as
+// sd-scripts' DreamBoothDataset does. Unreadable images are listed and skipped.
+#include <string>
+#include <vector>
+
+#include "data/buckets.h"
+#include "data/dataset_settings.h"
+#include "data/image_decode.h"
+
+namespace sinter::data {
+
+struct ImageEntry {
+  std::string path;
+  std::string caption;  // as read (caption file or class tokens), before per-step processing
+  int datasetIndex = 0;
+  int subsetIndex = 0;  // into DatasetSettings::subsets
+  bool isReg = false;
+  int repeats = 1;      // after regularisation balancing; 0: not used (more reg images than needed)
+  ImageSize size;       // as displayed (EXIF orientation applied)
+  BucketChoice choice;
+};
+
+struct SkippedImage {
+  std::string path;
+  std::string reason;
+};
+
+struct DiscoveryOptions {
+  // Decode every image fully while listing (catches corrupt pixel data, not just bad headers).
+  bool verifyPixels = false;
+  int workers = 1;  // threads for reading sizes / verifying
+};
+
+struct Dataset {
+  std::vector<DatasetSettings> datasets;  // bucket settings after sd-scripts' adjustments
+  std::vector<ImageEntry> images;
+  std::vector<SkippedImage> skipped;
+  std::vector<std::string> warnings;
+  long long numTrainImages = 0;  // train images x repeats (sd-scripts' "train images with repeats")
+  long long numRegImages = 0;    // reg images x repeats, before balancing
+
+  const SubsetSettings& subsetOf(const ImageEntry& e) const { return datasets[e.datasetIndex].subsets[e.subsetIndex]; }
+  const DatasetSettings& datasetOf(const ImageEntry& e) const { return datasets[e.datasetIndex]; }
+  // The skipped images and warnings as lines for the log.
+  std::string report() const;
+};
+
+// Throws DatasetError when a folder is missing or nothing is left to train on (the message lists
+// what was skipped and why), ConfigError for bad bucket settings, and DatasetError for caption
+// files that are not UTF-8.
+Dataset buildDataset(std::vector<DatasetSettings> datasets, const DiscoveryOptions& options = {});
+
+}  // namespace sinter::data

@@ -1,0 +1,236 @@
+#include "data/dataset_settings.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/registry.h"
+#include "data/image_decode.h"
+
+namespace sinter::data {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Every key the chain can resolve, with the training-config option that feeds it.
+const std::vector<std::pair<const char*, const char*>>& configKeys() {
+  static const std::vector<std::pair<const char*, const char*>> keys = {
+      {"batch_size", "train_batch_size"}, {"num_repeats", "dataset_repeats"},
+      {"resolution", "resolution"}, {"enable_bucket", "enable_bucket"},
+      {"min_bucket_reso", "min_bucket_reso"}, {"max_bucket_reso", "max_bucket_reso"},
+      {"bucket_reso_steps", "bucket_reso_steps"}, {"bucket_no_upscale", "bucket_no_upscale"},
+      {"caption_extension", "caption_extension"}, {"shuffle_caption", "shuffle_caption"},
+      {"keep_tokens", "keep_tokens"}, {"keep_tokens_separator", "keep_tokens_separator"},
+      {"secondary_separator", "secondary_separator"}, {"caption_separator", "caption_separator"},
+      {"enable_wildcard", "enable_wildcard"}, {"caption_prefix", "caption_prefix"},
+      {"caption_suffix", "caption_suffix"}, {"caption_dropout_rate", "caption_dropout_rate"},
+      {"caption_dropout_every_n_epochs", "caption_dropout_every_n_epochs"},
+      {"caption_tag_dropout_rate", "caption_tag_dropout_rate"}, {"token_warmup_min", "token_warmup_min"},
+      {"token_warmup_step", "token_warmup_step"}, {"flip_aug", "flip_aug"}, {"random_crop", "random_crop"},
+      {"color_aug", "color_aug"}, {"resize_interpolation", "resize_interpolation"},
+      {"prior_loss_weight", "prior_loss_weight"}, {"network_multiplier", "network_multiplier"},
+  };
+  return keys;
+}
+
+// Looks a key up through the layers, first set wins.
+class Chain {
+ public:
+  explicit Chain(std::vector<const ParamLayer*> layers) : layers_(std::move(layers)) {}
+  const LocatedValue* find(const std::string& key) const {
+    for (const ParamLayer* l : layers_) {
+      if (!l) continue;
+      const auto it = l->find(key);
+      if (it != l->end() && !isUnset(it->second.value)) return &it->second;
+    }
+    return nullptr;
+  }
+  bool getBool(const std::string& key, bool fallback) const {
+    const auto* v = find(key);
+    return v ? asBool(v->value, fallback) : fallback;
+  }
+  long long getInt(const std::string& key, long long fallback) const {
+    const auto* v = find(key);
+    return v ? asInt(v->value, fallback) : fallback;
+  }
+  double getDouble(const std::string& key, double fallback) const {
+    const auto* v = find(key);
+    return v ? asDouble(v->value, fallback) : fallback;
+  }
+  std::string getString(const std::string& key, const std::string& fallback) const {
+    const auto* v = find(key);
+    return v ? asString(v->value) : fallback;
+  }
+
+ private:
+  std::vector<const ParamLayer*> layers_;
+};
+
+[[noreturn]] void failAt(const LocatedValue* v, const std::string& key, const std::string& message) {
+  throw ConfigError({{Severity::Error, v ? v->where : SourceLocation{}, key, message}});
+}
+
+Resolution resolutionFrom(const Chain& chain) {
+  const LocatedValue* v = chain.find("resolution");
+  if (!v) failAt(nullptr, "resolution", "resolution is required (e.g. 1024 or \"1024,768\")");
+  try {
+    if (const auto* list = std::get_if<StringList>(&v->value)) {
+      if (list->size() == 1) return parseResolution((*list)[0]);
+      if (list->size() == 2) return parseResolution((*list)[0] + "," + (*list)[1]);
+      failAt(v, "resolution", "resolution must be SIZE or [WIDTH, HEIGHT]");
+    }
+    if (const auto* i = std::get_if<long long>(&v->value)) return parseResolution(std::to_string(*i));
+    return parseResolution(asString(v->value));
+  } catch (const std::invalid_argument& e) {
+    failAt(v, "resolution", e.what());
+  }
+}
+
+SubsetSettings resolveSubset(const Chain& c, const ParamLayer& subsetLayer) {
+  SubsetSettings s;
+  s.imageDir = c.getString("image_dir", "");
+  s.numRepeats = static_cast<int>(c.getInt("num_repeats", 1));
+  s.isReg = c.getBool("is_reg", false);
+  if (const auto* v = c.find("class_tokens")) s.classTokens = asString(v->value);
+  s.captionExtension = c.getString("caption_extension", ".caption");
+  s.flipAug = c.getBool("flip_aug", false);
+  s.randomCrop = c.getBool("random_crop", false);
+  if (c.getBool("color_aug", false)) failAt(c.find("color_aug"), "color_aug", "color_aug is not supported yet");
+  if (const auto* v = c.find("resize_interpolation")) {
+    try {
+      s.resizeFilter = resizeFilterFromString(asString(v->value));
+    } catch (const std::invalid_argument& e) {
+      failAt(v, "resize_interpolation", e.what());
+    }
+  }
+  CaptionSettings& cap = s.caption;
+  cap.captionPrefix = c.getString("caption_prefix", "");
+  cap.captionSuffix = c.getString("caption_suffix", "");
+  cap.shuffleCaption = c.getBool("shuffle_caption", false);
+  cap.captionSeparator = c.getString("caption_separator", ",");
+  cap.keepTokens = static_cast<int>(c.getInt("keep_tokens", 0));
+  cap.keepTokensSeparator = c.getString("keep_tokens_separator", "");
+  cap.secondarySeparator = c.getString("secondary_separator", "");
+  cap.enableWildcard = c.getBool("enable_wildcard", false);
+  cap.captionDropoutRate = c.getDouble("caption_dropout_rate", 0.0);
+  cap.captionDropoutEveryNEpochs = static_cast<int>(c.getInt("caption_dropout_every_n_epochs", 0));
+  cap.captionTagDropoutRate = c.getDouble("caption_tag_dropout_rate", 0.0);
+  cap.tokenWarmupMin = static_cast<int>(c.getInt("token_warmup_min", 1));
+  cap.tokenWarmupStep = c.getDouble("token_warmup_step", 0.0);
+  if (const auto it = subsetLayer.find("image_dir"); it != subsetLayer.end()) s.where = it->second.where;
+  return s;
+}
+
+DatasetSettings resolveDataset(const ParamLayer* datasetLayer, const ParamLayer* general,
+                               const std::vector<ParamLayer>& subsets, const ParamLayer& commandLine) {
+  const Chain c({datasetLayer, general, &commandLine});
+  DatasetSettings d;
+  d.buckets.resolution = resolutionFrom(c);
+  d.buckets.enableBucket = c.getBool("enable_bucket", false);
+  d.buckets.minBucketReso = static_cast<int>(c.getInt("min_bucket_reso", 256));
+  d.buckets.maxBucketReso = static_cast<int>(c.getInt("max_bucket_reso", 1024));
+  d.buckets.bucketResoSteps = static_cast<int>(c.getInt("bucket_reso_steps", 64));
+  d.buckets.bucketNoUpscale = c.getBool("bucket_no_upscale", false);
+  d.batchSize = static_cast<int>(c.getInt("batch_size", 1));
+  if (d.batchSize < 1) failAt(c.find("batch_size"), "batch_size", "batch size must be at least 1");
+  d.priorLossWeight = c.getDouble("prior_loss_weight", 1.0);
+  d.networkMultiplier = c.getDouble("network_multiplier", 1.0);
+  for (const auto& subset : subsets)
+    d.subsets.push_back(resolveSubset(Chain({&subset, datasetLayer, general, &commandLine}), subset));
+  return d;
+}
+
+}  // namespace
+
+ParamLayer paramLayerFromConfig(const Config& config) {
+  ParamLayer layer;
+  for (const auto& [datasetKey, optionKey] : configKeys()) {
+    if (!findOption(optionKey)) continue;  // not a Sinter option (yet): the dataset default applies
+    const Value v = config.get(optionKey);
+    if (isUnset(v)) continue;
+    layer[datasetKey] = {v, config.whereSet(optionKey)};
+  }
+  return layer;
+}
+
+std::vector<ParamLayer> folderModeSubsets(const std::string& trainDataDir, const std::string& regDataDir,
+                                          std::vector<std::string>& warnings) {
+  std::vector<ParamLayer> out;
+  auto scan = [&](const std::string& base, bool isReg) {
+    const char* option = isReg ? "reg_data_dir" : "train_data_dir";
+    std::error_code ec;
+    if (!fs::exists(base, ec)) throw DatasetError(std::string(option) + " does not exist: " + base);
+    if (!fs::is_directory(base, ec)) throw DatasetError(std::string(option) + " is not a folder: " + base);
+    std::vector<fs::path> dirs;
+    bool looseImages = false;
+    for (const auto& entry : fs::directory_iterator(base, ec)) {
+      if (entry.is_directory()) dirs.push_back(entry.path());
+      else if (hasImageExtension(entry.path().string())) looseImages = true;
+    }
+    if (ec) throw DatasetError(std::string(option) + " cannot be read: " + base + ": " + ec.message());
+    std::sort(dirs.begin(), dirs.end());
+    size_t found = 0;
+    for (const auto& dir : dirs) {
+      const std::string name = dir.filename().string();
+      const auto underscore = name.find('_');
+      const std::string head = name.substr(0, underscore);
+      long long repeats = 0;
+      size_t used = 0;
+      try {
+        repeats = std::stoll(head, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != head.size()) {
+        warnings.push_back("ignoring folder without a repeat count (expected \"<repeats>_<class tokens>\"): " +
+                           dir.string());
+        continue;
+      }
+      if (repeats < 1) {
+        warnings.push_back("ignoring folder with " + std::to_string(repeats) + " repeats: " + dir.string());
+        continue;
+      }
+      ParamLayer subset;
+      subset["image_dir"] = {dir.string(), {}};
+      subset["num_repeats"] = {repeats, {}};
+      subset["is_reg"] = {isReg, {}};
+      subset["class_tokens"] = {underscore == std::string::npos ? std::string() : name.substr(underscore + 1), {}};
+      out.push_back(std::move(subset));
+      ++found;
+    }
+    if (found == 0)
+      throw DatasetError(std::string(option) + " has no \"<repeats>_<class tokens>\" subfolders (e.g. \"10_sks dog\"): " +
+                         base + (looseImages ? " (its images must go into such a subfolder)" : ""));
+  };
+  if (trainDataDir.empty()) throw DatasetError("no dataset: set train_data_dir or dataset_config");
+  scan(trainDataDir, false);
+  if (!regDataDir.empty()) scan(regDataDir, true);
+  return out;
+}
+
+std::vector<DatasetSettings> resolveDatasetSettings(const DatasetConfigFile* file,
+                                                    const std::vector<ParamLayer>& folderSubsets,
+                                                    const ParamLayer& commandLine) {
+  std::vector<DatasetSettings> out;
+  if (!file) {
+    out.push_back(resolveDataset(nullptr, nullptr, folderSubsets, commandLine));
+    return out;
+  }
+  for (const auto& ds : file->datasets) out.push_back(resolveDataset(&ds.params, &file->general, ds.subsets, commandLine));
+  return out;
+}
+
+std::vector<DatasetSettings> datasetSettingsFromConfig(const Config& config, std::vector<std::string>& warnings) {
+  const ParamLayer commandLine = paramLayerFromConfig(config);
+  const std::string datasetConfig = config.getString("dataset_config");
+  if (!datasetConfig.empty()) {
+    if (!config.getString("train_data_dir").empty())
+      warnings.push_back("train_data_dir is ignored because dataset_config is set");
+    const DatasetConfigFile file = loadDatasetConfigFile(datasetConfig);
+    return resolveDatasetSettings(&file, {}, commandLine);
+  }
+  const auto subsets =
+      folderModeSubsets(config.getString("train_data_dir"), config.getString("reg_data_dir"), warnings);
+  return resolveDatasetSettings(nullptr, subsets, commandLine);
+}
+
+}  // namespace sinter::data
