@@ -12,9 +12,7 @@ OptionEditor::OptionEditor(const OptionSpec& spec, QWidget* parent) : QWidget(pa
 }
 
 QString OptionEditor::labelText() const {
-  QString text = QCoreApplication::translate("Option", spec_.label);
-  if (spec_.deprecated) text = tr("%1 (deprecated)").arg(text);
-  return text;
+  return QCoreApplication::translate("Option", spec_.label);
 }
 
 QString OptionEditor::toolTipText() const {
@@ -53,9 +51,6 @@ QString OptionEditor::checkCurrentValue() const {
   return QString::fromStdString(checkValue(spec_, v, normalized));
 }
 
-void OptionEditor::userEdited() {
-  setProblem(checkCurrentValue());
-  emit changed();
-}
+void OptionEditor::userEdited() { emit changed(); }
 
 }  // namespace sinter::gui

@@ -37,7 +37,7 @@ class OptionEditor : public QWidget {
   void changed();
 
  protected:
-  // Subclasses call this when the user edits; re-checks the value and emits changed().
+  // Subclasses call this when the user edits (the form re-checks the value on changed()).
   void userEdited();
   // The widget that shows the problem frame.
   void setFrameTarget(QWidget* w) { frameTarget_ = w; }

@@ -206,6 +206,7 @@ OptionEditor* OptionForm::editor(const std::string& key) const {
 }
 
 void OptionForm::onEdited(OptionEditor* editor) {
+  editor->setProblem(editor->checkCurrentValue());
   if (editor->key() == kCheckpointKey) detectFamily();
   if (editor->key() == kCheckpointKey || editor->key() == kFamilyKey) refreshFamily();
   compilePanel_->refresh(config());

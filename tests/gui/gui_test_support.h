@@ -6,7 +6,13 @@
 #include <QMessageBox>
 #include <QStandardPaths>
 #include <QTimer>
+#include <QFile>
 #include <functional>
+#include <string>
+#include <vector>
+
+#include "option_editor.h"
+#include "option_form.h"
 
 namespace sinter::gui::test {
 
@@ -39,6 +45,35 @@ inline void rejectNextDialog() {
   whenModalAppears([](QWidget* w) {
     if (auto* d = qobject_cast<QDialog*>(w)) d->reject();
   });
+}
+
+// A minimal .safetensors file holding one 4-byte F32 tensor under each name (header-only detection).
+inline bool writeTinySafetensors(const QString& path, const std::vector<std::string>& names) {
+  std::string header = "{";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i) header += ",";
+    header += "\"" + names[i] + "\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[" +
+              std::to_string(4 * i) + "," + std::to_string(4 * i + 4) + "]}";
+  }
+  header += "}";
+  while (header.size() % 8) header += " ";
+  QFile file(path);
+  if (!file.open(QIODevice::WriteOnly)) return false;
+  quint64 n = header.size();
+  char len[8];
+  for (int i = 0; i < 8; ++i) len[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  file.write(len, 8);
+  file.write(header.data(), static_cast<qint64>(header.size()));
+  file.write(QByteArray(static_cast<int>(4 * names.size()), '\0'));
+  return true;
+}
+
+// Sets one option in a form as if the user edited it (emits the editor's changed()).
+inline void setOption(OptionForm* form, const std::string& key, const Value& value) {
+  OptionEditor* editor = form->editor(key);
+  if (!editor) qFatal("no editor for %s", key.c_str());
+  editor->setValue(value);
+  emit editor->changed();
 }
 
 }  // namespace sinter::gui::test

@@ -1,0 +1,131 @@
+// The Torch Compile Settings panel: shown exactly for SDXL and FLUX on every tab, its controls
+// follow the compile switch, its text explains the settings; family detection from a checkpoint.
+#include <QLabel>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "collapsible_section.h"
+#include "compile_settings_panel.h"
+#include "core/registry.h"
+#include "gui_test_support.h"
+
+using namespace sinter;
+using namespace sinter::gui;
+
+class CompilePanelTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { test::isolateSettings(); }
+
+  void visibleExactlyForSdxlAndFlux_data() {
+    QTest::addColumn<int>("tab");
+    QTest::addColumn<QString>("family");
+    QTest::addColumn<bool>("visible");
+    for (Tab tab : allTabs())
+      for (const char* family : {"auto", "sdxl", "flux", "sd15", "sd2"}) {
+        const bool visible = std::string(family) == "sdxl" || std::string(family) == "flux";
+        QTest::newRow((std::string(toString(tab)) + "/" + family).c_str())
+            << static_cast<int>(tab) << QString(family) << visible;
+      }
+  }
+  void visibleExactlyForSdxlAndFlux() {
+    QFETCH(int, tab);
+    QFETCH(QString, family);
+    QFETCH(bool, visible);
+    OptionForm form(static_cast<Tab>(tab));
+    test::setOption(&form, "model_family", family.toStdString());
+    QCOMPARE(!form.compilePanel()->isHidden(), visible);
+    // The panel lives inside Advanced, on every tab.
+    QVERIFY(form.advancedSection()->isAncestorOf(form.compilePanel()));
+    // Every compile-section option has its control in the panel, none elsewhere.
+    for (const OptionSpec& spec : optionRegistry()) {
+      if (spec.section != Section::Compile || !spec.appliesToTab(static_cast<Tab>(tab))) continue;
+      QVERIFY2(form.editor(spec.key), spec.key);
+      QVERIFY(form.compilePanel()->isAncestorOf(form.editor(spec.key)));
+    }
+  }
+
+  void controlsFollowTheCompileSwitch() {
+    OptionForm form(Tab::LoRA);
+    test::setOption(&form, "model_family", std::string("sdxl"));
+    for (bool on : {false, true, false}) {
+      test::setOption(&form, "compile", on);
+      for (const OptionSpec& spec : optionRegistry()) {
+        if (spec.section != Section::Compile || std::string(spec.key) == "compile") continue;
+        const bool dependent = std::string(spec.key).rfind("compile_", 0) == 0;
+        QCOMPARE(form.editor(spec.key)->isEnabled(), dependent ? on : true);
+      }
+    }
+  }
+
+  void infoTextExplainsTheSettings() {
+    OptionForm form(Tab::LoRA);
+    test::setOption(&form, "model_family", std::string("flux"));
+    QVERIFY(form.compilePanel()->infoHtml().contains("off"));
+    test::setOption(&form, "compile", true);
+    test::setOption(&form, "compile_mode", std::string("reduce-overhead"));
+    QString info = form.compilePanel()->infoHtml();
+    QVERIFY(info.contains("CUDA-graph capture"));
+    QVERIFY(info.contains("warm-up"));
+    QVERIFY(!info.contains("refused"));
+    test::setOption(&form, "compile_fullgraph", true);
+    test::setOption(&form, "split_attn", true);
+    QVERIFY(form.compilePanel()->infoHtml().contains("Fullgraph is refused with split attention"));
+    test::setOption(&form, "blocks_to_swap", 8LL);
+    QVERIFY(form.compilePanel()->infoHtml().contains("swapped blocks' weights stay out of capture"));
+    test::setOption(&form, "compile_cache_size_limit", 0LL);
+    QVERIFY(form.compilePanel()->infoHtml().contains("at most 8 captured signatures"));
+  }
+
+  void familyDetectedFromTheCheckpointHeader_data() {
+    QTest::addColumn<QString>("tensor");
+    QTest::addColumn<QString>("family");
+    QTest::addColumn<bool>("compileShown");
+    QTest::newRow("sdxl") << "conditioner.embedders.0.transformer.text_model.embeddings.position_ids" << "SDXL" << true;
+    QTest::newRow("flux") << "double_blocks.0.img_attn.qkv.weight" << "FLUX.1" << true;
+    QTest::newRow("sd15") << "model.diffusion_model.input_blocks.0.0.weight" << "SD 1.5" << false;
+  }
+  void familyDetectedFromTheCheckpointHeader() {
+    QFETCH(QString, tensor);
+    QFETCH(QString, family);
+    QFETCH(bool, compileShown);
+    QTemporaryDir dir;
+    const QString path = dir.filePath("model.safetensors");
+    QVERIFY(test::writeTinySafetensors(path, {tensor.toStdString(), "first_stage_model.encoder.conv_in.weight"}));
+    OptionForm form(Tab::DreamBooth);
+    test::setOption(&form, "pretrained_model_name_or_path", path.toStdString());
+    QVERIFY(form.detectedFamily());
+    QCOMPARE(familyDisplayName(*form.detectedFamily()), family);
+    QCOMPARE(!form.compilePanel()->isHidden(), compileShown);
+    auto* note = form.findChild<QLabel*>("detectedFamily");
+    QVERIFY(note && note->text().contains(family));
+    // FLUX asks for its autoencoder and text encoders; other families do not show those rows.
+    const bool flux = family == "FLUX.1";
+    for (const char* key : {"ae", "clip_l", "t5xxl"}) {
+      OptionEditor* e = form.editor(key);
+      QVERIFY(e);
+      QCOMPARE(!e->isHidden(), flux);
+    }
+    // An explicit choice wins over detection.
+    test::setOption(&form, "model_family", std::string("sd15"));
+    QCOMPARE(form.effectiveFamily(), std::optional<Family>(Family::SD15));
+    QVERIFY(form.compilePanel()->isHidden());
+  }
+
+  void unreadableCheckpointSaysWhy() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("broken.safetensors");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("nope");
+    f.close();
+    OptionForm form(Tab::LoRA);
+    test::setOption(&form, "pretrained_model_name_or_path", path.toStdString());
+    QVERIFY(!form.detectedFamily());
+    QVERIFY(form.findChild<QLabel*>("detectedFamily")->text().contains("Could not read"));
+    QVERIFY(form.compilePanel()->isHidden());
+  }
+};
+
+QTEST_MAIN(CompilePanelTest)
+#include "compile_panel_test.moc"
