@@ -3,6 +3,8 @@
 //   replay_runner EVENTS.jsonl [--stderr FILE] [--exit N] [--delay-ms N]
 //                 [--until-term]   keep sending step events until SIGTERM, then report `stopped`
 //                 [--ignore-term]  keep sending step events and ignore SIGTERM (needs a kill)
+// Called as the app calls the runner (`--config_file RUN.toml --events jsonl`), it replays
+// $SINTER_REPLAY_EVENTS and first echoes the run file to stderr, so tests can check what Start wrote.
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -25,6 +27,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string eventsPath = argv[1], stderrPath;
+  if (eventsPath == "--config_file" && argc > 2) {
+    std::ifstream config(argv[2]);
+    if (!config) {
+      std::fprintf(stderr, "cannot read %s\n", argv[2]);
+      return 2;
+    }
+    std::stringstream text;
+    text << config.rdbuf();
+    std::fprintf(stderr, "run file %s:\n%s", argv[2], text.str().c_str());
+    const char* events = std::getenv("SINTER_REPLAY_EVENTS");
+    eventsPath = events ? events : "";
+  }
   int exitCode = 0, delayMs = 0;
   bool untilTerm = false, ignoreTerm = false;
   for (int i = 2; i < argc; ++i) {
