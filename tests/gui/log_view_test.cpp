@@ -1,0 +1,98 @@
+// The log view: bounded, follows the end unless scrolled up, replaces progress redraws, finds and
+// saves; the line splitter handles \n, \r\n (also split across reads) and lone \r.
+#include <QPlainTextEdit>
+#include <QScrollBar>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "gui_test_support.h"
+#include "line_splitter.h"
+#include "log_view.h"
+
+using namespace sinter::gui;
+
+class LogViewTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { test::isolateSettings(); }
+
+  void splitterHandlesEveryLineEnd() {
+    LineSplitter s;
+    std::vector<OutputLine> lines = s.feed("a\nb\r\nc\rd\r");
+    QCOMPARE(lines.size(), size_t(3));
+    QCOMPARE(lines[0].text, QString("a"));
+    QVERIFY(!lines[0].transient);
+    QCOMPARE(lines[1].text, QString("b"));
+    QVERIFY(!lines[1].transient);
+    QCOMPARE(lines[2].text, QString("c"));
+    QVERIFY(lines[2].transient);
+    lines = s.feed("\nhalf");  // "d\r" + "\n" is one CRLF split across reads
+    QCOMPARE(lines.size(), size_t(1));
+    QCOMPARE(lines[0].text, QString("d"));
+    QVERIFY(!lines[0].transient);
+    lines = s.feed(QByteArray(" line ✓\n"));
+    QCOMPARE(lines.size(), size_t(1));
+    QCOMPARE(lines[0].text, QString("half line ✓"));
+    QVERIFY(s.feed("tail").empty());
+    lines = s.finish();
+    QCOMPARE(lines.size(), size_t(1));
+    QCOMPARE(lines[0].text, QString("tail"));
+  }
+
+  void boundedAndProgressRedrawsReplaced() {
+    LogView view;
+    view.setMaximumLines(100);
+    for (int i = 0; i < 1000; ++i) view.appendLine(QString("line %1").arg(i));
+    view.flush();
+    QCOMPARE(view.lineCount(), 100);
+    QVERIFY(view.text().endsWith("line 999"));
+    view.appendLine("progress 1", true);
+    view.flush();
+    view.appendLine("progress 2", true);
+    view.flush();
+    view.appendLine("done");
+    view.flush();
+    // As on a terminal, text after a carriage return overwrites the line.
+    QVERIFY(!view.text().contains("progress"));
+    QVERIFY(view.text().endsWith("line 999\ndone"));
+  }
+
+  void followsTheEndUnlessScrolledUp() {
+    LogView view;
+    view.resize(600, 200);
+    view.show();
+    for (int i = 0; i < 500; ++i) view.appendLine(QString("line %1").arg(i));
+    view.flush();
+    QScrollBar* bar = view.textEdit()->verticalScrollBar();
+    QCOMPARE(bar->value(), bar->maximum());
+    bar->setValue(10);  // the user scrolls up to read
+    for (int i = 0; i < 100; ++i) view.appendLine("more");
+    view.flush();
+    QCOMPARE(bar->value(), 10);
+    bar->setValue(bar->maximum());  // back at the end: follows again
+    view.appendLine("latest");
+    view.flush();
+    QCOMPARE(bar->value(), bar->maximum());
+  }
+
+  void findAndSave() {
+    LogView view;
+    view.appendLine("alpha");
+    view.appendLine("needle here");
+    view.appendLine("omega");
+    QVERIFY(view.find("needle"));
+    QCOMPARE(view.textEdit()->textCursor().selectedText(), QString("needle"));
+    QVERIFY(!view.find("absent"));
+    QTemporaryDir dir;
+    QString error;
+    QVERIFY(view.saveTo(dir.filePath("run.log"), &error));
+    QFile f(dir.filePath("run.log"));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(QString::fromUtf8(f.readAll()), QString("alpha\nneedle here\nomega"));
+    QVERIFY(!view.saveTo("/nonexistent-dir/x.log", &error));
+    QVERIFY(error.contains("/nonexistent-dir/x.log"));
+  }
+};
+
+QTEST_MAIN(LogViewTest)
+#include "log_view_test.moc"
