@@ -59,9 +59,9 @@ class IntEditor : public OptionEditor {
     const int low = static_cast<int>(std::max<long long>(lo - (nullable_ ? 1 : 0), INT_MIN + 1LL));
     spin_->setRange(low, static_cast<int>(std::min<long long>(hi, INT_MAX)));
     if (nullable_)
-      spin_->setSpecialValueText(tr("Not set"));
+      spin_->setSpecialValueText(OptionEditor::tr("Not set"));
     else if (spec.unset == UnsetRule::Zero && lo == 0)
-      spin_->setSpecialValueText(tr("Default"));
+      spin_->setSpecialValueText(OptionEditor::tr("Default"));
     spin_->setToolTip(toolTipText());
     spin_->setMinimumWidth(120);
     bareLayout(this)->addWidget(spin_);
@@ -93,7 +93,7 @@ class FloatEditor : public OptionEditor {
     validator->setLocale(QLocale::c());
     validator->setNotation(QDoubleValidator::ScientificNotation);
     edit_->setValidator(validator);
-    edit_->setPlaceholderText(isNullable(spec) ? tr("Not set") : tr("Default"));
+    edit_->setPlaceholderText(isNullable(spec) ? OptionEditor::tr("Not set") : OptionEditor::tr("Default"));
     edit_->setToolTip(toolTipText());
     edit_->setMaximumWidth(200);
     bareLayout(this)->addWidget(edit_);
@@ -131,7 +131,7 @@ class EnumEditor : public OptionEditor {
  public:
   explicit EnumEditor(const OptionSpec& spec, QWidget* parent) : OptionEditor(spec, parent) {
     combo_ = new QComboBox(this);
-    if (isNullable(spec)) combo_->addItem(tr("Not set"), QString());
+    if (isNullable(spec)) combo_->addItem(OptionEditor::tr("Not set"), QString());
     for (const std::string& c : spec.choices) combo_->addItem(toQ(c), toQ(c));
     combo_->setToolTip(toolTipText());
     combo_->setMinimumWidth(160);
@@ -177,7 +177,7 @@ class StringEditor : public OptionEditor {
     }
     if (spec.secret) {
       edit_->setEchoMode(QLineEdit::PasswordEchoOnEdit);
-      edit_->setPlaceholderText(tr("Kept for this session only; never saved to a file"));
+      edit_->setPlaceholderText(OptionEditor::tr("Kept for this session only; never saved to a file"));
     }
     edit_->setToolTip(toolTipText());
   }
@@ -204,8 +204,8 @@ class PathEditor : public OptionEditor {
     edit_->setToolTip(toolTipText());
     auto* browseButton = new QToolButton(this);
     browseButton->setText(QStringLiteral("…"));
-    browseButton->setToolTip(spec.pathKind == PathKind::Directory ? tr("Choose a folder")
-                                                            : tr("Choose a file"));
+    browseButton->setToolTip(spec.pathKind == PathKind::Directory ? OptionEditor::tr("Choose a folder")
+                                                            : OptionEditor::tr("Choose a file"));
     auto* layout = bareLayout(this);
     layout->addWidget(edit_, 1);
     layout->addWidget(browseButton);
@@ -248,7 +248,7 @@ class ListEditor : public OptionEditor {
  public:
   explicit ListEditor(const OptionSpec& spec, QWidget* parent) : OptionEditor(spec, parent) {
     edit_ = new QLineEdit(this);
-    edit_->setPlaceholderText(tr("Items separated by spaces; quote items that contain spaces"));
+    edit_->setPlaceholderText(OptionEditor::tr("Items separated by spaces; quote items that contain spaces"));
     edit_->setToolTip(toolTipText());
     bareLayout(this)->addWidget(edit_);
     setFrameTarget(edit_);

@@ -1,4 +1,1759 @@
 <?xml version="1.0" encoding="utf-8"?>
 <!DOCTYPE TS>
 <TS version="2.1" language="ja">
+<context>
+    <name>CompileInfo</name>
+    <message>
+        <source>Backend eager: nothing is captured; the stock kernels run (for debugging).</source>
+        <translation>バックエンド eager: 何もキャプチャせず、標準カーネルで実行します(デバッグ用)。</translation>
+    </message>
+    <message>
+        <source>Backend aot_eager: runs eagerly but partitions regions and checks them, reporting what would break capture (host syncs, CPU tensors, data-dependent shapes).</source>
+        <translation>バックエンド aot_eager: eager で実行しつつ領域を分割して検査し、キャプチャを妨げる要因(ホスト同期、CPU テンソル、データ依存の形状)を報告します。</translation>
+    </message>
+    <message>
+        <source>Backend cudagraphs: CUDA-graph capture of regions with the stock kernels; the mode setting is ignored.</source>
+        <translation>バックエンド cudagraphs: 標準カーネルのまま領域を CUDA グラフとしてキャプチャします。モード設定は無視されます。</translation>
+    </message>
+    <message>
+        <source>Backend inductor: the runner&apos;s fused kernels (attention, AdamW, norm/activation/modulation/RoPE/LoRA epilogues) plus what the mode adds.</source>
+        <translation>バックエンド inductor: ランナーの融合カーネル(アテンション、AdamW、正規化/活性化/モジュレーション/RoPE/LoRA のエピローグ)に、モードによる追加機能を加えます。</translation>
+    </message>
+    <message>
+        <source>Mode reduce-overhead: fused kernels plus CUDA-graph capture.</source>
+        <translation>モード reduce-overhead: 融合カーネルに加えて CUDA グラフのキャプチャ。</translation>
+    </message>
+    <message>
+        <source>Mode max-autotune: CUDA graphs plus autotuning (cuDNN benchmark, GEMM algorithm search) before capture.</source>
+        <translation>モード max-autotune: CUDA グラフに加え、キャプチャ前に自動チューニング(cuDNN ベンチマーク、GEMM アルゴリズム探索)を行います。</translation>
+    </message>
+    <message>
+        <source>Mode max-autotune-no-cudagraphs: autotuning without CUDA graphs.</source>
+        <translation>モード max-autotune-no-cudagraphs: CUDA グラフなしで自動チューニングを行います。</translation>
+    </message>
+    <message>
+        <source>Mode default: fused kernels, no graphs.</source>
+        <translation>モード default: 融合カーネルのみ、グラフなし。</translation>
+    </message>
+    <message>
+        <source>Dynamic shapes true: nothing is shape-specialised: no graphs, no per-shape autotuning.</source>
+        <translation>動的形状 true: 形状に特化した処理を一切行いません(グラフなし、形状ごとの自動チューニングなし)。</translation>
+    </message>
+    <message>
+        <source>Dynamic shapes false: one graph per input-shape signature, captured on first sight, up to the cache limit.</source>
+        <translation>動的形状 false: 入力形状のシグネチャごとに 1 つのグラフを、初めて現れたときにキャッシュ上限までキャプチャします。</translation>
+    </message>
+    <message>
+        <source>Dynamic shapes auto: the bucket shapes are known before step 1; the most frequent signatures are pre-captured up to the cache limit and the rest run uncaptured.</source>
+        <translation>動的形状 auto: バケットの形状はステップ 1 の前に分かっているため、出現頻度の高いシグネチャをキャッシュ上限まで事前キャプチャし、残りはキャプチャせずに実行します。</translation>
+    </message>
+    <message>
+        <source>torch.compile is off: every step runs the stock kernels eagerly. TF32 and cuDNN benchmark still apply.</source>
+        <translation>torch.compile はオフです: すべてのステップを標準カーネルで eager 実行します。TF32 と cuDNN ベンチマークは引き続き有効です。</translation>
+    </message>
+    <message>
+        <source>Fullgraph on: forward, backward and optimizer step are captured as one graph per signature; anything that prevents it stops the run with its cause.</source>
+        <translation>フルグラフ オン: 順伝播・逆伝播・オプティマイザのステップをシグネチャごとに 1 つのグラフとしてキャプチャします。それを妨げるものがあれば、原因を示して実行を停止します。</translation>
+    </message>
+    <message>
+        <source>Fullgraph off: per-block regions (SDXL input/middle/output blocks, FLUX double/single blocks) are captured with their backward; a region that cannot be captured runs eagerly with a warning.</source>
+        <translation>フルグラフ オフ: ブロック単位の領域(SDXL の入力/中間/出力ブロック、FLUX の double/single ブロック)を逆伝播とともにキャプチャします。キャプチャできない領域は警告を出して eager で実行します。</translation>
+    </message>
+    <message>
+        <source>Cache size limit: at most %1 captured signatures per region (0 means the default, %2).</source>
+        <translation>キャッシュサイズ上限: 領域ごとに最大 %1 個のシグネチャをキャプチャします(0 は既定値 %2)。</translation>
+    </message>
+    <message>
+        <source>The first steps include warm-up: graphs are captured on the real bucket shapes and batch size before step 1, and the warm-up time is reported apart from training time.</source>
+        <translation>最初のステップにはウォームアップが含まれます: ステップ 1 の前に実際のバケット形状とバッチサイズでグラフをキャプチャし、ウォームアップ時間は学習時間とは別に報告されます。</translation>
+    </message>
+    <message>
+        <source>Text encoder / VAE compilation covers caching, encoding and sampling.</source>
+        <translation>テキストエンコーダー / VAE のコンパイルはキャッシュ作成、エンコード、サンプル生成に適用されます。</translation>
+    </message>
+    <message>
+        <source>Fullgraph is refused with split attention: turn off one of them.</source>
+        <translation>フルグラフは分割アテンションと併用できません: どちらかをオフにしてください。</translation>
+    </message>
+    <message>
+        <source>With block swapping, the swapped blocks&apos; weights stay out of capture (their Linear layers run uncaptured).</source>
+        <translation>ブロックスワップ使用時、スワップされるブロックの重みはキャプチャ対象外になります(その Linear 層はキャプチャされずに実行されます)。</translation>
+    </message>
+</context>
+<context>
+    <name>ConfigDocument</name>
+    <message>
+        <source>Untitled</source>
+        <translation>無題</translation>
+    </message>
+    <message>
+        <source>Could not write %1: %2</source>
+        <translation>%1 を書き込めませんでした: %2</translation>
+    </message>
+</context>
+<context>
+    <name>Option</name>
+    <message>
+        <source>Model family</source>
+        <translation>モデルファミリー</translation>
+    </message>
+    <message>
+        <source>SDXL, FLUX.1, SD 1.5 or SD 2.x. Auto detects it from the checkpoint&apos;s tensor names.</source>
+        <translation>SDXL、FLUX.1、SD 1.5、SD 2.x のいずれか。auto はチェックポイントのテンソル名から判定します。</translation>
+    </message>
+    <message>
+        <source>Training type</source>
+        <translation>学習タイプ</translation>
+    </message>
+    <message>
+        <source>LoRA network, DreamBooth or full fine-tune. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>LoRA ネットワーク、DreamBooth、またはフルファインチューニング。Sinter 独自のキーで、sd-scripts は無視します。</translation>
+    </message>
+    <message>
+        <source>Pretrained model</source>
+        <translation>事前学習済みモデル</translation>
+    </message>
+    <message>
+        <source>The base checkpoint: a single .safetensors file (SDXL, SD) or the FLUX transformer.</source>
+        <translation>ベースとなるチェックポイント: 単一の .safetensors ファイル(SDXL、SD)または FLUX のトランスフォーマー。</translation>
+    </message>
+    <message>
+        <source>VAE</source>
+        <translation>VAE</translation>
+    </message>
+    <message>
+        <source>A separate VAE to use instead of the checkpoint&apos;s own.</source>
+        <translation>チェックポイント内蔵の VAE の代わりに使う別の VAE。</translation>
+    </message>
+    <message>
+        <source>Autoencoder (ae)</source>
+        <translation>オートエンコーダー (ae)</translation>
+    </message>
+    <message>
+        <source>FLUX autoencoder file, ae.safetensors.</source>
+        <translation>FLUX のオートエンコーダーファイル ae.safetensors。</translation>
+    </message>
+    <message>
+        <source>CLIP-L</source>
+        <translation>CLIP-L</translation>
+    </message>
+    <message>
+        <source>FLUX CLIP-L text encoder file.</source>
+        <translation>FLUX の CLIP-L テキストエンコーダーファイル。</translation>
+    </message>
+    <message>
+        <source>T5-XXL</source>
+        <translation>T5-XXL</translation>
+    </message>
+    <message>
+        <source>FLUX T5-XXL text encoder file.</source>
+        <translation>FLUX の T5-XXL テキストエンコーダーファイル。</translation>
+    </message>
+    <message>
+        <source>CLIP tokenizer</source>
+        <translation>CLIP トークナイザー</translation>
+    </message>
+    <message>
+        <source>Folder with the CLIP tokenizer (vocab.json and merges.txt, or tokenizer.json). Nothing is downloaded.</source>
+        <translation>CLIP トークナイザーのフォルダー(vocab.json と merges.txt、または tokenizer.json)。ダウンロードは行いません。</translation>
+    </message>
+    <message>
+        <source>T5 tokenizer</source>
+        <translation>T5 トークナイザー</translation>
+    </message>
+    <message>
+        <source>Folder with the T5 tokenizer (spiece.model or tokenizer.json).</source>
+        <translation>T5 トークナイザーのフォルダー(spiece.model または tokenizer.json)。</translation>
+    </message>
+    <message>
+        <source>V-parameterization</source>
+        <translation>v-パラメータ化</translation>
+    </message>
+    <message>
+        <source>Train with the v-prediction target (SD 2.x 768-v and v-pred SDXL models).</source>
+        <translation>v 予測を目標に学習します(SD 2.x の 768-v モデルや v-pred の SDXL モデル)。</translation>
+    </message>
+    <message>
+        <source>Output folder</source>
+        <translation>出力フォルダー</translation>
+    </message>
+    <message>
+        <source>Where trained models, states and samples are written.</source>
+        <translation>学習済みモデル、状態、サンプルの保存先。</translation>
+    </message>
+    <message>
+        <source>Output name</source>
+        <translation>出力名</translation>
+    </message>
+    <message>
+        <source>Base name of the saved files; &quot;last&quot; when empty.</source>
+        <translation>保存ファイルのベース名。空の場合は &quot;last&quot;。</translation>
+    </message>
+    <message>
+        <source>Save model as</source>
+        <translation>モデルの保存形式</translation>
+    </message>
+    <message>
+        <source>File format of saved models. This build writes safetensors.</source>
+        <translation>保存するモデルのファイル形式。このビルドは safetensors で保存します。</translation>
+    </message>
+    <message>
+        <source>Save precision</source>
+        <translation>保存精度</translation>
+    </message>
+    <message>
+        <source>Precision of the saved weights; the training precision when unset.</source>
+        <translation>保存する重みの精度。未設定なら学習時の精度。</translation>
+    </message>
+    <message>
+        <source>Training comment</source>
+        <translation>学習コメント</translation>
+    </message>
+    <message>
+        <source>Stored in the saved file&apos;s metadata (ss_training_comment).</source>
+        <translation>保存ファイルのメタデータ(ss_training_comment)に記録されます。</translation>
+    </message>
+    <message>
+        <source>No metadata</source>
+        <translation>メタデータなし</translation>
+    </message>
+    <message>
+        <source>Write only the minimum metadata into saved files.</source>
+        <translation>保存ファイルには最小限のメタデータだけを書き込みます。</translation>
+    </message>
+    <message>
+        <source>Image folder</source>
+        <translation>画像フォルダー</translation>
+    </message>
+    <message>
+        <source>Folder whose subfolders are named &lt;repeats&gt;_&lt;class tokens&gt;, e.g. 10_sks dog.</source>
+        <translation>&lt;繰り返し回数&gt;_&lt;クラストークン&gt; という名前のサブフォルダーを含むフォルダー(例: 10_sks dog)。</translation>
+    </message>
+    <message>
+        <source>Regularisation folder</source>
+        <translation>正則化フォルダー</translation>
+    </message>
+    <message>
+        <source>Regularisation images, in the same &lt;repeats&gt;_&lt;class tokens&gt; layout.</source>
+        <translation>正則化画像。同じ &lt;繰り返し回数&gt;_&lt;クラストークン&gt; 構成。</translation>
+    </message>
+    <message>
+        <source>Dataset config</source>
+        <translation>データセット設定</translation>
+    </message>
+    <message>
+        <source>A dataset TOML ([general], [[datasets]], [[datasets.subsets]]) instead of the folders.</source>
+        <translation>フォルダーの代わりに使うデータセット TOML([general]、[[datasets]]、[[datasets.subsets]])。</translation>
+    </message>
+    <message>
+        <source>Resolution</source>
+        <translation>解像度</translation>
+    </message>
+    <message>
+        <source>Training resolution, &quot;1024,1024&quot; (width,height) or &quot;1024&quot;.</source>
+        <translation>学習解像度。&quot;1024,1024&quot;(幅,高さ)または &quot;1024&quot;。</translation>
+    </message>
+    <message>
+        <source>Enable buckets</source>
+        <translation>バケットを有効化</translation>
+    </message>
+    <message>
+        <source>Group images by aspect ratio instead of cropping them all to one size.</source>
+        <translation>すべての画像を同じサイズに切り抜く代わりに、縦横比ごとにグループ化します。</translation>
+    </message>
+    <message>
+        <source>Minimum bucket resolution</source>
+        <translation>最小バケット解像度</translation>
+    </message>
+    <message>
+        <source>Smallest bucket side in pixels.</source>
+        <translation>バケットの最小辺(ピクセル)。</translation>
+    </message>
+    <message>
+        <source>Maximum bucket resolution</source>
+        <translation>最大バケット解像度</translation>
+    </message>
+    <message>
+        <source>Largest bucket side in pixels.</source>
+        <translation>バケットの最大辺(ピクセル)。</translation>
+    </message>
+    <message>
+        <source>Bucket resolution steps</source>
+        <translation>バケット解像度の刻み</translation>
+    </message>
+    <message>
+        <source>Bucket sides are multiples of this; 64 is recommended.</source>
+        <translation>バケットの辺はこの値の倍数になります。64 を推奨。</translation>
+    </message>
+    <message>
+        <source>No upscaling in buckets</source>
+        <translation>バケットで拡大しない</translation>
+    </message>
+    <message>
+        <source>Never enlarge an image to fill a bucket; small images get their own smaller bucket.</source>
+        <translation>バケットを埋めるために画像を拡大しません。小さい画像には専用の小さなバケットが使われます。</translation>
+    </message>
+    <message>
+        <source>Caption extension</source>
+        <translation>キャプションの拡張子</translation>
+    </message>
+    <message>
+        <source>Extension of the caption file beside each image.</source>
+        <translation>各画像の横に置くキャプションファイルの拡張子。</translation>
+    </message>
+    <message>
+        <source>Shuffle captions</source>
+        <translation>キャプションをシャッフル</translation>
+    </message>
+    <message>
+        <source>Shuffle the comma-separated tags of each caption every time it is used.</source>
+        <translation>使用のたびに、各キャプションのカンマ区切りタグをシャッフルします。</translation>
+    </message>
+    <message>
+        <source>Keep tokens</source>
+        <translation>固定トークン数</translation>
+    </message>
+    <message>
+        <source>Number of leading tags kept in place when shuffling or dropping tags.</source>
+        <translation>タグのシャッフルやドロップ時に先頭で固定しておくタグの数。</translation>
+    </message>
+    <message>
+        <source>Caption dropout rate</source>
+        <translation>キャプションドロップアウト率</translation>
+    </message>
+    <message>
+        <source>Probability of training an image with an empty caption.</source>
+        <translation>空のキャプションで画像を学習する確率。</translation>
+    </message>
+    <message>
+        <source>Tag dropout rate</source>
+        <translation>タグドロップアウト率</translation>
+    </message>
+    <message>
+        <source>Probability of dropping each tag (after keep_tokens).</source>
+        <translation>各タグを落とす確率(keep_tokens の後のタグ)。</translation>
+    </message>
+    <message>
+        <source>Flip augmentation</source>
+        <translation>反転による拡張</translation>
+    </message>
+    <message>
+        <source>Randomly mirror images horizontally.</source>
+        <translation>画像をランダムに左右反転します。</translation>
+    </message>
+    <message>
+        <source>Random crop</source>
+        <translation>ランダムクロップ</translation>
+    </message>
+    <message>
+        <source>Crop at a random position instead of the centre. Not with cached latents.</source>
+        <translation>中央ではなくランダムな位置で切り抜きます。潜在変数のキャッシュとは併用できません。</translation>
+    </message>
+    <message>
+        <source>Colour augmentation</source>
+        <translation>色の拡張</translation>
+    </message>
+    <message>
+        <source>Randomly shift hue. Not with cached latents.</source>
+        <translation>色相をランダムにずらします。潜在変数のキャッシュとは併用できません。</translation>
+    </message>
+    <message>
+        <source>Cache latents</source>
+        <translation>潜在変数をキャッシュ</translation>
+    </message>
+    <message>
+        <source>Encode every image once with the VAE and keep the latents in memory.</source>
+        <translation>すべての画像を VAE で一度だけエンコードし、潜在変数をメモリに保持します。</translation>
+    </message>
+    <message>
+        <source>Cache latents to disk</source>
+        <translation>潜在変数をディスクにキャッシュ</translation>
+    </message>
+    <message>
+        <source>Keep cached latents in files beside the images, reused while image and settings match.</source>
+        <translation>キャッシュした潜在変数を画像の横のファイルに保存し、画像と設定が同じ間は再利用します。</translation>
+    </message>
+    <message>
+        <source>Cache text encoder outputs</source>
+        <translation>テキストエンコーダー出力をキャッシュ</translation>
+    </message>
+    <message>
+        <source>Encode captions once. Needs frozen text encoders; not with caption shuffling or dropout.</source>
+        <translation>キャプションを一度だけエンコードします。テキストエンコーダーの凍結が必要で、キャプションのシャッフルやドロップアウトとは併用できません。</translation>
+    </message>
+    <message>
+        <source>Cache text encoder outputs to disk</source>
+        <translation>テキストエンコーダー出力をディスクにキャッシュ</translation>
+    </message>
+    <message>
+        <source>Keep cached text encoder outputs in files beside the captions.</source>
+        <translation>キャッシュしたテキストエンコーダー出力をキャプションの横のファイルに保存します。</translation>
+    </message>
+    <message>
+        <source>VAE batch size</source>
+        <translation>VAE バッチサイズ</translation>
+    </message>
+    <message>
+        <source>Images encoded at once while caching latents.</source>
+        <translation>潜在変数のキャッシュ時に一度にエンコードする画像の数。</translation>
+    </message>
+    <message>
+        <source>Data loader workers</source>
+        <translation>データローダーのワーカー数</translation>
+    </message>
+    <message>
+        <source>Threads that load and prepare images.</source>
+        <translation>画像を読み込み準備するスレッドの数。</translation>
+    </message>
+    <message>
+        <source>Prior loss weight</source>
+        <translation>事前保存損失の重み</translation>
+    </message>
+    <message>
+        <source>Loss weight of regularisation images.</source>
+        <translation>正則化画像の損失の重み。</translation>
+    </message>
+    <message>
+        <source>Max token length</source>
+        <translation>最大トークン長</translation>
+    </message>
+    <message>
+        <source>Caption length in tokens: 75 when unset, or 150 or 225 (encoded in 75-token chunks).</source>
+        <translation>キャプションのトークン長: 未設定なら 75、または 150 か 225(75 トークン単位でエンコード)。</translation>
+    </message>
+    <message>
+        <source>Batch size</source>
+        <translation>バッチサイズ</translation>
+    </message>
+    <message>
+        <source>Images per step.</source>
+        <translation>1 ステップあたりの画像数。</translation>
+    </message>
+    <message>
+        <source>Max train steps</source>
+        <translation>最大学習ステップ数</translation>
+    </message>
+    <message>
+        <source>Total optimisation steps; max_train_epochs overrides it.</source>
+        <translation>最適化ステップの総数。max_train_epochs が優先されます。</translation>
+    </message>
+    <message>
+        <source>Max train epochs</source>
+        <translation>最大学習エポック数</translation>
+    </message>
+    <message>
+        <source>Train for this many epochs instead of max_train_steps.</source>
+        <translation>max_train_steps の代わりにこのエポック数だけ学習します。</translation>
+    </message>
+    <message>
+        <source>Gradient accumulation steps</source>
+        <translation>勾配累積ステップ数</translation>
+    </message>
+    <message>
+        <source>Batches whose gradients are summed before each optimiser step.</source>
+        <translation>各オプティマイザステップの前に勾配を合算するバッチの数。</translation>
+    </message>
+    <message>
+        <source>Mixed precision</source>
+        <translation>混合精度</translation>
+    </message>
+    <message>
+        <source>Compute precision: no (fp32), fp16 or bf16.</source>
+        <translation>演算精度: no(fp32)、fp16、bf16。</translation>
+    </message>
+    <message>
+        <source>Full bf16</source>
+        <translation>完全 bf16</translation>
+    </message>
+    <message>
+        <source>Keep trained weights and gradients in bf16 too (needs mixed_precision bf16).</source>
+        <translation>学習する重みと勾配も bf16 で保持します(mixed_precision bf16 が必要)。</translation>
+    </message>
+    <message>
+        <source>Full fp16</source>
+        <translation>完全 fp16</translation>
+    </message>
+    <message>
+        <source>Keep trained weights and gradients in fp16 too (needs mixed_precision fp16).</source>
+        <translation>学習する重みと勾配も fp16 で保持します(mixed_precision fp16 が必要)。</translation>
+    </message>
+    <message>
+        <source>fp8 base model</source>
+        <translation>fp8 ベースモデル</translation>
+    </message>
+    <message>
+        <source>Store the frozen base model in fp8 to save memory.</source>
+        <translation>凍結したベースモデルを fp8 で保持してメモリを節約します。</translation>
+    </message>
+    <message>
+        <source>Gradient checkpointing</source>
+        <translation>勾配チェックポイント</translation>
+    </message>
+    <message>
+        <source>Recompute activations in the backward pass: less memory, slower steps.</source>
+        <translation>逆伝播時に活性化を再計算します: メモリは減り、ステップは遅くなります。</translation>
+    </message>
+    <message>
+        <source>Seed</source>
+        <translation>シード</translation>
+    </message>
+    <message>
+        <source>Random seed; the same seed gives the same run. Random when unset.</source>
+        <translation>乱数シード。同じシードなら同じ実行結果になります。未設定ならランダム。</translation>
+    </message>
+    <message>
+        <source>Max gradient norm</source>
+        <translation>最大勾配ノルム</translation>
+    </message>
+    <message>
+        <source>Clip gradients to this global norm; 0 disables clipping.</source>
+        <translation>勾配をこの全体ノルムでクリップします。0 でクリップ無効。</translation>
+    </message>
+    <message>
+        <source>Noise offset</source>
+        <translation>ノイズオフセット</translation>
+    </message>
+    <message>
+        <source>Adds a per-channel offset to the noise (helps very dark or bright images), e.g. 0.0357.</source>
+        <translation>ノイズにチャンネルごとのオフセットを加えます(非常に暗い/明るい画像に有効)。例: 0.0357。</translation>
+    </message>
+    <message>
+        <source>Multi-resolution noise iterations</source>
+        <translation>マルチ解像度ノイズの反復回数</translation>
+    </message>
+    <message>
+        <source>Pyramid noise levels, e.g. 6-10.</source>
+        <translation>ピラミッドノイズの段数。例: 6〜10。</translation>
+    </message>
+    <message>
+        <source>Multi-resolution noise discount</source>
+        <translation>マルチ解像度ノイズの減衰</translation>
+    </message>
+    <message>
+        <source>Weight of each coarser noise level.</source>
+        <translation>粗いノイズ段ごとの重み。</translation>
+    </message>
+    <message>
+        <source>Min-SNR gamma</source>
+        <translation>Min-SNR ガンマ</translation>
+    </message>
+    <message>
+        <source>Min-SNR loss weighting; 5 is the paper&apos;s recommendation.</source>
+        <translation>Min-SNR による損失の重み付け。論文の推奨値は 5。</translation>
+    </message>
+    <message>
+        <source>Loss type</source>
+        <translation>損失の種類</translation>
+    </message>
+    <message>
+        <source>l2 (MSE), l1, huber or smooth_l1.</source>
+        <translation>l2(MSE)、l1、huber、smooth_l1。</translation>
+    </message>
+    <message>
+        <source>Huber c</source>
+        <translation>Huber c</translation>
+    </message>
+    <message>
+        <source>Huber loss parameter.</source>
+        <translation>Huber 損失のパラメーター。</translation>
+    </message>
+    <message>
+        <source>Input perturbation noise gamma</source>
+        <translation>入力摂動ノイズのガンマ</translation>
+    </message>
+    <message>
+        <source>Input perturbation noise, e.g. 0.1.</source>
+        <translation>入力摂動ノイズ。例: 0.1。</translation>
+    </message>
+    <message>
+        <source>Min timestep</source>
+        <translation>最小タイムステップ</translation>
+    </message>
+    <message>
+        <source>Lowest timestep sampled (0 when unset).</source>
+        <translation>サンプリングする最小のタイムステップ(未設定なら 0)。</translation>
+    </message>
+    <message>
+        <source>Max timestep</source>
+        <translation>最大タイムステップ</translation>
+    </message>
+    <message>
+        <source>Timesteps are sampled below this (1000 when unset).</source>
+        <translation>タイムステップはこの値未満からサンプリングされます(未設定なら 1000)。</translation>
+    </message>
+    <message>
+        <source>Scaled dot-product attention</source>
+        <translation>スケールド・ドット積アテンション</translation>
+    </message>
+    <message>
+        <source>Use fused scaled dot-product attention (Sinter uses the fastest attention it has either way).</source>
+        <translation>融合されたスケールド・ドット積アテンションを使います(いずれにせよ Sinter は利用可能な最速のアテンションを使います)。</translation>
+    </message>
+    <message>
+        <source>xformers</source>
+        <translation>xformers</translation>
+    </message>
+    <message>
+        <source>sd-scripts&apos; xformers switch; Sinter uses its own fused attention instead.</source>
+        <translation>sd-scripts の xformers スイッチ。Sinter は代わりに独自の融合アテンションを使います。</translation>
+    </message>
+    <message>
+        <source>Split attention</source>
+        <translation>分割アテンション</translation>
+    </message>
+    <message>
+        <source>Compute attention one sample at a time to save memory. Not with fullgraph compile.</source>
+        <translation>メモリ節約のためサンプルごとにアテンションを計算します。フルグラフのコンパイルとは併用できません。</translation>
+    </message>
+    <message>
+        <source>Blocks to swap</source>
+        <translation>スワップするブロック数</translation>
+    </message>
+    <message>
+        <source>FLUX blocks kept in CPU memory and swapped in when needed (16/22/28 for 12/10/8 GB GPUs).</source>
+        <translation>CPU メモリに置き、必要時に入れ替える FLUX のブロック数(12/10/8 GB の GPU では 16/22/28)。</translation>
+    </message>
+    <message>
+        <source>CLIP skip</source>
+        <translation>CLIP スキップ</translation>
+    </message>
+    <message>
+        <source>Use the output of this many layers from the end of the text encoder.</source>
+        <translation>テキストエンコーダーの最後からこの層数分さかのぼった出力を使います。</translation>
+    </message>
+    <message>
+        <source>Train text encoders</source>
+        <translation>テキストエンコーダーを学習</translation>
+    </message>
+    <message>
+        <source>Also train the text encoders (SDXL DreamBooth and fine-tune).</source>
+        <translation>テキストエンコーダーも学習します(SDXL の DreamBooth とファインチューニング)。</translation>
+    </message>
+    <message>
+        <source>Learning rate TE1</source>
+        <translation>学習率 TE1</translation>
+    </message>
+    <message>
+        <source>Learning rate of CLIP-L; learning_rate when unset.</source>
+        <translation>CLIP-L の学習率。未設定なら learning_rate。</translation>
+    </message>
+    <message>
+        <source>Learning rate TE2</source>
+        <translation>学習率 TE2</translation>
+    </message>
+    <message>
+        <source>Learning rate of OpenCLIP bigG; learning_rate when unset.</source>
+        <translation>OpenCLIP bigG の学習率。未設定なら learning_rate。</translation>
+    </message>
+    <message>
+        <source>Guidance scale</source>
+        <translation>ガイダンススケール</translation>
+    </message>
+    <message>
+        <source>FLUX.1-dev guidance value fed to the model while training.</source>
+        <translation>学習中にモデルへ与える FLUX.1-dev のガイダンス値。</translation>
+    </message>
+    <message>
+        <source>Timestep sampling</source>
+        <translation>タイムステップのサンプリング</translation>
+    </message>
+    <message>
+        <source>How FLUX timesteps are drawn.</source>
+        <translation>FLUX のタイムステップの抽出方法。</translation>
+    </message>
+    <message>
+        <source>Sigmoid scale</source>
+        <translation>シグモイドスケール</translation>
+    </message>
+    <message>
+        <source>Scale for sigmoid and shift timestep sampling.</source>
+        <translation>sigmoid と shift のタイムステップサンプリングで使うスケール。</translation>
+    </message>
+    <message>
+        <source>Discrete flow shift</source>
+        <translation>離散フローシフト</translation>
+    </message>
+    <message>
+        <source>Shift for the shift timestep sampling.</source>
+        <translation>shift タイムステップサンプリングのシフト量。</translation>
+    </message>
+    <message>
+        <source>Model prediction type</source>
+        <translation>モデル予測タイプ</translation>
+    </message>
+    <message>
+        <source>How the FLUX model output is turned into the prediction.</source>
+        <translation>FLUX モデルの出力を予測値に変換する方法。</translation>
+    </message>
+    <message>
+        <source>T5-XXL max token length</source>
+        <translation>T5-XXL 最大トークン長</translation>
+    </message>
+    <message>
+        <source>T5 sequence length: 512 for dev, 256 for schnell when unset.</source>
+        <translation>T5 のシーケンス長: 未設定なら dev は 512、schnell は 256。</translation>
+    </message>
+    <message>
+        <source>Apply T5 attention mask</source>
+        <translation>T5 アテンションマスクを適用</translation>
+    </message>
+    <message>
+        <source>Mask T5 padding tokens in attention.</source>
+        <translation>アテンションで T5 のパディングトークンをマスクします。</translation>
+    </message>
+    <message>
+        <source>Network module</source>
+        <translation>ネットワークモジュール</translation>
+    </message>
+    <message>
+        <source>networks.lora (SDXL, SD) or networks.lora_flux (FLUX); chosen from the family when unset.</source>
+        <translation>networks.lora(SDXL、SD)または networks.lora_flux(FLUX)。未設定ならファミリーから選びます。</translation>
+    </message>
+    <message>
+        <source>Network rank (dim)</source>
+        <translation>ネットワークランク (dim)</translation>
+    </message>
+    <message>
+        <source>LoRA rank; 4 when unset.</source>
+        <translation>LoRA のランク。未設定なら 4。</translation>
+    </message>
+    <message>
+        <source>Network alpha</source>
+        <translation>ネットワークアルファ</translation>
+    </message>
+    <message>
+        <source>LoRA alpha; the update is scaled by alpha / rank.</source>
+        <translation>LoRA のアルファ。更新量は alpha / rank 倍されます。</translation>
+    </message>
+    <message>
+        <source>Network arguments</source>
+        <translation>ネットワーク引数</translation>
+    </message>
+    <message>
+        <source>Extra key=value arguments for the network module.</source>
+        <translation>ネットワークモジュールへの追加の key=value 引数。</translation>
+    </message>
+    <message>
+        <source>Network dropout</source>
+        <translation>ネットワークドロップアウト</translation>
+    </message>
+    <message>
+        <source>Dropout on the LoRA input while training.</source>
+        <translation>学習中の LoRA 入力に適用するドロップアウト。</translation>
+    </message>
+    <message>
+        <source>Network weights</source>
+        <translation>ネットワークの重み</translation>
+    </message>
+    <message>
+        <source>Continue training from this LoRA file.</source>
+        <translation>この LoRA ファイルから学習を続けます。</translation>
+    </message>
+    <message>
+        <source>Rank from weights</source>
+        <translation>重みからランクを取得</translation>
+    </message>
+    <message>
+        <source>Take rank and alpha from network_weights.</source>
+        <translation>network_weights からランクとアルファを取得します。</translation>
+    </message>
+    <message>
+        <source>Train U-Net only</source>
+        <translation>U-Net のみ学習</translation>
+    </message>
+    <message>
+        <source>Train only the LoRA modules of the U-Net / transformer.</source>
+        <translation>U-Net / トランスフォーマーの LoRA モジュールだけを学習します。</translation>
+    </message>
+    <message>
+        <source>Train text encoder only</source>
+        <translation>テキストエンコーダーのみ学習</translation>
+    </message>
+    <message>
+        <source>Train only the LoRA modules of the text encoders.</source>
+        <translation>テキストエンコーダーの LoRA モジュールだけを学習します。</translation>
+    </message>
+    <message>
+        <source>U-Net learning rate</source>
+        <translation>U-Net の学習率</translation>
+    </message>
+    <message>
+        <source>Learning rate of the U-Net / transformer LoRA; learning_rate when unset.</source>
+        <translation>U-Net / トランスフォーマーの LoRA の学習率。未設定なら learning_rate。</translation>
+    </message>
+    <message>
+        <source>Text encoder learning rate</source>
+        <translation>テキストエンコーダーの学習率</translation>
+    </message>
+    <message>
+        <source>Learning rate of the text encoder LoRA; learning_rate when unset.</source>
+        <translation>テキストエンコーダーの LoRA の学習率。未設定なら learning_rate。</translation>
+    </message>
+    <message>
+        <source>Optimizer</source>
+        <translation>オプティマイザ</translation>
+    </message>
+    <message>
+        <source>Optimizer name as in sd-scripts; AdamW when empty.</source>
+        <translation>sd-scripts と同じオプティマイザ名。空なら AdamW。</translation>
+    </message>
+    <message>
+        <source>Optimizer arguments</source>
+        <translation>オプティマイザ引数</translation>
+    </message>
+    <message>
+        <source>key=value pairs, e.g. weight_decay=0.01 betas=0.9,0.999.</source>
+        <translation>key=value の組。例: weight_decay=0.01 betas=0.9,0.999。</translation>
+    </message>
+    <message>
+        <source>Learning rate</source>
+        <translation>学習率</translation>
+    </message>
+    <message>
+        <source>Base learning rate.</source>
+        <translation>基本の学習率。</translation>
+    </message>
+    <message>
+        <source>LR scheduler</source>
+        <translation>LR スケジューラ</translation>
+    </message>
+    <message>
+        <source>Learning-rate schedule.</source>
+        <translation>学習率のスケジュール。</translation>
+    </message>
+    <message>
+        <source>LR warmup steps</source>
+        <translation>LR ウォームアップステップ数</translation>
+    </message>
+    <message>
+        <source>Warm-up steps, or a ratio of the total steps when below 1.</source>
+        <translation>ウォームアップのステップ数。1 未満なら総ステップ数に対する割合。</translation>
+    </message>
+    <message>
+        <source>LR cycles</source>
+        <translation>LR サイクル数</translation>
+    </message>
+    <message>
+        <source>Restarts of cosine_with_restarts.</source>
+        <translation>cosine_with_restarts の再始動回数。</translation>
+    </message>
+    <message>
+        <source>LR power</source>
+        <translation>LR べき乗</translation>
+    </message>
+    <message>
+        <source>Power of the polynomial schedule.</source>
+        <translation>多項式スケジュールのべき指数。</translation>
+    </message>
+    <message>
+        <source>Enable torch.compile</source>
+        <translation>torch.compile を有効化</translation>
+    </message>
+    <message>
+        <source>Accelerate the training step natively: fused kernels, and with the matching mode, CUDA graphs.</source>
+        <translation>学習ステップをネイティブに高速化します: 融合カーネル、対応するモードでは CUDA グラフも使います。</translation>
+    </message>
+    <message>
+        <source>Backend</source>
+        <translation>バックエンド</translation>
+    </message>
+    <message>
+        <source>inductor: fused kernels; cudagraphs: graph capture with stock kernels; eager: nothing captured; aot_eager: eager, with the capture-safety checks reported.</source>
+        <translation>inductor: 融合カーネル、cudagraphs: 標準カーネルでのグラフキャプチャ、eager: キャプチャなし、aot_eager: eager 実行でキャプチャ安全性の検査結果を報告。</translation>
+    </message>
+    <message>
+        <source>Mode</source>
+        <translation>モード</translation>
+    </message>
+    <message>
+        <source>default: fused kernels; reduce-overhead: + CUDA graphs; max-autotune: + graphs and autotuning; max-autotune-no-cudagraphs: + autotuning.</source>
+        <translation>default: 融合カーネル、reduce-overhead: + CUDA グラフ、max-autotune: + グラフと自動チューニング、max-autotune-no-cudagraphs: + 自動チューニング。</translation>
+    </message>
+    <message>
+        <source>Dynamic shapes</source>
+        <translation>動的形状</translation>
+    </message>
+    <message>
+        <source>false: a graph per shape; auto: pre-capture the most frequent bucket shapes; true: nothing shape-specialised.</source>
+        <translation>false: 形状ごとに 1 つのグラフ、auto: 頻度の高いバケット形状を事前キャプチャ、true: 形状に特化しない。</translation>
+    </message>
+    <message>
+        <source>Full graph</source>
+        <translation>フルグラフ</translation>
+    </message>
+    <message>
+        <source>Capture forward, backward and optimizer step as one graph; anything that prevents it is an error.</source>
+        <translation>順伝播・逆伝播・オプティマイザのステップを 1 つのグラフとしてキャプチャします。妨げるものがあればエラーになります。</translation>
+    </message>
+    <message>
+        <source>Cache size limit</source>
+        <translation>キャッシュサイズ上限</translation>
+    </message>
+    <message>
+        <source>Captured shape signatures per region; 0 uses the default of 8.</source>
+        <translation>領域ごとにキャプチャする形状シグネチャの数。0 は既定値の 8。</translation>
+    </message>
+    <message>
+        <source>Compile arguments (deprecated)</source>
+        <translation>コンパイル引数(非推奨)</translation>
+    </message>
+    <message>
+        <source>BACKEND MODE DYNAMIC FULLGRAPH; overrides the settings above and sets the cache limit to 32.</source>
+        <translation>BACKEND MODE DYNAMIC FULLGRAPH。上の設定を上書きし、キャッシュ上限を 32 にします。</translation>
+    </message>
+    <message>
+        <source>Compile text encoders</source>
+        <translation>テキストエンコーダーをコンパイル</translation>
+    </message>
+    <message>
+        <source>Also accelerate text encoding.</source>
+        <translation>テキストのエンコードも高速化します。</translation>
+    </message>
+    <message>
+        <source>Compile VAE</source>
+        <translation>VAE をコンパイル</translation>
+    </message>
+    <message>
+        <source>Also accelerate latent caching and sample decoding.</source>
+        <translation>潜在変数のキャッシュ作成とサンプルのデコードも高速化します。</translation>
+    </message>
+    <message>
+        <source>Allow TF32</source>
+        <translation>TF32 を許可</translation>
+    </message>
+    <message>
+        <source>TF32 matrix and convolution math on CUDA, with or without compile.</source>
+        <translation>CUDA の行列演算と畳み込みで TF32 を使います(コンパイルの有無に関係なく)。</translation>
+    </message>
+    <message>
+        <source>cuDNN benchmark</source>
+        <translation>cuDNN ベンチマーク</translation>
+    </message>
+    <message>
+        <source>Let cuDNN pick the fastest convolution algorithms, with or without compile.</source>
+        <translation>cuDNN に最速の畳み込みアルゴリズムを選ばせます(コンパイルの有無に関係なく)。</translation>
+    </message>
+    <message>
+        <source>Save every N epochs</source>
+        <translation>N エポックごとに保存</translation>
+    </message>
+    <message>
+        <source>Save the model every N epochs.</source>
+        <translation>N エポックごとにモデルを保存します。</translation>
+    </message>
+    <message>
+        <source>Save every N steps</source>
+        <translation>N ステップごとに保存</translation>
+    </message>
+    <message>
+        <source>Save the model every N steps.</source>
+        <translation>N ステップごとにモデルを保存します。</translation>
+    </message>
+    <message>
+        <source>Keep last N epochs</source>
+        <translation>最新 N エポック分を保持</translation>
+    </message>
+    <message>
+        <source>Delete older per-epoch saves, keeping the last N.</source>
+        <translation>古いエポックごとの保存を削除し、最新 N 個を残します。</translation>
+    </message>
+    <message>
+        <source>Keep last N steps</source>
+        <translation>最新 N ステップ分を保持</translation>
+    </message>
+    <message>
+        <source>Delete per-step saves older than N steps.</source>
+        <translation>N ステップより古いステップごとの保存を削除します。</translation>
+    </message>
+    <message>
+        <source>Save training state</source>
+        <translation>学習状態を保存</translation>
+    </message>
+    <message>
+        <source>Save optimizer, scheduler and data position with each save, for resuming.</source>
+        <translation>再開できるよう、保存のたびにオプティマイザ、スケジューラ、データ位置も保存します。</translation>
+    </message>
+    <message>
+        <source>Save state at the end</source>
+        <translation>終了時に状態を保存</translation>
+    </message>
+    <message>
+        <source>Save the training state once training ends.</source>
+        <translation>学習終了時に学習状態を一度保存します。</translation>
+    </message>
+    <message>
+        <source>Resume from state</source>
+        <translation>状態から再開</translation>
+    </message>
+    <message>
+        <source>A saved state folder to continue from.</source>
+        <translation>続きから学習するための保存済み状態フォルダー。</translation>
+    </message>
+    <message>
+        <source>Hugging Face token</source>
+        <translation>Hugging Face トークン</translation>
+    </message>
+    <message>
+        <source>Token for uploads. Never written to configs or presets.</source>
+        <translation>アップロード用のトークン。設定ファイルやプリセットには書き込まれません。</translation>
+    </message>
+    <message>
+        <source>Sample prompts</source>
+        <translation>サンプルプロンプト</translation>
+    </message>
+    <message>
+        <source>A text file of prompts (one per line, with --w --h --d --l --s --n).</source>
+        <translation>プロンプトのテキストファイル(1 行に 1 つ、--w --h --d --l --s --n 指定可)。</translation>
+    </message>
+    <message>
+        <source>Sample every N steps</source>
+        <translation>N ステップごとにサンプル生成</translation>
+    </message>
+    <message>
+        <source>Generate samples every N steps.</source>
+        <translation>N ステップごとにサンプルを生成します。</translation>
+    </message>
+    <message>
+        <source>Sample every N epochs</source>
+        <translation>N エポックごとにサンプル生成</translation>
+    </message>
+    <message>
+        <source>Generate samples every N epochs.</source>
+        <translation>N エポックごとにサンプルを生成します。</translation>
+    </message>
+    <message>
+        <source>Sampler</source>
+        <translation>サンプラー</translation>
+    </message>
+    <message>
+        <source>Sampler used for samples.</source>
+        <translation>サンプル生成に使うサンプラー。</translation>
+    </message>
+    <message>
+        <source>Sample before training</source>
+        <translation>学習前にサンプル生成</translation>
+    </message>
+    <message>
+        <source>Generate samples before the first step.</source>
+        <translation>最初のステップの前にサンプルを生成します。</translation>
+    </message>
+    <message>
+        <source>Logging folder</source>
+        <translation>ログフォルダー</translation>
+    </message>
+    <message>
+        <source>Folder for TensorBoard logs.</source>
+        <translation>TensorBoard のログ用フォルダー。</translation>
+    </message>
+    <message>
+        <source>Log with</source>
+        <translation>ログの出力先</translation>
+    </message>
+    <message>
+        <source>tensorboard, wandb or all; TensorBoard when only a logging folder is set.</source>
+        <translation>tensorboard、wandb、all のいずれか。ログフォルダーだけを設定した場合は TensorBoard。</translation>
+    </message>
+    <message>
+        <source>Log prefix</source>
+        <translation>ログの接頭辞</translation>
+    </message>
+    <message>
+        <source>Prefix for the log folder name.</source>
+        <translation>ログフォルダー名の接頭辞。</translation>
+    </message>
+    <message>
+        <source>W&amp;B API key</source>
+        <translation>W&amp;B API キー</translation>
+    </message>
+    <message>
+        <source>Weights &amp; Biases key. Never written to configs or presets.</source>
+        <translation>Weights &amp; Biases のキー。設定ファイルやプリセットには書き込まれません。</translation>
+    </message>
+    <message>
+        <source>Profile steps</source>
+        <translation>プロファイルするステップ数</translation>
+    </message>
+    <message>
+        <source>Record per-step timings for this many steps after warm-up and log a summary.</source>
+        <translation>ウォームアップ後この数のステップについてステップごとの時間を記録し、概要をログに出します。</translation>
+    </message>
+</context>
+<context>
+    <name>PresetChanges</name>
+    <message>
+        <source>(not set)</source>
+        <translation>(未設定)</translation>
+    </message>
+</context>
+<context>
+    <name>main</name>
+    <message>
+        <source>Sinter: a training studio for SDXL and FLUX.</source>
+        <translation>Sinter: SDXL と FLUX のための学習スタジオ。</translation>
+    </message>
+    <message>
+        <source>Open a configuration file.</source>
+        <translation>設定ファイルを開きます。</translation>
+    </message>
+    <message>
+        <source>User interface language (ja, zh_CN, en).</source>
+        <translation>ユーザーインターフェースの言語(ja、zh_CN、en)。</translation>
+    </message>
+    <message>
+        <source>A configuration file to open.</source>
+        <translation>開く設定ファイル。</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::CommandPreviewDialog</name>
+    <message>
+        <source>Command</source>
+        <translation>コマンド</translation>
+    </message>
+    <message>
+        <source>%1 (written when the run starts)</source>
+        <translation>%1(実行開始時に書き込まれます)</translation>
+    </message>
+    <message>
+        <source>The same run with command-line flags only</source>
+        <translation>同じ実行をコマンドラインフラグだけで表したもの</translation>
+    </message>
+    <message>
+        <source>Print command</source>
+        <translation>コマンドを表示</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <translation>コピー</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::CompileSettingsPanel</name>
+    <message>
+        <source>Torch Compile Settings</source>
+        <translation>Torch コンパイル設定</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::LogView</name>
+    <message>
+        <source>Find in log</source>
+        <translation>ログ内を検索</translation>
+    </message>
+    <message>
+        <source>Next</source>
+        <translation>次へ</translation>
+    </message>
+    <message>
+        <source>Previous</source>
+        <translation>前へ</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <translation>コピー</translation>
+    </message>
+    <message>
+        <source>Copy the selection, or the whole log when nothing is selected</source>
+        <translation>選択範囲をコピーします。何も選択していなければログ全体をコピーします</translation>
+    </message>
+    <message>
+        <source>Save…</source>
+        <translation>保存…</translation>
+    </message>
+    <message>
+        <source>Save the log to a file</source>
+        <translation>ログをファイルに保存します</translation>
+    </message>
+    <message>
+        <source>Could not write %1: %2</source>
+        <translation>%1 を書き込めませんでした: %2</translation>
+    </message>
+    <message>
+        <source>Save log</source>
+        <translation>ログを保存</translation>
+    </message>
+    <message>
+        <source>Log files (*.log *.txt);;All files (*)</source>
+        <translation>ログファイル (*.log *.txt);;すべてのファイル (*)</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::LossChart</name>
+    <message>
+        <source>Loss</source>
+        <translation>損失</translation>
+    </message>
+    <message>
+        <source>Smoothed</source>
+        <translation>平滑化</translation>
+    </message>
+    <message>
+        <source>Step</source>
+        <translation>ステップ</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::MainWindow</name>
+    <message>
+        <source>&amp;Open…</source>
+        <translation>開く(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>&amp;Save</source>
+        <translation>保存(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Save &amp;As…</source>
+        <translation>名前を付けて保存(&amp;A)…</translation>
+    </message>
+    <message>
+        <source>%1 (running)</source>
+        <translation>%1(実行中)</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>ファイル(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;New</source>
+        <translation>新規(&amp;N)</translation>
+    </message>
+    <message>
+        <source>Open &amp;Recent</source>
+        <translation>最近使ったファイル(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Import kohya_ss JSON…</source>
+        <translation>kohya_ss の JSON をインポート(&amp;I)…</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>終了(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;Run</source>
+        <translation>実行(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Start training</source>
+        <translation>学習を開始(&amp;S)</translation>
+    </message>
+    <message>
+        <source>S&amp;top</source>
+        <translation>停止(&amp;T)</translation>
+    </message>
+    <message>
+        <source>&amp;Print command</source>
+        <translation>コマンドを表示(&amp;P)</translation>
+    </message>
+    <message>
+        <source>&amp;Settings</source>
+        <translation>設定(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Runner &amp;program…</source>
+        <translation>ランナープログラム(&amp;P)…</translation>
+    </message>
+    <message>
+        <source>Open user &amp;preset folder</source>
+        <translation>ユーザープリセットのフォルダーを開く(&amp;P)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>ヘルプ(&amp;H)</translation>
+    </message>
+    <message>
+        <source>&amp;About Sinter</source>
+        <translation>Sinter について(&amp;A)</translation>
+    </message>
+    <message>
+        <source>%1[*] — %2 — Sinter</source>
+        <translation>%1[*] — %2 — Sinter</translation>
+    </message>
+    <message>
+        <source>(none)</source>
+        <translation>(なし)</translation>
+    </message>
+    <message>
+        <source>Clear list</source>
+        <translation>一覧を消去</translation>
+    </message>
+    <message>
+        <source>Unsaved changes</source>
+        <translation>未保存の変更</translation>
+    </message>
+    <message>
+        <source>The %1 settings (%2) have unsaved changes. Save them?</source>
+        <translation>%1 の設定(%2)には未保存の変更があります。保存しますか?</translation>
+    </message>
+    <message>
+        <source>Save</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <source>Saved %1</source>
+        <translation>%1 を保存しました</translation>
+    </message>
+    <message>
+        <source>Save configuration</source>
+        <translation>設定を保存</translation>
+    </message>
+    <message>
+        <source>Open configuration</source>
+        <translation>設定を開く</translation>
+    </message>
+    <message>
+        <source>TOML (*.toml);;All files (*)</source>
+        <translation>TOML (*.toml);;すべてのファイル (*)</translation>
+    </message>
+    <message>
+        <source>Import kohya_ss configuration</source>
+        <translation>kohya_ss の設定をインポート</translation>
+    </message>
+    <message>
+        <source>kohya_ss JSON (*.json);;All files (*)</source>
+        <translation>kohya_ss JSON (*.json);;すべてのファイル (*)</translation>
+    </message>
+    <message>
+        <source>Imported %1 into the %2 tab.</source>
+        <translation>%1 を %2 タブにインポートしました。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n value(s) could not be carried over; see the details.</source>
+        <translation>
+            <numerusform>%n 個の値を引き継げませんでした。詳細を参照してください。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Not carried over:</source>
+        <translation>引き継げなかった値:</translation>
+    </message>
+    <message>
+        <source>sinter-runner program</source>
+        <translation>sinter-runner プログラム</translation>
+    </message>
+    <message>
+        <source>About Sinter</source>
+        <translation>Sinter について</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;Sinter %1&lt;/h3&gt;&lt;p&gt;A native training studio for SDXL and FLUX.&lt;/p&gt;&lt;p&gt;Runner: %2&lt;/p&gt;</source>
+        <translation>&lt;h3&gt;Sinter %1&lt;/h3&gt;&lt;p&gt;SDXL と FLUX のためのネイティブな学習スタジオ。&lt;/p&gt;&lt;p&gt;ランナー: %2&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>Training is running</source>
+        <translation>学習を実行中</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n run(s) in progress. Stop them (they save first) and quit?</source>
+        <translation>
+            <numerusform>%n 件の実行が進行中です。停止して(先に保存されます)終了しますか?</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::OptionEditor</name>
+    <message>
+        <source>Not set</source>
+        <translation>未設定</translation>
+    </message>
+    <message>
+        <source>Default</source>
+        <translation>既定値</translation>
+    </message>
+    <message>
+        <source>Kept for this session only; never saved to a file</source>
+        <translation>このセッションの間だけ保持され、ファイルには保存されません</translation>
+    </message>
+    <message>
+        <source>Choose a folder</source>
+        <translation>フォルダーを選択</translation>
+    </message>
+    <message>
+        <source>Choose a file</source>
+        <translation>ファイルを選択</translation>
+    </message>
+    <message>
+        <source>Items separated by spaces; quote items that contain spaces</source>
+        <translation>項目はスペースで区切り、スペースを含む項目は引用符で囲みます</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::OptionForm</name>
+    <message>
+        <source>Source model</source>
+        <translation>ソースモデル</translation>
+    </message>
+    <message>
+        <source>Dataset</source>
+        <translation>データセット</translation>
+    </message>
+    <message>
+        <source>Training</source>
+        <translation>学習</translation>
+    </message>
+    <message>
+        <source>Network</source>
+        <translation>ネットワーク</translation>
+    </message>
+    <message>
+        <source>Optimizer</source>
+        <translation>オプティマイザ</translation>
+    </message>
+    <message>
+        <source>Torch Compile Settings</source>
+        <translation>Torch コンパイル設定</translation>
+    </message>
+    <message>
+        <source>Saving</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <source>Samples</source>
+        <translation>サンプル</translation>
+    </message>
+    <message>
+        <source>Logging</source>
+        <translation>ログ</translation>
+    </message>
+    <message>
+        <source>Folders</source>
+        <translation>フォルダー</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>パラメーター</translation>
+    </message>
+    <message>
+        <source>Basic</source>
+        <translation>基本</translation>
+    </message>
+    <message>
+        <source>Advanced</source>
+        <translation>詳細</translation>
+    </message>
+    <message>
+        <source>Detected from the checkpoint: %1</source>
+        <translation>チェックポイントから判定: %1</translation>
+    </message>
+    <message>
+        <source>The checkpoint&apos;s tensor names match no known model family.</source>
+        <translation>チェックポイントのテンソル名が既知のモデルファミリーに一致しません。</translation>
+    </message>
+    <message>
+        <source>Could not read the checkpoint: %1</source>
+        <translation>チェックポイントを読み込めませんでした: %1</translation>
+    </message>
+    <message>
+        <source>The checkpoint file does not exist yet.</source>
+        <translation>チェックポイントファイルはまだ存在しません。</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::PresetDiffDialog</name>
+    <message>
+        <source>Apply preset</source>
+        <translation>プリセットを適用</translation>
+    </message>
+    <message numerus="yes">
+        <source>Applying “%1” changes %n option(s):</source>
+        <translation>
+            <numerusform>「%1」を適用すると %n 個のオプションが変わります:</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Option</source>
+        <translation>オプション</translation>
+    </message>
+    <message>
+        <source>Current</source>
+        <translation>現在</translation>
+    </message>
+    <message>
+        <source>Preset</source>
+        <translation>プリセット</translation>
+    </message>
+    <message>
+        <source>Apply</source>
+        <translation>適用</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::RunController</name>
+    <message>
+        <source>Could not start %1: %2</source>
+        <translation>%1 を起動できませんでした: %2</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::RunMonitor</name>
+    <message>
+        <source>Idle</source>
+        <translation>待機中</translation>
+    </message>
+    <message>
+        <source>%v / %m steps</source>
+        <translation>%v / %m ステップ</translation>
+    </message>
+    <message>
+        <source>Starting…</source>
+        <translation>起動中…</translation>
+    </message>
+    <message>
+        <source>%1 on %2, %3 steps</source>
+        <translation>%2 で %1、%3 ステップ</translation>
+    </message>
+    <message>
+        <source>Preparing</source>
+        <translation>準備中</translation>
+    </message>
+    <message>
+        <source>Warm-up</source>
+        <translation>ウォームアップ</translation>
+    </message>
+    <message>
+        <source>Warm-up: %1 captured in %2 s (total %3 s)</source>
+        <translation>ウォームアップ: %1 を %2 秒でキャプチャ(合計 %3 秒)</translation>
+    </message>
+    <message>
+        <source>Training</source>
+        <translation>学習中</translation>
+    </message>
+    <message>
+        <source>Warm-up took %1 s</source>
+        <translation>ウォームアップに %1 秒かかりました</translation>
+    </message>
+    <message>
+        <source>Epoch %1 / %2</source>
+        <translation>エポック %1 / %2</translation>
+    </message>
+    <message>
+        <source>Epoch %1</source>
+        <translation>エポック %1</translation>
+    </message>
+    <message>
+        <source>%1 it/s</source>
+        <translation>%1 it/s</translation>
+    </message>
+    <message>
+        <source>%1 s/it</source>
+        <translation>%1 s/it</translation>
+    </message>
+    <message>
+        <source>ETA %1</source>
+        <translation>残り時間 %1</translation>
+    </message>
+    <message>
+        <source>Epoch %1 / %2 done, average loss %3</source>
+        <translation>エポック %1 / %2 完了、平均損失 %3</translation>
+    </message>
+    <message>
+        <source>Saved %1: %2</source>
+        <translation>%1 を保存: %2</translation>
+    </message>
+    <message>
+        <source>Force-stopped: the runner was killed; the last saved state is what remains.</source>
+        <translation>強制停止: ランナーを終了させました。最後に保存された状態が残っています。</translation>
+    </message>
+    <message>
+        <source>Stopped at step %1; the network and training state were saved.</source>
+        <translation>ステップ %1 で停止しました。ネットワークと学習状態は保存されました。</translation>
+    </message>
+    <message>
+        <source>Completed: %1 steps.</source>
+        <translation>完了: %1 ステップ。</translation>
+    </message>
+    <message>
+        <source>Failed: the runner crashed.</source>
+        <translation>失敗: ランナーがクラッシュしました。</translation>
+    </message>
+    <message>
+        <source>Failed with exit code %1.</source>
+        <translation>終了コード %1 で失敗しました。</translation>
+    </message>
+    <message>
+        <source>The configuration was refused; nothing was trained.</source>
+        <translation>設定が拒否されたため、何も学習していません。</translation>
+    </message>
+    <message>
+        <source>Completed</source>
+        <translation>完了</translation>
+    </message>
+    <message>
+        <source>Stopped</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>Failed</source>
+        <translation>失敗</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::RunPanel</name>
+    <message>
+        <source>Start training</source>
+        <translation>学習を開始</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>Finish the current step, save the network and training state, then stop</source>
+        <translation>現在のステップを終え、ネットワークと学習状態を保存してから停止します</translation>
+    </message>
+    <message>
+        <source>Force stop</source>
+        <translation>強制停止</translation>
+    </message>
+    <message>
+        <source>Kill the runner now; nothing more is saved</source>
+        <translation>ランナーを直ちに終了します。これ以上は何も保存されません</translation>
+    </message>
+    <message>
+        <source>Print command</source>
+        <translation>コマンドを表示</translation>
+    </message>
+    <message>
+        <source>Show the exact command and the TOML file a run would use</source>
+        <translation>実行時に使う正確なコマンドと TOML ファイルを表示します</translation>
+    </message>
+    <message>
+        <source>Log</source>
+        <translation>ログ</translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation>損失</translation>
+    </message>
+    <message>
+        <source>The runner has not stopped yet; Force stop kills it.</source>
+        <translation>ランナーはまだ停止していません。強制停止で終了させられます。</translation>
+    </message>
+    <message>
+        <source>Stop requested: the runner finishes the current step and saves.</source>
+        <translation>停止を要求しました: ランナーは現在のステップを終えて保存します。</translation>
+    </message>
+    <message>
+        <source>Compile plan: %1; mechanisms: %2; regions: %3</source>
+        <translation>コンパイル計画: %1、仕組み: %2、領域: %3</translation>
+    </message>
+    <message>
+        <source>backend=%1, mode=%2, dynamic=%3</source>
+        <translation>backend=%1、mode=%2、dynamic=%3</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>オフ</translation>
+    </message>
+    <message>
+        <source>Unavailable in this build: %1</source>
+        <translation>このビルドでは利用できません: %1</translation>
+    </message>
+    <message>
+        <source>Warning: %1</source>
+        <translation>警告: %1</translation>
+    </message>
+    <message>
+        <source>Error: %1</source>
+        <translation>エラー: %1</translation>
+    </message>
+    <message>
+        <source>Saved (%1): %2</source>
+        <translation>保存 (%1): %2</translation>
+    </message>
+    <message>
+        <source>Sample: %1 (%2)</source>
+        <translation>サンプル: %1 (%2)</translation>
+    </message>
+    <message>
+        <source>Runner exited with code %1.</source>
+        <translation>ランナーはコード %1 で終了しました。</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::TrainingTab</name>
+    <message>
+        <source>LoRA</source>
+        <translation>LoRA</translation>
+    </message>
+    <message>
+        <source>DreamBooth</source>
+        <translation>DreamBooth</translation>
+    </message>
+    <message>
+        <source>Fine-tune</source>
+        <translation>ファインチューニング</translation>
+    </message>
+    <message>
+        <source>Configuration</source>
+        <translation>設定</translation>
+    </message>
+    <message>
+        <source>Preset:</source>
+        <translation>プリセット:</translation>
+    </message>
+    <message>
+        <source>Apply…</source>
+        <translation>適用…</translation>
+    </message>
+    <message>
+        <source>Show what the preset changes, then apply it</source>
+        <translation>プリセットによる変更内容を表示してから適用します</translation>
+    </message>
+    <message>
+        <source>Save as preset…</source>
+        <translation>プリセットとして保存…</translation>
+    </message>
+    <message>
+        <source>Save the current settings as your own preset</source>
+        <translation>現在の設定を自分用のプリセットとして保存します</translation>
+    </message>
+    <message>
+        <source>%1 (yours)</source>
+        <translation>%1(自作)</translation>
+    </message>
+    <message>
+        <source>%1 (cannot be read)</source>
+        <translation>%1(読み込めません)</translation>
+    </message>
+    <message>
+        <source>Apply preset</source>
+        <translation>プリセットを適用</translation>
+    </message>
+    <message>
+        <source>“%1” would change nothing.</source>
+        <translation>「%1」を適用しても何も変わりません。</translation>
+    </message>
+    <message>
+        <source>A preset needs a name.</source>
+        <translation>プリセットには名前が必要です。</translation>
+    </message>
+    <message>
+        <source>Save as preset</source>
+        <translation>プリセットとして保存</translation>
+    </message>
+    <message>
+        <source>Preset name:</source>
+        <translation>プリセット名:</translation>
+    </message>
+    <message>
+        <source>Choose an output folder first: the run&apos;s TOML file is written there.</source>
+        <translation>先に出力フォルダーを選んでください: 実行用の TOML ファイルはそこに書き込まれます。</translation>
+    </message>
+    <message>
+        <source>Print command</source>
+        <translation>コマンドを表示</translation>
+    </message>
+    <message>
+        <source>Cannot start</source>
+        <translation>開始できません</translation>
+    </message>
+    <message>
+        <source>Fix the marked fields first:
+%1</source>
+        <translation>先に印の付いた項目を修正してください:
+%1</translation>
+    </message>
+</context>
 </TS>

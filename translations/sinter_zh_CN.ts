@@ -1,4 +1,1759 @@
 <?xml version="1.0" encoding="utf-8"?>
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
+<context>
+    <name>CompileInfo</name>
+    <message>
+        <source>Backend eager: nothing is captured; the stock kernels run (for debugging).</source>
+        <translation>后端 eager:不捕获任何内容,使用标准内核运行(用于调试)。</translation>
+    </message>
+    <message>
+        <source>Backend aot_eager: runs eagerly but partitions regions and checks them, reporting what would break capture (host syncs, CPU tensors, data-dependent shapes).</source>
+        <translation>后端 aot_eager:以 eager 方式运行,但会划分并检查区域,报告会破坏捕获的因素(主机同步、CPU 张量、依赖数据的形状)。</translation>
+    </message>
+    <message>
+        <source>Backend cudagraphs: CUDA-graph capture of regions with the stock kernels; the mode setting is ignored.</source>
+        <translation>后端 cudagraphs:使用标准内核对区域进行 CUDA 图捕获;忽略模式设置。</translation>
+    </message>
+    <message>
+        <source>Backend inductor: the runner&apos;s fused kernels (attention, AdamW, norm/activation/modulation/RoPE/LoRA epilogues) plus what the mode adds.</source>
+        <translation>后端 inductor:运行器的融合内核(注意力、AdamW、归一化/激活/调制/RoPE/LoRA 尾处理),再加上模式所增加的功能。</translation>
+    </message>
+    <message>
+        <source>Mode reduce-overhead: fused kernels plus CUDA-graph capture.</source>
+        <translation>模式 reduce-overhead:融合内核加 CUDA 图捕获。</translation>
+    </message>
+    <message>
+        <source>Mode max-autotune: CUDA graphs plus autotuning (cuDNN benchmark, GEMM algorithm search) before capture.</source>
+        <translation>模式 max-autotune:CUDA 图,并在捕获前进行自动调优(cuDNN 基准测试、GEMM 算法搜索)。</translation>
+    </message>
+    <message>
+        <source>Mode max-autotune-no-cudagraphs: autotuning without CUDA graphs.</source>
+        <translation>模式 max-autotune-no-cudagraphs:自动调优,不使用 CUDA 图。</translation>
+    </message>
+    <message>
+        <source>Mode default: fused kernels, no graphs.</source>
+        <translation>模式 default:仅融合内核,不使用图。</translation>
+    </message>
+    <message>
+        <source>Dynamic shapes true: nothing is shape-specialised: no graphs, no per-shape autotuning.</source>
+        <translation>动态形状 true:不做任何形状特化:不使用图,也不按形状自动调优。</translation>
+    </message>
+    <message>
+        <source>Dynamic shapes false: one graph per input-shape signature, captured on first sight, up to the cache limit.</source>
+        <translation>动态形状 false:每种输入形状签名一张图,首次出现时捕获,直到缓存上限。</translation>
+    </message>
+    <message>
+        <source>Dynamic shapes auto: the bucket shapes are known before step 1; the most frequent signatures are pre-captured up to the cache limit and the rest run uncaptured.</source>
+        <translation>动态形状 auto:分桶形状在第 1 步之前已知;最常见的签名会预先捕获到缓存上限,其余不捕获直接运行。</translation>
+    </message>
+    <message>
+        <source>torch.compile is off: every step runs the stock kernels eagerly. TF32 and cuDNN benchmark still apply.</source>
+        <translation>torch.compile 已关闭:每一步都以 eager 方式运行标准内核。TF32 和 cuDNN 基准测试仍然有效。</translation>
+    </message>
+    <message>
+        <source>Fullgraph on: forward, backward and optimizer step are captured as one graph per signature; anything that prevents it stops the run with its cause.</source>
+        <translation>完整图开启:前向、反向和优化器步骤按每种签名捕获为一张图;任何阻碍捕获的因素都会使运行停止并给出原因。</translation>
+    </message>
+    <message>
+        <source>Fullgraph off: per-block regions (SDXL input/middle/output blocks, FLUX double/single blocks) are captured with their backward; a region that cannot be captured runs eagerly with a warning.</source>
+        <translation>完整图关闭:按块划分区域(SDXL 的输入/中间/输出块,FLUX 的 double/single 块),连同反向一起捕获;无法捕获的区域会给出警告并以 eager 方式运行。</translation>
+    </message>
+    <message>
+        <source>Cache size limit: at most %1 captured signatures per region (0 means the default, %2).</source>
+        <translation>缓存大小上限:每个区域最多捕获 %1 个签名(0 表示默认值 %2)。</translation>
+    </message>
+    <message>
+        <source>The first steps include warm-up: graphs are captured on the real bucket shapes and batch size before step 1, and the warm-up time is reported apart from training time.</source>
+        <translation>前几步包含预热:在第 1 步之前按真实的分桶形状和批大小捕获图,预热时间与训练时间分开报告。</translation>
+    </message>
+    <message>
+        <source>Text encoder / VAE compilation covers caching, encoding and sampling.</source>
+        <translation>文本编码器 / VAE 编译作用于缓存、编码和采样。</translation>
+    </message>
+    <message>
+        <source>Fullgraph is refused with split attention: turn off one of them.</source>
+        <translation>完整图不能与分割注意力同时使用:请关闭其中之一。</translation>
+    </message>
+    <message>
+        <source>With block swapping, the swapped blocks&apos; weights stay out of capture (their Linear layers run uncaptured).</source>
+        <translation>启用块交换时,被交换块的权重不参与捕获(它们的 Linear 层不经捕获直接运行)。</translation>
+    </message>
+</context>
+<context>
+    <name>ConfigDocument</name>
+    <message>
+        <source>Untitled</source>
+        <translation>未命名</translation>
+    </message>
+    <message>
+        <source>Could not write %1: %2</source>
+        <translation>无法写入 %1:%2</translation>
+    </message>
+</context>
+<context>
+    <name>Option</name>
+    <message>
+        <source>Model family</source>
+        <translation>模型系列</translation>
+    </message>
+    <message>
+        <source>SDXL, FLUX.1, SD 1.5 or SD 2.x. Auto detects it from the checkpoint&apos;s tensor names.</source>
+        <translation>SDXL、FLUX.1、SD 1.5 或 SD 2.x。auto 会根据检查点的张量名称自动检测。</translation>
+    </message>
+    <message>
+        <source>Training type</source>
+        <translation>训练类型</translation>
+    </message>
+    <message>
+        <source>LoRA network, DreamBooth or full fine-tune. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>LoRA 网络、DreamBooth 或完整微调。这是 Sinter 自有的键,sd-scripts 会忽略它。</translation>
+    </message>
+    <message>
+        <source>Pretrained model</source>
+        <translation>预训练模型</translation>
+    </message>
+    <message>
+        <source>The base checkpoint: a single .safetensors file (SDXL, SD) or the FLUX transformer.</source>
+        <translation>基础检查点:单个 .safetensors 文件(SDXL、SD)或 FLUX 的 Transformer。</translation>
+    </message>
+    <message>
+        <source>VAE</source>
+        <translation>VAE</translation>
+    </message>
+    <message>
+        <source>A separate VAE to use instead of the checkpoint&apos;s own.</source>
+        <translation>用于替代检查点自带 VAE 的独立 VAE。</translation>
+    </message>
+    <message>
+        <source>Autoencoder (ae)</source>
+        <translation>自编码器 (ae)</translation>
+    </message>
+    <message>
+        <source>FLUX autoencoder file, ae.safetensors.</source>
+        <translation>FLUX 自编码器文件 ae.safetensors。</translation>
+    </message>
+    <message>
+        <source>CLIP-L</source>
+        <translation>CLIP-L</translation>
+    </message>
+    <message>
+        <source>FLUX CLIP-L text encoder file.</source>
+        <translation>FLUX 的 CLIP-L 文本编码器文件。</translation>
+    </message>
+    <message>
+        <source>T5-XXL</source>
+        <translation>T5-XXL</translation>
+    </message>
+    <message>
+        <source>FLUX T5-XXL text encoder file.</source>
+        <translation>FLUX 的 T5-XXL 文本编码器文件。</translation>
+    </message>
+    <message>
+        <source>CLIP tokenizer</source>
+        <translation>CLIP 分词器</translation>
+    </message>
+    <message>
+        <source>Folder with the CLIP tokenizer (vocab.json and merges.txt, or tokenizer.json). Nothing is downloaded.</source>
+        <translation>CLIP 分词器所在文件夹(vocab.json 和 merges.txt,或 tokenizer.json)。不会下载任何内容。</translation>
+    </message>
+    <message>
+        <source>T5 tokenizer</source>
+        <translation>T5 分词器</translation>
+    </message>
+    <message>
+        <source>Folder with the T5 tokenizer (spiece.model or tokenizer.json).</source>
+        <translation>T5 分词器所在文件夹(spiece.model 或 tokenizer.json)。</translation>
+    </message>
+    <message>
+        <source>V-parameterization</source>
+        <translation>v 参数化</translation>
+    </message>
+    <message>
+        <source>Train with the v-prediction target (SD 2.x 768-v and v-pred SDXL models).</source>
+        <translation>以 v 预测为目标进行训练(SD 2.x 768-v 模型和 v-pred SDXL 模型)。</translation>
+    </message>
+    <message>
+        <source>Output folder</source>
+        <translation>输出文件夹</translation>
+    </message>
+    <message>
+        <source>Where trained models, states and samples are written.</source>
+        <translation>训练好的模型、状态和样本的保存位置。</translation>
+    </message>
+    <message>
+        <source>Output name</source>
+        <translation>输出名称</translation>
+    </message>
+    <message>
+        <source>Base name of the saved files; &quot;last&quot; when empty.</source>
+        <translation>保存文件的基本名称;为空时为 &quot;last&quot;。</translation>
+    </message>
+    <message>
+        <source>Save model as</source>
+        <translation>模型保存格式</translation>
+    </message>
+    <message>
+        <source>File format of saved models. This build writes safetensors.</source>
+        <translation>保存模型的文件格式。此版本写入 safetensors。</translation>
+    </message>
+    <message>
+        <source>Save precision</source>
+        <translation>保存精度</translation>
+    </message>
+    <message>
+        <source>Precision of the saved weights; the training precision when unset.</source>
+        <translation>保存权重的精度;未设置时使用训练精度。</translation>
+    </message>
+    <message>
+        <source>Training comment</source>
+        <translation>训练备注</translation>
+    </message>
+    <message>
+        <source>Stored in the saved file&apos;s metadata (ss_training_comment).</source>
+        <translation>保存在文件元数据中(ss_training_comment)。</translation>
+    </message>
+    <message>
+        <source>No metadata</source>
+        <translation>不写元数据</translation>
+    </message>
+    <message>
+        <source>Write only the minimum metadata into saved files.</source>
+        <translation>只向保存的文件写入最少的元数据。</translation>
+    </message>
+    <message>
+        <source>Image folder</source>
+        <translation>图像文件夹</translation>
+    </message>
+    <message>
+        <source>Folder whose subfolders are named &lt;repeats&gt;_&lt;class tokens&gt;, e.g. 10_sks dog.</source>
+        <translation>其子文件夹命名为 &lt;重复次数&gt;_&lt;类别词&gt; 的文件夹,例如 10_sks dog。</translation>
+    </message>
+    <message>
+        <source>Regularisation folder</source>
+        <translation>正则化文件夹</translation>
+    </message>
+    <message>
+        <source>Regularisation images, in the same &lt;repeats&gt;_&lt;class tokens&gt; layout.</source>
+        <translation>正则化图像,采用相同的 &lt;重复次数&gt;_&lt;类别词&gt; 结构。</translation>
+    </message>
+    <message>
+        <source>Dataset config</source>
+        <translation>数据集配置</translation>
+    </message>
+    <message>
+        <source>A dataset TOML ([general], [[datasets]], [[datasets.subsets]]) instead of the folders.</source>
+        <translation>用数据集 TOML([general]、[[datasets]]、[[datasets.subsets]])代替文件夹。</translation>
+    </message>
+    <message>
+        <source>Resolution</source>
+        <translation>分辨率</translation>
+    </message>
+    <message>
+        <source>Training resolution, &quot;1024,1024&quot; (width,height) or &quot;1024&quot;.</source>
+        <translation>训练分辨率,&quot;1024,1024&quot;(宽,高)或 &quot;1024&quot;。</translation>
+    </message>
+    <message>
+        <source>Enable buckets</source>
+        <translation>启用分桶</translation>
+    </message>
+    <message>
+        <source>Group images by aspect ratio instead of cropping them all to one size.</source>
+        <translation>按宽高比对图像分组,而不是全部裁剪为同一尺寸。</translation>
+    </message>
+    <message>
+        <source>Minimum bucket resolution</source>
+        <translation>最小分桶分辨率</translation>
+    </message>
+    <message>
+        <source>Smallest bucket side in pixels.</source>
+        <translation>分桶的最小边长(像素)。</translation>
+    </message>
+    <message>
+        <source>Maximum bucket resolution</source>
+        <translation>最大分桶分辨率</translation>
+    </message>
+    <message>
+        <source>Largest bucket side in pixels.</source>
+        <translation>分桶的最大边长(像素)。</translation>
+    </message>
+    <message>
+        <source>Bucket resolution steps</source>
+        <translation>分桶分辨率步长</translation>
+    </message>
+    <message>
+        <source>Bucket sides are multiples of this; 64 is recommended.</source>
+        <translation>分桶边长为该值的倍数;推荐 64。</translation>
+    </message>
+    <message>
+        <source>No upscaling in buckets</source>
+        <translation>分桶时不放大</translation>
+    </message>
+    <message>
+        <source>Never enlarge an image to fill a bucket; small images get their own smaller bucket.</source>
+        <translation>不为填满分桶而放大图像;小图像会使用各自更小的分桶。</translation>
+    </message>
+    <message>
+        <source>Caption extension</source>
+        <translation>标注文件扩展名</translation>
+    </message>
+    <message>
+        <source>Extension of the caption file beside each image.</source>
+        <translation>每张图像旁标注文件的扩展名。</translation>
+    </message>
+    <message>
+        <source>Shuffle captions</source>
+        <translation>打乱标注</translation>
+    </message>
+    <message>
+        <source>Shuffle the comma-separated tags of each caption every time it is used.</source>
+        <translation>每次使用时打乱每条标注中以逗号分隔的标签。</translation>
+    </message>
+    <message>
+        <source>Keep tokens</source>
+        <translation>保留词元数</translation>
+    </message>
+    <message>
+        <source>Number of leading tags kept in place when shuffling or dropping tags.</source>
+        <translation>打乱或丢弃标签时保持在开头不动的标签数量。</translation>
+    </message>
+    <message>
+        <source>Caption dropout rate</source>
+        <translation>标注丢弃率</translation>
+    </message>
+    <message>
+        <source>Probability of training an image with an empty caption.</source>
+        <translation>以空标注训练图像的概率。</translation>
+    </message>
+    <message>
+        <source>Tag dropout rate</source>
+        <translation>标签丢弃率</translation>
+    </message>
+    <message>
+        <source>Probability of dropping each tag (after keep_tokens).</source>
+        <translation>丢弃每个标签的概率(keep_tokens 之后的标签)。</translation>
+    </message>
+    <message>
+        <source>Flip augmentation</source>
+        <translation>翻转增强</translation>
+    </message>
+    <message>
+        <source>Randomly mirror images horizontally.</source>
+        <translation>随机水平镜像图像。</translation>
+    </message>
+    <message>
+        <source>Random crop</source>
+        <translation>随机裁剪</translation>
+    </message>
+    <message>
+        <source>Crop at a random position instead of the centre. Not with cached latents.</source>
+        <translation>在随机位置而不是中心裁剪。不能与缓存潜变量同时使用。</translation>
+    </message>
+    <message>
+        <source>Colour augmentation</source>
+        <translation>颜色增强</translation>
+    </message>
+    <message>
+        <source>Randomly shift hue. Not with cached latents.</source>
+        <translation>随机偏移色相。不能与缓存潜变量同时使用。</translation>
+    </message>
+    <message>
+        <source>Cache latents</source>
+        <translation>缓存潜变量</translation>
+    </message>
+    <message>
+        <source>Encode every image once with the VAE and keep the latents in memory.</source>
+        <translation>用 VAE 对每张图像只编码一次,并将潜变量保存在内存中。</translation>
+    </message>
+    <message>
+        <source>Cache latents to disk</source>
+        <translation>将潜变量缓存到磁盘</translation>
+    </message>
+    <message>
+        <source>Keep cached latents in files beside the images, reused while image and settings match.</source>
+        <translation>将缓存的潜变量保存在图像旁的文件中,图像和设置不变时重复使用。</translation>
+    </message>
+    <message>
+        <source>Cache text encoder outputs</source>
+        <translation>缓存文本编码器输出</translation>
+    </message>
+    <message>
+        <source>Encode captions once. Needs frozen text encoders; not with caption shuffling or dropout.</source>
+        <translation>标注只编码一次。需要冻结文本编码器;不能与打乱标注或丢弃同时使用。</translation>
+    </message>
+    <message>
+        <source>Cache text encoder outputs to disk</source>
+        <translation>将文本编码器输出缓存到磁盘</translation>
+    </message>
+    <message>
+        <source>Keep cached text encoder outputs in files beside the captions.</source>
+        <translation>将缓存的文本编码器输出保存在标注旁的文件中。</translation>
+    </message>
+    <message>
+        <source>VAE batch size</source>
+        <translation>VAE 批大小</translation>
+    </message>
+    <message>
+        <source>Images encoded at once while caching latents.</source>
+        <translation>缓存潜变量时一次编码的图像数量。</translation>
+    </message>
+    <message>
+        <source>Data loader workers</source>
+        <translation>数据加载线程数</translation>
+    </message>
+    <message>
+        <source>Threads that load and prepare images.</source>
+        <translation>加载和预处理图像的线程数。</translation>
+    </message>
+    <message>
+        <source>Prior loss weight</source>
+        <translation>先验损失权重</translation>
+    </message>
+    <message>
+        <source>Loss weight of regularisation images.</source>
+        <translation>正则化图像的损失权重。</translation>
+    </message>
+    <message>
+        <source>Max token length</source>
+        <translation>最大词元长度</translation>
+    </message>
+    <message>
+        <source>Caption length in tokens: 75 when unset, or 150 or 225 (encoded in 75-token chunks).</source>
+        <translation>标注的词元长度:未设置时为 75,或 150、225(按 75 个词元分块编码)。</translation>
+    </message>
+    <message>
+        <source>Batch size</source>
+        <translation>批大小</translation>
+    </message>
+    <message>
+        <source>Images per step.</source>
+        <translation>每步的图像数。</translation>
+    </message>
+    <message>
+        <source>Max train steps</source>
+        <translation>最大训练步数</translation>
+    </message>
+    <message>
+        <source>Total optimisation steps; max_train_epochs overrides it.</source>
+        <translation>优化步骤总数;max_train_epochs 优先。</translation>
+    </message>
+    <message>
+        <source>Max train epochs</source>
+        <translation>最大训练轮数</translation>
+    </message>
+    <message>
+        <source>Train for this many epochs instead of max_train_steps.</source>
+        <translation>按此轮数训练,代替 max_train_steps。</translation>
+    </message>
+    <message>
+        <source>Gradient accumulation steps</source>
+        <translation>梯度累积步数</translation>
+    </message>
+    <message>
+        <source>Batches whose gradients are summed before each optimiser step.</source>
+        <translation>每次优化器步骤前累加梯度的批次数。</translation>
+    </message>
+    <message>
+        <source>Mixed precision</source>
+        <translation>混合精度</translation>
+    </message>
+    <message>
+        <source>Compute precision: no (fp32), fp16 or bf16.</source>
+        <translation>计算精度:no(fp32)、fp16 或 bf16。</translation>
+    </message>
+    <message>
+        <source>Full bf16</source>
+        <translation>完全 bf16</translation>
+    </message>
+    <message>
+        <source>Keep trained weights and gradients in bf16 too (needs mixed_precision bf16).</source>
+        <translation>训练的权重和梯度也使用 bf16(需要 mixed_precision 为 bf16)。</translation>
+    </message>
+    <message>
+        <source>Full fp16</source>
+        <translation>完全 fp16</translation>
+    </message>
+    <message>
+        <source>Keep trained weights and gradients in fp16 too (needs mixed_precision fp16).</source>
+        <translation>训练的权重和梯度也使用 fp16(需要 mixed_precision 为 fp16)。</translation>
+    </message>
+    <message>
+        <source>fp8 base model</source>
+        <translation>fp8 基础模型</translation>
+    </message>
+    <message>
+        <source>Store the frozen base model in fp8 to save memory.</source>
+        <translation>以 fp8 存储冻结的基础模型以节省显存。</translation>
+    </message>
+    <message>
+        <source>Gradient checkpointing</source>
+        <translation>梯度检查点</translation>
+    </message>
+    <message>
+        <source>Recompute activations in the backward pass: less memory, slower steps.</source>
+        <translation>在反向传播时重新计算激活:显存更少,步骤更慢。</translation>
+    </message>
+    <message>
+        <source>Seed</source>
+        <translation>随机种子</translation>
+    </message>
+    <message>
+        <source>Random seed; the same seed gives the same run. Random when unset.</source>
+        <translation>随机种子;相同的种子得到相同的运行结果。未设置时随机。</translation>
+    </message>
+    <message>
+        <source>Max gradient norm</source>
+        <translation>最大梯度范数</translation>
+    </message>
+    <message>
+        <source>Clip gradients to this global norm; 0 disables clipping.</source>
+        <translation>将梯度裁剪到此全局范数;0 表示不裁剪。</translation>
+    </message>
+    <message>
+        <source>Noise offset</source>
+        <translation>噪声偏移</translation>
+    </message>
+    <message>
+        <source>Adds a per-channel offset to the noise (helps very dark or bright images), e.g. 0.0357.</source>
+        <translation>为噪声添加逐通道偏移(有助于很暗或很亮的图像),例如 0.0357。</translation>
+    </message>
+    <message>
+        <source>Multi-resolution noise iterations</source>
+        <translation>多分辨率噪声迭代次数</translation>
+    </message>
+    <message>
+        <source>Pyramid noise levels, e.g. 6-10.</source>
+        <translation>金字塔噪声的层数,例如 6-10。</translation>
+    </message>
+    <message>
+        <source>Multi-resolution noise discount</source>
+        <translation>多分辨率噪声衰减</translation>
+    </message>
+    <message>
+        <source>Weight of each coarser noise level.</source>
+        <translation>每个更粗噪声层的权重。</translation>
+    </message>
+    <message>
+        <source>Min-SNR gamma</source>
+        <translation>Min-SNR gamma</translation>
+    </message>
+    <message>
+        <source>Min-SNR loss weighting; 5 is the paper&apos;s recommendation.</source>
+        <translation>Min-SNR 损失加权;论文推荐值为 5。</translation>
+    </message>
+    <message>
+        <source>Loss type</source>
+        <translation>损失类型</translation>
+    </message>
+    <message>
+        <source>l2 (MSE), l1, huber or smooth_l1.</source>
+        <translation>l2(MSE)、l1、huber 或 smooth_l1。</translation>
+    </message>
+    <message>
+        <source>Huber c</source>
+        <translation>Huber c</translation>
+    </message>
+    <message>
+        <source>Huber loss parameter.</source>
+        <translation>Huber 损失的参数。</translation>
+    </message>
+    <message>
+        <source>Input perturbation noise gamma</source>
+        <translation>输入扰动噪声 gamma</translation>
+    </message>
+    <message>
+        <source>Input perturbation noise, e.g. 0.1.</source>
+        <translation>输入扰动噪声,例如 0.1。</translation>
+    </message>
+    <message>
+        <source>Min timestep</source>
+        <translation>最小时间步</translation>
+    </message>
+    <message>
+        <source>Lowest timestep sampled (0 when unset).</source>
+        <translation>采样的最小时间步(未设置时为 0)。</translation>
+    </message>
+    <message>
+        <source>Max timestep</source>
+        <translation>最大时间步</translation>
+    </message>
+    <message>
+        <source>Timesteps are sampled below this (1000 when unset).</source>
+        <translation>时间步从低于此值的范围采样(未设置时为 1000)。</translation>
+    </message>
+    <message>
+        <source>Scaled dot-product attention</source>
+        <translation>缩放点积注意力</translation>
+    </message>
+    <message>
+        <source>Use fused scaled dot-product attention (Sinter uses the fastest attention it has either way).</source>
+        <translation>使用融合的缩放点积注意力(无论如何 Sinter 都会使用其最快的注意力实现)。</translation>
+    </message>
+    <message>
+        <source>xformers</source>
+        <translation>xformers</translation>
+    </message>
+    <message>
+        <source>sd-scripts&apos; xformers switch; Sinter uses its own fused attention instead.</source>
+        <translation>sd-scripts 的 xformers 开关;Sinter 改用自己的融合注意力。</translation>
+    </message>
+    <message>
+        <source>Split attention</source>
+        <translation>分割注意力</translation>
+    </message>
+    <message>
+        <source>Compute attention one sample at a time to save memory. Not with fullgraph compile.</source>
+        <translation>逐个样本计算注意力以节省显存。不能与完整图编译同时使用。</translation>
+    </message>
+    <message>
+        <source>Blocks to swap</source>
+        <translation>交换块数</translation>
+    </message>
+    <message>
+        <source>FLUX blocks kept in CPU memory and swapped in when needed (16/22/28 for 12/10/8 GB GPUs).</source>
+        <translation>保存在 CPU 内存中、需要时换入的 FLUX 块数(12/10/8 GB 显卡分别用 16/22/28)。</translation>
+    </message>
+    <message>
+        <source>CLIP skip</source>
+        <translation>CLIP 跳过层数</translation>
+    </message>
+    <message>
+        <source>Use the output of this many layers from the end of the text encoder.</source>
+        <translation>使用文本编码器倒数第若干层的输出。</translation>
+    </message>
+    <message>
+        <source>Train text encoders</source>
+        <translation>训练文本编码器</translation>
+    </message>
+    <message>
+        <source>Also train the text encoders (SDXL DreamBooth and fine-tune).</source>
+        <translation>同时训练文本编码器(SDXL 的 DreamBooth 和微调)。</translation>
+    </message>
+    <message>
+        <source>Learning rate TE1</source>
+        <translation>TE1 学习率</translation>
+    </message>
+    <message>
+        <source>Learning rate of CLIP-L; learning_rate when unset.</source>
+        <translation>CLIP-L 的学习率;未设置时使用 learning_rate。</translation>
+    </message>
+    <message>
+        <source>Learning rate TE2</source>
+        <translation>TE2 学习率</translation>
+    </message>
+    <message>
+        <source>Learning rate of OpenCLIP bigG; learning_rate when unset.</source>
+        <translation>OpenCLIP bigG 的学习率;未设置时使用 learning_rate。</translation>
+    </message>
+    <message>
+        <source>Guidance scale</source>
+        <translation>引导尺度</translation>
+    </message>
+    <message>
+        <source>FLUX.1-dev guidance value fed to the model while training.</source>
+        <translation>训练时输入模型的 FLUX.1-dev 引导值。</translation>
+    </message>
+    <message>
+        <source>Timestep sampling</source>
+        <translation>时间步采样</translation>
+    </message>
+    <message>
+        <source>How FLUX timesteps are drawn.</source>
+        <translation>FLUX 时间步的抽取方式。</translation>
+    </message>
+    <message>
+        <source>Sigmoid scale</source>
+        <translation>Sigmoid 缩放</translation>
+    </message>
+    <message>
+        <source>Scale for sigmoid and shift timestep sampling.</source>
+        <translation>sigmoid 和 shift 时间步采样的缩放系数。</translation>
+    </message>
+    <message>
+        <source>Discrete flow shift</source>
+        <translation>离散流偏移</translation>
+    </message>
+    <message>
+        <source>Shift for the shift timestep sampling.</source>
+        <translation>shift 时间步采样的偏移量。</translation>
+    </message>
+    <message>
+        <source>Model prediction type</source>
+        <translation>模型预测类型</translation>
+    </message>
+    <message>
+        <source>How the FLUX model output is turned into the prediction.</source>
+        <translation>如何将 FLUX 模型的输出转换为预测值。</translation>
+    </message>
+    <message>
+        <source>T5-XXL max token length</source>
+        <translation>T5-XXL 最大词元长度</translation>
+    </message>
+    <message>
+        <source>T5 sequence length: 512 for dev, 256 for schnell when unset.</source>
+        <translation>T5 序列长度:未设置时 dev 为 512,schnell 为 256。</translation>
+    </message>
+    <message>
+        <source>Apply T5 attention mask</source>
+        <translation>应用 T5 注意力掩码</translation>
+    </message>
+    <message>
+        <source>Mask T5 padding tokens in attention.</source>
+        <translation>在注意力中屏蔽 T5 的填充词元。</translation>
+    </message>
+    <message>
+        <source>Network module</source>
+        <translation>网络模块</translation>
+    </message>
+    <message>
+        <source>networks.lora (SDXL, SD) or networks.lora_flux (FLUX); chosen from the family when unset.</source>
+        <translation>networks.lora(SDXL、SD)或 networks.lora_flux(FLUX);未设置时根据模型系列选择。</translation>
+    </message>
+    <message>
+        <source>Network rank (dim)</source>
+        <translation>网络秩 (dim)</translation>
+    </message>
+    <message>
+        <source>LoRA rank; 4 when unset.</source>
+        <translation>LoRA 的秩;未设置时为 4。</translation>
+    </message>
+    <message>
+        <source>Network alpha</source>
+        <translation>网络 alpha</translation>
+    </message>
+    <message>
+        <source>LoRA alpha; the update is scaled by alpha / rank.</source>
+        <translation>LoRA 的 alpha;更新量按 alpha / rank 缩放。</translation>
+    </message>
+    <message>
+        <source>Network arguments</source>
+        <translation>网络参数</translation>
+    </message>
+    <message>
+        <source>Extra key=value arguments for the network module.</source>
+        <translation>传给网络模块的额外 key=value 参数。</translation>
+    </message>
+    <message>
+        <source>Network dropout</source>
+        <translation>网络 dropout</translation>
+    </message>
+    <message>
+        <source>Dropout on the LoRA input while training.</source>
+        <translation>训练时对 LoRA 输入应用的 dropout。</translation>
+    </message>
+    <message>
+        <source>Network weights</source>
+        <translation>网络权重</translation>
+    </message>
+    <message>
+        <source>Continue training from this LoRA file.</source>
+        <translation>从此 LoRA 文件继续训练。</translation>
+    </message>
+    <message>
+        <source>Rank from weights</source>
+        <translation>从权重获取秩</translation>
+    </message>
+    <message>
+        <source>Take rank and alpha from network_weights.</source>
+        <translation>从 network_weights 获取秩和 alpha。</translation>
+    </message>
+    <message>
+        <source>Train U-Net only</source>
+        <translation>仅训练 U-Net</translation>
+    </message>
+    <message>
+        <source>Train only the LoRA modules of the U-Net / transformer.</source>
+        <translation>只训练 U-Net / Transformer 的 LoRA 模块。</translation>
+    </message>
+    <message>
+        <source>Train text encoder only</source>
+        <translation>仅训练文本编码器</translation>
+    </message>
+    <message>
+        <source>Train only the LoRA modules of the text encoders.</source>
+        <translation>只训练文本编码器的 LoRA 模块。</translation>
+    </message>
+    <message>
+        <source>U-Net learning rate</source>
+        <translation>U-Net 学习率</translation>
+    </message>
+    <message>
+        <source>Learning rate of the U-Net / transformer LoRA; learning_rate when unset.</source>
+        <translation>U-Net / Transformer LoRA 的学习率;未设置时使用 learning_rate。</translation>
+    </message>
+    <message>
+        <source>Text encoder learning rate</source>
+        <translation>文本编码器学习率</translation>
+    </message>
+    <message>
+        <source>Learning rate of the text encoder LoRA; learning_rate when unset.</source>
+        <translation>文本编码器 LoRA 的学习率;未设置时使用 learning_rate。</translation>
+    </message>
+    <message>
+        <source>Optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>Optimizer name as in sd-scripts; AdamW when empty.</source>
+        <translation>与 sd-scripts 相同的优化器名称;为空时为 AdamW。</translation>
+    </message>
+    <message>
+        <source>Optimizer arguments</source>
+        <translation>优化器参数</translation>
+    </message>
+    <message>
+        <source>key=value pairs, e.g. weight_decay=0.01 betas=0.9,0.999.</source>
+        <translation>key=value 对,例如 weight_decay=0.01 betas=0.9,0.999。</translation>
+    </message>
+    <message>
+        <source>Learning rate</source>
+        <translation>学习率</translation>
+    </message>
+    <message>
+        <source>Base learning rate.</source>
+        <translation>基础学习率。</translation>
+    </message>
+    <message>
+        <source>LR scheduler</source>
+        <translation>学习率调度器</translation>
+    </message>
+    <message>
+        <source>Learning-rate schedule.</source>
+        <translation>学习率的调度方式。</translation>
+    </message>
+    <message>
+        <source>LR warmup steps</source>
+        <translation>学习率预热步数</translation>
+    </message>
+    <message>
+        <source>Warm-up steps, or a ratio of the total steps when below 1.</source>
+        <translation>预热步数;小于 1 时表示占总步数的比例。</translation>
+    </message>
+    <message>
+        <source>LR cycles</source>
+        <translation>学习率周期数</translation>
+    </message>
+    <message>
+        <source>Restarts of cosine_with_restarts.</source>
+        <translation>cosine_with_restarts 的重启次数。</translation>
+    </message>
+    <message>
+        <source>LR power</source>
+        <translation>学习率幂次</translation>
+    </message>
+    <message>
+        <source>Power of the polynomial schedule.</source>
+        <translation>多项式调度的幂次。</translation>
+    </message>
+    <message>
+        <source>Enable torch.compile</source>
+        <translation>启用 torch.compile</translation>
+    </message>
+    <message>
+        <source>Accelerate the training step natively: fused kernels, and with the matching mode, CUDA graphs.</source>
+        <translation>以原生方式加速训练步骤:融合内核,在相应模式下还使用 CUDA 图。</translation>
+    </message>
+    <message>
+        <source>Backend</source>
+        <translation>后端</translation>
+    </message>
+    <message>
+        <source>inductor: fused kernels; cudagraphs: graph capture with stock kernels; eager: nothing captured; aot_eager: eager, with the capture-safety checks reported.</source>
+        <translation>inductor:融合内核;cudagraphs:用标准内核进行图捕获;eager:不捕获;aot_eager:eager 运行并报告捕获安全性检查结果。</translation>
+    </message>
+    <message>
+        <source>Mode</source>
+        <translation>模式</translation>
+    </message>
+    <message>
+        <source>default: fused kernels; reduce-overhead: + CUDA graphs; max-autotune: + graphs and autotuning; max-autotune-no-cudagraphs: + autotuning.</source>
+        <translation>default:融合内核;reduce-overhead:+ CUDA 图;max-autotune:+ 图和自动调优;max-autotune-no-cudagraphs:+ 自动调优。</translation>
+    </message>
+    <message>
+        <source>Dynamic shapes</source>
+        <translation>动态形状</translation>
+    </message>
+    <message>
+        <source>false: a graph per shape; auto: pre-capture the most frequent bucket shapes; true: nothing shape-specialised.</source>
+        <translation>false:每种形状一张图;auto:预先捕获最常见的分桶形状;true:不做形状特化。</translation>
+    </message>
+    <message>
+        <source>Full graph</source>
+        <translation>完整图</translation>
+    </message>
+    <message>
+        <source>Capture forward, backward and optimizer step as one graph; anything that prevents it is an error.</source>
+        <translation>将前向、反向和优化器步骤捕获为一张图;任何阻碍都会报错。</translation>
+    </message>
+    <message>
+        <source>Cache size limit</source>
+        <translation>缓存大小上限</translation>
+    </message>
+    <message>
+        <source>Captured shape signatures per region; 0 uses the default of 8.</source>
+        <translation>每个区域捕获的形状签名数量;0 表示默认值 8。</translation>
+    </message>
+    <message>
+        <source>Compile arguments (deprecated)</source>
+        <translation>编译参数(已弃用)</translation>
+    </message>
+    <message>
+        <source>BACKEND MODE DYNAMIC FULLGRAPH; overrides the settings above and sets the cache limit to 32.</source>
+        <translation>BACKEND MODE DYNAMIC FULLGRAPH;覆盖上面的设置,并将缓存上限设为 32。</translation>
+    </message>
+    <message>
+        <source>Compile text encoders</source>
+        <translation>编译文本编码器</translation>
+    </message>
+    <message>
+        <source>Also accelerate text encoding.</source>
+        <translation>同时加速文本编码。</translation>
+    </message>
+    <message>
+        <source>Compile VAE</source>
+        <translation>编译 VAE</translation>
+    </message>
+    <message>
+        <source>Also accelerate latent caching and sample decoding.</source>
+        <translation>同时加速潜变量缓存和样本解码。</translation>
+    </message>
+    <message>
+        <source>Allow TF32</source>
+        <translation>允许 TF32</translation>
+    </message>
+    <message>
+        <source>TF32 matrix and convolution math on CUDA, with or without compile.</source>
+        <translation>在 CUDA 上使用 TF32 进行矩阵和卷积运算,无论是否编译。</translation>
+    </message>
+    <message>
+        <source>cuDNN benchmark</source>
+        <translation>cuDNN 基准测试</translation>
+    </message>
+    <message>
+        <source>Let cuDNN pick the fastest convolution algorithms, with or without compile.</source>
+        <translation>让 cuDNN 选择最快的卷积算法,无论是否编译。</translation>
+    </message>
+    <message>
+        <source>Save every N epochs</source>
+        <translation>每 N 轮保存</translation>
+    </message>
+    <message>
+        <source>Save the model every N epochs.</source>
+        <translation>每 N 轮保存一次模型。</translation>
+    </message>
+    <message>
+        <source>Save every N steps</source>
+        <translation>每 N 步保存</translation>
+    </message>
+    <message>
+        <source>Save the model every N steps.</source>
+        <translation>每 N 步保存一次模型。</translation>
+    </message>
+    <message>
+        <source>Keep last N epochs</source>
+        <translation>保留最近 N 轮</translation>
+    </message>
+    <message>
+        <source>Delete older per-epoch saves, keeping the last N.</source>
+        <translation>删除较旧的按轮保存,只保留最近 N 个。</translation>
+    </message>
+    <message>
+        <source>Keep last N steps</source>
+        <translation>保留最近 N 步</translation>
+    </message>
+    <message>
+        <source>Delete per-step saves older than N steps.</source>
+        <translation>删除早于 N 步的按步保存。</translation>
+    </message>
+    <message>
+        <source>Save training state</source>
+        <translation>保存训练状态</translation>
+    </message>
+    <message>
+        <source>Save optimizer, scheduler and data position with each save, for resuming.</source>
+        <translation>每次保存时一并保存优化器、调度器和数据位置,以便恢复训练。</translation>
+    </message>
+    <message>
+        <source>Save state at the end</source>
+        <translation>结束时保存状态</translation>
+    </message>
+    <message>
+        <source>Save the training state once training ends.</source>
+        <translation>训练结束时保存一次训练状态。</translation>
+    </message>
+    <message>
+        <source>Resume from state</source>
+        <translation>从状态恢复</translation>
+    </message>
+    <message>
+        <source>A saved state folder to continue from.</source>
+        <translation>用于继续训练的已保存状态文件夹。</translation>
+    </message>
+    <message>
+        <source>Hugging Face token</source>
+        <translation>Hugging Face 令牌</translation>
+    </message>
+    <message>
+        <source>Token for uploads. Never written to configs or presets.</source>
+        <translation>用于上传的令牌。不会写入配置文件或预设。</translation>
+    </message>
+    <message>
+        <source>Sample prompts</source>
+        <translation>采样提示词</translation>
+    </message>
+    <message>
+        <source>A text file of prompts (one per line, with --w --h --d --l --s --n).</source>
+        <translation>提示词文本文件(每行一个,可带 --w --h --d --l --s --n)。</translation>
+    </message>
+    <message>
+        <source>Sample every N steps</source>
+        <translation>每 N 步采样</translation>
+    </message>
+    <message>
+        <source>Generate samples every N steps.</source>
+        <translation>每 N 步生成一次样本。</translation>
+    </message>
+    <message>
+        <source>Sample every N epochs</source>
+        <translation>每 N 轮采样</translation>
+    </message>
+    <message>
+        <source>Generate samples every N epochs.</source>
+        <translation>每 N 轮生成一次样本。</translation>
+    </message>
+    <message>
+        <source>Sampler</source>
+        <translation>采样器</translation>
+    </message>
+    <message>
+        <source>Sampler used for samples.</source>
+        <translation>生成样本所用的采样器。</translation>
+    </message>
+    <message>
+        <source>Sample before training</source>
+        <translation>训练前采样</translation>
+    </message>
+    <message>
+        <source>Generate samples before the first step.</source>
+        <translation>在第一步之前生成样本。</translation>
+    </message>
+    <message>
+        <source>Logging folder</source>
+        <translation>日志文件夹</translation>
+    </message>
+    <message>
+        <source>Folder for TensorBoard logs.</source>
+        <translation>TensorBoard 日志文件夹。</translation>
+    </message>
+    <message>
+        <source>Log with</source>
+        <translation>日志记录方式</translation>
+    </message>
+    <message>
+        <source>tensorboard, wandb or all; TensorBoard when only a logging folder is set.</source>
+        <translation>tensorboard、wandb 或 all;只设置日志文件夹时使用 TensorBoard。</translation>
+    </message>
+    <message>
+        <source>Log prefix</source>
+        <translation>日志前缀</translation>
+    </message>
+    <message>
+        <source>Prefix for the log folder name.</source>
+        <translation>日志文件夹名称的前缀。</translation>
+    </message>
+    <message>
+        <source>W&amp;B API key</source>
+        <translation>W&amp;B API 密钥</translation>
+    </message>
+    <message>
+        <source>Weights &amp; Biases key. Never written to configs or presets.</source>
+        <translation>Weights &amp; Biases 密钥。不会写入配置文件或预设。</translation>
+    </message>
+    <message>
+        <source>Profile steps</source>
+        <translation>性能分析步数</translation>
+    </message>
+    <message>
+        <source>Record per-step timings for this many steps after warm-up and log a summary.</source>
+        <translation>预热后记录这么多步的逐步耗时,并在日志中输出摘要。</translation>
+    </message>
+</context>
+<context>
+    <name>PresetChanges</name>
+    <message>
+        <source>(not set)</source>
+        <translation>(未设置)</translation>
+    </message>
+</context>
+<context>
+    <name>main</name>
+    <message>
+        <source>Sinter: a training studio for SDXL and FLUX.</source>
+        <translation>Sinter:面向 SDXL 和 FLUX 的训练工作室。</translation>
+    </message>
+    <message>
+        <source>Open a configuration file.</source>
+        <translation>打开配置文件。</translation>
+    </message>
+    <message>
+        <source>User interface language (ja, zh_CN, en).</source>
+        <translation>用户界面语言(ja、zh_CN、en)。</translation>
+    </message>
+    <message>
+        <source>A configuration file to open.</source>
+        <translation>要打开的配置文件。</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::CommandPreviewDialog</name>
+    <message>
+        <source>Command</source>
+        <translation>命令</translation>
+    </message>
+    <message>
+        <source>%1 (written when the run starts)</source>
+        <translation>%1(开始运行时写入)</translation>
+    </message>
+    <message>
+        <source>The same run with command-line flags only</source>
+        <translation>仅用命令行参数表示的同一次运行</translation>
+    </message>
+    <message>
+        <source>Print command</source>
+        <translation>显示命令</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::CompileSettingsPanel</name>
+    <message>
+        <source>Torch Compile Settings</source>
+        <translation>Torch 编译设置</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::LogView</name>
+    <message>
+        <source>Find in log</source>
+        <translation>在日志中查找</translation>
+    </message>
+    <message>
+        <source>Next</source>
+        <translation>下一个</translation>
+    </message>
+    <message>
+        <source>Previous</source>
+        <translation>上一个</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <source>Copy the selection, or the whole log when nothing is selected</source>
+        <translation>复制所选内容;未选择时复制整个日志</translation>
+    </message>
+    <message>
+        <source>Save…</source>
+        <translation>保存…</translation>
+    </message>
+    <message>
+        <source>Save the log to a file</source>
+        <translation>将日志保存到文件</translation>
+    </message>
+    <message>
+        <source>Could not write %1: %2</source>
+        <translation>无法写入 %1:%2</translation>
+    </message>
+    <message>
+        <source>Save log</source>
+        <translation>保存日志</translation>
+    </message>
+    <message>
+        <source>Log files (*.log *.txt);;All files (*)</source>
+        <translation>日志文件 (*.log *.txt);;所有文件 (*)</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::LossChart</name>
+    <message>
+        <source>Loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>Smoothed</source>
+        <translation>平滑</translation>
+    </message>
+    <message>
+        <source>Step</source>
+        <translation>步数</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::MainWindow</name>
+    <message>
+        <source>&amp;Open…</source>
+        <translation>打开(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>&amp;Save</source>
+        <translation>保存(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Save &amp;As…</source>
+        <translation>另存为(&amp;A)…</translation>
+    </message>
+    <message>
+        <source>%1 (running)</source>
+        <translation>%1(运行中)</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;New</source>
+        <translation>新建(&amp;N)</translation>
+    </message>
+    <message>
+        <source>Open &amp;Recent</source>
+        <translation>最近打开(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Import kohya_ss JSON…</source>
+        <translation>导入 kohya_ss JSON(&amp;I)…</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;Run</source>
+        <translation>运行(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Start training</source>
+        <translation>开始训练(&amp;S)</translation>
+    </message>
+    <message>
+        <source>S&amp;top</source>
+        <translation>停止(&amp;T)</translation>
+    </message>
+    <message>
+        <source>&amp;Print command</source>
+        <translation>显示命令(&amp;P)</translation>
+    </message>
+    <message>
+        <source>&amp;Settings</source>
+        <translation>设置(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Runner &amp;program…</source>
+        <translation>运行器程序(&amp;P)…</translation>
+    </message>
+    <message>
+        <source>Open user &amp;preset folder</source>
+        <translation>打开用户预设文件夹(&amp;P)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>&amp;About Sinter</source>
+        <translation>关于 Sinter(&amp;A)</translation>
+    </message>
+    <message>
+        <source>%1[*] — %2 — Sinter</source>
+        <translation>%1[*] — %2 — Sinter</translation>
+    </message>
+    <message>
+        <source>(none)</source>
+        <translation>(无)</translation>
+    </message>
+    <message>
+        <source>Clear list</source>
+        <translation>清除列表</translation>
+    </message>
+    <message>
+        <source>Unsaved changes</source>
+        <translation>未保存的更改</translation>
+    </message>
+    <message>
+        <source>The %1 settings (%2) have unsaved changes. Save them?</source>
+        <translation>%1 设置(%2)有未保存的更改。是否保存?</translation>
+    </message>
+    <message>
+        <source>Save</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <source>Saved %1</source>
+        <translation>已保存 %1</translation>
+    </message>
+    <message>
+        <source>Save configuration</source>
+        <translation>保存配置</translation>
+    </message>
+    <message>
+        <source>Open configuration</source>
+        <translation>打开配置</translation>
+    </message>
+    <message>
+        <source>TOML (*.toml);;All files (*)</source>
+        <translation>TOML (*.toml);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Import kohya_ss configuration</source>
+        <translation>导入 kohya_ss 配置</translation>
+    </message>
+    <message>
+        <source>kohya_ss JSON (*.json);;All files (*)</source>
+        <translation>kohya_ss JSON (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Imported %1 into the %2 tab.</source>
+        <translation>已将 %1 导入到 %2 标签页。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n value(s) could not be carried over; see the details.</source>
+        <translation>
+            <numerusform>有 %n 个值无法迁移;请查看详细信息。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Not carried over:</source>
+        <translation>未迁移的值:</translation>
+    </message>
+    <message>
+        <source>sinter-runner program</source>
+        <translation>sinter-runner 程序</translation>
+    </message>
+    <message>
+        <source>About Sinter</source>
+        <translation>关于 Sinter</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;Sinter %1&lt;/h3&gt;&lt;p&gt;A native training studio for SDXL and FLUX.&lt;/p&gt;&lt;p&gt;Runner: %2&lt;/p&gt;</source>
+        <translation>&lt;h3&gt;Sinter %1&lt;/h3&gt;&lt;p&gt;面向 SDXL 和 FLUX 的原生训练工作室。&lt;/p&gt;&lt;p&gt;运行器:%2&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>Training is running</source>
+        <translation>训练正在运行</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n run(s) in progress. Stop them (they save first) and quit?</source>
+        <translation>
+            <numerusform>有 %n 个运行正在进行。要停止它们(会先保存)并退出吗?</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::OptionEditor</name>
+    <message>
+        <source>Not set</source>
+        <translation>未设置</translation>
+    </message>
+    <message>
+        <source>Default</source>
+        <translation>默认</translation>
+    </message>
+    <message>
+        <source>Kept for this session only; never saved to a file</source>
+        <translation>仅在本次会话中保留,绝不会保存到文件</translation>
+    </message>
+    <message>
+        <source>Choose a folder</source>
+        <translation>选择文件夹</translation>
+    </message>
+    <message>
+        <source>Choose a file</source>
+        <translation>选择文件</translation>
+    </message>
+    <message>
+        <source>Items separated by spaces; quote items that contain spaces</source>
+        <translation>各项之间用空格分隔;包含空格的项请加引号</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::OptionForm</name>
+    <message>
+        <source>Source model</source>
+        <translation>源模型</translation>
+    </message>
+    <message>
+        <source>Dataset</source>
+        <translation>数据集</translation>
+    </message>
+    <message>
+        <source>Training</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>Network</source>
+        <translation>网络</translation>
+    </message>
+    <message>
+        <source>Optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>Torch Compile Settings</source>
+        <translation>Torch 编译设置</translation>
+    </message>
+    <message>
+        <source>Saving</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <source>Samples</source>
+        <translation>采样</translation>
+    </message>
+    <message>
+        <source>Logging</source>
+        <translation>日志</translation>
+    </message>
+    <message>
+        <source>Folders</source>
+        <translation>文件夹</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>Basic</source>
+        <translation>基本</translation>
+    </message>
+    <message>
+        <source>Advanced</source>
+        <translation>高级</translation>
+    </message>
+    <message>
+        <source>Detected from the checkpoint: %1</source>
+        <translation>从检查点检测到:%1</translation>
+    </message>
+    <message>
+        <source>The checkpoint&apos;s tensor names match no known model family.</source>
+        <translation>检查点的张量名称与任何已知模型系列都不匹配。</translation>
+    </message>
+    <message>
+        <source>Could not read the checkpoint: %1</source>
+        <translation>无法读取检查点:%1</translation>
+    </message>
+    <message>
+        <source>The checkpoint file does not exist yet.</source>
+        <translation>检查点文件尚不存在。</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::PresetDiffDialog</name>
+    <message>
+        <source>Apply preset</source>
+        <translation>应用预设</translation>
+    </message>
+    <message numerus="yes">
+        <source>Applying “%1” changes %n option(s):</source>
+        <translation>
+            <numerusform>应用“%1”将更改 %n 个选项:</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Option</source>
+        <translation>选项</translation>
+    </message>
+    <message>
+        <source>Current</source>
+        <translation>当前值</translation>
+    </message>
+    <message>
+        <source>Preset</source>
+        <translation>预设值</translation>
+    </message>
+    <message>
+        <source>Apply</source>
+        <translation>应用</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::RunController</name>
+    <message>
+        <source>Could not start %1: %2</source>
+        <translation>无法启动 %1:%2</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::RunMonitor</name>
+    <message>
+        <source>Idle</source>
+        <translation>空闲</translation>
+    </message>
+    <message>
+        <source>%v / %m steps</source>
+        <translation>%v / %m 步</translation>
+    </message>
+    <message>
+        <source>Starting…</source>
+        <translation>正在启动…</translation>
+    </message>
+    <message>
+        <source>%1 on %2, %3 steps</source>
+        <translation>在 %2 上进行 %1,共 %3 步</translation>
+    </message>
+    <message>
+        <source>Preparing</source>
+        <translation>准备中</translation>
+    </message>
+    <message>
+        <source>Warm-up</source>
+        <translation>预热</translation>
+    </message>
+    <message>
+        <source>Warm-up: %1 captured in %2 s (total %3 s)</source>
+        <translation>预热:%1 捕获耗时 %2 秒(共 %3 秒)</translation>
+    </message>
+    <message>
+        <source>Training</source>
+        <translation>训练中</translation>
+    </message>
+    <message>
+        <source>Warm-up took %1 s</source>
+        <translation>预热耗时 %1 秒</translation>
+    </message>
+    <message>
+        <source>Epoch %1 / %2</source>
+        <translation>第 %1 / %2 轮</translation>
+    </message>
+    <message>
+        <source>Epoch %1</source>
+        <translation>第 %1 轮</translation>
+    </message>
+    <message>
+        <source>%1 it/s</source>
+        <translation>%1 it/s</translation>
+    </message>
+    <message>
+        <source>%1 s/it</source>
+        <translation>%1 s/it</translation>
+    </message>
+    <message>
+        <source>ETA %1</source>
+        <translation>剩余时间 %1</translation>
+    </message>
+    <message>
+        <source>Epoch %1 / %2 done, average loss %3</source>
+        <translation>第 %1 / %2 轮完成,平均损失 %3</translation>
+    </message>
+    <message>
+        <source>Saved %1: %2</source>
+        <translation>已保存 %1:%2</translation>
+    </message>
+    <message>
+        <source>Force-stopped: the runner was killed; the last saved state is what remains.</source>
+        <translation>已强制停止:运行器已被终止;保留的是最后一次保存的状态。</translation>
+    </message>
+    <message>
+        <source>Stopped at step %1; the network and training state were saved.</source>
+        <translation>已在第 %1 步停止;网络和训练状态已保存。</translation>
+    </message>
+    <message>
+        <source>Completed: %1 steps.</source>
+        <translation>已完成:%1 步。</translation>
+    </message>
+    <message>
+        <source>Failed: the runner crashed.</source>
+        <translation>失败:运行器崩溃。</translation>
+    </message>
+    <message>
+        <source>Failed with exit code %1.</source>
+        <translation>失败,退出代码 %1。</translation>
+    </message>
+    <message>
+        <source>The configuration was refused; nothing was trained.</source>
+        <translation>配置被拒绝;没有进行任何训练。</translation>
+    </message>
+    <message>
+        <source>Completed</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>Stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>Failed</source>
+        <translation>失败</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::RunPanel</name>
+    <message>
+        <source>Start training</source>
+        <translation>开始训练</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>Finish the current step, save the network and training state, then stop</source>
+        <translation>完成当前步骤,保存网络和训练状态,然后停止</translation>
+    </message>
+    <message>
+        <source>Force stop</source>
+        <translation>强制停止</translation>
+    </message>
+    <message>
+        <source>Kill the runner now; nothing more is saved</source>
+        <translation>立即终止运行器;不会再保存任何内容</translation>
+    </message>
+    <message>
+        <source>Print command</source>
+        <translation>显示命令</translation>
+    </message>
+    <message>
+        <source>Show the exact command and the TOML file a run would use</source>
+        <translation>显示运行时将使用的确切命令和 TOML 文件</translation>
+    </message>
+    <message>
+        <source>Log</source>
+        <translation>日志</translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>The runner has not stopped yet; Force stop kills it.</source>
+        <translation>运行器尚未停止;可使用强制停止将其终止。</translation>
+    </message>
+    <message>
+        <source>Stop requested: the runner finishes the current step and saves.</source>
+        <translation>已请求停止:运行器将完成当前步骤并保存。</translation>
+    </message>
+    <message>
+        <source>Compile plan: %1; mechanisms: %2; regions: %3</source>
+        <translation>编译计划:%1;机制:%2;区域:%3</translation>
+    </message>
+    <message>
+        <source>backend=%1, mode=%2, dynamic=%3</source>
+        <translation>backend=%1,mode=%2,dynamic=%3</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Unavailable in this build: %1</source>
+        <translation>此版本不可用:%1</translation>
+    </message>
+    <message>
+        <source>Warning: %1</source>
+        <translation>警告:%1</translation>
+    </message>
+    <message>
+        <source>Error: %1</source>
+        <translation>错误:%1</translation>
+    </message>
+    <message>
+        <source>Saved (%1): %2</source>
+        <translation>已保存(%1):%2</translation>
+    </message>
+    <message>
+        <source>Sample: %1 (%2)</source>
+        <translation>样本:%1(%2)</translation>
+    </message>
+    <message>
+        <source>Runner exited with code %1.</source>
+        <translation>运行器已退出,代码 %1。</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::TrainingTab</name>
+    <message>
+        <source>LoRA</source>
+        <translation>LoRA</translation>
+    </message>
+    <message>
+        <source>DreamBooth</source>
+        <translation>DreamBooth</translation>
+    </message>
+    <message>
+        <source>Fine-tune</source>
+        <translation>微调</translation>
+    </message>
+    <message>
+        <source>Configuration</source>
+        <translation>配置</translation>
+    </message>
+    <message>
+        <source>Preset:</source>
+        <translation>预设:</translation>
+    </message>
+    <message>
+        <source>Apply…</source>
+        <translation>应用…</translation>
+    </message>
+    <message>
+        <source>Show what the preset changes, then apply it</source>
+        <translation>先显示预设将更改的内容,再应用</translation>
+    </message>
+    <message>
+        <source>Save as preset…</source>
+        <translation>另存为预设…</translation>
+    </message>
+    <message>
+        <source>Save the current settings as your own preset</source>
+        <translation>将当前设置保存为自己的预设</translation>
+    </message>
+    <message>
+        <source>%1 (yours)</source>
+        <translation>%1(我的)</translation>
+    </message>
+    <message>
+        <source>%1 (cannot be read)</source>
+        <translation>%1(无法读取)</translation>
+    </message>
+    <message>
+        <source>Apply preset</source>
+        <translation>应用预设</translation>
+    </message>
+    <message>
+        <source>“%1” would change nothing.</source>
+        <translation>“%1”不会更改任何内容。</translation>
+    </message>
+    <message>
+        <source>A preset needs a name.</source>
+        <translation>预设需要一个名称。</translation>
+    </message>
+    <message>
+        <source>Save as preset</source>
+        <translation>另存为预设</translation>
+    </message>
+    <message>
+        <source>Preset name:</source>
+        <translation>预设名称:</translation>
+    </message>
+    <message>
+        <source>Choose an output folder first: the run&apos;s TOML file is written there.</source>
+        <translation>请先选择输出文件夹:运行用的 TOML 文件会写入那里。</translation>
+    </message>
+    <message>
+        <source>Print command</source>
+        <translation>显示命令</translation>
+    </message>
+    <message>
+        <source>Cannot start</source>
+        <translation>无法开始</translation>
+    </message>
+    <message>
+        <source>Fix the marked fields first:
+%1</source>
+        <translation>请先修正标记的字段:
+%1</translation>
+    </message>
+</context>
 </TS>
