@@ -23,10 +23,9 @@ LossChart::LossChart(QWidget* parent) : QChartView(parent) {
   chart->addSeries(raw_);
   chart->addSeries(smooth_);
   axisX_ = new QValueAxis(chart);
-  axisX_->setTitleText(tr("Step"));
-  axisX_->setLabelFormat(QStringLiteral("%d"));
+  axisX_->setLabelFormat(QStringLiteral("%.0f"));
   axisY_ = new QValueAxis(chart);
-  axisY_->setTitleText(tr("Loss"));
+  axisY_->setLabelFormat(QStringLiteral("%.3g"));
   chart->addAxis(axisX_, Qt::AlignBottom);
   chart->addAxis(axisY_, Qt::AlignLeft);
   for (QLineSeries* s : {raw_, smooth_}) {
@@ -35,7 +34,7 @@ LossChart::LossChart(QWidget* parent) : QChartView(parent) {
   }
   setChart(chart);
   setRenderHint(QPainter::Antialiasing);
-  setMinimumHeight(160);
+  setMinimumSize(320, 160);
   // Axes follow the data a few times a second rather than on every point.
   axisTimer_.setSingleShot(true);
   axisTimer_.setInterval(200);
@@ -57,7 +56,7 @@ void LossChart::addPoint(double step, double loss) {
 }
 
 void LossChart::updateAxes() {
-  axisX_->setRange(0, std::max(1.0, maxX_));
+  axisX_->setRange(0, std::max(10.0, maxX_));
   const double pad = std::max((maxY_ - minY_) * 0.05, 1e-3);
   axisY_->setRange(std::max(0.0, minY_ - pad), maxY_ + pad);
 }
@@ -67,7 +66,7 @@ void LossChart::clear() {
   smooth_->clear();
   empty_ = true;
   smoothed_ = minY_ = maxY_ = maxX_ = 0;
-  axisX_->setRange(0, 1);
+  axisX_->setRange(0, 10);
   axisY_->setRange(0, 1);
 }
 

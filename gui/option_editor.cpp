@@ -24,7 +24,7 @@ QString OptionEditor::toolTipText() const {
 
 QLabel* OptionEditor::label() {
   if (!label_) {
-    label_ = new QLabel(labelText(), parentWidget());
+    label_ = new QLabel(QString(labelText()).replace(QLatin1Char('&'), QStringLiteral("&&")), parentWidget());
     label_->setToolTip(toolTipText());
     label_->setBuddy(this);
   }

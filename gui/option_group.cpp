@@ -18,7 +18,6 @@ void OptionGroup::addEditor(OptionEditor* editor) {
   editor->setParent(this);
   QLabel* label = editor->label();
   label->setParent(this);
-  label->setWordWrap(true);
   form_->addRow(label, editor);
   editors_.push_back(editor);
 }

@@ -41,6 +41,7 @@ RunMonitor::RunMonitor(QWidget* parent) : QWidget(parent) {
   layout->setColumnStretch(3, 1);
   reset();
   setPhase(Phase::Idle, tr("Idle"));
+  progress_->setFormat(QString());
 }
 
 void RunMonitor::reset() {
@@ -60,6 +61,11 @@ void RunMonitor::reset() {
   statusLabel_->clear();
   statusLabel_->setStyleSheet(QString());
   setPhase(Phase::Starting, tr("Starting…"));
+  hideEmptyLabels();
+}
+
+void RunMonitor::hideEmptyLabels() {
+  for (QLabel* label : {epochLabel_, speedLabel_, etaLabel_, statusLabel_}) label->setVisible(!label->text().isEmpty());
 }
 
 void RunMonitor::setPhase(Phase phase, const QString& text) {
@@ -122,6 +128,7 @@ void RunMonitor::handleEvent(const events::Event& event) {
     lastStep_ = std::max(lastStep_, done->steps);
   }
   // Warning, Sample and Unknown events change nothing here (warnings reach the log).
+  hideEmptyLabels();
 }
 
 void RunMonitor::noteLogLine(const QString& line) {
@@ -153,6 +160,7 @@ void RunMonitor::handleFinished(int exitCode, bool crashed, bool forced) {
                                                                        : tr("Failed"));
   statusLabel_->setText(text);
   statusLabel_->setStyleSheet(finalStatus_ == QLatin1String("failed") ? QStringLiteral("color:#c02020;") : QString());
+  hideEmptyLabels();
 }
 
 void RunMonitor::handleFailedToStart(const QString& message) {
@@ -161,6 +169,7 @@ void RunMonitor::handleFailedToStart(const QString& message) {
   if (progress_->maximum() == 0) progress_->setRange(0, 1);
   statusLabel_->setText(message);
   statusLabel_->setStyleSheet(QStringLiteral("color:#c02020;"));
+  hideEmptyLabels();
 }
 
 QString RunMonitor::statusText() const { return statusLabel_->text(); }

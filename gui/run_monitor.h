@@ -32,6 +32,7 @@ class RunMonitor : public QWidget {
 
  private:
   void setPhase(Phase phase, const QString& text);
+  void hideEmptyLabels();
 
   QProgressBar* progress_;
   QLabel* phaseLabel_;

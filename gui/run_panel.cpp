@@ -2,7 +2,8 @@
 
 #include <QHBoxLayout>
 #include <QPushButton>
-#include <QTabWidget>
+#include <QLabel>
+#include <QSplitter>
 #include <QVBoxLayout>
 
 #include "log_view.h"
@@ -44,10 +45,14 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   buttons->addStretch(1);
   buttons->addWidget(print_);
 
-  views_ = new QTabWidget(this);
-  views_->addTab(log_, tr("Log"));
-  views_->addTab(chart_, tr("Loss"));
-  views_->setDocumentMode(true);
+  // Log and loss side by side: both stay in sight while a run goes on.
+  views_ = new QSplitter(Qt::Horizontal, this);
+  views_->addWidget(log_);
+  views_->addWidget(chart_);
+  views_->setStretchFactor(0, 3);
+  views_->setStretchFactor(1, 2);
+  views_->setChildrenCollapsible(false);
+  views_->setSizes({700, 560});
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
@@ -81,7 +86,6 @@ void RunPanel::startProcess(const QString& program, const QStringList& args, con
   log_->clear();
   chart_->clear();
   monitor_->reset();
-  views_->setCurrentWidget(log_);
   setRunning(true);
   controller_->start(program, args, workingDir);
 }

@@ -6,7 +6,7 @@
 #include "core/events.h"
 
 class QPushButton;
-class QTabWidget;
+class QSplitter;
 
 namespace sinter::gui {
 
@@ -46,7 +46,7 @@ class RunPanel : public QWidget {
   RunMonitor* monitor_;
   LogView* log_;
   LossChart* chart_;
-  QTabWidget* views_;
+  QSplitter* views_;
   QPushButton* start_;
   QPushButton* stop_;
   QPushButton* force_;

@@ -50,7 +50,7 @@ TrainingTab::TrainingTab(Tab tab, PresetManager* presets, const FileActions& act
   splitter->setStretchFactor(0, 3);
   splitter->setStretchFactor(1, 2);
   splitter->setChildrenCollapsible(false);
-  splitter->setSizes({480, 260});
+  splitter->setSizes({430, 250});
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
@@ -100,6 +100,8 @@ QWidget* TrainingTab::buildConfigurationBox(const FileActions& actions) {
   savePreset->setToolTip(tr("Save the current settings as your own preset"));
   row->addWidget(savePreset);
   connect(applyPreset_, &QPushButton::clicked, this, &TrainingTab::onPresetApplyClicked);
+  connect(presetCombo_, qOverload<int>(&QComboBox::currentIndexChanged), this,
+          [this] { applyPreset_->setEnabled(!presetCombo_->currentData().toString().isEmpty()); });
   connect(savePreset, &QPushButton::clicked, this, &TrainingTab::onSavePresetClicked);
   return box;
 }
@@ -162,6 +164,7 @@ void TrainingTab::refreshPresetList() {
   if (!presetCombo_) return;
   const QString selected = presetCombo_->currentData().toString();
   presetCombo_->clear();
+  presetCombo_->addItem(tr("Choose a preset…"), QString());
   if (presets_) {
     for (const PresetInfo& p : presets_->presetsForTab(tab_)) {
       QString text = p.user ? tr("%1 (yours)").arg(p.title) : p.title;
@@ -172,7 +175,7 @@ void TrainingTab::refreshPresetList() {
   }
   const int index = presetCombo_->findData(selected);
   if (index >= 0) presetCombo_->setCurrentIndex(index);
-  applyPreset_->setEnabled(presetCombo_->count() > 0);
+  applyPreset_->setEnabled(!presetCombo_->currentData().toString().isEmpty());
 }
 
 void TrainingTab::onPresetApplyClicked() {

@@ -112,21 +112,21 @@ class PresetsTest : public QObject {
     QCOMPARE(presets.presetsForTab(Tab::LoRA).size(), size_t(1));
     TrainingTab tab(Tab::LoRA, &presets, {});
     auto* combo = tab.findChild<QComboBox*>("presetCombo");
-    QCOMPARE(combo->count(), 1);
-    QCOMPARE(combo->itemText(0), QString("A for LoRA"));
+    QCOMPARE(combo->count(), 2);  // "Choose a preset…" and A
+    QCOMPARE(combo->itemText(1), QString("A for LoRA"));
 
     QSignalSpy changed(&presets, &PresetManager::changed);
     writeFile(shipped.filePath("c.toml"), "# C for any tab\n[optimizer]\nlearning_rate = 1e-3\n");
     QVERIFY(changed.wait(5000));  // the folder watcher noticed the new file
-    QCOMPARE(combo->count(), 2);
+    QCOMPARE(combo->count(), 3);
 
     test::setOption(tab.form(), "network_dim", 12LL);
     QString error;
     QVERIFY2(tab.saveAsUserPreset("My dim 12", &error), qPrintable(error));
     const QString saved = QDir(user.path()).filePath("My dim 12.toml");
     QVERIFY(QFile::exists(saved));
-    QTRY_COMPARE(combo->count(), 3);
-    QVERIFY(combo->itemText(2).contains("My dim 12"));
+    QTRY_COMPARE(combo->count(), 4);
+    QVERIFY(combo->itemText(3).contains("My dim 12"));
     QCOMPARE(loadConfigFile(saved.toStdString()).config.getInt("network_dim"), 12LL);
 
     writeFile(shipped.filePath("broken.toml"), "# Broken\nnot_an_option = 1\n");

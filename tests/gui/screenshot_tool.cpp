@@ -1,0 +1,118 @@
+// Tool (not a test): renders the main window in the states worth looking at and saves PNGs, for
+// review under Xvfb: `xvfb-run -s "-screen 0 1280x800x24" gui_screenshot_tool OUTDIR [--lang ja]`.
+#include <QApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QTabWidget>
+#include <QTimer>
+
+#include "collapsible_section.h"
+#include "command_preview_dialog.h"
+#include "compile_settings_panel.h"
+#include "gui_test_support.h"
+#include "log_view.h"
+#include "loss_chart.h"
+#include "main_window.h"
+#include "preset_diff_dialog.h"
+#include "preset_changes.h"
+#include "run_controller.h"
+#include "run_monitor.h"
+#include "run_panel.h"
+#include "training_tab.h"
+#include "translations_loader.h"
+
+using namespace sinter;
+using namespace sinter::gui;
+
+namespace {
+
+void settle(int ms = 150) {
+  QElapsedTimer t;
+  t.start();
+  while (t.elapsed() < ms) QApplication::processEvents(QEventLoop::AllEvents, 20);
+}
+
+void shoot(QWidget* w, const QString& dir, const QString& name) {
+  settle();
+  w->grab().save(QDir(dir).filePath(name + ".png"));
+  std::printf("%s\n", qPrintable(QDir(dir).filePath(name + ".png")));
+}
+
+QScrollArea* scrollOf(TrainingTab* tab) { return tab->findChild<QScrollArea*>(); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  test::isolateSettings();
+  const QString out = argc > 1 ? argv[1] : QStringLiteral("/tmp/screens");
+  QString lang;
+  for (int i = 2; i + 1 < argc; ++i)
+    if (QString(argv[i]) == "--lang") lang = argv[i + 1];
+  if (!lang.isEmpty()) installTranslations(app, lang);
+  const QString suffix = lang.isEmpty() ? QString() : "_" + lang;
+  QDir().mkpath(out);
+
+  MainWindow window;
+  window.resize(1280, 800);
+  window.show();
+  settle(300);
+
+  for (Tab t : allTabs()) {
+    TrainingTab* tab = window.tab(t);
+    window.tabs()->setCurrentWidget(tab);
+    const QString base = QString::fromUtf8(toString(t));
+    for (const char* family : {"sdxl", "sd15", "flux"}) {
+      if (t != Tab::LoRA && std::string(family) == "flux") continue;
+      test::setOption(tab->form(), "model_family", std::string(family));
+      tab->form()->advancedSection()->setExpanded(false);
+      scrollOf(tab)->verticalScrollBar()->setValue(0);
+      shoot(&window, out, base + "_" + family + "_top" + suffix);
+      // Advanced open, scrolled to where the compile panel lives (shown for SDXL/FLUX only).
+      tab->form()->advancedSection()->setExpanded(true);
+      test::setOption(tab->form(), "compile", std::string(family) != "sd15");
+      settle();
+      scrollOf(tab)->ensureWidgetVisible(tab->form()->compilePanel(), 0, 0);
+      if (tab->form()->compilePanel()->isHidden())
+        scrollOf(tab)->verticalScrollBar()->setValue(scrollOf(tab)->verticalScrollBar()->maximum());
+      shoot(&window, out, base + "_" + family + "_advanced" + suffix);
+    }
+  }
+
+  // A run in progress: recorded events replayed through a real process, stopped after the shot.
+  TrainingTab* lora = window.tab(Tab::LoRA);
+  window.tabs()->setCurrentWidget(lora);
+  lora->form()->advancedSection()->setExpanded(false);
+  scrollOf(lora)->verticalScrollBar()->setValue(0);
+  RunPanel* run = lora->runPanel();
+  run->startProcess(QStringLiteral(SINTER_REPLAY_RUNNER),
+                    {QStringLiteral(SINTER_GUI_TEST_DATA_DIR "/stoppable_run.events.jsonl"), "--stderr",
+                     QStringLiteral(SINTER_GUI_TEST_DATA_DIR "/completed_run.stderr.txt"), "--until-term"},
+                    QString());
+  settle(3000);
+  shoot(&window, out, "run_in_progress" + suffix);
+  run->requestStop();
+  run->controller()->waitForFinished(5000);
+  settle(300);
+  shoot(&window, out, "run_stopped" + suffix);
+
+  // Dialogs: the preset diff and Print command.
+  Config preset;
+  preset.set("learning_rate", 5e-5);
+  preset.set("network_dim", 64LL);
+  preset.set("compile", true);
+  PresetDiffDialog diff("SDXL LoRA", presetChanges(lora->currentConfig(), preset), &window);
+  diff.show();
+  shoot(&diff, out, "preset_diff" + suffix);
+  test::setOption(lora->form(), "output_dir", std::string("/data/out"));
+  test::setOption(lora->form(), "output_name", std::string("my_lora"));
+  QString error;
+  if (auto preview = lora->commandPreview(&error)) {
+    CommandPreviewDialog dialog(*preview, &window);
+    dialog.show();
+    shoot(&dialog, out, "print_command" + suffix);
+  }
+  return 0;
+}
