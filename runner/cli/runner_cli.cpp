@@ -1,0 +1,148 @@
+#include "cli/runner_cli.h"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <iostream>
+
+#include "cli/exit_codes.h"
+#include "cli/run_checks.h"
+#include "core/argv.h"
+#include "core/compile_settings.h"
+#include "core/help_text.h"
+#include "core/toml_config.h"
+#include "core/validation.h"
+
+namespace sinter::runner {
+
+namespace {
+
+const char* kUsage =
+    "usage: sinter-runner --config_file FILE.toml [--KEY VALUE | --FLAG | --no-FLAG ...]\n"
+    "       sinter-runner --config_file FILE.toml --dry_run\n"
+    "       sinter-runner --config_file FILE.toml --output_config OUT.toml\n"
+    "       sinter-runner --config_file FILE.toml --events jsonl\n"
+    "\n"
+    "Trains a LoRA, DreamBooth or fine-tune run for SDXL or FLUX. Options on the command line override\n"
+    "the config file. Exit codes: 0 finished or stopped on request, 1 training failed, 2 bad\n"
+    "configuration or input (nothing was trained).\n"
+    "\n"
+    "runner options:\n"
+    "  --config_file FILE     sd-scripts style TOML config (sections are flattened)\n"
+    "  --dry_run              check the config and what the run needs, print it and the compile plan, exit\n"
+    "  --output_config FILE   write the resolved config (as the app writes it) and exit\n"
+    "  --events jsonl         machine-readable events on stdout, one JSON object per line\n"
+    "  --help                 this text\n";
+
+const std::vector<ExtraArg> kRunnerArgs{{"config_file", true}, {"dry_run", false},  {"output_config", true},
+                                        {"events", true},      {"help", false},     {"version", false}};
+
+bool fileExists(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+void setUpLogging() {
+  auto logger = spdlog::stderr_color_mt("sinter");
+  logger->set_pattern("%^%l%$ %v");
+  spdlog::set_default_logger(logger);
+}
+
+// Reports diagnostics on stderr; returns true when any is an error.
+bool report(const std::vector<Diagnostic>& diags) {
+  for (const auto& d : diags) {
+    if (d.severity == Severity::Error) spdlog::error("{}", d.format());
+    else spdlog::warn("{}", d.format());
+  }
+  return hasErrors(diags);
+}
+
+}  // namespace
+
+int runnerMain(int argc, char** argv) {
+  setUpLogging();
+  std::vector<std::string> args(argv + 1, argv + argc);
+  ParsedArgs parsed;
+  try {
+    parsed = parseArgv(args, kRunnerArgs);
+  } catch (const ConfigError& e) {
+    report(e.diagnostics());
+    std::cerr << "run 'sinter-runner --help' for the options\n";
+    return kExitBadInput;
+  }
+  auto hasFlag = [&](const std::string& f) {
+    return std::find(parsed.extraFlags.begin(), parsed.extraFlags.end(), f) != parsed.extraFlags.end();
+  };
+  if (hasFlag("help")) {
+    std::cout << registryHelpText(kUsage);
+    return kExitOk;
+  }
+  if (hasFlag("version")) {
+    std::cout << "sinter-runner " << SINTER_VERSION << "\n";
+    return kExitOk;
+  }
+  if (!parsed.positional.empty()) {
+    spdlog::error("unexpected argument '{}' (options start with --)", parsed.positional.front());
+    return kExitBadInput;
+  }
+  if (auto ev = parsed.extraValues.find("events"); ev != parsed.extraValues.end() && ev->second != "jsonl") {
+    spdlog::error("--events takes 'jsonl', not '{}'", ev->second);
+    return kExitBadInput;
+  }
+
+  // The config: the file (sd-scripts appends .toml when the name has none), then the overrides.
+  Config config;
+  std::vector<Diagnostic> diags;
+  if (auto cf = parsed.extraValues.find("config_file"); cf != parsed.extraValues.end()) {
+    std::string path = cf->second;
+    if (!fileExists(path) && fileExists(path + ".toml")) path += ".toml";
+    try {
+      LoadResult loaded = loadConfigFile(path);
+      config = loaded.config;
+      diags = loaded.warnings;
+    } catch (const ConfigError& e) {
+      report(e.diagnostics());
+      return kExitBadInput;
+    }
+  }
+  config.overlay(parsed.overrides);
+  for (auto& d : validateConfig(config)) diags.push_back(d);
+  if (report(diags)) return kExitBadInput;
+
+  if (auto out = parsed.extraValues.find("output_config"); out != parsed.extraValues.end()) {
+    if (fileExists(out->second)) {
+      spdlog::error("'{}' already exists; --output_config does not overwrite files", out->second);
+      return kExitBadInput;
+    }
+    try {
+      saveConfigFile(out->second, config);
+    } catch (const std::exception& e) {
+      spdlog::error("{}", e.what());
+      return kExitBadInput;
+    }
+    spdlog::info("wrote the resolved config to {}", out->second);
+    return kExitOk;
+  }
+
+  if (hasFlag("dry_run")) {
+    if (report(checkRunInputs(config))) return kExitBadInput;
+    std::cout << "# resolved config\n" << writeConfigToml(config);
+    CompileRequest compile = resolveCompileRequest(config);
+    std::cout << "\n# compile plan (requested)\n";
+    if (!compile.enabled) {
+      std::cout << "compile: off\n";
+    } else {
+      std::cout << compile.logLine(config.family() == Family::FLUX ? "DiT model" : "U-Net") << "\n"
+                << "cache_size_limit=" << compile.cacheSizeLimit << "\n";
+    }
+    for (const auto& note : compile.notes) std::cout << "note: " << note << "\n";
+    return kExitOk;
+  }
+
+  spdlog::error("training is not in this build yet: this sinter-runner checks configs (--dry_run) and writes them "
+                "(--output_config) only");
+  return kExitBadInput;
+}
+
+}  // namespace sinter::runner

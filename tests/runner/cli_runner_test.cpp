@@ -1,0 +1,140 @@
+// sinter-runner's command line, run as a process: exit codes and messages (DESIGN.md §3).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+Result run(const std::vector<std::string>& args) {
+  std::string cmd = quote(SINTER_RUNNER_BINARY);
+  for (const auto& a : args) cmd += " " + quote(a);
+  cmd += " 2>&1";
+  Result r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.output.append(buf.data(), n);
+  int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class RunnerCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("sinter_cli_" + std::to_string(::getpid()) + "_" +
+                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  std::string write(const std::string& name, const std::string& bytes) {
+    std::string p = (dir / name).string();
+    std::ofstream(p, std::ios::binary) << bytes;
+    return p;
+  }
+  fs::path dir;
+};
+
+}  // namespace
+
+TEST_F(RunnerCli, HelpIsGeneratedFromTheRegistry) {
+  Result r = run({"--help"});
+  EXPECT_EQ(r.code, 0);
+  for (const char* s : {"--config_file", "--dry_run", "--output_config", "--events", "--compile_backend {inductor,cudagraphs,eager,aot_eager}",
+                        "--no-cache_latents", "--learning_rate X", "compile options:"})
+    EXPECT_NE(r.output.find(s), std::string::npos) << s;
+}
+
+TEST_F(RunnerCli, BadFilesExitTwoNamingFileAndLine) {
+  struct Case {
+    std::string name, text;
+    int line;  // 0: no line to name
+    std::string says;
+  };
+  std::string big(10 * 1024 * 1024, 'x');
+  std::string junk(8192, '\0');
+  std::mt19937 rng(3);
+  for (auto& c : junk) c = static_cast<char>(rng());
+  std::vector<Case> cases{
+      {"unknown.toml", "[training]\nlearning_rat = 1e-4\n", 2, "did you mean 'learning_rate'"},
+      {"type.toml", "seed = 1\nseed_x = 2\n", 2, "unknown key"},
+      {"wrongtype.toml", "\nseed = \"42\"\n", 2, "seed must be an integer"},
+      {"range.toml", "train_batch_size = -1\n", 1, "below the minimum"},
+      {"enum.toml", "compile_backend = \"tensorrt\"\n", 1, "inductor, cudagraphs, eager, aot_eager"},
+      {"dup.toml", "seed = 1\n[x]\nseed = 2\n", 3, "duplicate key"},
+      {"syntax.toml", "seed = = 1\n", 1, "syntax"},
+      {"latin1.toml", "output_name = \"caf\xe9\"\n", 1, "UTF-8"},
+      {"empty.toml", "", 0, "empty"},
+      {"big.toml", big, 0, "too large"},
+      {"random.toml", junk, 0, ""},
+      {"rule.toml", "model_family = \"flux\"\nsplit_attn = true\ncompile_fullgraph = true\n", 3, "split_attn"},
+  };
+  for (const Case& c : cases) {
+    std::string path = write(c.name, c.text);
+    Result r = run({"--config_file", path, "--dry_run"});
+    EXPECT_EQ(r.code, 2) << c.name << ": " << r.output;
+    std::string where = path + (c.line ? ":" + std::to_string(c.line) + ":" : "");
+    EXPECT_NE(r.output.find(where), std::string::npos) << c.name << " should name " << where << ":\n" << r.output.substr(0, 500);
+    EXPECT_NE(r.output.find(c.says), std::string::npos) << c.name << ": " << r.output.substr(0, 500);
+  }
+  Result missing = run({"--config_file", (dir / "absent.toml").string(), "--dry_run"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.output.find("absent.toml"), std::string::npos);
+}
+
+TEST_F(RunnerCli, CommandLineOverridesAndOutputConfig) {
+  std::string cfg = write("run.toml", "[model]\nmodel_family = \"sdxl\"\n[training]\nseed = 1\nmax_train_steps = 10\n");
+  std::string out = (dir / "out.toml").string();
+  Result r = run({"--config_file", cfg, "--seed", "7", "--compile", "--compile_mode", "reduce-overhead", "--output_config", out});
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream in(out);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("seed = 7\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("max_train_steps = 10\n"), std::string::npos);
+  EXPECT_NE(text.find("compile_mode = \"reduce-overhead\"\n"), std::string::npos);
+  EXPECT_EQ(text.find("compile_dynamic"), std::string::npos);
+  // The written file reads back and writes the same bytes.
+  std::string again = (dir / "again.toml").string();
+  ASSERT_EQ(run({"--config_file", out, "--output_config", again}).code, 0);
+  std::ifstream in2(again);
+  std::string text2((std::istreambuf_iterator<char>(in2)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, text2);
+  // Never overwrites.
+  Result exists = run({"--config_file", cfg, "--output_config", out});
+  EXPECT_EQ(exists.code, 2);
+  EXPECT_NE(exists.output.find("already exists"), std::string::npos);
+}
+
+TEST_F(RunnerCli, BadArgumentsExitTwo) {
+  Result r = run({"--learning_rat", "1"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("did you mean --learning_rate"), std::string::npos) << r.output;
+  EXPECT_EQ(run({"--events", "xml"}).code, 2);
+  EXPECT_EQ(run({"stray"}).code, 2);
+}
+
+TEST_F(RunnerCli, DryRunChecksWhatTheRunNeeds) {
+  std::string cfg = write("run.toml", "model_family = \"sdxl\"\npretrained_model_name_or_path = \"/nonexistent/model.safetensors\"\n"
+                                      "train_data_dir = \"/nonexistent/images\"\noutput_dir = \"/tmp\"\n");
+  Result r = run({"--config_file", cfg, "--dry_run"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("/nonexistent/model.safetensors"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("/nonexistent/images"), std::string::npos) << r.output;
+}
