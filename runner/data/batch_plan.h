@@ -1,0 +1,79 @@
+#pragma once
+// Which images form each batch, epoch by epoch, and how many steps a run takes, counted as
+// sd-scripts counts them. The order is a pure function of (seed, epoch), so a resumed run
+// continues exactly from three plain integers (seed, epoch, index within the epoch).
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "data/buckets.h"
+#include "data/dataset.h"
+
+namespace sinter::data {
+
+struct PlannedBatch {
+  int datasetIndex = 0;
+  Resolution bucket;
+  std::vector<size_t> imageIndices;  // into Dataset::images; may repeat an image (repeats)
+};
+
+// Where the data loader stands. `epoch` is 0-based; sd-scripts prints it 1-based.
+struct DataOrderState {
+  std::uint64_t seed = 0;
+  long long epoch = 0;
+  long long indexInEpoch = 0;  // batches of this epoch already handed out
+  bool operator==(const DataOrderState& o) const {
+    return seed == o.seed && epoch == o.epoch && indexInEpoch == o.indexInEpoch;
+  }
+};
+
+// A batch shape the model will see: bucket size and batch size (a bucket's last batch may be
+// smaller), with how often it occurs per epoch. The compile engine pre-captures frequent ones.
+struct ShapeSignature {
+  int width = 0;
+  int height = 0;
+  int batchSize = 0;
+  long long countPerEpoch = 0;
+};
+
+struct TrainingLength {
+  long long batchesPerEpoch = 0;  // len(train_dataloader)
+  long long stepsPerEpoch = 0;    // ceil(batches / gradient_accumulation_steps)
+  long long maxTrainSteps = 0;    // max_train_epochs * stepsPerEpoch when epochs are given
+  long long numEpochs = 0;        // ceil(maxTrainSteps / stepsPerEpoch)
+};
+
+// sd-scripts' train_network.py arithmetic (single process).
+TrainingLength computeTrainingLength(long long batchesPerEpoch, std::optional<long long> maxTrainEpochs,
+                                     long long maxTrainSteps, int gradientAccumulationSteps);
+
+// The loader position at the start of optimizer step `globalStep` (0-based): an epoch has
+// stepsPerEpoch steps, its last one taking the remaining micro-batches.
+DataOrderState positionForStep(std::uint64_t seed, long long globalStep, long long batchesPerEpoch,
+                               int gradientAccumulationSteps);
+
+class BatchPlan {
+ public:
+  BatchPlan(const Dataset& dataset, std::uint64_t seed);
+
+  long long batchesPerEpoch() const { return batchesPerEpoch_; }
+  std::uint64_t seed() const { return seed_; }
+  // Every epoch: each bucket's images (with repeats) shuffled, cut into batches of the
+  // dataset's batch size, and all batches of all datasets shuffled together.
+  std::vector<PlannedBatch> epochBatches(long long epoch) const;
+  // Distinct signatures, most frequent first (then larger area first).
+  std::vector<ShapeSignature> shapeSignatures() const;
+
+ private:
+  struct Bucket {
+    int datasetIndex;
+    int batchSize;
+    Resolution resolution;
+    std::vector<size_t> items;  // image indices, each repeated `repeats` times
+  };
+  std::vector<Bucket> buckets_;
+  std::uint64_t seed_;
+  long long batchesPerEpoch_ = 0;
+};
+
+}  // namespace sinter::data
