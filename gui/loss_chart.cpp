@@ -57,6 +57,7 @@ void LossChart::addPoint(double step, double loss) {
 
 void LossChart::updateAxes() {
   axisX_->setRange(0, std::max(10.0, maxX_));
+  axisX_->applyNiceNumbers();
   const double pad = std::max((maxY_ - minY_) * 0.05, 1e-3);
   axisY_->setRange(std::max(0.0, minY_ - pad), maxY_ + pad);
 }
@@ -67,6 +68,7 @@ void LossChart::clear() {
   empty_ = true;
   smoothed_ = minY_ = maxY_ = maxX_ = 0;
   axisX_->setRange(0, 10);
+  axisX_->applyNiceNumbers();
   axisY_->setRange(0, 1);
 }
 
