@@ -3,6 +3,7 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
+#include <QIcon>
 #include <QSettings>
 #include <QStandardPaths>
 
@@ -29,6 +30,12 @@ void setRunnerPathPreference(const QString& path) {
     settings.setValue(kRunnerKey, path);
 }
 
+QIcon appIcon() {
+  QIcon icon(QStringLiteral(":/sinter/sinter.svg"));
+  icon.addFile(QStringLiteral(":/sinter/sinter-256.png"), QSize(256, 256));
+  return icon;
+}
+
 QStringList shippedPresetDirs() {
   QStringList dirs;
   const QDir appDir(QCoreApplication::applicationDirPath());
@@ -36,7 +43,8 @@ QStringList shippedPresetDirs() {
       QDir::cleanPath(appDir.filePath(QStringLiteral("../" SINTER_INSTALL_DATADIR "/sinter/presets")));
   if (QFileInfo(installed).isDir()) dirs << installed;
   const QString source = QStringLiteral(SINTER_SOURCE_PRESETS_DIR);
-  if (QFileInfo(source).isDir() && !dirs.contains(source)) dirs << source;
+  // Running from the build tree: the source tree's presets (an installed app uses its own).
+  if (dirs.isEmpty() && QFileInfo(source).isDir()) dirs << source;
   return dirs;
 }
 

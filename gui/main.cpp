@@ -3,6 +3,7 @@
 #include <QCommandLineParser>
 #include <QIcon>
 
+#include "app_paths.h"
 #include "main_window.h"
 #include "translations_loader.h"
 
@@ -11,7 +12,7 @@ int main(int argc, char** argv) {
   QApplication::setOrganizationName(QStringLiteral("Sinter"));
   QApplication::setApplicationName(QStringLiteral("sinter"));
   QApplication::setApplicationVersion(QStringLiteral(SINTER_VERSION));
-  QApplication::setWindowIcon(QIcon(QStringLiteral(":/sinter/sinter.svg")));
+  QApplication::setWindowIcon(sinter::gui::appIcon());
   QGuiApplication::setDesktopFileName(QStringLiteral("io.github.sinter.Sinter"));
 
   // --lang is read before the parser so that its own messages are translated too.

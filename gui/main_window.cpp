@@ -27,7 +27,7 @@ const QString kTomlFilter = QStringLiteral("TOML (*.toml)");
 }
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
-  setWindowIcon(QIcon(QStringLiteral(":/sinter/sinter.svg")));
+  setWindowIcon(appIcon());
   presets_ = new PresetManager(shippedPresetDirs(), userPresetDir(), this);
 
   openAction_ = new QAction(tr("&Open…"), this);
