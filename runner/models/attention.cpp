@@ -1,0 +1,45 @@
+#include "models/attention.h"
+
+#include <cmath>
+
+namespace sinter::models {
+
+#if TORCH_VERSION_MAJOR >= 2
+#define SINTER_HAS_SDPA 1
+#else
+#define SINTER_HAS_SDPA 0
+#endif
+
+bool fusedAttentionAvailable() { return SINTER_HAS_SDPA; }
+
+torch::Tensor scaledDotProductAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+#if SINTER_HAS_SDPA
+  return at::scaled_dot_product_attention(q, k, v);
+#else
+  // libtorch 1.13 (Debian) has no fused attention: the same math, unfused.
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  return torch::matmul(torch::softmax(torch::matmul(q, k.transpose(-2, -1)) * scale, -1), v);
+#endif
+}
+
+CrossAttentionImpl::CrossAttentionImpl(int64_t queryDim, int64_t contextDim, int64_t heads, int64_t headDim)
+    : heads_(heads) {
+  const int64_t inner = heads * headDim;
+  to_q = register_module("to_q", Linear(queryDim, inner, false));
+  to_k = register_module("to_k", Linear(contextDim, inner, false));
+  to_v = register_module("to_v", Linear(contextDim, inner, false));
+  to_out = register_module("to_out", torch::nn::Sequential(Linear(inner, queryDim), torch::nn::Dropout(0.0)));
+}
+
+torch::Tensor CrossAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& context) {
+  const torch::Tensor& ctx = context.defined() ? context : x;
+  const int64_t b = x.size(0);
+  auto split = [&](const torch::Tensor& t) { return t.view({b, t.size(1), heads_, -1}).transpose(1, 2); };
+  const torch::Tensor q = split(to_q(x));
+  const torch::Tensor k = split(to_k(ctx));
+  const torch::Tensor v = split(to_v(ctx));
+  const torch::Tensor h = scaledDotProductAttention(q, k, v).transpose(1, 2).reshape({b, x.size(1), -1});
+  return to_out->forward(h);
+}
+
+}  // namespace sinter::models

@@ -1,0 +1,90 @@
+#include "models/gradient_checkpoint.h"
+
+#include <ATen/autocast_mode.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+namespace sinter::models {
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+struct BlockHolder : torch::CustomClassHolder {
+  CheckpointedBlock block;
+  explicit BlockHolder(CheckpointedBlock b) : block(std::move(b)) {}
+};
+
+// The generators a block may draw from: the CPU one and, for CUDA inputs, that device's.
+std::vector<at::Generator> generatorsFor(at::TensorList inputs) {
+  std::vector<at::Generator> gens = {at::detail::getDefaultCPUGenerator()};
+  for (const torch::Tensor& t : inputs)
+    if (t.defined() && !t.is_cpu()) {
+      gens.push_back(at::globalContext().defaultGenerator(t.device()));
+      break;
+    }
+  return gens;
+}
+
+class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> {
+ public:
+  // inputs as a TensorList: the autograd machinery treats only Tensor and TensorList arguments as
+  // differentiable inputs (a std::vector would be taken for a constant).
+  static torch::Tensor forward(AutogradContext* ctx, c10::intrusive_ptr<BlockHolder> holder, at::TensorList inputs) {
+    c10::List<bool> needsGrad;
+    c10::List<at::Tensor> rngStates;
+    for (const torch::Tensor& t : inputs) needsGrad.push_back(t.defined() && t.requires_grad());
+    for (at::Generator& g : generatorsFor(inputs)) rngStates.push_back(g.get_state());
+    ctx->saved_data["block"] = c10::IValue::make_capsule(holder);
+    ctx->saved_data["needs_grad"] = needsGrad;
+    ctx->saved_data["rng"] = rngStates;
+    ctx->saved_data["autocast"] = at::autocast::is_enabled();
+    ctx->saved_data["autocast_dtype"] = at::autocast::get_autocast_gpu_dtype();
+    ctx->save_for_backward(inputs.vec());
+    return holder->block(inputs.vec());  // grad mode is off here: no activations kept
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list gradOutputs) {
+    auto holder = c10::static_intrusive_pointer_cast<BlockHolder>(ctx->saved_data["block"].toCapsule());
+    const c10::List<bool> needsGrad = ctx->saved_data["needs_grad"].toBoolList();
+    const variable_list saved = ctx->get_saved_variables();
+    variable_list inputs;
+    for (size_t i = 0; i < saved.size(); ++i)
+      inputs.push_back(saved[i].defined() ? saved[i].detach().requires_grad_(needsGrad[i]) : saved[i]);
+
+    // Recompute with the forward's RNG state, then put the current state back.
+    std::vector<at::Generator> gens = generatorsFor(inputs);
+    const c10::List<at::Tensor> forwardStates = ctx->saved_data["rng"].toTensorList();
+    std::vector<at::Tensor> currentStates;
+    for (size_t i = 0; i < gens.size() && i < forwardStates.size(); ++i) {
+      currentStates.push_back(gens[i].get_state());
+      gens[i].set_state(forwardStates[i]);
+    }
+    torch::Tensor output;
+    {
+      const bool wasAutocast = at::autocast::is_enabled();
+      const at::ScalarType wasDtype = at::autocast::get_autocast_gpu_dtype();
+      at::autocast::set_enabled(ctx->saved_data["autocast"].toBool());
+      at::autocast::set_autocast_gpu_dtype(ctx->saved_data["autocast_dtype"].toScalarType());
+      torch::AutoGradMode gradOn(true);
+      output = holder->block(inputs);
+      at::autocast::set_enabled(wasAutocast);
+      at::autocast::set_autocast_gpu_dtype(wasDtype);
+    }
+    for (size_t i = 0; i < currentStates.size(); ++i) gens[i].set_state(currentStates[i]);
+
+    if (output.requires_grad()) torch::autograd::backward({output}, {gradOutputs[0]});
+    variable_list grads = {torch::Tensor()};  // for the block holder
+    for (size_t i = 0; i < inputs.size(); ++i)
+      grads.push_back(needsGrad[i] && inputs[i].defined() ? inputs[i].grad() : torch::Tensor());
+    return grads;
+  }
+};
+
+}  // namespace
+
+torch::Tensor runCheckpointed(CheckpointedBlock block, const std::vector<torch::Tensor>& inputs) {
+  return CheckpointFunction::apply(c10::make_intrusive<BlockHolder>(std::move(block)), at::TensorList(inputs));
+}
+
+}  // namespace sinter::models

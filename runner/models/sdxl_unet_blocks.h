@@ -1,0 +1,85 @@
+#pragma once
+// The SDXL UNet's building blocks, named after the checkpoint's keys (sgm's openaimodel.py and
+// attention.py): ResBlock, SpatialTransformer with BasicTransformerBlocks, Downsample, Upsample.
+#include <torch/torch.h>
+
+#include "models/attention.h"
+#include "models/group_norm32.h"
+#include "models/linear.h"
+
+namespace sinter::models {
+
+// h = out_layers(in_layers(x) + emb_layers(emb)); return skip_connection(x) + h
+class ResBlockImpl : public torch::nn::Module {
+ public:
+  ResBlockImpl(int64_t inChannels, int64_t outChannels, int64_t embDim, int64_t groups);
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& emb);
+
+  torch::nn::Sequential in_layers{nullptr};   // 0: GroupNorm32, 1: SiLU, 2: Conv 3x3
+  torch::nn::Sequential emb_layers{nullptr};  // 0: SiLU, 1: Linear
+  torch::nn::Sequential out_layers{nullptr};  // 0: GroupNorm32, 1: SiLU, 2: Dropout, 3: Conv 3x3
+  torch::nn::Conv2d skip_connection{nullptr};  // 1x1 where the channel count changes
+};
+TORCH_MODULE(ResBlock);
+
+// GEGLU: proj gives value and gate; value * gelu(gate).
+class GegluImpl : public torch::nn::Module {
+ public:
+  GegluImpl(int64_t dimIn, int64_t dimOut);
+  torch::Tensor forward(const torch::Tensor& x);
+  Linear proj{nullptr};
+};
+TORCH_MODULE(Geglu);
+
+class FeedForwardImpl : public torch::nn::Module {
+ public:
+  explicit FeedForwardImpl(int64_t dim);
+  torch::Tensor forward(const torch::Tensor& x);
+  torch::nn::Sequential net{nullptr};  // 0: GEGLU (net.0.proj), 1: Dropout, 2: Linear
+};
+TORCH_MODULE(FeedForward);
+
+// x += attn1(norm1(x)); x += attn2(norm2(x), context); x += ff(norm3(x))
+class BasicTransformerBlockImpl : public torch::nn::Module {
+ public:
+  BasicTransformerBlockImpl(int64_t dim, int64_t heads, int64_t headDim, int64_t contextDim);
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& context);
+
+  torch::nn::LayerNorm norm1{nullptr}, norm2{nullptr}, norm3{nullptr};
+  CrossAttention attn1{nullptr}, attn2{nullptr};
+  FeedForward ff{nullptr};
+};
+TORCH_MODULE(BasicTransformerBlock);
+
+// GroupNorm, Linear in, transformer blocks over the h*w tokens, Linear out, plus the input.
+class SpatialTransformerImpl : public torch::nn::Module {
+ public:
+  SpatialTransformerImpl(int64_t channels, int64_t heads, int64_t depth, int64_t contextDim, int64_t groups);
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& context);
+
+  GroupNorm32 norm{nullptr};
+  Linear proj_in{nullptr}, proj_out{nullptr};
+  torch::nn::ModuleList transformer_blocks{nullptr};
+
+ private:
+  std::vector<BasicTransformerBlock> blocks_;
+};
+TORCH_MODULE(SpatialTransformer);
+
+class DownsampleImpl : public torch::nn::Module {  // 3x3 conv, stride 2
+ public:
+  explicit DownsampleImpl(int64_t channels);
+  torch::Tensor forward(const torch::Tensor& x) { return op(x); }
+  torch::nn::Conv2d op{nullptr};
+};
+TORCH_MODULE(Downsample);
+
+class UpsampleImpl : public torch::nn::Module {  // nearest x2, then 3x3 conv
+ public:
+  explicit UpsampleImpl(int64_t channels);
+  torch::Tensor forward(const torch::Tensor& x);
+  torch::nn::Conv2d conv{nullptr};
+};
+TORCH_MODULE(Upsample);
+
+}  // namespace sinter::models

@@ -1,0 +1,109 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "models/attention.h"
+#include "models/sdxl_unet.h"
+
+using namespace sinter::models;
+
+namespace {
+
+struct TinyInputs {
+  torch::Tensor x, t, context, y;
+};
+
+TinyInputs tinyInputs(const SdxlUnetConfig& c, int64_t batch = 2) {
+  torch::manual_seed(1);
+  return {torch::randn({batch, c.inChannels, 16, 12}), torch::tensor({10.0, 900.0}).narrow(0, 0, batch),
+          torch::randn({batch, 7, c.contextDim}), torch::randn({batch, c.admInChannels})};
+}
+
+}  // namespace
+
+TEST(SdxlUnet, TinyForwardKeepsTheLatentShape) {
+  torch::manual_seed(0);
+  SdxlUnet unet(SdxlUnetConfig::tiny());
+  const TinyInputs in = tinyInputs(unet->config());
+  torch::NoGradGuard noGrad;
+  const torch::Tensor out = unet(in.x, in.t, in.context, in.y);
+  EXPECT_EQ(out.sizes(), in.x.sizes());
+  EXPECT_TRUE(torch::isfinite(out).all().item<bool>());
+  // The output depends on the conditioning.
+  const torch::Tensor other = unet(in.x, in.t, in.context, in.y * 2);
+  EXPECT_FALSE(torch::allclose(out, other));
+}
+
+TEST(SdxlUnet, ParameterNamesAreTheCheckpointKeys) {
+  SdxlUnet unet(SdxlUnetConfig::tiny());
+  std::set<std::string> names;
+  for (const auto& [key, t] : unet->checkpointTensors()) names.insert(key);
+  for (const char* key : {"model.diffusion_model.time_embed.0.weight", "model.diffusion_model.time_embed.2.bias",
+                          "model.diffusion_model.label_emb.0.0.weight", "model.diffusion_model.label_emb.0.2.weight",
+                          "model.diffusion_model.input_blocks.0.0.weight",
+                          "model.diffusion_model.input_blocks.1.0.in_layers.0.weight",
+                          "model.diffusion_model.input_blocks.1.0.in_layers.2.weight",
+                          "model.diffusion_model.input_blocks.1.0.emb_layers.1.weight",
+                          "model.diffusion_model.input_blocks.1.0.out_layers.0.bias",
+                          "model.diffusion_model.input_blocks.1.0.out_layers.3.weight",
+                          "model.diffusion_model.input_blocks.2.0.op.weight",
+                          "model.diffusion_model.input_blocks.3.0.skip_connection.weight",
+                          "model.diffusion_model.input_blocks.3.1.norm.weight",
+                          "model.diffusion_model.input_blocks.3.1.proj_in.weight",
+                          "model.diffusion_model.input_blocks.3.1.transformer_blocks.0.attn1.to_q.weight",
+                          "model.diffusion_model.input_blocks.3.1.transformer_blocks.0.attn2.to_out.0.bias",
+                          "model.diffusion_model.input_blocks.3.1.transformer_blocks.0.ff.net.0.proj.weight",
+                          "model.diffusion_model.input_blocks.3.1.transformer_blocks.0.ff.net.2.weight",
+                          "model.diffusion_model.input_blocks.3.1.transformer_blocks.0.norm3.weight",
+                          "model.diffusion_model.middle_block.1.transformer_blocks.0.attn2.to_k.weight",
+                          "model.diffusion_model.middle_block.2.out_layers.3.bias",
+                          "model.diffusion_model.output_blocks.1.2.conv.weight",
+                          "model.diffusion_model.output_blocks.3.1.proj_out.weight",
+                          "model.diffusion_model.out.0.weight", "model.diffusion_model.out.2.weight"})
+    EXPECT_TRUE(names.count(key)) << key;
+  EXPECT_FALSE(names.count("model.diffusion_model.input_blocks.3.1.transformer_blocks.0.attn1.to_q.bias"));
+
+  // Every Linear the layout lists is a module with that name and shape.
+  for (const LinearInfo& l : sdxlUnetLinearLayers(unet->config())) {
+    const std::string key = std::string(SdxlUnetImpl::kPrefix) + l.path + ".weight";
+    ASSERT_TRUE(names.count(key)) << key;
+    const torch::Tensor w = unet->named_parameters()[l.path + ".weight"];
+    EXPECT_EQ(w.sizes(), (std::vector<int64_t>{l.out, l.in})) << l.path;
+    EXPECT_EQ(names.count(std::string(SdxlUnetImpl::kPrefix) + l.path + ".bias") == 1, l.bias) << l.path;
+  }
+}
+
+TEST(SdxlUnet, GradientCheckpointingGivesTheSameGradients) {
+  auto gradients = [](bool checkpointing) {
+    torch::manual_seed(0);
+    SdxlUnet unet(SdxlUnetConfig::tiny());
+    unet->train();
+    unet->setGradientCheckpointing(checkpointing);
+    TinyInputs in = tinyInputs(unet->config());
+    in.x.requires_grad_(true);
+    unet(in.x, in.t, in.context, in.y).square().mean().backward();
+    std::vector<torch::Tensor> grads = {in.x.grad().clone()};
+    for (const auto& p : unet->parameters()) grads.push_back(p.grad().clone());
+    return grads;
+  };
+  const auto plain = gradients(false);
+  const auto checkpointed = gradients(true);
+  ASSERT_EQ(plain.size(), checkpointed.size());
+  for (size_t i = 0; i < plain.size(); ++i) EXPECT_TRUE(torch::allclose(plain[i], checkpointed[i], 1e-5, 1e-6)) << i;
+}
+
+TEST(SdxlUnet, BadInputShapesAreClearErrors) {
+  SdxlUnet unet(SdxlUnetConfig::tiny());
+  const TinyInputs in = tinyInputs(unet->config());
+  torch::NoGradGuard noGrad;
+  EXPECT_THROW(unet(torch::randn({2, 4, 10, 12}), in.t, in.context, in.y), std::invalid_argument);
+  EXPECT_THROW(unet(in.x, in.t, torch::randn({2, 7, 5}), in.y), std::invalid_argument);
+  EXPECT_THROW(unet(in.x, in.t, in.context, torch::randn({2, 5})), std::invalid_argument);
+}
+
+TEST(Attention, MatchesTheSoftmaxFormula) {
+  torch::manual_seed(0);
+  const torch::Tensor q = torch::randn({1, 2, 5, 8}), k = torch::randn({1, 2, 3, 8}), v = torch::randn({1, 2, 3, 8});
+  const torch::Tensor expected = torch::softmax(torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(8.0), -1).matmul(v);
+  EXPECT_TRUE(torch::allclose(scaledDotProductAttention(q, k, v), expected, 1e-5, 1e-6));
+}
