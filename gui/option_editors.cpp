@@ -97,6 +97,7 @@ class FloatEditor : public OptionEditor {
     edit_->setToolTip(toolTipText());
     edit_->setMaximumWidth(200);
     bareLayout(this)->addWidget(edit_);
+    layout()->addItem(new QSpacerItem(0, 0, QSizePolicy::Expanding));
     setFrameTarget(edit_);
     connect(edit_, &QLineEdit::textEdited, this, [this] { userEdited(); });
   }

@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QGroupBox>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QTabWidget>
@@ -74,10 +75,19 @@ int main(int argc, char** argv) {
       tab->form()->advancedSection()->setExpanded(true);
       test::setOption(tab->form(), "compile", std::string(family) != "sd15");
       settle();
-      scrollOf(tab)->ensureWidgetVisible(tab->form()->compilePanel(), 0, 0);
-      if (tab->form()->compilePanel()->isHidden())
-        scrollOf(tab)->verticalScrollBar()->setValue(scrollOf(tab)->verticalScrollBar()->maximum());
+      QWidget* panel = tab->form()->compilePanel();
+      scrollOf(tab)->verticalScrollBar()->setValue(
+          panel->isHidden() ? scrollOf(tab)->verticalScrollBar()->maximum()
+                            : panel->mapTo(tab->form(), QPoint(0, 0)).y() - 8);
       shoot(&window, out, base + "_" + family + "_advanced" + suffix);
+      // The family's own group under Parameters (FLUX.1 has one; SDXL options are shared).
+      for (QGroupBox* box : tab->form()->findChildren<QGroupBox*>())
+        if (box->title() == familyDisplayName(*familyFromString(family)) && !box->isHidden()) {
+          tab->form()->advancedSection()->setExpanded(false);
+          settle();
+          scrollOf(tab)->verticalScrollBar()->setValue(box->mapTo(tab->form(), QPoint(0, 0)).y() - 8);
+          shoot(&window, out, base + "_" + family + "_family_group" + suffix);
+        }
     }
   }
 
