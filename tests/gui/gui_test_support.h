@@ -4,6 +4,7 @@
 #include <QApplication>
 #include <QDialog>
 #include <QMessageBox>
+#include <QSettings>
 #include <QStandardPaths>
 #include <QTimer>
 #include <QFile>
@@ -21,6 +22,7 @@ inline void isolateSettings() {
   QStandardPaths::setTestModeEnabled(true);
   QCoreApplication::setOrganizationName(QStringLiteral("SinterTest"));
   QCoreApplication::setApplicationName(QStringLiteral("sinter-test"));
+  QSettings().clear();  // nothing carries over from another test program
 }
 
 // Waits for the next modal dialog, hands it to `act` (which accepts or rejects it).
