@@ -10,6 +10,7 @@
 #include <QMessageBox>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTimer>
 #include <QUrl>
 
 #include "app_paths.h"
@@ -52,6 +53,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(tab, &TrainingTab::runningChanged, this, [this, tab](bool running) {
       const int index = tabs_->indexOf(tab);
       tabs_->setTabText(index, running ? tr("%1 (running)").arg(tab->title()) : tab->title());
+      if (!running) closeWhenRunsEnded();
     });
   }
   connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::updateTitle);
@@ -93,6 +95,10 @@ void MainWindow::buildMenus() {
 
   QMenu* settings = menuBar()->addMenu(tr("&Settings"));
   settings->addAction(tr("Runner &program…"), this, &MainWindow::chooseRunner);
+  settings->addAction(tr("Use the &bundled runner"), this, [this] {
+    setRunnerPathPreference(QString());
+    statusBar()->showMessage(tr("Runner: %1").arg(runnerPath()), 6000);
+  });
   settings->addAction(tr("Open user &preset folder"), this,
                       [this] { QDesktopServices::openUrl(QUrl::fromLocalFile(presets_->userDir())); });
 
@@ -231,7 +237,9 @@ bool MainWindow::importKohyaFile(const QString& path) {
 
 void MainWindow::chooseRunner() {
   const QString path = QFileDialog::getOpenFileName(this, tr("sinter-runner program"), runnerPath());
-  if (!path.isEmpty()) setRunnerPathPreference(path);
+  if (path.isEmpty()) return;
+  setRunnerPathPreference(path);
+  statusBar()->showMessage(tr("Runner: %1").arg(runnerPath()), 6000);
 }
 
 void MainWindow::about() {
@@ -245,7 +253,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   std::vector<TrainingTab*> running;
   for (TrainingTab* tab : trainingTabs_)
     if (tab->isRunning()) running.push_back(tab);
-  if (!running.empty()) {
+  if (!running.empty() && !closingAfterRuns_) {
     const auto answer = QMessageBox::question(
         this, tr("Training is running"),
         tr("%n run(s) in progress. Stop them (they save first) and quit?", nullptr, static_cast<int>(running.size())),
@@ -255,15 +263,29 @@ void MainWindow::closeEvent(QCloseEvent* event) {
       return;
     }
   }
-  for (TrainingTab* tab : trainingTabs_)
-    if (!maybeSave(tab)) {
-      event->ignore();
-      return;
-    }
+  if (!closingAfterRuns_)
+    for (TrainingTab* tab : trainingTabs_)
+      if (!maybeSave(tab)) {
+        event->ignore();
+        return;
+      }
+  if (running.empty()) {
+    event->accept();
+    return;
+  }
+  // The runs save before they exit; the window stays responsive meanwhile and closes after the
+  // last one (each offers Force stop if its runner does not stop).
+  closingAfterRuns_ = true;
   for (TrainingTab* tab : running) tab->runPanel()->requestStop();
-  for (TrainingTab* tab : running)
-    if (!tab->runPanel()->controller()->waitForFinished(30000)) tab->runPanel()->forceStop();
-  event->accept();
+  statusBar()->showMessage(tr("Stopping the runs; the window closes when they have saved."));
+  event->ignore();
+}
+
+void MainWindow::closeWhenRunsEnded() {
+  if (!closingAfterRuns_) return;
+  for (TrainingTab* tab : trainingTabs_)
+    if (tab->isRunning()) return;
+  QTimer::singleShot(0, this, &QWidget::close);
 }
 
 }  // namespace sinter::gui

@@ -44,6 +44,7 @@ class MainWindow : public QMainWindow {
   void importDialog();
   void chooseRunner();
   void about();
+  void closeWhenRunsEnded();
 
   QTabWidget* tabs_;
   std::vector<TrainingTab*> trainingTabs_;
@@ -52,6 +53,7 @@ class MainWindow : public QMainWindow {
   QAction* openAction_;
   QAction* saveAction_;
   QAction* saveAsAction_;
+  bool closingAfterRuns_ = false;  // the user chose to quit; runs are saving
 };
 
 }  // namespace sinter::gui

@@ -1345,6 +1345,18 @@
             <numerusform>%n 件の実行が進行中です。停止して(先に保存されます)終了しますか?</numerusform>
         </translation>
     </message>
+    <message>
+        <source>Use the &amp;bundled runner</source>
+        <translation>同梱のランナーを使う(&amp;B)</translation>
+    </message>
+    <message>
+        <source>Runner: %1</source>
+        <translation>ランナー: %1</translation>
+    </message>
+    <message>
+        <source>Stopping the runs; the window closes when they have saved.</source>
+        <translation>実行を停止しています。保存が終わるとウィンドウを閉じます。</translation>
+    </message>
 </context>
 <context>
     <name>sinter::gui::OptionEditor</name>

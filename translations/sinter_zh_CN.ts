@@ -1345,6 +1345,18 @@
             <numerusform>有 %n 个运行正在进行。要停止它们(会先保存)并退出吗?</numerusform>
         </translation>
     </message>
+    <message>
+        <source>Use the &amp;bundled runner</source>
+        <translation>使用自带的运行器(&amp;B)</translation>
+    </message>
+    <message>
+        <source>Runner: %1</source>
+        <translation>运行器:%1</translation>
+    </message>
+    <message>
+        <source>Stopping the runs; the window closes when they have saved.</source>
+        <translation>正在停止运行;保存完成后窗口将关闭。</translation>
+    </message>
 </context>
 <context>
     <name>sinter::gui::OptionEditor</name>

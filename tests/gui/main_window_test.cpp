@@ -66,8 +66,11 @@ class MainWindowTest : public QObject {
     QVERIFY(lora->isRunning());
 
     test::whenModalAppears([](QWidget* w) { qobject_cast<QMessageBox*>(w)->button(QMessageBox::Yes)->click(); });
-    QVERIFY(window.close());
+    window.close();  // asks the runs to stop; the window closes once they have saved
+    QVERIFY(window.isVisible());
+    QTRY_VERIFY_WITH_TIMEOUT(!window.isVisible(), 10000);
     QVERIFY(!lora->isRunning());
+    QCOMPARE(lora->runPanel()->monitor()->finalStatus(), QString("stopped"));
     QCOMPARE(lora->runPanel()->controller()->forceStopped(), false);  // it stopped when asked
   }
 };
