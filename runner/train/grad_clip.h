@@ -1,0 +1,14 @@
+#pragma once
+// Gradient clipping by global L2 norm (torch.nn.utils.clip_grad_norm_) without a host sync: the
+// clip coefficient is a device tensor, clamped to 1 and multiplied into every gradient.
+#include <torch/torch.h>
+
+#include <vector>
+
+namespace sinter::train {
+
+// Returns the total norm before clipping (0-dim float32 tensor on the device); parameters without
+// a gradient are skipped. maxNorm <= 0 computes the norm without clipping.
+torch::Tensor clipGradNorm(const std::vector<torch::Tensor>& params, double maxNorm);
+
+}  // namespace sinter::train
