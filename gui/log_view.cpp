@@ -77,17 +77,18 @@ void LogView::flush() {
   const bool following = scroll->value() >= scroll->maximum() - 1;
   if (pending_.size() > maxLines_) pending_.erase(pending_.begin(), pending_.end() - maxLines_);
 
-  QTextCursor cursor(edit_->document());
-  cursor.beginEditBlock();
-  cursor.movePosition(QTextCursor::End);
-  if (shownLastTransient_) {
+  if (shownLastTransient_ && edit_->document()->blockCount() == 1) {
+    edit_->clear();
+  } else if (shownLastTransient_) {
+    // The last line shown was a progress redraw: the new text overwrites it, as on a terminal.
+    QTextCursor cursor(edit_->document());
+    cursor.movePosition(QTextCursor::End);
     cursor.movePosition(QTextCursor::StartOfBlock, QTextCursor::KeepAnchor);
+    cursor.movePosition(QTextCursor::PreviousCharacter, QTextCursor::KeepAnchor);
     cursor.removeSelectedText();
-  } else if (!edit_->document()->isEmpty()) {
-    cursor.insertBlock();
   }
-  cursor.insertText(pending_.join(QLatin1Char('\n')));
-  cursor.endEditBlock();
+  // appendPlainText is QPlainTextEdit's fast path under a maximum block count.
+  edit_->appendPlainText(pending_.join(QLatin1Char('\n')));
   shownLastTransient_ = pendingLastTransient_;
   pending_.clear();
   pendingLastTransient_ = false;
