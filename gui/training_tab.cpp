@@ -290,7 +290,9 @@ bool TrainingTab::startRun() {
     emit errorReported(tr("Cannot start"), error);
     return false;
   }
-  run_->startProcess(preview->program, preview->arguments, QFileInfo(preview->tomlPath).absolutePath());
+  // The runner starts where the app was started, so relative paths in a config mean the same to
+  // both, as with `sinter-runner --config_file` from a shell.
+  run_->startProcess(preview->program, preview->arguments, QDir::currentPath());
   for (const Diagnostic& d : warnings) run_->logView()->appendLine(QString::fromStdString(d.format()));
   return true;
 }
