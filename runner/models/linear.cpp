@@ -17,9 +17,10 @@ LinearImpl::LinearImpl(int64_t inFeatures, int64_t outFeatures, bool withBias) {
 torch::Tensor LinearImpl::forward(const torch::Tensor& x) {
   torch::Tensor y = F::linear(x, weight, bias);
   if (lora) {
-    torch::Tensor h = x.to(lora->down.scalar_type());
+    // sd-scripts' networks.lora: dropout (network_dropout) acts on lora_down's output.
+    torch::Tensor h = F::linear(x.to(lora->down.scalar_type()), lora->down);
     if (is_training() && lora->dropout > 0.0) h = F::dropout(h, F::DropoutFuncOptions().p(lora->dropout).training(true));
-    torch::Tensor delta = F::linear(F::linear(h, lora->down), lora->up);
+    torch::Tensor delta = F::linear(h, lora->up);
     y = y + (delta * (lora->scale() * lora->multiplier)).to(y.scalar_type());
   }
   return y;

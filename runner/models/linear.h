@@ -7,12 +7,12 @@
 
 namespace sinter::models {
 
-// y += up(down(dropout(x))) * (alpha / rank) * multiplier  (kohya's networks.lora)
+// y += up(dropout(down(x))) * (alpha / rank) * multiplier  (kohya's networks.lora)
 struct LoraAdapter {
   torch::Tensor down;  // [rank, in]
   torch::Tensor up;    // [out, rank]
   double alpha = 1.0;
-  double dropout = 0.0;     // applied to the adapter's input while training
+  double dropout = 0.0;     // applied to lora_down's output while training
   double multiplier = 1.0;
   double scale() const { return alpha / static_cast<double>(down.size(0)); }
 };
