@@ -6,6 +6,7 @@
 #include <QHBoxLayout>
 #include <QLineEdit>
 #include <QProcess>
+#include <QRegularExpressionValidator>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QToolButton>
@@ -81,6 +82,36 @@ class IntEditor : public OptionEditor {
  private:
   QSpinBox* spin_;
   bool nullable_ = false;
+};
+
+// Integers wider than a spin box holds (seeds up to 2^32-1, step counts): digits in a line edit;
+// empty means unset (or the default).
+class WideIntEditor : public OptionEditor {
+ public:
+  explicit WideIntEditor(const OptionSpec& spec, QWidget* parent) : OptionEditor(spec, parent) {
+    edit_ = new QLineEdit(this);
+    edit_->setValidator(new QRegularExpressionValidator(QRegularExpression(QStringLiteral("-?[0-9]{0,19}")), edit_));
+    edit_->setPlaceholderText(isNullable(spec) ? OptionEditor::tr("Not set") : OptionEditor::tr("Default"));
+    edit_->setToolTip(toolTipText());
+    edit_->setMaximumWidth(200);
+    bareLayout(this)->addWidget(edit_);
+    layout()->addItem(new QSpacerItem(0, 0, QSizePolicy::Expanding));
+    setFrameTarget(edit_);
+    connect(edit_, &QLineEdit::textEdited, this, [this] { userEdited(); });
+  }
+  Value value() const override {
+    bool ok = false;
+    const long long v = edit_->text().trimmed().toLongLong(&ok);
+    if (!ok) return std::monostate{};
+    return v;
+  }
+  void setValue(const Value& v) override {
+    QSignalBlocker block(edit_);
+    edit_->setText(isUnset(v) ? QString() : QString::number(asInt(v)));
+  }
+
+ private:
+  QLineEdit* edit_;
 };
 
 // Floats: free text (learning rates read best as 1e-4), checked by the registry as the user
@@ -281,6 +312,7 @@ OptionEditor* createOptionEditor(const OptionSpec& spec, QWidget* parent) {
     case OptionType::Bool: return new BoolEditor(spec, parent);
     case OptionType::Int:
       if (!spec.choices.empty()) return new EnumEditor(spec, parent);
+      if (spec.maxValue && *spec.maxValue > INT_MAX) return new WideIntEditor(spec, parent);
       return new IntEditor(spec, parent);
     case OptionType::Float: return new FloatEditor(spec, parent);
     case OptionType::Enum: return new EnumEditor(spec, parent);

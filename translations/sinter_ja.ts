@@ -1,4 +1,5 @@
-<?xml version='1.0' encoding='utf-8'?>
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
 <TS version="2.1" language="ja">
 <context>
     <name>CompileInfo</name>
@@ -15,7 +16,7 @@
         <translation>バックエンド cudagraphs: 標準カーネルのまま領域を CUDA グラフとしてキャプチャします。モード設定は無視されます。</translation>
     </message>
     <message>
-        <source>Backend inductor: the runner's fused kernels (attention, AdamW, norm/activation/modulation/RoPE/LoRA epilogues) plus what the mode adds.</source>
+        <source>Backend inductor: the runner&apos;s fused kernels (attention, AdamW, norm/activation/modulation/RoPE/LoRA epilogues) plus what the mode adds.</source>
         <translation>バックエンド inductor: ランナーの融合カーネル(アテンション、AdamW、正規化/活性化/モジュレーション/RoPE/LoRA のエピローグ)に、モードによる追加機能を加えます。</translation>
     </message>
     <message>
@@ -75,7 +76,7 @@
         <translation>フルグラフは分割アテンションと併用できません: どちらかをオフにしてください。</translation>
     </message>
     <message>
-        <source>With block swapping, the swapped blocks' weights stay out of capture (their Linear layers run uncaptured).</source>
+        <source>With block swapping, the swapped blocks&apos; weights stay out of capture (their Linear layers run uncaptured).</source>
         <translation>ブロックスワップ使用時、スワップされるブロックの重みはキャプチャ対象外になります(その Linear 層はキャプチャされずに実行されます)。</translation>
     </message>
 </context>
@@ -97,7 +98,7 @@
         <translation>モデルファミリー</translation>
     </message>
     <message>
-        <source>SDXL, FLUX.1, SD 1.5 or SD 2.x. Auto detects it from the checkpoint's tensor names.</source>
+        <source>SDXL, FLUX.1, SD 1.5 or SD 2.x. Auto detects it from the checkpoint&apos;s tensor names.</source>
         <translation>SDXL、FLUX.1、SD 1.5、SD 2.x のいずれか。auto はチェックポイントのテンソル名から判定します。</translation>
     </message>
     <message>
@@ -105,7 +106,7 @@
         <translation>学習タイプ</translation>
     </message>
     <message>
-        <source>LoRA network, DreamBooth or full fine-tune. Sinter's own key; sd-scripts ignores it.</source>
+        <source>LoRA network, DreamBooth or full fine-tune. Sinter&apos;s own key; sd-scripts ignores it.</source>
         <translation>LoRA ネットワーク、DreamBooth、またはフルファインチューニング。Sinter 独自のキーで、sd-scripts は無視します。</translation>
     </message>
     <message>
@@ -121,7 +122,7 @@
         <translation>VAE</translation>
     </message>
     <message>
-        <source>A separate VAE to use instead of the checkpoint's own.</source>
+        <source>A separate VAE to use instead of the checkpoint&apos;s own.</source>
         <translation>チェックポイント内蔵の VAE の代わりに使う別の VAE。</translation>
     </message>
     <message>
@@ -185,8 +186,8 @@
         <translation>出力名</translation>
     </message>
     <message>
-        <source>Base name of the saved files; "last" when empty.</source>
-        <translation>保存ファイルのベース名。空の場合は "last"。</translation>
+        <source>Base name of the saved files; &quot;last&quot; when empty.</source>
+        <translation>保存ファイルのベース名。空の場合は &quot;last&quot;。</translation>
     </message>
     <message>
         <source>Save model as</source>
@@ -209,7 +210,7 @@
         <translation>学習コメント</translation>
     </message>
     <message>
-        <source>Stored in the saved file's metadata (ss_training_comment).</source>
+        <source>Stored in the saved file&apos;s metadata (ss_training_comment).</source>
         <translation>保存ファイルのメタデータ(ss_training_comment)に記録されます。</translation>
     </message>
     <message>
@@ -249,8 +250,8 @@
         <translation>解像度</translation>
     </message>
     <message>
-        <source>Training resolution, "1024,1024" (width,height) or "1024".</source>
-        <translation>学習解像度。"1024,1024"(幅,高さ)または "1024"。</translation>
+        <source>Training resolution, &quot;1024,1024&quot; (width,height) or &quot;1024&quot;.</source>
+        <translation>学習解像度。&quot;1024,1024&quot;(幅,高さ)または &quot;1024&quot;。</translation>
     </message>
     <message>
         <source>Enable buckets</source>
@@ -537,7 +538,7 @@
         <translation>Min-SNR ガンマ</translation>
     </message>
     <message>
-        <source>Min-SNR loss weighting; 5 is the paper's recommendation.</source>
+        <source>Min-SNR loss weighting; 5 is the paper&apos;s recommendation.</source>
         <translation>Min-SNR による損失の重み付け。論文の推奨値は 5。</translation>
     </message>
     <message>
@@ -593,7 +594,7 @@
         <translation>xformers</translation>
     </message>
     <message>
-        <source>sd-scripts' xformers switch; Sinter uses its own fused attention instead.</source>
+        <source>sd-scripts&apos; xformers switch; Sinter uses its own fused attention instead.</source>
         <translation>sd-scripts の xformers スイッチ。Sinter は代わりに独自の融合アテンションを使います。</translation>
     </message>
     <message>
@@ -1444,7 +1445,7 @@
         <translation>チェックポイントから判定: %1</translation>
     </message>
     <message>
-        <source>The checkpoint's tensor names match no known model family.</source>
+        <source>The checkpoint&apos;s tensor names match no known model family.</source>
         <translation>チェックポイントのテンソル名が既知のモデルファミリーに一致しません。</translation>
     </message>
     <message>
@@ -1737,7 +1738,7 @@
         <translation>プリセット名:</translation>
     </message>
     <message>
-        <source>Choose an output folder first: the run's TOML file is written there.</source>
+        <source>Choose an output folder first: the run&apos;s TOML file is written there.</source>
         <translation>先に出力フォルダーを選んでください: 実行用の TOML ファイルはそこに書き込まれます。</translation>
     </message>
     <message>

@@ -1,4 +1,5 @@
-<?xml version='1.0' encoding='utf-8'?>
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
     <name>CompileInfo</name>
@@ -15,7 +16,7 @@
         <translation>后端 cudagraphs:使用标准内核对区域进行 CUDA 图捕获;忽略模式设置。</translation>
     </message>
     <message>
-        <source>Backend inductor: the runner's fused kernels (attention, AdamW, norm/activation/modulation/RoPE/LoRA epilogues) plus what the mode adds.</source>
+        <source>Backend inductor: the runner&apos;s fused kernels (attention, AdamW, norm/activation/modulation/RoPE/LoRA epilogues) plus what the mode adds.</source>
         <translation>后端 inductor:运行器的融合内核(注意力、AdamW、归一化/激活/调制/RoPE/LoRA 尾处理),再加上模式所增加的功能。</translation>
     </message>
     <message>
@@ -75,7 +76,7 @@
         <translation>完整图不能与分割注意力同时使用:请关闭其中之一。</translation>
     </message>
     <message>
-        <source>With block swapping, the swapped blocks' weights stay out of capture (their Linear layers run uncaptured).</source>
+        <source>With block swapping, the swapped blocks&apos; weights stay out of capture (their Linear layers run uncaptured).</source>
         <translation>启用块交换时,被交换块的权重不参与捕获(它们的 Linear 层不经捕获直接运行)。</translation>
     </message>
 </context>
@@ -97,7 +98,7 @@
         <translation>模型系列</translation>
     </message>
     <message>
-        <source>SDXL, FLUX.1, SD 1.5 or SD 2.x. Auto detects it from the checkpoint's tensor names.</source>
+        <source>SDXL, FLUX.1, SD 1.5 or SD 2.x. Auto detects it from the checkpoint&apos;s tensor names.</source>
         <translation>SDXL、FLUX.1、SD 1.5 或 SD 2.x。auto 会根据检查点的张量名称自动检测。</translation>
     </message>
     <message>
@@ -105,7 +106,7 @@
         <translation>训练类型</translation>
     </message>
     <message>
-        <source>LoRA network, DreamBooth or full fine-tune. Sinter's own key; sd-scripts ignores it.</source>
+        <source>LoRA network, DreamBooth or full fine-tune. Sinter&apos;s own key; sd-scripts ignores it.</source>
         <translation>LoRA 网络、DreamBooth 或完整微调。这是 Sinter 自有的键,sd-scripts 会忽略它。</translation>
     </message>
     <message>
@@ -121,7 +122,7 @@
         <translation>VAE</translation>
     </message>
     <message>
-        <source>A separate VAE to use instead of the checkpoint's own.</source>
+        <source>A separate VAE to use instead of the checkpoint&apos;s own.</source>
         <translation>用于替代检查点自带 VAE 的独立 VAE。</translation>
     </message>
     <message>
@@ -185,8 +186,8 @@
         <translation>输出名称</translation>
     </message>
     <message>
-        <source>Base name of the saved files; "last" when empty.</source>
-        <translation>保存文件的基本名称;为空时为 "last"。</translation>
+        <source>Base name of the saved files; &quot;last&quot; when empty.</source>
+        <translation>保存文件的基本名称;为空时为 &quot;last&quot;。</translation>
     </message>
     <message>
         <source>Save model as</source>
@@ -209,7 +210,7 @@
         <translation>训练备注</translation>
     </message>
     <message>
-        <source>Stored in the saved file's metadata (ss_training_comment).</source>
+        <source>Stored in the saved file&apos;s metadata (ss_training_comment).</source>
         <translation>保存在文件元数据中(ss_training_comment)。</translation>
     </message>
     <message>
@@ -249,8 +250,8 @@
         <translation>分辨率</translation>
     </message>
     <message>
-        <source>Training resolution, "1024,1024" (width,height) or "1024".</source>
-        <translation>训练分辨率,"1024,1024"(宽,高)或 "1024"。</translation>
+        <source>Training resolution, &quot;1024,1024&quot; (width,height) or &quot;1024&quot;.</source>
+        <translation>训练分辨率,&quot;1024,1024&quot;(宽,高)或 &quot;1024&quot;。</translation>
     </message>
     <message>
         <source>Enable buckets</source>
@@ -537,7 +538,7 @@
         <translation>Min-SNR gamma</translation>
     </message>
     <message>
-        <source>Min-SNR loss weighting; 5 is the paper's recommendation.</source>
+        <source>Min-SNR loss weighting; 5 is the paper&apos;s recommendation.</source>
         <translation>Min-SNR 损失加权;论文推荐值为 5。</translation>
     </message>
     <message>
@@ -593,7 +594,7 @@
         <translation>xformers</translation>
     </message>
     <message>
-        <source>sd-scripts' xformers switch; Sinter uses its own fused attention instead.</source>
+        <source>sd-scripts&apos; xformers switch; Sinter uses its own fused attention instead.</source>
         <translation>sd-scripts 的 xformers 开关;Sinter 改用自己的融合注意力。</translation>
     </message>
     <message>
@@ -1444,7 +1445,7 @@
         <translation>从检查点检测到:%1</translation>
     </message>
     <message>
-        <source>The checkpoint's tensor names match no known model family.</source>
+        <source>The checkpoint&apos;s tensor names match no known model family.</source>
         <translation>检查点的张量名称与任何已知模型系列都不匹配。</translation>
     </message>
     <message>
@@ -1737,7 +1738,7 @@
         <translation>预设名称:</translation>
     </message>
     <message>
-        <source>Choose an output folder first: the run's TOML file is written there.</source>
+        <source>Choose an output folder first: the run&apos;s TOML file is written there.</source>
         <translation>请先选择输出文件夹:运行用的 TOML 文件会写入那里。</translation>
     </message>
     <message>

@@ -125,6 +125,20 @@ class OptionRoundTripTest : public QObject {
     QVERIFY(writeConfigToml(form.config()).find("lr_warmup_steps = 100\n") != std::string::npos);
   }
 
+  void integersBeyondASpinBoxSurvive() {
+    // Seeds go up to 2^32-1 and step counts further: no silent clamping to 2^31-1.
+    OptionForm form(Tab::LoRA);
+    test::setOption(&form, "seed", 4000000000LL);
+    test::setOption(&form, "max_train_steps", 10000000000LL);
+    const Config back = parseConfigToml(writeConfigToml(form.config()), "x.toml").config;
+    OptionForm reopened(Tab::LoRA);
+    reopened.setConfig(back);
+    QCOMPARE(asInt(reopened.editor("seed")->value()), 4000000000LL);
+    QCOMPARE(asInt(reopened.editor("max_train_steps")->value()), 10000000000LL);
+    test::setOption(&reopened, "seed", std::monostate{});
+    QVERIFY(!reopened.config().has("seed"));
+  }
+
   void outOfRangeValueIsMarkedOnTheField() {
     OptionForm form(Tab::LoRA);
     const OptionSpec* spec = findOption("caption_dropout_rate");
