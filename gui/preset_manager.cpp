@@ -37,6 +37,8 @@ PresetManager::PresetManager(QStringList shippedDirs, QString userDir, QObject* 
   for (const QString& dir : watched)
     if (QFileInfo(dir).isDir()) watcher_.addPath(dir);
   connect(&watcher_, &QFileSystemWatcher::directoryChanged, this, &PresetManager::rescan);
+  // An edited preset changes its title, tab or family: watch the files too.
+  connect(&watcher_, &QFileSystemWatcher::fileChanged, this, &PresetManager::rescan);
   rescan();
 }
 
@@ -48,6 +50,10 @@ void PresetManager::rescan() {
   };
   for (const QString& dir : shippedDirs_) scan(dir, false);
   if (!userDir_.isEmpty()) scan(userDir_, true);
+  if (!watcher_.files().isEmpty()) watcher_.removePaths(watcher_.files());
+  QStringList files;
+  for (const PresetInfo& p : presets_) files << p.path;
+  if (!files.isEmpty()) watcher_.addPaths(files);
   emit changed();
 }
 

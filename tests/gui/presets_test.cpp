@@ -129,6 +129,12 @@ class PresetsTest : public QObject {
     QVERIFY(combo->itemText(3).contains("My dim 12"));
     QCOMPARE(loadConfigFile(saved.toStdString()).config.getInt("network_dim"), 12LL);
 
+    // Editing a preset in place retitles it.
+    QSignalSpy edited(&presets, &PresetManager::changed);
+    writeFile(shipped.filePath("a.toml"), "# A, renamed\n[model]\ntraining_type = \"lora\"\n");
+    QVERIFY(edited.wait(5000));
+    QTRY_COMPARE(combo->itemText(1), QString("A, renamed"));
+
     writeFile(shipped.filePath("broken.toml"), "# Broken\nnot_an_option = 1\n");
     presets.rescan();
     bool listedWithError = false;
