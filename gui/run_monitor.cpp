@@ -144,7 +144,7 @@ void RunMonitor::handleFinished(int exitCode, bool crashed, bool forced) {
   } else if (!crashed && exitCode == 0 && doneStatus_ == QLatin1String("stopped")) {
     finalStatus_ = QStringLiteral("stopped");
     text = tr("Stopped at step %1; the network and training state were saved.").arg(lastStep_);
-  } else if (!crashed && exitCode == 0) {
+  } else if (!crashed && exitCode == 0 && doneStatus_ != QLatin1String("failed")) {
     finalStatus_ = QStringLiteral("completed");
     text = tr("Completed: %1 steps.").arg(lastStep_);
     progress_->setValue(progress_->maximum());
