@@ -78,6 +78,14 @@ class RunEventsTest : public QObject {
     QVERIFY(panel.monitor()->statusText().contains("loss is NaN at step 2"));
   }
 
+  void doneFailedIsAFailureEvenWithExitZero() {
+    RunPanel panel;
+    panel.startProcess(kReplay, replayArgs("failed_run", {"--exit", "0"}), QString());
+    QVERIFY(waitForFinish(panel));
+    QCOMPARE(panel.monitor()->finalStatus(), QString("failed"));
+    QVERIFY(panel.monitor()->statusText().contains("loss is NaN"));
+  }
+
   void refusedConfigSaysNothingWasTrained() {
     RunPanel panel;
     panel.startProcess(kReplay, replayArgs("refused_run", {"--exit", "2"}), QString());
