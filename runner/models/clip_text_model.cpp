@@ -99,9 +99,14 @@ torch::Tensor ClipEncoderLayerImpl::forward(const torch::Tensor& x, const torch:
   const torch::Tensor k = splitHeads(self_attn->k_proj(h));
   const torch::Tensor v = splitHeads(self_attn->v_proj(h));
   // softmax(q k^T / sqrt(d) with later positions masked out) v
+#if TORCH_VERSION_MAJOR >= 2
+  (void)causalMask;  // the fused kernel applies the causal mask itself
+  torch::Tensor attended = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+#else
   torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(headWidth)));
   scores = scores.masked_fill(causalMask, -std::numeric_limits<float>::infinity());
   torch::Tensor attended = torch::matmul(torch::softmax(scores, -1), v);
+#endif
   attended = attended.transpose(1, 2).reshape({batch, tokens, width});
   torch::Tensor out = x + self_attn->out_proj(attended);
 

@@ -49,8 +49,7 @@ struct ClipTextConfig {
   static ClipTextConfig tinyOpenClipBigG();
 
   // Head counts are not visible in tensor shapes: both SDXL encoders use heads 64 wide; test
-  // widths below 64 use heads 16 wide. Throws CheckpointError-free std::invalid_argument if the
-  // width fits neither.
+  // widths below 64 use heads 16 wide. Throws std::invalid_argument for a width that fits neither.
   static int64_t headsForWidth(int64_t width);
 
   void validate() const;  // throws std::invalid_argument naming the inconsistent size
