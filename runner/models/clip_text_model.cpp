@@ -6,6 +6,7 @@
 
 #include "io/safetensors.h"
 #include "models/checkpoint_tensors.h"
+#include "models/gradient_checkpoint.h"
 
 namespace sinter::models {
 
@@ -157,8 +158,17 @@ ClipTextOutput ClipTextTransformerImpl::forward(const torch::Tensor& ids, int64_
   ClipTextOutput output;
   output.hiddenStates.reserve(layersToRun + 1);
   output.hiddenStates.push_back(x);
+  const bool checkpointed = gradientCheckpointing_ && is_training() && torch::GradMode::is_enabled();
   for (int64_t i = 0; i < layersToRun; ++i) {
-    x = encoderLayers_[i]->forward(x, causalMask);
+    ClipEncoderLayer layer = encoderLayers_[i];
+    if (checkpointed) {
+      auto block = [layer, causalMask](const std::vector<torch::Tensor>& in) mutable {
+        return layer->forward(in[0], causalMask);
+      };
+      x = runCheckpointed(block, {x});
+    } else {
+      x = layer->forward(x, causalMask);
+    }
     output.hiddenStates.push_back(x);
   }
   if (layersToRun == config_.layers) output.lastHiddenState = final_layer_norm(x);

@@ -96,6 +96,11 @@ class ClipTextTransformerImpl : public torch::nn::Module {
   ClipEncoderLayer& layer(int64_t index) { return encoderLayers_.at(index); }
   torch::nn::LayerNorm& finalLayerNorm() { return final_layer_norm; }
 
+  // While training with gradients, each layer's activations are recomputed in the backward pass
+  // instead of kept (sd-scripts' gradient_checkpointing for a trained text encoder).
+  void setGradientCheckpointing(bool enabled) { gradientCheckpointing_ = enabled; }
+  bool gradientCheckpointing() const { return gradientCheckpointing_; }
+
  private:
   struct EmbeddingsModule : torch::nn::Module {
     torch::nn::Embedding token_embedding{nullptr}, position_embedding{nullptr};
@@ -105,6 +110,7 @@ class ClipTextTransformerImpl : public torch::nn::Module {
   std::shared_ptr<torch::nn::Module> encoder;  // holds "layers"
   std::vector<ClipEncoderLayer> encoderLayers_;
   torch::nn::LayerNorm final_layer_norm{nullptr};
+  bool gradientCheckpointing_ = false;
 };
 TORCH_MODULE(ClipTextTransformer);
 

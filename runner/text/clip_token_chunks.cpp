@@ -50,4 +50,10 @@ std::vector<std::vector<int32_t>> clipTokenChunks(const ClipTokenizer& tokenizer
   return clipTokenChunks(tokenizer.encode(text), tokenizer.bosId(), tokenizer.eosId(), padding, maxTokenLength);
 }
 
+SdxlTokenChunks sdxlTokenChunks(const ClipTokenizer& tokenizer, const std::string& text, int maxTokenLength) {
+  const std::vector<int32_t> tokens = tokenizer.encode(text);
+  return {clipTokenChunks(tokens, tokenizer.bosId(), tokenizer.eosId(), ClipPadding::EndOfText, maxTokenLength),
+          clipTokenChunks(tokens, tokenizer.bosId(), tokenizer.eosId(), ClipPadding::Zero, maxTokenLength)};
+}
+
 }  // namespace sinter::text

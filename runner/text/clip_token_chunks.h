@@ -26,4 +26,11 @@ std::vector<std::vector<int32_t>> clipTokenChunks(const std::vector<int32_t>& to
 std::vector<std::vector<int32_t>> clipTokenChunks(const ClipTokenizer& tokenizer, const std::string& text,
                                                   ClipPadding padding, int maxTokenLength);
 
+// Both SDXL encoders' chunks from one tokenization: CLIP-L padded with eos, bigG with 0.
+struct SdxlTokenChunks {
+  std::vector<std::vector<int32_t>> clipL;
+  std::vector<std::vector<int32_t>> bigG;
+};
+SdxlTokenChunks sdxlTokenChunks(const ClipTokenizer& tokenizer, const std::string& text, int maxTokenLength);
+
 }  // namespace sinter::text

@@ -108,6 +108,31 @@ TEST(ClipTextModel, LaterTokensDoNotChangeEarlierPositions) {
   }
 }
 
+TEST(ClipTextModel, GradientCheckpointingGivesTheSameGradients) {
+  torch::manual_seed(7);
+  ClipTextModel model(ClipTextConfig::tinyClipL());
+  model->train();
+  const torch::Tensor ids = tokenIds(2, 9, kEos);
+  auto gradients = [&](bool checkpointing) {
+    model->zero_grad();
+    model->textModel()->setGradientCheckpointing(checkpointing);
+    model->penultimateHiddenState(ids).pow(2).mean().backward();
+    std::vector<torch::Tensor> grads;
+    for (const auto& p : model->parameters()) grads.push_back(p.grad().defined() ? p.grad().clone() : torch::Tensor());
+    return grads;
+  };
+  const auto plain = gradients(false), checkpointed = gradients(true);
+  ASSERT_EQ(plain.size(), checkpointed.size());
+  int compared = 0;
+  for (std::size_t i = 0; i < plain.size(); ++i) {
+    ASSERT_EQ(plain[i].defined(), checkpointed[i].defined());
+    if (!plain[i].defined()) continue;
+    EXPECT_TRUE(allClose(plain[i], checkpointed[i]));
+    ++compared;
+  }
+  EXPECT_GT(compared, 10);
+}
+
 TEST(ClipTextModel, CheckpointRoundTripAndInferredConfig) {
   torch::manual_seed(3);
   const ClipTextConfig config = ClipTextConfig::tinyClipL();

@@ -218,6 +218,29 @@ TEST(ClipTokenChunks, LongerThanMaxTokenLengthIsTruncated) {
   for (const auto& chunk : chunks) EXPECT_EQ(chunk, full);
 }
 
+TEST(ClipTokenChunks, RealLongCaptionSplitsIntoChunks) {
+  // 22 x "a photo of a cat, " is 132 tokens: 75 in the first chunk, 57 in the second.
+  const std::string caption = repeated("a photo of a cat,", 22);
+  const Ids tokens = tokenizer().encode(caption);
+  ASSERT_EQ(tokens.size(), 132u);
+  const auto both = sinter::text::sdxlTokenChunks(tokenizer(), caption, 150);
+  ASSERT_EQ(both.clipL.size(), 2u);
+  ASSERT_EQ(both.bigG.size(), 2u);
+  EXPECT_EQ(both.clipL, clipTokenChunks(tokenizer(), caption, ClipPadding::EndOfText, 150));
+  EXPECT_EQ(both.bigG, clipTokenChunks(tokenizer(), caption, ClipPadding::Zero, 150));
+  for (const auto* chunks : {&both.clipL, &both.bigG}) {
+    Ids text((*chunks)[0].begin() + 1, (*chunks)[0].begin() + 76);
+    text.insert(text.end(), (*chunks)[1].begin() + 1, (*chunks)[1].begin() + 58);
+    EXPECT_EQ(text, tokens);
+    EXPECT_EQ((*chunks)[0].front(), kBos);
+    EXPECT_EQ((*chunks)[0].back(), kEos);  // text runs to the end of the first chunk
+    EXPECT_EQ((*chunks)[1][58], kEos);
+  }
+  EXPECT_EQ(both.clipL[1].back(), kEos);
+  EXPECT_EQ(both.bigG[1].back(), 0);
+  EXPECT_EQ(both.bigG[1][59], 0);
+}
+
 TEST(ClipTokenChunks, RejectsOtherLengths) {
   EXPECT_THROW(clipTokenChunks(Ids{kCat}, kBos, kEos, ClipPadding::Zero, 100), std::invalid_argument);
   EXPECT_EQ(clipTokenChunks(Ids{kCat}, kBos, kEos, ClipPadding::Zero, 75).size(), 1u);
