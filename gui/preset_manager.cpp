@@ -13,10 +13,22 @@ PresetInfo readPresetInfo(const QString& path, bool user) {
   info.path = path;
   info.user = user;
   info.title = QFileInfo(path).completeBaseName().replace(QLatin1Char('_'), QLatin1Char(' '));
+  // The leading comment describes the preset: its first line is the title, unless the sentence
+  // runs on, then the part before the first colon; the whole comment is the description.
   QFile file(path);
+  QStringList comment;
   if (file.open(QIODevice::ReadOnly)) {
-    const QString first = QString::fromUtf8(file.readLine()).trimmed();
-    if (first.startsWith(QLatin1String("# "))) info.title = first.mid(2).trimmed();
+    while (!file.atEnd()) {
+      const QString line = QString::fromUtf8(file.readLine()).trimmed();
+      if (!line.startsWith(QLatin1Char('#'))) break;
+      comment << line.mid(1).trimmed();
+    }
+  }
+  if (!comment.isEmpty() && !comment.first().isEmpty()) {
+    info.title = comment.first();
+    const int colon = info.title.indexOf(QLatin1String(": "));
+    if (comment.size() > 1 && colon > 0) info.title = info.title.left(colon);
+    info.description = comment.join(QLatin1Char(' '));
   }
   try {
     const LoadResult loaded = loadConfigFile(path.toStdString());

@@ -13,7 +13,8 @@ namespace sinter::gui {
 
 struct PresetInfo {
   QString path;
-  QString title;     // the file's first "# " comment line, else its name
+  QString title;        // from the file's leading comment, else its name
+  QString description;  // the whole leading comment
   bool user = false;
   std::optional<Tab> tab;  // the preset's training_type; nullopt: any tab
   std::optional<Family> family;

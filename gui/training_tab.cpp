@@ -170,7 +170,10 @@ void TrainingTab::refreshPresetList() {
       QString text = p.user ? tr("%1 (yours)").arg(p.title) : p.title;
       if (!p.error.isEmpty()) text = tr("%1 (cannot be read)").arg(text);
       presetCombo_->addItem(text, p.path);
-      presetCombo_->setItemData(presetCombo_->count() - 1, p.error.isEmpty() ? p.path : p.error, Qt::ToolTipRole);
+      const QString tip = !p.error.isEmpty() ? p.error
+                          : p.description.isEmpty() ? p.path
+                                                    : p.description + QStringLiteral("\n") + p.path;
+      presetCombo_->setItemData(presetCombo_->count() - 1, tip, Qt::ToolTipRole);
     }
   }
   const int index = presetCombo_->findData(selected);

@@ -51,6 +51,18 @@ class PresetsTest : public QObject {
     }
   }
 
+  void titleComesFromTheLeadingComment() {
+    QTemporaryDir dir;
+    writeFile(dir.filePath("one.toml"), "# Short title: with detail\n[optimizer]\nlearning_rate = 1e-4\n");
+    writeFile(dir.filePath("two.toml"), "# The long one: a sentence that\n# runs on to the next line.\nseed = 1\n");
+    writeFile(dir.filePath("three_words.toml"), "seed = 1\n");
+    QCOMPARE(readPresetInfo(dir.filePath("one.toml"), false).title, QString("Short title: with detail"));
+    const PresetInfo two = readPresetInfo(dir.filePath("two.toml"), false);
+    QCOMPARE(two.title, QString("The long one"));
+    QCOMPARE(two.description, QString("The long one: a sentence that runs on to the next line."));
+    QCOMPARE(readPresetInfo(dir.filePath("three_words.toml"), false).title, QString("three words"));
+  }
+
   void everyTabHasSdxlFluxAndCompilePresets() {
     PresetManager presets({kPresets}, QString());
     for (Tab tab : allTabs()) {
