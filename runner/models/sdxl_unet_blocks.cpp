@@ -46,12 +46,12 @@ FeedForwardImpl::FeedForwardImpl(int64_t dim) {
 torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) { return net->forward(x); }
 
 BasicTransformerBlockImpl::BasicTransformerBlockImpl(int64_t dim, int64_t heads, int64_t headDim, int64_t contextDim) {
-  attn1 = register_module("attn1", CrossAttention(dim, dim, heads, headDim));
-  ff = register_module("ff", FeedForward(dim));
-  attn2 = register_module("attn2", CrossAttention(dim, contextDim, heads, headDim));
   norm1 = register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
+  attn1 = register_module("attn1", CrossAttention(dim, dim, heads, headDim));
   norm2 = register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
+  attn2 = register_module("attn2", CrossAttention(dim, contextDim, heads, headDim));
   norm3 = register_module("norm3", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
+  ff = register_module("ff", FeedForward(dim));
 }
 
 torch::Tensor BasicTransformerBlockImpl::forward(const torch::Tensor& input, const torch::Tensor& context) {

@@ -86,6 +86,13 @@ TEST_F(SdxlCheckpointTest, ConfigIsInferredFromTheShapes) {
   EXPECT_TRUE(SdxlUnetImpl::inferFromCheckpoint(SafetensorsFile(file("other_unet.safetensors"))) == other);
 }
 
+TEST(SdxlCheckpointConfig, FullSizeModelsFitTogether) {
+  const SdxlCheckpointConfig full = SdxlCheckpointConfig::full();
+  EXPECT_NO_THROW(full.validate());
+  EXPECT_EQ(full.unet.contextDim, 2048);
+  EXPECT_EQ(full.unet.admInChannels, 2816);
+}
+
 TEST_F(SdxlCheckpointTest, ReloadedModelsGiveIdenticalOutputs) {
   SdxlCheckpoint loaded = loadSdxlCheckpoint(tinyPath());
   const SdxlCheckpointConfig config = SdxlCheckpointConfig::tiny();
