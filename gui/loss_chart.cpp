@@ -2,6 +2,7 @@
 
 #include <QLineSeries>
 #include <QValueAxis>
+#include <algorithm>
 #include <cmath>
 
 namespace sinter::gui {
@@ -56,8 +57,9 @@ void LossChart::addPoint(double step, double loss) {
 }
 
 void LossChart::updateAxes() {
-  axisX_->setRange(0, std::max(10.0, maxX_));
-  axisX_->applyNiceNumbers();
+  axisX_->setRange(0, std::max({10.0, maxX_, totalSteps_}));
+  if (totalSteps_ <= 0) axisX_->applyNiceNumbers();
+  if (empty_) return;
   const double pad = std::max((maxY_ - minY_) * 0.05, 1e-3);
   axisY_->setRange(std::max(0.0, minY_ - pad), maxY_ + pad);
 }
@@ -66,7 +68,7 @@ void LossChart::clear() {
   raw_->clear();
   smooth_->clear();
   empty_ = true;
-  smoothed_ = minY_ = maxY_ = maxX_ = 0;
+  smoothed_ = minY_ = maxY_ = maxX_ = totalSteps_ = 0;
   axisX_->setRange(0, 10);
   axisX_->applyNiceNumbers();
   axisY_->setRange(0, 1);

@@ -17,6 +17,11 @@ class LossChart : public QChartView {
   int pointCount() const;
   double smoothedLast() const { return smoothed_; }
   void setSmoothing(double weight) { smoothing_ = weight; }
+  // The step axis spans the whole run when its length is known.
+  void setTotalSteps(double steps) {
+    totalSteps_ = steps;
+    updateAxes();
+  }
 
  private:
   void updateAxes();
@@ -28,7 +33,7 @@ class LossChart : public QChartView {
   QTimer axisTimer_;
   double smoothing_ = 0.9;
   double smoothed_ = 0;
-  double minY_ = 0, maxY_ = 0, maxX_ = 0;
+  double minY_ = 0, maxY_ = 0, maxX_ = 0, totalSteps_ = 0;
   bool empty_ = true;
 };
 

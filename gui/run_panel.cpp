@@ -104,7 +104,9 @@ void RunPanel::forceStop() { controller_->forceStop(); }
 void RunPanel::onEvent(const events::Event& event) {
   using namespace events;
   monitor_->handleEvent(event);
-  if (const auto* step = std::get_if<Step>(&event)) {
+  if (const auto* start = std::get_if<Start>(&event)) {
+    chart_->setTotalSteps(static_cast<double>(start->total_steps));
+  } else if (const auto* step = std::get_if<Step>(&event)) {
     chart_->addPoint(static_cast<double>(step->step), step->loss);
   } else if (const auto* plan = std::get_if<CompilePlan>(&event)) {
     log_->appendLine(tr("Compile plan: %1; mechanisms: %2; regions: %3")

@@ -89,7 +89,7 @@ class RealRunnerTest : public QObject {
     QString error;
     QVERIFY2(tab.loadFile(preset, &error), qPrintable(error));
     QCOMPARE(tab.family(), std::optional<Family>(Family::SDXL));
-    const int code = runToEnd(tab, 280000);
+    const int code = runToEnd(tab, 840000);
     QDir::setCurrent(previous);
     const QString log = tab.runPanel()->logView()->text();
     if (code == 2 && log.contains("not in this build")) QSKIP("this sinter-runner has no training engine yet");

@@ -1,14 +1,18 @@
 // Tool (not a test): renders the main window in the states worth looking at and saves PNGs, for
-// review under Xvfb: `xvfb-run -s "-screen 0 1280x800x24" gui_screenshot_tool OUTDIR [--lang ja]`.
+// review under Xvfb: `xvfb-run -s "-screen 0 1280x800x24" gui_screenshot_tool OUTDIR [--lang ja]
+// [--real-runner PATH]`; with a real runner it also shows the tiny demo training for real.
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QGroupBox>
+#include <QProcess>
+#include <QTemporaryDir>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QTabWidget>
 #include <QTimer>
 
+#include "app_paths.h"
 #include "collapsible_section.h"
 #include "command_preview_dialog.h"
 #include "compile_settings_panel.h"
@@ -49,9 +53,11 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   test::isolateSettings();
   const QString out = argc > 1 ? argv[1] : QStringLiteral("/tmp/screens");
-  QString lang;
-  for (int i = 2; i + 1 < argc; ++i)
+  QString lang, realRunner;
+  for (int i = 2; i + 1 < argc; ++i) {
     if (QString(argv[i]) == "--lang") lang = argv[i + 1];
+    if (QString(argv[i]) == "--real-runner") realRunner = argv[i + 1];
+  }
   if (!lang.isEmpty()) installTranslations(app, lang);
   const QString suffix = lang.isEmpty() ? QString() : "_" + lang;
   QDir().mkpath(out);
@@ -107,6 +113,30 @@ int main(int argc, char** argv) {
   run->controller()->waitForFinished(5000);
   settle(300);
   shoot(&window, out, "run_stopped" + suffix);
+
+  if (!realRunner.isEmpty()) {
+    // The lead's tiny demo through the real runner: inputs made by the runner, as .ci/demo does.
+    QTemporaryDir work;
+    QDir::setCurrent(work.path());
+    for (const QStringList& args : QList<QStringList>{
+             {"--init_checkpoint", "demo-output/tiny_sdxl.safetensors", "--model_family", "sdxl", "--model_size", "tiny", "--seed", "1"},
+             {"--init_dataset", "demo-output/images", "--seed", "1"},
+             {"--init_tokenizer", "demo-output/tokenizer"}}) {
+      QProcess init;
+      init.start(realRunner, args);
+      init.waitForFinished(120000);
+    }
+    setRunnerPathPreference(realRunner);
+    TrainingTab* real = window.tab(Tab::LoRA);
+    QString error;
+    real->loadFile(QStringLiteral(SINTER_PRESETS_DIR "/demo_sdxl_lora_tiny.toml"), &error);
+    real->startRun();
+    for (int i = 0; i < 600 && real->runPanel()->monitor()->lastStep() < 25 && real->isRunning(); ++i) settle(200);
+    shoot(&window, out, "real_run_in_progress" + suffix);
+    real->runPanel()->controller()->waitForFinished(600000);
+    settle(500);
+    shoot(&window, out, "real_run_finished" + suffix);
+  }
 
   // Dialogs: the preset diff and Print command.
   Config preset;
