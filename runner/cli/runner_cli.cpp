@@ -8,11 +8,14 @@
 
 #include "cli/exit_codes.h"
 #include "cli/run_checks.h"
+#include "cli/runner_tools.h"
 #include "core/argv.h"
 #include "core/compile_settings.h"
 #include "core/help_text.h"
 #include "core/toml_config.h"
 #include "core/validation.h"
+#include "train/event_sink.h"
+#include "train/training_run.h"
 
 namespace sinter::runner {
 
@@ -33,10 +36,20 @@ const char* kUsage =
     "  --dry_run              check the config and what the run needs, print it and the compile plan, exit\n"
     "  --output_config FILE   write the resolved config (as the app writes it) and exit\n"
     "  --events jsonl         machine-readable events on stdout, one JSON object per line\n"
-    "  --help                 this text\n";
+    "  --help                 this text\n"
+    "\n"
+    "tools (for the demo, tests and benchmarks; nothing is downloaded):\n"
+    "  --init_checkpoint OUT.safetensors --model_family sdxl [--model_size full|tiny] [--seed N]\n"
+    "                         write a checkpoint with random weights in the original single-file layout\n"
+    "  --init_dataset DIR     write a small generated dataset (pictures and captions) in folder mode\n"
+    "  --init_tokenizer DIR   write a byte-level CLIP vocabulary (enough for tiny models)\n"
+    "  --benchmark_steps N    time N training steps of the full-size model with random weights\n"
+    "                         (batch 1, 1024x1024, rank 32, bf16 on a GPU; --model_size tiny for a smoke run)\n";
 
-const std::vector<ExtraArg> kRunnerArgs{{"config_file", true}, {"dry_run", false},  {"output_config", true},
-                                        {"events", true},      {"help", false},     {"version", false}};
+const std::vector<ExtraArg> kRunnerArgs{{"config_file", true},     {"dry_run", false},       {"output_config", true},
+                                        {"events", true},          {"help", false},          {"version", false},
+                                        {"init_checkpoint", true}, {"model_size", true},     {"init_dataset", true},
+                                        {"init_tokenizer", true},  {"benchmark_steps", true}};
 
 bool fileExists(const std::string& p) {
   struct stat st {};
@@ -140,9 +153,10 @@ int runnerMain(int argc, char** argv) {
     return kExitOk;
   }
 
-  spdlog::error("training is not in this build yet: this sinter-runner checks configs (--dry_run) and writes them "
-                "(--output_config) only");
-  return kExitBadInput;
+  if (std::optional<int> toolExit = runTool(parsed, config)) return *toolExit;
+
+  train::EventSink events(parsed.extraValues.count("events") != 0);
+  return train::runTraining(config, events);
 }
 
 }  // namespace sinter::runner

@@ -1,0 +1,74 @@
+#include "train/device_info.h"
+
+#include <sys/resource.h>
+
+#if __has_include(<c10/cuda/CUDACachingAllocator.h>) && __has_include(<cuda_runtime_api.h>)
+#include <ATen/cuda/CUDAGeneratorImpl.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <cuda_runtime_api.h>
+#define SINTER_HAVE_CUDA_HEADERS 1
+#else
+#define SINTER_HAVE_CUDA_HEADERS 0
+#endif
+
+namespace sinter::train {
+
+bool cudaCompiledIn() { return SINTER_HAVE_CUDA_HEADERS != 0; }
+
+at::Generator makeGenerator(const torch::Device& device, std::uint64_t seed) {
+#if SINTER_HAVE_CUDA_HEADERS
+  if (device.is_cuda()) {
+    at::Generator gen = at::cuda::detail::createCUDAGenerator(device.index());
+    gen.set_current_seed(seed);
+    return gen;
+  }
+#endif
+  (void)device;
+  return at::detail::createCPUGenerator(seed);
+}
+
+torch::Device trainingDevice() {
+  if (torch::cuda::is_available()) return torch::Device(torch::kCUDA, 0);
+  return torch::Device(torch::kCPU);
+}
+
+std::string describeDevice(const torch::Device& device) {
+#if SINTER_HAVE_CUDA_HEADERS
+  if (device.is_cuda()) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, device.index()) == cudaSuccess) return std::string("cuda:0 (") + prop.name + ")";
+  }
+#endif
+  return device.is_cuda() ? "cuda:" + std::to_string(device.index()) : "cpu";
+}
+
+double peakMemoryMb(const torch::Device& device) {
+#if SINTER_HAVE_CUDA_HEADERS
+  if (device.is_cuda()) {
+    auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+    const auto peak = stats.allocated_bytes[0].peak;  // index 0: the aggregate over pool types
+    return static_cast<double>(peak) / (1024.0 * 1024.0);
+  }
+#endif
+  (void)device;
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+std::string applyCudaMathFlags(const torch::Device& device, bool allowTf32, bool cudnnBenchmark) {
+  if (!device.is_cuda()) return (allowTf32 || cudnnBenchmark) ? "TF32 and cuDNN benchmark apply to CUDA only; not set on the CPU" : "";
+  std::string done;
+  if (allowTf32) {
+    at::globalContext().setAllowTF32CuBLAS(true);
+    at::globalContext().setAllowTF32CuDNN(true);
+    done += "TF32 matmul and cuDNN enabled";
+  }
+  if (cudnnBenchmark) {
+    at::globalContext().setBenchmarkCuDNN(true);
+    done += std::string(done.empty() ? "" : "; ") + "cuDNN benchmark enabled";
+  }
+  return done;
+}
+
+}  // namespace sinter::train

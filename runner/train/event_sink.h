@@ -1,0 +1,21 @@
+#pragma once
+// Where a run reports what happens: JSONL events on stdout (with --events jsonl, for the app) and
+// human log lines on stderr through spdlog. Thread-safe.
+#include <mutex>
+
+#include "core/events.h"
+
+namespace sinter::train {
+
+class EventSink {
+ public:
+  explicit EventSink(bool jsonlOnStdout) : jsonl_(jsonlOnStdout) {}
+  void emit(const events::Event& event);
+  bool jsonl() const { return jsonl_; }
+
+ private:
+  bool jsonl_;
+  std::mutex mutex_;
+};
+
+}  // namespace sinter::train

@@ -1,0 +1,12 @@
+#pragma once
+// A training run from a checked config to its saved files (DESIGN.md §3-4).
+#include "core/config.h"
+#include "train/event_sink.h"
+
+namespace sinter::train {
+
+// Runs training; returns the runner's exit code (0 completed or stopped, 1 failed during
+// training, 2 bad input found before the first step). Errors are logged and sent as events.
+int runTraining(const Config& config, EventSink& events);
+
+}  // namespace sinter::train

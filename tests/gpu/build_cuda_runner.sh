@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# On the lent GPU machine (no apt there): builds sinter-runner against the pip PyTorch's libtorch
+# (CUDA), with the Debian header packages unpacked into .deps/root (see README.md in this folder).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+deps="$root/.deps/root/usr"
+torch_prefix="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')"
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+cmake -S "$root" -B "$root/build-cuda" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DSINTER_BUILD_APP=OFF -DSINTER_BUILD_TESTS=OFF -DSINTER_SPDLOG_HEADER_ONLY=ON \
+  -DCMAKE_PREFIX_PATH="$torch_prefix" \
+  -DTOML11_INCLUDE_DIR="$deps/include" -DNLOHMANN_JSON_INCLUDE_DIR="$deps/include" \
+  -DSPDLOG_INCLUDE_DIR="$deps/include" -DSTB_INCLUDE_DIR="$deps/include/stb" \
+  -DWEBP_INCLUDE_DIR="$deps/include" -DWEBP_LIBRARY="$deps/lib/x86_64-linux-gnu/libwebp.a"
+cmake --build "$root/build-cuda" -j"$(nproc)" --target sinter-runner

@@ -1,0 +1,75 @@
+#pragma once
+// Runs sinter-runner as a child process for tests: its exit code, stdout (events) and stderr.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace sinter::test {
+
+struct ProcessResult {
+  int exitCode = -1;
+  std::string out, err;
+  std::vector<std::string> lines() const {
+    std::vector<std::string> v;
+    std::istringstream ss(out);
+    for (std::string l; std::getline(ss, l);) v.push_back(l);
+    return v;
+  }
+};
+
+// Runs the runner with `args`; `onLine` sees each stdout line as it arrives and may return false
+// to send SIGTERM once (a graceful stop request).
+inline ProcessResult runRunner(const std::vector<std::string>& args,
+                               const std::function<bool(const std::string&)>& onLine = nullptr) {
+  int outPipe[2];
+  if (::pipe(outPipe) != 0) return {};
+  char errTemplate[] = "/tmp/sinter_runner_err_XXXXXX";
+  int errFd = ::mkstemp(errTemplate);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(outPipe[1], 1);
+    ::dup2(errFd, 2);
+    ::close(outPipe[0]);
+    std::vector<char*> argv;
+    std::string bin = SINTER_RUNNER_BINARY;
+    argv.push_back(bin.data());
+    std::vector<std::string> copy = args;
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(bin.c_str(), argv.data());
+    ::_exit(127);
+  }
+  ::close(outPipe[1]);
+  ProcessResult r;
+  FILE* out = ::fdopen(outPipe[0], "r");
+  char* line = nullptr;
+  size_t cap = 0;
+  bool signalled = false;
+  while (::getline(&line, &cap, out) > 0) {
+    r.out += line;
+    if (onLine && !signalled && !onLine(line)) {
+      ::kill(pid, SIGTERM);
+      signalled = true;
+    }
+  }
+  std::free(line);
+  std::fclose(out);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(errTemplate);
+  r.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
+  ::close(errFd);
+  ::unlink(errTemplate);
+  return r;
+}
+
+}  // namespace sinter::test

@@ -1,0 +1,211 @@
+// SDXL LoRA training end to end through the real sinter-runner on a tiny checkpoint and a
+// generated dataset, on the CPU: loss goes down, saves, resume continues exactly, graceful stop,
+// and bad inputs.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/events.h"
+#include "io/safetensors.h"
+#include "runner_process.h"
+
+namespace fs = std::filesystem;
+using sinter::test::ProcessResult;
+using sinter::test::runRunner;
+
+namespace {
+
+fs::path g_root;
+
+std::string path(const std::string& rel) { return (g_root / rel).string(); }
+
+void writeText(const std::string& p, const std::string& text) {
+  fs::create_directories(fs::path(p).parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+// A config for the tiny model; `extra` lines are appended (later keys must not repeat earlier ones).
+std::string writeConfig(const std::string& name, const std::string& outputDir, const std::string& extra,
+                        const std::string& dataDir = "") {
+  std::string text = "model_family = \"sdxl\"\n"
+                     "pretrained_model_name_or_path = \"" + path("tiny_sdxl.safetensors") + "\"\n"
+                     "clip_tokenizer = \"" + path("tokenizer") + "\"\n"
+                     "train_data_dir = \"" + (dataDir.empty() ? path("images") : dataDir) + "\"\n"
+                     "output_dir = \"" + outputDir + "\"\n"
+                     "output_name = \"t\"\n"
+                     "resolution = \"128,128\"\n"
+                     "enable_bucket = true\n"
+                     "min_bucket_reso = 64\n"
+                     "max_bucket_reso = 256\n"
+                     "bucket_reso_steps = 32\n"
+                     "caption_extension = \".txt\"\n"
+                     "max_data_loader_n_workers = 0\n"
+                     "network_dim = 4\n"
+                     "network_alpha = 4.0\n"
+                     "learning_rate = 0.01\n"
+                     "seed = 7\n" + extra;
+  const std::string p = path(name);
+  writeText(p, text);
+  return p;
+}
+
+std::vector<sinter::events::Event> eventsOf(const ProcessResult& r) {
+  std::vector<sinter::events::Event> v;
+  for (const auto& line : r.lines())
+    if (auto e = sinter::events::parseJsonLine(line)) v.push_back(*e);
+  return v;
+}
+
+std::vector<double> losses(const ProcessResult& r) {
+  std::vector<double> v;
+  for (const auto& e : eventsOf(r))
+    if (auto s = std::get_if<sinter::events::Step>(&e)) v.push_back(s->loss);
+  return v;
+}
+
+std::string doneStatus(const ProcessResult& r) {
+  for (const auto& e : eventsOf(r))
+    if (auto d = std::get_if<sinter::events::Done>(&e)) return d->status;
+  return "";
+}
+
+bool sameTensors(const std::string& a, const std::string& b, double tol) {
+  sinter::io::SafetensorsFile fa(a), fb(b);
+  if (fa.keys() != fb.keys()) return false;
+  for (const auto& k : fa.keys())
+    if (!torch::allclose(fa.tensor(k).to(torch::kFloat64), fb.tensor(k).to(torch::kFloat64), 0, tol)) return false;
+  return true;
+}
+
+class SdxlLoraRun : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    g_root = fs::temp_directory_path() / ("sinter_train_run_" + std::to_string(::getpid()));
+    fs::create_directories(g_root);
+    ASSERT_EQ(runRunner({"--init_checkpoint", path("tiny_sdxl.safetensors"), "--model_family", "sdxl", "--model_size", "tiny", "--seed", "3"}).exitCode, 0);
+    ASSERT_EQ(runRunner({"--init_dataset", path("images"), "--seed", "3"}).exitCode, 0);
+    ASSERT_EQ(runRunner({"--init_tokenizer", path("tokenizer")}).exitCode, 0);
+  }
+  static void TearDownTestSuite() { fs::remove_all(g_root); }
+};
+
+}  // namespace
+
+TEST_F(SdxlLoraRun, ShortRunLowersTheLossAndSavesAKohyaLora) {
+  std::string cfg = writeConfig("lower.toml", path("out_lower"),
+                                "max_train_steps = 60\ntrain_batch_size = 2\ncache_latents = true\nnetwork_train_unet_only = true\n"
+                                "save_every_n_steps = 30\n");
+  ProcessResult r = runRunner({"--config_file", cfg, "--events", "jsonl"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(doneStatus(r), "completed");
+  std::vector<double> l = losses(r);
+  ASSERT_EQ(l.size(), 60u);
+  double first = 0, last = 0;
+  for (int i = 0; i < 10; ++i) first += l[i], last += l[l.size() - 1 - i];
+  EXPECT_LT(last, first * 0.93) << "loss did not go down: first 10 steps " << first / 10 << ", last 10 " << last / 10;
+
+  const std::string lora = path("out_lower/t.safetensors");
+  ASSERT_TRUE(fs::exists(lora));
+  EXPECT_TRUE(fs::exists(path("out_lower/t-step00000030.safetensors")));
+  sinter::io::SafetensorsFile f(lora);
+  bool hasUnetKey = false;
+  for (const auto& k : f.keys()) {
+    EXPECT_EQ(k.rfind("lora_unet_", 0), 0u) << k;  // network_train_unet_only
+    hasUnetKey = hasUnetKey || k.find("_transformer_blocks_0_attn1_to_q.lora_down.weight") != std::string::npos;
+  }
+  EXPECT_TRUE(hasUnetKey);
+  EXPECT_EQ(f.metadata().at("ss_network_module"), "networks.lora");
+  EXPECT_EQ(f.metadata().at("ss_network_dim"), "4");
+  EXPECT_EQ(f.metadata().at("ss_steps"), "60");
+}
+
+TEST_F(SdxlLoraRun, ResumeContinuesExactlyAndTextEncodersTrain) {
+  const std::string extra = "max_train_steps = 6\nsave_every_n_steps = 3\nsave_state = true\n";
+  ProcessResult straight = runRunner({"--config_file", writeConfig("straight.toml", path("out_straight"), extra)});
+  ASSERT_EQ(straight.exitCode, 0) << straight.err;
+  ASSERT_TRUE(fs::exists(path("out_straight/t-step00000003-state")));
+  // Text encoder LoRA modules are there and trained (no unet_only).
+  sinter::io::SafetensorsFile f(path("out_straight/t.safetensors"));
+  bool te1 = false, te2 = false;
+  for (const auto& k : f.keys()) te1 = te1 || k.rfind("lora_te1_", 0) == 0, te2 = te2 || k.rfind("lora_te2_", 0) == 0;
+  EXPECT_TRUE(te1 && te2);
+
+  std::string resumed = writeConfig("resumed.toml", path("out_resumed"), extra + "resume = \"" + path("out_straight/t-step00000003-state") + "\"\n");
+  ProcessResult r = runRunner({"--config_file", resumed, "--events", "jsonl"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(losses(r).size(), 3u);
+  EXPECT_TRUE(sameTensors(path("out_straight/t.safetensors"), path("out_resumed/t.safetensors"), 1e-6));
+}
+
+TEST_F(SdxlLoraRun, SameSeedSameRun) {
+  const std::string extra = "max_train_steps = 3\nnetwork_train_unet_only = true\n";
+  ASSERT_EQ(runRunner({"--config_file", writeConfig("a.toml", path("out_a"), extra)}).exitCode, 0);
+  ASSERT_EQ(runRunner({"--config_file", writeConfig("b.toml", path("out_b"), extra)}).exitCode, 0);
+  EXPECT_TRUE(sameTensors(path("out_a/t.safetensors"), path("out_b/t.safetensors"), 0));
+}
+
+TEST_F(SdxlLoraRun, GracefulStopSavesAndExitsZero) {
+  std::string cfg = writeConfig("stop.toml", path("out_stop"), "max_train_steps = 100000\nnetwork_train_unet_only = true\n");
+  int steps = 0;
+  ProcessResult r = runRunner({"--config_file", cfg, "--events", "jsonl"}, [&](const std::string& line) {
+    if (line.find("\"type\":\"step\"") != std::string::npos) ++steps;
+    return steps < 2;
+  });
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(doneStatus(r), "stopped");
+  bool savedStopped = false;
+  for (const auto& e : eventsOf(r))
+    if (auto s = std::get_if<sinter::events::Saved>(&e)) savedStopped = savedStopped || s->kind == "stopped";
+  EXPECT_TRUE(savedStopped);
+  EXPECT_FALSE(fs::exists(path("out_stop/t.safetensors")));  // not presented as a finished model
+  bool stateSaved = false;
+  for (const auto& entry : fs::directory_iterator(path("out_stop")))
+    stateSaved = stateSaved || entry.path().filename().string().find("-state") != std::string::npos;
+  EXPECT_TRUE(stateSaved);
+}
+
+TEST_F(SdxlLoraRun, BadInputsExitTwoWithAClearMessage) {
+  struct Case {
+    std::string name, extra, dataDir, says;
+  };
+  // A FLUX-layout checkpoint (header only is enough to be recognised).
+  const std::string flux = path("flux.safetensors");
+  {
+    std::string header = R"({"double_blocks.0.img_attn.qkv.weight":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
+    std::string bytes(8, '\0');
+    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((header.size() >> (8 * i)) & 0xFF);
+    writeText(flux, bytes + header + std::string(4, '\0'));
+  }
+  const std::string corrupt = path("corrupt.safetensors");
+  writeText(corrupt, "not a checkpoint at all");
+  writeText(path("empty_data/10_x/readme.md"), "no images here");
+  writeText(path("bad_images/10_x/a.png"), "this is not a png");
+  writeText(path("latin1/10_x/a.txt"), "caf\xe9");
+  fs::copy_file(path("images/10_demo shapes/shape_000.png"), path("latin1/10_x/a.png"));
+  std::vector<Case> cases{
+      {"missing_ckpt", "pretrained_model_name_or_path = \"" + path("absent.safetensors") + "\"\n", "", "absent.safetensors"},
+      {"flux_ckpt", "pretrained_model_name_or_path = \"" + flux + "\"\n", "", "FLUX"},
+      {"corrupt_ckpt", "pretrained_model_name_or_path = \"" + corrupt + "\"\n", "", "corrupt.safetensors"},
+      {"no_tokenizer", "clip_tokenizer = \"" + path("absent_tokenizer") + "\"\n", "", "absent_tokenizer"},
+      {"no_data", "", path("absent_images"), "absent_images"},
+      {"empty_data", "", path("empty_data"), "empty_data"},
+      {"bad_images", "", path("bad_images"), "a.png"},
+      {"latin1_caption", "", path("latin1"), "a.txt"},
+  };
+  for (const Case& c : cases) {
+    // Keys given twice would be a config error of their own: put overrides on the command line.
+    std::string cfg = writeConfig(c.name + ".toml", path("out_" + c.name), "max_train_steps = 2\n", c.dataDir);
+    std::vector<std::string> args{"--config_file", cfg};
+    if (c.extra.find("pretrained") == 0) args.insert(args.end(), {"--pretrained_model_name_or_path", c.extra.substr(c.extra.find('"') + 1, c.extra.rfind('"') - c.extra.find('"') - 1)});
+    if (c.extra.find("clip_tokenizer") == 0) args.insert(args.end(), {"--clip_tokenizer", path("absent_tokenizer")});
+    ProcessResult r = runRunner(args);
+    EXPECT_EQ(r.exitCode, 2) << c.name << ":\n" << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << c.name << " should mention " << c.says << ":\n" << r.err;
+  }
+  // An output folder that cannot be made (its parent is a file; root can write anywhere else).
+  writeText(path("a_file"), "x");
+  ProcessResult r = runRunner({"--config_file", writeConfig("unwritable.toml", path("a_file/out"), "max_train_steps = 2\n")});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("a_file/out"), std::string::npos) << r.err;
+}
