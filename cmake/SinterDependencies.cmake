@@ -11,7 +11,9 @@ target_include_directories(sinter_json SYSTEM INTERFACE ${NLOHMANN_JSON_INCLUDE_
 add_library(sinter_spdlog INTERFACE)
 if(SINTER_SPDLOG_HEADER_ONLY)
   find_path(SPDLOG_INCLUDE_DIR spdlog/spdlog.h REQUIRED)
-  target_include_directories(sinter_spdlog SYSTEM INTERFACE ${SPDLOG_INCLUDE_DIR})
+  # Not SYSTEM: a plain -I is searched before the -isystem folders, so spdlog finds the fmt it was
+  # written for rather than the newer fmt bundled in a pip PyTorch's include folder.
+  target_include_directories(sinter_spdlog INTERFACE ${SPDLOG_INCLUDE_DIR})
   target_compile_definitions(sinter_spdlog INTERFACE SPDLOG_HEADER_ONLY SPDLOG_FMT_EXTERNAL FMT_HEADER_ONLY)
 else()
   find_package(spdlog REQUIRED)
