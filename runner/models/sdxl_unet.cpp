@@ -93,8 +93,13 @@ torch::Tensor SdxlUnetImpl::runBlock(SdxlUnetBlock& block, const torch::Tensor& 
                                      const torch::Tensor& context) {
   if (gradientCheckpointing_ && is_training() && torch::GradMode::is_enabled()) {
     SdxlUnetBlock b = block;
+    // A reentrant checkpoint's output needs grad only when an input does; with only LoRA
+    // parameters trainable, the first block's input does not, so make it (as sd-scripts does
+    // with enable_input_require_grads).
+    const bool anyInputNeedsGrad = h.requires_grad() || emb.requires_grad() || context.requires_grad();
+    torch::Tensor hIn = anyInputNeedsGrad ? h : h.detach().requires_grad_(true);
     return runCheckpointed([b](const std::vector<torch::Tensor>& in) mutable { return b(in[0], in[1], in[2]); },
-                           {h, emb, context});
+                           {hIn, emb, context});
   }
   return block(h, emb, context);
 }
