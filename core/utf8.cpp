@@ -38,4 +38,8 @@ Utf8Problem checkUtf8(const std::string& bytes) {
   return p;
 }
 
+std::string stripUtf8Bom(const std::string& text) {
+  return text.rfind("\xEF\xBB\xBF", 0) == 0 ? text.substr(3) : text;
+}
+
 }  // namespace sinter

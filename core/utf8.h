@@ -13,4 +13,7 @@ struct Utf8Problem {
 
 Utf8Problem checkUtf8(const std::string& bytes);
 
+// Removes a leading UTF-8 byte-order mark (Windows editors write one).
+std::string stripUtf8Bom(const std::string& text);
+
 }  // namespace sinter

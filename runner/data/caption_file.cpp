@@ -6,7 +6,7 @@
 
 #include "data/caption.h"
 #include "data/dataset_settings.h"
-#include "data/utf8_text.h"
+#include "core/utf8.h"
 
 namespace sinter::data {
 
@@ -28,9 +28,9 @@ std::optional<std::string> readCaptionFor(const std::string& imagePath, const st
     std::ifstream in(path, std::ios::binary);
     if (!in) throw DatasetError("cannot read caption file: " + path);
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (const size_t bad = findInvalidUtf8(bytes); bad != std::string::npos)
-      throw DatasetError("caption file is not UTF-8 (invalid byte at offset " + std::to_string(bad) +
-                         "): " + path + "; save it as UTF-8");
+    if (const Utf8Problem bad = checkUtf8(bytes); !bad.valid)
+      throw DatasetError("caption file is not UTF-8 (line " + std::to_string(bad.line) + ", byte offset " +
+                         std::to_string(bad.offset) + "): " + path + "; save it as UTF-8");
     const std::string text = stripUtf8Bom(bytes);
     if (text.empty()) throw DatasetError("caption file is empty: " + path);
     std::vector<std::string> lines;

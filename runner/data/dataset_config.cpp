@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "data/utf8_text.h"
+#include "core/utf8.h"
 
 namespace sinter::data {
 namespace {
@@ -367,10 +367,8 @@ bool isGeneralKey(const std::string& key) {
 }
 
 DatasetConfigFile parseDatasetConfigToml(const std::string& rawText, const std::string& fileName) {
-  if (const size_t bad = findInvalidUtf8(rawText); bad != std::string::npos) {
-    const int line = 1 + static_cast<int>(std::count(rawText.begin(), rawText.begin() + static_cast<long>(bad), '\n'));
-    throw ConfigError({{Severity::Error, {fileName, line, 0}, "", "the file is not valid UTF-8"}});
-  }
+  if (const Utf8Problem bad = checkUtf8(rawText); !bad.valid)
+    throw ConfigError({{Severity::Error, {fileName, bad.line, bad.column}, "", "the file is not valid UTF-8"}});
   const std::string text = stripUtf8Bom(rawText);
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     throw ConfigError({{Severity::Error, {fileName, 0, 0}, "", "the dataset config is empty"}});
