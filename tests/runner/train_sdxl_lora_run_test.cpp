@@ -237,3 +237,23 @@ TEST_F(SdxlLoraRun, GradientCheckpointingGivesTheSameRun) {
   ASSERT_EQ(gc.size(), 2u);
   EXPECT_NEAR(plain[0], gc[0], 1e-6);  // the same forward
 }
+
+TEST_F(SdxlLoraRun, FullDiskFailsCleanlyAndKeepsTheLastGoodSave) {
+  // A 64 KiB file system as the output folder: too small for the LoRA file.
+  const std::string mnt = path("tiny_fs");
+  fs::create_directories(mnt);
+  if (::geteuid() != 0 || std::system(("mount -t tmpfs -o size=64k tmpfs '" + mnt + "' 2>/dev/null").c_str()) != 0)
+    GTEST_SKIP() << "needs root and tmpfs mounts to make a full disk";
+  const std::string previous = mnt + "/t-step00000001.safetensors";
+  writeText(previous, "the last good save");
+  ProcessResult r = runRunner({"--config_file", writeConfig("full.toml", mnt, "max_train_steps = 2\nsave_every_n_steps = 1\nnetwork_train_unet_only = true\n")});
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(mnt)) left.push_back(entry.path().filename().string());
+  std::ifstream in(previous);
+  const std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::system(("umount '" + mnt + "'").c_str());
+  EXPECT_EQ(r.exitCode, 1) << r.err;  // it failed during training
+  EXPECT_NE(r.err.find("No space left"), std::string::npos) << r.err;
+  EXPECT_EQ(kept, "the last good save");
+  EXPECT_EQ(left, std::vector<std::string>{"t-step00000001.safetensors"}) << "a half-written file was left behind";
+}
