@@ -106,6 +106,7 @@ class CaptionEncoder {
 
 int trainSdxlLora(const Config& config, EventSink& events, bool& trainingStarted) {
   const auto setupStart = Clock::now();
+  installStopHandlers();  // a stop during setup (caching can take long) ends the run cleanly too
   const torch::Device device = trainingDevice();
   const std::uint64_t seed = isUnset(config.get("seed")) ? std::random_device{}() : static_cast<std::uint64_t>(config.getInt("seed"));
   torch::manual_seed(seed);
@@ -363,7 +364,11 @@ int trainSdxlLora(const Config& config, EventSink& events, bool& trainingStarted
 
   // Training.
   trainingStarted = true;
-  installStopHandlers();
+  if (stopRequested()) {
+    spdlog::info("stopped before the first step as requested; nothing was trained");
+    events.emit(events::Done{"stopped", globalStep, 0.0});
+    return 0;
+  }
   models.setTraining(trainTextEncoders);
   ProgressMeter meter(length.maxTrainSteps, std::max(1LL, length.stepsPerEpoch));
   const bool progressLine = ::isatty(2) && !events.jsonl();
