@@ -9,11 +9,17 @@ add_library(sinter_json INTERFACE)
 target_include_directories(sinter_json SYSTEM INTERFACE ${NLOHMANN_JSON_INCLUDE_DIR})
 
 add_library(sinter_spdlog INTERFACE)
+find_path(SPDLOG_INCLUDE_DIR spdlog/spdlog.h REQUIRED)
+find_path(FMT_INCLUDE_DIR fmt/core.h REQUIRED)
+# A pip PyTorch's include folder bundles a newer fmt than the spdlog here was written for. Give
+# spdlog and its own fmt a folder of their own, searched first (a plain -I comes before every
+# -isystem folder), so the runner builds against either libtorch.
+set(SINTER_SPDLOG_FMT_DIR ${PROJECT_BINARY_DIR}/spdlog-fmt-include)
+file(MAKE_DIRECTORY ${SINTER_SPDLOG_FMT_DIR})
+file(CREATE_LINK ${SPDLOG_INCLUDE_DIR}/spdlog ${SINTER_SPDLOG_FMT_DIR}/spdlog SYMBOLIC)
+file(CREATE_LINK ${FMT_INCLUDE_DIR}/fmt ${SINTER_SPDLOG_FMT_DIR}/fmt SYMBOLIC)
+target_include_directories(sinter_spdlog INTERFACE ${SINTER_SPDLOG_FMT_DIR})
 if(SINTER_SPDLOG_HEADER_ONLY)
-  find_path(SPDLOG_INCLUDE_DIR spdlog/spdlog.h REQUIRED)
-  # Not SYSTEM: a plain -I is searched before the -isystem folders, so spdlog finds the fmt it was
-  # written for rather than the newer fmt bundled in a pip PyTorch's include folder.
-  target_include_directories(sinter_spdlog INTERFACE ${SPDLOG_INCLUDE_DIR})
   target_compile_definitions(sinter_spdlog INTERFACE SPDLOG_HEADER_ONLY SPDLOG_FMT_EXTERNAL FMT_HEADER_ONLY)
 else()
   find_package(spdlog REQUIRED)

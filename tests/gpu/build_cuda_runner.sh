@@ -4,10 +4,6 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 deps="$root/.deps/root/usr"
-# spdlog and the fmt it was written for in a folder of their own, so that folder can be searched
-# before PyTorch's include folder (which bundles a newer fmt).
-mkdir -p "$root/.deps/spdlog-include"
-cp -r "$deps/include/spdlog" "$deps/include/fmt" "$root/.deps/spdlog-include/"
 torch_prefix="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')"
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
@@ -15,6 +11,6 @@ cmake -S "$root" -B "$root/build-cuda" "${generator[@]}" -DCMAKE_BUILD_TYPE=Rele
   -DSINTER_BUILD_APP=OFF -DSINTER_BUILD_TESTS=OFF -DSINTER_SPDLOG_HEADER_ONLY=ON \
   -DCMAKE_PREFIX_PATH="$torch_prefix" \
   -DTOML11_INCLUDE_DIR="$deps/include" -DNLOHMANN_JSON_INCLUDE_DIR="$deps/include" \
-  -DSPDLOG_INCLUDE_DIR="$root/.deps/spdlog-include" -DSTB_INCLUDE_DIR="$deps/include/stb" \
+  -DSPDLOG_INCLUDE_DIR="$deps/include" -DFMT_INCLUDE_DIR="$deps/include" -DSTB_INCLUDE_DIR="$deps/include/stb" \
   -DWEBP_INCLUDE_DIR="$deps/include" -DWEBP_LIBRARY="$deps/lib/x86_64-linux-gnu/libwebp.a"
 cmake --build "$root/build-cuda" -j"$(nproc)" --target sinter-runner
