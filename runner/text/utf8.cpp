@@ -1,35 +1,22 @@
 #include "text/utf8.h"
 
+#include "core/utf8.h"
+
 namespace sinter::text {
 
 std::u32string decodeUtf8(const std::string& bytes) {
+  // One validator for the whole project (core): configs, captions and prompts alike.
+  if (const Utf8Problem bad = checkUtf8(bytes); !bad.valid)
+    throw Utf8Error("text is not valid UTF-8 (at byte " + std::to_string(bad.offset) + ")");
   std::u32string out;
   out.reserve(bytes.size());
-  const std::size_t n = bytes.size();
-  std::size_t i = 0;
-  auto fail = [&](const char* why) {
-    throw Utf8Error("text is not valid UTF-8 (" + std::string(why) + " at byte " + std::to_string(i) + ")");
-  };
-  while (i < n) {
+  for (std::size_t i = 0; i < bytes.size();) {
     const unsigned char lead = static_cast<unsigned char>(bytes[i]);
-    int length = 0;
-    char32_t cp = 0;
-    if (lead < 0x80) { out.push_back(lead); ++i; continue; }
-    if ((lead & 0xE0) == 0xC0) { length = 2; cp = lead & 0x1F; }
-    else if ((lead & 0xF0) == 0xE0) { length = 3; cp = lead & 0x0F; }
-    else if ((lead & 0xF8) == 0xF0) { length = 4; cp = lead & 0x07; }
-    else fail("invalid lead byte");
-    if (i + length > n) fail("truncated sequence");
-    for (int k = 1; k < length; ++k) {
-      const unsigned char c = static_cast<unsigned char>(bytes[i + k]);
-      if ((c & 0xC0) != 0x80) fail("invalid continuation byte");
-      cp = (cp << 6) | (c & 0x3F);
-    }
-    static const char32_t kSmallest[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kSmallest[length]) fail("overlong encoding");
-    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) fail("invalid code point");
+    const int length = lead < 0x80 ? 1 : (lead & 0xE0) == 0xC0 ? 2 : (lead & 0xF0) == 0xE0 ? 3 : 4;
+    char32_t cp = length == 1 ? lead : lead & (0x7F >> length);
+    for (int k = 1; k < length; ++k) cp = (cp << 6) | (static_cast<unsigned char>(bytes[i + k]) & 0x3F);
     out.push_back(cp);
-    i += length;
+    i += static_cast<std::size_t>(length);
   }
   return out;
 }
