@@ -1,5 +1,7 @@
 #include "core/diagnostics.h"
 
+#include "core/text_escape.h"
+
 namespace sinter {
 
 std::string Diagnostic::format() const {
@@ -13,7 +15,9 @@ std::string Diagnostic::format() const {
     out += ": ";
   }
   out += severity == Severity::Error ? "error: " : "warning: ";
-  out += message;
+  // A value quoted in the message may hold control characters (a NUL from "\u0000" in a TOML
+  // string): write them out, so what is printed is what the file holds.
+  out += escapeControlCharacters(message, true);
   return out;
 }
 

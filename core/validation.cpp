@@ -4,6 +4,7 @@
 
 #include "core/compile_settings.h"
 #include "core/registry.h"
+#include "core/text_escape.h"
 
 namespace sinter {
 
@@ -46,6 +47,24 @@ void checkApplicability(const Config& config, Checker& k) {
       k.warning(key, key + " does not apply to " + std::string(toString(tab)) + " training; ignored and not saved");
     }
   }
+}
+
+// output_name becomes the stem of every file and folder a run writes ("NAME.safetensors",
+// "NAME-step00000100-state", the app's "NAME-sinter-run.toml"): it must name one entry inside
+// output_dir, never a path. sd-scripts joins the two unchecked; a shared preset could then write
+// anywhere the user can.
+std::string outputNameProblem(const std::string& name) {
+  // The longest name derived from it: "-step00000000.safetensors" (25 bytes), within NAME_MAX (255).
+  constexpr size_t kMaxBytes = 255 - 25;
+  if (name.find('\0') != std::string::npos) return "holds a NUL character";
+  for (unsigned char ch : name)
+    if (ch < 0x20 || ch == 0x7f) return "holds a control character";
+  if (name.find('/') != std::string::npos || name.find('\\') != std::string::npos)
+    return "holds a path separator; it is a file name inside output_dir, not a path";
+  if (name == "." || name.find("..") != std::string::npos) return "holds \"..\" or is \".\"; it must name a file inside output_dir";
+  if (name.size() > kMaxBytes) return "is " + std::to_string(name.size()) + " bytes long; file names allow at most " +
+                                      std::to_string(kMaxBytes) + " before the suffixes a run adds";
+  return {};
 }
 
 }  // namespace
@@ -131,10 +150,17 @@ std::vector<Diagnostic> validateConfig(const Config& config) {
   if (k.set("min_timestep") && k.set("max_timestep") && k.num("min_timestep") >= k.num("max_timestep"))
     k.error("min_timestep", "min_timestep must be below max_timestep");
   if (k.set("resolution")) {
-    static const std::regex pattern(R"(^\s*\d+\s*(,\s*\d+\s*)?$)");
+    // Positive sides only: "0" or "1024,0" cannot make buckets.
+    static const std::regex pattern(R"(^\s*0*[1-9]\d{0,5}\s*(,\s*0*[1-9]\d{0,5}\s*)?$)");
     if (!std::regex_match(k.str("resolution"), pattern))
-      k.error("resolution", "resolution must be \"SIZE\" or \"WIDTH,HEIGHT\", e.g. \"1024,1024\", not \"" +
-                                k.str("resolution") + "\"");
+      k.error("resolution", "resolution must be \"SIZE\" or \"WIDTH,HEIGHT\" with positive integers, e.g. \"1024,1024\", not " +
+                                quoteValue(k.str("resolution")));
+  }
+
+  // Saving.
+  if (k.set("output_name")) {
+    if (std::string problem = outputNameProblem(k.str("output_name")); !problem.empty())
+      k.error("output_name", "output_name " + quoteValue(k.str("output_name")) + " " + problem);
   }
 
   // Schedules and saving.

@@ -5,6 +5,8 @@
 #include <QProgressBar>
 #include <cmath>
 
+#include "core/exit_codes.h"
+
 namespace sinter::gui {
 
 QString formatDuration(double seconds) {
@@ -141,10 +143,10 @@ void RunMonitor::handleFinished(int exitCode, bool crashed, bool forced) {
   if (forced) {
     finalStatus_ = QStringLiteral("stopped");
     text = tr("Force-stopped: the runner was killed; the last saved state is what remains.");
-  } else if (!crashed && exitCode == 0 && doneStatus_ == QLatin1String("stopped")) {
+  } else if (!crashed && exitCode == kExitOk && doneStatus_ == QLatin1String("stopped")) {
     finalStatus_ = QStringLiteral("stopped");
     text = tr("Stopped at step %1; the network and training state were saved.").arg(lastStep_);
-  } else if (!crashed && exitCode == 0 && doneStatus_ != QLatin1String("failed")) {
+  } else if (!crashed && exitCode == kExitOk && doneStatus_ != QLatin1String("failed")) {
     finalStatus_ = QStringLiteral("completed");
     text = tr("Completed: %1 steps.").arg(lastStep_);
     progress_->setValue(progress_->maximum());
@@ -152,7 +154,7 @@ void RunMonitor::handleFinished(int exitCode, bool crashed, bool forced) {
     finalStatus_ = QStringLiteral("failed");
     const QString reason = !lastError_.isEmpty() ? lastError_ : lastLogLine_;
     text = crashed ? tr("Failed: the runner crashed.") : tr("Failed with exit code %1.").arg(exitCode);
-    if (exitCode == 2 && !crashed) text += QLatin1Char(' ') + tr("The configuration was refused; nothing was trained.");
+    if (exitCode == kExitBadInput && !crashed) text += QLatin1Char(' ') + tr("The configuration was refused; nothing was trained.");
     if (!reason.isEmpty()) text += QLatin1Char('\n') + reason;
   }
   setPhase(Phase::Finished, finalStatus_ == QLatin1String("completed") ? tr("Completed")

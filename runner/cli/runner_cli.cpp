@@ -6,8 +6,7 @@
 
 #include <iostream>
 
-#include "cli/exit_codes.h"
-#include "cli/run_checks.h"
+#include "core/exit_codes.h"
 #include "cli/runner_tools.h"
 #include "core/argv.h"
 #include "core/compile_settings.h"
@@ -15,6 +14,7 @@
 #include "core/toml_config.h"
 #include "core/validation.h"
 #include "train/event_sink.h"
+#include "train/run_preflight.h"
 #include "train/training_run.h"
 
 namespace sinter::runner {
@@ -62,11 +62,14 @@ void setUpLogging() {
   spdlog::set_default_logger(logger);
 }
 
-// Reports diagnostics on stderr; returns true when any is an error.
-bool report(const std::vector<Diagnostic>& diags) {
+// Reports diagnostics on stderr, and as events when the app reads them; returns true when any is
+// an error.
+bool report(const std::vector<Diagnostic>& diags, train::EventSink* events = nullptr) {
   for (const auto& d : diags) {
     if (d.severity == Severity::Error) spdlog::error("{}", d.format());
     else spdlog::warn("{}", d.format());
+    if (events && d.severity == Severity::Error) events->emit(events::Error{d.format()});
+    if (events && d.severity == Severity::Warning) events->emit(events::Warning{d.format()});
   }
   return hasErrors(diags);
 }
@@ -104,6 +107,14 @@ int runnerMain(int argc, char** argv) {
     return kExitBadInput;
   }
 
+  // A refused config ends with a failed `done` event too, so the app reads why from events.
+  train::EventSink events(parsed.extraValues.count("events") != 0);
+  auto refuse = [&](const std::vector<Diagnostic>& problems) {
+    report(problems, &events);
+    events.emit(events::Done{"failed", 0, 0});
+    return kExitBadInput;
+  };
+
   // The config: the file (sd-scripts appends .toml when the name has none), then the overrides.
   Config config;
   std::vector<Diagnostic> diags;
@@ -115,13 +126,13 @@ int runnerMain(int argc, char** argv) {
       config = loaded.config;
       diags = loaded.warnings;
     } catch (const ConfigError& e) {
-      report(e.diagnostics());
-      return kExitBadInput;
+      return refuse(e.diagnostics());
     }
   }
   config.overlay(parsed.overrides);
   for (auto& d : validateConfig(config)) diags.push_back(d);
-  if (report(diags)) return kExitBadInput;
+  if (hasErrors(diags)) return refuse(diags);
+  report(diags, &events);
 
   if (auto out = parsed.extraValues.find("output_config"); out != parsed.extraValues.end()) {
     if (fileExists(out->second)) {
@@ -139,8 +150,11 @@ int runnerMain(int argc, char** argv) {
   }
 
   if (hasFlag("dry_run")) {
-    if (report(checkRunInputs(config))) return kExitBadInput;
-    std::cout << "# resolved config\n" << writeConfigToml(config);
+    // Exactly the checks a run makes before it loads anything.
+    const train::RunPreflight preflight = train::preflightRun(config);
+    if (!preflight.ok()) return refuse(preflight.diagnostics);
+    report(preflight.diagnostics);
+    std::cout << "# resolved config\n" << writeConfigToml(preflight.resolved);
     CompileRequest compile = resolveCompileRequest(config);
     std::cout << "\n# compile plan (requested)\n";
     if (!compile.enabled) {
@@ -155,8 +169,11 @@ int runnerMain(int argc, char** argv) {
 
   if (std::optional<int> toolExit = runTool(parsed, config)) return *toolExit;
 
-  train::EventSink events(parsed.extraValues.count("events") != 0);
-  return train::runTraining(config, events);
+  // The same checks as --dry_run, before anything expensive.
+  train::RunPreflight preflight = train::preflightRun(config);
+  if (!preflight.ok()) return refuse(preflight.diagnostics);
+  report(preflight.diagnostics, &events);
+  return train::runTraining(std::move(preflight), events);
 }
 
 }  // namespace sinter::runner

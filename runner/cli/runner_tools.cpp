@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "cli/demo_assets.h"
-#include "cli/exit_codes.h"
+#include "core/exit_codes.h"
 #include "models/random_checkpoint.h"
 #include "train/benchmark.h"
 

@@ -104,7 +104,7 @@ class CaptionEncoder {
 
 }  // namespace
 
-int trainSdxlLora(const Config& config, EventSink& events, bool& trainingStarted) {
+int trainSdxlLora(const Config& config, data::Dataset dataset, EventSink& events, bool& trainingStarted) {
   const auto setupStart = Clock::now();
   installStopHandlers();  // a stop during setup (caching can take long) ends the run cleanly too
   const torch::Device device = trainingDevice();
@@ -117,37 +117,23 @@ int trainSdxlLora(const Config& config, EventSink& events, bool& trainingStarted
 
   const PrecisionPlan precision =
       planPrecision(parseMixedPrecision(config.getString("mixed_precision")), config.getBool("full_fp16"), config.getBool("full_bf16"));
-  if (!device.is_cuda() && precision.weightDtype == torch::kHalf)
-    throw InputError("mixed_precision = \"fp16\" needs a CUDA GPU; this machine has none (use \"bf16\" or \"no\")");
 
   const std::string outputDir = config.getString("output_dir");
-  if (outputDir.empty()) throw InputError("output_dir is not set");
   prepareOutputDir(outputDir);
   const std::string name = outputName(config);
 
   // Models.
   const std::string checkpoint = config.getString("pretrained_model_name_or_path");
-  if (checkpoint.empty()) throw InputError("pretrained_model_name_or_path is not set");
   spdlog::info("loading {}", checkpoint);
   SdxlModelSet models = loadSdxlModelSet(checkpoint, config.getString("vae"));
   models.toDevice(device, precision.weightDtype);
   models.unet->setGradientCheckpointing(config.getBool("gradient_checkpointing"));
 
-  const std::string tokenizerPath = config.getString("clip_tokenizer");
-  if (tokenizerPath.empty())
-    throw InputError("clip_tokenizer is not set: point it at a folder with the CLIP tokenizer (vocab.json and merges.txt, "
-                     "or tokenizer.json); nothing is downloaded");
-  text::ClipTokenizer tokenizer = text::ClipTokenizer::fromPath(tokenizerPath);
+  text::ClipTokenizer tokenizer = text::ClipTokenizer::fromPath(config.getString("clip_tokenizer"));
   const int maxTokenLength = isUnset(config.get("max_token_length")) ? 75 : static_cast<int>(config.getInt("max_token_length"));
 
-  // Data.
-  std::vector<std::string> datasetWarnings;
-  std::vector<data::DatasetSettings> settings = data::datasetSettingsFromConfig(config, datasetWarnings);
-  data::DiscoveryOptions discovery;
-  discovery.workers = std::max(1, static_cast<int>(config.getInt("max_data_loader_n_workers")));
-  data::Dataset dataset = data::buildDataset(std::move(settings), discovery);
-  for (const auto& w : datasetWarnings) events.emit(events::Warning{w}), spdlog::warn("{}", w);
-  if (std::string report = dataset.report(); !report.empty()) spdlog::warn("{}", report);
+  // Data (discovered by the preflight).
+  const int workers = std::max(1, static_cast<int>(config.getInt("max_data_loader_n_workers")));
   data::BatchPlan plan(dataset, seed);
   const int gradAccum = static_cast<int>(config.getInt("gradient_accumulation_steps"));
   std::optional<long long> maxEpochs;
@@ -196,7 +182,7 @@ int trainSdxlLora(const Config& config, EventSink& events, bool& trainingStarted
     o.encoderIdentity = "sdxl-vae:" + fs::path(config.getString("vae").empty() ? checkpoint : config.getString("vae")).filename().string() +
                         ":" + std::to_string(fs::file_size(config.getString("vae").empty() ? checkpoint : config.getString("vae")));
     o.batchSize = static_cast<int>(config.getInt("vae_batch_size"));
-    o.workers = discovery.workers;
+    o.workers = workers;
     data::LatentCacheStats stats;
     spdlog::info("caching latents");
     at::Generator cacheGenerator = makeGenerator(device, seed);

@@ -3,14 +3,13 @@
 #include <spdlog/spdlog.h>
 
 #include "core/compile_settings.h"
-#include "core/model_family_detect.h"
+#include "core/exit_codes.h"
+#include "train/run_preflight.h"
 #include "train/sdxl_lora_trainer.h"
 
 namespace sinter::train {
 
 namespace {
-
-constexpr int kExitOk = 0, kExitFailed = 1, kExitBadInput = 2;
 
 int fail(EventSink& events, int code, const std::string& message) {
   spdlog::error("{}", message);
@@ -58,39 +57,17 @@ void reportUnsupportedOptions(const Config& config, EventSink& events) {
 
 }  // namespace
 
-int runTraining(const Config& config, EventSink& events) {
-  // Which model this is: the config says so, or the checkpoint's tensor names do.
-  std::optional<Family> family = config.family();
-  const std::string checkpoint = config.getString("pretrained_model_name_or_path");
-  if (!family && !checkpoint.empty()) {
-    try {
-      family = detectModelFamily(checkpoint);
-    } catch (const std::exception& e) {
-      return fail(events, kExitBadInput, e.what());
-    }
-    if (!family) return fail(events, kExitBadInput, "cannot tell the model family of '" + checkpoint + "'; set model_family");
-    spdlog::info("model family: {} (detected from {})", toString(*family), checkpoint);
-  }
-  if (family != Family::SDXL)
-    return fail(events, kExitBadInput,
-                std::string("training ") + (family ? toString(*family) : "this model") +
-                    " is not in this build yet: sinter-runner trains SDXL LoRA");
-  if (config.tab() != Tab::LoRA)
-    return fail(events, kExitBadInput,
-                std::string(toString(config.tab())) + " training is not in this build yet: sinter-runner trains SDXL LoRA");
-  Config resolved = config;
-  resolved.set("model_family", std::string("sdxl"));
-  // sd-scripts requires network_module; Sinter picks the family's (it is written into the metadata).
-  if (resolved.getString("network_module").empty()) resolved.set("network_module", std::string("networks.lora"));
+int runTraining(RunPreflight preflight, EventSink& events) {
+  const Config& resolved = preflight.resolved;
   reportCompilePlan(resolved, events);
   reportUnsupportedOptions(resolved, events);
 
   // Anything that goes wrong before the first step is bad input (exit 2); after it, a failed run (1).
   bool trainingStarted = false;
   try {
-    return trainSdxlLora(resolved, events, trainingStarted);
+    return trainSdxlLora(resolved, std::move(*preflight.dataset), events, trainingStarted);
   } catch (const std::exception& e) {
-    return trainingStarted ? fail(events, kExitFailed, std::string("training failed: ") + e.what())
+    return trainingStarted ? fail(events, kExitTrainingFailed, std::string("training failed: ") + e.what())
                            : fail(events, kExitBadInput, e.what());
   }
 }

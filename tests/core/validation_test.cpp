@@ -62,6 +62,53 @@ TEST(Validation, SdScriptsRules) {
   EXPECT_TRUE(validateConfig(parse("model_family = \"sdxl\"\nresolution = \"1024,1024\"\n")).empty());
 }
 
+TEST(Validation, ResolutionSidesArePositive) {
+  for (const char* bad : {"0", "1024,0", "0,1024", "-512", "00"}) {
+    const Diagnostic* e = find(validateConfig(parse(std::string("resolution = \"") + bad + "\"\n")), "resolution", Severity::Error);
+    ASSERT_NE(e, nullptr) << bad;
+    EXPECT_NE(e->message.find("positive integers"), std::string::npos) << e->message;
+    EXPECT_EQ(e->where.line, 1);
+  }
+  EXPECT_NE(find(validateConfig(parse("resolution = 0\n")), "resolution", Severity::Error), nullptr);  // an integer, as sd-scripts configs write it
+  for (const char* good : {"1024", "1024,768", " 512 , 512 ", "0512"})
+    EXPECT_EQ(find(validateConfig(parse(std::string("resolution = \"") + good + "\"\n")), "resolution", Severity::Error), nullptr) << good;
+}
+
+// output_name is the stem of every file a run writes: a name inside output_dir, never a path.
+TEST(Validation, OutputNameMustStayInsideOutputDir) {
+  struct Case {
+    std::string toml, says;
+  };
+  const std::vector<Case> bad{
+      {R"(output_name = "../escaped")", "path separator"},
+      {R"(output_name = "sub/name")", "path separator"},
+      {R"(output_name = "/etc/passwd")", "path separator"},
+      {R"(output_name = "..\\escaped")", "path separator"},
+      {R"(output_name = "..")", "\"..\""},
+      {R"(output_name = ".")", "\".\""},
+      {R"(output_name = "a\u0000b")", "NUL"},
+      {R"(output_name = "line\nbreak")", "control character"},
+      {"output_name = \"" + std::string(231, 'x') + "\"", "at most 230"},
+  };
+  for (const Case& c : bad) {
+    const auto diags = validateConfig(parse("model_family = \"sdxl\"\n" + c.toml + "\n"));
+    const Diagnostic* e = find(diags, "output_name", Severity::Error);
+    ASSERT_NE(e, nullptr) << c.toml;
+    EXPECT_NE(e->message.find(c.says), std::string::npos) << c.toml << ": " << e->message;
+    EXPECT_EQ(e->where.line, 2) << c.toml;
+    // The value is quoted, with control characters written out, on one line.
+    EXPECT_EQ(e->format().find('\n'), std::string::npos) << e->format();
+    EXPECT_EQ(e->format().find('\0'), std::string::npos);
+  }
+  const std::vector<Diagnostic> nulDiags = validateConfig(parse(R"(output_name = "a\u0000b")" "\n"));
+  const Diagnostic* nul = find(nulDiags, "output_name", Severity::Error);
+  ASSERT_NE(nul, nullptr);
+  EXPECT_NE(nul->format().find("a\\x00b"), std::string::npos) << nul->format();
+  for (const char* good : {"my_lora", "my lora v1.5", "キャラ", "x-step"})
+    EXPECT_EQ(find(validateConfig(parse(std::string("output_name = \"") + good + "\"\n")), "output_name", Severity::Error), nullptr) << good;
+  EXPECT_EQ(find(validateConfig(parse("output_name = \"" + std::string(230, 'x') + "\"\n")), "output_name", Severity::Error), nullptr);
+}
+
 TEST(CompileRequest, DefaultsAndDeprecatedCompileArgs) {
   CompileRequest plain = resolveCompileRequest(parse("compile = true\n"));
   EXPECT_TRUE(plain.enabled);

@@ -2,10 +2,12 @@
 // Helpers shared by the GUI tests: isolated settings, and answering the modal dialogs that the
 // real code opens (the test acts as the user).
 #include <QApplication>
+#include <QDir>
 #include <QDialog>
 #include <QMessageBox>
 #include <QSettings>
 #include <QStandardPaths>
+#include <QTemporaryDir>
 #include <QTimer>
 #include <QFile>
 #include <functional>
@@ -17,12 +19,21 @@
 
 namespace sinter::gui::test {
 
-// Settings and user folders go to a throwaway test location.
+// Settings and user folders go to a throwaway home of this test process's own, removed at exit.
+// CTest runs the test programs in parallel: with one shared settings file, one program's clear()
+// could land between another's setRunnerPathPreference() and its Start, which then ran the real
+// runner instead of the replay tool (gui_print_command_test failed about once in 25 runs).
 inline void isolateSettings() {
-  QStandardPaths::setTestModeEnabled(true);
+  static QTemporaryDir home(QDir::tempPath() + QStringLiteral("/sinter-gui-test-XXXXXX"));
+  if (!home.isValid()) qFatal("cannot make a temporary home folder for the test");
+  qputenv("HOME", QFile::encodeName(home.path()));
+  QStandardPaths::setTestModeEnabled(true);  // under $HOME/.qttest
   QCoreApplication::setOrganizationName(QStringLiteral("SinterTest"));
   QCoreApplication::setApplicationName(QStringLiteral("sinter-test"));
-  QSettings().clear();  // nothing carries over from another test program
+  const QString config = QStandardPaths::writableLocation(QStandardPaths::GenericConfigLocation);
+  QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, config);
+  QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, config);
+  QSettings().clear();
 }
 
 // Waits for the next modal dialog, hands it to `act` (which accepts or rejects it).

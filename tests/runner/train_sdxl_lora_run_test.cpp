@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "core/events.h"
 #include "io/safetensors.h"
@@ -198,7 +199,7 @@ TEST_F(SdxlLoraRun, BadInputsExitTwoWithAClearMessage) {
   fs::copy_file(path("images/10_demo shapes/shape_000.png"), path("latin1/10_x/a.png"));
   std::vector<Case> cases{
       {"missing_ckpt", "pretrained_model_name_or_path = \"" + path("absent.safetensors") + "\"\n", "", "absent.safetensors"},
-      {"flux_ckpt", "pretrained_model_name_or_path = \"" + flux + "\"\n", "", "FLUX"},
+      {"flux_ckpt", "pretrained_model_name_or_path = \"" + flux + "\"\n", "", "flux checkpoint"},
       {"corrupt_ckpt", "pretrained_model_name_or_path = \"" + corrupt + "\"\n", "", "corrupt.safetensors"},
       {"no_tokenizer", "clip_tokenizer = \"" + path("absent_tokenizer") + "\"\n", "", "absent_tokenizer"},
       {"no_data", "", path("absent_images"), "absent_images"},
@@ -221,6 +222,66 @@ TEST_F(SdxlLoraRun, BadInputsExitTwoWithAClearMessage) {
   ProcessResult r = runRunner({"--config_file", writeConfig("unwritable.toml", path("a_file/out"), "max_train_steps = 2\n")});
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.err.find("a_file/out"), std::string::npos) << r.err;
+}
+
+// The errors of a run's log ("error ..." from spdlog, with their indented continuation lines).
+std::vector<std::string> errorLines(const std::string& log) {
+  std::vector<std::string> v;
+  std::istringstream in(log);
+  bool inError = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("error ", 0) == 0) inError = true;
+    else if (line.rfind("  ", 0) != 0) inError = false;
+    if (inError) v.push_back(line);
+  }
+  return v;
+}
+
+// Every check a run makes on its config runs before anything is loaded, and --dry_run makes the
+// same checks: each bad config is refused by both with exit 2 and the same message.
+TEST_F(SdxlLoraRun, DryRunAndRunRefuseTheSameConfigsBeforeLoading) {
+  struct Case {
+    std::string name, extra;
+    std::vector<std::string> overrides;
+    std::string says;
+  };
+  fs::create_directories(path("empty_tokenizer"));
+  writeText(path("no_images/10_x/readme.md"), "no images here");
+  std::vector<Case> cases{
+      {"resolution_zero", "", {"--resolution", "0"}, "positive integers"},
+      {"optimizer_nul", "optimizer_type = \"\\u0000\"\n", {}, "optimizer_type"},
+      {"optimizer_unknown", "optimizer_type = \"Lion\"\n", {}, "available: AdamW"},
+      {"optimizer_args", "optimizer_args = [\"momentum=0.9\"]\n", {}, "momentum"},
+      {"scheduler_unknown", "lr_scheduler = \"cosine_annealing\"\n", {}, "cosine_annealing"},
+      {"scheduler_warmup", "lr_scheduler = \"constant\"\nlr_warmup_steps = 10\n", {}, "constant_with_warmup"},
+      {"network_args", "network_args = [\"conv_dim=4\"]\n", {}, "conv_dim"},
+      {"tokenizer_folder", "", {"--clip_tokenizer", path("empty_tokenizer")}, "empty_tokenizer"},
+      {"output_name", "", {"--output_name", "../escaped"}, "output_name"},
+      {"no_images", "", {"--train_data_dir", path("no_images")}, "no_images"},
+      {"dreambooth", "training_type = \"dreambooth\"\n", {}, "not in this build yet"},
+  };
+  if (!torch::cuda::is_available()) cases.push_back({"fp16_on_cpu", "mixed_precision = \"fp16\"\n", {}, "needs a CUDA GPU"});
+  for (const Case& c : cases) {
+    const std::string out = path("out_pre_" + c.name);
+    std::vector<std::string> args{"--config_file", writeConfig("pre_" + c.name + ".toml", out, "max_train_steps = 2\n" + c.extra)};
+    args.insert(args.end(), c.overrides.begin(), c.overrides.end());
+    std::vector<std::string> dry = args;
+    dry.push_back("--dry_run");
+    args.insert(args.end(), {"--events", "jsonl"});
+    const ProcessResult checked = runRunner(dry), ran = runRunner(args);
+    EXPECT_EQ(checked.exitCode, 2) << c.name << ":\n" << checked.err;
+    EXPECT_EQ(ran.exitCode, 2) << c.name << ":\n" << ran.err;
+    const std::vector<std::string> errors = errorLines(ran.err);
+    ASSERT_FALSE(errors.empty()) << c.name << ":\n" << ran.err;
+    EXPECT_EQ(errorLines(checked.err), errors) << c.name;
+    EXPECT_NE(ran.err.find(c.says), std::string::npos) << c.name << " should mention " << c.says << ":\n" << ran.err;
+    EXPECT_EQ(ran.err.find('\0'), std::string::npos) << c.name;
+    // Refused before the model was loaded or anything was written; the app sees it as events.
+    EXPECT_EQ(ran.err.find("loading "), std::string::npos) << c.name << ":\n" << ran.err;
+    EXPECT_FALSE(fs::exists(out)) << c.name;
+    EXPECT_EQ(doneStatus(ran), "failed") << c.name;
+  }
+  EXPECT_FALSE(fs::exists(path("escaped.safetensors")));
 }
 
 TEST_F(SdxlLoraRun, GradientCheckpointingGivesTheSameRun) {

@@ -1,0 +1,216 @@
+#include "train/run_preflight.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <functional>
+
+#include "core/model_family_detect.h"
+#include "core/registry.h"
+#include "data/batch_plan.h"
+#include "data/dataset_settings.h"
+#include "network/lora_file.h"
+#include "network/lora_network.h"
+#include "text/clip_tokenizer.h"
+#include "train/device_info.h"
+#include "train/diffusion_loss.h"
+#include "train/lr_schedule.h"
+#include "train/mixed_precision.h"
+#include "train/optimizer_args.h"
+
+namespace sinter::train {
+
+namespace {
+
+bool isDir(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+bool isFile(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+class Checks {
+ public:
+  Checks(const Config& config, std::vector<Diagnostic>& out) : config_(config), out_(out) {}
+
+  void error(const std::string& key, const std::string& message) {
+    out_.push_back(Diagnostic{Severity::Error, config_.whereSet(key), key, message});
+  }
+  void warning(const std::string& key, const std::string& message) {
+    out_.push_back(Diagnostic{Severity::Warning, config_.whereSet(key), key, message});
+  }
+  // Runs one of the parsers the run uses; what it throws becomes an error on `key`.
+  bool parse(const std::string& key, const std::function<void()>& check) {
+    try {
+      check();
+      return true;
+    } catch (const ConfigError& e) {
+      for (const Diagnostic& d : e.diagnostics()) out_.push_back(d);
+    } catch (const std::exception& e) {
+      error(key, e.what());
+    }
+    return false;
+  }
+
+ private:
+  const Config& config_;
+  std::vector<Diagnostic>& out_;
+};
+
+// Every path option that is set exists and is of the right kind (output_dir is created).
+void checkPaths(const Config& config, Checks& k) {
+  const Tab tab = config.tab();
+  const std::optional<Family> family = config.family();
+  for (const auto& spec : optionRegistry()) {
+    if (spec.type != OptionType::Path || !spec.appliesToTab(tab)) continue;
+    if (family && !spec.appliesToFamily(*family)) continue;
+    const std::string p = config.getString(spec.key);
+    if (p.empty() || std::string(spec.key) == "output_dir") continue;
+    if (spec.pathKind == PathKind::Directory && !isDir(p)) k.error(spec.key, std::string(spec.key) + ": folder '" + p + "' does not exist");
+    if (spec.pathKind == PathKind::File && !isFile(p)) k.error(spec.key, std::string(spec.key) + ": file '" + p + "' does not exist");
+  }
+  // output_dir is created by the run: it, or the nearest folder above it that exists, must be writable.
+  const std::string outputDir = config.getString("output_dir");
+  if (outputDir.empty()) {
+    k.error("output_dir", "output_dir is not set");
+    return;
+  }
+  std::error_code ec;
+  std::filesystem::path existing = std::filesystem::absolute(outputDir, ec);
+  while (!existing.empty() && !std::filesystem::exists(existing, ec) && existing != existing.parent_path())
+    existing = existing.parent_path();
+  if (!isDir(existing.string()))
+    k.error("output_dir", "output_dir '" + outputDir + "' cannot be created: '" + existing.string() + "' is not a folder");
+  else if (::access(existing.c_str(), W_OK) != 0)
+    k.error("output_dir", "output_dir '" + outputDir + "' cannot be written: '" + existing.string() + "' is not writable");
+}
+
+// The family the config names or the checkpoint's tensor names show; nullopt after an error.
+std::optional<Family> checkFamily(const Config& config, Checks& k) {
+  std::optional<Family> family = config.family();
+  const std::string model = config.getString("pretrained_model_name_or_path");
+  if (model.empty()) {
+    k.error("pretrained_model_name_or_path", "pretrained_model_name_or_path is not set");
+    return std::nullopt;
+  }
+  if (!isFile(model)) return std::nullopt;  // reported by checkPaths
+  try {
+    std::optional<Family> detected = detectModelFamily(model);
+    if (!detected) {
+      k.error("pretrained_model_name_or_path", "cannot tell the model family of '" + model + "' from its tensor names; set model_family");
+      return std::nullopt;
+    }
+    if (family && *family != *detected) {
+      k.error("model_family", "model_family is " + std::string(toString(*family)) + " but '" + model + "' is a " +
+                                  toString(*detected) + " checkpoint");
+      return std::nullopt;
+    }
+    return detected;
+  } catch (const std::exception& e) {
+    k.error("pretrained_model_name_or_path", e.what());
+    return std::nullopt;
+  }
+}
+
+// What this build trains; everything else is refused before any work.
+bool checkBuilt(const Config& config, Family family, Checks& k) {
+  if (family != Family::SDXL) {
+    k.error("model_family", std::string("training ") + toString(family) + " is not in this build yet: sinter-runner trains SDXL LoRA");
+    return false;
+  }
+  if (config.tab() != Tab::LoRA) {
+    k.error("training_type", std::string(toString(config.tab())) + " training is not in this build yet: sinter-runner trains SDXL LoRA");
+    return false;
+  }
+  return true;
+}
+
+// The values the run parses into its parts, parsed here by the same functions.
+void checkValues(const Config& config, Checks& k) {
+  k.parse("mixed_precision", [&] {
+    const PrecisionPlan plan = planPrecision(parseMixedPrecision(config.getString("mixed_precision")), config.getBool("full_fp16"),
+                                             config.getBool("full_bf16"));
+    if (plan.weightDtype == torch::kHalf && !trainingDevice().is_cuda())
+      throw std::invalid_argument("mixed_precision = \"fp16\" needs a CUDA GPU; this machine has none (use \"bf16\" or \"no\")");
+  });
+  k.parse("optimizer_type", [&] { resolveOptimizerType(config.getString("optimizer_type")); });
+  k.parse("optimizer_args", [&] { parseAdamWArgs(config.getList("optimizer_args")); });
+  k.parse("lr_scheduler", [&] { parseLrSchedulerType(config.getString("lr_scheduler")); });
+  k.parse("loss_type", [&] { parseLossType(config.getString("loss_type")); });
+  k.parse("save_precision", [&] {
+    if (!config.getString("save_precision").empty()) network::savePrecisionDtype(config.getString("save_precision"));
+  });
+  k.parse("network_args", [&] {
+    network::LoraNetworkOptions o;
+    o.dim = isUnset(config.get("network_dim")) ? 4 : config.getInt("network_dim");
+    o.dropout = isUnset(config.get("network_dropout")) ? 0.0 : config.getDouble("network_dropout");
+    o.args = network::parseNetworkArgs(config.getList("network_args"));
+    network::LoraNetwork checked(o);  // the constructor checks rank and dropout
+  });
+  const std::string tokenizer = config.getString("clip_tokenizer");
+  if (tokenizer.empty())
+    k.error("clip_tokenizer", "clip_tokenizer is not set: point it at a folder with the CLIP tokenizer (vocab.json and merges.txt, "
+                              "or tokenizer.json); nothing is downloaded");
+  else
+    k.parse("clip_tokenizer", [&] { text::ClipTokenizer::fromPath(tokenizer); });
+}
+
+// The images, and the schedule's arithmetic that needs their count.
+std::optional<data::Dataset> checkDataset(const Config& config, Checks& k) {
+  const std::string key = config.getString("dataset_config").empty() ? "train_data_dir" : "dataset_config";
+  if (config.getString("train_data_dir").empty() && config.getString("dataset_config").empty()) {
+    k.error("train_data_dir", "no training data: set train_data_dir or dataset_config");
+    return std::nullopt;
+  }
+  std::optional<data::Dataset> dataset;
+  k.parse(key, [&] {
+    std::vector<std::string> warnings;
+    std::vector<data::DatasetSettings> settings = data::datasetSettingsFromConfig(config, warnings);
+    data::DiscoveryOptions discovery;
+    discovery.workers = std::max(1, static_cast<int>(config.getInt("max_data_loader_n_workers")));
+    dataset = data::buildDataset(std::move(settings), discovery);
+    for (const auto& w : warnings) k.warning(key, w);
+    if (std::string report = dataset->report(); !report.empty()) k.warning(key, report);
+  });
+  if (!dataset) return std::nullopt;
+  k.parse("lr_warmup_steps", [&] {
+    const data::BatchPlan plan(*dataset, 0);
+    std::optional<long long> maxEpochs;
+    if (!isUnset(config.get("max_train_epochs"))) maxEpochs = config.getInt("max_train_epochs");
+    const data::TrainingLength length = data::computeTrainingLength(
+        plan.batchesPerEpoch(), maxEpochs, config.getInt("max_train_steps"), static_cast<int>(config.getInt("gradient_accumulation_steps")));
+    LrScheduleOptions o;
+    o.type = parseLrSchedulerType(config.getString("lr_scheduler"));
+    o.totalSteps = length.maxTrainSteps;
+    o.warmupSteps = resolveWarmupSteps(config.getDouble("lr_warmup_steps"), length.maxTrainSteps);
+    o.numCycles = config.getInt("lr_scheduler_num_cycles");
+    o.power = config.getDouble("lr_scheduler_power");
+    o.initialLr = config.getDouble("learning_rate");
+    LrSchedule checked(o);
+  });
+  return dataset;
+}
+
+}  // namespace
+
+RunPreflight preflightRun(const Config& config) {
+  RunPreflight result;
+  result.resolved = config;
+  Checks k(config, result.diagnostics);
+  checkPaths(config, k);
+  const std::optional<Family> family = checkFamily(config, k);
+  if (family && !checkBuilt(config, *family, k)) return result;
+  if (family) {
+    result.resolved.set("model_family", std::string(toString(*family)), config.whereSet("model_family"));
+    // sd-scripts requires network_module; Sinter picks the family's (it is written into the metadata).
+    if (result.resolved.getString("network_module").empty()) result.resolved.set("network_module", std::string("networks.lora"));
+  }
+  checkValues(config, k);
+  result.dataset = checkDataset(config, k);
+  return result;
+}
+
+}  // namespace sinter::train

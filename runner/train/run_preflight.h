@@ -1,0 +1,27 @@
+#pragma once
+// Every check a run makes on its config and inputs, done before anything expensive (loading
+// models, caching latents). `--dry_run` calls the same function, so a config that passes a dry
+// run is one that the run accepts, and a run that is going to be refused is refused in seconds.
+#include <optional>
+#include <vector>
+
+#include "core/config.h"
+#include "data/dataset.h"
+
+namespace sinter::train {
+
+struct RunPreflight {
+  // Errors and warnings, each naming its option (and the file and line where it was set).
+  std::vector<Diagnostic> diagnostics;
+  // The config as the run uses it: model_family detected, network_module filled in.
+  Config resolved;
+  // The images found, when the dataset settings were valid (the run trains on these).
+  std::optional<data::Dataset> dataset;
+
+  bool ok() const { return !hasErrors(diagnostics); }
+};
+
+// `config` has passed validateConfig (keys, types, ranges, cross-field rules).
+RunPreflight preflightRun(const Config& config);
+
+}  // namespace sinter::train

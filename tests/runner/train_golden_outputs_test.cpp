@@ -1,0 +1,151 @@
+// Golden outputs, recorded on the CPU before the runner was reshaped, reproduced bit for bit:
+// the tiny UNet, VAE, CLIP-L and bigG on fixed inputs, and the bundled demo's first 20 losses.
+// A change that alters any number here changes what users train, so it must be deliberate:
+// SINTER_WRITE_GOLDEN=1 rewrites the files under tests/data/golden (then say why in the commit).
+//
+// Bitwise equality needs the same kernels: the threads, ATen's vector width and OpenBLAS's kernel
+// are pinned for the test and the runner it starts (AVX2, which every x86-64 CI machine has).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+#include "core/events.h"
+#include "io/safetensors.h"
+#include "models/random_checkpoint.h"
+#include "runner_process.h"
+#include "train/sdxl_model_set.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kGoldenDir = fs::path(SINTER_TEST_DATA_DIR) / "golden";
+const int kDemoSteps = 20;
+
+bool writingGolden() {
+  const char* v = std::getenv("SINTER_WRITE_GOLDEN");
+  return v && std::string(v) == "1";
+}
+
+// Set before libtorch starts its thread pools (a static initialiser runs before main).
+const bool kPinnedKernels = [] {
+  ::setenv("OMP_NUM_THREADS", "1", 1);
+  ::setenv("OPENBLAS_NUM_THREADS", "1", 1);
+  ::setenv("ATEN_CPU_CAPABILITY", "avx2", 1);
+  ::setenv("OPENBLAS_CORETYPE", "Haswell", 1);
+  return true;
+}();
+
+class GoldenOutputs : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root = fs::temp_directory_path() / ("sinter_golden_" + std::to_string(::getpid()));
+    fs::create_directories(root);
+    torch::set_num_threads(1);
+    // The demo's own inputs: `bash .ci/demo` makes them with these seeds.
+    ASSERT_EQ(sinter::test::runRunner({"--init_checkpoint", (root / "tiny_sdxl.safetensors").string(), "--model_family", "sdxl",
+                                        "--model_size", "tiny", "--seed", "1"})
+                  .exitCode,
+              0);
+    ASSERT_EQ(sinter::test::runRunner({"--init_dataset", (root / "images").string(), "--seed", "1"}).exitCode, 0);
+    ASSERT_EQ(sinter::test::runRunner({"--init_tokenizer", (root / "tokenizer").string()}).exitCode, 0);
+  }
+  static void TearDownTestSuite() { fs::remove_all(root); }
+  static fs::path root;
+};
+fs::path GoldenOutputs::root;
+
+// Every output of the four models on inputs drawn from a fixed seed.
+std::map<std::string, torch::Tensor> modelOutputs(const std::string& checkpoint) {
+  torch::NoGradGuard noGrad;
+  sinter::train::SdxlModelSet models = sinter::train::loadSdxlModelSet(checkpoint, "");
+  models.toDevice(torch::kCPU, torch::kFloat32);
+  models.setTraining(false);
+  torch::manual_seed(1234);
+  const auto& unet = models.unet->config();
+  const int64_t batch = 2;
+  torch::Tensor x = torch::randn({batch, unet.inChannels, 16, 16});
+  torch::Tensor timesteps = torch::tensor({999, 10}, torch::kLong);
+  torch::Tensor context = torch::randn({batch, 77, unet.contextDim});
+  torch::Tensor y = torch::randn({batch, unet.admInChannels});
+  torch::Tensor images = torch::rand({batch, 3, 32, 32}) * 2 - 1;
+  torch::Tensor ids = torch::randint(0, 49406, {batch, 77}, torch::kLong);
+  ids.select(1, 0).fill_(49406);  // <|startoftext|>
+  ids.select(1, 76).fill_(49407);  // <|endoftext|>
+
+  std::map<std::string, torch::Tensor> out;
+  out["unet"] = models.unet->forward(x, timesteps, context, y);
+  const sinter::models::LatentDistribution latents = models.vae->encode(images);
+  out["vae_mean"] = latents.mean;
+  out["vae_logvar"] = latents.logvar;
+  out["vae_decoded"] = models.vae->decodeLatents(latents.mean * 0.13025);
+  const sinter::models::ClipTextOutput clipL = models.clipL->forward(ids);
+  out["clip_l_hidden_last_layer"] = clipL.hiddenStates.back();
+  out["clip_l_last"] = clipL.lastHiddenState;
+  const sinter::models::OpenClipTextOutput bigG = models.bigG->forward(ids);
+  out["big_g_penultimate"] = bigG.penultimateHiddenState;
+  out["big_g_pooled"] = bigG.pooled;
+  for (auto& [name, t] : out) t = t.contiguous();
+  return out;
+}
+
+// Losses as the step events carry them (JSON numbers printed to round-trip a double).
+std::vector<double> demoLosses(const fs::path& root) {
+  const sinter::test::ProcessResult r = sinter::test::runRunner(
+      {"--config_file", std::string(SINTER_PRESETS_DIR) + "/demo_sdxl_lora_tiny.toml", "--pretrained_model_name_or_path",
+       (root / "tiny_sdxl.safetensors").string(), "--clip_tokenizer", (root / "tokenizer").string(), "--train_data_dir",
+       (root / "images").string(), "--output_dir", (root / "lora").string(), "--max_train_steps", std::to_string(kDemoSteps),
+       "--events", "jsonl"});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  std::vector<double> losses;
+  for (const auto& line : r.lines())
+    if (auto e = sinter::events::parseJsonLine(line))
+      if (auto s = std::get_if<sinter::events::Step>(&*e)) losses.push_back(s->loss);
+  return losses;
+}
+
+}  // namespace
+
+TEST_F(GoldenOutputs, TinyModelsOnFixedInputs) {
+  ASSERT_TRUE(kPinnedKernels);
+  const std::map<std::string, torch::Tensor> outputs = modelOutputs((root / "tiny_sdxl.safetensors").string());
+  const fs::path file = kGoldenDir / "tiny_sdxl_outputs.safetensors";
+  if (writingGolden()) {
+    fs::create_directories(kGoldenDir);
+    sinter::io::writeSafetensors(file.string(), {outputs.begin(), outputs.end()},
+                                 {{"note", "sinter golden outputs: tests/runner/train_golden_outputs_test.cpp"}});
+    GTEST_SKIP() << "wrote " << file;
+  }
+  sinter::io::SafetensorsFile golden(file.string());
+  ASSERT_EQ(golden.keys().size(), outputs.size());
+  for (const auto& [name, tensor] : outputs) {
+    const torch::Tensor expected = golden.tensor(name);
+    ASSERT_EQ(expected.sizes(), tensor.sizes()) << name;
+    EXPECT_TRUE(torch::equal(expected, tensor)) << name << ": max |difference| "
+                                                << (expected - tensor).abs().max().item<double>();
+  }
+}
+
+TEST_F(GoldenOutputs, DemoRunLossesStepByStep) {
+  const std::vector<double> losses = demoLosses(root);
+  ASSERT_EQ(losses.size(), static_cast<size_t>(kDemoSteps));
+  const fs::path file = kGoldenDir / "demo_losses.txt";
+  if (writingGolden()) {
+    fs::create_directories(kGoldenDir);
+    std::ofstream out(file);
+    out << "# the demo preset's first " << kDemoSteps << " losses (tests/runner/train_golden_outputs_test.cpp)\n";
+    for (double l : losses) out << std::setprecision(17) << l << "\n";
+    GTEST_SKIP() << "wrote " << file;
+  }
+  std::ifstream in(file);
+  ASSERT_TRUE(in) << file;
+  std::vector<double> expected;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') expected.push_back(std::stod(line));
+  ASSERT_EQ(expected.size(), losses.size());
+  for (size_t i = 0; i < losses.size(); ++i) EXPECT_EQ(expected[i], losses[i]) << "step " << i + 1;
+}
