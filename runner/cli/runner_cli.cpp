@@ -9,7 +9,7 @@
 #include "core/exit_codes.h"
 #include "cli/runner_tools.h"
 #include "core/argv.h"
-#include "core/compile_settings.h"
+#include "compile/compile_plan.h"
 #include "core/help_text.h"
 #include "core/toml_config.h"
 #include "core/validation.h"
@@ -155,15 +155,10 @@ int runnerMain(int argc, char** argv) {
     if (!preflight.ok()) return refuse(preflight.diagnostics);
     report(preflight.diagnostics);
     std::cout << "# resolved config\n" << writeConfigToml(preflight.resolved);
-    CompileRequest compile = resolveCompileRequest(config);
-    std::cout << "\n# compile plan (requested)\n";
-    if (!compile.enabled) {
-      std::cout << "compile: off\n";
-    } else {
-      std::cout << compile.logLine(config.family() == Family::FLUX ? "DiT model" : "U-Net") << "\n"
-                << "cache_size_limit=" << compile.cacheSizeLimit << "\n";
-    }
-    for (const auto& note : compile.notes) std::cout << "note: " << note << "\n";
+    std::cout << "\n# compile plan\n";
+    const compile::CompilePlan plan = compile::planCompile(preflight.resolved, preflight.resolved.family());
+    for (const auto& line : plan.lines()) std::cout << line << "\n";
+    for (const auto& note : plan.request.notes) std::cout << "note: " << note << "\n";
     return kExitOk;
   }
 

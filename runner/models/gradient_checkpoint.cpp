@@ -12,7 +12,8 @@ using torch::autograd::variable_list;
 
 struct BlockHolder : torch::CustomClassHolder {
   CheckpointedBlock block;
-  explicit BlockHolder(CheckpointedBlock b) : block(std::move(b)) {}
+  bool preserveRngState;
+  BlockHolder(CheckpointedBlock b, bool preserveRng) : block(std::move(b)), preserveRngState(preserveRng) {}
 };
 
 // The generators a block may draw from: the CPU one and, for CUDA inputs, that device's.
@@ -34,7 +35,8 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
     c10::List<bool> needsGrad;
     c10::List<at::Tensor> rngStates;
     for (const torch::Tensor& t : inputs) needsGrad.push_back(t.defined() && t.requires_grad());
-    for (at::Generator& g : generatorsFor(inputs)) rngStates.push_back(g.get_state());
+    if (holder->preserveRngState)
+      for (at::Generator& g : generatorsFor(inputs)) rngStates.push_back(g.get_state());
     ctx->saved_data["block"] = c10::IValue::make_capsule(holder);
     ctx->saved_data["needs_grad"] = needsGrad;
     ctx->saved_data["rng"] = rngStates;
@@ -53,7 +55,8 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
       inputs.push_back(saved[i].defined() ? saved[i].detach().requires_grad_(needsGrad[i]) : saved[i]);
 
     // Recompute with the forward's RNG state, then put the current state back.
-    std::vector<at::Generator> gens = generatorsFor(inputs);
+    std::vector<at::Generator> gens;
+    if (holder->preserveRngState) gens = generatorsFor(inputs);
     const c10::List<at::Tensor> forwardStates = ctx->saved_data["rng"].toTensorList();
     std::vector<at::Tensor> currentStates;
     for (size_t i = 0; i < gens.size() && i < forwardStates.size(); ++i) {
@@ -83,8 +86,8 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
 
 }  // namespace
 
-torch::Tensor runCheckpointed(CheckpointedBlock block, const std::vector<torch::Tensor>& inputs) {
-  return CheckpointFunction::apply(c10::make_intrusive<BlockHolder>(std::move(block)), at::TensorList(inputs));
+torch::Tensor runCheckpointed(CheckpointedBlock block, const std::vector<torch::Tensor>& inputs, bool preserveRngState) {
+  return CheckpointFunction::apply(c10::make_intrusive<BlockHolder>(std::move(block), preserveRngState), at::TensorList(inputs));
 }
 
 }  // namespace sinter::models

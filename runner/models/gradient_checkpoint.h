@@ -1,7 +1,9 @@
 #pragma once
 // Gradient checkpointing: run a block without keeping its activations, and run it again in the
-// backward pass to get its gradients (PyTorch's reentrant torch.utils.checkpoint). The RNG state
-// (for dropout) and autocast are restored for the recomputation, so it matches the forward.
+// backward pass to get its gradients (PyTorch's reentrant torch.utils.checkpoint). Autocast, and
+// the RNG state when the block draws random numbers (dropout), are restored for the recomputation,
+// so it matches the forward. A block without dropout skips the RNG state's get/set: that is a host
+// round trip a captured step cannot hold.
 #include <torch/torch.h>
 
 #include <functional>
@@ -13,6 +15,6 @@ using CheckpointedBlock = std::function<torch::Tensor(const std::vector<torch::T
 
 // Gradients reach the block's parameters (accumulated into .grad during backward) and every
 // input that requires grad.
-torch::Tensor runCheckpointed(CheckpointedBlock block, const std::vector<torch::Tensor>& inputs);
+torch::Tensor runCheckpointed(CheckpointedBlock block, const std::vector<torch::Tensor>& inputs, bool preserveRngState = true);
 
 }  // namespace sinter::models

@@ -26,4 +26,11 @@ torch::Tensor LinearImpl::forward(const torch::Tensor& x) {
   return y;
 }
 
+bool anyLoraDropout(torch::nn::Module& root) {
+  for (const auto& module : root.modules(/*include_self=*/false))
+    if (auto linear = std::dynamic_pointer_cast<LinearImpl>(module))
+      if (linear->lora && linear->lora->dropout > 0.0) return true;
+  return false;
+}
+
 }  // namespace sinter::models

@@ -31,4 +31,8 @@ class LinearImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Linear);
 
+// Whether any Linear under `root` has an adapter that draws random numbers (dropout > 0): then a
+// checkpointed recomputation needs the forward's RNG state.
+bool anyLoraDropout(torch::nn::Module& root);
+
 }  // namespace sinter::models

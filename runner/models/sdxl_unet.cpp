@@ -74,12 +74,15 @@ SdxlUnetImpl::SdxlUnetImpl(const SdxlUnetConfig& config) : config_(config) {
   label_emb->push_back(labelEmbed_);
   input_blocks = register_module("input_blocks", torch::nn::ModuleList());
   for (const auto& layers : plan.inputBlocks) {
+    regions_.push_back("input_blocks." + std::to_string(inputs_.size()));
     inputs_.push_back(SdxlUnetBlock(layers, config));
     input_blocks->push_back(inputs_.back());
   }
   middle_block = register_module("middle_block", SdxlUnetBlock(plan.middleBlock, config));
+  regions_.push_back("middle_block");
   output_blocks = register_module("output_blocks", torch::nn::ModuleList());
   for (const auto& layers : plan.outputBlocks) {
+    regions_.push_back("output_blocks." + std::to_string(outputs_.size()));
     outputs_.push_back(SdxlUnetBlock(layers, config));
     output_blocks->push_back(outputs_.back());
   }
@@ -89,8 +92,14 @@ SdxlUnetImpl::SdxlUnetImpl(const SdxlUnetConfig& config) : config_(config) {
                                    torch::nn::Conv2d(torch::nn::Conv2dOptions(last, config.outChannels, 3).padding(1))));
 }
 
-torch::Tensor SdxlUnetImpl::runBlock(SdxlUnetBlock& block, const torch::Tensor& h, const torch::Tensor& emb,
+torch::Tensor SdxlUnetImpl::runBlock(size_t region, SdxlUnetBlock& block, const torch::Tensor& h, const torch::Tensor& emb,
                                      const torch::Tensor& context) {
+  if (blockRunner_) return blockRunner_(regions_[region], block, h, emb, context);
+  return runBlockDefault(block, h, emb, context);
+}
+
+torch::Tensor SdxlUnetImpl::runBlockDefault(SdxlUnetBlock& block, const torch::Tensor& h, const torch::Tensor& emb,
+                                            const torch::Tensor& context) {
   if (gradientCheckpointing_ && is_training() && torch::GradMode::is_enabled()) {
     SdxlUnetBlock b = block;
     // A reentrant checkpoint's output needs grad only when an input does; with only LoRA
@@ -99,7 +108,7 @@ torch::Tensor SdxlUnetImpl::runBlock(SdxlUnetBlock& block, const torch::Tensor& 
     const bool anyInputNeedsGrad = h.requires_grad() || emb.requires_grad() || context.requires_grad();
     torch::Tensor hIn = anyInputNeedsGrad ? h : h.detach().requires_grad_(true);
     return runCheckpointed([b](const std::vector<torch::Tensor>& in) mutable { return b(in[0], in[1], in[2]); },
-                           {hIn, emb, context});
+                           {hIn, emb, context}, preserveRngState_);
   }
   return block(h, emb, context);
 }
@@ -124,15 +133,16 @@ torch::Tensor SdxlUnetImpl::forward(const torch::Tensor& x, const torch::Tensor&
 
   std::vector<torch::Tensor> skips;
   torch::Tensor h = x;
+  size_t region = 0;
   for (SdxlUnetBlock& block : inputs_) {
-    h = runBlock(block, h, emb, ctx);
+    h = runBlock(region++, block, h, emb, ctx);
     skips.push_back(h);
   }
-  h = runBlock(middle_block, h, emb, ctx);
+  h = runBlock(region++, middle_block, h, emb, ctx);
   for (SdxlUnetBlock& block : outputs_) {
     h = torch::cat({h, skips.back()}, 1);
     skips.pop_back();
-    h = runBlock(block, h, emb, ctx);
+    h = runBlock(region++, block, h, emb, ctx);
   }
   return out->forward(h);
 }

@@ -41,8 +41,23 @@ class SdxlUnetImpl : public torch::nn::Module {
                         const torch::Tensor& y);
 
   // Recompute each input/middle/output block in backward instead of keeping its activations.
-  void setGradientCheckpointing(bool enabled) { gradientCheckpointing_ = enabled; }
+  // `preserveRngState`: the blocks draw random numbers (LoRA dropout), so the recomputation needs
+  // the forward's RNG state; without dropout the state is left alone (no host round trip).
+  void setGradientCheckpointing(bool enabled, bool preserveRngState = true) {
+    gradientCheckpointing_ = enabled;
+    preserveRngState_ = preserveRngState;
+  }
   bool gradientCheckpointing() const { return gradientCheckpointing_; }
+
+  // The seam where each block runs: eagerly or checkpointed by default, or as the runner given
+  // here decides (the compile engine's captured regions). `region` is the block's checkpoint
+  // name: "input_blocks.N", "middle_block", "output_blocks.N".
+  using BlockRunner = std::function<torch::Tensor(const std::string& region, SdxlUnetBlock& block, const torch::Tensor& h,
+                                                  const torch::Tensor& emb, const torch::Tensor& context)>;
+  void setBlockRunner(BlockRunner runner) { blockRunner_ = std::move(runner); }
+  // Runs one block as the default does (what a BlockRunner falls back to for a region it leaves eager).
+  torch::Tensor runBlockDefault(SdxlUnetBlock& block, const torch::Tensor& h, const torch::Tensor& emb, const torch::Tensor& context);
+  const std::vector<std::string>& blockRegions() const { return regions_; }
 
   const SdxlUnetConfig& config() const { return config_; }
 
@@ -57,13 +72,16 @@ class SdxlUnetImpl : public torch::nn::Module {
   torch::nn::Sequential out{nullptr};  // 0: GroupNorm32, 1: SiLU, 2: Conv 3x3
 
  private:
-  torch::Tensor runBlock(SdxlUnetBlock& block, const torch::Tensor& h, const torch::Tensor& emb,
+  torch::Tensor runBlock(size_t region, SdxlUnetBlock& block, const torch::Tensor& h, const torch::Tensor& emb,
                          const torch::Tensor& context);
 
   SdxlUnetConfig config_;
   torch::nn::Sequential labelEmbed_{nullptr};  // label_emb.0
   std::vector<SdxlUnetBlock> inputs_, outputs_;
   bool gradientCheckpointing_ = false;
+  bool preserveRngState_ = true;
+  BlockRunner blockRunner_;
+  std::vector<std::string> regions_;  // inputs, middle, outputs in forward order
 };
 TORCH_MODULE(SdxlUnet);
 

@@ -83,24 +83,23 @@ int64_t LoraNetwork::rankFor(const std::string& name, double* alpha) const {
   return options_.dim;
 }
 
-size_t LoraNetwork::attach(LoraComponent component, torch::nn::Module& root, const std::string& pathPrefix) {
-  // Collect the Linears and every module path first: the UNet rule needs the transformer parents.
+size_t LoraNetwork::attach(const LoraTargetRule& rule, torch::nn::Module& root, const std::string& pathPrefix) {
+  const LoraComponent component = rule.component;
   std::vector<std::pair<std::string, std::shared_ptr<models::LinearImpl>>> linears;
-  std::vector<std::string> paths;
+  std::vector<std::string> linearPaths;
   for (const auto& item : root.named_modules("", /*include_self=*/false)) {
-    const std::string path = pathPrefix + item.key();
-    paths.push_back(path);
-    if (auto linear = std::dynamic_pointer_cast<models::LinearImpl>(item.value())) linears.emplace_back(path, linear);
+    if (auto linear = std::dynamic_pointer_cast<models::LinearImpl>(item.value())) {
+      linears.emplace_back(pathPrefix + item.key(), linear);
+      linearPaths.push_back(pathPrefix + item.key());
+    }
   }
-  const std::vector<std::string> parents =
-      component == LoraComponent::Unet ? unetTransformerParents(paths) : std::vector<std::string>{};
+  const std::vector<bool> chosen = rule.select(linearPaths);
 
   size_t attached = 0;
   torch::NoGradGuard noGrad;
-  for (const auto& [path, linear] : linears) {
-    const bool target = component == LoraComponent::Unet ? isUnetLoraTarget(path, parents)
-                                                          : isTextEncoderLoraTarget(path);
-    if (!target) continue;
+  for (size_t i = 0; i < linears.size(); ++i) {
+    if (!chosen[i]) continue;
+    const auto& [path, linear] = linears[i];
     const std::string name = kohyaLoraName(component, path);
     if (find(name)) throw LoraError("duplicated LoRA module name: " + name);
     double alpha = 0.0;

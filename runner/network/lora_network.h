@@ -82,10 +82,10 @@ class LoraNetwork {
   LoraNetwork(const LoraNetwork&) = delete;
   LoraNetwork& operator=(const LoraNetwork&) = delete;
 
-  // Attaches adapters to the default targets among the models::Linear modules of `root` (found by
-  // walking named_modules()). `pathPrefix` is prepended to the module paths for naming (e.g. when
-  // `root` is a submodule of the Hugging Face layout). Returns how many adapters were attached.
-  size_t attach(LoraComponent component, torch::nn::Module& root, const std::string& pathPrefix = "");
+  // Attaches adapters to the models::Linear modules of `root` (found by walking named_modules())
+  // that the family's `rule` selects. `pathPrefix` is prepended to the module paths for naming
+  // (e.g. when `root` is a submodule of the Hugging Face layout). Returns how many were attached.
+  size_t attach(const LoraTargetRule& rule, torch::nn::Module& root, const std::string& pathPrefix = "");
   // Removes every adapter from its Linear (the models become plain again).
   void detach();
 

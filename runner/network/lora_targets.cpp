@@ -68,20 +68,37 @@ bool isTextEncoderLoraTarget(const std::string& linearPath) {
   return parentName == "self_attn" || parentName == "mlp";
 }
 
-std::vector<LoraModuleShape> listLoraModules(LoraComponent component, const std::vector<LinearShape>& linears) {
-  std::vector<std::string> parents;
+LoraTargetRule sdxlLoraRule(LoraComponent component) {
+  LoraTargetRule rule;
+  rule.component = component;
   if (component == LoraComponent::Unet) {
-    std::vector<std::string> paths;
-    paths.reserve(linears.size());
-    for (const LinearShape& l : linears) paths.push_back(l.path);
-    parents = unetTransformerParents(paths);
+    rule.select = [](const std::vector<std::string>& linearPaths) {
+      // Every transformer block holds Linears, so their paths show the transformer parents.
+      const std::vector<std::string> parents = unetTransformerParents(linearPaths);
+      std::vector<bool> chosen;
+      for (const std::string& path : linearPaths) chosen.push_back(isUnetLoraTarget(path, parents));
+      return chosen;
+    };
+  } else {
+    rule.select = [](const std::vector<std::string>& linearPaths) {
+      std::vector<bool> chosen;
+      for (const std::string& path : linearPaths) chosen.push_back(isTextEncoderLoraTarget(path));
+      return chosen;
+    };
   }
+  return rule;
+}
+
+std::vector<LoraModuleShape> listLoraModules(const LoraTargetRule& rule, const std::vector<LinearShape>& linears) {
+  std::vector<std::string> paths;
+  paths.reserve(linears.size());
+  for (const LinearShape& l : linears) paths.push_back(l.path);
+  const std::vector<bool> chosen = rule.select(paths);
   std::vector<LoraModuleShape> modules;
-  for (const LinearShape& l : linears) {
-    const bool target = component == LoraComponent::Unet ? isUnetLoraTarget(l.path, parents)
-                                                          : isTextEncoderLoraTarget(l.path);
-    if (!target) continue;
-    modules.push_back({kohyaLoraName(component, l.path), l.path, component, l.inFeatures, l.outFeatures});
+  for (size_t i = 0; i < linears.size(); ++i) {
+    if (!chosen[i]) continue;
+    const LinearShape& l = linears[i];
+    modules.push_back({kohyaLoraName(rule.component, l.path), l.path, rule.component, l.inFeatures, l.outFeatures});
   }
   return modules;
 }

@@ -12,6 +12,7 @@
 //   text encoders: CLIPAttention (self_attn: q/k/v/out_proj) and CLIPMLP (mlp: fc1, fc2).
 // The name is "<prefix>.<path>" with every '.' replaced by '_'.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,17 @@ bool isUnetLoraTarget(const std::string& linearPath, const std::vector<std::stri
 // MLP ("mlp") module, as CLIPAttention and CLIPMLP are in the Hugging Face layout.
 bool isTextEncoderLoraTarget(const std::string& linearPath);
 
+// A model family's rule for one of its models: the kohya prefix the adapters are named with, and
+// which of the model's Linear layers (their paths, in module order) get one. Families declare
+// their rules (SDXL below, FLUX next); the network applies whichever it is given.
+struct LoraTargetRule {
+  LoraComponent component = LoraComponent::Unet;
+  std::function<std::vector<bool>(const std::vector<std::string>& linearPaths)> select;
+};
+
+// SDXL (networks.lora): the UNet's transformer Linears, the text encoders' attention and MLP ones.
+LoraTargetRule sdxlLoraRule(LoraComponent component);
+
 // One LoRA module as it will be created: kohya name, module path, sizes.
 struct LoraModuleShape {
   std::string name;
@@ -52,7 +64,7 @@ struct LoraModuleShape {
   int64_t outFeatures = 0;
 };
 
-// The LoRA modules sd-scripts creates for a component, in the listing's order.
-std::vector<LoraModuleShape> listLoraModules(LoraComponent component, const std::vector<LinearShape>& linears);
+// The LoRA modules sd-scripts creates for a model under `rule`, in the listing's order.
+std::vector<LoraModuleShape> listLoraModules(const LoraTargetRule& rule, const std::vector<LinearShape>& linears);
 
 }  // namespace sinter::network

@@ -42,6 +42,12 @@ AdamW::AdamW(std::vector<OptimizerGroup> groups, AdamWHyperparameters hyper, boo
     fusedSteps_.push_back(std::move(s));
   }
   fused_ = allowFused && fusedAdamWCompiledIn() && found && allCudaFloat;
+  // Persistent gradient buffers: backward accumulates into the same memory every step (a captured
+  // step replays into it), and nothing downstream branches on whether a gradient exists.
+  torch::NoGradGuard noGrad;
+  for (OptimizerGroup& g : groups_)
+    for (torch::Tensor& p : g.params)
+      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p, torch::MemoryFormat::Preserve);
 }
 
 std::vector<torch::Tensor> AdamW::parameters() const {
@@ -96,7 +102,6 @@ void AdamW::stepElementwise() {
     for (size_t i = 0; i < groups_[g].params.size(); ++i) {
       torch::Tensor p = groups_[g].params[i];
       const torch::Tensor grad = p.grad();
-      if (!grad.defined()) continue;
       torch::Tensor& m = expAvg_[g][i];
       torch::Tensor& v = expAvgSq_[g][i];
       p.mul_(decay.to(p.scalar_type()));
@@ -114,7 +119,6 @@ void AdamW::stepFused(const torch::Tensor& foundInf) {
     std::vector<torch::Tensor> params, grads, m, v, steps;
     for (size_t i = 0; i < groups_[g].params.size(); ++i) {
       const torch::Tensor grad = groups_[g].params[i].grad();
-      if (!grad.defined()) continue;
       params.push_back(groups_[g].params[i]);
       grads.push_back(grad);
       m.push_back(expAvg_[g][i]);
@@ -137,9 +141,9 @@ void AdamW::stepFused(const torch::Tensor& foundInf) {
 }
 
 void AdamW::zeroGrad() {
+  torch::NoGradGuard noGrad;
   for (OptimizerGroup& g : groups_)
-    for (torch::Tensor& p : g.params)
-      if (p.grad().defined()) p.mutable_grad() = torch::Tensor();
+    for (torch::Tensor& p : g.params) p.mutable_grad().zero_();
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> AdamW::stateTensors() const {

@@ -29,12 +29,13 @@ class AdamW {
  public:
   AdamW(std::vector<OptimizerGroup> groups, AdamWHyperparameters hyper, bool allowFused = true);
 
-  // Updates every parameter that has a gradient. Increments the step tensor first, as torch.
+  // Every parameter gets a persistent gradient buffer at construction (zeros); backward adds to it.
+  // Updates every parameter. Increments the step tensor first, as torch.
   void step();
   // fp16 loss scaling: the same step, undone on the device where `foundInf` (LossScaler::unscale)
   // is set: parameters, moments and the step count keep their values. No host read.
   void step(const torch::Tensor& foundInf);
-  void zeroGrad();  // sets gradients to undefined (set_to_none, torch's default)
+  void zeroGrad();  // zeroes the gradient buffers in place (they stay where a graph wrote them)
 
   size_t groupCount() const { return groups_.size(); }
   const OptimizerGroup& group(size_t i) const { return groups_[i]; }

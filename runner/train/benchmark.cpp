@@ -13,6 +13,7 @@
 #include "train/device_info.h"
 #include "train/lr_schedule.h"
 #include "train/mixed_precision.h"
+#include "train/optimizer_update.h"
 #include "train/sdxl_train_step.h"
 
 namespace sinter::train {
@@ -60,7 +61,7 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
   loraOptions.alpha = static_cast<double>(rank);
   loraOptions.device = device;
   network::LoraNetwork lora(loraOptions);
-  lora.attach(network::LoraComponent::Unet, *unet);
+  lora.attach(network::sdxlLoraRule(network::LoraComponent::Unet), *unet);
   std::vector<OptimizerGroup> groups;
   for (auto& g : lora.parameterGroups(std::nullopt, std::nullopt, 1e-4)) groups.push_back(OptimizerGroup{g.label, g.lr, g.params});
   AdamW optimizer(groups, AdamWHyperparameters{});
@@ -70,14 +71,15 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
   SdxlStepOptions stepOptions;
   stepOptions.computeDtype = dtype;
   SdxlTrainStep step(unet, stepOptions, device, 0);
+  OptimizerUpdate update(optimizer, schedule, 1.0, false, device);
   SdxlStepBatch in{x.to(dtype), context.to(dtype), y.to(dtype), torch::ones({batch}, torch::TensorOptions(device))};
 
   using Clock = std::chrono::steady_clock;
   const int warmupSteps = 3;
   const auto warmStart = Clock::now();
   for (int i = 0; i < warmupSteps; ++i) {
-    step.forwardBackward(in, 1.0);
-    step.optimizerStep(optimizer, schedule);
+    update.backward(step.loss(in), 1.0);
+    update.apply();
   }
   synchronize(device);
   const double warmupSeconds = std::chrono::duration<double>(Clock::now() - warmStart).count();
@@ -85,8 +87,9 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
   torch::Tensor loss;
   for (long long i = 0; i < steps; ++i) {
     const auto s = Clock::now();
-    loss = step.forwardBackward(in, 1.0);
-    step.optimizerStep(optimizer, schedule);
+    loss = step.loss(in);
+    update.backward(loss, 1.0);
+    update.apply();
     synchronize(device);
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
   }

@@ -7,8 +7,7 @@ torch::Tensor clipGradNorm(const std::vector<torch::Tensor>& params, double maxN
   std::vector<torch::Tensor> norms;
   std::vector<torch::Tensor> grads;
   for (const torch::Tensor& p : params) {
-    const torch::Tensor g = p.grad();
-    if (!g.defined()) continue;
+    const torch::Tensor g = p.grad();  // persistent buffers (AdamW): always defined
     grads.push_back(g);
     norms.push_back(g.detach().to(torch::kFloat32).norm(2));
   }

@@ -48,8 +48,7 @@ torch::Tensor LossScaler::unscale(const std::vector<torch::Tensor>& params) {
   torch::Tensor foundInf = torch::zeros({1}, scale_.options());
   const torch::Tensor invScale = scale_.reciprocal();
   std::vector<torch::Tensor> grads;
-  for (const torch::Tensor& p : params)
-    if (p.grad().defined()) grads.push_back(p.grad());
+  for (const torch::Tensor& p : params) grads.push_back(p.grad());  // persistent buffers (AdamW)
   if (grads.empty()) return foundInf;
   if (scale_.is_cuda()) {
     at::_amp_foreach_non_finite_check_and_unscale_(grads, foundInf, invScale);

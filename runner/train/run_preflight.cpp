@@ -18,6 +18,7 @@
 #include "train/lr_schedule.h"
 #include "train/mixed_precision.h"
 #include "train/optimizer_args.h"
+#include "train/training_table.h"
 
 namespace sinter::train {
 
@@ -115,17 +116,11 @@ std::optional<Family> checkFamily(const Config& config, Checks& k) {
   }
 }
 
-// What this build trains; everything else is refused before any work.
+// What this build trains (training_table.h); everything else is refused before any work.
 bool checkBuilt(const Config& config, Family family, Checks& k) {
-  if (family != Family::SDXL) {
-    k.error("model_family", std::string("training ") + toString(family) + " is not in this build yet: sinter-runner trains SDXL LoRA");
-    return false;
-  }
-  if (config.tab() != Tab::LoRA) {
-    k.error("training_type", std::string(toString(config.tab())) + " training is not in this build yet: sinter-runner trains SDXL LoRA");
-    return false;
-  }
-  return true;
+  const std::optional<std::string> reason = notBuiltReason(family, config.tab());
+  if (reason) k.error(config.has("training_type") ? "training_type" : "model_family", *reason);
+  return !reason;
 }
 
 // The values the run parses into its parts, parsed here by the same functions.

@@ -1,7 +1,6 @@
 #include "train/sdxl_train_step.h"
 
 #include "train/device_info.h"
-#include "train/grad_clip.h"
 
 namespace sinter::train {
 
@@ -10,29 +9,25 @@ SdxlTrainStep::SdxlTrainStep(models::SdxlUnet unet, SdxlStepOptions options, tor
       options_(std::move(options)),
       device_(device),
       schedule_(NoiseScheduleOptions{}, device),
-      generator_(makeGenerator(device, seed)) {
-  if (options_.lossScaling) scaler_.emplace(device);
-}
+      generator_(makeGenerator(device, seed)) {}
 
-SdxlTrainStep::StaticInputs& SdxlTrainStep::buffersFor(const SdxlStepBatch& b) {
-  auto key = std::make_tuple(b.latents.size(0), b.latents.size(2), b.latents.size(3), b.context.size(1));
-  auto it = buffers_.find(key);
-  if (it == buffers_.end()) {
-    StaticInputs s;
+StaticBuffers& SdxlTrainStep::buffersFor(const SdxlStepBatch& b) {
+  const StepShape shape{b.latents.size(0), b.latents.size(2), b.latents.size(3), b.context.size(1)};
+  return shapes_.buffers(shape, [&] {
     auto on = [&](const torch::Tensor& t, torch::Dtype dt) { return torch::empty(t.sizes(), t.options().device(device_).dtype(dt)); };
-    s.latents = on(b.latents, options_.computeDtype);
-    s.context = on(b.context, options_.computeDtype);
-    s.admVector = on(b.admVector, options_.computeDtype);
-    s.lossWeights = on(b.lossWeights, torch::kFloat32);
-    it = buffers_.emplace(key, std::move(s)).first;
-  }
-  return it->second;
+    return StaticBuffers{{"latents", on(b.latents, options_.computeDtype)},
+                         {"context", on(b.context, options_.computeDtype)},
+                         {"adm_vector", on(b.admVector, options_.computeDtype)},
+                         {"loss_weights", on(b.lossWeights, torch::kFloat32)}};
+  });
 }
 
-torch::Tensor SdxlTrainStep::forwardBackward(const SdxlStepBatch& batch, double lossDivisor) {
-  StaticInputs& in = buffersFor(batch);
-  in.latents.copy_(batch.latents);
-  in.lossWeights.copy_(batch.lossWeights);
+torch::Tensor SdxlTrainStep::loss(const SdxlStepBatch& batch) {
+  StaticBuffers& in = buffersFor(batch);
+  torch::Tensor& latents = in.at("latents");
+  torch::Tensor& lossWeights = in.at("loss_weights");
+  latents.copy_(batch.latents);
+  lossWeights.copy_(batch.lossWeights);
   // Text conditioning that carries gradients (text encoder LoRA) must stay in the graph; only
   // inputs without gradients go through the static buffers.
   auto staged = [&](const torch::Tensor& value, torch::Tensor& buffer) {
@@ -40,34 +35,14 @@ torch::Tensor SdxlTrainStep::forwardBackward(const SdxlStepBatch& batch, double 
     buffer.copy_(value);
     return buffer;
   };
-  torch::Tensor context = staged(batch.context, in.context);
-  torch::Tensor admVector = staged(batch.admVector, in.admVector);
+  torch::Tensor context = staged(batch.context, in.at("context"));
+  torch::Tensor admVector = staged(batch.admVector, in.at("adm_vector"));
 
-  NoisedBatch noised = sampleNoisedBatch(schedule_, in.latents, options_.noise, generator_);
+  NoisedBatch noised = sampleNoisedBatch(schedule_, latents, options_.noise, generator_);
   torch::Tensor pred = unet_->forward(noised.noisyLatents, noised.timesteps, context, admVector);
-  torch::Tensor target = options_.loss.vPrediction ? schedule_.velocity(in.latents, noised.noise, noised.timesteps) : noised.noise;
-  torch::Tensor loss = diffusionLoss(pred.to(torch::kFloat32), target.to(torch::kFloat32), noised.timesteps, in.lossWeights,
-                                     schedule_, options_.loss);
-  torch::Tensor scaled = loss / lossDivisor;
-  if (scaler_) scaled = scaler_->scale(scaled);
-  scaled.backward();
-  return loss.detach();
-}
-
-void SdxlTrainStep::optimizerStep(AdamW& optimizer, const LrSchedule& schedule) {
-  std::vector<torch::Tensor> params = optimizer.parameters();
-  schedule.apply(optimizer);
-  if (scaler_) {
-    // fp16: unscale, and skip the update on the device when a gradient overflowed.
-    torch::Tensor foundInf = scaler_->unscale(params);
-    clipGradNorm(params, options_.maxGradNorm);
-    optimizer.step(foundInf);
-    scaler_->update(foundInf);
-  } else {
-    clipGradNorm(params, options_.maxGradNorm);
-    optimizer.step();
-  }
-  optimizer.zeroGrad();
+  torch::Tensor target = options_.loss.vPrediction ? schedule_.velocity(latents, noised.noise, noised.timesteps) : noised.noise;
+  return diffusionLoss(pred.to(torch::kFloat32), target.to(torch::kFloat32), noised.timesteps, lossWeights, schedule_,
+                       options_.loss);
 }
 
 }  // namespace sinter::train

@@ -1,15 +1,40 @@
 #include "train/training_run.h"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
-#include "core/compile_settings.h"
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+
+#include "compile/compile_plan.h"
 #include "core/exit_codes.h"
 #include "train/run_preflight.h"
-#include "train/sdxl_lora_trainer.h"
+#include "train/device_info.h"
+#include "train/mixed_precision.h"
+#include "train/run_errors.h"
+#include "train/stop_request.h"
+#include "train/training_loop.h"
+#include "train/training_table.h"
 
 namespace sinter::train {
 
+namespace fs = std::filesystem;
+
 namespace {
+
+// output_dir must exist (it is created) and be writable before anything is trained.
+void prepareOutputDir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError("output_dir '" + dir + "' cannot be created: " + ec.message());
+  const fs::path probe = fs::path(dir) / (".sinter-write-test-" + std::to_string(::getpid()));
+  FILE* f = std::fopen(probe.c_str(), "wb");
+  if (!f) throw InputError("output_dir '" + dir + "' is not writable");
+  std::fclose(f);
+  fs::remove(probe, ec);
+}
 
 int fail(EventSink& events, int code, const std::string& message) {
   spdlog::error("{}", message);
@@ -18,23 +43,12 @@ int fail(EventSink& events, int code, const std::string& message) {
   return code;
 }
 
-// The compile engine is a later piece of work: say plainly what is and is not on.
+// What the compile settings turn on, said once in the log and once as an event.
 void reportCompilePlan(const Config& config, EventSink& events) {
-  CompileRequest request = resolveCompileRequest(config);
-  for (const auto& note : request.notes) spdlog::warn("{}", note), events.emit(events::Warning{note});
-  events::CompilePlan plan;
-  plan.enabled = request.enabled;
-  plan.backend = request.backend;
-  plan.mode = request.mode;
-  plan.dynamic = request.dynamic;
-  plan.fullgraph = request.fullgraph;
-  plan.cache_size_limit = request.cacheSizeLimit;
-  if (request.enabled) {
-    plan.unavailable.push_back("graph capture and fused kernels: the compile engine is not in this build; the step runs eagerly");
-    spdlog::warn("compile requested ({}), but the compile engine is not in this build: training runs eagerly",
-                 request.logLine("U-Net"));
-  }
-  events.emit(plan);
+  const compile::CompilePlan plan = compile::planCompile(config, config.family());
+  for (const auto& note : plan.request.notes) spdlog::warn("{}", note), events.emit(events::Warning{note});
+  for (const auto& line : plan.lines()) spdlog::info("{}", line);
+  events.emit(plan.event());
 }
 
 // Options the config accepts (sd-scripts has them) that this build does not act on yet: say so
@@ -58,14 +72,32 @@ void reportUnsupportedOptions(const Config& config, EventSink& events) {
 }  // namespace
 
 int runTraining(RunPreflight preflight, EventSink& events) {
-  const Config& resolved = preflight.resolved;
-  reportCompilePlan(resolved, events);
-  reportUnsupportedOptions(resolved, events);
+  const auto setupStart = std::chrono::steady_clock::now();
+  const Config& config = preflight.resolved;
+  reportCompilePlan(config, events);
+  reportUnsupportedOptions(config, events);
 
   // Anything that goes wrong before the first step is bad input (exit 2); after it, a failed run (1).
   bool trainingStarted = false;
   try {
-    return trainSdxlLora(resolved, std::move(*preflight.dataset), events, trainingStarted);
+    installStopHandlers();  // a stop during setup (caching can take long) ends the run cleanly too
+    const torch::Device device = trainingDevice();
+    const std::uint64_t seed =
+        isUnset(config.get("seed")) ? std::random_device{}() : static_cast<std::uint64_t>(config.getInt("seed"));
+    torch::manual_seed(seed);
+    spdlog::info("device: {}, seed: {}", describeDevice(device), seed);
+    if (std::string flags = applyCudaMathFlags(device, config.getBool("cuda_allow_tf32"), config.getBool("cuda_cudnn_benchmark"));
+        !flags.empty())
+      spdlog::info("{}", flags);
+    const PrecisionPlan precision =
+        planPrecision(parseMixedPrecision(config.getString("mixed_precision")), config.getBool("full_fp16"), config.getBool("full_bf16"));
+    prepareOutputDir(config.getString("output_dir"));
+
+    const RunContext run{config, device, precision, seed, events, setupStart};
+    TrainingParts parts = makeTrainingParts(run, *config.family(), config.tab());
+    parts.method->attach(*parts.family);
+    parts.family->buildCaches(*preflight.dataset, std::max(1, static_cast<int>(config.getInt("max_data_loader_n_workers"))));
+    return runTrainingLoop(run, *parts.family, *parts.method, *preflight.dataset, trainingStarted);
   } catch (const std::exception& e) {
     return trainingStarted ? fail(events, kExitTrainingFailed, std::string("training failed: ") + e.what())
                            : fail(events, kExitBadInput, e.what());

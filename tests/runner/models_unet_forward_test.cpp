@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <set>
 
 #include "models/attention.h"
@@ -90,6 +92,51 @@ TEST(SdxlUnet, GradientCheckpointingGivesTheSameGradients) {
   const auto checkpointed = gradients(true);
   ASSERT_EQ(plain.size(), checkpointed.size());
   for (size_t i = 0; i < plain.size(); ++i) EXPECT_TRUE(torch::allclose(plain[i], checkpointed[i], 1e-5, 1e-6)) << i;
+}
+
+// Without dropout in the blocks, the checkpointed recomputation needs no RNG state: the same
+// gradients, bit for bit, with the state left alone.
+TEST(SdxlUnet, CheckpointingWithoutRngStateGivesTheSameGradients) {
+  auto gradients = [](bool preserveRng) {
+    torch::manual_seed(0);
+    SdxlUnet unet(SdxlUnetConfig::tiny());
+    unet->train();
+    unet->setGradientCheckpointing(true, preserveRng);
+    TinyInputs in = tinyInputs(unet->config());
+    in.x.requires_grad_(true);
+    unet(in.x, in.t, in.context, in.y).square().mean().backward();
+    std::vector<torch::Tensor> grads = {in.x.grad().clone()};
+    for (const auto& p : unet->parameters()) grads.push_back(p.grad().clone());
+    return grads;
+  };
+  const auto preserved = gradients(true), leftAlone = gradients(false);
+  ASSERT_EQ(preserved.size(), leftAlone.size());
+  for (size_t i = 0; i < preserved.size(); ++i) EXPECT_TRUE(torch::equal(preserved[i], leftAlone[i])) << i;
+}
+
+// The seam where each block runs: a runner sees every block by its checkpoint name, in forward
+// order, and running the default from it changes nothing.
+TEST(SdxlUnet, BlockRunnerSeesEveryRegionInOrder) {
+  torch::manual_seed(0);
+  SdxlUnet unet(SdxlUnetConfig::tiny());
+  unet->eval();
+  const TinyInputs in = tinyInputs(unet->config());
+  torch::NoGradGuard noGrad;
+  const torch::Tensor plain = unet(in.x, in.t, in.context, in.y);
+  std::vector<std::string> seen;
+  SdxlUnetImpl* impl = unet.get();
+  unet->setBlockRunner([&](const std::string& region, SdxlUnetBlock& block, const torch::Tensor& h, const torch::Tensor& emb,
+                           const torch::Tensor& context) {
+    seen.push_back(region);
+    return impl->runBlockDefault(block, h, emb, context);
+  });
+  const torch::Tensor routed = unet(in.x, in.t, in.context, in.y);
+  EXPECT_TRUE(torch::equal(plain, routed));
+  EXPECT_EQ(seen, unet->blockRegions());
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.front(), "input_blocks.0");
+  EXPECT_NE(std::find(seen.begin(), seen.end(), "middle_block"), seen.end());
+  EXPECT_EQ(seen.back(), "output_blocks." + std::to_string(unet->output_blocks->size() - 1));
 }
 
 TEST(SdxlUnet, BadInputShapesAreClearErrors) {

@@ -22,16 +22,16 @@ std::vector<LinearShape> shapes(const std::vector<models::LinearInfo>& infos) {
 
 TEST(LoraLayout, FullSizeSdxlFromTheModelListings) {
   const auto unetAll = models::sdxlUnetLinearLayers(models::SdxlUnetConfig::full());
-  const auto unet = listLoraModules(LoraComponent::Unet, shapes(unetAll));
+  const auto unet = listLoraModules(sdxlLoraRule(LoraComponent::Unet), shapes(unetAll));
   EXPECT_EQ(unet.size(), 722u);
   // The targets are exactly the transformer Linears the layout names.
   const auto transformer = models::sdxlUnetTransformerLinearLayers(models::SdxlUnetConfig::full());
   ASSERT_EQ(transformer.size(), unet.size());
   for (size_t i = 0; i < unet.size(); ++i) EXPECT_EQ(unet[i].modulePath, transformer[i].path);
 
-  const auto te1 = listLoraModules(LoraComponent::TextEncoder1,
+  const auto te1 = listLoraModules(sdxlLoraRule(LoraComponent::TextEncoder1),
                                    shapes(models::clipTextLinearLayers(models::ClipTextConfig::sdxlClipL())));
-  const auto te2 = listLoraModules(LoraComponent::TextEncoder2,
+  const auto te2 = listLoraModules(sdxlLoraRule(LoraComponent::TextEncoder2),
                                    shapes(models::clipTextLinearLayers(models::ClipTextConfig::sdxlOpenClipBigG())));
   EXPECT_EQ(te1.size(), 72u);
   EXPECT_EQ(te2.size(), 192u);

@@ -131,9 +131,9 @@ nlohmann::ordered_json noOptions(const std::string&) { return nullptr; }
 TEST(LoraTargets, FullSizeSdxlCountsMatchSdScripts) {
   // sd-scripts logs "create LoRA for U-Net: 722 modules." and 264 text encoder modules
   // (72 for CLIP-L, 192 for bigG) with the default targets.
-  const auto unet = listLoraModules(LoraComponent::Unet, sdxlUnetLinears());
-  const auto te1 = listLoraModules(LoraComponent::TextEncoder1, clipLinears(12, 768, 3072, false));
-  const auto te2 = listLoraModules(LoraComponent::TextEncoder2, clipLinears(32, 1280, 5120, true));
+  const auto unet = listLoraModules(sdxlLoraRule(LoraComponent::Unet), sdxlUnetLinears());
+  const auto te1 = listLoraModules(sdxlLoraRule(LoraComponent::TextEncoder1), clipLinears(12, 768, 3072, false));
+  const auto te2 = listLoraModules(sdxlLoraRule(LoraComponent::TextEncoder2), clipLinears(32, 1280, 5120, true));
   EXPECT_EQ(unet.size(), 722u);
   EXPECT_EQ(te1.size(), 72u);
   EXPECT_EQ(te2.size(), 192u);
@@ -177,8 +177,8 @@ TEST(LoraNetwork, AttachFindsTheSameModulesAsTheListing) {
   auto unet = buildTree(tinyUnet());
   auto te = buildTree(clipLinears(2, 8, 16, true));
   LoraNetwork net(LoraNetworkOptions{});
-  EXPECT_EQ(net.attach(LoraComponent::Unet, *unet), listLoraModules(LoraComponent::Unet, tinyUnet()).size());
-  EXPECT_EQ(net.attach(LoraComponent::TextEncoder1, *te), 12u);
+  EXPECT_EQ(net.attach(sdxlLoraRule(LoraComponent::Unet), *unet), listLoraModules(sdxlLoraRule(LoraComponent::Unet), tinyUnet()).size());
+  EXPECT_EQ(net.attach(sdxlLoraRule(LoraComponent::TextEncoder1), *te), 12u);
   EXPECT_EQ(net.moduleCount(LoraComponent::Unet), 12u);  // proj_in, 8 attn, 2 ff, proj_out
   const LoraModule* q = net.find("lora_unet_input_blocks_1_1_transformer_blocks_0_attn2_to_k");
   ASSERT_NE(q, nullptr);
@@ -207,7 +207,7 @@ TEST(LoraNetwork, ForwardEqualsBaseWithZeroUpAndAddsTheScaledDelta) {
   opt.dim = 2;
   opt.alpha = 4.0;
   LoraNetwork net(opt);
-  net.attach(LoraComponent::TextEncoder1, *te);
+  net.attach(sdxlLoraRule(LoraComponent::TextEncoder1), *te);
   EXPECT_TRUE(torch::equal(fc1->forward(x), base));
   auto& a = *net.find("lora_te1_text_model_encoder_layers_0_mlp_fc1")->adapter;
   {
@@ -223,7 +223,7 @@ TEST(LoraNetwork, ForwardEqualsBaseWithZeroUpAndAddsTheScaledDelta) {
 TEST(LoraNetwork, GradientsReachOnlyTheAdapters) {
   auto te = buildTree(clipLinears(1, 8, 16, false));
   LoraNetwork net(LoraNetworkOptions{});
-  net.attach(LoraComponent::TextEncoder1, *te);
+  net.attach(sdxlLoraRule(LoraComponent::TextEncoder1), *te);
   for (auto& p : te->parameters()) p.set_requires_grad(false);
   models::Linear q = linearAt(*te, "text_model.encoder.layers.0.self_attn.q_proj");
   q->forward(torch::randn({4, 8})).pow(2).sum().backward();
@@ -237,8 +237,8 @@ TEST(LoraNetwork, ParameterGroupsFollowPrepareOptimizerParams) {
   auto unet = buildTree(tinyUnet());
   auto te = buildTree(clipLinears(1, 8, 16, false));
   LoraNetwork net(LoraNetworkOptions{});
-  net.attach(LoraComponent::TextEncoder1, *te);
-  net.attach(LoraComponent::Unet, *unet);
+  net.attach(sdxlLoraRule(LoraComponent::TextEncoder1), *te);
+  net.attach(sdxlLoraRule(LoraComponent::Unet), *unet);
   auto groups = net.parameterGroups(std::nullopt, 1e-3, 1e-4);
   ASSERT_EQ(groups.size(), 2u);
   EXPECT_EQ(groups[0].label, "textencoder");
@@ -254,7 +254,7 @@ TEST(LoraNetwork, ParameterGroupsFollowPrepareOptimizerParams) {
   LoraNetworkOptions plus;
   plus.args = parseNetworkArgs({"loraplus_lr_ratio=16"});
   LoraNetwork net2(plus);
-  net2.attach(LoraComponent::Unet, *buildTree(tinyUnet()));
+  net2.attach(sdxlLoraRule(LoraComponent::Unet), *buildTree(tinyUnet()));
   groups = net2.parameterGroups(std::nullopt, std::nullopt, 1e-4);
   ASSERT_EQ(groups.size(), 2u);
   EXPECT_EQ(groups[1].label, "unet plus");
@@ -282,7 +282,7 @@ TEST(LoraFile, SaveLoadRoundTripWithMetadata) {
   const std::string path = (dir / "net.safetensors").string();
   torch::manual_seed(1);
   LoraNetwork net(LoraNetworkOptions{});
-  net.attach(LoraComponent::Unet, *buildTree(tinyUnet()));
+  net.attach(sdxlLoraRule(LoraComponent::Unet), *buildTree(tinyUnet()));
   for (const auto& m : net.modules()) {
     torch::NoGradGuard g;
     m.adapter->up.normal_();
@@ -335,7 +335,7 @@ TEST(LoraFile, SaveLoadRoundTripWithMetadata) {
 
   // Round trip into a fresh network: equal up to bf16 rounding of the saved weights.
   LoraNetwork again(LoraNetworkOptions{});
-  again.attach(LoraComponent::Unet, *buildTree(tinyUnet()));
+  again.attach(sdxlLoraRule(LoraComponent::Unet), *buildTree(tinyUnet()));
   const LoraLoadReport report = loadLoraFile(again, path);
   EXPECT_EQ(report.loadedModules, net.modules().size());
   EXPECT_TRUE(report.missing.empty());
@@ -362,11 +362,11 @@ TEST(LoraFile, ContinuationChecksShapesAndDimFromWeightsTakesThem) {
   r8.dim = 8;
   r8.alpha = 4.0;
   LoraNetwork net8(r8);
-  net8.attach(LoraComponent::TextEncoder2, *buildTree(clipLinears(1, 8, 16, false)));
+  net8.attach(sdxlLoraRule(LoraComponent::TextEncoder2), *buildTree(clipLinears(1, 8, 16, false)));
   saveLoraFile(net8, path, torch::kFloat32, {});
 
   LoraNetwork net4(LoraNetworkOptions{});
-  net4.attach(LoraComponent::TextEncoder2, *buildTree(clipLinears(1, 8, 16, false)));
+  net4.attach(sdxlLoraRule(LoraComponent::TextEncoder2), *buildTree(clipLinears(1, 8, 16, false)));
   try {
     loadLoraFile(net4, path);
     FAIL();
@@ -383,7 +383,7 @@ TEST(LoraFile, ContinuationChecksShapesAndDimFromWeightsTakesThem) {
   EXPECT_DOUBLE_EQ(fromFile.moduleRanks->begin()->second.alpha, 4.0);
   LoraNetwork same(fromFile);
   // A model with two layers: only the file's modules (layer 0) get adapters.
-  same.attach(LoraComponent::TextEncoder2, *buildTree(clipLinears(2, 8, 16, false)));
+  same.attach(sdxlLoraRule(LoraComponent::TextEncoder2), *buildTree(clipLinears(2, 8, 16, false)));
   EXPECT_EQ(same.modules().size(), 6u);
   const auto report = same.loadStateDict(tensors, path);
   EXPECT_EQ(report.loadedModules, 6u);
@@ -391,7 +391,7 @@ TEST(LoraFile, ContinuationChecksShapesAndDimFromWeightsTakesThem) {
 
   // Keys the network lacks are reported, never fatal (sd-scripts loads non-strictly).
   LoraNetwork unetOnly(LoraNetworkOptions{});
-  unetOnly.attach(LoraComponent::Unet, *buildTree(tinyUnet()));
+  unetOnly.attach(sdxlLoraRule(LoraComponent::Unet), *buildTree(tinyUnet()));
   const auto r = loadLoraFile(unetOnly, path);
   EXPECT_EQ(r.loadedModules, 0u);
   EXPECT_EQ(r.unexpected.size(), 18u);

@@ -1,0 +1,58 @@
+#pragma once
+// SDXL's part of a run: the four models from one single-file checkpoint, caption encoding through
+// CLIP-L and bigG (or their cached outputs), cached latents, the size/crop conditioning, and the
+// DDPM noise-prediction objective of the UNet (sdxl_train_step.h).
+#include <memory>
+#include <optional>
+
+#include "models/sdxl_text_encoding.h"
+#include "text/clip_tokenizer.h"
+#include "train/sdxl_model_set.h"
+#include "train/sdxl_train_step.h"
+#include "train/training_parts.h"
+
+namespace sinter::train {
+
+// The config's SDXL options, typed.
+struct SdxlFamilyOptions {
+  std::string checkpoint;  // pretrained_model_name_or_path
+  std::string vae;         // a separate VAE file, or empty
+  std::string clipTokenizer;
+  int maxTokenLength = 75;
+  bool gradientCheckpointing = false;
+  bool cacheLatents = false, cacheLatentsToDisk = false;
+  bool cacheText = false, cacheTextToDisk = false;
+  int vaeBatchSize = 1;
+  SdxlStepOptions step;
+
+  static SdxlFamilyOptions fromConfig(const Config& config, torch::Dtype computeDtype);
+};
+
+class SdxlFamily : public FamilyPart {
+ public:
+  explicit SdxlFamily(const RunContext& run);
+
+  FamilyFacts facts() const override;
+  std::vector<TrainableModel> trainableModels() override;
+  void buildCaches(const data::Dataset& dataset, int workers) override;
+  const data::LatentCache* latentCache() const override { return latentCache_ ? &*latentCache_ : nullptr; }
+  const data::TextCache* textCache() const override { return textCache_ ? &*textCache_ : nullptr; }
+  void planShapes(const std::vector<data::ShapeSignature>& signatures) override { step_->setShapePlan(ShapePlan(signatures)); }
+  void setTraining(bool textEncoders) override;
+  torch::Tensor loss(const data::Batch& batch, bool textEncodersTrain) override;
+  at::Generator& generator() override { return step_->generator(); }
+
+ private:
+  models::SdxlTextConditioning encodeCaptions(const std::vector<std::string>& captions);
+
+  SdxlFamilyOptions options_;
+  torch::Device device_;
+  std::uint64_t seed_;
+  SdxlModelSet models_;
+  text::ClipTokenizer tokenizer_;
+  std::optional<data::LatentCache> latentCache_;
+  std::optional<data::TextCache> textCache_;
+  std::unique_ptr<SdxlTrainStep> step_;
+};
+
+}  // namespace sinter::train

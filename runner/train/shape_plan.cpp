@@ -1,0 +1,20 @@
+#include "train/shape_plan.h"
+
+namespace sinter::train {
+
+double ShapePlan::shareOfBatches(size_t n) const {
+  long long covered = 0, total = 0;
+  for (size_t i = 0; i < signatures_.size(); ++i) {
+    total += signatures_[i].countPerEpoch;
+    if (i < n) covered += signatures_[i].countPerEpoch;
+  }
+  return total == 0 ? 0.0 : static_cast<double>(covered) / static_cast<double>(total);
+}
+
+StaticBuffers& ShapePlan::buffers(const StepShape& shape, const std::function<StaticBuffers()>& make) {
+  auto it = buffers_.find(shape);
+  if (it == buffers_.end()) it = buffers_.emplace(shape, make()).first;
+  return it->second;
+}
+
+}  // namespace sinter::train

@@ -1,0 +1,45 @@
+#pragma once
+// The batch shapes a run's step will see, known from the batch plan before step 1 (most frequent
+// first), and the static input buffers kept for each: a captured graph reads its inputs from the
+// same memory on every replay, so each shape's buffers are made once and reused.
+#include <torch/torch.h>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "data/batch_plan.h"
+
+namespace sinter::train {
+
+// One input shape of the step: batch size, latent height and width, text tokens.
+struct StepShape {
+  int64_t batch = 0, height = 0, width = 0, tokens = 0;
+  bool operator<(const StepShape& o) const {
+    return std::tie(batch, height, width, tokens) < std::tie(o.batch, o.height, o.width, o.tokens);
+  }
+};
+
+using StaticBuffers = std::map<std::string, torch::Tensor>;
+
+class ShapePlan {
+ public:
+  ShapePlan() = default;
+  explicit ShapePlan(std::vector<data::ShapeSignature> signatures) : signatures_(std::move(signatures)) {}
+
+  const std::vector<data::ShapeSignature>& signatures() const { return signatures_; }
+  // Share of an epoch's batches whose shape is among the `n` most frequent signatures.
+  double shareOfBatches(size_t n) const;
+
+  // The buffers of `shape`, made by `make` the first time the shape is seen.
+  StaticBuffers& buffers(const StepShape& shape, const std::function<StaticBuffers()>& make);
+  size_t shapesWithBuffers() const { return buffers_.size(); }
+
+ private:
+  std::vector<data::ShapeSignature> signatures_;
+  std::map<StepShape, StaticBuffers> buffers_;
+};
+
+}  // namespace sinter::train

@@ -1,0 +1,268 @@
+#include "train/training_loop.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "data/batch_loader.h"
+#include "data/batch_plan.h"
+#include "train/batch_stager.h"
+#include "train/device_info.h"
+#include "train/loss_readback.h"
+#include "train/optimizer_args.h"
+#include "train/optimizer_update.h"
+#include "train/progress_meter.h"
+#include "train/stop_request.h"
+
+namespace sinter::train {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+
+}  // namespace
+
+LoopOptions LoopOptions::fromConfig(const Config& config, const PrecisionPlan& precision) {
+  LoopOptions o;
+  o.outputDir = config.getString("output_dir");
+  o.outputName = train::outputName(config);
+  o.gradientAccumulationSteps = static_cast<int>(config.getInt("gradient_accumulation_steps"));
+  if (!isUnset(config.get("max_train_epochs"))) o.maxTrainEpochs = config.getInt("max_train_epochs");
+  o.maxTrainSteps = config.getInt("max_train_steps");
+  o.workers = static_cast<int>(config.getInt("max_data_loader_n_workers"));
+  resolveOptimizerType(config.getString("optimizer_type"));
+  o.adamw = parseAdamWArgs(config.getList("optimizer_args")).hyper;
+  o.lr.type = parseLrSchedulerType(config.getString("lr_scheduler"));
+  o.lr.numCycles = config.getInt("lr_scheduler_num_cycles");
+  o.lr.power = config.getDouble("lr_scheduler_power");
+  o.lr.initialLr = config.getDouble("learning_rate");
+  o.lrWarmupSteps = config.getDouble("lr_warmup_steps");
+  o.maxGradNorm = config.getDouble("max_grad_norm");
+  o.lossScaling = precision.lossScaling;
+  o.resume = config.getString("resume");
+  o.saves = SaveSchedule::fromConfig(config);
+  return o;
+}
+
+int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& method, const data::Dataset& dataset,
+                    bool& trainingStarted) {
+  const LoopOptions options = LoopOptions::fromConfig(run.config, run.precision);
+  EventSink& events = run.events;
+  const int gradAccum = options.gradientAccumulationSteps;
+  const data::BatchPlan plan(dataset, run.seed);
+  const data::TrainingLength length =
+      data::computeTrainingLength(plan.batchesPerEpoch(), options.maxTrainEpochs, options.maxTrainSteps, gradAccum);
+  method.describeRun(dataset, plan.batchesPerEpoch(), length.numEpochs, length.maxTrainSteps, gradAccum);
+  family.planShapes(plan.shapeSignatures());
+
+  // Optimizer and schedule.
+  AdamW optimizer(method.parameterGroups(), options.adamw);
+  LrScheduleOptions lrOptions = options.lr;
+  lrOptions.totalSteps = length.maxTrainSteps;
+  lrOptions.warmupSteps = resolveWarmupSteps(options.lrWarmupSteps, length.maxTrainSteps);
+  const LrSchedule schedule(lrOptions);
+  OptimizerUpdate update(optimizer, schedule, options.maxGradNorm, options.lossScaling, run.device);
+
+  // Resume: the method's tensors, optimizer, noise RNG and data position continue exactly.
+  long long globalStep = 0;
+  data::DataOrderState position{run.seed, 0, 0};
+  if (!options.resume.empty()) {
+    TrainState state = loadTrainState(options.resume);
+    method.loadStateTensors(state.network, options.resume);
+    optimizer.loadStateTensors(std::map<std::string, torch::Tensor>(state.optimizer.begin(), state.optimizer.end()));
+    setGeneratorState(family.generator(), requireTensor(state.rng, "device", options.resume));
+    globalStep = state.progress.value("global_step", 0LL);
+    const auto& d = state.progress.at("data");
+    position = data::DataOrderState{d.at("seed").get<std::uint64_t>(), d.at("epoch").get<long long>(), d.at("index").get<long long>()};
+    if (position.seed != run.seed) spdlog::warn("resume: the data order continues with the saved seed {}", position.seed);
+    spdlog::info("resumed from {} at step {}", options.resume, globalStep);
+  }
+  data::LoaderOptions loaderOptions;
+  loaderOptions.workers = options.workers;
+  loaderOptions.maxTrainSteps = length.maxTrainSteps;
+  loaderOptions.gradientAccumulationSteps = gradAccum;
+  const data::BatchPlan resumedPlan(dataset, position.seed);
+  data::BatchLoader loader(dataset, resumedPlan, loaderOptions, family.latentCache(), family.textCache());
+  loader.seek(position);
+  // The next batch moves to the device while the current step computes.
+  BatchStager stager(run.device);
+  auto nextBatch = [&] {
+    if (!stager.hasStaged()) stager.stage(loader.next());
+    data::Batch batch = stager.take();
+    stager.stage(loader.next());
+    return batch;
+  };
+  // Where a resumed run continues: the first batch not trained on (one may be staged already).
+  auto dataPosition = [&] { return stager.hasStaged() ? stager.stagedPosition(loader.state().seed) : loader.state(); };
+
+  // sd-scripts' summary, then the start event.
+  const long long batchSize = dataset.datasets.empty() ? 1 : dataset.datasets.front().batchSize;
+  spdlog::info("running training");
+  spdlog::info("  num train images * repeats: {}", dataset.numTrainImages);
+  spdlog::info("  num reg images: {}", dataset.numRegImages);
+  spdlog::info("  num batches per epoch: {}", plan.batchesPerEpoch());
+  spdlog::info("  num epochs: {}", length.numEpochs);
+  spdlog::info("  batch size per device: {}", batchSize);
+  spdlog::info("  gradient accumulation steps: {}", gradAccum);
+  spdlog::info("  total optimization steps: {}", length.maxTrainSteps);
+  spdlog::info("setup took {:.1f} s", seconds(run.setupStart));
+  events.emit(events::Start{SINTER_VERSION, describeDevice(run.device), family.facts().familyName, toString(run.config.tab()),
+                            length.maxTrainSteps, length.numEpochs});
+
+  // Saving, with sd-scripts' names.
+  const std::string& name = options.outputName;
+  auto saveModel = [&](const std::string& stem, const std::string& kind, long long epoch) {
+    const std::string path = (fs::path(options.outputDir) / (stem + ".safetensors")).string();
+    method.saveModel(path, SaveStamp{globalStep, epoch});
+    spdlog::info("saved {}", path);
+    events.emit(events::Saved{path, kind});
+  };
+  auto saveState = [&](const std::string& folderName) {
+    TrainState state;
+    state.network = method.stateTensors();
+    state.optimizer = optimizer.stateTensors();
+    state.rng = {{"device", generatorState(family.generator())}};
+    const data::DataOrderState p = dataPosition();
+    state.progress = {{"global_step", globalStep}, {"data", {{"seed", p.seed}, {"epoch", p.epoch}, {"index", p.indexInEpoch}}}};
+    const std::string path = (fs::path(options.outputDir) / folderName).string();
+    saveTrainState(path, state);
+    spdlog::info("saved state {}", path);
+    events.emit(events::Saved{path, "state"});
+  };
+  auto removeSave = [&](const std::string& stem, const std::string& stateFolder) {
+    std::error_code ec;
+    fs::remove(fs::path(options.outputDir) / (stem + ".safetensors"), ec);
+    fs::remove_all(fs::path(options.outputDir) / stateFolder, ec);
+  };
+
+  // Training.
+  trainingStarted = true;
+  if (stopRequested()) {
+    spdlog::info("stopped before the first step as requested; nothing was trained");
+    events.emit(events::Done{"stopped", globalStep, 0.0});
+    return 0;
+  }
+  const bool textEncodersTrain = method.trainsTextEncoders();
+  family.setTraining(textEncodersTrain);
+  ProgressMeter meter(length.maxTrainSteps, std::max(1LL, length.stepsPerEpoch));
+  const bool progressLine = ::isatty(2) && !events.jsonl();
+  const bool resumed = !options.resume.empty();
+  const auto trainStart = Clock::now();
+  double warmupSeconds = 0;
+  bool stopped = false;
+
+  // What the loop reports of a step once its loss is read back (a step late, see LossReadback).
+  struct StepFacts {
+    long long epoch = 0;
+    double lr = 0, seconds = 0;
+    std::string signature;
+  };
+  std::map<long long, StepFacts> unreported;
+  LossReadback readback;
+  auto report = [&](bool includeNewest) {
+    for (const auto& [step, loss] : readback.take(includeNewest)) {
+      const StepFacts f = unreported.at(step);
+      unreported.erase(step);
+      if (!std::isfinite(loss)) throw std::runtime_error("the loss is " + std::to_string(loss) + " at step " + std::to_string(step));
+      // The first step allocates buffers and picks kernels: report it apart from training speed.
+      const bool warmup = step == 1 && !resumed;
+      if (warmup) {
+        warmupSeconds = f.seconds;
+        events.emit(events::Warmup{f.signature, warmupSeconds});
+        spdlog::info("warm-up (first step, {}): {:.2f} s", f.signature, warmupSeconds);
+      }
+      meter.record(loss, warmup ? std::nullopt : std::optional<double>(f.seconds));
+      events::Step s;
+      s.step = step, s.total = length.maxTrainSteps, s.epoch = f.epoch + 1, s.loss = loss, s.avg_loss = meter.averageLoss();
+      s.lr = f.lr, s.it_per_s = meter.itPerSecond(), s.eta_s = meter.etaSeconds(step), s.step_ms = f.seconds * 1000.0;
+      s.peak_mem_mb = peakMemoryMb(run.device);
+      events.emit(s);
+      if (progressLine) std::fprintf(stderr, "\r%s", meter.line(step).c_str());
+      else if (step % 10 == 0 || step == length.maxTrainSteps) spdlog::info("{}", meter.line(step));
+    }
+  };
+
+  // A step's time is the interval between the same point of consecutive iterations (the GPU works
+  // a step ahead of the host), less the time spent saving.
+  auto lastMark = trainStart;
+  double savingSeconds = 0;
+  while (globalStep < length.maxTrainSteps) {
+    torch::Tensor lossSum;
+    int micro = 0;
+    bool epochEnds = false;
+    StepFacts facts;
+    do {
+      data::Batch batch = nextBatch();
+      facts.epoch = batch.epoch;
+      facts.signature = std::to_string(batch.lossWeights.size(0)) + "x" + data::toString(batch.bucket);
+      const torch::Tensor loss = family.loss(batch, textEncodersTrain);
+      update.backward(loss, gradAccum);
+      lossSum = lossSum.defined() ? lossSum + loss.detach() : loss.detach();
+      ++micro;
+      epochEnds = batch.indexInEpoch + 1 == plan.batchesPerEpoch();
+    } while (micro < gradAccum && !epochEnds);
+    facts.lr = optimizer.group(0).lr * schedule.factor(globalStep);
+    update.apply();
+    ++globalStep;
+    readback.push(globalStep, lossSum / micro);
+    const auto mark = Clock::now();
+    facts.seconds = std::chrono::duration<double>(mark - lastMark).count() - savingSeconds;
+    lastMark = mark;
+    unreported[globalStep] = facts;
+
+    const long long epoch = facts.epoch;
+    const bool saveStep = options.saves.saveAfterStep(globalStep, length.maxTrainSteps);
+    const bool saveEpoch = epochEnds && options.saves.saveAfterEpoch(epoch + 1, length.numEpochs) && globalStep < length.maxTrainSteps;
+    const bool stopNow = stopRequested() && globalStep < length.maxTrainSteps;
+    // A save, an epoch's end or a stop waits for the step anyway: report it now.
+    report(saveStep || epochEnds || stopNow || globalStep == length.maxTrainSteps);
+
+    const auto savingStart = Clock::now();
+    if (saveStep) {
+      saveModel(stepFileStem(name, globalStep), "step", epoch + 1);
+      if (options.saves.saveState) saveState(stepStateFolderName(name, globalStep));
+      if (auto old = options.saves.stepToRemove(globalStep)) removeSave(stepFileStem(name, *old), stepStateFolderName(name, *old));
+    }
+    if (epochEnds) {
+      const long long done = epoch + 1;
+      events.emit(events::Epoch{done, length.numEpochs, globalStep, meter.averageLoss()});
+      if (progressLine) std::fprintf(stderr, "\n");
+      spdlog::info("epoch {}/{} done", done, length.numEpochs);
+      if (saveEpoch) {
+        saveModel(epochFileStem(name, done), "epoch", done);
+        if (options.saves.saveState) saveState(epochStateFolderName(name, done));
+        if (auto old = options.saves.epochToRemove(done)) removeSave(epochFileStem(name, *old), epochStateFolderName(name, *old));
+      }
+    }
+    if (stopNow) {
+      if (progressLine) std::fprintf(stderr, "\n");
+      spdlog::info("stopping at step {} as requested", globalStep);
+      saveModel(stepFileStem(name, globalStep), "stopped", epoch + 1);
+      saveState(stepStateFolderName(name, globalStep));
+      stopped = true;
+      break;
+    }
+    savingSeconds = seconds(savingStart);
+  }
+  report(true);
+  if (progressLine) std::fprintf(stderr, "\n");
+  if (!stopped) {
+    saveModel(name, "final", length.numEpochs);
+    if (options.saves.saveState || options.saves.saveStateOnTrainEnd) saveState(lastStateFolderName(name));
+    spdlog::info("model saved: {}", (fs::path(options.outputDir) / (name + ".safetensors")).string());
+  }
+  const double trainSeconds = seconds(trainStart);
+  events.emit(events::Done{stopped ? "stopped" : "completed", globalStep, trainSeconds});
+  spdlog::info("{} after {} steps in {:.1f} s (warm-up {:.1f} s)", stopped ? "stopped" : "completed", globalStep, trainSeconds,
+               warmupSeconds);
+  return 0;
+}
+
+}  // namespace sinter::train

@@ -1,0 +1,39 @@
+#pragma once
+// The training loop, for every family and method: the optimizer and its schedule, the data order,
+// gradient accumulation, progress, events, saves, a stop that saves, and resume. What is trained
+// and how the loss is computed are the parts' (training_parts.h).
+#include <optional>
+#include <string>
+
+#include "train/adamw.h"
+#include "train/lr_schedule.h"
+#include "train/save_schedule.h"
+#include "train/training_parts.h"
+
+namespace sinter::train {
+
+// The config's loop options, typed.
+struct LoopOptions {
+  std::string outputDir;
+  std::string outputName;  // output_name, or "last"
+  int gradientAccumulationSteps = 1;
+  std::optional<long long> maxTrainEpochs;
+  long long maxTrainSteps = 1600;
+  int workers = 0;  // max_data_loader_n_workers
+  AdamWHyperparameters adamw;
+  LrScheduleOptions lr;      // totalSteps and warmupSteps are set once the length is known
+  double lrWarmupSteps = 0;  // lr_warmup_steps as given: steps, or a fraction of the total
+  double maxGradNorm = 1.0;
+  bool lossScaling = false;
+  std::string resume;  // a state folder, or empty
+  SaveSchedule saves;
+
+  static LoopOptions fromConfig(const Config& config, const PrecisionPlan& precision);
+};
+
+// Trains `method` on `family` over `dataset`; returns 0 when completed or stopped on request and
+// throws on errors. `trainingStarted` turns true once setup is done (errors before it are bad input).
+int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& method, const data::Dataset& dataset,
+                    bool& trainingStarted);
+
+}  // namespace sinter::train

@@ -1,0 +1,97 @@
+#pragma once
+// A run is three parts (DESIGN.md §5, one training loop for every family and method):
+//   a family part: the models, the conditioning, the caches and the objective (SDXL now, FLUX next);
+//   a method part: what is trained, saved and resumed (LoRA now, full weights next);
+//   the training loop (training_loop.h), which knows neither.
+// training_table.h chooses the parts for a (family, method) pair.
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "data/batch_loader.h"
+#include "data/dataset.h"
+#include "network/lora_targets.h"
+#include "train/adamw.h"
+#include "train/event_sink.h"
+#include "train/mixed_precision.h"
+#include "train/train_state.h"
+
+namespace sinter::train {
+
+// What every part of a run is given.
+struct RunContext {
+  const Config& config;
+  torch::Device device;
+  PrecisionPlan precision;
+  std::uint64_t seed = 0;
+  EventSink& events;
+  std::chrono::steady_clock::time_point setupStart;
+};
+
+// One of a family's models that a method can train, with the family's LoRA rule for it.
+struct TrainableModel {
+  std::string label;  // "U-Net", "Text Encoder 1", ...
+  bool textEncoder = false;
+  torch::nn::Module* module = nullptr;
+  network::LoraTargetRule loraRule;
+};
+
+// Facts a method writes into its files' metadata, from the family's side.
+struct FamilyFacts {
+  std::string familyName;        // "sdxl"
+  std::string baseModelVersion;  // ss_base_model_version
+  std::string checkpointFile;    // base name of pretrained_model_name_or_path
+  std::string vaeFile;           // base name of vae, empty for the checkpoint's own
+};
+
+class FamilyPart {
+ public:
+  virtual ~FamilyPart() = default;
+  virtual FamilyFacts facts() const = 0;
+  // The models a method may train, in the order sd-scripts creates their modules.
+  virtual std::vector<TrainableModel> trainableModels() = 0;
+  // Caches latents and text-encoder outputs where the config asks (the encoders are frozen).
+  virtual void buildCaches(const data::Dataset& dataset, int workers) = 0;
+  virtual const data::LatentCache* latentCache() const = 0;
+  virtual const data::TextCache* textCache() const = 0;
+  // The batch shapes the run will see (from the batch plan, most frequent first), before step 1.
+  virtual void planShapes(const std::vector<data::ShapeSignature>& signatures) = 0;
+  // Train/eval state of the models for training (text encoders train only with their adapters).
+  virtual void setTraining(bool textEncoders) = 0;
+  // The loss of one micro-batch (0-dim, float32, on the device, with its autograd graph):
+  // conditioning, noise, prediction and the objective. Nothing here reads a host value.
+  virtual torch::Tensor loss(const data::Batch& batch, bool textEncodersTrain) = 0;
+  // The noise generator, saved with the training state so a resumed run draws the same noise.
+  virtual at::Generator& generator() = 0;
+};
+
+// When a save is made, for the file's metadata.
+struct SaveStamp {
+  long long step = 0;
+  long long epoch = 0;
+};
+
+class MethodPart {
+ public:
+  virtual ~MethodPart() = default;
+  // Attaches what trains to the family's models (LoRA: adapters by the family's rules).
+  virtual void attach(FamilyPart& family) = 0;
+  virtual bool trainsTextEncoders() const = 0;
+  virtual std::vector<OptimizerGroup> parameterGroups() const = 0;
+  // Dataset facts for the metadata, once the loop knows them.
+  virtual void describeRun(const data::Dataset& dataset, long long batchesPerEpoch, long long numEpochs, long long maxTrainSteps,
+                           int gradientAccumulationSteps) = 0;
+  // The trained weights as the ecosystem loads them (LoRA: a kohya file with ss_* metadata).
+  virtual void saveModel(const std::string& path, const SaveStamp& stamp) = 0;
+  // What a training state holds of the method, and loading it back (resume).
+  virtual NamedTensors stateTensors() const = 0;
+  virtual void loadStateTensors(const NamedTensors& tensors, const std::string& source) = 0;
+};
+
+}  // namespace sinter::train
