@@ -11,6 +11,12 @@
 #else
 #define SINTER_HAS_FUSED_ADAMW_TENSOR_LR 0
 #endif
+// Multi-tensor zeroing (one launch for many gradients): PyTorch >= 2.0.
+#if defined(TORCH_VERSION_MAJOR) && TORCH_VERSION_MAJOR >= 2
+#define SINTER_HAS_FOREACH_ZERO 1
+#else
+#define SINTER_HAS_FOREACH_ZERO 0
+#endif
 
 namespace sinter::train {
 
@@ -142,8 +148,15 @@ void AdamW::stepFused(const torch::Tensor& foundInf) {
 
 void AdamW::zeroGrad() {
   torch::NoGradGuard noGrad;
+#if SINTER_HAS_FOREACH_ZERO
+  std::vector<torch::Tensor> grads;
+  for (OptimizerGroup& g : groups_)
+    for (torch::Tensor& p : g.params) grads.push_back(p.mutable_grad());
+  at::_foreach_zero_(grads);
+#else
   for (OptimizerGroup& g : groups_)
     for (torch::Tensor& p : g.params) p.mutable_grad().zero_();
+#endif
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> AdamW::stateTensors() const {
