@@ -7,6 +7,7 @@
 
 #include "core/registry.h"
 #include "network/lora_file.h"
+#include "train/config_values.h"
 #include "train/optimizer_args.h"
 #include "train/run_errors.h"
 
@@ -16,12 +17,6 @@ namespace {
 
 double unixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::optional<double> optionalDouble(const Config& c, const char* key) {
-  Value v = c.get(key);
-  if (isUnset(v)) return std::nullopt;
-  return asDouble(v);
 }
 
 // sd-scripts options by key for the metadata; keys Sinter has no option for (v2, ...) are None.

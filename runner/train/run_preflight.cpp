@@ -13,6 +13,7 @@
 #include "network/lora_file.h"
 #include "network/lora_network.h"
 #include "text/clip_tokenizer.h"
+#include "train/config_values.h"
 #include "train/device_info.h"
 #include "train/diffusion_loss.h"
 #include "train/lr_schedule.h"
@@ -141,7 +142,7 @@ void checkValues(const Config& config, Checks& k) {
   k.parse("network_args", [&] {
     network::LoraNetworkOptions o;
     o.dim = isUnset(config.get("network_dim")) ? 4 : config.getInt("network_dim");
-    o.dropout = isUnset(config.get("network_dropout")) ? 0.0 : config.getDouble("network_dropout");
+    o.dropout = optionalDouble(config, "network_dropout").value_or(0.0);
     o.args = network::parseNetworkArgs(config.getList("network_args"));
     network::LoraNetwork checked(o);  // the constructor checks rank and dropout
   });

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "train/config_values.h"
+
 namespace sinter::train {
 
 std::string outputName(const Config& config) {
@@ -20,14 +22,6 @@ std::string stepFileStem(const std::string& name, long long step) {
   std::snprintf(buf, sizeof buf, "-step%08lld", step);
   return name + buf;
 }
-
-namespace {
-std::optional<long long> optionalInt(const Config& c, const char* key) {
-  Value v = c.get(key);
-  if (isUnset(v)) return std::nullopt;
-  return asInt(v);
-}
-}  // namespace
 
 SaveSchedule SaveSchedule::fromConfig(const Config& c) {
   SaveSchedule s;

@@ -7,19 +7,12 @@
 #include "models/sdxl_size_conditioning.h"
 #include "models/sdxl_text_encoding.h"
 #include "text/clip_token_chunks.h"
+#include "train/config_values.h"
 #include "train/device_info.h"
 
 namespace sinter::train {
 
 namespace fs = std::filesystem;
-
-namespace {
-std::optional<double> optionalDouble(const Config& c, const char* key) {
-  Value v = c.get(key);
-  if (isUnset(v)) return std::nullopt;
-  return asDouble(v);
-}
-}  // namespace
 
 SdxlFamilyOptions SdxlFamilyOptions::fromConfig(const Config& config, torch::Dtype computeDtype) {
   SdxlFamilyOptions o;
