@@ -33,12 +33,18 @@ nlohmann::ordered_json optionAsJson(const Config& c, const std::string& key) {
 
 }  // namespace
 
+network::LoraNetworkOptions loraNetworkOptions(const Config& config) {
+  network::LoraNetworkOptions o;
+  o.dim = isUnset(config.get("network_dim")) ? 4 : config.getInt("network_dim");
+  o.alpha = config.getDouble("network_alpha");
+  o.dropout = optionalDouble(config, "network_dropout").value_or(0.0);
+  o.args = network::parseNetworkArgs(config.getList("network_args"));
+  return o;
+}
+
 LoraMethodOptions LoraMethodOptions::fromConfig(const Config& config) {
   LoraMethodOptions o;
-  o.network.dim = isUnset(config.get("network_dim")) ? 4 : config.getInt("network_dim");
-  o.network.alpha = config.getDouble("network_alpha");
-  o.network.dropout = optionalDouble(config, "network_dropout").value_or(0.0);
-  o.network.args = network::parseNetworkArgs(config.getList("network_args"));
+  o.network = loraNetworkOptions(config);
   o.trainUnet = !config.getBool("network_train_text_encoder_only");
   o.trainTextEncoders = !config.getBool("network_train_unet_only");
   o.weightsFile = config.getString("network_weights");

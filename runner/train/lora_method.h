@@ -11,6 +11,9 @@
 
 namespace sinter::train {
 
+// network_dim, network_alpha, network_dropout and network_args (device and dtype are the run's).
+network::LoraNetworkOptions loraNetworkOptions(const Config& config);
+
 // The config's LoRA options, typed.
 struct LoraMethodOptions {
   network::LoraNetworkOptions network;  // dim, alpha, dropout, args (device and dtype from the run)

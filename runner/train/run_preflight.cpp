@@ -13,9 +13,9 @@
 #include "network/lora_file.h"
 #include "network/lora_network.h"
 #include "text/clip_tokenizer.h"
-#include "train/config_values.h"
 #include "train/device_info.h"
 #include "train/diffusion_loss.h"
+#include "train/lora_method.h"
 #include "train/lr_schedule.h"
 #include "train/mixed_precision.h"
 #include "train/optimizer_args.h"
@@ -140,11 +140,7 @@ void checkValues(const Config& config, Checks& k) {
     if (!config.getString("save_precision").empty()) network::savePrecisionDtype(config.getString("save_precision"));
   });
   k.parse("network_args", [&] {
-    network::LoraNetworkOptions o;
-    o.dim = isUnset(config.get("network_dim")) ? 4 : config.getInt("network_dim");
-    o.dropout = optionalDouble(config, "network_dropout").value_or(0.0);
-    o.args = network::parseNetworkArgs(config.getList("network_args"));
-    network::LoraNetwork checked(o);  // the constructor checks rank and dropout
+    network::LoraNetwork checked(loraNetworkOptions(config));  // the constructor checks rank and dropout
   });
   const std::string tokenizer = config.getString("clip_tokenizer");
   if (tokenizer.empty())
