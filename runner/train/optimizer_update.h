@@ -22,8 +22,6 @@ class OptimizerUpdate {
   // Unscale, clip, schedule, step, zero.
   void apply();
 
-  AdamW& optimizer() { return optimizer_; }
-
  private:
   AdamW& optimizer_;
   const LrSchedule& schedule_;

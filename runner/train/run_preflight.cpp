@@ -19,6 +19,7 @@
 #include "train/lr_schedule.h"
 #include "train/mixed_precision.h"
 #include "train/optimizer_args.h"
+#include "train/training_loop.h"
 #include "train/training_table.h"
 
 namespace sinter::train {
@@ -124,34 +125,38 @@ bool checkBuilt(const Config& config, Family family, Checks& k) {
   return !reason;
 }
 
-// The values the run parses into its parts, parsed here by the same functions.
-void checkValues(const Config& config, Checks& k) {
-  k.parse("mixed_precision", [&] {
+// The values the run parses into its parts, parsed here by the same functions. True when all parse.
+bool checkValues(const Config& config, Checks& k) {
+  bool ok = true;
+  ok &= k.parse("mixed_precision", [&] {
     const PrecisionPlan plan = planPrecision(parseMixedPrecision(config.getString("mixed_precision")), config.getBool("full_fp16"),
                                              config.getBool("full_bf16"));
     if (plan.weightDtype == torch::kHalf && !trainingDevice().is_cuda())
       throw std::invalid_argument("mixed_precision = \"fp16\" needs a CUDA GPU; this machine has none (use \"bf16\" or \"no\")");
   });
-  k.parse("optimizer_type", [&] { resolveOptimizerType(config.getString("optimizer_type")); });
-  k.parse("optimizer_args", [&] { parseAdamWArgs(config.getList("optimizer_args")); });
-  k.parse("lr_scheduler", [&] { parseLrSchedulerType(config.getString("lr_scheduler")); });
-  k.parse("loss_type", [&] { parseLossType(config.getString("loss_type")); });
-  k.parse("save_precision", [&] {
+  ok &= k.parse("optimizer_type", [&] { resolveOptimizerType(config.getString("optimizer_type")); });
+  ok &= k.parse("optimizer_args", [&] { parseAdamWArgs(config.getList("optimizer_args")); });
+  ok &= k.parse("lr_scheduler", [&] { parseLrSchedulerType(config.getString("lr_scheduler")); });
+  ok &= k.parse("loss_type", [&] { parseLossType(config.getString("loss_type")); });
+  ok &= k.parse("save_precision", [&] {
     if (!config.getString("save_precision").empty()) network::savePrecisionDtype(config.getString("save_precision"));
   });
-  k.parse("network_args", [&] {
+  ok &= k.parse("network_args", [&] {
     network::LoraNetwork checked(loraNetworkOptions(config));  // the constructor checks rank and dropout
   });
   const std::string tokenizer = config.getString("clip_tokenizer");
-  if (tokenizer.empty())
+  if (tokenizer.empty()) {
+    ok = false;
     k.error("clip_tokenizer", "clip_tokenizer is not set: point it at a folder with the CLIP tokenizer (vocab.json and merges.txt, "
                               "or tokenizer.json); nothing is downloaded");
-  else
-    k.parse("clip_tokenizer", [&] { text::ClipTokenizer::fromPath(tokenizer); });
+  } else {
+    ok &= k.parse("clip_tokenizer", [&] { text::ClipTokenizer::fromPath(tokenizer); });
+  }
+  return ok;
 }
 
-// The images, and the schedule's arithmetic that needs their count.
-std::optional<data::Dataset> checkDataset(const Config& config, Checks& k) {
+// The images, and (when the values parsed) the schedule's arithmetic that needs their count.
+std::optional<data::Dataset> checkDataset(const Config& config, bool valuesParsed, Checks& k) {
   const std::string key = config.getString("dataset_config").empty() ? "train_data_dir" : "dataset_config";
   if (config.getString("train_data_dir").empty() && config.getString("dataset_config").empty()) {
     k.error("train_data_dir", "no training data: set train_data_dir or dataset_config");
@@ -168,20 +173,10 @@ std::optional<data::Dataset> checkDataset(const Config& config, Checks& k) {
     if (std::string report = dataset->report(); !report.empty()) k.warning(key, report);
   });
   if (!dataset) return std::nullopt;
+  if (!valuesParsed) return dataset;
   k.parse("lr_warmup_steps", [&] {
-    const data::BatchPlan plan(*dataset, 0);
-    std::optional<long long> maxEpochs;
-    if (!isUnset(config.get("max_train_epochs"))) maxEpochs = config.getInt("max_train_epochs");
-    const data::TrainingLength length = data::computeTrainingLength(
-        plan.batchesPerEpoch(), maxEpochs, config.getInt("max_train_steps"), static_cast<int>(config.getInt("gradient_accumulation_steps")));
-    LrScheduleOptions o;
-    o.type = parseLrSchedulerType(config.getString("lr_scheduler"));
-    o.totalSteps = length.maxTrainSteps;
-    o.warmupSteps = resolveWarmupSteps(config.getDouble("lr_warmup_steps"), length.maxTrainSteps);
-    o.numCycles = config.getInt("lr_scheduler_num_cycles");
-    o.power = config.getDouble("lr_scheduler_power");
-    o.initialLr = config.getDouble("learning_rate");
-    LrSchedule checked(o);
+    const LoopOptions options = LoopOptions::fromConfig(config, PrecisionPlan{});
+    const LrSchedule checked(planSchedule(options, data::BatchPlan(*dataset, 0).batchesPerEpoch()).lr);
   });
   return dataset;
 }
@@ -200,8 +195,8 @@ RunPreflight preflightRun(const Config& config) {
     // sd-scripts requires network_module; Sinter picks the family's (it is written into the metadata).
     if (result.resolved.getString("network_module").empty()) result.resolved.set("network_module", std::string("networks.lora"));
   }
-  checkValues(config, k);
-  result.dataset = checkDataset(config, k);
+  const bool valuesParsed = checkValues(config, k);
+  result.dataset = checkDataset(config, valuesParsed, k);
   return result;
 }
 

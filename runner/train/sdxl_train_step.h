@@ -38,7 +38,6 @@ class SdxlTrainStep {
   const DdpmNoiseSchedule& noiseSchedule() const { return schedule_; }
   // The shapes the run will see (from the batch plan); their static buffers live there.
   void setShapePlan(ShapePlan plan) { shapes_ = std::move(plan); }
-  const ShapePlan& shapePlan() const { return shapes_; }
 
  private:
   StaticBuffers& buffersFor(const SdxlStepBatch& batch);

@@ -51,23 +51,30 @@ LoopOptions LoopOptions::fromConfig(const Config& config, const PrecisionPlan& p
   return o;
 }
 
+RunSchedule planSchedule(const LoopOptions& options, long long batchesPerEpoch) {
+  RunSchedule s;
+  s.length = data::computeTrainingLength(batchesPerEpoch, options.maxTrainEpochs, options.maxTrainSteps,
+                                         options.gradientAccumulationSteps);
+  s.lr = options.lr;
+  s.lr.totalSteps = s.length.maxTrainSteps;
+  s.lr.warmupSteps = resolveWarmupSteps(options.lrWarmupSteps, s.length.maxTrainSteps);
+  return s;
+}
+
 int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& method, const data::Dataset& dataset,
                     bool& trainingStarted) {
   const LoopOptions options = LoopOptions::fromConfig(run.config, run.precision);
   EventSink& events = run.events;
   const int gradAccum = options.gradientAccumulationSteps;
   const data::BatchPlan plan(dataset, run.seed);
-  const data::TrainingLength length =
-      data::computeTrainingLength(plan.batchesPerEpoch(), options.maxTrainEpochs, options.maxTrainSteps, gradAccum);
+  const RunSchedule planned = planSchedule(options, plan.batchesPerEpoch());
+  const data::TrainingLength& length = planned.length;
   method.describeRun(dataset, plan.batchesPerEpoch(), length.numEpochs, length.maxTrainSteps, gradAccum);
   family.planShapes(plan.shapeSignatures());
 
   // Optimizer and schedule.
   AdamW optimizer(method.parameterGroups(), options.adamw);
-  LrScheduleOptions lrOptions = options.lr;
-  lrOptions.totalSteps = length.maxTrainSteps;
-  lrOptions.warmupSteps = resolveWarmupSteps(options.lrWarmupSteps, length.maxTrainSteps);
-  const LrSchedule schedule(lrOptions);
+  const LrSchedule schedule(planned.lr);
   OptimizerUpdate update(optimizer, schedule, options.maxGradNorm, options.lossScaling, run.device);
 
   // Resume: the method's tensors, optimizer, noise RNG and data position continue exactly.

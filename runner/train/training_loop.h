@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "data/batch_plan.h"
 #include "train/adamw.h"
 #include "train/lr_schedule.h"
 #include "train/save_schedule.h"
@@ -30,6 +31,14 @@ struct LoopOptions {
 
   static LoopOptions fromConfig(const Config& config, const PrecisionPlan& precision);
 };
+
+// The run's length and learning-rate schedule from the options and the batches per epoch: the loop
+// and the preflight compute them the same way.
+struct RunSchedule {
+  data::TrainingLength length;
+  LrScheduleOptions lr;
+};
+RunSchedule planSchedule(const LoopOptions& options, long long batchesPerEpoch);
 
 // Trains `method` on `family` over `dataset`; returns 0 when completed or stopped on request and
 // throws on errors. `trainingStarted` turns true once setup is done (errors before it are bad input).

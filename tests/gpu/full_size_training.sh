@@ -3,6 +3,7 @@
 # a few hundred LoRA steps in bf16; prints the mean loss of the first and last 50 steps.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
+. "$root/tests/gpu/sdxl_lora_toml.sh"
 runner="$root/build-cuda/bin/sinter-runner"
 work="${SINTER_GPU_WORK:-/tmp/sinter-gpu}"
 steps="${SINTER_GPU_STEPS:-300}"
@@ -10,31 +11,7 @@ rm -rf "$work" && mkdir -p "$work"
 "$runner" --init_checkpoint "$work/sdxl_random.safetensors" --model_family sdxl --model_size full --seed 1
 "$runner" --init_dataset "$work/images" --seed 1
 "$runner" --init_tokenizer "$work/tokenizer"
-cat > "$work/run.toml" <<TOML
-[model]
-model_family = "sdxl"
-pretrained_model_name_or_path = "$work/sdxl_random.safetensors"
-clip_tokenizer = "$work/tokenizer"
-output_dir = "$work/out"
-output_name = "gpu_lora"
-[dataset]
-train_data_dir = "$work/images"
-resolution = "1024,1024"
-enable_bucket = true
-caption_extension = ".txt"
-cache_latents = true
-cache_text_encoder_outputs = true
-[training]
-max_train_steps = $steps
-mixed_precision = "bf16"
-seed = 1
-[network]
-network_dim = 32
-network_alpha = 16.0
-network_train_unet_only = true
-[optimizer]
-learning_rate = 0.0002
-TOML
+write_sdxl_lora_toml "$work" "$work/out" gpu_lora "$steps" "$work/sdxl_random.safetensors" > "$work/run.toml"
 "$runner" --config_file "$work/run.toml" --events jsonl > "$work/events.jsonl"
 python3 - "$work/events.jsonl" <<'PY'
 import json, sys

@@ -6,6 +6,7 @@
 # Prints per build: the benchmark's median step, the loop's median step (steps 6 on), their
 # ratio, and the loop's peak memory.
 set -euo pipefail
+. "$(dirname "$0")/sdxl_lora_toml.sh"
 work="${SINTER_GPU_WORK:-/tmp/sinter-loop}"
 steps="${SINTER_GPU_STEPS:-100}"
 first="${1#*=}"
@@ -19,31 +20,7 @@ for entry in "$@"; do
   bench="$("$runner" --benchmark_steps 30 --mixed_precision bf16 | grep 'steps timed')"
   out="$work/out-$label"
   rm -rf "$out" "$work/$label.toml"
-  cat > "$work/$label.toml" <<TOML
-[model]
-model_family = "sdxl"
-pretrained_model_name_or_path = "$work/sdxl.safetensors"
-clip_tokenizer = "$work/tokenizer"
-output_dir = "$out"
-output_name = "loop"
-[dataset]
-train_data_dir = "$work/images"
-resolution = "1024,1024"
-enable_bucket = true
-caption_extension = ".txt"
-cache_latents = true
-cache_text_encoder_outputs = true
-[training]
-max_train_steps = $steps
-mixed_precision = "bf16"
-seed = 1
-[network]
-network_dim = 32
-network_alpha = 16.0
-network_train_unet_only = true
-[optimizer]
-learning_rate = 0.0002
-TOML
+  write_sdxl_lora_toml "$work" "$out" loop "$steps" "$work/sdxl.safetensors" > "$work/$label.toml"
   "$runner" --config_file "$work/$label.toml" --events jsonl > "$work/$label.events.jsonl" 2> "$work/$label.log"
   python3 - "$label" "$bench" "$work/$label.events.jsonl" <<'PY'
 import json, re, sys

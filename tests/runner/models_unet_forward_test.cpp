@@ -75,21 +75,24 @@ TEST(SdxlUnet, ParameterNamesAreTheCheckpointKeys) {
   }
 }
 
+// The input's and every parameter's gradient of one training-mode forward and backward of the
+// tiny UNet (fixed weights and inputs).
+static std::vector<torch::Tensor> tinyUnetGradients(bool checkpointing, bool preserveRngState) {
+  torch::manual_seed(0);
+  SdxlUnet unet(SdxlUnetConfig::tiny());
+  unet->train();
+  unet->setGradientCheckpointing(checkpointing, preserveRngState);
+  TinyInputs in = tinyInputs(unet->config());
+  in.x.requires_grad_(true);
+  unet(in.x, in.t, in.context, in.y).square().mean().backward();
+  std::vector<torch::Tensor> grads = {in.x.grad().clone()};
+  for (const auto& p : unet->parameters()) grads.push_back(p.grad().clone());
+  return grads;
+}
+
 TEST(SdxlUnet, GradientCheckpointingGivesTheSameGradients) {
-  auto gradients = [](bool checkpointing) {
-    torch::manual_seed(0);
-    SdxlUnet unet(SdxlUnetConfig::tiny());
-    unet->train();
-    unet->setGradientCheckpointing(checkpointing);
-    TinyInputs in = tinyInputs(unet->config());
-    in.x.requires_grad_(true);
-    unet(in.x, in.t, in.context, in.y).square().mean().backward();
-    std::vector<torch::Tensor> grads = {in.x.grad().clone()};
-    for (const auto& p : unet->parameters()) grads.push_back(p.grad().clone());
-    return grads;
-  };
-  const auto plain = gradients(false);
-  const auto checkpointed = gradients(true);
+  const auto plain = tinyUnetGradients(false, true);
+  const auto checkpointed = tinyUnetGradients(true, true);
   ASSERT_EQ(plain.size(), checkpointed.size());
   for (size_t i = 0; i < plain.size(); ++i) EXPECT_TRUE(torch::allclose(plain[i], checkpointed[i], 1e-5, 1e-6)) << i;
 }
@@ -97,19 +100,7 @@ TEST(SdxlUnet, GradientCheckpointingGivesTheSameGradients) {
 // Without dropout in the blocks, the checkpointed recomputation needs no RNG state: the same
 // gradients, bit for bit, with the state left alone.
 TEST(SdxlUnet, CheckpointingWithoutRngStateGivesTheSameGradients) {
-  auto gradients = [](bool preserveRng) {
-    torch::manual_seed(0);
-    SdxlUnet unet(SdxlUnetConfig::tiny());
-    unet->train();
-    unet->setGradientCheckpointing(true, preserveRng);
-    TinyInputs in = tinyInputs(unet->config());
-    in.x.requires_grad_(true);
-    unet(in.x, in.t, in.context, in.y).square().mean().backward();
-    std::vector<torch::Tensor> grads = {in.x.grad().clone()};
-    for (const auto& p : unet->parameters()) grads.push_back(p.grad().clone());
-    return grads;
-  };
-  const auto preserved = gradients(true), leftAlone = gradients(false);
+  const auto preserved = tinyUnetGradients(true, true), leftAlone = tinyUnetGradients(true, false);
   ASSERT_EQ(preserved.size(), leftAlone.size());
   for (size_t i = 0; i < preserved.size(); ++i) EXPECT_TRUE(torch::equal(preserved[i], leftAlone[i])) << i;
 }

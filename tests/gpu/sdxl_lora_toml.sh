@@ -1,0 +1,30 @@
+# Sourced by the GPU scripts: the full-size SDXL LoRA run they train (a random checkpoint, the
+# generated dataset at 1024 buckets, cached latents and text outputs, rank 32 on the UNet, bf16).
+#   write_sdxl_lora_toml WORK OUTPUT_DIR OUTPUT_NAME STEPS CHECKPOINT > run.toml
+write_sdxl_lora_toml() {
+  cat <<TOML
+[model]
+model_family = "sdxl"
+pretrained_model_name_or_path = "$5"
+clip_tokenizer = "$1/tokenizer"
+output_dir = "$2"
+output_name = "$3"
+[dataset]
+train_data_dir = "$1/images"
+resolution = "1024,1024"
+enable_bucket = true
+caption_extension = ".txt"
+cache_latents = true
+cache_text_encoder_outputs = true
+[training]
+max_train_steps = $4
+mixed_precision = "bf16"
+seed = 1
+[network]
+network_dim = 32
+network_alpha = 16.0
+network_train_unet_only = true
+[optimizer]
+learning_rate = 0.0002
+TOML
+}
