@@ -156,7 +156,7 @@ int runnerMain(int argc, char** argv) {
     report(preflight.diagnostics);
     std::cout << "# resolved config\n" << writeConfigToml(preflight.resolved);
     std::cout << "\n# compile plan\n";
-    const compile::CompilePlan plan = compile::planCompile(preflight.resolved, preflight.resolved.family());
+    const compile::CompilePlan& plan = preflight.compilePlan.value();
     for (const auto& line : plan.lines()) std::cout << line << "\n";
     for (const auto& note : plan.request.notes) std::cout << "note: " << note << "\n";
     return kExitOk;

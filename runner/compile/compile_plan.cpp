@@ -1,13 +1,79 @@
 #include "compile/compile_plan.h"
 
+#include "compile/cuda_graph.h"
+
 namespace sinter::compile {
 
-CompilePlan planCompile(const Config& config, std::optional<Family> family) {
+namespace {
+
+std::string joined(const std::vector<std::string>& parts, const std::string& separator) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : separator) + p;
+  return out;
+}
+
+}  // namespace
+
+CompilePlan planCompile(const Config& config, std::optional<Family> family, const CaptureFacts& facts) {
   CompilePlan plan;
   plan.request = resolveCompileRequest(config);
+  const CompileRequest& r = plan.request;
   plan.model = family == Family::FLUX ? "DiT model" : "U-Net";
-  if (plan.request.enabled)
-    plan.unavailable.push_back("graph capture and fused kernels: the compile engine is not in this build; the step runs eagerly");
+  plan.cacheLimit = r.cacheSizeLimit;
+  if (!r.enabled) return plan;
+
+  const bool inductor = r.backend == "inductor";
+  const bool autotune = inductor && (r.mode == "max-autotune" || r.mode == "max-autotune-no-cudagraphs");
+  const bool graphsAsked = r.backend == "cudagraphs" || (inductor && (r.mode == "reduce-overhead" || r.mode == "max-autotune"));
+
+  if (r.backend == "eager") plan.mechanisms.push_back("none: the eager backend runs the stock kernels");
+  if (r.backend == "aot_eager") {
+    plan.checkCapture = true;
+    plan.mechanisms.push_back("capture check: the step runs eagerly; what would break its capture is reported");
+    for (const auto& b : facts.barriers) plan.warnings.push_back("would break capture: " + b);
+  }
+  if (inductor) {
+    plan.mechanisms.push_back("attention: fused scaled-dot-product attention (flash, cuDNN or memory-efficient, by shape)");
+    if (facts.cudaDevice) plan.mechanisms.push_back("optimizer: fused AdamW, one kernel per parameter group");
+    plan.unavailable.push_back("fused GroupNorm+SiLU, GEGLU and LoRA epilogue kernels: not built yet; stock kernels run");
+  }
+  if (autotune) {
+    if (facts.cudaDevice) {
+      plan.cudnnBenchmark = true;
+      plan.mechanisms.push_back("autotuning: cuDNN benchmarks convolution algorithms during warm-up");
+    } else {
+      plan.unavailable.push_back("autotuning: training on the CPU");
+    }
+    plan.unavailable.push_back("GEMM autotuning (TunableOp): not built yet");
+  }
+
+  if (graphsAsked) {
+    const std::string what = "CUDA graphs";
+    if (r.dynamic == "true") {
+      plan.unavailable.push_back(what + ": dynamic=True specialises nothing to shapes, so nothing is captured");
+    } else if (!cudaGraphsCompiledIn()) {
+      plan.unavailable.push_back(what + ": this build has no CUDA (a CPU libtorch)");
+    } else if (!facts.cudaDevice) {
+      plan.unavailable.push_back(what + ": training on the CPU");
+    } else if (!facts.barriers.empty()) {
+      const std::string why = joined(facts.barriers, "; ");
+      if (r.fullgraph)
+        plan.fatal = "compile_fullgraph: the training step cannot be captured as one graph: " + why;
+      else
+        plan.warnings.push_back("the training step is not captured and runs eagerly: " + why);
+      plan.unavailable.push_back(what + ": " + why);
+    } else {
+      plan.captureSteps = true;
+      plan.precapture = r.dynamic == "auto";
+      plan.mechanisms.push_back(what + ": forward, backward, gradient clipping, loss scaling, lr schedule and optimizer step "
+                                       "replayed as one graph per shape signature (at most " + std::to_string(plan.cacheLimit) + ")");
+      plan.mechanisms.push_back(plan.precapture ? "warm-up: every planned signature captured before step 1, most frequent first"
+                                                : "warm-up: each signature captured when it is first seen");
+      plan.regions.push_back("whole training step");
+    }
+    if (!r.fullgraph)
+      plan.unavailable.push_back("per-block regions (fullgraph=False): not built yet; the whole step is captured where it can be");
+  }
   return plan;
 }
 
@@ -33,6 +99,8 @@ std::vector<std::string> CompilePlan::lines() const {
   for (const auto& m : mechanisms) out.push_back("mechanism: " + m);
   for (const auto& r : regions) out.push_back("region: " + r);
   for (const auto& u : unavailable) out.push_back("unavailable: " + u);
+  for (const auto& w : warnings) out.push_back("warning: " + w);
+  if (fatal) out.push_back("error: " + *fatal);
   return out;
 }
 

@@ -1,7 +1,9 @@
 #pragma once
-// The compile plan: from the resolved compile request and the model family, what the runner turns
-// on, which regions it would capture and what is unavailable in this build and why (DESIGN.md §6).
-// Built and rendered in one place, for the run's log and `compile_plan` event and for --dry_run.
+// The compile plan: from the resolved compile request, the model family and the facts of the run,
+// what the runner turns on (DESIGN.md §6), which regions it captures, what is unavailable in this
+// build or for this run and why. Built and rendered in one place, for the run's log and
+// `compile_plan` event and for --dry_run; the training loop applies it (train/step_executor.h).
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,12 +13,27 @@
 
 namespace sinter::compile {
 
+// What the run says about its step, for deciding whether it can be captured.
+struct CaptureFacts {
+  bool cudaDevice = false;            // the run trains on a CUDA device
+  std::vector<std::string> barriers;  // what keeps the step out of a graph, each "what: why"
+};
+
 struct CompilePlan {
   CompileRequest request;
   std::string model;                     // "U-Net" (SDXL), "DiT model" (FLUX), as sd-scripts names them
   std::vector<std::string> mechanisms;   // what is on
   std::vector<std::string> regions;      // what is captured
   std::vector<std::string> unavailable;  // "what: why"
+  std::vector<std::string> warnings;     // what the run does other than asked (fullgraph=false: runs eagerly)
+  std::optional<std::string> fatal;      // fullgraph=true and the step cannot be captured: the cause
+
+  // Applying it:
+  bool captureSteps = false;     // the whole step as one CUDA graph per shape signature
+  bool precapture = false;       // dynamic=auto: every planned signature before step 1; false: on first sight
+  int cacheLimit = kDefaultCompileCacheSizeLimit;  // captured signatures at most
+  bool checkCapture = false;     // aot_eager: report what would break capture, run eagerly
+  bool cudnnBenchmark = false;   // max-autotune: cuDNN picks convolution algorithms during warm-up
 
   events::CompilePlan event() const;
   // The log line sd-scripts users know ("Compiling U-Net with torch.compile: ..."), or "compile: off".
@@ -25,6 +42,6 @@ struct CompilePlan {
   std::vector<std::string> lines() const;
 };
 
-CompilePlan planCompile(const Config& config, std::optional<Family> family);
+CompilePlan planCompile(const Config& config, std::optional<Family> family, const CaptureFacts& facts);
 
 }  // namespace sinter::compile

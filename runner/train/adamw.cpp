@@ -159,6 +159,16 @@ void AdamW::zeroGrad() {
 #endif
 }
 
+std::vector<torch::Tensor> AdamW::mutableTensors() const {
+  std::vector<torch::Tensor> all{step_};
+  all.insert(all.end(), lrs_.begin(), lrs_.end());
+  for (size_t g = 0; g < groups_.size(); ++g)
+    for (size_t i = 0; i < groups_[g].params.size(); ++i)
+      for (const torch::Tensor& t : {groups_[g].params[i], groups_[g].params[i].grad(), expAvg_[g][i], expAvgSq_[g][i], fusedSteps_[g][i]})
+        all.push_back(t);
+  return all;
+}
+
 std::vector<std::pair<std::string, torch::Tensor>> AdamW::stateTensors() const {
   std::vector<std::pair<std::string, torch::Tensor>> out;
   out.emplace_back("step", step_.detach().cpu().clone());

@@ -44,6 +44,9 @@ class AdamW {
   const torch::Tensor& lr(size_t group) const { return lrs_[group]; }
   // 0-dim float32 on the device: the number of completed steps.
   const torch::Tensor& stepCount() const { return step_; }
+  // Every tensor a step changes: parameters, gradients, moments, step counts and learning rates
+  // (the live tensors, for undoing warm-up steps; stateTensors() is the saved form).
+  std::vector<torch::Tensor> mutableTensors() const;
   const AdamWHyperparameters& hyper() const { return hyper_; }
   bool usesFusedKernel() const { return fused_; }
   std::vector<torch::Tensor> parameters() const;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <numeric>
 
+#include "compile/compile_plan.h"
 #include "models/sdxl_unet.h"
 #include "network/lora_network.h"
 #include "train/adamw.h"
@@ -15,17 +16,42 @@
 #include "train/mixed_precision.h"
 #include "train/optimizer_update.h"
 #include "train/sdxl_train_step.h"
+#include "train/step_executor.h"
 
 namespace sinter::train {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 void synchronize(const torch::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize(device.index());
 }
 
+double msSince(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
+
 double relativeError(const torch::Tensor& out, const torch::Tensor& ref) {
   return ((out.to(torch::kFloat64) - ref.to(torch::kFloat64)).norm() / ref.to(torch::kFloat64).norm()).item<double>();
+}
+
+// One row of the sweep: compile settings as a user writes them.
+struct Mode {
+  std::string label;
+  bool compile = false;
+  std::string backend = "inductor", mode = "default";
+  bool fullgraph = false;
+};
+
+struct Row {
+  std::string mode, shapes;
+  std::string mechanism;
+  double firstStepS = 0, medianMs = 0, pipelinedMs = 0, peakMiB = 0;
+  double replayedShare = 0;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -35,24 +61,24 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
   applyCudaMathFlags(device, config.getBool("cuda_allow_tf32"), config.getBool("cuda_cudnn_benchmark"));
   const torch::Dtype dtype = device.is_cuda() ? torch::kBFloat16 : torch::kFloat32;
   const models::SdxlUnetConfig unetConfig = tiny ? models::SdxlUnetConfig::tiny() : models::SdxlUnetConfig::full();
-  const int64_t batch = 1, side = tiny ? 256 : 1024, rank = tiny ? 4 : 32;
+  const int64_t side = tiny ? 256 : 1024, rank = tiny ? 4 : 32, tokens = 77;
   torch::manual_seed(0);
 
   spdlog::info("building the {} SDXL U-Net with random weights on {}", tiny ? "tiny" : "full-size", describeDevice(device));
   models::SdxlUnet unet(unetConfig);
   unet->to(device);
+  const auto on = torch::TensorOptions(device);
   // The fp32 reference forward comes first, while the weights are still fp32.
-  torch::Tensor x = torch::randn({batch, 4, side / 8, side / 8}, torch::TensorOptions(device));
-  torch::Tensor t = torch::randint(0, 1000, {batch}, torch::TensorOptions(device).dtype(torch::kLong));
-  torch::Tensor context = torch::randn({batch, 77, unetConfig.contextDim}, torch::TensorOptions(device));
-  torch::Tensor y = torch::randn({batch, unetConfig.admInChannels}, torch::TensorOptions(device));
   double agreement = 0;
   {
     torch::NoGradGuard noGrad;
+    torch::Tensor x = torch::randn({1, 4, side / 8, side / 8}, on);
+    torch::Tensor t = torch::randint(0, 1000, {1}, on.dtype(torch::kLong));
+    torch::Tensor context = torch::randn({1, tokens, unetConfig.contextDim}, on);
+    torch::Tensor y = torch::randn({1, unetConfig.admInChannels}, on);
     torch::Tensor ref = unet->forward(x, t, context, y);
     castFrozen(*unet, dtype);
-    torch::Tensor low = unet->forward(x.to(dtype), t, context.to(dtype), y.to(dtype));
-    agreement = relativeError(low, ref);
+    agreement = relativeError(unet->forward(x.to(dtype), t, context.to(dtype), y.to(dtype)), ref);
   }
   unet->setGradientCheckpointing(config.getBool("gradient_checkpointing"));
 
@@ -66,49 +92,107 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
   for (auto& g : lora.parameterGroups(std::nullopt, std::nullopt, 1e-4)) groups.push_back(OptimizerGroup{g.label, g.lr, g.params});
   AdamW optimizer(groups, AdamWHyperparameters{});
   LrScheduleOptions lrOptions;
-  lrOptions.totalSteps = steps + 3;
+  lrOptions.totalSteps = 1000000;
   LrSchedule schedule(lrOptions);
   SdxlStepOptions stepOptions;
   stepOptions.computeDtype = dtype;
   SdxlTrainStep step(unet, stepOptions, device, 0);
   OptimizerUpdate update(optimizer, schedule, 1.0, false, device);
-  SdxlStepBatch in{x.to(dtype), context.to(dtype), y.to(dtype), torch::ones({batch}, torch::TensorOptions(device))};
 
-  using Clock = std::chrono::steady_clock;
-  const int warmupSteps = 3;
-  const auto warmStart = Clock::now();
-  for (int i = 0; i < warmupSteps; ++i) {
-    update.backward(step.loss(in), 1.0);
-    update.apply();
-  }
-  synchronize(device);
-  const double warmupSeconds = std::chrono::duration<double>(Clock::now() - warmStart).count();
-  std::vector<double> ms;
-  torch::Tensor loss;
-  for (long long i = 0; i < steps; ++i) {
-    const auto s = Clock::now();
-    loss = step.loss(in);
-    update.backward(loss, 1.0);
-    update.apply();
+  // Random inputs of a shape, staged once (a training run stages each batch the same way).
+  auto stageRandom = [&](int64_t batch, int64_t width, int64_t height) {
+    SdxlStepBatch in{torch::randn({batch, 4, height / 8, width / 8}, on).to(dtype), torch::randn({batch, tokens, unetConfig.contextDim}, on).to(dtype),
+                     torch::randn({batch, unetConfig.admInChannels}, on).to(dtype), torch::ones({batch}, on)};
+    return step.stage(in);
+  };
+
+  const std::vector<Mode> modes = {
+      {"eager (compile off)", false},
+      {"inductor, default", true, "inductor", "default", false},
+      {"inductor, reduce-overhead", true, "inductor", "reduce-overhead", false},
+      {"inductor, reduce-overhead, fullgraph", true, "inductor", "reduce-overhead", true},
+      {"inductor, max-autotune, fullgraph", true, "inductor", "max-autotune", true},
+  };
+  const std::vector<int64_t> batchSizes = tiny ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{1, 4};
+  const std::vector<std::pair<int64_t, int64_t>> threeBuckets = tiny ? std::vector<std::pair<int64_t, int64_t>>{{256, 256}, {192, 320}, {320, 192}}
+                                                                     : std::vector<std::pair<int64_t, int64_t>>{{1024, 1024}, {896, 1152}, {1152, 896}};
+
+  auto runRow = [&](const Mode& m, const std::vector<StepShape>& shapes, const std::string& shapesLabel) {
+    Config rowConfig = config;
+    rowConfig.set("compile", m.compile);
+    rowConfig.set("compile_backend", m.backend);
+    rowConfig.set("compile_mode", m.mode);
+    rowConfig.set("compile_fullgraph", m.fullgraph);
+    const compile::CompilePlan plan = compile::planCompile(rowConfig, Family::SDXL, compile::CaptureFacts{device.is_cuda(), {}});
+    if (plan.cudnnBenchmark) at::globalContext().setBenchmarkCuDNN(true);
+    StepExecutorOptions options;
+    options.captureSteps = plan.captureSteps;
+    options.fatalOnCaptureFailure = true;  // the benchmark's step has nothing that prevents capture
+    options.cacheLimit = plan.cacheLimit;
+    StepExecutor executor(device, update, options, {step.generator()});
     synchronize(device);
-    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
+    resetPeakMemory(device);
+
+    Row row;
+    row.mode = m.label;
+    row.shapes = shapesLabel;
+    row.mechanism = plan.captureSteps ? "CUDA graph, whole step" : "eager";
+    // First step: warm-up and capture of every shape (as a run's warm-up phase), then one step.
+    const auto first = Clock::now();
+    for (const StepShape& s : shapes) executor.run(s, true, [&] { return step.stagedLoss(s); });
+    synchronize(device);
+    row.firstStepS = msSince(first) / 1000.0;
+    std::vector<double> ms;
+    for (long long i = 0; i < steps; ++i) {
+      const StepShape& s = shapes[static_cast<size_t>(i) % shapes.size()];
+      const auto start = Clock::now();
+      executor.run(s, true, [&] { return step.stagedLoss(s); });
+      synchronize(device);
+      ms.push_back(msSince(start));
+    }
+    row.medianMs = median(ms);
+    // Pipelined: the host queues the next step while the GPU runs this one, as the training loop does.
+    const auto pipelined = Clock::now();
+    torch::Tensor loss;
+    for (long long i = 0; i < steps; ++i) {
+      const StepShape& s = shapes[static_cast<size_t>(i) % shapes.size()];
+      loss = executor.run(s, true, [&] { return step.stagedLoss(s); }).loss;
+    }
+    synchronize(device);
+    row.pipelinedMs = msSince(pipelined) / static_cast<double>(steps);
+    row.peakMiB = peakMemoryMb(device);
+    const long long all = executor.replayedMicroSteps() + executor.eagerMicroSteps();
+    row.replayedShare = all ? static_cast<double>(executor.replayedMicroSteps()) / static_cast<double>(all) : 0.0;
+    if (plan.cudnnBenchmark) at::globalContext().setBenchmarkCuDNN(config.getBool("cuda_cudnn_benchmark"));
+    spdlog::info("{} ({}): median {:.1f} ms, loss {:.4f}", row.mode, row.shapes, row.medianMs, loss.item<double>());
+    return row;
+  };
+
+  std::vector<Row> rows;
+  for (int64_t batch : batchSizes) {
+    const StepShape shape = stageRandom(batch, side, side);
+    for (const Mode& m : modes)
+      rows.push_back(runRow(m, {shape}, "bs" + std::to_string(batch) + " " + std::to_string(side) + "x" + std::to_string(side)));
   }
-  std::vector<double> sorted = ms;
-  std::sort(sorted.begin(), sorted.end());
-  const double mean = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
-  const double median = sorted[sorted.size() / 2];
-  std::printf("benchmark: SDXL U-Net LoRA training step (%s), batch %lld, %lldx%lld, rank %lld, %s, gradient checkpointing %s\n",
-              tiny ? "tiny" : "full size", static_cast<long long>(batch), static_cast<long long>(side), static_cast<long long>(side),
-              static_cast<long long>(rank), dtype == torch::kBFloat16 ? "bf16" : "fp32",
+  std::vector<StepShape> mixed;
+  for (const auto& [w, h] : threeBuckets) mixed.push_back(stageRandom(1, w, h));
+  for (const Mode& m : {modes[0], modes[3]}) rows.push_back(runRow(m, mixed, "bs1, 3 buckets"));
+
+  std::printf("benchmark: SDXL U-Net LoRA training step (%s), rank %lld on %zu modules (%lld parameters), %s, "
+              "gradient checkpointing %s\n",
+              tiny ? "tiny" : "full size", static_cast<long long>(rank), lora.modules().size(),
+              static_cast<long long>(lora.parameterCount()), dtype == torch::kBFloat16 ? "bf16" : "fp32",
               config.getBool("gradient_checkpointing") ? "on" : "off");
-  std::printf("device: %s\n", describeDevice(device).c_str());
-  std::printf("LoRA modules: %zu, parameters: %lld\n", lora.modules().size(), static_cast<long long>(lora.parameterCount()));
-  std::printf("warm-up: %d steps in %.2f s\n", warmupSteps, warmupSeconds);
-  std::printf("steps timed: %lld, mean %.1f ms, median %.1f ms, min %.1f ms, max %.1f ms\n", steps, mean, median, sorted.front(),
-              sorted.back());
-  std::printf("peak memory: %.0f MiB\n", peakMemoryMb(device));
+  std::printf("device: %s; %lld timed steps per row\n", describeDevice(device).c_str(), steps);
+  std::printf("| mode | shapes | mechanism | first step (warm-up + capture) | median step (synced) | step, pipelined | "
+              "vs eager | peak memory | replayed |\n|---|---|---|---|---|---|---|---|---|\n");
+  for (const Row& r : rows) {
+    const Row& eager = *std::find_if(rows.begin(), rows.end(), [&](const Row& e) { return e.shapes == r.shapes; });
+    std::printf("| %s | %s | %s | %.2f s | %.1f ms | %.1f ms | %.2fx | %.0f MiB | %.0f%% |\n", r.mode.c_str(), r.shapes.c_str(),
+                r.mechanism.c_str(), r.firstStepS, r.medianMs, r.pipelinedMs, eager.medianMs / r.medianMs, r.peakMiB,
+                100.0 * r.replayedShare);
+  }
   std::printf("fp32 vs %s forward relative error: %.3e\n", dtype == torch::kBFloat16 ? "bf16" : "fp32", agreement);
-  std::printf("last loss: %.5f\n", loss.item<double>());
   return 0;
 }
 

@@ -56,6 +56,13 @@ double peakMemoryMb(const torch::Device& device) {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
+void resetPeakMemory(const torch::Device& device) {
+#if SINTER_HAVE_CUDA_HEADERS
+  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+#endif
+  (void)device;
+}
+
 std::string applyCudaMathFlags(const torch::Device& device, bool allowTf32, bool cudnnBenchmark) {
   if (!device.is_cuda()) return (allowTf32 || cudnnBenchmark) ? "TF32 and cuDNN benchmark apply to CUDA only; not set on the CPU" : "";
   std::string done;

@@ -10,6 +10,8 @@ torch::Device trainingDevice();  // the first CUDA device when there is one, els
 std::string describeDevice(const torch::Device& device);
 // Peak memory in MiB: the CUDA allocator's peak on a GPU, the process's peak RSS on the CPU.
 double peakMemoryMb(const torch::Device& device);
+// Starts a new high-water mark (CUDA; the CPU's peak RSS cannot be reset).
+void resetPeakMemory(const torch::Device& device);
 bool cudaCompiledIn();
 // A generator of its own on `device`, seeded (the CUDA default generator is shared, so a run gets
 // separate ones for its separate uses: latent caching, the training step).

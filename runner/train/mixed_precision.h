@@ -37,6 +37,7 @@ class LossScaler {
   // Grows or backs off the scale from found_inf, on the device.
   void update(const torch::Tensor& foundInf);
   const torch::Tensor& currentScale() const { return scale_; }
+  std::vector<torch::Tensor> mutableTensors() const { return {scale_, growthTracker_}; }
 
  private:
   torch::Tensor scale_, growthTracker_;

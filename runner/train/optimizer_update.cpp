@@ -16,6 +16,13 @@ void OptimizerUpdate::backward(const torch::Tensor& loss, double lossDivisor) {
   scaled.backward();
 }
 
+std::vector<torch::Tensor> OptimizerUpdate::mutableTensors() const {
+  std::vector<torch::Tensor> all = optimizer_.mutableTensors();
+  if (scaler_)
+    for (const torch::Tensor& t : scaler_->mutableTensors()) all.push_back(t);
+  return all;
+}
+
 void OptimizerUpdate::apply() {
   schedule_.apply(optimizer_);
   if (scaler_) {

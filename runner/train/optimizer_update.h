@@ -21,6 +21,8 @@ class OptimizerUpdate {
   void backward(const torch::Tensor& loss, double lossDivisor);
   // Unscale, clip, schedule, step, zero.
   void apply();
+  // Every tensor backward() and apply() change (the optimizer's and the loss scaler's).
+  std::vector<torch::Tensor> mutableTensors() const;
 
  private:
   AdamW& optimizer_;

@@ -13,6 +13,7 @@
 #include "network/lora_file.h"
 #include "network/lora_network.h"
 #include "text/clip_tokenizer.h"
+#include "train/capture_facts.h"
 #include "train/device_info.h"
 #include "train/diffusion_loss.h"
 #include "train/lora_method.h"
@@ -197,6 +198,10 @@ RunPreflight preflightRun(const Config& config) {
   }
   const bool valuesParsed = checkValues(config, k);
   result.dataset = checkDataset(config, valuesParsed, k);
+  if (valuesParsed) {
+    result.compilePlan = compile::planCompile(result.resolved, family, captureFacts(result.resolved, trainingDevice()));
+    if (result.compilePlan->fatal) k.error("compile_fullgraph", *result.compilePlan->fatal);
+  }
   return result;
 }
 

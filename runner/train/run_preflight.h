@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "compile/compile_plan.h"
 #include "core/config.h"
 #include "data/dataset.h"
 
@@ -17,6 +18,8 @@ struct RunPreflight {
   Config resolved;
   // The images found, when the dataset settings were valid (the run trains on these).
   std::optional<data::Dataset> dataset;
+  // What the compile settings turn on for this config on this machine (when the values parsed).
+  std::optional<compile::CompilePlan> compilePlan;
 
   bool ok() const { return !hasErrors(diagnostics); }
 };

@@ -120,7 +120,7 @@ void SdxlFamily::buildCaches(const data::Dataset& dataset, int workers) {
   }
 }
 
-torch::Tensor SdxlFamily::loss(const data::Batch& batch, bool textEncodersTrain) {
+SdxlStepBatch SdxlFamily::stepInputs(const data::Batch& batch, bool textEncodersTrain) {
   SdxlStepBatch in;
   {
     torch::NoGradGuard noGrad;
@@ -140,7 +140,23 @@ torch::Tensor SdxlFamily::loss(const data::Batch& batch, bool textEncodersTrain)
   in.admVector = models::sdxlAdmVector(pooled, batch.originalSizesHW.to(device_), batch.cropTopLefts.to(device_),
                                        batch.targetSizesHW.to(device_));
   in.lossWeights = batch.lossWeights.to(device_);
-  return step_->loss(in);
+  return in;
+}
+
+torch::Tensor SdxlFamily::loss(const data::Batch& batch, bool textEncodersTrain) {
+  return step_->loss(stepInputs(batch, textEncodersTrain));
+}
+
+StepShape SdxlFamily::stage(const data::Batch& batch) {
+  torch::NoGradGuard noGrad;
+  return step_->stage(stepInputs(batch, false));
+}
+
+StepShape SdxlFamily::stageWarmup(const data::ShapeSignature& signature) {
+  // Cached or encoded, the context is 77 tokens per 75-token chunk of max_token_length.
+  const StepShape shape{signature.batchSize, signature.height / 8, signature.width / 8, options_.maxTokenLength / 75 * 77};
+  step_->stageNeutral(shape);
+  return shape;
 }
 
 }  // namespace sinter::train

@@ -40,9 +40,15 @@ class SdxlFamily : public FamilyPart {
   void planShapes(const std::vector<data::ShapeSignature>& signatures) override { step_->setShapePlan(ShapePlan(signatures)); }
   void setTraining(bool textEncoders) override;
   torch::Tensor loss(const data::Batch& batch, bool textEncodersTrain) override;
+  StepShape stage(const data::Batch& batch) override;
+  torch::Tensor stagedLoss(const StepShape& shape) override { return step_->stagedLoss(shape); }
+  StepShape stageWarmup(const data::ShapeSignature& signature) override;
   at::Generator& generator() override { return step_->generator(); }
 
  private:
+  // The step's inputs for a batch: latents (encoded here when not cached) and the conditioning
+  // (with gradients only when the text encoders train).
+  SdxlStepBatch stepInputs(const data::Batch& batch, bool textEncodersTrain);
   models::SdxlTextConditioning encodeCaptions(const std::vector<std::string>& captions);
 
   SdxlFamilyOptions options_;

@@ -1,5 +1,7 @@
 #include "train/sdxl_train_step.h"
 
+#include <stdexcept>
+
 #include "train/device_info.h"
 
 namespace sinter::train {
@@ -11,23 +13,25 @@ SdxlTrainStep::SdxlTrainStep(models::SdxlUnet unet, SdxlStepOptions options, tor
       schedule_(NoiseScheduleOptions{}, device),
       generator_(makeGenerator(device, seed)) {}
 
-StaticBuffers& SdxlTrainStep::buffersFor(const SdxlStepBatch& b) {
-  const StepShape shape{b.latents.size(0), b.latents.size(2), b.latents.size(3), b.context.size(1)};
-  return shapes_.buffers(shape, [&] {
-    auto on = [&](const torch::Tensor& t, torch::Dtype dt) { return torch::empty(t.sizes(), t.options().device(device_).dtype(dt)); };
-    return StaticBuffers{{"latents", on(b.latents, options_.computeDtype)},
-                         {"context", on(b.context, options_.computeDtype)},
-                         {"adm_vector", on(b.admVector, options_.computeDtype)},
-                         {"loss_weights", on(b.lossWeights, torch::kFloat32)}};
+StepShape SdxlTrainStep::shapeOf(const SdxlStepBatch& b) {
+  return StepShape{b.latents.size(0), b.latents.size(2), b.latents.size(3), b.context.size(1)};
+}
+
+StaticBuffers& SdxlTrainStep::buffers(const StepShape& s) {
+  return shapes_.buffers(s, [&] {
+    const models::SdxlUnetConfig& c = unet_->config();
+    const auto inputs = torch::TensorOptions().device(device_).dtype(options_.computeDtype);
+    return StaticBuffers{{"latents", torch::zeros({s.batch, c.inChannels, s.height, s.width}, inputs)},
+                         {"context", torch::zeros({s.batch, s.tokens, c.contextDim}, inputs)},
+                         {"adm_vector", torch::zeros({s.batch, c.admInChannels}, inputs)},
+                         {"loss_weights", torch::ones({s.batch}, inputs.dtype(torch::kFloat32))}};
   });
 }
 
 torch::Tensor SdxlTrainStep::loss(const SdxlStepBatch& batch) {
-  StaticBuffers& in = buffersFor(batch);
-  torch::Tensor& latents = in.at("latents");
-  torch::Tensor& lossWeights = in.at("loss_weights");
-  latents.copy_(batch.latents);
-  lossWeights.copy_(batch.lossWeights);
+  StaticBuffers& in = buffers(shapeOf(batch));
+  in.at("latents").copy_(batch.latents);
+  in.at("loss_weights").copy_(batch.lossWeights);
   // Text conditioning that carries gradients (text encoder LoRA) must stay in the graph; only
   // inputs without gradients go through the static buffers.
   auto staged = [&](const torch::Tensor& value, torch::Tensor& buffer) {
@@ -35,9 +39,35 @@ torch::Tensor SdxlTrainStep::loss(const SdxlStepBatch& batch) {
     buffer.copy_(value);
     return buffer;
   };
-  torch::Tensor context = staged(batch.context, in.at("context"));
-  torch::Tensor admVector = staged(batch.admVector, in.at("adm_vector"));
+  return lossOf(in.at("latents"), staged(batch.context, in.at("context")), staged(batch.admVector, in.at("adm_vector")),
+                in.at("loss_weights"));
+}
 
+StepShape SdxlTrainStep::stage(const SdxlStepBatch& batch) {
+  if (batch.context.requires_grad() || batch.admVector.requires_grad())
+    throw std::logic_error("SdxlTrainStep::stage: conditioning with gradients cannot be staged");
+  const StepShape shape = shapeOf(batch);
+  StaticBuffers& in = buffers(shape);
+  in.at("latents").copy_(batch.latents);
+  in.at("context").copy_(batch.context);
+  in.at("adm_vector").copy_(batch.admVector);
+  in.at("loss_weights").copy_(batch.lossWeights);
+  return shape;
+}
+
+void SdxlTrainStep::stageNeutral(const StepShape& shape) {
+  StaticBuffers& in = buffers(shape);
+  for (const char* name : {"latents", "context", "adm_vector"}) in.at(name).zero_();
+  in.at("loss_weights").fill_(1.0);
+}
+
+torch::Tensor SdxlTrainStep::stagedLoss(const StepShape& shape) {
+  StaticBuffers& in = buffers(shape);
+  return lossOf(in.at("latents"), in.at("context"), in.at("adm_vector"), in.at("loss_weights"));
+}
+
+torch::Tensor SdxlTrainStep::lossOf(const torch::Tensor& latents, const torch::Tensor& context, const torch::Tensor& admVector,
+                                    const torch::Tensor& lossWeights) {
   NoisedBatch noised = sampleNoisedBatch(schedule_, latents, options_.noise, generator_);
   torch::Tensor pred = unet_->forward(noised.noisyLatents, noised.timesteps, context, admVector);
   torch::Tensor target = options_.loss.vPrediction ? schedule_.velocity(latents, noised.noise, noised.timesteps) : noised.noise;

@@ -34,13 +34,24 @@ class SdxlTrainStep {
   // that need no gradient go through static per-shape buffers.
   torch::Tensor loss(const SdxlStepBatch& batch);
 
+  // For capture, the same in two halves: copying a batch without gradients into its shape's static
+  // buffers, and the loss of whatever those buffers hold (device work only).
+  StepShape stage(const SdxlStepBatch& batch);
+  torch::Tensor stagedLoss(const StepShape& shape);
+  // Neutral inputs (zero latents and conditioning, unit loss weights) for warming up a shape
+  // before any batch of it is seen.
+  void stageNeutral(const StepShape& shape);
+
   at::Generator& generator() { return generator_; }
   const DdpmNoiseSchedule& noiseSchedule() const { return schedule_; }
   // The shapes the run will see (from the batch plan); their static buffers live there.
   void setShapePlan(ShapePlan plan) { shapes_ = std::move(plan); }
 
  private:
-  StaticBuffers& buffersFor(const SdxlStepBatch& batch);
+  static StepShape shapeOf(const SdxlStepBatch& batch);
+  StaticBuffers& buffers(const StepShape& shape);
+  torch::Tensor lossOf(const torch::Tensor& latents, const torch::Tensor& context, const torch::Tensor& admVector,
+                       const torch::Tensor& lossWeights);
 
   models::SdxlUnet unet_;
   SdxlStepOptions options_;

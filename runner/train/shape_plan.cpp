@@ -2,6 +2,11 @@
 
 namespace sinter::train {
 
+std::string StepShape::describe() const {
+  return "batch " + std::to_string(batch) + ", latents " + std::to_string(height) + "x" + std::to_string(width) + ", " +
+         std::to_string(tokens) + " tokens";
+}
+
 double ShapePlan::shareOfBatches(size_t n) const {
   long long covered = 0, total = 0;
   for (size_t i = 0; i < signatures_.size(); ++i) {

@@ -20,6 +20,9 @@ struct StepShape {
   bool operator<(const StepShape& o) const {
     return std::tie(batch, height, width, tokens) < std::tie(o.batch, o.height, o.width, o.tokens);
   }
+  bool operator==(const StepShape& o) const { return !(*this < o) && !(o < *this); }
+  // "batch 1, latents 128x128, 77 tokens", for the log and the warm-up events.
+  std::string describe() const;
 };
 
 using StaticBuffers = std::map<std::string, torch::Tensor>;

@@ -16,6 +16,7 @@
 #include "train/optimizer_args.h"
 #include "train/optimizer_update.h"
 #include "train/progress_meter.h"
+#include "train/step_executor.h"
 #include "train/stop_request.h"
 
 namespace sinter::train {
@@ -76,6 +77,14 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   AdamW optimizer(method.parameterGroups(), options.adamw);
   const LrSchedule schedule(planned.lr);
   OptimizerUpdate update(optimizer, schedule, options.maxGradNorm, options.lossScaling, run.device);
+  // The compile plan applied: micro-steps run eagerly or replay a captured graph of the whole step.
+  StepExecutorOptions execution;
+  execution.captureSteps = run.compile.captureSteps;
+  execution.fatalOnCaptureFailure = run.compile.request.fullgraph;
+  execution.cacheLimit = run.compile.cacheLimit;
+  execution.lossDivisor = gradAccum;
+  StepExecutor executor(run.device, update, execution,
+                        {family.generator(), at::globalContext().defaultGenerator(run.device)});  // noise; LoRA dropout
 
   // Resume: the method's tensors, optimizer, noise RNG and data position continue exactly.
   long long globalStep = 0;
@@ -161,8 +170,33 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   ProgressMeter meter(length.maxTrainSteps, std::max(1LL, length.stepsPerEpoch));
   const bool progressLine = ::isatty(2) && !events.jsonl();
   const bool resumed = !options.resume.empty();
-  const auto trainStart = Clock::now();
   double warmupSeconds = 0;
+  auto reportWarmup = [&](const std::string& what, double s) {
+    warmupSeconds += s;
+    events.emit(events::Warmup{what, s});
+    spdlog::info("warm-up ({}): {:.2f} s", what, s);
+  };
+  // A step ends its accumulation on its last micro-batch: graphs with and without the update.
+  const std::vector<bool> lastMicroBatch = gradAccum == 1 ? std::vector<bool>{true} : std::vector<bool>{false, true};
+  if (executor.captures() && run.compile.precapture) {
+    // Warm-up phase: the planned signatures captured before step 1, most frequent first.
+    const auto& signatures = plan.shapeSignatures();
+    const size_t captured = std::min(signatures.size(), static_cast<size_t>(run.compile.cacheLimit));
+    spdlog::info("warm-up: capturing the training step for {} of {} batch shapes", captured, signatures.size());
+    for (size_t i = 0; i < captured; ++i) {
+      const StepShape shape = family.stageWarmup(signatures[i]);
+      double seconds = 0;
+      for (bool last : lastMicroBatch)
+        if (auto s = executor.prepare(shape, last, [&] { return family.stagedLoss(shape); })) seconds += *s;
+      reportWarmup(std::to_string(signatures[i].batchSize) + "x" + std::to_string(signatures[i].width) + "x" +
+                       std::to_string(signatures[i].height),
+                   seconds);
+    }
+    spdlog::info("graphs cover {:.1f}% of an epoch's batches", 100.0 * ShapePlan(signatures).shareOfBatches(captured));
+  }
+  // Without graphs captured ahead, the first step allocates buffers and picks kernels: it is the warm-up.
+  const bool firstStepIsWarmup = !resumed && !executor.captures();
+  const auto trainStart = Clock::now();
   bool stopped = false;
 
   // What the loop reports of a step once its loss is read back (a step late, see LossReadback).
@@ -178,13 +212,8 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
       const StepFacts f = unreported.at(step);
       unreported.erase(step);
       if (!std::isfinite(loss)) throw std::runtime_error("the loss is " + std::to_string(loss) + " at step " + std::to_string(step));
-      // The first step allocates buffers and picks kernels: report it apart from training speed.
-      const bool warmup = step == 1 && !resumed;
-      if (warmup) {
-        warmupSeconds = f.seconds;
-        events.emit(events::Warmup{f.signature, warmupSeconds});
-        spdlog::info("warm-up (first step, {}): {:.2f} s", f.signature, warmupSeconds);
-      }
+      const bool warmup = step == 1 && firstStepIsWarmup;
+      if (warmup) reportWarmup("first step, " + f.signature, f.seconds);
       meter.record(loss, warmup ? std::nullopt : std::optional<double>(f.seconds));
       events::Step s;
       s.step = step, s.total = length.maxTrainSteps, s.epoch = f.epoch + 1, s.loss = loss, s.avg_loss = meter.averageLoss();
@@ -205,22 +234,36 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     int micro = 0;
     bool epochEnds = false;
     StepFacts facts;
+    double captureSeconds = 0;
+    facts.lr = optimizer.group(0).lr * schedule.factor(globalStep);
     do {
       data::Batch batch = nextBatch();
       facts.epoch = batch.epoch;
       facts.signature = std::to_string(batch.lossWeights.size(0)) + "x" + data::toString(batch.bucket);
-      const torch::Tensor loss = family.loss(batch, textEncodersTrain);
-      update.backward(loss, gradAccum);
-      lossSum = lossSum.defined() ? lossSum + loss.detach() : loss.detach();
-      ++micro;
       epochEnds = batch.indexInEpoch + 1 == plan.batchesPerEpoch();
+      const bool last = micro + 1 == gradAccum || epochEnds;
+      torch::Tensor loss;
+      if (executor.captures()) {
+        const StepShape shape = family.stage(batch);
+        MicroStepResult r = executor.run(shape, last, [&] { return family.stagedLoss(shape); });
+        if (r.captureFailure) {
+          const std::string message = "the training step for " + facts.signature + " could not be captured and runs eagerly: " +
+                                      *r.captureFailure;
+          spdlog::warn("{}", message);
+          events.emit(events::Warning{message});
+        }
+        if (r.capturedSeconds) reportWarmup("captured " + facts.signature, *r.capturedSeconds), captureSeconds += *r.capturedSeconds;
+        loss = r.loss;
+      } else {
+        loss = executor.runEager([&] { return family.loss(batch, textEncodersTrain); }, last);
+      }
+      lossSum = lossSum.defined() ? lossSum + loss : loss;
+      ++micro;
     } while (micro < gradAccum && !epochEnds);
-    facts.lr = optimizer.group(0).lr * schedule.factor(globalStep);
-    update.apply();
     ++globalStep;
     readback.push(globalStep, lossSum / micro);
     const auto mark = Clock::now();
-    facts.seconds = std::chrono::duration<double>(mark - lastMark).count() - savingSeconds;
+    facts.seconds = std::chrono::duration<double>(mark - lastMark).count() - savingSeconds - captureSeconds;
     lastMark = mark;
     unreported[globalStep] = facts;
 
@@ -260,6 +303,11 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   }
   report(true);
   if (progressLine) std::fprintf(stderr, "\n");
+  if (executor.captures()) {
+    const long long all = executor.replayedMicroSteps() + executor.eagerMicroSteps();
+    spdlog::info("CUDA graphs: {} of {} micro-batches replayed ({:.1f}%)", executor.replayedMicroSteps(), all,
+                 all ? 100.0 * static_cast<double>(executor.replayedMicroSteps()) / static_cast<double>(all) : 0.0);
+  }
   if (!stopped) {
     saveModel(name, "final", length.numEpochs);
     if (options.saves.saveState || options.saves.saveStateOnTrainEnd) saveState(lastStateFolderName(name));

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "compile/compile_plan.h"
 #include "core/config.h"
 #include "data/batch_loader.h"
 #include "data/dataset.h"
@@ -20,6 +21,7 @@
 #include "train/adamw.h"
 #include "train/event_sink.h"
 #include "train/mixed_precision.h"
+#include "train/shape_plan.h"
 #include "train/train_state.h"
 
 namespace sinter::train {
@@ -32,6 +34,7 @@ struct RunContext {
   std::uint64_t seed = 0;
   EventSink& events;
   std::chrono::steady_clock::time_point setupStart;
+  compile::CompilePlan compile;  // what the compile settings turn on for this run
 };
 
 // One of a family's models that a method can train, with the family's LoRA rule for it.
@@ -67,6 +70,13 @@ class FamilyPart {
   // The loss of one micro-batch (0-dim, float32, on the device, with its autograd graph):
   // conditioning, noise, prediction and the objective. Nothing here reads a host value.
   virtual torch::Tensor loss(const data::Batch& batch, bool textEncodersTrain) = 0;
+  // The same split for capture (text encoders frozen): staging copies what a batch needs into the
+  // static buffers of its shape (encoding without gradients happens here, eagerly); the staged loss
+  // is device work only, on whatever those buffers hold.
+  virtual StepShape stage(const data::Batch& batch) = 0;
+  virtual torch::Tensor stagedLoss(const StepShape& shape) = 0;
+  // Neutral inputs for a planned signature, to warm up and capture it before step 1.
+  virtual StepShape stageWarmup(const data::ShapeSignature& signature) = 0;
   // The noise generator, saved with the training state so a resumed run draws the same noise.
   virtual at::Generator& generator() = 0;
 };

@@ -43,11 +43,15 @@ int fail(EventSink& events, int code, const std::string& message) {
   return code;
 }
 
-// What the compile settings turn on, said once in the log and once as an event.
-void reportCompilePlan(const Config& config, EventSink& events) {
-  const compile::CompilePlan plan = compile::planCompile(config, config.family());
-  for (const auto& note : plan.request.notes) spdlog::warn("{}", note), events.emit(events::Warning{note});
+// What the compile settings turn on (the preflight's plan), said once in the log and once as an event.
+void reportCompilePlan(const compile::CompilePlan& plan, EventSink& events) {
+  auto warn = [&](const std::string& message) {
+    spdlog::warn("{}", message);
+    events.emit(events::Warning{message});
+  };
+  for (const auto& note : plan.request.notes) warn(note);
   for (const auto& line : plan.lines()) spdlog::info("{}", line);
+  for (const auto& w : plan.warnings) warn(w);
   events.emit(plan.event());
 }
 
@@ -74,7 +78,6 @@ void reportUnsupportedOptions(const Config& config, EventSink& events) {
 int runTraining(RunPreflight preflight, EventSink& events) {
   const auto setupStart = std::chrono::steady_clock::now();
   const Config& config = preflight.resolved;
-  reportCompilePlan(config, events);
   reportUnsupportedOptions(config, events);
 
   // Anything that goes wrong before the first step is bad input (exit 2); after it, a failed run (1).
@@ -82,18 +85,21 @@ int runTraining(RunPreflight preflight, EventSink& events) {
   try {
     installStopHandlers();  // a stop during setup (caching can take long) ends the run cleanly too
     const torch::Device device = trainingDevice();
+    compile::CompilePlan compilePlan = preflight.compilePlan.value();
+    reportCompilePlan(compilePlan, events);
     const std::uint64_t seed =
         isUnset(config.get("seed")) ? std::random_device{}() : static_cast<std::uint64_t>(config.getInt("seed"));
     torch::manual_seed(seed);
     spdlog::info("device: {}, seed: {}", describeDevice(device), seed);
-    if (std::string flags = applyCudaMathFlags(device, config.getBool("cuda_allow_tf32"), config.getBool("cuda_cudnn_benchmark"));
+    if (std::string flags = applyCudaMathFlags(device, config.getBool("cuda_allow_tf32"),
+                                               config.getBool("cuda_cudnn_benchmark") || compilePlan.cudnnBenchmark);
         !flags.empty())
       spdlog::info("{}", flags);
     const PrecisionPlan precision =
         planPrecision(parseMixedPrecision(config.getString("mixed_precision")), config.getBool("full_fp16"), config.getBool("full_bf16"));
     prepareOutputDir(config.getString("output_dir"));
 
-    const RunContext run{config, device, precision, seed, events, setupStart};
+    const RunContext run{config, device, precision, seed, events, setupStart, std::move(compilePlan)};
     TrainingParts parts = makeTrainingParts(run, *config.family(), config.tab());
     parts.method->attach(*parts.family);
     parts.family->buildCaches(*preflight.dataset, std::max(1, static_cast<int>(config.getInt("max_data_loader_n_workers"))));

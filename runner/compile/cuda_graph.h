@@ -1,0 +1,40 @@
+#pragma once
+// One captured CUDA graph of a piece of work (a training step), replayed with one launch.
+// PyTorch's recipe (torch.cuda.graph): the work runs eagerly a few times on a side stream, so that
+// lazy initialisation (cuBLAS handles, workspaces, autograd's device threads) happens outside the
+// capture, then one more run is captured. Every tensor the work reads or writes must stay at the
+// same address between replays; memory the work allocates comes from the graph's private pool
+// (shared between the graphs of one run, which never replay concurrently). Generators the work
+// draws from are registered, so each replay draws fresh numbers at the generator's current offset,
+// exactly as an eager run would.
+#include <torch/torch.h>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace sinter::compile {
+
+// Whether this build can capture CUDA graphs (a CUDA libtorch); a CPU build compiles them out.
+bool cudaGraphsCompiledIn();
+
+class CapturedGraph {
+ public:
+  // Runs `work` `warmups` times eagerly and captures it once, all on a side stream of `device`.
+  // `poolOf`: a graph whose memory pool this one shares (nullptr: a new pool).
+  // Throws std::runtime_error naming the CUDA error when the work cannot be captured.
+  CapturedGraph(torch::Device device, const std::function<void()>& work, int warmups, const std::vector<at::Generator>& generators,
+                const CapturedGraph* poolOf = nullptr);
+  ~CapturedGraph();
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+
+  // Runs the captured work on the current stream.
+  void replay();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sinter::compile

@@ -1,0 +1,21 @@
+#include "train/capture_facts.h"
+
+#include "train/config_values.h"
+#include "train/lora_method.h"
+
+namespace sinter::train {
+
+compile::CaptureFacts captureFacts(const Config& config, const torch::Device& device) {
+  compile::CaptureFacts facts;
+  facts.cudaDevice = device.is_cuda();
+  const LoraMethodOptions lora = LoraMethodOptions::fromConfig(config);
+  if (lora.trainTextEncoders)
+    facts.barriers.push_back("the text encoders train: their captions are tokenized on the host within the step "
+                             "(set network_train_unet_only, or cache_text_encoder_outputs)");
+  if (config.getBool("gradient_checkpointing") && lora.network.dropout > 0.0)
+    facts.barriers.push_back("gradient_checkpointing with network_dropout: the recomputed blocks save and restore the random "
+                             "state on the host");
+  return facts;
+}
+
+}  // namespace sinter::train
