@@ -346,7 +346,7 @@ std::vector<OptionSpec> buildRegistry() {
       Opt("wandb_api_key", T::String, none, Sec::Logging, QT_TRANSLATE_NOOP("Option", "W&B API key"),
           QT_TRANSLATE_NOOP("Option", "Weights & Biases key. Never written to configs or presets.")).secret().advanced(),
       Opt("profile_steps", T::Int, none, Sec::Logging, QT_TRANSLATE_NOOP("Option", "Profile steps"),
-          QT_TRANSLATE_NOOP("Option", "Record per-step timings for this many steps after warm-up and log a summary.")).min(1).max(1e6).advanced(),
+          QT_TRANSLATE_NOOP("Option", "Record this many steps after warm-up with the profiler into a Chrome/Perfetto trace (<output_name>-profile.json in the output folder).")).min(1).max(1e6).advanced(),
   };
 }
 

@@ -1074,8 +1074,8 @@
         <translation>プロファイルするステップ数</translation>
     </message>
     <message>
-        <source>Record per-step timings for this many steps after warm-up and log a summary.</source>
-        <translation>ウォームアップ後この数のステップについてステップごとの時間を記録し、概要をログに出します。</translation>
+        <source>Record this many steps after warm-up with the profiler into a Chrome/Perfetto trace (&lt;output_name&gt;-profile.json in the output folder).</source>
+        <translation>ウォームアップ後のこの数のステップをプロファイラーで記録し、Chrome/Perfetto 形式のトレース（出力フォルダーの &lt;output_name&gt;-profile.json）に書き出します。</translation>
     </message>
 </context>
 <context>

@@ -1074,8 +1074,8 @@
         <translation>性能分析步数</translation>
     </message>
     <message>
-        <source>Record per-step timings for this many steps after warm-up and log a summary.</source>
-        <translation>预热后记录这么多步的逐步耗时,并在日志中输出摘要。</translation>
+        <source>Record this many steps after warm-up with the profiler into a Chrome/Perfetto trace (&lt;output_name&gt;-profile.json in the output folder).</source>
+        <translation>在预热之后用性能分析器记录这么多步，并写入 Chrome/Perfetto 跟踪文件（输出文件夹中的 &lt;output_name&gt;-profile.json）。</translation>
     </message>
 </context>
 <context>

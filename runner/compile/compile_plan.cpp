@@ -35,7 +35,8 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
   if (inductor) {
     plan.mechanisms.push_back("attention: fused scaled-dot-product attention (flash, cuDNN or memory-efficient, by shape)");
     if (facts.cudaDevice) plan.mechanisms.push_back("optimizer: fused AdamW, one kernel per parameter group");
-    plan.unavailable.push_back("fused GroupNorm+SiLU, GEGLU and LoRA epilogue kernels: not built yet; stock kernels run");
+    plan.mechanisms.push_back("LoRA: the up projection's GEMM adds into the base output in its epilogue (always on)");
+    plan.unavailable.push_back("fused GroupNorm+SiLU and GEGLU kernels: not built yet; stock kernels run");
   }
   if (autotune) {
     if (facts.cudaDevice) {

@@ -6,6 +6,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #endif
 
@@ -34,6 +35,9 @@ CapturedGraph::CapturedGraph(torch::Device device, const std::function<void()>& 
     c10::cuda::CUDAStreamGuard onSide(side);
     for (int i = 0; i < warmups; ++i) work();
     side.synchronize();
+    // The warm-up's activations are cached by the ordinary pool, which the graph's private pool
+    // cannot reuse: hand them back first, or a large step needs its memory twice.
+    c10::cuda::CUDACachingAllocator::emptyCache();
     for (const at::Generator& g : generators) impl_->graph.register_generator_state(g);
     using PoolId = decltype(impl_->graph.pool());
     const PoolId pool = poolOf ? poolOf->impl_->graph.pool() : PoolId{0, 0};

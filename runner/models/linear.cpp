@@ -17,11 +17,17 @@ LinearImpl::LinearImpl(int64_t inFeatures, int64_t outFeatures, bool withBias) {
 torch::Tensor LinearImpl::forward(const torch::Tensor& x) {
   torch::Tensor y = F::linear(x, weight, bias);
   if (lora) {
+    // As sd-scripts trains under autocast, the adapter computes in the activations' dtype (bf16 or
+    // fp16 under mixed precision): its fp32 weights are cast, and their gradients come back fp32.
+    const torch::ScalarType dtype = x.scalar_type();
     // sd-scripts' networks.lora: dropout (network_dropout) acts on lora_down's output.
-    torch::Tensor h = F::linear(x.to(lora->down.scalar_type()), lora->down);
+    torch::Tensor h = F::linear(x, lora->down.to(dtype));
     if (is_training() && lora->dropout > 0.0) h = F::dropout(h, F::DropoutFuncOptions().p(lora->dropout).training(true));
-    torch::Tensor delta = F::linear(h, lora->up);
-    y = y + (delta * (lora->scale() * lora->multiplier)).to(y.scalar_type());
+    // y + scale * (h up^T) as one GEMM whose epilogue adds into the base output.
+    const int64_t outFeatures = lora->up.size(0), rank = lora->up.size(1);
+    y = torch::addmm(y.reshape({-1, outFeatures}), h.reshape({-1, rank}), lora->up.to(dtype).t(), /*beta=*/1.0,
+                     /*alpha=*/lora->scale() * lora->multiplier)
+            .view(y.sizes());
   }
   return y;
 }

@@ -20,6 +20,7 @@
 #include "train/lr_schedule.h"
 #include "train/mixed_precision.h"
 #include "train/optimizer_args.h"
+#include "train/step_profiler.h"
 #include "train/training_loop.h"
 #include "train/training_table.h"
 
@@ -198,6 +199,8 @@ RunPreflight preflightRun(const Config& config) {
   }
   const bool valuesParsed = checkValues(config, k);
   result.dataset = checkDataset(config, valuesParsed, k);
+  if (std::string why; config.has("profile_steps") && !profilerAvailable(&why))
+    k.warning("profile_steps", "profile_steps: " + why + "; the run trains without a trace");
   if (valuesParsed) {
     result.compilePlan = compile::planCompile(result.resolved, family, captureFacts(result.resolved, trainingDevice()));
     if (result.compilePlan->fatal) k.error("compile_fullgraph", *result.compilePlan->fatal);

@@ -15,7 +15,9 @@
 #include "train/loss_readback.h"
 #include "train/optimizer_args.h"
 #include "train/optimizer_update.h"
+#include "train/config_values.h"
 #include "train/progress_meter.h"
+#include "train/step_profiler.h"
 #include "train/step_executor.h"
 #include "train/stop_request.h"
 
@@ -49,6 +51,7 @@ LoopOptions LoopOptions::fromConfig(const Config& config, const PrecisionPlan& p
   o.lossScaling = precision.lossScaling;
   o.resume = config.getString("resume");
   o.saves = SaveSchedule::fromConfig(config);
+  o.profileSteps = optionalInt(config, "profile_steps").value_or(0);
   return o;
 }
 
@@ -225,6 +228,14 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     }
   };
 
+  StepProfiler profiler(options.profileSteps, length.maxTrainSteps,
+                        (fs::path(options.outputDir) / (name + "-profile.json")).string(), run.device);
+  auto profileWritten = [&](const std::optional<std::string>& path) {
+    if (!path) return;
+    spdlog::info("profile of {} steps written to {} (open it in Perfetto or chrome://tracing)", options.profileSteps, *path);
+    events.emit(events::Saved{*path, "profile"});
+  };
+
   // A step's time is the interval between the same point of consecutive iterations (the GPU works
   // a step ahead of the host), less the time spent saving.
   auto lastMark = trainStart;
@@ -235,6 +246,12 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     bool epochEnds = false;
     StepFacts facts;
     double captureSeconds = 0;
+    try {
+      profiler.stepStarts(globalStep + 1);
+    } catch (const std::exception& e) {
+      spdlog::warn("{}", e.what());
+      events.emit(events::Warning{e.what()});
+    }
     facts.lr = optimizer.group(0).lr * schedule.factor(globalStep);
     do {
       data::Batch batch = nextBatch();
@@ -275,6 +292,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     report(saveStep || epochEnds || stopNow || globalStep == length.maxTrainSteps);
 
     const auto savingStart = Clock::now();
+    profileWritten(profiler.stepEnded(globalStep));
     if (saveStep) {
       saveModel(stepFileStem(name, globalStep), "step", epoch + 1);
       if (options.saves.saveState) saveState(stepStateFolderName(name, globalStep));
@@ -302,6 +320,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     savingSeconds = seconds(savingStart);
   }
   report(true);
+  profileWritten(profiler.finish());
   if (progressLine) std::fprintf(stderr, "\n");
   if (executor.captures()) {
     const long long all = executor.replayedMicroSteps() + executor.eagerMicroSteps();

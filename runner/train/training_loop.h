@@ -28,6 +28,7 @@ struct LoopOptions {
   bool lossScaling = false;
   std::string resume;  // a state folder, or empty
   SaveSchedule saves;
+  long long profileSteps = 0;  // profile_steps (0: off)
 
   static LoopOptions fromConfig(const Config& config, const PrecisionPlan& precision);
 };

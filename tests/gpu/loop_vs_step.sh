@@ -4,7 +4,9 @@
 # rank 32 on the UNet, batch 1, 1024x1024 buckets, bf16, cached latents and text outputs).
 #   tests/gpu/loop_vs_step.sh LABEL=RUNNER [LABEL=RUNNER ...]
 # Prints per build: the benchmark's median step, the loop's median step (steps 6 on), their
-# ratio, and the loop's peak memory.
+# ratio, and the loop's peak memory. SINTER_LOOP_FLAGS adds runner flags to the loop (such as
+# "--compile --compile_mode reduce-overhead --compile_fullgraph"; the benchmark row compared is
+# then the whole-step graph's).
 set -euo pipefail
 . "$(dirname "$0")/sdxl_lora_toml.sh"
 work="${SINTER_GPU_WORK:-/tmp/sinter-loop}"
@@ -17,15 +19,18 @@ mkdir -p "$work"
 for entry in "$@"; do
   label="${entry%%=*}"
   runner="${entry#*=}"
-  bench="$("$runner" --benchmark_steps 30 --mixed_precision bf16 | grep 'steps timed')"
+  row="eager (compile off)"
+  [ -n "${SINTER_LOOP_FLAGS:-}" ] && row="inductor, reduce-overhead, fullgraph"
+  bench="$("$runner" --benchmark_steps 20 --mixed_precision bf16 | grep -F "| $row | bs1 ")"
   out="$work/out-$label"
   rm -rf "$out" "$work/$label.toml"
   write_sdxl_lora_toml "$work" "$out" loop "$steps" "$work/sdxl.safetensors" > "$work/$label.toml"
-  "$runner" --config_file "$work/$label.toml" --events jsonl > "$work/$label.events.jsonl" 2> "$work/$label.log"
+  # shellcheck disable=SC2086
+  "$runner" --config_file "$work/$label.toml" ${SINTER_LOOP_FLAGS:-} --events jsonl > "$work/$label.events.jsonl" 2> "$work/$label.log"
   python3 - "$label" "$bench" "$work/$label.events.jsonl" <<'PY'
 import json, re, sys
 label, bench, events = sys.argv[1], sys.argv[2], sys.argv[3]
-step_ms = float(re.search(r"median ([0-9.]+) ms", bench).group(1))
+step_ms = float(bench.split("|")[5].split()[0])  # the benchmark table's median step
 steps = [json.loads(l) for l in open(events) if '"type":"step"' in l]
 loop = sorted(s["step_ms"] for s in steps[5:])
 median = loop[len(loop) // 2]
