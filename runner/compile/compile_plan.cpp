@@ -1,7 +1,5 @@
 #include "compile/compile_plan.h"
 
-#include "compile/cuda_graph.h"
-
 namespace sinter::compile {
 
 namespace {
@@ -52,7 +50,7 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
     const std::string what = "CUDA graphs";
     if (r.dynamic == "true") {
       plan.unavailable.push_back(what + ": dynamic=True specialises nothing to shapes, so nothing is captured");
-    } else if (!cudaGraphsCompiledIn()) {
+    } else if (!facts.graphsInBuild) {
       plan.unavailable.push_back(what + ": this build has no CUDA (a CPU libtorch)");
     } else if (!facts.cudaDevice) {
       plan.unavailable.push_back(what + ": training on the CPU");

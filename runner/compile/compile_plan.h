@@ -9,12 +9,14 @@
 
 #include "core/compile_settings.h"
 #include "core/config.h"
+#include "compile/cuda_graph.h"
 #include "core/events.h"
 
 namespace sinter::compile {
 
 // What the run says about its step, for deciding whether it can be captured.
 struct CaptureFacts {
+  bool graphsInBuild = cudaGraphsCompiledIn();  // a CUDA libtorch (tests plan for either build)
   bool cudaDevice = false;            // the run trains on a CUDA device
   std::vector<std::string> barriers;  // what keeps the step out of a graph, each "what: why"
 };

@@ -123,7 +123,7 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
     rowConfig.set("compile_backend", m.backend);
     rowConfig.set("compile_mode", m.mode);
     rowConfig.set("compile_fullgraph", m.fullgraph);
-    const compile::CompilePlan plan = compile::planCompile(rowConfig, Family::SDXL, compile::CaptureFacts{device.is_cuda(), {}});
+    const compile::CompilePlan plan = compile::planCompile(rowConfig, Family::SDXL, compile::CaptureFacts{compile::cudaGraphsCompiledIn(), device.is_cuda(), {}});
     if (plan.cudnnBenchmark) at::globalContext().setBenchmarkCuDNN(true);
     StepExecutorOptions options;
     options.captureSteps = plan.captureSteps;

@@ -1,10 +1,12 @@
 // The pieces the training loop is made of, each on its own: the (family, method) table, the shape
-// plan and its static buffers, the one-step-late loss read-back and the optimizer update.
+// plan and its static buffers, the one-step-late loss read-back, the optimizer update and the step
+// executor's warm-up.
 #include <gtest/gtest.h>
 
 #include "train/loss_readback.h"
 #include "train/optimizer_update.h"
 #include "train/shape_plan.h"
+#include "train/step_executor.h"
 #include "train/training_table.h"
 
 using namespace sinter;
@@ -72,4 +74,59 @@ TEST(OptimizerUpdate, AccumulatesIntoPersistentGradientsAndZeroesThem) {
   EXPECT_EQ(w.grad().data_ptr(), buffer);
   EXPECT_EQ(w.grad().abs().sum().item<float>(), 0.0f);
   EXPECT_LT(w[0].item<float>(), 1.0f);  // AdamW moved against the gradient
+}
+
+namespace {
+
+// A small real training setup: AdamW with a warm-up lr schedule and loss scaling off, and a
+// loss that draws from its own generator (as the noise of a diffusion step does).
+struct TinyTraining {
+  torch::Tensor w = torch::linspace(-1, 1, 8).set_requires_grad(true);
+  AdamW optimizer{{{"unet", 0.05, {w}}}, AdamWHyperparameters{}};
+  LrSchedule schedule{LrScheduleOptions{LrSchedulerType::ConstantWithWarmup, 3, 20}};
+  OptimizerUpdate update{optimizer, schedule, 1.0, false, torch::kCPU};
+  at::Generator generator = at::detail::createCPUGenerator(5);
+  StagedLoss loss = [this] { return ((w * torch::randn({8}, generator)).sum() - 1).pow(2); };
+};
+
+}  // namespace
+
+// Warming up a shape runs real steps and then undoes them: parameters, gradients, optimizer state
+// and the generator continue as if the warm-up never ran.
+TEST(StepExecutor, WarmUpIsUndoneAndTrainingContinuesExactly) {
+  TinyTraining plain, warmed;
+  StepExecutorOptions options;
+  options.cacheLimit = 2;
+  StepExecutor a(torch::kCPU, plain.update, options, {plain.generator});
+  StepExecutor b(torch::kCPU, warmed.update, options, {warmed.generator});
+  const StepShape shape{1, 8, 8, 77};
+  ASSERT_TRUE(b.prepare(shape, true, warmed.loss).has_value());
+  EXPECT_FALSE(b.captures());  // planned without graphs (a CPU run): every step is eager
+  for (int i = 0; i < 5; ++i) {
+    const bool last = i % 2 == 1;  // accumulation over two micro-batches
+    const torch::Tensor la = a.run(shape, last, plain.loss).loss;
+    const torch::Tensor lb = b.run(shape, last, warmed.loss).loss;
+    EXPECT_TRUE(torch::equal(la, lb)) << "step " << i;
+  }
+  EXPECT_TRUE(torch::equal(plain.w, warmed.w));
+  EXPECT_TRUE(torch::equal(plain.w.grad(), warmed.w.grad()));
+  EXPECT_TRUE(torch::equal(plain.optimizer.stepCount(), warmed.optimizer.stepCount()));
+  EXPECT_TRUE(torch::equal(plain.generator.get_state(), warmed.generator.get_state()));
+  EXPECT_EQ(b.eagerMicroSteps(), 5);
+  EXPECT_EQ(b.replayedMicroSteps(), 0);
+}
+
+// The cache limit counts shapes, not graphs: a shape's graphs with and without the update count once.
+TEST(StepExecutor, CacheLimitCountsShapes) {
+  TinyTraining t;
+  StepExecutorOptions options;
+  options.cacheLimit = 2;
+  options.warmups = 1;
+  StepExecutor e(torch::kCPU, t.update, options, {t.generator});
+  const StepShape first{1, 8, 8, 77}, second{1, 8, 12, 77}, third{2, 8, 8, 77};
+  EXPECT_TRUE(e.prepare(first, true, t.loss).has_value());
+  EXPECT_TRUE(e.prepare(first, false, t.loss).has_value());
+  EXPECT_TRUE(e.prepare(second, true, t.loss).has_value());
+  EXPECT_FALSE(e.prepare(third, true, t.loss).has_value());  // over the limit
+  EXPECT_EQ(second.describe(), "batch 1, latents 8x12, 77 tokens");
 }

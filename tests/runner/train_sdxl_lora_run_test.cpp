@@ -299,6 +299,78 @@ TEST_F(SdxlLoraRun, GradientCheckpointingGivesTheSameRun) {
   EXPECT_NEAR(plain[0], gc[0], 1e-6);  // the same forward
 }
 
+// On a CPU build nothing is captured: a run with every compile option on says so in its plan and
+// trains exactly like one with compile off.
+TEST_F(SdxlLoraRun, CompileOnTheCpuTrainsExactlyLikeCompileOff) {
+  const std::string extra = "max_train_steps = 3\nnetwork_train_unet_only = true\n";
+  ProcessResult off = runRunner({"--config_file", writeConfig("c_off.toml", path("out_c_off"), extra), "--events", "jsonl"});
+  ASSERT_EQ(off.exitCode, 0) << off.err;
+  ProcessResult on = runRunner({"--config_file", writeConfig("c_on.toml", path("out_c_on"), extra + "compile = true\ncompile_mode = \"max-autotune\"\ncompile_fullgraph = true\n"),
+                                "--events", "jsonl"});
+  ASSERT_EQ(on.exitCode, 0) << on.err;
+  EXPECT_EQ(losses(on), losses(off));
+  EXPECT_EQ(relativeDifference(path("out_c_on/t.safetensors"), path("out_c_off/t.safetensors")), 0.0);
+  bool planned = false;
+  for (const auto& e : eventsOf(on))
+    if (auto p = std::get_if<sinter::events::CompilePlan>(&e)) {
+      planned = true;
+      EXPECT_TRUE(p->enabled);
+      EXPECT_TRUE(p->regions.empty());  // nothing captured here
+      bool saysWhy = false;
+      for (const auto& u : p->unavailable) saysWhy = saysWhy || u.rfind("CUDA graphs: ", 0) == 0;
+      EXPECT_TRUE(saysWhy);
+    }
+  EXPECT_TRUE(planned);
+}
+
+// A step that compile_fullgraph requires captured but that cannot be (the text encoders train) is
+// refused before anything loads, by the dry run and the run alike, on a build that captures; a CPU
+// build captures nothing, so there it trains eagerly.
+TEST_F(SdxlLoraRun, FullgraphWithTextEncoderTrainingIsPlannedAsTheBuildAllows) {
+  const std::string cfg = writeConfig("fg.toml", path("out_fg"), "max_train_steps = 1\ncompile = true\ncompile_mode = \"reduce-overhead\"\ncompile_fullgraph = true\n");
+  ProcessResult dry = runRunner({"--config_file", cfg, "--dry_run"});
+  ProcessResult run = runRunner({"--config_file", cfg});
+#if SINTER_WITH_CUDA
+  if (dry.exitCode != 0) {
+    EXPECT_EQ(dry.exitCode, 2);
+    EXPECT_EQ(run.exitCode, 2);
+    EXPECT_NE(run.err.find("compile_fullgraph: the training step cannot be captured as one graph: the text encoders train"), std::string::npos) << run.err;
+    return;
+  }
+#endif
+  EXPECT_EQ(dry.exitCode, 0) << dry.err;
+  EXPECT_NE(dry.out.find("unavailable: CUDA graphs: "), std::string::npos) << dry.out;
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+}
+
+// profile_steps: a trace of the steps after the first where this libtorch has the Kineto profiler,
+// and where it has none (Debian's), a warning naming the option and a run that trains anyway.
+TEST_F(SdxlLoraRun, ProfileStepsWritesATraceOrSaysWhyNot) {
+  const std::string cfg = writeConfig("prof.toml", path("out_prof"), "max_train_steps = 3\nnetwork_train_unet_only = true\nprofile_steps = 2\n");
+  ProcessResult r = runRunner({"--config_file", cfg, "--events", "jsonl"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const fs::path trace = path("out_prof/t-profile.json");
+  std::string warning;
+  for (const auto& e : eventsOf(r))
+    if (auto w = std::get_if<sinter::events::Warning>(&e))
+      if (w->message.find("profile_steps") != std::string::npos) warning = w->message;
+  if (fs::exists(trace)) {
+    std::ifstream in(trace);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("traceEvents"), std::string::npos);
+    bool announced = false;
+    for (const auto& e : eventsOf(r))
+      if (auto s = std::get_if<sinter::events::Saved>(&e)) announced = announced || (s->kind == "profile" && s->path == trace.string());
+    EXPECT_TRUE(announced);
+  } else {
+    EXPECT_NE(warning.find("without the Kineto profiler"), std::string::npos) << r.err;
+  }
+  // Not a positive number of steps: refused with the option's name.
+  ProcessResult zero = runRunner({"--config_file", cfg, "--profile_steps", "0", "--dry_run"});
+  EXPECT_EQ(zero.exitCode, 2);
+  EXPECT_NE(zero.err.find("profile_steps"), std::string::npos) << zero.err;
+}
+
 TEST_F(SdxlLoraRun, FullDiskFailsCleanlyAndKeepsTheLastGoodSave) {
   // A 64 KiB file system as the output folder: too small for the LoRA file.
   const std::string mnt = path("tiny_fs");

@@ -1,0 +1,112 @@
+// The compile plan for every combination of the compile options, on either kind of build and
+// device: what is captured, what is unavailable and why, what is fatal (DESIGN.md §6).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "compile/compile_plan.h"
+
+using namespace sinter;
+using namespace sinter::compile;
+
+namespace {
+
+bool mentions(const std::vector<std::string>& lines, const std::string& text) {
+  for (const auto& l : lines)
+    if (l.find(text) != std::string::npos) return true;
+  return false;
+}
+
+Config compileConfig(const std::string& backend, const std::string& mode, const std::string& dynamic, bool fullgraph) {
+  Config c;
+  c.set("compile", true);
+  c.set("compile_backend", backend);
+  c.set("compile_mode", mode);
+  c.set("compile_dynamic", dynamic);
+  c.set("compile_fullgraph", fullgraph);
+  return c;
+}
+
+}  // namespace
+
+TEST(CompilePlan, OffPlansNothing) {
+  const CompilePlan plan = planCompile(Config{}, Family::SDXL, CaptureFacts{true, true, {}});
+  EXPECT_EQ(plan.headline(), "compile: off");
+  EXPECT_FALSE(plan.captureSteps);
+  EXPECT_TRUE(plan.mechanisms.empty());
+  EXPECT_TRUE(plan.unavailable.empty());
+}
+
+TEST(CompilePlan, EveryCombination) {
+  const std::vector<std::string> backends{"inductor", "cudagraphs", "eager", "aot_eager"};
+  const std::vector<std::string> modes{"default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"};
+  const std::vector<std::string> barrier{"the text encoders train: why"};
+  int combinations = 0;
+  for (const auto& backend : backends)
+    for (const auto& mode : modes)
+      for (const std::string dynamic : {"auto", "false", "true"})
+        for (bool fullgraph : {false, true})
+          for (bool inBuild : {false, true})
+            for (bool cuda : {false, true})
+              for (bool blocked : {false, true}) {
+                ++combinations;
+                const Config config = compileConfig(backend, mode, dynamic, fullgraph);
+                const CaptureFacts facts{inBuild, cuda, blocked ? barrier : std::vector<std::string>{}};
+                const CompilePlan plan = planCompile(config, Family::SDXL, facts);
+                const std::string what = backend + "/" + mode + "/" + dynamic + (fullgraph ? "/fullgraph" : "") +
+                                         (inBuild ? "/cuda-build" : "/cpu-build") + (cuda ? "/gpu" : "/cpu") + (blocked ? "/blocked" : "");
+                SCOPED_TRACE(what);
+                const bool graphsAsked = backend == "cudagraphs" || (backend == "inductor" && (mode == "reduce-overhead" || mode == "max-autotune"));
+                const bool graphsPossible = graphsAsked && dynamic != "true" && inBuild && cuda;
+                EXPECT_EQ(plan.captureSteps, graphsPossible && !blocked);
+                EXPECT_EQ(plan.precapture, plan.captureSteps && dynamic == "auto");
+                EXPECT_EQ(plan.fatal.has_value(), graphsPossible && blocked && fullgraph);
+                if (plan.fatal) EXPECT_NE(plan.fatal->find("text encoders train"), std::string::npos);
+                if (graphsPossible && blocked && !fullgraph) EXPECT_TRUE(mentions(plan.warnings, "runs eagerly: the text encoders train"));
+                EXPECT_EQ(!plan.regions.empty(), plan.captureSteps);
+                EXPECT_EQ(mentions(plan.mechanisms, "CUDA graphs"), plan.captureSteps);
+                if (graphsAsked && !plan.captureSteps) EXPECT_TRUE(mentions(plan.unavailable, "CUDA graphs: "));
+                if (graphsAsked && dynamic == "true") EXPECT_TRUE(mentions(plan.unavailable, "dynamic=True"));
+                if (graphsAsked && dynamic != "true" && !inBuild) EXPECT_TRUE(mentions(plan.unavailable, "this build has no CUDA"));
+                if (graphsAsked && dynamic != "true" && inBuild && !cuda) EXPECT_TRUE(mentions(plan.unavailable, "training on the CPU"));
+                if (graphsAsked && !fullgraph) EXPECT_TRUE(mentions(plan.unavailable, "per-block regions"));
+                EXPECT_EQ(plan.checkCapture, backend == "aot_eager");
+                EXPECT_EQ(mentions(plan.warnings, "would break capture"), backend == "aot_eager" && blocked);
+                const bool autotune = backend == "inductor" && (mode == "max-autotune" || mode == "max-autotune-no-cudagraphs");
+                EXPECT_EQ(plan.cudnnBenchmark, autotune && cuda);
+                EXPECT_EQ(mentions(plan.mechanisms, "fused scaled-dot-product attention"), backend == "inductor");
+                if (backend == "eager") EXPECT_TRUE(mentions(plan.mechanisms, "stock kernels"));
+                EXPECT_EQ(plan.headline().rfind("Compiling U-Net with torch.compile: backend=" + backend, 0), 0u);
+                EXPECT_EQ(plan.cacheLimit, 8);
+                // Every line of the plan is rendered, once.
+                EXPECT_EQ(plan.lines().size(), 2 + plan.mechanisms.size() + plan.regions.size() + plan.unavailable.size() +
+                                                   plan.warnings.size() + (plan.fatal ? 1 : 0));
+              }
+  EXPECT_EQ(combinations, 4 * 4 * 3 * 2 * 2 * 2 * 2);
+}
+
+TEST(CompilePlan, CacheLimitAndDeprecatedCompileArgs) {
+  Config c = compileConfig("inductor", "reduce-overhead", "false", true);
+  c.set("compile_cache_size_limit", 3LL);
+  EXPECT_EQ(planCompile(c, Family::SDXL, CaptureFacts{true, true, {}}).cacheLimit, 3);
+  c.set("compile_cache_size_limit", 0LL);  // 0: the default
+  EXPECT_EQ(planCompile(c, Family::SDXL, CaptureFacts{true, true, {}}).cacheLimit, 8);
+  c.set("compile_args", StringList{"cudagraphs", "default", "false", "true"});
+  const CompilePlan args = planCompile(c, Family::FLUX, CaptureFacts{true, true, {}});
+  EXPECT_EQ(args.cacheLimit, 32);
+  EXPECT_TRUE(args.captureSteps);
+  EXPECT_FALSE(args.precapture);  // dynamic=False: each signature captured when first seen
+  EXPECT_NE(args.headline().find("Compiling DiT model with torch.compile: backend=cudagraphs"), std::string::npos);
+  EXPECT_TRUE(mentions(args.request.notes, "compile_args is deprecated"));
+}
+
+TEST(CompilePlan, EventCarriesThePlan) {
+  const CompilePlan plan = planCompile(compileConfig("inductor", "max-autotune", "auto", true), Family::SDXL, CaptureFacts{true, true, {}});
+  const events::CompilePlan e = plan.event();
+  EXPECT_TRUE(e.enabled);
+  EXPECT_EQ(e.mode, "max-autotune");
+  EXPECT_EQ(e.mechanisms, plan.mechanisms);
+  EXPECT_EQ(e.regions, std::vector<std::string>{"whole training step"});
+  EXPECT_EQ(e.unavailable, plan.unavailable);
+}
