@@ -56,8 +56,8 @@
         <translation>フルグラフ オン: 順伝播・逆伝播・オプティマイザのステップをシグネチャごとに 1 つのグラフとしてキャプチャします。それを妨げるものがあれば、原因を示して実行を停止します。</translation>
     </message>
     <message>
-        <source>Fullgraph off: per-block regions (SDXL input/middle/output blocks, FLUX double/single blocks) are captured with their backward; a region that cannot be captured runs eagerly with a warning.</source>
-        <translation>フルグラフ オフ: ブロック単位の領域(SDXL の入力/中間/出力ブロック、FLUX の double/single ブロック)を逆伝播とともにキャプチャします。キャプチャできない領域は警告を出して eager で実行します。</translation>
+        <source>Fullgraph off: the whole step is captured where it can be; a step that cannot be captured runs eagerly with a warning naming why. (Per-block regions are not built yet.)</source>
+        <translation>Fullgraph オフ: 可能な場合はステップ全体をキャプチャします。キャプチャできないステップは理由を示す警告とともにそのまま実行されます。（ブロック単位の領域はまだ実装されていません。）</translation>
     </message>
     <message>
         <source>Cache size limit: at most %1 captured signatures per region (0 means the default, %2).</source>

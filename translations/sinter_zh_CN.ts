@@ -56,8 +56,8 @@
         <translation>完整图开启:前向、反向和优化器步骤按每种签名捕获为一张图;任何阻碍捕获的因素都会使运行停止并给出原因。</translation>
     </message>
     <message>
-        <source>Fullgraph off: per-block regions (SDXL input/middle/output blocks, FLUX double/single blocks) are captured with their backward; a region that cannot be captured runs eagerly with a warning.</source>
-        <translation>完整图关闭:按块划分区域(SDXL 的输入/中间/输出块,FLUX 的 double/single 块),连同反向一起捕获;无法捕获的区域会给出警告并以 eager 方式运行。</translation>
+        <source>Fullgraph off: the whole step is captured where it can be; a step that cannot be captured runs eagerly with a warning naming why. (Per-block regions are not built yet.)</source>
+        <translation>Fullgraph 关闭：能捕获时捕获整个训练步；无法捕获的步以即时模式运行，并给出说明原因的警告。（按块区域尚未实现。）</translation>
     </message>
     <message>
         <source>Cache size limit: at most %1 captured signatures per region (0 means the default, %2).</source>

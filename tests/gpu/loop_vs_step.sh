@@ -21,7 +21,7 @@ for entry in "$@"; do
   runner="${entry#*=}"
   row="eager (compile off)"
   [ -n "${SINTER_LOOP_FLAGS:-}" ] && row="inductor, reduce-overhead, fullgraph"
-  bench="$("$runner" --benchmark_steps 20 --mixed_precision bf16 | grep -F "| $row | bs1 ")"
+  bench="$("$runner" --benchmark_steps 10 --mixed_precision bf16 | grep -F "| $row | bs1 ")"
   out="$work/out-$label"
   rm -rf "$out" "$work/$label.toml"
   write_sdxl_lora_toml "$work" "$out" loop "$steps" "$work/sdxl.safetensors" > "$work/$label.toml"
