@@ -5,8 +5,9 @@
 #   tests/gpu/loop_vs_step.sh LABEL=RUNNER [LABEL=RUNNER ...]
 # Prints per build: the benchmark's median step, the loop's median step (steps 6 on), their
 # ratio, and the loop's peak memory. SINTER_LOOP_FLAGS adds runner flags to the loop (such as
-# "--compile --compile_mode reduce-overhead --compile_fullgraph"; the benchmark row compared is
-# then the whole-step graph's).
+# "--compile --compile_mode reduce-overhead --compile_fullgraph"; with --compile the benchmark row
+# compared is the whole-step graph's, else the eager one; add --no-enable_bucket so that every
+# batch has the benchmark's 1024x1024 shape).
 set -euo pipefail
 . "$(dirname "$0")/sdxl_lora_toml.sh"
 work="${SINTER_GPU_WORK:-/tmp/sinter-loop}"
@@ -20,7 +21,7 @@ for entry in "$@"; do
   label="${entry%%=*}"
   runner="${entry#*=}"
   row="eager (compile off)"
-  [ -n "${SINTER_LOOP_FLAGS:-}" ] && row="inductor, reduce-overhead, fullgraph"
+  case " ${SINTER_LOOP_FLAGS:-} " in *" --compile "*) row="inductor, reduce-overhead, fullgraph" ;; esac
   bench="$("$runner" --benchmark_steps 10 --mixed_precision bf16 | grep -F "| $row | bs1 ")"
   out="$work/out-$label"
   rm -rf "$out" "$work/$label.toml"
