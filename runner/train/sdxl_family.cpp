@@ -153,8 +153,10 @@ StepShape SdxlFamily::stage(const data::Batch& batch) {
 }
 
 StepShape SdxlFamily::stageWarmup(const data::ShapeSignature& signature) {
-  // Cached or encoded, the context is 77 tokens per 75-token chunk of max_token_length.
-  const StepShape shape{signature.batchSize, signature.height / 8, signature.width / 8, options_.maxTokenLength / 75 * 77};
+  // The latents are the VAE's downscale smaller than the bucket (8 at full size); the context is
+  // max_token_length tokens between one bos and one eos, as the chunks are merged (75 -> 77).
+  const int64_t down = models_.vae->config().downscale();
+  const StepShape shape{signature.batchSize, signature.height / down, signature.width / down, options_.maxTokenLength + 2};
   step_->stageNeutral(shape);
   return shape;
 }

@@ -9,6 +9,8 @@
 #   tests/gpu/captured_vs_eager.sh RUNNER [tiny|full] [STEPS]
 # tiny: the demo preset (tiny model, batch 2, several buckets, so several graphs), in fp32, bf16
 # and fp16 (loss scaling). full: the full-size random SDXL run of sdxl_lora_toml.sh in bf16.
+# SINTER_PRECISIONS picks the precisions; SINTER_EXTRA_FLAGS adds runner flags to all three runs
+# (such as "--gradient_checkpointing --gradient_accumulation_steps 2").
 set -euo pipefail
 . "$(dirname "$0")/sdxl_lora_toml.sh"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -23,14 +25,14 @@ if [ "$size" = tiny ]; then
   [ -d demo-output/images ] || "$runner" --init_dataset demo-output/images --seed 1
   [ -d demo-output/tokenizer ] || "$runner" --init_tokenizer demo-output/tokenizer
   config="$root/presets/demo_sdxl_lora_tiny.toml"
-  precisions="no bf16 fp16"
+  precisions="${SINTER_PRECISIONS:-no bf16 fp16}"
 else
   [ -f sdxl.safetensors ] || "$runner" --init_checkpoint sdxl.safetensors --model_family sdxl --model_size full --seed 1
   [ -d images ] || "$runner" --init_dataset images --seed 1
   [ -d tokenizer ] || "$runner" --init_tokenizer tokenizer
   write_sdxl_lora_toml "$work" "$work/unused" captured "$steps" "$work/sdxl.safetensors" > full.toml
   config="$work/full.toml"
-  precisions="bf16"
+  precisions="${SINTER_PRECISIONS:-bf16}"
 fi
 status=0
 for precision in $precisions; do
@@ -40,7 +42,7 @@ for precision in $precisions; do
     flags=()
     [ "$mode" = captured ] && flags=(--compile --compile_mode reduce-overhead --compile_fullgraph)
     "$runner" --config_file "$config" --output_dir "$out" --output_name run --max_train_steps "$steps" \
-      --mixed_precision "$precision" "${flags[@]}" --events jsonl > "$out.events.jsonl" 2> "$out.log" ||
+      --mixed_precision "$precision" ${SINTER_EXTRA_FLAGS:-} "${flags[@]}" --events jsonl > "$out.events.jsonl" 2> "$out.log" ||
       { echo "$size $precision $mode: the run failed"; tail -20 "$out.log"; status=1; continue 2; }
   done
   python3 - "$size" "$precision" "$work/out-$size-$precision" <<'PY' || status=1
