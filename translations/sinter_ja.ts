@@ -16,8 +16,8 @@
         <translation>バックエンド cudagraphs: 標準カーネルのまま領域を CUDA グラフとしてキャプチャします。モード設定は無視されます。</translation>
     </message>
     <message>
-        <source>Backend inductor: the runner&apos;s fused kernels (attention, AdamW, norm/activation/modulation/RoPE/LoRA epilogues) plus what the mode adds.</source>
-        <translation>バックエンド inductor: ランナーの融合カーネル(アテンション、AdamW、正規化/活性化/モジュレーション/RoPE/LoRA のエピローグ)に、モードによる追加機能を加えます。</translation>
+        <source>Backend inductor: fused attention, fused AdamW and the LoRA update added in the GEMM epilogue (fused norm/activation kernels are not built yet), plus what the mode adds.</source>
+        <translation>バックエンド inductor: 融合アテンション、融合 AdamW、GEMM のエピローグで加算する LoRA（正規化・活性化の融合カーネルはまだ実装されていません）に、モードが加えるものを足します。</translation>
     </message>
     <message>
         <source>Mode reduce-overhead: fused kernels plus CUDA-graph capture.</source>

@@ -16,8 +16,8 @@
         <translation>后端 cudagraphs:使用标准内核对区域进行 CUDA 图捕获;忽略模式设置。</translation>
     </message>
     <message>
-        <source>Backend inductor: the runner&apos;s fused kernels (attention, AdamW, norm/activation/modulation/RoPE/LoRA epilogues) plus what the mode adds.</source>
-        <translation>后端 inductor:运行器的融合内核(注意力、AdamW、归一化/激活/调制/RoPE/LoRA 尾处理),再加上模式所增加的功能。</translation>
+        <source>Backend inductor: fused attention, fused AdamW and the LoRA update added in the GEMM epilogue (fused norm/activation kernels are not built yet), plus what the mode adds.</source>
+        <translation>后端 inductor：融合注意力、融合 AdamW，以及在 GEMM 尾处理中加上的 LoRA 更新（归一化/激活的融合内核尚未实现），再加上模式带来的功能。</translation>
     </message>
     <message>
         <source>Mode reduce-overhead: fused kernels plus CUDA-graph capture.</source>
