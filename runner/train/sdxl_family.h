@@ -37,7 +37,6 @@ class SdxlFamily : public FamilyPart {
   void buildCaches(const data::Dataset& dataset, int workers) override;
   const data::LatentCache* latentCache() const override { return latentCache_ ? &*latentCache_ : nullptr; }
   const data::TextCache* textCache() const override { return textCache_ ? &*textCache_ : nullptr; }
-  void planShapes(const std::vector<data::ShapeSignature>& signatures) override { step_->setShapePlan(ShapePlan(signatures)); }
   void setTraining(bool textEncoders) override;
   torch::Tensor loss(const data::Batch& batch, bool textEncodersTrain) override;
   StepShape stage(const data::Batch& batch) override;

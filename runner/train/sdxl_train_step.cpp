@@ -29,17 +29,14 @@ StaticBuffers& SdxlTrainStep::buffers(const StepShape& s) {
 }
 
 torch::Tensor SdxlTrainStep::loss(const SdxlStepBatch& batch) {
+  const bool conditioningTrains = batch.context.requires_grad() || batch.admVector.requires_grad();
+  if (!conditioningTrains) return stagedLoss(stage(batch));
+  // Text conditioning that carries gradients (text encoder LoRA) must stay in the autograd graph;
+  // the rest goes through the static buffers.
   StaticBuffers& in = buffers(shapeOf(batch));
   in.at("latents").copy_(batch.latents);
   in.at("loss_weights").copy_(batch.lossWeights);
-  // Text conditioning that carries gradients (text encoder LoRA) must stay in the graph; only
-  // inputs without gradients go through the static buffers.
-  auto staged = [&](const torch::Tensor& value, torch::Tensor& buffer) {
-    if (value.requires_grad()) return value.to(device_, options_.computeDtype);
-    buffer.copy_(value);
-    return buffer;
-  };
-  return lossOf(in.at("latents"), staged(batch.context, in.at("context")), staged(batch.admVector, in.at("adm_vector")),
+  return lossOf(in.at("latents"), batch.context.to(device_, options_.computeDtype), batch.admVector.to(device_, options_.computeDtype),
                 in.at("loss_weights"));
 }
 

@@ -44,8 +44,6 @@ class SdxlTrainStep {
 
   at::Generator& generator() { return generator_; }
   const DdpmNoiseSchedule& noiseSchedule() const { return schedule_; }
-  // The shapes the run will see (from the batch plan); their static buffers live there.
-  void setShapePlan(ShapePlan plan) { shapes_ = std::move(plan); }
 
  private:
   static StepShape shapeOf(const SdxlStepBatch& batch);

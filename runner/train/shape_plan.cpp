@@ -7,11 +7,11 @@ std::string StepShape::describe() const {
          std::to_string(tokens) + " tokens";
 }
 
-double ShapePlan::shareOfBatches(size_t n) const {
+double shareOfBatches(const std::vector<data::ShapeSignature>& signatures, size_t n) {
   long long covered = 0, total = 0;
-  for (size_t i = 0; i < signatures_.size(); ++i) {
-    total += signatures_[i].countPerEpoch;
-    if (i < n) covered += signatures_[i].countPerEpoch;
+  for (size_t i = 0; i < signatures.size(); ++i) {
+    total += signatures[i].countPerEpoch;
+    if (i < n) covered += signatures[i].countPerEpoch;
   }
   return total == 0 ? 0.0 : static_cast<double>(covered) / static_cast<double>(total);
 }

@@ -1,7 +1,7 @@
 #pragma once
-// The batch shapes a run's step will see, known from the batch plan before step 1 (most frequent
-// first), and the static input buffers kept for each: a captured graph reads its inputs from the
-// same memory on every replay, so each shape's buffers are made once and reused.
+// The input shapes of a run's step and the static input buffers kept for each: a captured graph
+// reads its inputs from the same memory on every replay, so each shape's buffers are made once and
+// reused. The batch plan's signatures (known before step 1) say which shapes will come.
 #include <torch/torch.h>
 
 #include <functional>
@@ -27,21 +27,17 @@ struct StepShape {
 
 using StaticBuffers = std::map<std::string, torch::Tensor>;
 
+// Share of an epoch's batches whose shape is among the first `n` of `signatures` (the batch
+// plan's, most frequent first): what graphs captured for those cover.
+double shareOfBatches(const std::vector<data::ShapeSignature>& signatures, size_t n);
+
 class ShapePlan {
  public:
-  ShapePlan() = default;
-  explicit ShapePlan(std::vector<data::ShapeSignature> signatures) : signatures_(std::move(signatures)) {}
-
-  const std::vector<data::ShapeSignature>& signatures() const { return signatures_; }
-  // Share of an epoch's batches whose shape is among the `n` most frequent signatures.
-  double shareOfBatches(size_t n) const;
-
   // The buffers of `shape`, made by `make` the first time the shape is seen.
   StaticBuffers& buffers(const StepShape& shape, const std::function<StaticBuffers()>& make);
   size_t shapesWithBuffers() const { return buffers_.size(); }
 
  private:
-  std::vector<data::ShapeSignature> signatures_;
   std::map<StepShape, StaticBuffers> buffers_;
 };
 

@@ -49,10 +49,14 @@ std::optional<double> StepExecutor::capture(const Key& key, const StagedLoss& st
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+bool StepExecutor::mayCapture(const StepShape& shape) const {
+  return !failedShapes_.count(shape) &&
+         (capturedShapes_.count(shape) || static_cast<int>(capturedShapes_.size()) < options_.cacheLimit);
+}
+
 std::optional<double> StepExecutor::prepare(const StepShape& shape, bool last, const StagedLoss& stagedLoss) {
   const Key key{shape, last};
-  if (graphs_.count(key) || failedShapes_.count(shape)) return std::nullopt;
-  if (!capturedShapes_.count(shape) && static_cast<int>(capturedShapes_.size()) >= options_.cacheLimit) return std::nullopt;
+  if (graphs_.count(key) || !mayCapture(shape)) return std::nullopt;
   return capture(key, stagedLoss, nullptr);
 }
 
@@ -60,8 +64,7 @@ MicroStepResult StepExecutor::run(const StepShape& shape, bool last, const Stage
   MicroStepResult result;
   const Key key{shape, last};
   auto it = graphs_.find(key);
-  if (it == graphs_.end() && options_.captureSteps && !failedShapes_.count(shape) &&
-      (capturedShapes_.count(shape) || static_cast<int>(capturedShapes_.size()) < options_.cacheLimit)) {
+  if (it == graphs_.end() && options_.captureSteps && mayCapture(shape)) {
     std::string failure;
     result.capturedSeconds = capture(key, stagedLoss, &failure);
     if (!failure.empty()) result.captureFailure = failure;

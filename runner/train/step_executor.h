@@ -74,6 +74,8 @@ class StepExecutor {
     torch::Tensor loss;  // the graph's output, overwritten by each replay
   };
   std::optional<double> capture(const Key& key, const StagedLoss& stagedLoss, std::string* failure);
+  // Not failed before, and captured already or within the cache limit (which counts shapes).
+  bool mayCapture(const StepShape& shape) const;
 
   torch::Device device_;
   OptimizerUpdate& update_;

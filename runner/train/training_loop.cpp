@@ -30,6 +30,11 @@ namespace {
 
 double seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
 
+// "2x1024x768": batch size and bucket, as the log and the warm-up events name a batch shape.
+std::string signatureLabel(long long batchSize, const data::Resolution& bucket) {
+  return std::to_string(batchSize) + "x" + data::toString(bucket);
+}
+
 }  // namespace
 
 LoopOptions LoopOptions::fromConfig(const Config& config, const PrecisionPlan& precision) {
@@ -74,7 +79,6 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   const RunSchedule planned = planSchedule(options, plan.batchesPerEpoch());
   const data::TrainingLength& length = planned.length;
   method.describeRun(dataset, plan.batchesPerEpoch(), length.numEpochs, length.maxTrainSteps, gradAccum);
-  family.planShapes(plan.shapeSignatures());
 
   // Optimizer and schedule.
   AdamW optimizer(method.parameterGroups(), options.adamw);
@@ -191,11 +195,9 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
       double seconds = 0;
       for (bool last : lastMicroBatch)
         if (auto s = executor.prepare(shape, last, [&] { return family.stagedLoss(shape); })) seconds += *s;
-      reportWarmup(std::to_string(signatures[i].batchSize) + "x" + std::to_string(signatures[i].width) + "x" +
-                       std::to_string(signatures[i].height),
-                   seconds);
+      reportWarmup(signatureLabel(signatures[i].batchSize, data::Resolution{signatures[i].width, signatures[i].height}), seconds);
     }
-    spdlog::info("graphs cover {:.1f}% of an epoch's batches", 100.0 * ShapePlan(signatures).shareOfBatches(captured));
+    spdlog::info("graphs cover {:.1f}% of an epoch's batches", 100.0 * shareOfBatches(signatures, captured));
   }
   // Without graphs captured ahead, the first step allocates buffers and picks kernels: it is the warm-up.
   const bool firstStepIsWarmup = !resumed && !executor.captures();
@@ -256,7 +258,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     do {
       data::Batch batch = nextBatch();
       facts.epoch = batch.epoch;
-      facts.signature = std::to_string(batch.lossWeights.size(0)) + "x" + data::toString(batch.bucket);
+      facts.signature = signatureLabel(batch.lossWeights.size(0), batch.bucket);
       epochEnds = batch.indexInEpoch + 1 == plan.batchesPerEpoch();
       const bool last = micro + 1 == gradAccum || epochEnds;
       torch::Tensor loss;

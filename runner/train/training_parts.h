@@ -63,8 +63,6 @@ class FamilyPart {
   virtual void buildCaches(const data::Dataset& dataset, int workers) = 0;
   virtual const data::LatentCache* latentCache() const = 0;
   virtual const data::TextCache* textCache() const = 0;
-  // The batch shapes the run will see (from the batch plan, most frequent first), before step 1.
-  virtual void planShapes(const std::vector<data::ShapeSignature>& signatures) = 0;
   // Train/eval state of the models for training (text encoders train only with their adapters).
   virtual void setTraining(bool textEncoders) = 0;
   // The loss of one micro-batch (0-dim, float32, on the device, with its autograd graph):

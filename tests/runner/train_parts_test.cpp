@@ -24,10 +24,11 @@ TEST(TrainingTable, SaysWhatIsBuiltAndWhatIsNot) {
 }
 
 TEST(ShapePlan, SharesAndBuffersMadeOncePerShape) {
-  ShapePlan plan({{1024, 1024, 4, 30}, {832, 1216, 4, 8}, {832, 1216, 2, 2}});
-  EXPECT_DOUBLE_EQ(plan.shareOfBatches(0), 0.0);
-  EXPECT_DOUBLE_EQ(plan.shareOfBatches(1), 0.75);
-  EXPECT_DOUBLE_EQ(plan.shareOfBatches(3), 1.0);
+  const std::vector<data::ShapeSignature> signatures{{1024, 1024, 4, 30}, {832, 1216, 4, 8}, {832, 1216, 2, 2}};
+  EXPECT_DOUBLE_EQ(shareOfBatches(signatures, 0), 0.0);
+  EXPECT_DOUBLE_EQ(shareOfBatches(signatures, 1), 0.75);
+  EXPECT_DOUBLE_EQ(shareOfBatches(signatures, 3), 1.0);
+  ShapePlan plan;
   int made = 0;
   auto make = [&] {
     ++made;
