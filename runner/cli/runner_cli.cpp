@@ -44,12 +44,16 @@ const char* kUsage =
     "  --init_dataset DIR     write a small generated dataset (pictures and captions) in folder mode\n"
     "  --init_tokenizer DIR   write a byte-level CLIP vocabulary (enough for tiny models)\n"
     "  --benchmark_steps N    time N training steps of the full-size model with random weights\n"
-    "                         (batch 1, 1024x1024, rank 32, bf16 on a GPU; --model_size tiny for a smoke run)\n";
+    "                         (batch 1, 1024x1024, rank 32, bf16 on a GPU; --model_size tiny for a smoke run)\n"
+    "  --module_outputs OUT.safetensors --module_inputs IN.safetensors --pretrained_model_name_or_path CKPT\n"
+    "                         run the checkpoint's U-Net, VAE and text encoders in fp32 on the inputs IN\n"
+    "                         names (x, timesteps, context, y; images; input_ids) and write their outputs\n";
 
 const std::vector<ExtraArg> kRunnerArgs{{"config_file", true},     {"dry_run", false},       {"output_config", true},
                                         {"events", true},          {"help", false},          {"version", false},
                                         {"init_checkpoint", true}, {"model_size", true},     {"init_dataset", true},
-                                        {"init_tokenizer", true},  {"benchmark_steps", true}};
+                                        {"init_tokenizer", true},  {"benchmark_steps", true}, {"module_outputs", true},
+                                        {"module_inputs", true}};
 
 bool fileExists(const std::string& p) {
   struct stat st {};

@@ -2,12 +2,17 @@
 
 #include <spdlog/spdlog.h>
 
+#include <ATen/Context.h>
+
 #include <filesystem>
 
 #include "cli/demo_assets.h"
 #include "core/exit_codes.h"
+#include "io/safetensors.h"
 #include "models/random_checkpoint.h"
 #include "train/benchmark.h"
+#include "train/device_info.h"
+#include "train/sdxl_module_outputs.h"
 
 namespace sinter::runner {
 
@@ -26,6 +31,45 @@ std::optional<bool> tinySize(const ParsedArgs& args) {
   if (size == "tiny") return true;
   spdlog::error("--model_size takes full or tiny, not '{}'", size);
   return std::nullopt;
+}
+
+// --module_outputs OUT --module_inputs IN: the checkpoint's models in fp32 on the training device.
+int writeModuleOutputs(const Config& config, const std::string& outPath, const std::string& inPath) {
+  const std::string checkpoint = isUnset(config.get("pretrained_model_name_or_path")) ? "" : config.getString("pretrained_model_name_or_path");
+  if (checkpoint.empty()) {
+    spdlog::error("--module_outputs needs --pretrained_model_name_or_path (an SDXL single-file checkpoint)");
+    return kExitBadInput;
+  }
+  std::map<std::string, torch::Tensor> inputs;
+  {
+    io::SafetensorsFile file(inPath);
+    for (const std::string& key : file.keys()) inputs[key] = file.tensor(key);
+  }
+  const torch::Device device = train::trainingDevice();
+  // A comparison in fp32 means fp32: cuDNN's TF32 (on by default in PyTorch) is off unless asked for.
+  const bool tf32 = config.getBool("cuda_allow_tf32");
+  if (device.is_cuda() && !tf32) at::globalContext().setAllowTF32CuDNN(false), at::globalContext().setAllowTF32CuBLAS(false);
+  const std::string flags = train::applyCudaMathFlags(device, tf32, false);
+  if (!flags.empty()) spdlog::info("{}", flags);
+  train::SdxlModelSet models =
+      train::loadSdxlModelSet(checkpoint, isUnset(config.get("vae")) ? "" : config.getString("vae"));
+  models.toDevice(device, torch::kFloat32);
+  models.setTraining(false);
+  spdlog::info("running the models of {} on {} in fp32", checkpoint, train::describeDevice(device));
+  std::vector<std::pair<std::string, torch::Tensor>> outputs;
+  try {
+    for (auto& [name, tensor] : train::sdxlModuleOutputs(models, inputs)) outputs.emplace_back(name, tensor.cpu());
+  } catch (const std::invalid_argument& e) {
+    spdlog::error("{}: {}", inPath, e.what());
+    return kExitBadInput;
+  }
+  if (outputs.empty()) {
+    spdlog::error("{}: no model has all of its inputs (x, timesteps, context, y; images; input_ids)", inPath);
+    return kExitBadInput;
+  }
+  io::writeSafetensors(outPath, outputs, {{"checkpoint", checkpoint}});
+  spdlog::info("wrote {} outputs to {}", outputs.size(), outPath);
+  return kExitOk;
 }
 
 std::uint64_t seedOf(const Config& config) { return isUnset(config.get("seed")) ? 0 : static_cast<std::uint64_t>(config.getInt("seed")); }
@@ -57,6 +101,14 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
       writeByteLevelClipVocabulary(*dir);
       spdlog::info("wrote a byte-level CLIP vocabulary to {}", *dir);
       return kExitOk;
+    }
+    if (auto out = value(args, "module_outputs")) {
+      const std::optional<std::string> in = value(args, "module_inputs");
+      if (!in) {
+        spdlog::error("--module_outputs needs --module_inputs IN.safetensors");
+        return kExitBadInput;
+      }
+      return writeModuleOutputs(config, *out, *in);
     }
     if (auto steps = value(args, "benchmark_steps")) {
       std::optional<bool> tiny = tinySize(args);

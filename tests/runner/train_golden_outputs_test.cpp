@@ -18,6 +18,7 @@
 #include "models/random_checkpoint.h"
 #include "runner_process.h"
 #include "train/sdxl_model_set.h"
+#include "train/sdxl_module_outputs.h"
 
 namespace fs = std::filesystem;
 
@@ -59,38 +60,34 @@ class GoldenOutputs : public ::testing::Test {
 };
 fs::path GoldenOutputs::root;
 
-// Every output of the four models on inputs drawn from a fixed seed.
-std::map<std::string, torch::Tensor> modelOutputs(const std::string& checkpoint) {
-  torch::NoGradGuard noGrad;
+// The four models' inputs, drawn from a fixed seed.
+std::map<std::string, torch::Tensor> fixedInputs(const sinter::models::SdxlUnetConfig& unet) {
+  torch::manual_seed(1234);
+  const int64_t batch = 2;
+  std::map<std::string, torch::Tensor> in;
+  in["x"] = torch::randn({batch, unet.inChannels, 16, 16});
+  in["timesteps"] = torch::tensor({999, 10}, torch::kLong);
+  in["context"] = torch::randn({batch, 77, unet.contextDim});
+  in["y"] = torch::randn({batch, unet.admInChannels});
+  in["images"] = torch::rand({batch, 3, 32, 32}) * 2 - 1;
+  torch::Tensor ids = torch::randint(0, 49406, {batch, 77}, torch::kLong);
+  ids.select(1, 0).fill_(49406);   // <|startoftext|>
+  ids.select(1, 76).fill_(49407);  // <|endoftext|>
+  in["input_ids"] = ids;
+  return in;
+}
+
+sinter::train::SdxlModelSet cpuModels(const std::string& checkpoint) {
   sinter::train::SdxlModelSet models = sinter::train::loadSdxlModelSet(checkpoint, "");
   models.toDevice(torch::kCPU, torch::kFloat32);
   models.setTraining(false);
-  torch::manual_seed(1234);
-  const auto& unet = models.unet->config();
-  const int64_t batch = 2;
-  torch::Tensor x = torch::randn({batch, unet.inChannels, 16, 16});
-  torch::Tensor timesteps = torch::tensor({999, 10}, torch::kLong);
-  torch::Tensor context = torch::randn({batch, 77, unet.contextDim});
-  torch::Tensor y = torch::randn({batch, unet.admInChannels});
-  torch::Tensor images = torch::rand({batch, 3, 32, 32}) * 2 - 1;
-  torch::Tensor ids = torch::randint(0, 49406, {batch, 77}, torch::kLong);
-  ids.select(1, 0).fill_(49406);  // <|startoftext|>
-  ids.select(1, 76).fill_(49407);  // <|endoftext|>
+  return models;
+}
 
-  std::map<std::string, torch::Tensor> out;
-  out["unet"] = models.unet->forward(x, timesteps, context, y);
-  const sinter::models::LatentDistribution latents = models.vae->encode(images);
-  out["vae_mean"] = latents.mean;
-  out["vae_logvar"] = latents.logvar;
-  out["vae_decoded"] = models.vae->decodeLatents(latents.mean * 0.13025);
-  const sinter::models::ClipTextOutput clipL = models.clipL->forward(ids);
-  out["clip_l_hidden_last_layer"] = clipL.hiddenStates.back();
-  out["clip_l_last"] = clipL.lastHiddenState;
-  const sinter::models::OpenClipTextOutput bigG = models.bigG->forward(ids);
-  out["big_g_penultimate"] = bigG.penultimateHiddenState;
-  out["big_g_pooled"] = bigG.pooled;
-  for (auto& [name, t] : out) t = t.contiguous();
-  return out;
+// Every output of the four models on inputs drawn from a fixed seed.
+std::map<std::string, torch::Tensor> modelOutputs(const std::string& checkpoint) {
+  sinter::train::SdxlModelSet models = cpuModels(checkpoint);
+  return sinter::train::sdxlModuleOutputs(models, fixedInputs(models.unet->config()));
 }
 
 // Losses as the step events carry them (JSON numbers printed to round-trip a double).
@@ -148,4 +145,40 @@ TEST_F(GoldenOutputs, DemoRunLossesStepByStep) {
     if (!line.empty() && line[0] != '#') expected.push_back(std::stod(line));
   ASSERT_EQ(expected.size(), losses.size());
   for (size_t i = 0; i < losses.size(); ++i) EXPECT_EQ(expected[i], losses[i]) << "step " << i + 1;
+}
+
+// The runner's --module_outputs tool writes what the models compute in-process (the
+// GPU comparison with sd-scripts' modules reads it: tests/gpu/sdxl_modules_vs_sdscripts.py).
+TEST_F(GoldenOutputs, ModuleOutputsToolWritesTheModelsOutputs) {
+  const std::string checkpoint = (root / "tiny_sdxl.safetensors").string();
+  const std::map<std::string, torch::Tensor> expected = modelOutputs(checkpoint);
+  sinter::train::SdxlModelSet models = cpuModels(checkpoint);
+  const std::map<std::string, torch::Tensor> inputs = fixedInputs(models.unet->config());
+  const fs::path in = root / "module_inputs.safetensors", out = root / "module_outputs.safetensors";
+  sinter::io::writeSafetensors(in.string(), {inputs.begin(), inputs.end()});
+  const sinter::test::ProcessResult r = sinter::test::runRunner(
+      {"--module_outputs", out.string(), "--module_inputs", in.string(), "--pretrained_model_name_or_path", checkpoint});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  sinter::io::SafetensorsFile written(out.string());
+  ASSERT_EQ(written.keys().size(), expected.size());
+  // Not bit for bit: the runner process and this one may split a reduction differently.
+  for (const auto& [name, tensor] : expected) {
+    const torch::Tensor got = written.tensor(name);
+    ASSERT_EQ(got.sizes(), tensor.sizes()) << name;
+    EXPECT_LE(((got - tensor).norm() / tensor.norm()).item<double>(), 1e-5) << name;
+  }
+}
+
+TEST_F(GoldenOutputs, ModuleOutputsToolNamesTheInputItCannotUse) {
+  const std::string checkpoint = (root / "tiny_sdxl.safetensors").string();
+  const fs::path in = root / "bad_inputs.safetensors", out = root / "bad_outputs.safetensors";
+  sinter::io::writeSafetensors(in.string(), {{"input_ids", torch::zeros({2, 77})}});
+  sinter::test::ProcessResult r = sinter::test::runRunner(
+      {"--module_outputs", out.string(), "--module_inputs", in.string(), "--pretrained_model_name_or_path", checkpoint});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("input_ids"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  r = sinter::test::runRunner({"--module_outputs", out.string(), "--pretrained_model_name_or_path", checkpoint});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("--module_inputs"), std::string::npos) << r.err;
 }
