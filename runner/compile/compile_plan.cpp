@@ -37,13 +37,22 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
     plan.unavailable.push_back("fused GroupNorm+SiLU and GEGLU kernels: not built yet; stock kernels run");
   }
   if (autotune) {
-    if (facts.cudaDevice) {
+    // Autotuning is per shape: with dynamic=True nothing is specialised to shapes.
+    if (r.dynamic == "true") {
+      plan.unavailable.push_back("autotuning: dynamic=True specialises nothing to shapes");
+    } else if (!facts.cudaDevice) {
+      plan.unavailable.push_back("autotuning: training on the CPU");
+    } else {
       plan.cudnnBenchmark = true;
       plan.mechanisms.push_back("autotuning: cuDNN benchmarks convolution algorithms during warm-up");
-    } else {
-      plan.unavailable.push_back("autotuning: training on the CPU");
+      if (facts.gemmTuningInBuild) {
+        plan.tuneGemms = true;
+        plan.mechanisms.push_back("autotuning: TunableOp times the GEMM algorithms of each shape during warm-up, before capture; "
+                                  "results cached on disk for later runs");
+      } else {
+        plan.unavailable.push_back("GEMM autotuning (TunableOp): this libtorch has no TunableOp (a CUDA PyTorch 2.5 or newer)");
+      }
     }
-    plan.unavailable.push_back("GEMM autotuning (TunableOp): not built yet");
   }
 
   if (graphsAsked) {

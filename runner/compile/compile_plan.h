@@ -10,6 +10,7 @@
 #include "core/compile_settings.h"
 #include "core/config.h"
 #include "compile/cuda_graph.h"
+#include "compile/gemm_tuning.h"
 #include "core/events.h"
 
 namespace sinter::compile {
@@ -19,6 +20,7 @@ struct CaptureFacts {
   bool graphsInBuild = cudaGraphsCompiledIn();  // a CUDA libtorch (tests plan for either build)
   bool cudaDevice = false;            // the run trains on a CUDA device
   std::vector<std::string> barriers;  // what keeps the step out of a graph, each "what: why"
+  bool gemmTuningInBuild = gemmTuningCompiledIn();  // TunableOp (a CUDA libtorch >= 2.5)
 };
 
 struct CompilePlan {
@@ -36,6 +38,7 @@ struct CompilePlan {
   int cacheLimit = kDefaultCompileCacheSizeLimit;  // captured signatures at most
   bool checkCapture = false;     // aot_eager: report what would break capture, run eagerly
   bool cudnnBenchmark = false;   // max-autotune: cuDNN picks convolution algorithms during warm-up
+  bool tuneGemms = false;        // max-autotune: TunableOp picks GEMM algorithms during warm-up (gemm_tuning.h)
 
   events::CompilePlan event() const;
   // The log line sd-scripts users know ("Compiling U-Net with torch.compile: ..."), or "compile: off".

@@ -18,14 +18,15 @@ torch::Tensor LinearImpl::forward(const torch::Tensor& x) {
   torch::Tensor y = F::linear(x, weight, bias);
   if (lora) {
     // As sd-scripts trains under autocast, the adapter computes in the activations' dtype (bf16 or
-    // fp16 under mixed precision): its fp32 weights are cast, and their gradients come back fp32.
+    // fp16 under mixed precision): its fp32 weights are cast (or their kept copies used), and their
+    // gradients come back fp32.
     const torch::ScalarType dtype = x.scalar_type();
     // sd-scripts' networks.lora: dropout (network_dropout) acts on lora_down's output.
-    torch::Tensor h = F::linear(x, lora->down.to(dtype));
+    torch::Tensor h = F::linear(x, lora->downIn(dtype));
     if (is_training() && lora->dropout > 0.0) h = F::dropout(h, F::DropoutFuncOptions().p(lora->dropout).training(true));
     // y + scale * (h up^T) as one GEMM whose epilogue adds into the base output.
     const int64_t outFeatures = lora->up.size(0), rank = lora->up.size(1);
-    y = torch::addmm(y.reshape({-1, outFeatures}), h.reshape({-1, rank}), lora->up.to(dtype).t(), /*beta=*/1.0,
+    y = torch::addmm(y.reshape({-1, outFeatures}), h.reshape({-1, rank}), lora->upIn(dtype).t(), /*beta=*/1.0,
                      /*alpha=*/lora->scale() * lora->multiplier)
             .view(y.sizes());
   }

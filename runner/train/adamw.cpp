@@ -37,15 +37,13 @@ AdamW::AdamW(std::vector<OptimizerGroup> groups, AdamWHyperparameters hyper, boo
   step_ = torch::zeros({}, fopts);
   for (const OptimizerGroup& g : groups_) {
     lrs_.push_back(torch::full({}, g.lr, fopts));
-    std::vector<torch::Tensor> m, v, s;
+    std::vector<torch::Tensor> m, v;
     for (const torch::Tensor& p : g.params) {
       m.push_back(torch::zeros_like(p, torch::MemoryFormat::Preserve).detach());
       v.push_back(torch::zeros_like(p, torch::MemoryFormat::Preserve).detach());
-      s.push_back(torch::zeros({}, fopts));
     }
     expAvg_.push_back(std::move(m));
     expAvgSq_.push_back(std::move(v));
-    fusedSteps_.push_back(std::move(s));
   }
   fused_ = allowFused && fusedAdamWCompiledIn() && found && allCudaFloat;
   // Persistent gradient buffers: backward accumulates into the same memory every step (a captured
@@ -122,23 +120,19 @@ void AdamW::stepElementwise() {
 void AdamW::stepFused(const torch::Tensor& foundInf) {
 #if SINTER_HAS_FUSED_ADAMW_TENSOR_LR
   for (size_t g = 0; g < groups_.size(); ++g) {
-    std::vector<torch::Tensor> params, grads, m, v, steps;
-    for (size_t i = 0; i < groups_[g].params.size(); ++i) {
-      const torch::Tensor grad = groups_[g].params[i].grad();
-      params.push_back(groups_[g].params[i]);
-      grads.push_back(grad);
-      m.push_back(expAvg_[g][i]);
-      v.push_back(expAvgSq_[g][i]);
-      steps.push_back(fusedSteps_[g][i]);
+    std::vector<torch::Tensor> params, grads, steps;
+    for (const torch::Tensor& p : groups_[g].params) {
+      params.push_back(p);
+      grads.push_back(p.grad());
     }
     if (params.empty()) continue;
-    for (torch::Tensor& s : steps) s.add_(1.0);
+    // The kernel reads a step count per parameter and never writes it: every entry is the one
+    // step tensor, already advanced (no small kernel per parameter to advance copies of it).
+    steps.assign(params.size(), step_);
     const c10::optional<torch::Tensor> found = foundInf.defined() ? c10::optional<torch::Tensor>(foundInf) : c10::nullopt;
-    at::_fused_adamw_(params, grads, m, v, /*max_exp_avg_sqs=*/{}, steps, lrs_[g], hyper_.beta1, hyper_.beta2,
+    at::_fused_adamw_(params, grads, expAvg_[g], expAvgSq_[g], /*max_exp_avg_sqs=*/{}, steps, lrs_[g], hyper_.beta1, hyper_.beta2,
                       hyper_.weightDecay, hyper_.eps, /*amsgrad=*/false, /*maximize=*/false,
                       /*grad_scale=*/c10::nullopt, found);
-    if (foundInf.defined())
-      for (torch::Tensor& s : steps) s.sub_((foundInf.reshape({}) > 0).to(s.scalar_type()));
   }
 #else
   (void)foundInf;
@@ -164,7 +158,7 @@ std::vector<torch::Tensor> AdamW::mutableTensors() const {
   all.insert(all.end(), lrs_.begin(), lrs_.end());
   for (size_t g = 0; g < groups_.size(); ++g)
     for (size_t i = 0; i < groups_[g].params.size(); ++i)
-      for (const torch::Tensor& t : {groups_[g].params[i], groups_[g].params[i].grad(), expAvg_[g][i], expAvgSq_[g][i], fusedSteps_[g][i]})
+      for (const torch::Tensor& t : {groups_[g].params[i], groups_[g].params[i].grad(), expAvg_[g][i], expAvgSq_[g][i]})
         all.push_back(t);
   return all;
 }
@@ -199,7 +193,6 @@ void AdamW::loadStateTensors(const std::map<std::string, torch::Tensor>& state) 
       const std::string suffix = std::to_string(g) + "." + std::to_string(i);
       take("exp_avg." + suffix, expAvg_[g][i]);
       take("exp_avg_sq." + suffix, expAvgSq_[g][i]);
-      fusedSteps_[g][i].copy_(step_);
     }
   }
   size_t expected = 1;

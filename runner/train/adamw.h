@@ -66,7 +66,6 @@ class AdamW {
   torch::Tensor step_;
   std::vector<torch::Tensor> lrs_;
   std::vector<std::vector<torch::Tensor>> expAvg_, expAvgSq_;
-  std::vector<std::vector<torch::Tensor>> fusedSteps_;  // per-parameter step tensors the kernel advances
 };
 
 }  // namespace sinter::train

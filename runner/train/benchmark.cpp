@@ -8,10 +8,12 @@
 #include <numeric>
 
 #include "compile/compile_plan.h"
+#include "compile/gemm_tuning.h"
 #include "models/sdxl_unet.h"
 #include "network/lora_network.h"
 #include "train/adamw.h"
 #include "train/device_info.h"
+#include "train/lora_method.h"
 #include "train/lr_schedule.h"
 #include "train/mixed_precision.h"
 #include "train/optimizer_update.h"
@@ -97,7 +99,9 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
   SdxlStepOptions stepOptions;
   stepOptions.computeDtype = dtype;
   SdxlTrainStep step(unet, stepOptions, device, 0);
-  OptimizerUpdate update(optimizer, schedule, 1.0, false, device);
+  // fp32 LoRA weights, bf16 U-Net: the step uses bf16 copies kept current, as a training run does.
+  const std::unique_ptr<ComputeCopies> copies = loraComputeCopies(lora, dtype);
+  OptimizerUpdate update(optimizer, schedule, 1.0, false, device, copies.get());
 
   // Random inputs of a shape, staged once (a training run stages each batch the same way).
   auto stageRandom = [&](int64_t batch, int64_t width, int64_t height) {
@@ -125,6 +129,7 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
     rowConfig.set("compile_fullgraph", m.fullgraph);
     const compile::CompilePlan plan = compile::planCompile(rowConfig, Family::SDXL, compile::CaptureFacts{compile::cudaGraphsCompiledIn(), device.is_cuda(), {}});
     if (plan.cudnnBenchmark) at::globalContext().setBenchmarkCuDNN(true);
+    if (plan.tuneGemms) spdlog::info("{}", compile::enableGemmTuning(compile::defaultGemmTuningFile()));
     StepExecutorOptions options;
     options.captureSteps = plan.captureSteps;
     options.fatalOnCaptureFailure = true;  // the benchmark's step has nothing that prevents capture
@@ -164,6 +169,7 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
     const long long all = executor.replayedMicroSteps() + executor.eagerMicroSteps();
     row.replayedShare = all ? static_cast<double>(executor.replayedMicroSteps()) / static_cast<double>(all) : 0.0;
     if (plan.cudnnBenchmark) at::globalContext().setBenchmarkCuDNN(config.getBool("cuda_cudnn_benchmark"));
+    if (plan.tuneGemms) compile::disableGemmTuning();
     spdlog::info("{} ({}): median {:.1f} ms, loss {:.4f}", row.mode, row.shapes, row.medianMs, loss.item<double>());
     return row;
   };

@@ -58,7 +58,23 @@ LoraMethodOptions LoraMethodOptions::fromConfig(const Config& config) {
   return o;
 }
 
-LoraMethod::LoraMethod(const RunContext& run) : config_(run.config), options_(LoraMethodOptions::fromConfig(run.config)) {
+std::unique_ptr<ComputeCopies> loraComputeCopies(network::LoraNetwork& network, torch::Dtype computeDtype) {
+  if (network.modules().empty() || network.options().dtype == computeDtype) return nullptr;
+  std::vector<torch::Tensor> masters;
+  for (const network::LoraModule& m : network.modules()) {
+    masters.push_back(m.adapter->down);
+    masters.push_back(m.adapter->up);
+  }
+  auto copies = std::make_unique<ComputeCopies>(masters, computeDtype);
+  for (size_t i = 0; i < network.modules().size(); ++i) {
+    network.modules()[i].adapter->downCompute = copies->copyOf(2 * i);
+    network.modules()[i].adapter->upCompute = copies->copyOf(2 * i + 1);
+  }
+  return copies;
+}
+
+LoraMethod::LoraMethod(const RunContext& run)
+    : config_(run.config), options_(LoraMethodOptions::fromConfig(run.config)), computeDtype_(run.precision.weightDtype) {
   options_.network.dtype = run.precision.loraDtype;
   options_.network.device = run.device;
   saveDtype_ = options_.savePrecision ? network::savePrecisionDtype(*options_.savePrecision) : run.precision.loraDtype;
@@ -83,6 +99,7 @@ void LoraMethod::attach(FamilyPart& family) {
   }
   spdlog::info("LoRA: {} U-Net modules, {} text encoder modules, {} parameters, rank {}, alpha {}", unetModules, textEncoderModules,
                network_->parameterCount(), options_.network.dim, options_.network.alpha);
+  copies_ = loraComputeCopies(*network_, computeDtype_);
 
   const FamilyFacts familyFacts = family.facts();
   facts_.sessionId = std::to_string(std::random_device{}());

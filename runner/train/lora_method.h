@@ -14,6 +14,10 @@ namespace sinter::train {
 // network_dim, network_alpha, network_dropout and network_args (device and dtype are the run's).
 network::LoraNetworkOptions loraNetworkOptions(const Config& config);
 
+// Compute copies of every adapter's lora_down and lora_up, wired into the adapters, when the models
+// compute in another dtype than the network's (fp32 LoRA under bf16/fp16 mixed precision); else null.
+std::unique_ptr<ComputeCopies> loraComputeCopies(network::LoraNetwork& network, torch::Dtype computeDtype);
+
 // The config's LoRA options, typed.
 struct LoraMethodOptions {
   network::LoraNetworkOptions network;  // dim, alpha, dropout, args (device and dtype from the run)
@@ -37,6 +41,7 @@ class LoraMethod : public MethodPart {
   void attach(FamilyPart& family) override;
   bool trainsTextEncoders() const override { return options_.trainTextEncoders; }
   std::vector<OptimizerGroup> parameterGroups() const override;
+  ComputeCopies* computeCopies() override { return copies_.get(); }
   void describeRun(const data::Dataset& dataset, long long batchesPerEpoch, long long numEpochs, long long maxTrainSteps,
                    int gradientAccumulationSteps) override;
   void saveModel(const std::string& path, const SaveStamp& stamp) override;
@@ -47,6 +52,8 @@ class LoraMethod : public MethodPart {
   const Config& config_;
   LoraMethodOptions options_;
   std::unique_ptr<network::LoraNetwork> network_;
+  torch::Dtype computeDtype_;  // the models' activations
+  std::unique_ptr<ComputeCopies> copies_;
   network::LoraRunFacts facts_;
   network::Metadata ssMetadata_;
   torch::Dtype saveDtype_;

@@ -5,21 +5,28 @@
 namespace sinter::train {
 
 OptimizerUpdate::OptimizerUpdate(AdamW& optimizer, const LrSchedule& schedule, double maxGradNorm, bool lossScaling,
-                                 torch::Device device)
-    : optimizer_(optimizer), schedule_(schedule), maxGradNorm_(maxGradNorm), params_(optimizer.parameters()) {
+                                 torch::Device device, ComputeCopies* copies)
+    : optimizer_(optimizer), schedule_(schedule), maxGradNorm_(maxGradNorm), copies_(copies), params_(optimizer.parameters()) {
   if (lossScaling) scaler_.emplace(device);
+}
+
+void OptimizerUpdate::beginMicroStep() {
+  if (copies_) copies_->refresh();
 }
 
 void OptimizerUpdate::backward(const torch::Tensor& loss, double lossDivisor) {
   torch::Tensor scaled = loss / lossDivisor;
   if (scaler_) scaled = scaler_->scale(scaled);
   scaled.backward();
+  if (copies_) copies_->collectGradients();
 }
 
 std::vector<torch::Tensor> OptimizerUpdate::mutableTensors() const {
   std::vector<torch::Tensor> all = optimizer_.mutableTensors();
   if (scaler_)
     for (const torch::Tensor& t : scaler_->mutableTensors()) all.push_back(t);
+  if (copies_)
+    for (const torch::Tensor& t : copies_->mutableTensors()) all.push_back(t);
   return all;
 }
 

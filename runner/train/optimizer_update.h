@@ -1,12 +1,15 @@
 #pragma once
-// What follows a step's micro-batches, for every family and method: the loss scaled for the
-// backward pass (fp16), then unscaling, gradient clipping, the learning-rate schedule, AdamW and
-// zeroing the gradients, all on the device with no host read (so a graph can capture it).
+// What surrounds a step's micro-batches, for every family and method: the compute copies of the
+// trained weights refreshed before each forward pass and their gradients collected after it, the
+// loss scaled for the backward pass (fp16), then unscaling, gradient clipping, the learning-rate
+// schedule, AdamW and zeroing the gradients, all on the device with no host read (so a graph can
+// capture it).
 #include <torch/torch.h>
 
 #include <optional>
 
 #include "train/adamw.h"
+#include "train/compute_copies.h"
 #include "train/lr_schedule.h"
 #include "train/mixed_precision.h"
 
@@ -14,14 +17,18 @@ namespace sinter::train {
 
 class OptimizerUpdate {
  public:
-  OptimizerUpdate(AdamW& optimizer, const LrSchedule& schedule, double maxGradNorm, bool lossScaling, torch::Device device);
+  // `copies`: compute-dtype copies of the optimizer's parameters that the forward pass uses, or null.
+  OptimizerUpdate(AdamW& optimizer, const LrSchedule& schedule, double maxGradNorm, bool lossScaling, torch::Device device,
+                  ComputeCopies* copies = nullptr);
 
+  // Before a micro-batch's forward pass: the compute copies take the parameters' values.
+  void beginMicroStep();
   // Backward of one micro-batch's loss (divided over the accumulation, scaled under fp16);
-  // gradients add up in the optimizer's persistent buffers.
+  // gradients add up in the optimizer's persistent buffers (the copies' gradients are added there).
   void backward(const torch::Tensor& loss, double lossDivisor);
   // Unscale, clip, schedule, step, zero.
   void apply();
-  // Every tensor backward() and apply() change (the optimizer's and the loss scaler's).
+  // Every tensor a micro-step changes (the optimizer's, the loss scaler's and the compute copies).
   std::vector<torch::Tensor> mutableTensors() const;
 
  private:
@@ -29,6 +36,7 @@ class OptimizerUpdate {
   const LrSchedule& schedule_;
   double maxGradNorm_;
   std::optional<LossScaler> scaler_;
+  ComputeCopies* copies_ = nullptr;
   std::vector<torch::Tensor> params_;  // the fixed list the step works on
 };
 

@@ -15,6 +15,7 @@ StepExecutor::StepExecutor(torch::Device device, OptimizerUpdate& update, StepEx
 StepExecutor::~StepExecutor() = default;
 
 torch::Tensor StepExecutor::runEager(const StagedLoss& loss, bool last) {
+  update_.beginMicroStep();
   torch::Tensor value = loss();
   update_.backward(value, options_.lossDivisor);
   if (last) update_.apply();

@@ -10,6 +10,7 @@
 
 #include "data/batch_loader.h"
 #include "data/batch_plan.h"
+#include "compile/gemm_tuning.h"
 #include "train/batch_stager.h"
 #include "train/device_info.h"
 #include "train/loss_readback.h"
@@ -83,7 +84,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   // Optimizer and schedule.
   AdamW optimizer(method.parameterGroups(), options.adamw);
   const LrSchedule schedule(planned.lr);
-  OptimizerUpdate update(optimizer, schedule, options.maxGradNorm, options.lossScaling, run.device);
+  OptimizerUpdate update(optimizer, schedule, options.maxGradNorm, options.lossScaling, run.device, method.computeCopies());
   // The compile plan applied: micro-steps run eagerly or replay a captured graph of the whole step.
   StepExecutorOptions execution;
   execution.captureSteps = run.compile.captureSteps;
@@ -185,6 +186,8 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   };
   // A step ends its accumulation on its last micro-batch: graphs with and without the update.
   const std::vector<bool> lastMicroBatch = gradAccum == 1 ? std::vector<bool>{true} : std::vector<bool>{false, true};
+  // max-autotune: GEMMs are tuned when they first run, which is the warm-up (before any capture).
+  if (run.compile.tuneGemms) spdlog::info("{}", compile::enableGemmTuning(compile::defaultGemmTuningFile()));
   if (executor.captures() && run.compile.precapture) {
     // Warm-up phase: the planned signatures captured before step 1, most frequent first.
     const auto& signatures = plan.shapeSignatures();
@@ -198,6 +201,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
       reportWarmup(signatureLabel(signatures[i].batchSize, data::Resolution{signatures[i].width, signatures[i].height}), seconds);
     }
     spdlog::info("graphs cover {:.1f}% of an epoch's batches", 100.0 * shareOfBatches(signatures, captured));
+    if (run.compile.tuneGemms) compile::saveGemmTuning();
   }
   // Without graphs captured ahead, the first step allocates buffers and picks kernels: it is the warm-up.
   const bool firstStepIsWarmup = !resumed && !executor.captures();

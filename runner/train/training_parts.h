@@ -19,6 +19,7 @@
 #include "data/dataset.h"
 #include "network/lora_targets.h"
 #include "train/adamw.h"
+#include "train/compute_copies.h"
 #include "train/event_sink.h"
 #include "train/mixed_precision.h"
 #include "train/shape_plan.h"
@@ -92,6 +93,9 @@ class MethodPart {
   virtual void attach(FamilyPart& family) = 0;
   virtual bool trainsTextEncoders() const = 0;
   virtual std::vector<OptimizerGroup> parameterGroups() const = 0;
+  // Compute-dtype copies of the trained weights that the forward pass uses, or null (the weights
+  // are cast where they are used, or need no cast).
+  virtual ComputeCopies* computeCopies() { return nullptr; }
   // Dataset facts for the metadata, once the loop knows them.
   virtual void describeRun(const data::Dataset& dataset, long long batchesPerEpoch, long long numEpochs, long long maxTrainSteps,
                            int gradientAccumulationSteps) = 0;

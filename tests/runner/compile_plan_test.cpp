@@ -49,13 +49,14 @@ TEST(CompilePlan, EveryCombination) {
         for (bool fullgraph : {false, true})
           for (bool inBuild : {false, true})
             for (bool cuda : {false, true})
-              for (bool blocked : {false, true}) {
+              for (bool blocked : {false, true})
+                for (bool tunableOp : {false, true}) {
                 ++combinations;
                 const Config config = compileConfig(backend, mode, dynamic, fullgraph);
-                const CaptureFacts facts{inBuild, cuda, blocked ? barrier : std::vector<std::string>{}};
+                const CaptureFacts facts{inBuild, cuda, blocked ? barrier : std::vector<std::string>{}, tunableOp && inBuild};
                 const CompilePlan plan = planCompile(config, Family::SDXL, facts);
                 const std::string what = backend + "/" + mode + "/" + dynamic + (fullgraph ? "/fullgraph" : "") +
-                                         (inBuild ? "/cuda-build" : "/cpu-build") + (cuda ? "/gpu" : "/cpu") + (blocked ? "/blocked" : "");
+                                         (inBuild ? "/cuda-build" : "/cpu-build") + (cuda ? "/gpu" : "/cpu") + (blocked ? "/blocked" : "") + (tunableOp ? "/tunableop" : "");
                 SCOPED_TRACE(what);
                 const bool graphsAsked = backend == "cudagraphs" || (backend == "inductor" && (mode == "reduce-overhead" || mode == "max-autotune"));
                 const bool graphsPossible = graphsAsked && dynamic != "true" && inBuild && cuda;
@@ -74,7 +75,9 @@ TEST(CompilePlan, EveryCombination) {
                 EXPECT_EQ(plan.checkCapture, backend == "aot_eager");
                 EXPECT_EQ(mentions(plan.warnings, "would break capture"), backend == "aot_eager" && blocked);
                 const bool autotune = backend == "inductor" && (mode == "max-autotune" || mode == "max-autotune-no-cudagraphs");
-                EXPECT_EQ(plan.cudnnBenchmark, autotune && cuda);
+                EXPECT_EQ(plan.cudnnBenchmark, autotune && cuda && dynamic != "true");
+                EXPECT_EQ(plan.tuneGemms, plan.cudnnBenchmark && facts.gemmTuningInBuild);
+                if (autotune && !plan.tuneGemms) EXPECT_TRUE(mentions(plan.unavailable, "autotuning"));
                 EXPECT_EQ(mentions(plan.mechanisms, "fused scaled-dot-product attention"), backend == "inductor");
                 if (backend == "eager") EXPECT_TRUE(mentions(plan.mechanisms, "stock kernels"));
                 EXPECT_EQ(plan.headline().rfind("Compiling U-Net with torch.compile: backend=" + backend, 0), 0u);
@@ -83,7 +86,7 @@ TEST(CompilePlan, EveryCombination) {
                 EXPECT_EQ(plan.lines().size(), 2 + plan.mechanisms.size() + plan.regions.size() + plan.unavailable.size() +
                                                    plan.warnings.size() + (plan.fatal ? 1 : 0));
               }
-  EXPECT_EQ(combinations, 4 * 4 * 3 * 2 * 2 * 2 * 2);
+  EXPECT_EQ(combinations, 4 * 4 * 3 * 2 * 2 * 2 * 2 * 2);
 }
 
 TEST(CompilePlan, CacheLimitAndDeprecatedCompileArgs) {

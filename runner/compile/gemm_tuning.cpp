@@ -1,0 +1,68 @@
+#include "compile/gemm_tuning.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+
+#if __has_include(<torch/version.h>)
+#include <torch/version.h>
+#endif
+
+#if SINTER_WITH_CUDA && defined(TORCH_VERSION_MAJOR) && (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5))
+#define SINTER_HAS_TUNABLE_OP 1
+#include <ATen/cuda/tunable/Tunable.h>
+#else
+#define SINTER_HAS_TUNABLE_OP 0
+#endif
+
+namespace sinter::compile {
+
+namespace fs = std::filesystem;
+
+bool gemmTuningCompiledIn() { return SINTER_HAS_TUNABLE_OP != 0; }
+
+std::string defaultGemmTuningFile() {
+  fs::path dir;
+  if (const char* own = std::getenv("SINTER_CACHE_DIR"); own && *own) dir = own;
+  else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) dir = fs::path(xdg) / "sinter";
+  else if (const char* home = std::getenv("HOME"); home && *home) dir = fs::path(home) / ".cache" / "sinter";
+  else dir = fs::temp_directory_path() / "sinter";
+  return (dir / "tunableop_results.csv").string();
+}
+
+std::string enableGemmTuning(const std::string& file) {
+#if SINTER_HAS_TUNABLE_OP
+  const fs::path parent = fs::path(file).parent_path();
+  if (!parent.empty()) fs::create_directories(parent);
+  at::cuda::tunable::TuningContext* tuning = at::cuda::tunable::getTuningContext();
+  tuning->SetFilename(file, /*insert_device_ordinal=*/true);
+  const std::string withOrdinal = tuning->GetFilename();
+  const bool read = fs::exists(withOrdinal) && tuning->ReadFile(withOrdinal);
+  tuning->EnableTunableOp(true);
+  tuning->EnableTuning(true);
+  tuning->WriteFileOnExit(true);
+  return "GEMM autotuning (TunableOp): new shapes are tuned during warm-up; results " +
+         std::string(read ? "read from and kept in " : "kept in ") + withOrdinal;
+#else
+  (void)file;
+  throw std::runtime_error("GEMM autotuning (TunableOp) is not in this build");
+#endif
+}
+
+void saveGemmTuning() {
+#if SINTER_HAS_TUNABLE_OP
+  at::cuda::tunable::TuningContext* tuning = at::cuda::tunable::getTuningContext();
+  if (tuning->IsTunableOpEnabled()) tuning->WriteFile();
+#endif
+}
+
+void disableGemmTuning() {
+#if SINTER_HAS_TUNABLE_OP
+  saveGemmTuning();
+  at::cuda::tunable::TuningContext* tuning = at::cuda::tunable::getTuningContext();
+  tuning->EnableTuning(false);
+  tuning->EnableTunableOp(false);
+#endif
+}
+
+}  // namespace sinter::compile

@@ -1,0 +1,39 @@
+#pragma once
+// fp32 master weights trained through copies in the compute dtype (bf16 or fp16), as autocast
+// casts them for each use, but all at once: the masters are moved into one flat buffer and the
+// copies are views of another, so a micro-step casts every weight with one kernel before its
+// forward pass and adds every gradient into the masters' with one after its backward pass (a
+// cast and an accumulation per weight and per step is thousands of small kernels for a LoRA).
+// The values are the same as casting each weight where it is used: the copy holds the master
+// rounded to the compute dtype, and its gradient, added into zeros, is the gradient of the cast.
+#include <torch/torch.h>
+
+#include <vector>
+
+namespace sinter::train {
+
+class ComputeCopies {
+ public:
+  // `masters`: contiguous floating-point leaves of one dtype and device, distinct. Each keeps its
+  // identity (holders of the tensor see the change) but now lives in one flat buffer, and so does
+  // its gradient (kept if it had one, else zeros). The copies require grad where their masters do.
+  ComputeCopies(const std::vector<torch::Tensor>& masters, torch::Dtype computeDtype);
+
+  size_t size() const { return copies_.size(); }
+  // The copy of masters[i], for the forward pass to use instead of casting it.
+  const torch::Tensor& copyOf(size_t i) const { return copies_.at(i); }
+  torch::Dtype computeDtype() const { return computeFlat_.scalar_type(); }
+
+  // The copies take the masters' current values (before each micro-step's forward pass).
+  void refresh();
+  // The copies' gradients are added into the masters' and zeroed (after each backward pass).
+  void collectGradients();
+  // What refresh() and collectGradients() change (for undoing warm-up steps).
+  std::vector<torch::Tensor> mutableTensors() const { return {computeFlat_, computeGradFlat_}; }
+
+ private:
+  torch::Tensor masterFlat_, masterGradFlat_, computeFlat_, computeGradFlat_;
+  std::vector<torch::Tensor> copies_;
+};
+
+}  // namespace sinter::train
