@@ -35,30 +35,21 @@ std::string enableGemmTuning(const std::string& file) {
   const fs::path parent = fs::path(file).parent_path();
   if (!parent.empty()) fs::create_directories(parent);
   at::cuda::tunable::TuningContext* tuning = at::cuda::tunable::getTuningContext();
+  // TunableOp reads the file when it first tunes and writes it back when the process ends.
   tuning->SetFilename(file, /*insert_device_ordinal=*/true);
   const std::string withOrdinal = tuning->GetFilename();
-  const bool read = fs::exists(withOrdinal) && tuning->ReadFile(withOrdinal);
   tuning->EnableTunableOp(true);
   tuning->EnableTuning(true);
-  tuning->WriteFileOnExit(true);
-  return "GEMM autotuning (TunableOp): new shapes are tuned during warm-up; results " +
-         std::string(read ? "read from and kept in " : "kept in ") + withOrdinal;
+  return "GEMM autotuning (TunableOp): shapes not tuned before are tuned during warm-up; results " +
+         std::string(fs::exists(withOrdinal) ? "read from and kept in " : "kept in ") + withOrdinal;
 #else
   (void)file;
   throw std::runtime_error("GEMM autotuning (TunableOp) is not in this build");
 #endif
 }
 
-void saveGemmTuning() {
-#if SINTER_HAS_TUNABLE_OP
-  at::cuda::tunable::TuningContext* tuning = at::cuda::tunable::getTuningContext();
-  if (tuning->IsTunableOpEnabled()) tuning->WriteFile();
-#endif
-}
-
 void disableGemmTuning() {
 #if SINTER_HAS_TUNABLE_OP
-  saveGemmTuning();
   at::cuda::tunable::TuningContext* tuning = at::cuda::tunable::getTuningContext();
   tuning->EnableTuning(false);
   tuning->EnableTunableOp(false);

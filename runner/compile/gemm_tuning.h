@@ -14,12 +14,11 @@ bool gemmTuningCompiledIn();
 // ~/.cache/sinter, then "tunableop_results.csv" (TunableOp inserts the device ordinal).
 std::string defaultGemmTuningFile();
 
-// Turns tuning on in this process with `file` (its folder is made; results it already holds are
-// read) and returns what it did, for the log. Throws std::runtime_error where not compiled in.
+// Turns tuning on in this process with `file` (its folder is made; the results it holds are read
+// when tuning starts, and it is written when the process ends) and returns what it did, for the
+// log. Throws std::runtime_error where not compiled in.
 std::string enableGemmTuning(const std::string& file);
-// Writes what was tuned so far to the file (it is written at exit too), tuning staying on.
-void saveGemmTuning();
-// Writes the file and turns tuning off (the benchmark's rows after an autotuned one).
+// Turns tuning off (the benchmark's rows after an autotuned one); what was tuned is still written.
 void disableGemmTuning();
 
 }  // namespace sinter::compile

@@ -201,7 +201,6 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
       reportWarmup(signatureLabel(signatures[i].batchSize, data::Resolution{signatures[i].width, signatures[i].height}), seconds);
     }
     spdlog::info("graphs cover {:.1f}% of an epoch's batches", 100.0 * shareOfBatches(signatures, captured));
-    if (run.compile.tuneGemms) compile::saveGemmTuning();
   }
   // Without graphs captured ahead, the first step allocates buffers and picks kernels: it is the warm-up.
   const bool firstStepIsWarmup = !resumed && !executor.captures();

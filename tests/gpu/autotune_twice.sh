@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# On the GPU machine: the full-size SDXL LoRA loop with compile_mode max-autotune, run twice with
+# an empty GEMM-tuning cache (SINTER_CACHE_DIR): the first run tunes every GEMM shape during its
+# warm-up, the second reads the results and tunes nothing. Prints each run's warm-up time, median
+# step and how many GEMMs TunableOp tuned.
+#   tests/gpu/autotune_twice.sh RUNNER [STEPS]
+set -euo pipefail
+. "$(dirname "$0")/sdxl_lora_toml.sh"
+runner="$(realpath "$1")"
+steps="${2:-30}"
+work="${SINTER_GPU_WORK:-/tmp/sinter-autotune}"
+export SINTER_CACHE_DIR="$work/cache"
+rm -rf "$SINTER_CACHE_DIR"
+mkdir -p "$work"
+[ -f "$work/sdxl.safetensors" ] || "$runner" --init_checkpoint "$work/sdxl.safetensors" --model_family sdxl --model_size full --seed 1
+[ -d "$work/images" ] || "$runner" --init_dataset "$work/images" --seed 1
+[ -d "$work/tokenizer" ] || "$runner" --init_tokenizer "$work/tokenizer"
+for run in first second; do
+  write_sdxl_lora_toml "$work" "$work/out-$run" "$run" "$steps" "$work/sdxl.safetensors" > "$work/$run.toml"
+  PYTORCH_TUNABLEOP_VERBOSE=1 "$runner" --config_file "$work/$run.toml" --no-enable_bucket --compile --compile_mode max-autotune \
+    --compile_fullgraph --events jsonl > "$work/$run.events.jsonl" 2> "$work/$run.log"
+  python3 - "$run" "$work/$run.events.jsonl" "$work/$run.log" <<'PY'
+import json, sys
+run, events, log = sys.argv[1:]
+lines = [json.loads(l) for l in open(events) if l.startswith("{")]
+warmup = sum(e["seconds"] for e in lines if e.get("type") == "warmup")
+steps = sorted(e["step_ms"] for e in lines if e.get("type") == "step")[5:]
+text = open(log, errors="replace").read()
+tuned = sum(1 for l in text.splitlines() if "found fastest" in l)  # TunableOp's verbose line per tuned GEMM
+print(f"{run} run: warm-up {warmup:.2f} s, median step {steps[len(steps) // 2]:.1f} ms, GEMM shapes tuned: {tuned}")
+PY
+done
+ls -l "$SINTER_CACHE_DIR"
