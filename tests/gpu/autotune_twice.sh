@@ -2,7 +2,7 @@
 # On the GPU machine: the full-size SDXL LoRA loop with compile_mode max-autotune, run twice with
 # an empty GEMM-tuning cache (SINTER_CACHE_DIR): the first run tunes every GEMM shape during its
 # warm-up, the second reads the results and tunes nothing. Prints each run's warm-up time, median
-# step and how many GEMMs TunableOp tuned.
+# step and whether the results were read, then the results file (one line per tuned GEMM).
 #   tests/gpu/autotune_twice.sh RUNNER [STEPS]
 set -euo pipefail
 . "$(dirname "$0")/sdxl_lora_toml.sh"
@@ -26,8 +26,9 @@ lines = [json.loads(l) for l in open(events) if l.startswith("{")]
 warmup = sum(e["seconds"] for e in lines if e.get("type") == "warmup")
 steps = sorted(e["step_ms"] for e in lines if e.get("type") == "step")[5:]
 text = open(log, errors="replace").read()
-tuned = sum(1 for l in text.splitlines() if "found fastest" in l)  # TunableOp's verbose line per tuned GEMM
-print(f"{run} run: warm-up {warmup:.2f} s, median step {steps[len(steps) // 2]:.1f} ms, GEMM shapes tuned: {tuned}")
+read = "could not open" not in text  # TunableOp's verbose log says whether it found the results file
+print(f"{run} run: warm-up {warmup:.2f} s, median step {steps[len(steps) // 2]:.1f} ms, "
+      f"tuning results {'read from the cache' if read else 'not cached yet: every GEMM shape tuned'}")
 PY
 done
-ls -l "$SINTER_CACHE_DIR"
+wc -l "$SINTER_CACHE_DIR"/*.csv
