@@ -82,6 +82,26 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
     if (!r.fullgraph)
       plan.unavailable.push_back("per-block regions (fullgraph=False): not built yet; the whole step is captured where it can be");
   }
+  // compile_vae / compile_text_encoders: the caching passes' encoders, captured like the step (by
+  // the mode), without gradients, so nothing a method trains keeps them out of a graph.
+  const bool encodersPossible = graphsAsked && r.dynamic != "true" && facts.graphsInBuild && facts.cudaDevice;
+  auto encoders = [&](bool asked, bool& apply, const std::string& what) {
+    if (!asked) return;
+    if (encodersPossible) {
+      apply = true;
+      plan.mechanisms.push_back(what + ": CUDA graphs of its caching pass, one per input shape (at most " +
+                                std::to_string(plan.cacheLimit) + ")");
+      plan.regions.push_back(what + " (caching pass)");
+    } else {
+      plan.unavailable.push_back(what + " capture: " +
+                                 std::string(!graphsAsked            ? "this mode captures nothing (reduce-overhead or max-autotune do)"
+                                             : r.dynamic == "true"   ? "dynamic=True specialises nothing to shapes"
+                                             : !facts.graphsInBuild  ? "this build has no CUDA (a CPU libtorch)"
+                                                                     : "training on the CPU"));
+    }
+  };
+  encoders(r.compileVae, plan.captureVae, "VAE");
+  encoders(r.compileTextEncoders, plan.captureTextEncoders, "text encoders");
   return plan;
 }
 

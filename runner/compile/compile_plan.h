@@ -39,6 +39,8 @@ struct CompilePlan {
   bool checkCapture = false;     // aot_eager: report what would break capture, run eagerly
   bool cudnnBenchmark = false;   // max-autotune: cuDNN picks convolution algorithms during warm-up
   bool tuneGemms = false;        // max-autotune: TunableOp picks GEMM algorithms during warm-up (gemm_tuning.h)
+  bool captureVae = false;           // compile_vae: the latent caching pass replayed from graphs per batch shape
+  bool captureTextEncoders = false;  // compile_text_encoders: the text caching pass likewise
 
   events::CompilePlan event() const;
   // The log line sd-scripts users know ("Compiling U-Net with torch.compile: ..."), or "compile: off".

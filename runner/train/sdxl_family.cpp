@@ -9,6 +9,7 @@
 #include "text/clip_token_chunks.h"
 #include "train/config_values.h"
 #include "train/device_info.h"
+#include "train/graphed_encoder.h"
 
 namespace sinter::train {
 
@@ -41,6 +42,9 @@ SdxlFamilyOptions SdxlFamilyOptions::fromConfig(const Config& config, torch::Dty
 SdxlFamily::SdxlFamily(const RunContext& run)
     : options_(SdxlFamilyOptions::fromConfig(run.config, run.precision.weightDtype)),
       device_(run.device),
+      captureVae_(run.compile.captureVae),
+      captureTextEncoders_(run.compile.captureTextEncoders),
+      captureLimit_(run.compile.cacheLimit),
       seed_(run.seed),
       tokenizer_(text::ClipTokenizer::fromPath(options_.clipTokenizer)) {
   spdlog::info("loading {}", options_.checkpoint);
@@ -71,15 +75,19 @@ void SdxlFamily::setTraining(bool textEncoders) {
   models_.unet->setGradientCheckpointing(options_.gradientCheckpointing, models::anyLoraDropout(*models_.unet));
 }
 
-models::SdxlTextConditioning SdxlFamily::encodeCaptions(const std::vector<std::string>& captions) {
+SdxlFamily::TokenIds SdxlFamily::tokenize(const std::vector<std::string>& captions) const {
   std::vector<std::vector<std::vector<int32_t>>> l, g;
   for (const auto& caption : captions) {
     text::SdxlTokenChunks chunks = text::sdxlTokenChunks(tokenizer_, caption, options_.maxTokenLength);
     l.push_back(std::move(chunks.clipL));
     g.push_back(std::move(chunks.bigG));
   }
-  return models::encodeSdxlText(models_.clipL, models_.bigG, models::tokenChunksTensor(l).to(device_),
-                                models::tokenChunksTensor(g).to(device_));
+  return {models::tokenChunksTensor(l).to(device_), models::tokenChunksTensor(g).to(device_)};
+}
+
+models::SdxlTextConditioning SdxlFamily::encodeCaptions(const std::vector<std::string>& captions) {
+  const TokenIds ids = tokenize(captions);
+  return models::encodeSdxlText(models_.clipL, models_.bigG, ids.clipL, ids.bigG);
 }
 
 void SdxlFamily::buildCaches(const data::Dataset& dataset, int workers) {
@@ -93,12 +101,12 @@ void SdxlFamily::buildCaches(const data::Dataset& dataset, int workers) {
     data::LatentCacheStats stats;
     spdlog::info("caching latents");
     at::Generator cacheGenerator = makeGenerator(device_, seed_);
+    GraphedEncoder encode(
+        "VAE", device_, [&](const std::vector<torch::Tensor>& in) { return std::vector<torch::Tensor>{models_.encodeLatents(in[0], cacheGenerator)}; },
+        captureVae_, captureLimit_, {cacheGenerator});
     latentCache_ = data::LatentCache::build(
-        dataset,
-        [&](const torch::Tensor& images) {
-          return models_.encodeLatents(images.to(device_), cacheGenerator).to(torch::kCPU, torch::kFloat32);
-        },
-        o, &stats);
+        dataset, [&](const torch::Tensor& images) { return encode({images.to(device_)})[0].to(torch::kCPU, torch::kFloat32); }, o,
+        &stats);
     spdlog::info("latents: {} encoded, {} read from disk", stats.encoded, stats.loadedFromDisk);
   }
   if (options_.cacheText) {
@@ -107,13 +115,20 @@ void SdxlFamily::buildCaches(const data::Dataset& dataset, int workers) {
     o.encoderIdentity = "sdxl-te:" + fs::path(options_.checkpoint).filename().string() + ":" + std::to_string(options_.maxTokenLength);
     data::TextCacheStats stats;
     spdlog::info("caching text encoder outputs");
+    GraphedEncoder encode(
+        "text encoders", device_,
+        [&](const std::vector<torch::Tensor>& ids) {
+          models::SdxlTextConditioning t = models::encodeSdxlText(models_.clipL, models_.bigG, ids[0], ids[1]);
+          return std::vector<torch::Tensor>{t.context, t.pooled};
+        },
+        captureTextEncoders_, captureLimit_);
     textCache_ = data::TextCache::build(
         dataset,
         [&](const std::vector<std::string>& captions) {
-          torch::NoGradGuard noGrad;
-          models::SdxlTextConditioning t = encodeCaptions(captions);
-          return std::map<std::string, torch::Tensor>{{"context", t.context.to(torch::kCPU, torch::kFloat32)},
-                                                      {"pooled", t.pooled.to(torch::kCPU, torch::kFloat32)}};
+          const TokenIds ids = tokenize(captions);
+          const std::vector<torch::Tensor> t = encode({ids.clipL, ids.bigG});
+          return std::map<std::string, torch::Tensor>{{"context", t[0].to(torch::kCPU, torch::kFloat32)},
+                                                      {"pooled", t[1].to(torch::kCPU, torch::kFloat32)}};
         },
         o, &stats);
     spdlog::info("text encoder outputs: {} encoded, {} read from disk", stats.encoded, stats.loadedFromDisk);

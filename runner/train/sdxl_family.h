@@ -49,9 +49,15 @@ class SdxlFamily : public FamilyPart {
   // (with gradients only when the text encoders train).
   SdxlStepBatch stepInputs(const data::Batch& batch, bool textEncodersTrain);
   models::SdxlTextConditioning encodeCaptions(const std::vector<std::string>& captions);
+  struct TokenIds {
+    torch::Tensor clipL, bigG;  // [B, chunks, 77] on the device
+  };
+  TokenIds tokenize(const std::vector<std::string>& captions) const;
 
   SdxlFamilyOptions options_;
   torch::Device device_;
+  bool captureVae_ = false, captureTextEncoders_ = false;  // the compile plan's, for the caching passes
+  int captureLimit_ = 8;
   std::uint64_t seed_;
   SdxlModelSet models_;
   text::ClipTokenizer tokenizer_;

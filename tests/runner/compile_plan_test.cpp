@@ -113,3 +113,32 @@ TEST(CompilePlan, EventCarriesThePlan) {
   EXPECT_EQ(e.regions, std::vector<std::string>{"whole training step"});
   EXPECT_EQ(e.unavailable, plan.unavailable);
 }
+
+TEST(CompilePlan, EncodersCapturedInTheirCachingPassesWhereTheModeCaptures) {
+  Config c = compileConfig("inductor", "reduce-overhead", "auto", false);
+  c.set("compile_vae", true);
+  c.set("compile_text_encoders", true);
+  const std::vector<std::string> barrier{"the text encoders train: why"};
+  const CompilePlan gpu = planCompile(c, Family::SDXL, CaptureFacts{true, true, barrier});
+  EXPECT_TRUE(gpu.captureVae);
+  EXPECT_TRUE(gpu.captureTextEncoders);
+  EXPECT_FALSE(gpu.captureSteps);  // the step has a barrier; the caching passes run without gradients
+  EXPECT_TRUE(mentions(gpu.mechanisms, "VAE: CUDA graphs of its caching pass"));
+  EXPECT_TRUE(mentions(gpu.regions, "text encoders (caching pass)"));
+
+  const CompilePlan cpu = planCompile(c, Family::SDXL, CaptureFacts{true, false, {}});
+  EXPECT_FALSE(cpu.captureVae || cpu.captureTextEncoders);
+  EXPECT_TRUE(mentions(cpu.unavailable, "VAE capture: training on the CPU"));
+  EXPECT_TRUE(mentions(planCompile(c, Family::SDXL, CaptureFacts{false, false, {}}).unavailable, "text encoders capture: this build has no CUDA"));
+
+  c.set("compile_mode", "default");
+  const CompilePlan plain = planCompile(c, Family::SDXL, CaptureFacts{true, true, {}});
+  EXPECT_FALSE(plain.captureVae);
+  EXPECT_TRUE(mentions(plain.unavailable, "VAE capture: this mode captures nothing"));
+  c.set("compile_mode", "reduce-overhead");
+  c.set("compile_dynamic", "true");
+  EXPECT_TRUE(mentions(planCompile(c, Family::SDXL, CaptureFacts{true, true, {}}).unavailable, "VAE capture: dynamic=True"));
+  c.set("compile", false);
+  const CompilePlan off = planCompile(c, Family::SDXL, CaptureFacts{true, true, {}});
+  EXPECT_FALSE(off.captureVae || off.captureTextEncoders);
+}

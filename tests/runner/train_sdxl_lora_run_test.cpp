@@ -302,10 +302,12 @@ TEST_F(SdxlLoraRun, GradientCheckpointingGivesTheSameRun) {
 // On a CPU build nothing is captured: a run with every compile option on says so in its plan and
 // trains exactly like one with compile off.
 TEST_F(SdxlLoraRun, CompileOnTheCpuTrainsExactlyLikeCompileOff) {
-  const std::string extra = "max_train_steps = 3\nnetwork_train_unet_only = true\n";
+  // The caching passes too: compile_vae and compile_text_encoders with cached latents and text.
+  const std::string extra = "max_train_steps = 3\nnetwork_train_unet_only = true\ncache_latents = true\ncache_text_encoder_outputs = true\n";
   ProcessResult off = runRunner({"--config_file", writeConfig("c_off.toml", path("out_c_off"), extra), "--events", "jsonl"});
   ASSERT_EQ(off.exitCode, 0) << off.err;
-  ProcessResult on = runRunner({"--config_file", writeConfig("c_on.toml", path("out_c_on"), extra + "compile = true\ncompile_mode = \"max-autotune\"\ncompile_fullgraph = true\n"),
+  ProcessResult on = runRunner({"--config_file", writeConfig("c_on.toml", path("out_c_on"), extra + "compile = true\ncompile_mode = \"max-autotune\"\ncompile_fullgraph = true\n"
+                                                                                                   "compile_vae = true\ncompile_text_encoders = true\n"),
                                 "--events", "jsonl"});
   ASSERT_EQ(on.exitCode, 0) << on.err;
   EXPECT_EQ(losses(on), losses(off));
@@ -317,8 +319,15 @@ TEST_F(SdxlLoraRun, CompileOnTheCpuTrainsExactlyLikeCompileOff) {
       EXPECT_TRUE(p->enabled);
       EXPECT_TRUE(p->regions.empty());  // nothing captured here
       bool saysWhy = false;
-      for (const auto& u : p->unavailable) saysWhy = saysWhy || u.rfind("CUDA graphs: ", 0) == 0;
+      bool vaeWhy = false, textWhy = false;
+      for (const auto& u : p->unavailable) {
+        saysWhy = saysWhy || u.rfind("CUDA graphs: ", 0) == 0;
+        vaeWhy = vaeWhy || u.rfind("VAE capture: ", 0) == 0;
+        textWhy = textWhy || u.rfind("text encoders capture: ", 0) == 0;
+      }
       EXPECT_TRUE(saysWhy);
+      EXPECT_TRUE(vaeWhy);
+      EXPECT_TRUE(textWhy);
     }
   EXPECT_TRUE(planned);
 }
