@@ -71,7 +71,7 @@ CompileInfo describeCompileSettings(const Config& config) {
                         .arg(kDefaultCompileCacheSizeLimit);
     info.effects << CompileInfoText::tr("The first steps include warm-up: graphs are captured on the real bucket shapes and batch size before step 1, and the warm-up time is reported apart from training time.");
     if (request.compileTextEncoders || request.compileVae)
-      info.effects << CompileInfoText::tr("Text encoder / VAE compilation covers caching, encoding and sampling.");
+      info.effects << CompileInfoText::tr("Text encoder / VAE compilation captures their caching passes as CUDA graphs (with reduce-overhead or max-autotune).");
   }
   for (const std::string& note : request.notes) info.problems << QString::fromStdString(note);
 

@@ -68,8 +68,8 @@
         <translation>最初のステップにはウォームアップが含まれます: ステップ 1 の前に実際のバケット形状とバッチサイズでグラフをキャプチャし、ウォームアップ時間は学習時間とは別に報告されます。</translation>
     </message>
     <message>
-        <source>Text encoder / VAE compilation covers caching, encoding and sampling.</source>
-        <translation>テキストエンコーダー / VAE のコンパイルはキャッシュ作成、エンコード、サンプル生成に適用されます。</translation>
+        <source>Text encoder / VAE compilation captures their caching passes as CUDA graphs (with reduce-overhead or max-autotune).</source>
+        <translation>テキストエンコーダー / VAE のコンパイルは、キャッシュ作成の処理を CUDA グラフとしてキャプチャします（reduce-overhead または max-autotune のとき）。</translation>
     </message>
     <message>
         <source>Fullgraph is refused with split attention: turn off one of them.</source>

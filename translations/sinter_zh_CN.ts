@@ -68,8 +68,8 @@
         <translation>前几步包含预热:在第 1 步之前按真实的分桶形状和批大小捕获图,预热时间与训练时间分开报告。</translation>
     </message>
     <message>
-        <source>Text encoder / VAE compilation covers caching, encoding and sampling.</source>
-        <translation>文本编码器 / VAE 编译作用于缓存、编码和采样。</translation>
+        <source>Text encoder / VAE compilation captures their caching passes as CUDA graphs (with reduce-overhead or max-autotune).</source>
+        <translation>文本编码器 / VAE 编译会将其缓存过程捕获为 CUDA 图（reduce-overhead 或 max-autotune 模式下）。</translation>
     </message>
     <message>
         <source>Fullgraph is refused with split attention: turn off one of them.</source>
