@@ -35,7 +35,7 @@ std::optional<bool> tinySize(const ParsedArgs& args) {
 
 // --module_outputs OUT --module_inputs IN: the checkpoint's models in fp32 on the training device.
 int writeModuleOutputs(const Config& config, const std::string& outPath, const std::string& inPath) {
-  const std::string checkpoint = isUnset(config.get("pretrained_model_name_or_path")) ? "" : config.getString("pretrained_model_name_or_path");
+  const std::string checkpoint = config.getString("pretrained_model_name_or_path");
   if (checkpoint.empty()) {
     spdlog::error("--module_outputs needs --pretrained_model_name_or_path (an SDXL single-file checkpoint)");
     return kExitBadInput;
@@ -48,11 +48,14 @@ int writeModuleOutputs(const Config& config, const std::string& outPath, const s
   const torch::Device device = train::trainingDevice();
   // A comparison in fp32 means fp32: cuDNN's TF32 (on by default in PyTorch) is off unless asked for.
   const bool tf32 = config.getBool("cuda_allow_tf32");
-  if (device.is_cuda() && !tf32) at::globalContext().setAllowTF32CuDNN(false), at::globalContext().setAllowTF32CuBLAS(false);
+  if (device.is_cuda() && !tf32) {
+    at::globalContext().setAllowTF32CuDNN(false);
+    at::globalContext().setAllowTF32CuBLAS(false);
+  }
   const std::string flags = train::applyCudaMathFlags(device, tf32, false);
   if (!flags.empty()) spdlog::info("{}", flags);
   train::SdxlModelSet models =
-      train::loadSdxlModelSet(checkpoint, isUnset(config.get("vae")) ? "" : config.getString("vae"));
+      train::loadSdxlModelSet(checkpoint, config.getString("vae"));
   models.toDevice(device, torch::kFloat32);
   models.setTraining(false);
   spdlog::info("running the models of {} on {} in fp32", checkpoint, train::describeDevice(device));

@@ -55,14 +55,17 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
     }
   }
 
+  // Why nothing is captured in this run, whatever the step holds (nullopt: graphs can run here).
+  std::optional<std::string> noGraphs;
+  if (!graphsAsked) noGraphs = "this mode captures nothing (reduce-overhead or max-autotune do)";
+  else if (r.dynamic == "true") noGraphs = "dynamic=True specialises nothing to shapes, so nothing is captured";
+  else if (!facts.graphsInBuild) noGraphs = "this build has no CUDA (a CPU libtorch)";
+  else if (!facts.cudaDevice) noGraphs = "training on the CPU";
+
   if (graphsAsked) {
     const std::string what = "CUDA graphs";
-    if (r.dynamic == "true") {
-      plan.unavailable.push_back(what + ": dynamic=True specialises nothing to shapes, so nothing is captured");
-    } else if (!facts.graphsInBuild) {
-      plan.unavailable.push_back(what + ": this build has no CUDA (a CPU libtorch)");
-    } else if (!facts.cudaDevice) {
-      plan.unavailable.push_back(what + ": training on the CPU");
+    if (noGraphs) {
+      plan.unavailable.push_back(what + ": " + *noGraphs);
     } else if (!facts.barriers.empty()) {
       const std::string why = joined(facts.barriers, "; ");
       if (r.fullgraph)
@@ -84,21 +87,16 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
   }
   // compile_vae / compile_text_encoders: the caching passes' encoders, captured like the step (by
   // the mode), without gradients, so nothing a method trains keeps them out of a graph.
-  const bool encodersPossible = graphsAsked && r.dynamic != "true" && facts.graphsInBuild && facts.cudaDevice;
   auto encoders = [&](bool asked, bool& apply, const std::string& what) {
     if (!asked) return;
-    if (encodersPossible) {
-      apply = true;
-      plan.mechanisms.push_back(what + ": CUDA graphs of its caching pass, one per input shape (at most " +
-                                std::to_string(plan.cacheLimit) + ")");
-      plan.regions.push_back(what + " (caching pass)");
-    } else {
-      plan.unavailable.push_back(what + " capture: " +
-                                 std::string(!graphsAsked            ? "this mode captures nothing (reduce-overhead or max-autotune do)"
-                                             : r.dynamic == "true"   ? "dynamic=True specialises nothing to shapes"
-                                             : !facts.graphsInBuild  ? "this build has no CUDA (a CPU libtorch)"
-                                                                     : "training on the CPU"));
+    if (noGraphs) {
+      plan.unavailable.push_back(what + " capture: " + *noGraphs);
+      return;
     }
+    apply = true;
+    plan.mechanisms.push_back(what + ": CUDA graphs of its caching pass, one per input shape (at most " +
+                              std::to_string(plan.cacheLimit) + ")");
+    plan.regions.push_back(what + " (caching pass)");
   };
   encoders(r.compileVae, plan.captureVae, "VAE");
   encoders(r.compileTextEncoders, plan.captureTextEncoders, "text encoders");

@@ -22,7 +22,6 @@ class ComputeCopies {
   size_t size() const { return copies_.size(); }
   // The copy of masters[i], for the forward pass to use instead of casting it.
   const torch::Tensor& copyOf(size_t i) const { return copies_.at(i); }
-  torch::Dtype computeDtype() const { return computeFlat_.scalar_type(); }
 
   // The copies take the masters' current values (before each micro-step's forward pass).
   void refresh();

@@ -60,14 +60,10 @@ std::vector<torch::Tensor> GraphedEncoder::operator()(const std::vector<torch::T
       spdlog::warn("{}: inputs {} are not captured and run eagerly: {}", label_, signature, e.what());
     }
   }
-  if (it == graphs_.end()) {
-    ++eager_;
-    return pass_(inputs);
-  }
+  if (it == graphs_.end()) return pass_(inputs);
   Captured& c = it->second;
   for (size_t i = 0; i < inputs.size(); ++i) c.inputs[i].copy_(inputs[i]);
   c.graph->replay();
-  ++replays_;
   return clones(c.outputs);  // the next replay overwrites the graph's outputs
 }
 

@@ -32,10 +32,6 @@ class GraphedEncoder {
   // The pass's outputs for `inputs` (device tensors), as new tensors the caller owns.
   std::vector<torch::Tensor> operator()(const std::vector<torch::Tensor>& inputs);
 
-  size_t capturedSignatures() const { return graphs_.size(); }
-  long long replays() const { return replays_; }
-  long long eagerCalls() const { return eager_; }
-
  private:
   struct Captured {
     std::vector<torch::Tensor> inputs, outputs;  // the graph's static memory
@@ -49,7 +45,6 @@ class GraphedEncoder {
   std::vector<at::Generator> generators_;
   std::map<std::string, Captured> graphs_;
   std::set<std::string> failed_;
-  long long replays_ = 0, eager_ = 0;
 };
 
 }  // namespace sinter::train
