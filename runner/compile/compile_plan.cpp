@@ -17,6 +17,7 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
   plan.request = resolveCompileRequest(config);
   const CompileRequest& r = plan.request;
   plan.model = family == Family::FLUX ? "DiT model" : "U-Net";
+  plan.blocks = family == Family::FLUX ? "double and single blocks" : "input, middle and output blocks";
   plan.cacheLimit = r.cacheSizeLimit;
   if (!r.enabled) return plan;
 
@@ -28,7 +29,8 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
   if (r.backend == "aot_eager") {
     plan.checkCapture = true;
     plan.mechanisms.push_back("capture check: the step runs eagerly; what would break its capture is reported");
-    for (const auto& b : facts.barriers) plan.warnings.push_back("would break capture: " + b);
+    // What fullgraph would capture (the whole step), or the blocks.
+    for (const auto& b : r.fullgraph ? facts.barriers : facts.regionBarriers) plan.warnings.push_back("would break capture: " + b);
   }
   if (inductor) {
     plan.mechanisms.push_back("attention: fused scaled-dot-product attention (flash, cuDNN or memory-efficient, by shape)");
@@ -64,26 +66,35 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
 
   if (graphsAsked) {
     const std::string what = "CUDA graphs";
+    // fullgraph: the whole step, or nothing and a fatal error; else each block, the rest eager.
+    const std::vector<std::string>& barriers = r.fullgraph ? facts.barriers : facts.regionBarriers;
     if (noGraphs) {
       plan.unavailable.push_back(what + ": " + *noGraphs);
-    } else if (!facts.barriers.empty()) {
-      const std::string why = joined(facts.barriers, "; ");
+    } else if (!barriers.empty()) {
+      const std::string why = joined(barriers, "; ");
       if (r.fullgraph)
         plan.fatal = "compile_fullgraph: the training step cannot be captured as one graph: " + why;
       else
-        plan.warnings.push_back("the training step is not captured and runs eagerly: " + why);
+        plan.warnings.push_back("the " + plan.model + "'s " + plan.blocks + " are not captured and run eagerly: " + why);
       plan.unavailable.push_back(what + ": " + why);
     } else {
-      plan.captureSteps = true;
+      plan.captureSteps = r.fullgraph;
+      plan.captureRegions = !r.fullgraph;
       plan.precapture = r.dynamic == "auto";
-      plan.mechanisms.push_back(what + ": forward, backward, gradient clipping, loss scaling, lr schedule and optimizer step "
-                                       "replayed as one graph per shape signature (at most " + std::to_string(plan.cacheLimit) + ")");
+      const std::string limit = " (at most " + std::to_string(plan.cacheLimit) + ")";
+      if (r.fullgraph) {
+        plan.mechanisms.push_back(what + ": forward, backward, gradient clipping, loss scaling, lr schedule and optimizer step "
+                                         "replayed as one graph per shape signature" + limit);
+        plan.regions.push_back("whole training step");
+      } else {
+        plan.mechanisms.push_back(what + ": each of the " + plan.model + "'s " + plan.blocks +
+                                  " replays its forward and its backward pass from graphs per input signature" + limit +
+                                  "; the rest of the step runs eagerly");
+        plan.regions.push_back(plan.model + " " + plan.blocks + ", forward and backward, one region each");
+      }
       plan.mechanisms.push_back(plan.precapture ? "warm-up: every planned signature captured before step 1, most frequent first"
                                                 : "warm-up: each signature captured when it is first seen");
-      plan.regions.push_back("whole training step");
     }
-    if (!r.fullgraph)
-      plan.unavailable.push_back("per-block regions (fullgraph=False): not built yet; the whole step is captured where it can be");
   }
   // compile_vae / compile_text_encoders: the caching passes' encoders, captured like the step (by
   // the mode), without gradients, so nothing a method trains keeps them out of a graph.

@@ -21,11 +21,13 @@ struct CaptureFacts {
   bool cudaDevice = false;            // the run trains on a CUDA device
   std::vector<std::string> barriers;  // what keeps the step out of a graph, each "what: why"
   bool gemmTuningInBuild = gemmTuningCompiledIn();  // TunableOp (a CUDA libtorch >= 2.5)
+  std::vector<std::string> regionBarriers;  // what keeps the model's blocks out of graphs, each "what: why"
 };
 
 struct CompilePlan {
   CompileRequest request;
   std::string model;                     // "U-Net" (SDXL), "DiT model" (FLUX), as sd-scripts names them
+  std::string blocks;                    // the model's regions: "input, middle and output blocks"
   std::vector<std::string> mechanisms;   // what is on
   std::vector<std::string> regions;      // what is captured
   std::vector<std::string> unavailable;  // "what: why"
@@ -33,9 +35,10 @@ struct CompilePlan {
   std::optional<std::string> fatal;      // fullgraph=true and the step cannot be captured: the cause
 
   // Applying it:
-  bool captureSteps = false;     // the whole step as one CUDA graph per shape signature
+  bool captureSteps = false;     // fullgraph: the whole step as one CUDA graph per shape signature
+  bool captureRegions = false;   // not fullgraph: each block's forward and backward as graphs per signature
   bool precapture = false;       // dynamic=auto: every planned signature before step 1; false: on first sight
-  int cacheLimit = kDefaultCompileCacheSizeLimit;  // captured signatures at most
+  int cacheLimit = kDefaultCompileCacheSizeLimit;  // captured signatures at most (per region)
   bool checkCapture = false;     // aot_eager: report what would break capture, run eagerly
   bool cudnnBenchmark = false;   // max-autotune: cuDNN picks convolution algorithms during warm-up
   bool tuneGemms = false;        // max-autotune: TunableOp picks GEMM algorithms during warm-up (gemm_tuning.h)

@@ -1,5 +1,7 @@
 #include "compile/cuda_graph.h"
 
+#include <map>
+#include <mutex>
 #include <stdexcept>
 
 #if SINTER_WITH_CUDA
@@ -16,6 +18,39 @@ bool cudaGraphsCompiledIn() { return SINTER_WITH_CUDA != 0; }
 
 #if SINTER_WITH_CUDA
 
+namespace {
+
+c10::cuda::CUDAStream captureStream(torch::Device device) {
+  static std::mutex mutex;
+  static std::map<c10::DeviceIndex, c10::cuda::CUDAStream> streams;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = streams.find(device.index());
+  if (it == streams.end()) it = streams.emplace(device.index(), c10::cuda::getStreamFromPool(false, device.index())).first;
+  return it->second;
+}
+
+// Runs `work` on `side`, after what `current` has queued, and makes `current` wait for it.
+void onSideStream(const c10::cuda::CUDAStream& current, const c10::cuda::CUDAStream& side, const std::function<void()>& work) {
+  at::cuda::CUDAEvent queued;
+  queued.record(current);
+  queued.block(side);
+  {
+    c10::cuda::CUDAStreamGuard onSide(side);
+    work();
+  }
+  at::cuda::CUDAEvent done;
+  done.record(side);
+  done.block(current);
+}
+
+}  // namespace
+
+void runOnCaptureStream(torch::Device device, const std::function<void()>& work) {
+  if (!device.is_cuda()) throw std::runtime_error("the capture stream needs a CUDA device, not " + device.str());
+  c10::cuda::CUDAGuard onDevice(device);
+  onSideStream(c10::cuda::getCurrentCUDAStream(device.index()), captureStream(device), work);
+}
+
 struct CapturedGraph::Impl {
   at::cuda::CUDAGraph graph;
 };
@@ -25,19 +60,15 @@ CapturedGraph::CapturedGraph(torch::Device device, const std::function<void()>& 
     : impl_(std::make_unique<Impl>()) {
   if (!device.is_cuda()) throw std::runtime_error("CUDA graphs need a CUDA device, not " + device.str());
   c10::cuda::CUDAGuard onDevice(device);
-  const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream(device.index());
-  // Capture cannot run on the default stream; the side stream starts after the work queued so far.
-  const c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool(false, device.index());
-  at::cuda::CUDAEvent queued;
-  queued.record(current);
-  queued.block(side);
-  {
-    c10::cuda::CUDAStreamGuard onSide(side);
+  // Capture cannot run on the default stream; the capture stream starts after the work queued so far.
+  onSideStream(c10::cuda::getCurrentCUDAStream(device.index()), captureStream(device), [&] {
     for (int i = 0; i < warmups; ++i) work();
-    side.synchronize();
-    // The warm-up's activations are cached by the ordinary pool, which the graph's private pool
-    // cannot reuse: hand them back first, or a large step needs its memory twice.
-    c10::cuda::CUDACachingAllocator::emptyCache();
+    if (warmups > 0) {
+      // The warm-up's activations are cached by the ordinary pool, which the graph's private pool
+      // cannot reuse: hand them back first, or a large step needs its memory twice.
+      captureStream(device).synchronize();
+      c10::cuda::CUDACachingAllocator::emptyCache();
+    }
     for (const at::Generator& g : generators) impl_->graph.register_generator_state(g);
     using PoolId = decltype(impl_->graph.pool());
     const PoolId pool = poolOf ? poolOf->impl_->graph.pool() : PoolId{0, 0};
@@ -53,10 +84,7 @@ CapturedGraph::CapturedGraph(torch::Device device, const std::function<void()>& 
       throw;
     }
     impl_->graph.capture_end();
-  }
-  at::cuda::CUDAEvent captured;
-  captured.record(side);
-  captured.block(current);
+  });
 }
 
 CapturedGraph::~CapturedGraph() = default;
@@ -64,6 +92,10 @@ CapturedGraph::~CapturedGraph() = default;
 void CapturedGraph::replay() { impl_->graph.replay(); }
 
 #else
+
+void runOnCaptureStream(torch::Device, const std::function<void()>&) {
+  throw std::runtime_error("CUDA graphs are not in this build (a CPU libtorch)");
+}
 
 struct CapturedGraph::Impl {};
 

@@ -1,8 +1,11 @@
 #pragma once
-// One captured CUDA graph of a piece of work (a training step), replayed with one launch.
-// PyTorch's recipe (torch.cuda.graph): the work runs eagerly a few times on a side stream, so that
-// lazy initialisation (cuBLAS handles, workspaces, autograd's device threads) happens outside the
-// capture, then one more run is captured. Every tensor the work reads or writes must stay at the
+// One captured CUDA graph of a piece of work (a training step, or a block's forward or backward
+// pass), replayed with one launch. PyTorch's recipe (torch.cuda.graph): the work runs eagerly a
+// few times on the capture stream, so that lazy initialisation (cuBLAS handles, workspaces,
+// autograd's device threads) happens outside the capture, then one more run is captured. Every
+// capture uses the same side stream of its device, because autograd runs a backward pass on the
+// stream its forward pass ran on: a block's backward graph is captured from the autograd graph its
+// forward capture recorded. Every tensor the work reads or writes must stay at the
 // same address between replays; memory the work allocates comes from the graph's private pool
 // (shared between the graphs of one run, which never replay concurrently). Generators the work
 // draws from are registered, so each replay draws fresh numbers at the generator's current offset,
@@ -18,10 +21,15 @@ namespace sinter::compile {
 // Whether this build can capture CUDA graphs (a CUDA libtorch); a CPU build compiles them out.
 bool cudaGraphsCompiledIn();
 
+// Runs `work` on the capture stream of `device`, ordered after the work queued so far on the current
+// stream and before what is queued after (warm-up runs of work that is captured later).
+void runOnCaptureStream(torch::Device device, const std::function<void()>& work);
+
 class CapturedGraph {
  public:
-  // Runs `work` `warmups` times eagerly and captures it once, all on a side stream of `device`.
-  // `poolOf`: a graph whose memory pool this one shares (nullptr: a new pool).
+  // Runs `work` `warmups` times eagerly and captures it once, all on the capture stream of `device`.
+  // `poolOf`: a graph whose memory pool this one shares (nullptr: a new pool). Graphs that share a
+  // pool must replay in the order they were captured, or their temporaries may overlap.
   // Throws std::runtime_error naming the CUDA error when the work cannot be captured.
   CapturedGraph(torch::Device device, const std::function<void()>& work, int warmups, const std::vector<at::Generator>& generators,
                 const CapturedGraph* poolOf = nullptr);

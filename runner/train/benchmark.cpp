@@ -13,11 +13,13 @@
 #include "network/lora_network.h"
 #include "train/adamw.h"
 #include "train/device_info.h"
+#include "train/graphed_regions.h"
 #include "train/lora_method.h"
 #include "train/lr_schedule.h"
 #include "train/mixed_precision.h"
 #include "train/optimizer_update.h"
 #include "train/sdxl_train_step.h"
+#include "train/sdxl_unet_regions.h"
 #include "train/step_executor.h"
 
 namespace sinter::train {
@@ -130,8 +132,15 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
     const compile::CompilePlan plan = compile::planCompile(rowConfig, Family::SDXL, compile::CaptureFacts{compile::cudaGraphsCompiledIn(), device.is_cuda(), {}});
     if (plan.cudnnBenchmark) at::globalContext().setBenchmarkCuDNN(true);
     if (plan.tuneGemms) spdlog::info("{}", compile::enableGemmTuning(compile::defaultGemmTuningFile()));
+    // Per block: the U-Net's blocks replay their own graphs within an eager step.
+    std::optional<GraphedRegions> regions;
+    if (plan.captureRegions) {
+      regions.emplace(device, plan.cacheLimit, std::vector<at::Generator>{step.generator()});
+      captureUnetBlocks(unet, *regions);
+    }
     StepExecutorOptions options;
     options.captureSteps = plan.captureSteps;
+    options.captureRegions = plan.captureRegions;
     options.fatalOnCaptureFailure = true;  // the benchmark's step has nothing that prevents capture
     options.cacheLimit = plan.cacheLimit;
     StepExecutor executor(device, update, options, {step.generator()});
@@ -141,7 +150,7 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
     Row row;
     row.mode = m.label;
     row.shapes = shapesLabel;
-    row.mechanism = plan.captureSteps ? "CUDA graph, whole step" : "eager";
+    row.mechanism = plan.captureSteps ? "CUDA graph, whole step" : plan.captureRegions ? "CUDA graphs, per block" : "eager";
     // First step: warm-up and capture of every shape (as a run's warm-up phase), then one step.
     const auto first = Clock::now();
     for (const StepShape& s : shapes) executor.run(s, true, [&] { return step.stagedLoss(s); });
@@ -166,8 +175,13 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
     synchronize(device);
     row.pipelinedMs = msSince(pipelined) / static_cast<double>(steps);
     row.peakMiB = peakMemoryMb(device);
-    const long long all = executor.replayedMicroSteps() + executor.eagerMicroSteps();
-    row.replayedShare = all ? static_cast<double>(executor.replayedMicroSteps()) / static_cast<double>(all) : 0.0;
+    const long long replayed = regions ? regions->replayed() : executor.replayedMicroSteps();
+    const long long all = replayed + (regions ? regions->eager() : executor.eagerMicroSteps());
+    row.replayedShare = all ? static_cast<double>(replayed) / static_cast<double>(all) : 0.0;
+    if (regions) {
+      for (const std::string& failure : regions->takeFailures()) spdlog::warn("{}", failure);
+      releaseUnetBlocks(unet);
+    }
     if (plan.cudnnBenchmark) at::globalContext().setBenchmarkCuDNN(config.getBool("cuda_cudnn_benchmark"));
     if (plan.tuneGemms) compile::disableGemmTuning();
     spdlog::info("{} ({}): median {:.1f} ms, loss {:.4f}", row.mode, row.shapes, row.medianMs, loss.item<double>());
@@ -182,7 +196,7 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
   }
   std::vector<StepShape> mixed;
   for (const auto& [w, h] : threeBuckets) mixed.push_back(stageRandom(1, w, h));
-  for (const Mode& m : {modes[0], modes[3]}) rows.push_back(runRow(m, mixed, "bs1, 3 buckets"));
+  for (const Mode& m : {modes[0], modes[2], modes[3]}) rows.push_back(runRow(m, mixed, "bs1, 3 buckets"));
   // channels_last: the U-Net's convolution weights in NHWC, so that cuDNN convolves without
   // converting layouts each time (its NCHW-to-NHWC conversions are ~4% of the captured step's
   // kernel time). Measured last: the weights stay converted.

@@ -4,20 +4,11 @@
 
 #include "compile/cuda_graph.h"
 #include "train/state_snapshot.h"
+#include "train/tensor_signature.h"
 
 namespace sinter::train {
 
 namespace {
-
-std::string signatureOf(const std::vector<torch::Tensor>& inputs) {
-  std::string s;
-  for (const torch::Tensor& t : inputs) {
-    s += std::string(c10::toString(t.scalar_type())) + "[";
-    for (int64_t d : t.sizes()) s += std::to_string(d) + ",";
-    s += "]";
-  }
-  return s;
-}
 
 std::vector<torch::Tensor> clones(const std::vector<torch::Tensor>& tensors) {
   std::vector<torch::Tensor> out;
@@ -40,7 +31,7 @@ GraphedEncoder::~GraphedEncoder() = default;
 
 std::vector<torch::Tensor> GraphedEncoder::operator()(const std::vector<torch::Tensor>& inputs) {
   torch::NoGradGuard noGrad;
-  const std::string signature = signatureOf(inputs);
+  const std::string signature = tensorSignature(inputs);
   auto it = graphs_.find(signature);
   if (it == graphs_.end() && capture_ && !failed_.count(signature) && static_cast<int>(graphs_.size()) < cacheLimit_) {
     Captured c;

@@ -10,6 +10,7 @@
 #include "train/config_values.h"
 #include "train/device_info.h"
 #include "train/graphed_encoder.h"
+#include "train/sdxl_unet_regions.h"
 
 namespace sinter::train {
 
@@ -67,6 +68,11 @@ std::vector<TrainableModel> SdxlFamily::trainableModels() {
   return {{"U-Net", false, models_.unet.get(), network::sdxlLoraRule(LoraComponent::Unet)},
           {"Text Encoder 1", true, models_.clipL.get(), network::sdxlLoraRule(LoraComponent::TextEncoder1)},
           {"Text Encoder 2", true, models_.bigG.get(), network::sdxlLoraRule(LoraComponent::TextEncoder2)}};
+}
+
+void SdxlFamily::captureRegions(GraphedRegions* regions) {
+  if (regions) captureUnetBlocks(models_.unet, *regions);
+  else releaseUnetBlocks(models_.unet);
 }
 
 void SdxlFamily::setTraining(bool textEncoders) {

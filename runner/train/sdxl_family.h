@@ -42,6 +42,7 @@ class SdxlFamily : public FamilyPart {
   StepShape stage(const data::Batch& batch) override;
   torch::Tensor stagedLoss(const StepShape& shape) override { return step_->stagedLoss(shape); }
   StepShape stageWarmup(const data::ShapeSignature& signature) override;
+  void captureRegions(GraphedRegions* regions) override;
   at::Generator& generator() override { return step_->generator(); }
 
  private:

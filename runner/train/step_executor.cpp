@@ -56,6 +56,15 @@ bool StepExecutor::mayCapture(const StepShape& shape) const {
 }
 
 std::optional<double> StepExecutor::prepare(const StepShape& shape, bool last, const StagedLoss& stagedLoss) {
+  if (options_.captureRegions) {
+    if (!warmedShapes_.insert(shape).second) return std::nullopt;
+    const auto start = std::chrono::steady_clock::now();
+    StateSnapshot snapshot(update_.mutableTensors(), generators_);
+    runEager(stagedLoss, last);
+    snapshot.restore();
+    if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
   const Key key{shape, last};
   if (graphs_.count(key) || !mayCapture(shape)) return std::nullopt;
   return capture(key, stagedLoss, nullptr);

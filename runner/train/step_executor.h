@@ -1,6 +1,7 @@
 #pragma once
-// How the loop runs a micro-batch (compile plan applied, DESIGN.md §6): eagerly, or replayed from
-// a CUDA graph of the whole step captured per input shape: the family's staged loss, the backward
+// How the loop runs a micro-batch (compile plan applied, DESIGN.md §6): eagerly (the model's blocks
+// may replay their own graphs inside, graphed_regions.h), or replayed from a CUDA graph of the
+// whole step captured per input shape: the family's staged loss, the backward
 // pass and, on a step's last micro-batch, loss unscaling, gradient clipping, the lr schedule, the
 // optimizer step and zeroing the gradients. Capturing a shape first runs warm-up steps (real steps,
 // then undone), so a captured run trains exactly like an eager one.
@@ -25,6 +26,7 @@ namespace sinter::train {
 
 struct StepExecutorOptions {
   bool captureSteps = false;  // the plan's whole-step graphs
+  bool captureRegions = false;  // the plan's per-block graphs: warming a shape up runs a step (then undone)
   bool fatalOnCaptureFailure = false;  // fullgraph=true
   int cacheLimit = 8;                  // captured shapes at most
   int warmups = 3;                     // eager runs before a capture
@@ -47,11 +49,13 @@ class StepExecutor {
   StepExecutor(torch::Device device, OptimizerUpdate& update, StepExecutorOptions options, std::vector<at::Generator> generators);
   ~StepExecutor();
 
-  bool captures() const { return options_.captureSteps; }
+  // Whether the plan captures anything of the step (whole or per block).
+  bool captures() const { return options_.captureSteps || options_.captureRegions; }
 
   // Warm-up (and capture, on a CUDA device with graphs) of the inputs staged for `shape`, the
   // state restored afterwards. Seconds taken, or nullopt when the shape is captured already or the
-  // cache limit is reached. Throws when capture fails and the plan says fullgraph.
+  // cache limit is reached. Throws when capture fails and the plan says fullgraph. Per block: one
+  // step, in which the blocks capture themselves.
   std::optional<double> prepare(const StepShape& shape, bool last, const StagedLoss& stagedLoss);
 
   // One micro-batch whose inputs are staged for `shape`: replayed when captured (captured first if
@@ -82,7 +86,7 @@ class StepExecutor {
   StepExecutorOptions options_;
   std::vector<at::Generator> generators_;
   std::map<Key, Captured> graphs_;
-  std::set<StepShape> capturedShapes_, failedShapes_;
+  std::set<StepShape> capturedShapes_, failedShapes_, warmedShapes_;
   long long replayed_ = 0, eager_ = 0;
 };
 

@@ -13,6 +13,7 @@
 #include "compile/gemm_tuning.h"
 #include "train/batch_stager.h"
 #include "train/device_info.h"
+#include "train/graphed_regions.h"
 #include "train/loss_readback.h"
 #include "train/optimizer_args.h"
 #include "train/optimizer_update.h"
@@ -85,14 +86,28 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   AdamW optimizer(method.parameterGroups(), options.adamw);
   const LrSchedule schedule(planned.lr);
   OptimizerUpdate update(optimizer, schedule, options.maxGradNorm, options.lossScaling, run.device, method.computeCopies());
-  // The compile plan applied: micro-steps run eagerly or replay a captured graph of the whole step.
+  // The compile plan applied: micro-steps run eagerly or replay a captured graph of the whole step,
+  // or the family's blocks replay graphs of their own.
+  const std::vector<at::Generator> generators{family.generator(), at::globalContext().defaultGenerator(run.device)};  // noise; LoRA dropout
+  std::optional<GraphedRegions> regions;
+  if (run.compile.captureRegions) {
+    regions.emplace(run.device, run.compile.cacheLimit, generators);
+    family.captureRegions(&*regions);
+  }
+  struct ReleaseRegions {
+    FamilyPart& family;
+    bool captured;
+    ~ReleaseRegions() {
+      if (captured) family.captureRegions(nullptr);
+    }
+  } releaseRegions{family, regions.has_value()};
   StepExecutorOptions execution;
   execution.captureSteps = run.compile.captureSteps;
+  execution.captureRegions = run.compile.captureRegions;
   execution.fatalOnCaptureFailure = run.compile.request.fullgraph;
   execution.cacheLimit = run.compile.cacheLimit;
   execution.lossDivisor = gradAccum;
-  StepExecutor executor(run.device, update, execution,
-                        {family.generator(), at::globalContext().defaultGenerator(run.device)});  // noise; LoRA dropout
+  StepExecutor executor(run.device, update, execution, generators);
 
   // Resume: the method's tensors, optimizer, noise RNG and data position continue exactly.
   long long globalStep = 0;
@@ -184,15 +199,29 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     events.emit(events::Warmup{what, s});
     spdlog::info("warm-up ({}): {:.2f} s", what, s);
   };
+  // What the blocks captured since last asked: their failures reported, the seconds it took returned.
+  auto takeRegionCaptures = [&] {
+    for (const std::string& failure : regions->takeFailures()) {
+      spdlog::warn("{}", failure);
+      events.emit(events::Warning{failure});
+    }
+    return regions->takeCaptureSeconds();
+  };
   // A step ends its accumulation on its last micro-batch: graphs with and without the update.
   const std::vector<bool> lastMicroBatch = gradAccum == 1 ? std::vector<bool>{true} : std::vector<bool>{false, true};
   // max-autotune: GEMMs are tuned when they first run, which is the warm-up (before any capture).
   if (run.compile.tuneGemms) spdlog::info("{}", compile::enableGemmTuning(compile::defaultGemmTuningFile()));
-  if (executor.captures() && run.compile.precapture) {
+  // Staged inputs (static buffers) where something is captured, unless the text encoders train
+  // (their captions are encoded within the step; only blocks are captured then).
+  const bool staged = executor.captures() && !textEncodersTrain;
+  if (executor.captures() && run.compile.precapture && textEncodersTrain)
+    spdlog::info("warm-up: the blocks are captured when first seen (the text encoders train, so no batch is staged ahead)");
+  if (staged && run.compile.precapture) {
     // Warm-up phase: the planned signatures captured before step 1, most frequent first.
     const auto& signatures = plan.shapeSignatures();
     const size_t captured = std::min(signatures.size(), static_cast<size_t>(run.compile.cacheLimit));
-    spdlog::info("warm-up: capturing the training step for {} of {} batch shapes", captured, signatures.size());
+    spdlog::info("warm-up: capturing {} for {} of {} batch shapes", execution.captureSteps ? "the training step" : "the blocks", captured,
+                 signatures.size());
     for (size_t i = 0; i < captured; ++i) {
       const StepShape shape = family.stageWarmup(signatures[i]);
       double seconds = 0;
@@ -201,6 +230,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
       reportWarmup(signatureLabel(signatures[i].batchSize, data::Resolution{signatures[i].width, signatures[i].height}), seconds);
     }
     spdlog::info("graphs cover {:.1f}% of an epoch's batches", 100.0 * shareOfBatches(signatures, captured));
+    if (regions) takeRegionCaptures();  // counted in the warm-up above
   }
   // Without graphs captured ahead, the first step allocates buffers and picks kernels: it is the warm-up.
   const bool firstStepIsWarmup = !resumed && !executor.captures();
@@ -265,7 +295,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
       epochEnds = batch.indexInEpoch + 1 == plan.batchesPerEpoch();
       const bool last = micro + 1 == gradAccum || epochEnds;
       torch::Tensor loss;
-      if (executor.captures()) {
+      if (staged) {
         const StepShape shape = family.stage(batch);
         MicroStepResult r = executor.run(shape, last, [&] { return family.stagedLoss(shape); });
         if (r.captureFailure) {
@@ -278,6 +308,11 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
         loss = r.loss;
       } else {
         loss = executor.runEager([&] { return family.loss(batch, textEncodersTrain); }, last);
+      }
+      if (regions) {
+        // Blocks seen with a new signature were captured within this micro-step.
+        const double s = takeRegionCaptures();
+        if (s > 0) reportWarmup("captured blocks for " + facts.signature, s), captureSeconds += s;
       }
       lossSum = lossSum.defined() ? lossSum + loss : loss;
       ++micro;
@@ -327,7 +362,11 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   report(true);
   profileWritten(profiler.finish());
   if (progressLine) std::fprintf(stderr, "\n");
-  if (executor.captures()) {
+  if (regions) {
+    const long long all = regions->replayed() + regions->eager();
+    spdlog::info("CUDA graphs: {} of {} block passes replayed ({:.1f}%)", regions->replayed(), all,
+                 all ? 100.0 * static_cast<double>(regions->replayed()) / static_cast<double>(all) : 0.0);
+  } else if (executor.captures()) {
     const long long all = executor.replayedMicroSteps() + executor.eagerMicroSteps();
     spdlog::info("CUDA graphs: {} of {} micro-batches replayed ({:.1f}%)", executor.replayedMicroSteps(), all,
                  all ? 100.0 * static_cast<double>(executor.replayedMicroSteps()) / static_cast<double>(all) : 0.0);

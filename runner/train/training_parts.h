@@ -21,6 +21,7 @@
 #include "train/adamw.h"
 #include "train/compute_copies.h"
 #include "train/event_sink.h"
+#include "train/graphed_regions.h"
 #include "train/mixed_precision.h"
 #include "train/shape_plan.h"
 #include "train/train_state.h"
@@ -76,6 +77,9 @@ class FamilyPart {
   virtual torch::Tensor stagedLoss(const StepShape& shape) = 0;
   // Neutral inputs for a planned signature, to warm up and capture it before step 1.
   virtual StepShape stageWarmup(const data::ShapeSignature& signature) = 0;
+  // Per-block CUDA graphs (compile_fullgraph=false): the model's blocks run through `regions` from
+  // now on, or as by default again (nullptr).
+  virtual void captureRegions(GraphedRegions* regions) = 0;
   // The noise generator, saved with the training state so a resumed run draws the same noise.
   virtual at::Generator& generator() = 0;
 };

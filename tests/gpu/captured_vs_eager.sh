@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine: the same run trained eagerly and with the whole step captured as CUDA graphs
-# (--compile --compile_mode reduce-overhead --compile_fullgraph), from the same state and seed;
+# (--compile --compile_mode reduce-overhead --compile_fullgraph; SINTER_CAPTURE_FLAGS="--compile
+# --compile_mode reduce-overhead" for per-block graphs), from the same state and seed;
 # compares every step's loss and the saved LoRA. Graphs replay the eager kernels, but some CUDA
 # kernels are not deterministic (atomic adds in backward passes), so two eager runs differ too: the
 # run is trained eagerly twice, and the captured run must differ from the first eager run no more
@@ -40,7 +41,7 @@ for precision in $precisions; do
     out="$work/out-$size-$precision-$mode"
     rm -rf "$out"
     flags=()
-    [ "$mode" = captured ] && flags=(--compile --compile_mode reduce-overhead --compile_fullgraph)
+    [ "$mode" = captured ] && read -r -a flags <<< "${SINTER_CAPTURE_FLAGS:---compile --compile_mode reduce-overhead --compile_fullgraph}"
     "$runner" --config_file "$config" --output_dir "$out" --output_name run --max_train_steps "$steps" \
       --mixed_precision "$precision" ${SINTER_EXTRA_FLAGS:-} "${flags[@]}" --events jsonl > "$out.events.jsonl" 2> "$out.log" ||
       { echo "$size $precision $mode: the run failed"; tail -20 "$out.log"; status=1; continue 2; }

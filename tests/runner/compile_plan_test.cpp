@@ -42,6 +42,7 @@ TEST(CompilePlan, EveryCombination) {
   const std::vector<std::string> backends{"inductor", "cudagraphs", "eager", "aot_eager"};
   const std::vector<std::string> modes{"default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"};
   const std::vector<std::string> barrier{"the text encoders train: why"};
+  const std::vector<std::string> regionBarrier{"gradient_checkpointing with network_dropout: why"};
   int combinations = 0;
   for (const auto& backend : backends)
     for (const auto& mode : modes)
@@ -50,30 +51,40 @@ TEST(CompilePlan, EveryCombination) {
           for (bool inBuild : {false, true})
             for (bool cuda : {false, true})
               for (bool blocked : {false, true})
-                for (bool tunableOp : {false, true}) {
+                for (bool regionBlocked : {false, true})
+                  for (bool tunableOp : {false, true}) {
                 ++combinations;
                 const Config config = compileConfig(backend, mode, dynamic, fullgraph);
-                const CaptureFacts facts{inBuild, cuda, blocked ? barrier : std::vector<std::string>{}, tunableOp && inBuild};
+                const CaptureFacts facts{inBuild, cuda, blocked ? barrier : std::vector<std::string>{}, tunableOp && inBuild,
+                                         regionBlocked ? regionBarrier : std::vector<std::string>{}};
                 const CompilePlan plan = planCompile(config, Family::SDXL, facts);
                 const std::string what = backend + "/" + mode + "/" + dynamic + (fullgraph ? "/fullgraph" : "") +
-                                         (inBuild ? "/cuda-build" : "/cpu-build") + (cuda ? "/gpu" : "/cpu") + (blocked ? "/blocked" : "") + (tunableOp ? "/tunableop" : "");
+                                         (inBuild ? "/cuda-build" : "/cpu-build") + (cuda ? "/gpu" : "/cpu") + (blocked ? "/blocked" : "") +
+                                         (regionBlocked ? "/blocks-blocked" : "") + (tunableOp ? "/tunableop" : "");
                 SCOPED_TRACE(what);
                 const bool graphsAsked = backend == "cudagraphs" || (backend == "inductor" && (mode == "reduce-overhead" || mode == "max-autotune"));
                 const bool graphsPossible = graphsAsked && dynamic != "true" && inBuild && cuda;
-                EXPECT_EQ(plan.captureSteps, graphsPossible && !blocked);
-                EXPECT_EQ(plan.precapture, plan.captureSteps && dynamic == "auto");
+                // fullgraph: the whole step or a fatal error; else each block, or the blocks eager with a warning.
+                EXPECT_EQ(plan.captureSteps, graphsPossible && fullgraph && !blocked);
+                EXPECT_EQ(plan.captureRegions, graphsPossible && !fullgraph && !regionBlocked);
+                const bool captures = plan.captureSteps || plan.captureRegions;
+                EXPECT_EQ(plan.precapture, captures && dynamic == "auto");
                 EXPECT_EQ(plan.fatal.has_value(), graphsPossible && blocked && fullgraph);
                 if (plan.fatal) EXPECT_NE(plan.fatal->find("text encoders train"), std::string::npos);
-                if (graphsPossible && blocked && !fullgraph) EXPECT_TRUE(mentions(plan.warnings, "runs eagerly: the text encoders train"));
-                EXPECT_EQ(!plan.regions.empty(), plan.captureSteps);
-                EXPECT_EQ(mentions(plan.mechanisms, "CUDA graphs"), plan.captureSteps);
-                if (graphsAsked && !plan.captureSteps) EXPECT_TRUE(mentions(plan.unavailable, "CUDA graphs: "));
+                EXPECT_EQ(mentions(plan.warnings, "input, middle and output blocks are not captured and run eagerly: gradient_checkpointing"),
+                          graphsPossible && regionBlocked && !fullgraph);
+                EXPECT_EQ(!plan.regions.empty(), captures);
+                EXPECT_EQ(mentions(plan.regions, "whole training step"), plan.captureSteps);
+                EXPECT_EQ(mentions(plan.regions, "U-Net input, middle and output blocks, forward and backward"), plan.captureRegions);
+                EXPECT_EQ(mentions(plan.mechanisms, "CUDA graphs"), captures);
+                EXPECT_EQ(mentions(plan.mechanisms, "the rest of the step runs eagerly"), plan.captureRegions);
+                if (graphsAsked && !captures) EXPECT_TRUE(mentions(plan.unavailable, "CUDA graphs: "));
                 if (graphsAsked && dynamic == "true") EXPECT_TRUE(mentions(plan.unavailable, "dynamic=True"));
                 if (graphsAsked && dynamic != "true" && !inBuild) EXPECT_TRUE(mentions(plan.unavailable, "this build has no CUDA"));
                 if (graphsAsked && dynamic != "true" && inBuild && !cuda) EXPECT_TRUE(mentions(plan.unavailable, "training on the CPU"));
-                if (graphsAsked && !fullgraph) EXPECT_TRUE(mentions(plan.unavailable, "per-block regions"));
                 EXPECT_EQ(plan.checkCapture, backend == "aot_eager");
-                EXPECT_EQ(mentions(plan.warnings, "would break capture"), backend == "aot_eager" && blocked);
+                // aot_eager reports what would break the capture fullgraph asks for: the step's, or the blocks'.
+                EXPECT_EQ(mentions(plan.warnings, "would break capture"), backend == "aot_eager" && (fullgraph ? blocked : regionBlocked));
                 const bool autotune = backend == "inductor" && (mode == "max-autotune" || mode == "max-autotune-no-cudagraphs");
                 EXPECT_EQ(plan.cudnnBenchmark, autotune && cuda && dynamic != "true");
                 EXPECT_EQ(plan.tuneGemms, plan.cudnnBenchmark && facts.gemmTuningInBuild);
@@ -86,7 +97,13 @@ TEST(CompilePlan, EveryCombination) {
                 EXPECT_EQ(plan.lines().size(), 2 + plan.mechanisms.size() + plan.regions.size() + plan.unavailable.size() +
                                                    plan.warnings.size() + (plan.fatal ? 1 : 0));
               }
-  EXPECT_EQ(combinations, 4 * 4 * 3 * 2 * 2 * 2 * 2 * 2);
+  EXPECT_EQ(combinations, 4 * 4 * 3 * 2 * 2 * 2 * 2 * 2 * 2);
+}
+
+TEST(CompilePlan, FluxRegionsAreItsDoubleAndSingleBlocks) {
+  const CompilePlan plan = planCompile(compileConfig("inductor", "reduce-overhead", "auto", false), Family::FLUX, CaptureFacts{true, true, {}});
+  EXPECT_TRUE(plan.captureRegions);
+  EXPECT_EQ(plan.regions, std::vector<std::string>{"DiT model double and single blocks, forward and backward, one region each"});
 }
 
 TEST(CompilePlan, CacheLimitAndDeprecatedCompileArgs) {

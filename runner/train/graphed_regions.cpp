@@ -1,0 +1,253 @@
+#include "train/graphed_regions.h"
+
+#include <torch/csrc/autograd/functions/accumulate_grad.h>
+
+#include <chrono>
+#include <set>
+#include <stdexcept>
+
+#include "compile/cuda_graph.h"
+#include "train/state_snapshot.h"
+#include "train/tensor_signature.h"
+
+namespace sinter::train {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+struct GraphedRegions::Entry {
+  GraphedRegions* owner = nullptr;
+  std::string key;  // region and signature, for reports
+  Body body;
+  bool recompute = false;
+  std::vector<torch::Tensor> inputs;    // static: each call's inputs are copied here
+  std::vector<size_t> differentiable;   // the inputs that require grad
+  std::vector<torch::Tensor> weights;   // the leaves the region trains (their .grad is added to)
+  torch::Tensor output;                 // static, overwritten by each forward replay
+  torch::Tensor recorded;               // the forward capture's output with its autograd graph, until the backward capture
+  torch::Tensor gradOutput;             // static: each backward call's incoming gradient
+  std::vector<torch::Tensor> gradInputs;  // static, one per differentiable input (undefined: unused)
+  std::unique_ptr<compile::CapturedGraph> forward, backward;
+  bool backwardEager = false;  // its backward could not be captured and runs eagerly
+
+  void ensureBackward() {
+    if (!backward && !backwardEager) owner->captureBackward(*this);
+  }
+
+  // The backward pass: input gradients into gradInputs, weight gradients added into their buffers.
+  void differentiate() {
+    torch::Tensor out = recorded;
+    if (recompute) {
+      torch::AutoGradMode grad(true);
+      out = body(inputs);
+    }
+    std::vector<torch::Tensor> targets;
+    for (size_t i : differentiable) targets.push_back(inputs[i]);
+    targets.insert(targets.end(), weights.begin(), weights.end());
+    // Kept when the recorded graph is differentiated: it is released after a successful capture,
+    // or differentiated again each step when the backward pass runs eagerly.
+    const variable_list grads = torch::autograd::grad({out}, targets, {gradOutput}, /*retain_graph=*/!recompute,
+                                                      /*create_graph=*/false, /*allow_unused=*/true);
+    torch::NoGradGuard noGrad;
+    for (size_t i = 0; i < differentiable.size(); ++i) gradInputs[i] = grads[i];
+    std::vector<torch::Tensor> sums, addends;
+    for (size_t j = 0; j < weights.size(); ++j) {
+      const torch::Tensor& g = grads[differentiable.size() + j];
+      if (!g.defined()) continue;
+      sums.push_back(weights[j].mutable_grad());
+      addends.push_back(g);
+    }
+    if (!sums.empty()) at::_foreach_add_(sums, addends);
+  }
+};
+
+namespace {
+
+// The leaves that `out`'s autograd graph accumulates into, other than `inputs`: what the region trains.
+std::vector<torch::Tensor> trainedLeaves(const torch::Tensor& out, const std::vector<torch::Tensor>& inputs) {
+  std::set<const c10::TensorImpl*> inputImpls;
+  for (const torch::Tensor& t : inputs) inputImpls.insert(t.unsafeGetTensorImpl());
+  std::vector<torch::Tensor> leaves;
+  std::set<const torch::autograd::Node*> seen;
+  std::vector<torch::autograd::Node*> pending;
+  if (out.grad_fn()) pending.push_back(out.grad_fn().get());
+  while (!pending.empty()) {
+    torch::autograd::Node* node = pending.back();
+    pending.pop_back();
+    for (const torch::autograd::Edge& edge : node->next_edges()) {
+      torch::autograd::Node* next = edge.function.get();
+      if (!next || !seen.insert(next).second) continue;
+      if (auto* accumulate = dynamic_cast<torch::autograd::AccumulateGrad*>(next)) {
+        if (!inputImpls.count(accumulate->variable.unsafeGetTensorImpl())) leaves.push_back(accumulate->variable);
+      } else {
+        pending.push_back(next);
+      }
+    }
+  }
+  return leaves;
+}
+
+// Replays a region's graphs under autograd: forward on the way in, backward when autograd gets there.
+// The trained weights are inputs too, so that the output requires grad whenever they do; their
+// gradients are added by the backward graph itself, so none is returned for them.
+struct RegionFunction : public torch::autograd::Function<RegionFunction> {
+  static variable_list forward(AutogradContext* ctx, int64_t entryAddress, const variable_list& inputs,
+                               const variable_list& /*weights*/) {
+    auto* e = reinterpret_cast<GraphedRegions::Entry*>(entryAddress);
+    ctx->saved_data["entry"] = entryAddress;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (!inputs[i].is_same(e->inputs[i])) e->inputs[i].detach().copy_(inputs[i]);
+    e->forward->replay();
+    return {e->output.detach()};
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list gradOutputs) {
+    auto* e = reinterpret_cast<GraphedRegions::Entry*>(ctx->saved_data["entry"].toInt());
+    e->ensureBackward();
+    if (gradOutputs[0].defined()) e->gradOutput.copy_(gradOutputs[0]);
+    else e->gradOutput.zero_();
+    if (e->backward) e->backward->replay();
+    else e->differentiate();
+    variable_list grads(1 + e->inputs.size() + e->weights.size());  // none for the entry's address and the weights
+    for (size_t i = 0; i < e->differentiable.size(); ++i)
+      if (e->gradInputs[i].defined()) grads[1 + e->differentiable[i]] = e->gradInputs[i].detach();
+    return grads;
+  }
+};
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+GraphedRegions::GraphedRegions(torch::Device device, int cacheLimit, std::vector<at::Generator> generators, int warmups)
+    : device_(device), cacheLimit_(cacheLimit), generators_(std::move(generators)), warmups_(warmups) {}
+
+GraphedRegions::~GraphedRegions() = default;
+
+torch::Tensor GraphedRegions::run(const std::string& name, const std::vector<torch::Tensor>& inputs, const Body& body,
+                                  bool recompute) {
+  if (!torch::GradMode::is_enabled()) return body(inputs);  // sampling, evaluation: nothing to capture
+  const std::string signature = tensorSignature(inputs) + (recompute ? " recompute" : "");
+  const std::string key = name + " " + signature;
+  auto it = entries_.find(key);
+  Entry* e = it == entries_.end() ? nullptr : it->second.get();
+  if (!e && !failed_.count(key) && signaturesPerRegion_[name] < cacheLimit_) e = capture(name, signature, inputs, body, recompute);
+  if (!e) {
+    ++eager_;
+    return body(inputs);
+  }
+  ++replayed_;
+  if (e->differentiable.empty() && e->weights.empty()) {
+    // Nothing to differentiate (no trained weight, no input that needs grad): the forward graph alone.
+    torch::NoGradGuard noGrad;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (!inputs[i].is_same(e->inputs[i])) e->inputs[i].copy_(inputs[i]);
+    e->forward->replay();
+    return e->output;
+  }
+  return RegionFunction::apply(reinterpret_cast<int64_t>(e), inputs, e->weights)[0];
+}
+
+GraphedRegions::Entry* GraphedRegions::capture(const std::string& name, const std::string& signature,
+                                               const std::vector<torch::Tensor>& inputs, const Body& body, bool recompute) {
+  const auto start = std::chrono::steady_clock::now();
+  auto e = std::make_unique<Entry>();
+  e->owner = this;
+  e->key = name + " (inputs " + signature + ")";
+  e->body = body;
+  e->recompute = recompute;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    e->inputs.push_back(inputs[i].detach().clone().requires_grad_(inputs[i].requires_grad()));
+    if (inputs[i].requires_grad()) e->differentiable.push_back(i);
+  }
+  e->gradInputs.resize(e->differentiable.size());
+  // The warm-up draws random numbers (LoRA dropout) that the eager step would not: put them back.
+  StateSnapshot generators({}, generators_);
+  try {
+    // Eager passes first, on the capture stream: lazy initialisation happens outside the capture,
+    // and the first one finds the weights the region trains.
+    compile::runOnCaptureStream(device_, [&] {
+      for (int i = 0; i < warmups_; ++i) {
+        torch::AutoGradMode grad(true);
+        const torch::Tensor out = e->body(e->inputs);
+        if (i == 0) {
+          e->weights = trainedLeaves(out, e->inputs);
+          e->gradOutput = torch::zeros_like(out);
+        }
+        if (!out.requires_grad()) continue;
+        std::vector<torch::Tensor> targets;
+        for (size_t k : e->differentiable) targets.push_back(e->inputs[k]);
+        targets.insert(targets.end(), e->weights.begin(), e->weights.end());
+        torch::autograd::grad({out}, targets, {torch::ones_like(out)}, false, false, /*allow_unused=*/true);
+      }
+    });
+    {
+      torch::NoGradGuard noGrad;
+      for (torch::Tensor& w : e->weights)
+        if (!w.grad().defined()) w.mutable_grad() = torch::zeros_like(w);  // the backward graph adds into it
+    }
+    const compile::CapturedGraph* pool = poolOwner_;
+    Entry* raw = e.get();
+    e->forward = std::make_unique<compile::CapturedGraph>(
+        device_,
+        [raw] {
+          if (raw->recompute) {
+            torch::NoGradGuard noGrad;
+            raw->output = raw->body(raw->inputs);
+          } else {
+            torch::AutoGradMode grad(true);
+            raw->recorded = raw->body(raw->inputs);
+            raw->output = raw->recorded.detach();
+          }
+        },
+        /*warmups=*/0, generators_, pool);
+    if (!poolOwner_) poolOwner_ = e->forward.get();
+  } catch (const std::exception& ex) {
+    generators.restore();
+    fail(name + " " + signature, e->key, ex.what());
+    captureSeconds_ += secondsSince(start);
+    return nullptr;
+  }
+  generators.restore();
+  if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
+  captureSeconds_ += secondsSince(start);
+  ++signaturesPerRegion_[name];
+  return entries_.emplace(name + " " + signature, std::move(e)).first->second.get();
+}
+
+void GraphedRegions::captureBackward(Entry& e) {
+  const auto start = std::chrono::steady_clock::now();
+  StateSnapshot generators({}, generators_);
+  try {
+    Entry* raw = &e;
+    e.backward = std::make_unique<compile::CapturedGraph>(device_, [raw] { raw->differentiate(); }, /*warmups=*/0, generators_,
+                                                          poolOwner_);
+    e.recorded = torch::Tensor();  // the forward capture's autograd graph: its saved tensors go back to the pool
+  } catch (const std::exception& ex) {
+    e.backwardEager = true;
+    newFailures_.push_back(e.key + ": the backward pass runs eagerly: " + ex.what());
+  }
+  generators.restore();
+  captureSeconds_ += secondsSince(start);
+}
+
+void GraphedRegions::fail(const std::string& key, const std::string& label, const std::string& why) {
+  failed_[key] = why;
+  newFailures_.push_back(label + ": runs eagerly: " + why);
+}
+
+double GraphedRegions::takeCaptureSeconds() {
+  const double s = captureSeconds_;
+  captureSeconds_ = 0;
+  return s;
+}
+
+std::vector<std::string> GraphedRegions::takeFailures() {
+  std::vector<std::string> out;
+  out.swap(newFailures_);
+  return out;
+}
+
+}  // namespace sinter::train

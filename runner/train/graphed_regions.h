@@ -1,0 +1,78 @@
+#pragma once
+// Per-block CUDA graphs (compile_fullgraph=false, DESIGN.md §6): each region of a model (an SDXL
+// input, middle or output block) replays its forward pass and its backward pass from two graphs
+// per input signature, as torch.cuda.make_graphed_callables does; the rest of the step runs
+// eagerly around them. A region's graphs are captured the first time it runs with gradients, with
+// its signature: eager warm-up passes on copies of the inputs, then the forward graph, and the
+// backward graph when autograd first reaches the region. So graphs are captured in the order they
+// replay (forwards in order, backwards in reverse) and can share one memory pool, as PyTorch's
+// recipe requires.
+//
+// The backward graph returns the gradients of the region's inputs to autograd and adds those of
+// the weights it trains into their gradient buffers itself (one multi-tensor add), so the
+// optimizer sees the same gradients as after an eager backward pass. With gradient checkpointing
+// (`recompute`), the forward graph runs without gradients and the backward graph recomputes the
+// forward pass before differentiating it, keeping checkpointing's memory saving.
+//
+// A region that cannot be captured runs eagerly from then on; the cause is reported once.
+#include <torch/torch.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sinter::compile {
+class CapturedGraph;
+}
+
+namespace sinter::train {
+
+class GraphedRegions {
+ public:
+  using Body = std::function<torch::Tensor(const std::vector<torch::Tensor>&)>;
+
+  // `cacheLimit`: captured signatures per region at most. `generators`: those the regions draw
+  // from (LoRA dropout), registered with every graph and restored after each warm-up.
+  GraphedRegions(torch::Device device, int cacheLimit, std::vector<at::Generator> generators, int warmups = 3);
+  ~GraphedRegions();
+  GraphedRegions(const GraphedRegions&) = delete;
+  GraphedRegions& operator=(const GraphedRegions&) = delete;
+
+  // `body(inputs)` as the region `name`: replayed from its graphs when gradients are recorded and
+  // the signature is captured (or can be), else eagerly (sampling, uncapturable regions, the cache
+  // limit reached). Equal to body(inputs), with the same gradients.
+  torch::Tensor run(const std::string& name, const std::vector<torch::Tensor>& inputs, const Body& body, bool recompute);
+
+  // Seconds spent warming up and capturing since the last call.
+  double takeCaptureSeconds();
+  // "region inputs: why" for each signature that could not be captured, since the last call.
+  std::vector<std::string> takeFailures();
+  long long replayed() const { return replayed_; }
+  long long eager() const { return eager_; }
+
+  struct Entry;  // one region's graphs for one signature (graphed_regions.cpp)
+
+ private:
+  Entry* capture(const std::string& name, const std::string& signature, const std::vector<torch::Tensor>& inputs,
+                 const Body& body, bool recompute);
+  // When autograd first reaches a captured forward pass.
+  void captureBackward(Entry& entry);
+  void fail(const std::string& key, const std::string& label, const std::string& why);
+
+  torch::Device device_;
+  int cacheLimit_;
+  std::vector<at::Generator> generators_;
+  int warmups_;
+  std::map<std::string, std::unique_ptr<Entry>> entries_;  // by region and signature
+  std::map<std::string, int> signaturesPerRegion_;
+  std::map<std::string, std::string> failed_;  // by region and signature: why
+  std::vector<std::string> newFailures_;
+  const compile::CapturedGraph* poolOwner_ = nullptr;  // the first graph: every region's graphs share its pool
+  double captureSeconds_ = 0;
+  long long replayed_ = 0, eager_ = 0;
+};
+
+}  // namespace sinter::train

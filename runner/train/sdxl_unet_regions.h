@@ -1,0 +1,16 @@
+#pragma once
+// SDXL's regions for per-block CUDA graphs (compile_fullgraph=false): each U-Net input, middle and
+// output block, by its checkpoint name, with its inputs (h, emb, context). A checkpointed block
+// recomputes its forward pass in its backward graph; one whose recomputation restores the random
+// state on the host (gradient checkpointing with LoRA dropout) stays eager.
+#include "models/sdxl_unet.h"
+#include "train/graphed_regions.h"
+
+namespace sinter::train {
+
+// The U-Net's blocks run through `regions` from now on (`regions` must outlive their use).
+void captureUnetBlocks(models::SdxlUnet& unet, GraphedRegions& regions);
+// The blocks run as by default again.
+void releaseUnetBlocks(models::SdxlUnet& unet);
+
+}  // namespace sinter::train

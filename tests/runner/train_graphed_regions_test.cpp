@@ -1,0 +1,100 @@
+// Per-block regions (train/graphed_regions.h) where they cannot be captured: on the CPU every
+// region runs eagerly, says once why, and computes exactly what the model computes without them.
+// (Their replay is checked on the GPU machine: tests/gpu/captured_vs_eager.sh with per-block flags.)
+#include <gtest/gtest.h>
+
+#include "compile/cuda_graph.h"
+#include "models/sdxl_unet.h"
+#include "network/lora_network.h"
+#include "train/graphed_regions.h"
+#include "train/sdxl_unet_regions.h"
+
+using namespace sinter;
+using namespace sinter::train;
+
+namespace {
+
+struct TinyLoraUnet {
+  models::SdxlUnet unet{nullptr};
+  network::LoraNetwork lora{network::LoraNetworkOptions{}};
+
+  TinyLoraUnet() {
+    torch::manual_seed(5);
+    unet = models::SdxlUnet(models::SdxlUnetConfig::tiny());
+    lora.attach(network::sdxlLoraRule(network::LoraComponent::Unet), *unet);
+    torch::NoGradGuard noGrad;
+    for (torch::Tensor& p : lora.parameters()) p.normal_(0.0, 0.05);  // lora_up starts at zero
+  }
+
+  // The loss and the LoRA gradients of one forward and backward pass.
+  std::pair<torch::Tensor, std::vector<torch::Tensor>> pass() {
+    for (torch::Tensor& p : lora.parameters()) p.mutable_grad() = torch::Tensor();
+    torch::manual_seed(9);
+    const auto& c = unet->config();
+    torch::Tensor x = torch::randn({1, c.inChannels, 8, 8});
+    torch::Tensor context = torch::randn({1, 77, c.contextDim}).requires_grad_(true);  // as when the text encoders train
+    torch::Tensor y = torch::randn({1, c.admInChannels});
+    torch::Tensor loss = unet->forward(x, torch::tensor({500}, torch::kLong), context, y).pow(2).mean();
+    loss.backward();
+    std::vector<torch::Tensor> grads{context.grad()};
+    for (const torch::Tensor& p : lora.parameters()) grads.push_back(p.grad());
+    return {loss.detach(), grads};
+  }
+};
+
+}  // namespace
+
+TEST(GraphedRegions, UncapturableRegionsRunEagerlyAndSayWhyOnce) {
+  GraphedRegions regions(torch::kCPU, 8, {});
+  const torch::Tensor w = torch::full({3}, 2.0f).requires_grad_(true);
+  auto body = [&](const std::vector<torch::Tensor>& in) { return in[0] * w; };
+  const torch::Tensor x = torch::arange(3, torch::kFloat32).requires_grad_(true);
+  torch::Tensor out = regions.run("block.0", {x}, body, false);
+  out.sum().backward();
+  EXPECT_TRUE(torch::equal(out.detach(), torch::arange(3, torch::kFloat32) * 2));
+  EXPECT_TRUE(torch::equal(w.grad(), torch::arange(3, torch::kFloat32)));
+  EXPECT_TRUE(torch::equal(x.grad(), torch::full({3}, 2.0f)));
+  const std::vector<std::string> failures = regions.takeFailures();
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_NE(failures[0].find("block.0 (inputs Float[3,]grad)"), std::string::npos) << failures[0];
+  const std::string cause = compile::cudaGraphsCompiledIn() ? "runs eagerly: the capture stream needs a CUDA device, not cpu"
+                                                            : "runs eagerly: CUDA graphs are not in this build (a CPU libtorch)";
+  EXPECT_NE(failures[0].find(cause), std::string::npos) << failures[0];
+
+  regions.run("block.0", {x}, body, false);  // the same signature: not tried again
+  EXPECT_TRUE(regions.takeFailures().empty());
+  regions.run("block.0", {x.detach()}, body, false);  // another signature (no grad): tried once
+  EXPECT_EQ(regions.takeFailures().size(), 1u);
+  {
+    torch::NoGradGuard noGrad;  // sampling: nothing to capture, nothing tried
+    regions.run("block.1", {x}, body, false);
+  }
+  EXPECT_TRUE(regions.takeFailures().empty());
+  EXPECT_EQ(regions.eager(), 3);
+  EXPECT_EQ(regions.replayed(), 0);
+
+  GraphedRegions none(torch::kCPU, 0, {});  // compile_cache_size_limit reached: eager, no attempt
+  none.run("block.0", {x}, body, false);
+  EXPECT_TRUE(none.takeFailures().empty());
+}
+
+TEST(GraphedRegions, UnetBlocksThroughRegionsComputeWhatTheUnetComputes) {
+  TinyLoraUnet plain, through;
+  const auto [plainLoss, plainGrads] = plain.pass();
+  GraphedRegions regions(torch::kCPU, 8, {});
+  captureUnetBlocks(through.unet, regions);
+  const auto [loss, grads] = through.pass();
+  EXPECT_TRUE(torch::equal(loss, plainLoss));
+  ASSERT_EQ(grads.size(), plainGrads.size());
+  for (size_t i = 0; i < grads.size(); ++i) EXPECT_TRUE(torch::equal(grads[i], plainGrads[i])) << "gradient " << i;
+  // Every block was tried, by its checkpoint name, and said why it runs eagerly.
+  const std::vector<std::string> failures = regions.takeFailures();
+  EXPECT_EQ(failures.size(), through.unet->blockRegions().size());
+  for (size_t i = 0; i < failures.size(); ++i)
+    EXPECT_EQ(failures[i].rfind(through.unet->blockRegions()[i] + " (inputs ", 0), 0u) << failures[i];
+  EXPECT_EQ(regions.eager(), static_cast<long long>(failures.size()));
+
+  releaseUnetBlocks(through.unet);
+  through.pass();
+  EXPECT_EQ(regions.eager(), static_cast<long long>(failures.size()));  // no longer used
+}
