@@ -80,6 +80,11 @@ CapturedGraph::CapturedGraph(torch::Device device, const std::function<void()>& 
       try {
         impl_->graph.capture_end();
       } catch (...) {
+        // The capture was invalidated: capture_end stops before it ends the pool's allocation.
+        try {
+          c10::cuda::CUDACachingAllocator::endAllocateToPool(device.index(), impl_->graph.pool());
+        } catch (...) {
+        }
       }
       throw;
     }

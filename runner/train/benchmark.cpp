@@ -140,7 +140,7 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
     }
     StepExecutorOptions options;
     options.captureSteps = plan.captureSteps;
-    options.captureRegions = plan.captureRegions;
+    if (regions) options.regions = &*regions;
     options.fatalOnCaptureFailure = true;  // the benchmark's step has nothing that prevents capture
     options.cacheLimit = plan.cacheLimit;
     StepExecutor executor(device, update, options, {step.generator()});

@@ -21,6 +21,7 @@ struct GraphedRegions::Entry {
   Body body;
   bool recompute = false;
   std::vector<torch::Tensor> inputs;    // static: each call's inputs are copied here
+  std::vector<torch::Tensor> inputWrites;  // the same memory without autograd's version counter, to copy into
   std::vector<size_t> differentiable;   // the inputs that require grad
   std::vector<torch::Tensor> weights;   // the leaves the region trains (their .grad is added to)
   torch::Tensor output;                 // static, overwritten by each forward replay
@@ -29,9 +30,19 @@ struct GraphedRegions::Entry {
   std::vector<torch::Tensor> gradInputs;  // static, one per differentiable input (undefined: unused)
   std::unique_ptr<compile::CapturedGraph> forward, backward;
   bool backwardEager = false;  // its backward could not be captured and runs eagerly
+  bool backwardPending = false;  // ran eagerly once, to be captured when the step's backward pass is over
 
-  void ensureBackward() {
-    if (!backward && !backwardEager) owner->captureBackward(*this);
+  void queueCapture() {
+    if (backwardEager || backwardPending) return;
+    backwardPending = true;
+    owner->pendingBackwards_.push_back(this);
+  }
+
+  // Each call's inputs into the static ones. Not through `inputs`: the recorded autograd graph
+  // saved them, and a write it can see would fail its version check.
+  void takeInputs(at::TensorList given) {
+    for (size_t i = 0; i < given.size(); ++i)
+      if (!given[i].is_same(inputs[i])) inputWrites[i].copy_(given[i]);
   }
 
   // The backward pass: input gradients into gradInputs, weight gradients added into their buffers.
@@ -91,23 +102,27 @@ std::vector<torch::Tensor> trainedLeaves(const torch::Tensor& out, const std::ve
 // The trained weights are inputs too, so that the output requires grad whenever they do; their
 // gradients are added by the backward graph itself, so none is returned for them.
 struct RegionFunction : public torch::autograd::Function<RegionFunction> {
-  static variable_list forward(AutogradContext* ctx, int64_t entryAddress, const variable_list& inputs,
-                               const variable_list& /*weights*/) {
+  // TensorList, not std::vector: autograd tracks list arguments only as TensorList.
+  static variable_list forward(AutogradContext* ctx, int64_t entryAddress, at::TensorList inputs, at::TensorList /*weights*/) {
     auto* e = reinterpret_cast<GraphedRegions::Entry*>(entryAddress);
     ctx->saved_data["entry"] = entryAddress;
-    for (size_t i = 0; i < inputs.size(); ++i)
-      if (!inputs[i].is_same(e->inputs[i])) e->inputs[i].detach().copy_(inputs[i]);
+    e->takeInputs(inputs);
     e->forward->replay();
     return {e->output.detach()};
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list gradOutputs) {
     auto* e = reinterpret_cast<GraphedRegions::Entry*>(ctx->saved_data["entry"].toInt());
-    e->ensureBackward();
     if (gradOutputs[0].defined()) e->gradOutput.copy_(gradOutputs[0]);
     else e->gradOutput.zero_();
-    if (e->backward) e->backward->replay();
-    else e->differentiate();
+    if (e->backward) {
+      e->backward->replay();
+    } else {
+      // Not captured yet: this runs on autograd's device thread, inside the step's backward pass,
+      // where nothing can be captured; GraphedRegions::captureBackwards does it afterwards.
+      e->differentiate();
+      e->queueCapture();
+    }
     variable_list grads(1 + e->inputs.size() + e->weights.size());  // none for the entry's address and the weights
     for (size_t i = 0; i < e->differentiable.size(); ++i)
       if (e->gradInputs[i].defined()) grads[1 + e->differentiable[i]] = e->gradInputs[i].detach();
@@ -142,12 +157,11 @@ torch::Tensor GraphedRegions::run(const std::string& name, const std::vector<tor
   if (e->differentiable.empty() && e->weights.empty()) {
     // Nothing to differentiate (no trained weight, no input that needs grad): the forward graph alone.
     torch::NoGradGuard noGrad;
-    for (size_t i = 0; i < inputs.size(); ++i)
-      if (!inputs[i].is_same(e->inputs[i])) e->inputs[i].copy_(inputs[i]);
+    e->takeInputs(inputs);
     e->forward->replay();
     return e->output;
   }
-  return RegionFunction::apply(reinterpret_cast<int64_t>(e), inputs, e->weights)[0];
+  return RegionFunction::apply(reinterpret_cast<int64_t>(e), at::TensorList(inputs), at::TensorList(e->weights))[0];
 }
 
 GraphedRegions::Entry* GraphedRegions::capture(const std::string& name, const std::string& signature,
@@ -160,6 +174,7 @@ GraphedRegions::Entry* GraphedRegions::capture(const std::string& name, const st
   e->recompute = recompute;
   for (size_t i = 0; i < inputs.size(); ++i) {
     e->inputs.push_back(inputs[i].detach().clone().requires_grad_(inputs[i].requires_grad()));
+    e->inputWrites.push_back(e->inputs.back().variable_data());
     if (inputs[i].requires_grad()) e->differentiable.push_back(i);
   }
   e->gradInputs.resize(e->differentiable.size());
@@ -215,6 +230,16 @@ GraphedRegions::Entry* GraphedRegions::capture(const std::string& name, const st
   captureSeconds_ += secondsSince(start);
   ++signaturesPerRegion_[name];
   return entries_.emplace(name + " " + signature, std::move(e)).first->second.get();
+}
+
+void GraphedRegions::captureBackwards() {
+  // In the order the backward passes ran, which is the order they replay in.
+  std::vector<Entry*> pending;
+  pending.swap(pendingBackwards_);
+  for (Entry* e : pending) {
+    e->backwardPending = false;
+    captureBackward(*e);
+  }
 }
 
 void GraphedRegions::captureBackward(Entry& e) {

@@ -3,10 +3,11 @@
 // input, middle or output block) replays its forward pass and its backward pass from two graphs
 // per input signature, as torch.cuda.make_graphed_callables does; the rest of the step runs
 // eagerly around them. A region's graphs are captured the first time it runs with gradients, with
-// its signature: eager warm-up passes on copies of the inputs, then the forward graph, and the
-// backward graph when autograd first reaches the region. So graphs are captured in the order they
-// replay (forwards in order, backwards in reverse) and can share one memory pool, as PyTorch's
-// recipe requires.
+// its signature: eager warm-up passes on copies of the inputs, then the forward graph; its backward
+// pass runs eagerly that once (autograd runs it on its device thread, inside the step's backward
+// pass, where capturing fails), and the step calls captureBackwards() when its backward pass is
+// over. So graphs are captured in the order they replay (forwards in order, backwards in reverse)
+// and can share one memory pool, as PyTorch's recipe requires.
 //
 // The backward graph returns the gradients of the region's inputs to autograd and adds those of
 // the weights it trains into their gradient buffers itself (one multi-tensor add), so the
@@ -46,6 +47,9 @@ class GraphedRegions {
   // limit reached). Equal to body(inputs), with the same gradients.
   torch::Tensor run(const std::string& name, const std::vector<torch::Tensor>& inputs, const Body& body, bool recompute);
 
+  // Captures the backward graphs of the regions captured in this step (after its backward pass).
+  void captureBackwards();
+
   // Seconds spent warming up and capturing since the last call.
   double takeCaptureSeconds();
   // "region inputs: why" for each signature that could not be captured, since the last call.
@@ -58,7 +62,6 @@ class GraphedRegions {
  private:
   Entry* capture(const std::string& name, const std::string& signature, const std::vector<torch::Tensor>& inputs,
                  const Body& body, bool recompute);
-  // When autograd first reaches a captured forward pass.
   void captureBackward(Entry& entry);
   void fail(const std::string& key, const std::string& label, const std::string& why);
 
@@ -70,6 +73,7 @@ class GraphedRegions {
   std::map<std::string, int> signaturesPerRegion_;
   std::map<std::string, std::string> failed_;  // by region and signature: why
   std::vector<std::string> newFailures_;
+  std::vector<Entry*> pendingBackwards_;  // in the order their backward passes ran
   const compile::CapturedGraph* poolOwner_ = nullptr;  // the first graph: every region's graphs share its pool
   double captureSeconds_ = 0;
   long long replayed_ = 0, eager_ = 0;

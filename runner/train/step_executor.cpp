@@ -18,6 +18,7 @@ torch::Tensor StepExecutor::runEager(const StagedLoss& loss, bool last) {
   update_.beginMicroStep();
   torch::Tensor value = loss();
   update_.backward(value, options_.lossDivisor);
+  if (options_.regions) options_.regions->captureBackwards();
   if (last) update_.apply();
   return value.detach();
 }
@@ -56,7 +57,7 @@ bool StepExecutor::mayCapture(const StepShape& shape) const {
 }
 
 std::optional<double> StepExecutor::prepare(const StepShape& shape, bool last, const StagedLoss& stagedLoss) {
-  if (options_.captureRegions) {
+  if (options_.regions) {
     if (!warmedShapes_.insert(shape).second) return std::nullopt;
     const auto start = std::chrono::steady_clock::now();
     StateSnapshot snapshot(update_.mutableTensors(), generators_);

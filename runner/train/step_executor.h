@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "train/graphed_regions.h"
 #include "train/optimizer_update.h"
 #include "train/shape_plan.h"
 
@@ -26,7 +27,9 @@ namespace sinter::train {
 
 struct StepExecutorOptions {
   bool captureSteps = false;  // the plan's whole-step graphs
-  bool captureRegions = false;  // the plan's per-block graphs: warming a shape up runs a step (then undone)
+  // The plan's per-block graphs: warming a shape up runs a step (then undone); after each backward
+  // pass the blocks' backward graphs are captured.
+  GraphedRegions* regions = nullptr;
   bool fatalOnCaptureFailure = false;  // fullgraph=true
   int cacheLimit = 8;                  // captured shapes at most
   int warmups = 3;                     // eager runs before a capture
@@ -50,7 +53,7 @@ class StepExecutor {
   ~StepExecutor();
 
   // Whether the plan captures anything of the step (whole or per block).
-  bool captures() const { return options_.captureSteps || options_.captureRegions; }
+  bool captures() const { return options_.captureSteps || options_.regions; }
 
   // Warm-up (and capture, on a CUDA device with graphs) of the inputs staged for `shape`, the
   // state restored afterwards. Seconds taken, or nullopt when the shape is captured already or the

@@ -103,7 +103,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   } releaseRegions{family, regions.has_value()};
   StepExecutorOptions execution;
   execution.captureSteps = run.compile.captureSteps;
-  execution.captureRegions = run.compile.captureRegions;
+  if (regions) execution.regions = &*regions;
   execution.fatalOnCaptureFailure = run.compile.request.fullgraph;
   execution.cacheLimit = run.compile.cacheLimit;
   execution.lossDivisor = gradAccum;
