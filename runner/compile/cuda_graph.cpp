@@ -53,6 +53,7 @@ void runOnCaptureStream(torch::Device device, const std::function<void()>& work)
 
 struct CapturedGraph::Impl {
   at::cuda::CUDAGraph graph;
+  at::cuda::MempoolId_t pool;  // known before the capture ends, to end its allocation if the capture fails
 };
 
 CapturedGraph::CapturedGraph(torch::Device device, const std::function<void()>& work, int warmups,
@@ -70,9 +71,8 @@ CapturedGraph::CapturedGraph(torch::Device device, const std::function<void()>& 
       c10::cuda::CUDACachingAllocator::emptyCache();
     }
     for (const at::Generator& g : generators) impl_->graph.register_generator_state(g);
-    using PoolId = decltype(impl_->graph.pool());
-    const PoolId pool = poolOf ? poolOf->impl_->graph.pool() : PoolId{0, 0};
-    impl_->graph.capture_begin(pool);
+    impl_->pool = poolOf ? poolOf->impl_->pool : at::cuda::graph_pool_handle();
+    impl_->graph.capture_begin(impl_->pool);
     try {
       work();
     } catch (...) {
@@ -82,7 +82,7 @@ CapturedGraph::CapturedGraph(torch::Device device, const std::function<void()>& 
       } catch (...) {
         // The capture was invalidated: capture_end stops before it ends the pool's allocation.
         try {
-          c10::cuda::CUDACachingAllocator::endAllocateToPool(device.index(), impl_->graph.pool());
+          c10::cuda::CUDACachingAllocator::endAllocateToPool(device.index(), impl_->pool);
         } catch (...) {
         }
       }

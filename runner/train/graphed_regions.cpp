@@ -28,7 +28,9 @@ struct GraphedRegions::Entry {
   torch::Tensor recorded;               // the forward capture's output with its autograd graph, until the backward capture
   torch::Tensor gradOutput;             // static: each backward call's incoming gradient
   std::vector<torch::Tensor> gradInputs;  // static, one per differentiable input (undefined: unused)
-  std::unique_ptr<compile::CapturedGraph> forward, backward;
+  // With recompute, `recomputation` records the forward pass with its autograd graph again before
+  // `backward` differentiates it (one graph of both cannot be captured).
+  std::unique_ptr<compile::CapturedGraph> forward, recomputation, backward;
   bool backwardEager = false;  // its backward could not be captured and runs eagerly
   bool backwardPending = false;  // ran eagerly once, to be captured when the step's backward pass is over
 
@@ -45,10 +47,18 @@ struct GraphedRegions::Entry {
       if (!given[i].is_same(inputs[i])) inputWrites[i].copy_(given[i]);
   }
 
+  // The forward pass with its autograd graph, into `recorded`.
+  void record() {
+    torch::AutoGradMode grad(true);
+    recorded = body(inputs);
+  }
+
   // The backward pass: input gradients into gradInputs, weight gradients added into their buffers.
+  // Of the recorded forward pass; with recompute and nothing recorded, of a recomputed one.
   void differentiate() {
+    const bool recomputeHere = recompute && !recorded.defined();
     torch::Tensor out = recorded;
-    if (recompute) {
+    if (recomputeHere) {
       torch::AutoGradMode grad(true);
       out = body(inputs);
     }
@@ -57,7 +67,7 @@ struct GraphedRegions::Entry {
     targets.insert(targets.end(), weights.begin(), weights.end());
     // Kept when the recorded graph is differentiated: it is released after a successful capture,
     // or differentiated again each step when the backward pass runs eagerly.
-    const variable_list grads = torch::autograd::grad({out}, targets, {gradOutput}, /*retain_graph=*/!recompute,
+    const variable_list grads = torch::autograd::grad({out}, targets, {gradOutput}, /*retain_graph=*/!recomputeHere,
                                                       /*create_graph=*/false, /*allow_unused=*/true);
     torch::NoGradGuard noGrad;
     for (size_t i = 0; i < differentiable.size(); ++i) gradInputs[i] = grads[i];
@@ -116,6 +126,7 @@ struct RegionFunction : public torch::autograd::Function<RegionFunction> {
     if (gradOutputs[0].defined()) e->gradOutput.copy_(gradOutputs[0]);
     else e->gradOutput.zero_();
     if (e->backward) {
+      if (e->recomputation) e->recomputation->replay();
       e->backward->replay();
     } else {
       // Not captured yet: this runs on autograd's device thread, inside the step's backward pass,
@@ -212,8 +223,7 @@ GraphedRegions::Entry* GraphedRegions::capture(const std::string& name, const st
             torch::NoGradGuard noGrad;
             raw->output = raw->body(raw->inputs);
           } else {
-            torch::AutoGradMode grad(true);
-            raw->recorded = raw->body(raw->inputs);
+            raw->record();
             raw->output = raw->recorded.detach();
           }
         },
@@ -247,10 +257,16 @@ void GraphedRegions::captureBackward(Entry& e) {
   StateSnapshot generators({}, generators_);
   try {
     Entry* raw = &e;
+    if (e.recompute)
+      e.recomputation = std::make_unique<compile::CapturedGraph>(device_, [raw] { raw->record(); }, /*warmups=*/0, generators_,
+                                                                 poolOwner_);
     e.backward = std::make_unique<compile::CapturedGraph>(device_, [raw] { raw->differentiate(); }, /*warmups=*/0, generators_,
                                                           poolOwner_);
-    e.recorded = torch::Tensor();  // the forward capture's autograd graph: its saved tensors go back to the pool
+    e.recorded = torch::Tensor();  // the recorded autograd graph: its saved tensors go back to the pool
   } catch (const std::exception& ex) {
+    e.recomputation.reset();
+    e.backward.reset();
+    if (e.recompute) e.recorded = torch::Tensor();  // its eager backward pass recomputes; else it differentiates `recorded`
     e.backwardEager = true;
     newFailures_.push_back(e.key + ": the backward pass runs eagerly: " + ex.what());
   }
