@@ -82,7 +82,7 @@ CapturedGraph::CapturedGraph(torch::Device device, const std::function<void()>& 
       } catch (...) {
         // The capture was invalidated: capture_end stops before it ends the pool's allocation.
         try {
-          c10::cuda::CUDACachingAllocator::endAllocateToPool(device.index(), impl_->pool);
+          c10::cuda::CUDACachingAllocator::endAllocateToPool(c10::cuda::current_device(), impl_->pool);
         } catch (...) {
         }
       }

@@ -48,8 +48,6 @@ class SdxlUnetImpl : public torch::nn::Module {
     preserveRngState_ = preserveRngState;
   }
   bool gradientCheckpointing() const { return gradientCheckpointing_; }
-  // Whether a checkpointed block's recomputation restores the forward's random state (on the host).
-  bool checkpointRestoresRngState() const { return gradientCheckpointing_ && preserveRngState_; }
 
   // The seam where each block runs: eagerly or checkpointed by default, or as the runner given
   // here decides (the compile engine's captured regions). `region` is the block's checkpoint

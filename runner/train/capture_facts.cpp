@@ -12,14 +12,14 @@ compile::CaptureFacts captureFacts(const Config& config, const torch::Device& de
   if (lora.trainTextEncoders)
     facts.barriers.push_back("the text encoders train: their captions are tokenized on the host within the step "
                              "(set network_train_unet_only, or cache_text_encoder_outputs)");
+  if (config.getBool("gradient_checkpointing") && lora.network.dropout > 0.0)
+    facts.barriers.push_back("gradient_checkpointing with network_dropout: the recomputed blocks save and restore the random "
+                             "state on the host");
   // Blocks alone can be captured with trained text encoders (their context is an input that needs
-  // grad), not when their recomputation restores the random state on the host.
-  if (config.getBool("gradient_checkpointing") && lora.network.dropout > 0.0) {
-    const std::string why = "gradient_checkpointing with network_dropout: the recomputed blocks save and restore the random "
-                            "state on the host";
-    facts.barriers.push_back(why);
-    facts.regionBarriers.push_back(why);
-  }
+  // grad), not their recomputation (graphed_regions.h): checkpointed blocks stay eager.
+  if (config.getBool("gradient_checkpointing"))
+    facts.regionBarriers.push_back("gradient_checkpointing: a block's recomputation in the backward pass is not captured "
+                                   "(compile_fullgraph captures the whole step with it)");
   return facts;
 }
 

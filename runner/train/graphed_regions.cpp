@@ -19,18 +19,15 @@ struct GraphedRegions::Entry {
   GraphedRegions* owner = nullptr;
   std::string key;  // region and signature, for reports
   Body body;
-  bool recompute = false;
   std::vector<torch::Tensor> inputs;    // static: each call's inputs are copied here
   std::vector<torch::Tensor> inputWrites;  // the same memory without autograd's version counter, to copy into
   std::vector<size_t> differentiable;   // the inputs that require grad
   std::vector<torch::Tensor> weights;   // the leaves the region trains (their .grad is added to)
   torch::Tensor output;                 // static, overwritten by each forward replay
-  torch::Tensor recorded;               // the forward capture's output with its autograd graph, until the backward capture
+  torch::Tensor recorded;               // the forward pass's output with its autograd graph, until the backward capture
   torch::Tensor gradOutput;             // static: each backward call's incoming gradient
   std::vector<torch::Tensor> gradInputs;  // static, one per differentiable input (undefined: unused)
-  // With recompute, `recomputation` records the forward pass with its autograd graph again before
-  // `backward` differentiates it (one graph of both cannot be captured).
-  std::unique_ptr<compile::CapturedGraph> forward, recomputation, backward;
+  std::unique_ptr<compile::CapturedGraph> forward, backward;
   bool backwardEager = false;  // its backward could not be captured and runs eagerly
   bool backwardPending = false;  // ran eagerly once, to be captured when the step's backward pass is over
 
@@ -47,27 +44,15 @@ struct GraphedRegions::Entry {
       if (!given[i].is_same(inputs[i])) inputWrites[i].copy_(given[i]);
   }
 
-  // The forward pass with its autograd graph, into `recorded`.
-  void record() {
-    torch::AutoGradMode grad(true);
-    recorded = body(inputs);
-  }
-
-  // The backward pass: input gradients into gradInputs, weight gradients added into their buffers.
-  // Of the recorded forward pass; with recompute and nothing recorded, of a recomputed one.
+  // The backward pass of the recorded forward pass: input gradients into gradInputs, weight
+  // gradients added into their buffers.
   void differentiate() {
-    const bool recomputeHere = recompute && !recorded.defined();
-    torch::Tensor out = recorded;
-    if (recomputeHere) {
-      torch::AutoGradMode grad(true);
-      out = body(inputs);
-    }
     std::vector<torch::Tensor> targets;
     for (size_t i : differentiable) targets.push_back(inputs[i]);
     targets.insert(targets.end(), weights.begin(), weights.end());
-    // Kept when the recorded graph is differentiated: it is released after a successful capture,
-    // or differentiated again each step when the backward pass runs eagerly.
-    const variable_list grads = torch::autograd::grad({out}, targets, {gradOutput}, /*retain_graph=*/!recomputeHere,
+    // The recorded graph is kept: it is released after a successful capture, or differentiated
+    // again each step when the backward pass runs eagerly.
+    const variable_list grads = torch::autograd::grad({recorded}, targets, {gradOutput}, /*retain_graph=*/true,
                                                       /*create_graph=*/false, /*allow_unused=*/true);
     torch::NoGradGuard noGrad;
     for (size_t i = 0; i < differentiable.size(); ++i) gradInputs[i] = grads[i];
@@ -126,7 +111,6 @@ struct RegionFunction : public torch::autograd::Function<RegionFunction> {
     if (gradOutputs[0].defined()) e->gradOutput.copy_(gradOutputs[0]);
     else e->gradOutput.zero_();
     if (e->backward) {
-      if (e->recomputation) e->recomputation->replay();
       e->backward->replay();
     } else {
       // Not captured yet: this runs on autograd's device thread, inside the step's backward pass,
@@ -152,14 +136,13 @@ GraphedRegions::GraphedRegions(torch::Device device, int cacheLimit, std::vector
 
 GraphedRegions::~GraphedRegions() = default;
 
-torch::Tensor GraphedRegions::run(const std::string& name, const std::vector<torch::Tensor>& inputs, const Body& body,
-                                  bool recompute) {
+torch::Tensor GraphedRegions::run(const std::string& name, const std::vector<torch::Tensor>& inputs, const Body& body) {
   if (!torch::GradMode::is_enabled()) return body(inputs);  // sampling, evaluation: nothing to capture
-  const std::string signature = tensorSignature(inputs) + (recompute ? " recompute" : "");
+  const std::string signature = tensorSignature(inputs);
   const std::string key = name + " " + signature;
   auto it = entries_.find(key);
   Entry* e = it == entries_.end() ? nullptr : it->second.get();
-  if (!e && !failed_.count(key) && signaturesPerRegion_[name] < cacheLimit_) e = capture(name, signature, inputs, body, recompute);
+  if (!e && !failed_.count(key) && signaturesPerRegion_[name] < cacheLimit_) e = capture(name, signature, inputs, body);
   if (!e) {
     ++eager_;
     return body(inputs);
@@ -176,13 +159,12 @@ torch::Tensor GraphedRegions::run(const std::string& name, const std::vector<tor
 }
 
 GraphedRegions::Entry* GraphedRegions::capture(const std::string& name, const std::string& signature,
-                                               const std::vector<torch::Tensor>& inputs, const Body& body, bool recompute) {
+                                               const std::vector<torch::Tensor>& inputs, const Body& body) {
   const auto start = std::chrono::steady_clock::now();
   auto e = std::make_unique<Entry>();
   e->owner = this;
   e->key = name + " (inputs " + signature + ")";
   e->body = body;
-  e->recompute = recompute;
   for (size_t i = 0; i < inputs.size(); ++i) {
     e->inputs.push_back(inputs[i].detach().clone().requires_grad_(inputs[i].requires_grad()));
     e->inputWrites.push_back(e->inputs.back().variable_data());
@@ -219,13 +201,9 @@ GraphedRegions::Entry* GraphedRegions::capture(const std::string& name, const st
     e->forward = std::make_unique<compile::CapturedGraph>(
         device_,
         [raw] {
-          if (raw->recompute) {
-            torch::NoGradGuard noGrad;
-            raw->output = raw->body(raw->inputs);
-          } else {
-            raw->record();
-            raw->output = raw->recorded.detach();
-          }
+          torch::AutoGradMode grad(true);
+          raw->recorded = raw->body(raw->inputs);
+          raw->output = raw->recorded.detach();
         },
         /*warmups=*/0, generators_, pool);
     if (!poolOwner_) poolOwner_ = e->forward.get();
@@ -257,17 +235,12 @@ void GraphedRegions::captureBackward(Entry& e) {
   StateSnapshot generators({}, generators_);
   try {
     Entry* raw = &e;
-    if (e.recompute)
-      e.recomputation = std::make_unique<compile::CapturedGraph>(device_, [raw] { raw->record(); }, /*warmups=*/0, generators_,
-                                                                 poolOwner_);
     e.backward = std::make_unique<compile::CapturedGraph>(device_, [raw] { raw->differentiate(); }, /*warmups=*/0, generators_,
                                                           poolOwner_);
     e.recorded = torch::Tensor();  // the recorded autograd graph: its saved tensors go back to the pool
   } catch (const std::exception& ex) {
-    e.recomputation.reset();
     e.backward.reset();
-    if (e.recompute) e.recorded = torch::Tensor();  // its eager backward pass recomputes; else it differentiates `recorded`
-    e.backwardEager = true;
+    e.backwardEager = true;  // from now on its backward pass differentiates `recorded` eagerly
     newFailures_.push_back(e.key + ": the backward pass runs eagerly: " + ex.what());
   }
   generators.restore();

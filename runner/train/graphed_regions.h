@@ -11,9 +11,11 @@
 //
 // The backward graph returns the gradients of the region's inputs to autograd and adds those of
 // the weights it trains into their gradient buffers itself (one multi-tensor add), so the
-// optimizer sees the same gradients as after an eager backward pass. With gradient checkpointing
-// (`recompute`), the forward graph runs without gradients and the backward graph recomputes the
-// forward pass before differentiating it, keeping checkpointing's memory saving.
+// optimizer sees the same gradients as after an eager backward pass. A region's activations are
+// kept from its forward replay to its backward replay, as an eager pass keeps them: gradient
+// checkpointing's recomputation is not captured (autograd's engine, called inside a capture on
+// a forward pass recorded in the same capture, touches the legacy stream), so checkpointed blocks
+// stay eager (sdxl_unet_regions.h).
 //
 // A region that cannot be captured runs eagerly from then on; the cause is reported once.
 #include <torch/torch.h>
@@ -45,7 +47,7 @@ class GraphedRegions {
   // `body(inputs)` as the region `name`: replayed from its graphs when gradients are recorded and
   // the signature is captured (or can be), else eagerly (sampling, uncapturable regions, the cache
   // limit reached). Equal to body(inputs), with the same gradients.
-  torch::Tensor run(const std::string& name, const std::vector<torch::Tensor>& inputs, const Body& body, bool recompute);
+  torch::Tensor run(const std::string& name, const std::vector<torch::Tensor>& inputs, const Body& body);
 
   // Captures the backward graphs of the regions captured in this step (after its backward pass).
   void captureBackwards();
@@ -61,7 +63,7 @@ class GraphedRegions {
 
  private:
   Entry* capture(const std::string& name, const std::string& signature, const std::vector<torch::Tensor>& inputs,
-                 const Body& body, bool recompute);
+                 const Body& body);
   void captureBackward(Entry& entry);
   void fail(const std::string& key, const std::string& label, const std::string& why);
 

@@ -6,11 +6,10 @@ void captureUnetBlocks(models::SdxlUnet& unet, GraphedRegions& regions) {
   models::SdxlUnetImpl* model = unet.get();
   model->setBlockRunner([model, &regions](const std::string& region, models::SdxlUnetBlock& block, const torch::Tensor& h,
                                           const torch::Tensor& emb, const torch::Tensor& context) {
-    if (model->checkpointRestoresRngState()) return model->runBlockDefault(block, h, emb, context);
-    const bool recompute = model->gradientCheckpointing() && model->is_training();
+    if (model->gradientCheckpointing()) return model->runBlockDefault(block, h, emb, context);
     models::SdxlUnetBlock b = block;
     return regions.run(region, {h, emb, context},
-                       [b](const std::vector<torch::Tensor>& in) mutable { return b->forward(in[0], in[1], in[2]); }, recompute);
+                       [b](const std::vector<torch::Tensor>& in) mutable { return b->forward(in[0], in[1], in[2]); });
   });
 }
 

@@ -1,8 +1,7 @@
 #pragma once
 // SDXL's regions for per-block CUDA graphs (compile_fullgraph=false): each U-Net input, middle and
-// output block, by its checkpoint name, with its inputs (h, emb, context). A checkpointed block
-// recomputes its forward pass in its backward graph; one whose recomputation restores the random
-// state on the host (gradient checkpointing with LoRA dropout) stays eager.
+// output block, by its checkpoint name, with its inputs (h, emb, context). With gradient
+// checkpointing the blocks run as by default, checkpointed and eager (the plan says so).
 #include "models/sdxl_unet.h"
 #include "train/graphed_regions.h"
 

@@ -49,7 +49,7 @@ TEST(GraphedRegions, UncapturableRegionsRunEagerlyAndSayWhyOnce) {
   const torch::Tensor w = torch::full({3}, 2.0f).requires_grad_(true);
   auto body = [&](const std::vector<torch::Tensor>& in) { return in[0] * w; };
   const torch::Tensor x = torch::arange(3, torch::kFloat32).requires_grad_(true);
-  torch::Tensor out = regions.run("block.0", {x}, body, false);
+  torch::Tensor out = regions.run("block.0", {x}, body);
   out.sum().backward();
   EXPECT_TRUE(torch::equal(out.detach(), torch::arange(3, torch::kFloat32) * 2));
   EXPECT_TRUE(torch::equal(w.grad(), torch::arange(3, torch::kFloat32)));
@@ -61,20 +61,20 @@ TEST(GraphedRegions, UncapturableRegionsRunEagerlyAndSayWhyOnce) {
                                                             : "runs eagerly: CUDA graphs are not in this build (a CPU libtorch)";
   EXPECT_NE(failures[0].find(cause), std::string::npos) << failures[0];
 
-  regions.run("block.0", {x}, body, false);  // the same signature: not tried again
+  regions.run("block.0", {x}, body);  // the same signature: not tried again
   EXPECT_TRUE(regions.takeFailures().empty());
-  regions.run("block.0", {x.detach()}, body, false);  // another signature (no grad): tried once
+  regions.run("block.0", {x.detach()}, body);  // another signature (no grad): tried once
   EXPECT_EQ(regions.takeFailures().size(), 1u);
   {
     torch::NoGradGuard noGrad;  // sampling: nothing to capture, nothing tried
-    regions.run("block.1", {x}, body, false);
+    regions.run("block.1", {x}, body);
   }
   EXPECT_TRUE(regions.takeFailures().empty());
   EXPECT_EQ(regions.eager(), 3);
   EXPECT_EQ(regions.replayed(), 0);
 
   GraphedRegions none(torch::kCPU, 0, {});  // compile_cache_size_limit reached: eager, no attempt
-  none.run("block.0", {x}, body, false);
+  none.run("block.0", {x}, body);
   EXPECT_TRUE(none.takeFailures().empty());
 }
 
