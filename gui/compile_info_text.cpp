@@ -65,7 +65,7 @@ CompileInfo describeCompileSettings(const Config& config) {
     info.effects << dynamicEffect(request.dynamic);
     info.effects << (request.fullgraph
                          ? CompileInfoText::tr("Fullgraph on: forward, backward and optimizer step are captured as one graph per signature; anything that prevents it stops the run with its cause.")
-                         : CompileInfoText::tr("Fullgraph off: the whole step is captured where it can be; a step that cannot be captured runs eagerly with a warning naming why. (Per-block regions are not built yet.)"));
+                         : CompileInfoText::tr("Fullgraph off: each U-Net input, middle and output block (FLUX: double and single block) replays its forward and backward pass from CUDA graphs, the rest of the step runs eagerly; a block that cannot be captured runs eagerly with a warning naming why. With gradient checkpointing the blocks stay eager."));
     info.effects << CompileInfoText::tr("Cache size limit: at most %1 captured signatures per region (0 means the default, %2).")
                         .arg(request.cacheSizeLimit)
                         .arg(kDefaultCompileCacheSizeLimit);

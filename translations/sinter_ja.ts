@@ -56,8 +56,8 @@
         <translation>フルグラフ オン: 順伝播・逆伝播・オプティマイザのステップをシグネチャごとに 1 つのグラフとしてキャプチャします。それを妨げるものがあれば、原因を示して実行を停止します。</translation>
     </message>
     <message>
-        <source>Fullgraph off: the whole step is captured where it can be; a step that cannot be captured runs eagerly with a warning naming why. (Per-block regions are not built yet.)</source>
-        <translation>Fullgraph オフ: 可能な場合はステップ全体をキャプチャします。キャプチャできないステップは理由を示す警告とともにそのまま実行されます。（ブロック単位の領域はまだ実装されていません。）</translation>
+        <source>Fullgraph off: each U-Net input, middle and output block (FLUX: double and single block) replays its forward and backward pass from CUDA graphs, the rest of the step runs eagerly; a block that cannot be captured runs eagerly with a warning naming why. With gradient checkpointing the blocks stay eager.</source>
+        <translation>Fullgraph オフ: U-Net の入力・中間・出力ブロック（FLUX ではダブル／シングルブロック）ごとに順伝播と逆伝播を CUDA グラフから再生し、ステップの残りはそのまま実行します。キャプチャできないブロックは理由を示す警告とともにそのまま実行されます。勾配チェックポイント使用時はブロックもそのまま実行されます。</translation>
     </message>
     <message>
         <source>Cache size limit: at most %1 captured signatures per region (0 means the default, %2).</source>

@@ -56,8 +56,8 @@
         <translation>完整图开启:前向、反向和优化器步骤按每种签名捕获为一张图;任何阻碍捕获的因素都会使运行停止并给出原因。</translation>
     </message>
     <message>
-        <source>Fullgraph off: the whole step is captured where it can be; a step that cannot be captured runs eagerly with a warning naming why. (Per-block regions are not built yet.)</source>
-        <translation>Fullgraph 关闭：能捕获时捕获整个训练步；无法捕获的步以即时模式运行，并给出说明原因的警告。（按块区域尚未实现。）</translation>
+        <source>Fullgraph off: each U-Net input, middle and output block (FLUX: double and single block) replays its forward and backward pass from CUDA graphs, the rest of the step runs eagerly; a block that cannot be captured runs eagerly with a warning naming why. With gradient checkpointing the blocks stay eager.</source>
+        <translation>Fullgraph 关闭：U-Net 的每个输入、中间和输出块（FLUX：双流块和单流块）的前向和反向传播从 CUDA 图重放，步骤的其余部分以即时模式运行；无法捕获的块以即时模式运行，并给出说明原因的警告。使用梯度检查点时，这些块保持即时模式。</translation>
     </message>
     <message>
         <source>Cache size limit: at most %1 captured signatures per region (0 means the default, %2).</source>
