@@ -36,7 +36,15 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
     plan.mechanisms.push_back("attention: fused scaled-dot-product attention (flash, cuDNN or memory-efficient, by shape)");
     if (facts.cudaDevice) plan.mechanisms.push_back("optimizer: fused AdamW, one kernel per parameter group");
     plan.mechanisms.push_back("LoRA: the up projection's GEMM adds into the base output in its epilogue (always on)");
-    plan.unavailable.push_back("fused GroupNorm+SiLU and GEGLU kernels: not built yet; stock kernels run");
+    if (!facts.fusedKernelsInBuild) {
+      plan.unavailable.push_back("fused GEGLU kernel: this build has no CUDA kernels (a CUDA libtorch and nvcc)");
+    } else if (!facts.cudaDevice) {
+      plan.unavailable.push_back("fused GEGLU kernel: training on the CPU");
+    } else {
+      plan.fuseKernels = true;
+      plan.mechanisms.push_back("fused kernels: GEGLU (value * gelu(gate)) as one kernel forward and one backward");
+    }
+    plan.unavailable.push_back("fused GroupNorm+SiLU kernel: not built yet; stock kernels run");
   }
   if (autotune) {
     // Autotuning is per shape: with dynamic=True nothing is specialised to shapes.

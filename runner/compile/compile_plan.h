@@ -12,6 +12,7 @@
 #include "compile/cuda_graph.h"
 #include "compile/gemm_tuning.h"
 #include "core/events.h"
+#include "kernels/fused_kernels.h"
 
 namespace sinter::compile {
 
@@ -22,6 +23,7 @@ struct CaptureFacts {
   std::vector<std::string> barriers;  // what keeps the step out of a graph, each "what: why"
   bool gemmTuningInBuild = gemmTuningCompiledIn();  // TunableOp (a CUDA libtorch >= 2.5)
   std::vector<std::string> regionBarriers;  // what keeps the model's blocks out of graphs, each "what: why"
+  bool fusedKernelsInBuild = kernels::fusedKernelsCompiledIn();  // the project's CUDA kernels (nvcc)
 };
 
 struct CompilePlan {
@@ -41,6 +43,7 @@ struct CompilePlan {
   int cacheLimit = kDefaultCompileCacheSizeLimit;  // captured signatures at most (per region)
   bool checkCapture = false;     // aot_eager: report what would break capture, run eagerly
   bool cudnnBenchmark = false;   // max-autotune: cuDNN picks convolution algorithms during warm-up
+  bool fuseKernels = false;      // inductor on CUDA: the project's fused kernels (GEGLU)
   bool tuneGemms = false;        // max-autotune: TunableOp picks GEMM algorithms during warm-up (gemm_tuning.h)
   bool captureVae = false;           // compile_vae: the latent caching pass replayed from graphs per batch shape
   bool captureTextEncoders = false;  // compile_text_encoders: the text caching pass likewise

@@ -40,6 +40,11 @@ std::string enableGemmTuning(const std::string& file) {
   const std::string withOrdinal = tuning->GetFilename();
   tuning->EnableTunableOp(true);
   tuning->EnableTuning(true);
+  // Each candidate algorithm is timed for at most 10 ms or 30 runs (TunableOp's defaults, 30 ms and
+  // 100, tune the full-size SDXL step's GEMMs for 13 s; the first step is to stay under 10 s).
+  // PYTORCH_TUNABLEOP_MAX_TUNING_DURATION_MS / _ITERATIONS still override.
+  tuning->SetMaxTuningDurationMs(10);
+  tuning->SetMaxTuningIterations(30);
   return "GEMM autotuning (TunableOp): shapes not tuned before are tuned during warm-up; results " +
          std::string(fs::exists(withOrdinal) ? "read from and kept in " : "kept in ") + withOrdinal;
 #else

@@ -92,6 +92,11 @@ SdxlUnetImpl::SdxlUnetImpl(const SdxlUnetConfig& config) : config_(config) {
                                    torch::nn::Conv2d(torch::nn::Conv2dOptions(last, config.outChannels, 3).padding(1))));
 }
 
+void SdxlUnetImpl::setFusedKernels(bool enabled) {
+  for (const auto& module : modules(/*include_self=*/false))
+    if (auto geglu = std::dynamic_pointer_cast<GegluImpl>(module)) geglu->fused = enabled;
+}
+
 torch::Tensor SdxlUnetImpl::runBlock(size_t region, SdxlUnetBlock& block, const torch::Tensor& h, const torch::Tensor& emb,
                                      const torch::Tensor& context) {
   if (blockRunner_) return blockRunner_(regions_[region], block, h, emb, context);

@@ -49,6 +49,10 @@ class SdxlUnetImpl : public torch::nn::Module {
   }
   bool gradientCheckpointing() const { return gradientCheckpointing_; }
 
+  // The project's fused kernels where a block has one (GEGLU), on CUDA inputs; numerically within
+  // the compute dtype's rounding of the stock operators (tests/gpu/fused_kernels_check.cpp).
+  void setFusedKernels(bool enabled);
+
   // The seam where each block runs: eagerly or checkpointed by default, or as the runner given
   // here decides (the compile engine's captured regions). `region` is the block's checkpoint
   // name: "input_blocks.N", "middle_block", "output_blocks.N".

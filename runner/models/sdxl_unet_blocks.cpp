@@ -1,5 +1,7 @@
 #include "models/sdxl_unet_blocks.h"
 
+#include "kernels/fused_kernels.h"
+
 namespace sinter::models {
 
 namespace F = torch::nn::functional;
@@ -34,6 +36,7 @@ torch::Tensor ResBlockImpl::forward(const torch::Tensor& x, const torch::Tensor&
 GegluImpl::GegluImpl(int64_t dimIn, int64_t dimOut) { proj = register_module("proj", Linear(dimIn, dimOut * 2)); }
 
 torch::Tensor GegluImpl::forward(const torch::Tensor& x) {
+  if (fused && x.is_cuda()) return kernels::geglu(proj(x));
   const auto parts = proj(x).chunk(2, -1);
   return parts[0] * F::gelu(parts[1]);
 }

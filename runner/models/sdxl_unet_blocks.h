@@ -28,6 +28,7 @@ class GegluImpl : public torch::nn::Module {
   GegluImpl(int64_t dimIn, int64_t dimOut);
   torch::Tensor forward(const torch::Tensor& x);
   Linear proj{nullptr};
+  bool fused = false;  // on CUDA: the activation as one kernel each way (kernels/fused_kernels.h)
 };
 TORCH_MODULE(Geglu);
 

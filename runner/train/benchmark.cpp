@@ -116,6 +116,7 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
       {"eager (compile off)", false},
       {"inductor, default", true, "inductor", "default", false},
       {"inductor, reduce-overhead", true, "inductor", "reduce-overhead", false},
+      {"cudagraphs, fullgraph (stock kernels)", true, "cudagraphs", "default", true},
       {"inductor, reduce-overhead, fullgraph", true, "inductor", "reduce-overhead", true},
       {"inductor, max-autotune, fullgraph", true, "inductor", "max-autotune", true},
   };
@@ -130,6 +131,7 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
     rowConfig.set("compile_mode", m.mode);
     rowConfig.set("compile_fullgraph", m.fullgraph);
     const compile::CompilePlan plan = compile::planCompile(rowConfig, Family::SDXL, compile::CaptureFacts{compile::cudaGraphsCompiledIn(), device.is_cuda(), {}});
+    unet->setFusedKernels(plan.fuseKernels);
     if (plan.cudnnBenchmark) at::globalContext().setBenchmarkCuDNN(true);
     if (plan.tuneGemms) spdlog::info("{}", compile::enableGemmTuning(compile::defaultGemmTuningFile()));
     // Per block: the U-Net's blocks replay their own graphs within an eager step.
@@ -151,6 +153,7 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
     row.mode = m.label;
     row.shapes = shapesLabel;
     row.mechanism = plan.captureSteps ? "CUDA graph, whole step" : plan.captureRegions ? "CUDA graphs, per block" : "eager";
+    if (plan.fuseKernels) row.mechanism += " + fused GEGLU";
     // First step: warm-up and capture of every shape (as a run's warm-up phase), then one step.
     const auto first = Clock::now();
     for (const StepShape& s : shapes) executor.run(s, true, [&] { return step.stagedLoss(s); });
@@ -196,7 +199,7 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
   }
   std::vector<StepShape> mixed;
   for (const auto& [w, h] : threeBuckets) mixed.push_back(stageRandom(1, w, h));
-  for (const Mode& m : {modes[0], modes[2], modes[3]}) rows.push_back(runRow(m, mixed, "bs1, 3 buckets"));
+  for (const Mode& m : {modes[0], modes[2], modes[4]}) rows.push_back(runRow(m, mixed, "bs1, 3 buckets"));
   // channels_last: the U-Net's convolution weights in NHWC, so that cuDNN convolves without
   // converting layouts each time (its NCHW-to-NHWC conversions are ~4% of the captured step's
   // kernel time). Measured last: the weights stay converted.
@@ -208,7 +211,7 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
     }
     const StepShape shape = stageRandom(1, side, side);
     const std::string label = "bs1 " + std::to_string(side) + "x" + std::to_string(side) + ", channels_last";
-    for (const Mode& m : {modes[0], modes[3]}) rows.push_back(runRow(m, {shape}, label));
+    for (const Mode& m : {modes[0], modes[4]}) rows.push_back(runRow(m, {shape}, label));
   }
 
   std::printf("benchmark: SDXL U-Net LoRA training step (%s), rank %lld on %zu modules (%lld parameters), %s, "

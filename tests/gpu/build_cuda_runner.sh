@@ -13,4 +13,4 @@ cmake -S "$root" -B "$root/build-cuda" "${generator[@]}" -DCMAKE_BUILD_TYPE=Rele
   -DTOML11_INCLUDE_DIR="$deps/include" -DNLOHMANN_JSON_INCLUDE_DIR="$deps/include" \
   -DSPDLOG_INCLUDE_DIR="$deps/include" -DFMT_INCLUDE_DIR="$deps/include" -DSTB_INCLUDE_DIR="$deps/include/stb" \
   -DWEBP_INCLUDE_DIR="$deps/include" -DWEBP_LIBRARY="$deps/lib/x86_64-linux-gnu/libwebp.a"
-cmake --build "$root/build-cuda" -j"$(nproc)" --target sinter-runner
+cmake --build "$root/build-cuda" -j"$(nproc)"  # sinter-runner, and sinter-kernel-check where nvcc builds the kernels

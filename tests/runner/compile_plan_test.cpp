@@ -55,8 +55,9 @@ TEST(CompilePlan, EveryCombination) {
                   for (bool tunableOp : {false, true}) {
                 ++combinations;
                 const Config config = compileConfig(backend, mode, dynamic, fullgraph);
-                const CaptureFacts facts{inBuild, cuda, blocked ? barrier : std::vector<std::string>{}, tunableOp && inBuild,
-                                         regionBlocked ? regionBarrier : std::vector<std::string>{}};
+                CaptureFacts facts{inBuild, cuda, blocked ? barrier : std::vector<std::string>{}, tunableOp && inBuild,
+                                   regionBlocked ? regionBarrier : std::vector<std::string>{}};
+                facts.fusedKernelsInBuild = inBuild;
                 const CompilePlan plan = planCompile(config, Family::SDXL, facts);
                 const std::string what = backend + "/" + mode + "/" + dynamic + (fullgraph ? "/fullgraph" : "") +
                                          (inBuild ? "/cuda-build" : "/cpu-build") + (cuda ? "/gpu" : "/cpu") + (blocked ? "/blocked" : "") +
@@ -90,6 +91,9 @@ TEST(CompilePlan, EveryCombination) {
                 EXPECT_EQ(plan.tuneGemms, plan.cudnnBenchmark && facts.gemmTuningInBuild);
                 if (autotune && !plan.tuneGemms) EXPECT_TRUE(mentions(plan.unavailable, "autotuning"));
                 EXPECT_EQ(mentions(plan.mechanisms, "fused scaled-dot-product attention"), backend == "inductor");
+                EXPECT_EQ(plan.fuseKernels, backend == "inductor" && cuda && inBuild);
+                EXPECT_EQ(mentions(plan.mechanisms, "fused kernels: GEGLU"), plan.fuseKernels);
+                EXPECT_EQ(mentions(plan.unavailable, "fused GEGLU kernel: "), backend == "inductor" && !plan.fuseKernels);
                 if (backend == "eager") EXPECT_TRUE(mentions(plan.mechanisms, "stock kernels"));
                 EXPECT_EQ(plan.headline().rfind("Compiling U-Net with torch.compile: backend=" + backend, 0), 0u);
                 EXPECT_EQ(plan.cacheLimit, 8);

@@ -1,0 +1,17 @@
+#pragma once
+// The project's own CUDA kernels (nvcc, built only in CUDA builds; backend=inductor uses them,
+// DESIGN.md §6), each with autograd: one kernel for the forward pass and one for the backward pass
+// where the stock operators take several and write intermediates to memory.
+#include <torch/torch.h>
+
+namespace sinter::kernels {
+
+// Whether this build has them (a CUDA libtorch and nvcc).
+bool fusedKernelsCompiledIn();
+
+// SGM's GEGLU activation: for `projected` = [..., 2n] holding value and gate side by side,
+// value * gelu(gate) (exact, erf) as [..., n]. Computed in float32 and rounded once to the input's
+// dtype. CUDA tensors of float32, float16 or bfloat16; throws in a build without the kernels.
+torch::Tensor geglu(const torch::Tensor& projected);
+
+}  // namespace sinter::kernels
