@@ -12,6 +12,7 @@
 #include "models/sdxl_unet.h"
 #include "network/lora_network.h"
 #include "train/adamw.h"
+#include "train/capture_facts.h"
 #include "train/device_info.h"
 #include "train/graphed_regions.h"
 #include "train/lora_method.h"
@@ -130,7 +131,9 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
     rowConfig.set("compile_backend", m.backend);
     rowConfig.set("compile_mode", m.mode);
     rowConfig.set("compile_fullgraph", m.fullgraph);
-    const compile::CompilePlan plan = compile::planCompile(rowConfig, Family::SDXL, compile::CaptureFacts{compile::cudaGraphsCompiledIn(), device.is_cuda(), {}});
+    rowConfig.set("network_train_unet_only", true);  // the benchmark's step trains the U-Net's LoRA alone
+    // The run's own facts: with gradient_checkpointing the blocks are not captured, as in a run.
+    const compile::CompilePlan plan = compile::planCompile(rowConfig, Family::SDXL, captureFacts(rowConfig, device));
     unet->setFusedKernels(plan.fuseKernels);
     if (plan.cudnnBenchmark) at::globalContext().setBenchmarkCuDNN(true);
     if (plan.tuneGemms) spdlog::info("{}", compile::enableGemmTuning(compile::defaultGemmTuningFile()));
@@ -178,9 +181,7 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
     synchronize(device);
     row.pipelinedMs = msSince(pipelined) / static_cast<double>(steps);
     row.peakMiB = peakMemoryMb(device);
-    const long long replayed = regions ? regions->replayed() : executor.replayedMicroSteps();
-    const long long all = replayed + (regions ? regions->eager() : executor.eagerMicroSteps());
-    row.replayedShare = all ? static_cast<double>(replayed) / static_cast<double>(all) : 0.0;
+    row.replayedShare = replayedShare(executor, regions ? &*regions : nullptr);
     if (regions) {
       for (const std::string& failure : regions->takeFailures()) spdlog::warn("{}", failure);
       releaseUnetBlocks(unet);

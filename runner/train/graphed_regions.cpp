@@ -44,15 +44,20 @@ struct GraphedRegions::Entry {
       if (!given[i].is_same(inputs[i])) inputWrites[i].copy_(given[i]);
   }
 
+  // What the backward pass differentiates by: the inputs that require grad, then the weights.
+  std::vector<torch::Tensor> targets() const {
+    std::vector<torch::Tensor> out;
+    for (size_t i : differentiable) out.push_back(inputs[i]);
+    out.insert(out.end(), weights.begin(), weights.end());
+    return out;
+  }
+
   // The backward pass of the recorded forward pass: input gradients into gradInputs, weight
   // gradients added into their buffers.
   void differentiate() {
-    std::vector<torch::Tensor> targets;
-    for (size_t i : differentiable) targets.push_back(inputs[i]);
-    targets.insert(targets.end(), weights.begin(), weights.end());
     // The recorded graph is kept: it is released after a successful capture, or differentiated
     // again each step when the backward pass runs eagerly.
-    const variable_list grads = torch::autograd::grad({recorded}, targets, {gradOutput}, /*retain_graph=*/true,
+    const variable_list grads = torch::autograd::grad({recorded}, targets(), {gradOutput}, /*retain_graph=*/true,
                                                       /*create_graph=*/false, /*allow_unused=*/true);
     torch::NoGradGuard noGrad;
     for (size_t i = 0; i < differentiable.size(); ++i) gradInputs[i] = grads[i];
@@ -139,10 +144,10 @@ GraphedRegions::~GraphedRegions() = default;
 torch::Tensor GraphedRegions::run(const std::string& name, const std::vector<torch::Tensor>& inputs, const Body& body) {
   if (!torch::GradMode::is_enabled()) return body(inputs);  // sampling, evaluation: nothing to capture
   const std::string signature = tensorSignature(inputs);
-  const std::string key = name + " " + signature;
+  const std::string key = name + " (inputs " + signature + ")";
   auto it = entries_.find(key);
   Entry* e = it == entries_.end() ? nullptr : it->second.get();
-  if (!e && !failed_.count(key) && signaturesPerRegion_[name] < cacheLimit_) e = capture(name, signature, inputs, body);
+  if (!e && !failed_.count(key) && signaturesPerRegion_[name] < cacheLimit_) e = capture(name, key, inputs, body);
   if (!e) {
     ++eager_;
     return body(inputs);
@@ -158,12 +163,12 @@ torch::Tensor GraphedRegions::run(const std::string& name, const std::vector<tor
   return RegionFunction::apply(reinterpret_cast<int64_t>(e), at::TensorList(inputs), at::TensorList(e->weights))[0];
 }
 
-GraphedRegions::Entry* GraphedRegions::capture(const std::string& name, const std::string& signature,
+GraphedRegions::Entry* GraphedRegions::capture(const std::string& name, const std::string& key,
                                                const std::vector<torch::Tensor>& inputs, const Body& body) {
   const auto start = std::chrono::steady_clock::now();
   auto e = std::make_unique<Entry>();
   e->owner = this;
-  e->key = name + " (inputs " + signature + ")";
+  e->key = key;
   e->body = body;
   for (size_t i = 0; i < inputs.size(); ++i) {
     e->inputs.push_back(inputs[i].detach().clone().requires_grad_(inputs[i].requires_grad()));
@@ -184,11 +189,7 @@ GraphedRegions::Entry* GraphedRegions::capture(const std::string& name, const st
           e->weights = trainedLeaves(out, e->inputs);
           e->gradOutput = torch::zeros_like(out);
         }
-        if (!out.requires_grad()) continue;
-        std::vector<torch::Tensor> targets;
-        for (size_t k : e->differentiable) targets.push_back(e->inputs[k]);
-        targets.insert(targets.end(), e->weights.begin(), e->weights.end());
-        torch::autograd::grad({out}, targets, {torch::ones_like(out)}, false, false, /*allow_unused=*/true);
+        if (out.requires_grad()) torch::autograd::grad({out}, e->targets(), {torch::ones_like(out)}, false, false, /*allow_unused=*/true);
       }
     });
     {
@@ -209,7 +210,8 @@ GraphedRegions::Entry* GraphedRegions::capture(const std::string& name, const st
     if (!poolOwner_) poolOwner_ = e->forward.get();
   } catch (const std::exception& ex) {
     generators.restore();
-    fail(name + " " + signature, e->key, ex.what());
+    failed_.insert(key);
+    newFailures_.push_back(key + ": runs eagerly: " + ex.what());
     captureSeconds_ += secondsSince(start);
     return nullptr;
   }
@@ -217,7 +219,7 @@ GraphedRegions::Entry* GraphedRegions::capture(const std::string& name, const st
   if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
   captureSeconds_ += secondsSince(start);
   ++signaturesPerRegion_[name];
-  return entries_.emplace(name + " " + signature, std::move(e)).first->second.get();
+  return entries_.emplace(key, std::move(e)).first->second.get();
 }
 
 void GraphedRegions::captureBackwards() {
@@ -239,17 +241,11 @@ void GraphedRegions::captureBackward(Entry& e) {
                                                           poolOwner_);
     e.recorded = torch::Tensor();  // the recorded autograd graph: its saved tensors go back to the pool
   } catch (const std::exception& ex) {
-    e.backward.reset();
     e.backwardEager = true;  // from now on its backward pass differentiates `recorded` eagerly
     newFailures_.push_back(e.key + ": the backward pass runs eagerly: " + ex.what());
   }
   generators.restore();
   captureSeconds_ += secondsSince(start);
-}
-
-void GraphedRegions::fail(const std::string& key, const std::string& label, const std::string& why) {
-  failed_[key] = why;
-  newFailures_.push_back(label + ": runs eagerly: " + why);
 }
 
 double GraphedRegions::takeCaptureSeconds() {

@@ -22,6 +22,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <utility>
@@ -62,18 +63,17 @@ class GraphedRegions {
   struct Entry;  // one region's graphs for one signature (graphed_regions.cpp)
 
  private:
-  Entry* capture(const std::string& name, const std::string& signature, const std::vector<torch::Tensor>& inputs,
-                 const Body& body);
+  // `key`: "name (inputs signature)".
+  Entry* capture(const std::string& name, const std::string& key, const std::vector<torch::Tensor>& inputs, const Body& body);
   void captureBackward(Entry& entry);
-  void fail(const std::string& key, const std::string& label, const std::string& why);
 
   torch::Device device_;
   int cacheLimit_;
   std::vector<at::Generator> generators_;
   int warmups_;
-  std::map<std::string, std::unique_ptr<Entry>> entries_;  // by region and signature
+  std::map<std::string, std::unique_ptr<Entry>> entries_;  // by key: region and signature
   std::map<std::string, int> signaturesPerRegion_;
-  std::map<std::string, std::string> failed_;  // by region and signature: why
+  std::set<std::string> failed_;  // keys whose capture failed (reported once)
   std::vector<std::string> newFailures_;
   std::vector<Entry*> pendingBackwards_;  // in the order their backward passes ran
   const compile::CapturedGraph* poolOwner_ = nullptr;  // the first graph: every region's graphs share its pool

@@ -92,4 +92,10 @@ MicroStepResult StepExecutor::run(const StepShape& shape, bool last, const Stage
   return result;
 }
 
+double replayedShare(const StepExecutor& executor, const GraphedRegions* regions) {
+  const long long replayed = regions ? regions->replayed() : executor.replayedMicroSteps();
+  const long long all = replayed + (regions ? regions->eager() : executor.eagerMicroSteps());
+  return all ? static_cast<double>(replayed) / static_cast<double>(all) : 0.0;
+}
+
 }  // namespace sinter::train

@@ -93,4 +93,8 @@ class StepExecutor {
   long long replayed_ = 0, eager_ = 0;
 };
 
+// The share of what could replay that did: block passes with per-block graphs (`regions`), else
+// micro-batches.
+double replayedShare(const StepExecutor& executor, const GraphedRegions* regions);
+
 }  // namespace sinter::train

@@ -362,14 +362,9 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   report(true);
   profileWritten(profiler.finish());
   if (progressLine) std::fprintf(stderr, "\n");
-  if (regions) {
-    const long long all = regions->replayed() + regions->eager();
-    spdlog::info("CUDA graphs: {} of {} block passes replayed ({:.1f}%)", regions->replayed(), all,
-                 all ? 100.0 * static_cast<double>(regions->replayed()) / static_cast<double>(all) : 0.0);
-  } else if (executor.captures()) {
-    const long long all = executor.replayedMicroSteps() + executor.eagerMicroSteps();
-    spdlog::info("CUDA graphs: {} of {} micro-batches replayed ({:.1f}%)", executor.replayedMicroSteps(), all,
-                 all ? 100.0 * static_cast<double>(executor.replayedMicroSteps()) / static_cast<double>(all) : 0.0);
+  if (executor.captures()) {
+    spdlog::info("CUDA graphs: {:.1f}% of the {} replayed", 100.0 * replayedShare(executor, regions ? &*regions : nullptr),
+                 regions ? "block passes" : "micro-batches");
   }
   if (!stopped) {
     saveModel(name, "final", length.numEpochs);
