@@ -19,7 +19,7 @@ QString backendEffect(const std::string& backend) {
     return CompileInfoText::tr("Backend aot_eager: runs eagerly but partitions regions and checks them, reporting what would break capture (host syncs, CPU tensors, data-dependent shapes).");
   if (backend == "cudagraphs")
     return CompileInfoText::tr("Backend cudagraphs: CUDA-graph capture of regions with the stock kernels; the mode setting is ignored.");
-  return CompileInfoText::tr("Backend inductor: fused attention, fused AdamW, a fused GEGLU kernel (CUDA builds) and the LoRA update added in the GEMM epilogue (a fused GroupNorm+SiLU kernel is not built yet), plus what the mode adds.");
+  return CompileInfoText::tr("Backend inductor: fused attention, fused AdamW, fused GEGLU and GroupNorm+SiLU kernels (CUDA builds) and the LoRA update added in the GEMM epilogue, plus what the mode adds.");
 }
 
 QString modeEffect(const std::string& mode) {

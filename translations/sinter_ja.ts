@@ -16,8 +16,8 @@
         <translation>バックエンド cudagraphs: 標準カーネルのまま領域を CUDA グラフとしてキャプチャします。モード設定は無視されます。</translation>
     </message>
     <message>
-        <source>Backend inductor: fused attention, fused AdamW, a fused GEGLU kernel (CUDA builds) and the LoRA update added in the GEMM epilogue (a fused GroupNorm+SiLU kernel is not built yet), plus what the mode adds.</source>
-        <translation>バックエンド inductor: 融合アテンション、融合 AdamW、融合 GEGLU カーネル（CUDA ビルド）、GEMM のエピローグで加算する LoRA（GroupNorm+SiLU の融合カーネルはまだ実装されていません）に、モードが加えるものを足します。</translation>
+        <source>Backend inductor: fused attention, fused AdamW, fused GEGLU and GroupNorm+SiLU kernels (CUDA builds) and the LoRA update added in the GEMM epilogue, plus what the mode adds.</source>
+        <translation>バックエンド inductor: 融合アテンション、融合 AdamW、融合 GEGLU と GroupNorm+SiLU カーネル（CUDA ビルド）、GEMM のエピローグで加算する LoRA に、モードが加えるものを足します。</translation>
     </message>
     <message>
         <source>Mode reduce-overhead: fused kernels plus CUDA-graph capture.</source>

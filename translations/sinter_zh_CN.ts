@@ -16,8 +16,8 @@
         <translation>后端 cudagraphs:使用标准内核对区域进行 CUDA 图捕获;忽略模式设置。</translation>
     </message>
     <message>
-        <source>Backend inductor: fused attention, fused AdamW, a fused GEGLU kernel (CUDA builds) and the LoRA update added in the GEMM epilogue (a fused GroupNorm+SiLU kernel is not built yet), plus what the mode adds.</source>
-        <translation>后端 inductor：融合注意力、融合 AdamW、融合 GEGLU 内核（CUDA 构建），以及在 GEMM 尾处理中加上的 LoRA 更新（GroupNorm+SiLU 的融合内核尚未实现），再加上模式带来的功能。</translation>
+        <source>Backend inductor: fused attention, fused AdamW, fused GEGLU and GroupNorm+SiLU kernels (CUDA builds) and the LoRA update added in the GEMM epilogue, plus what the mode adds.</source>
+        <translation>后端 inductor：融合注意力、融合 AdamW、融合 GEGLU 与 GroupNorm+SiLU 内核（CUDA 构建），以及在 GEMM 尾处理中加上的 LoRA 更新，再加上模式带来的功能。</translation>
     </message>
     <message>
         <source>Mode reduce-overhead: fused kernels plus CUDA-graph capture.</source>

@@ -37,14 +37,15 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
     if (facts.cudaDevice) plan.mechanisms.push_back("optimizer: fused AdamW, one kernel per parameter group");
     plan.mechanisms.push_back("LoRA: the up projection's GEMM adds into the base output in its epilogue (always on)");
     if (!facts.fusedKernelsInBuild) {
-      plan.unavailable.push_back("fused GEGLU kernel: this build has no CUDA kernels (a CUDA libtorch and nvcc)");
+      plan.unavailable.push_back("fused kernels (GEGLU, GroupNorm+SiLU): this build has no CUDA kernels (a CUDA libtorch and nvcc)");
     } else if (!facts.cudaDevice) {
-      plan.unavailable.push_back("fused GEGLU kernel: training on the CPU");
+      plan.unavailable.push_back("fused kernels (GEGLU, GroupNorm+SiLU): training on the CPU");
     } else {
       plan.fuseKernels = true;
-      plan.mechanisms.push_back("fused kernels: GEGLU (value * gelu(gate)) as one kernel forward and one backward");
+      plan.mechanisms.push_back(
+          "fused kernels: GEGLU (value * gelu(gate)) and GroupNorm+SiLU (float32 statistics, rounded once), each "
+          "reading its input once or twice where the stock operators write intermediates");
     }
-    plan.unavailable.push_back("fused GroupNorm+SiLU kernel: not built yet; stock kernels run");
   }
   if (autotune) {
     // Autotuning is per shape: with dynamic=True nothing is specialised to shapes.

@@ -14,4 +14,11 @@ bool fusedKernelsCompiledIn();
 // dtype. CUDA tensors of float32, float16 or bfloat16; throws in a build without the kernels.
 torch::Tensor geglu(const torch::Tensor& projected);
 
+// silu(group_norm(x, groups, weight, bias, eps)) for x = [N, C, *]: the statistics and the affine
+// map in float32 (as the U-Net's GroupNorm32), SiLU applied before rounding once to x's dtype.
+// The backward pass recomputes the norm from x and the kept statistics. CUDA tensors of float32,
+// float16 or bfloat16 (a non-contiguous x is made contiguous); throws in a build without the kernels.
+torch::Tensor groupNormSilu(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias, int64_t groups,
+                            double eps);
+
 }  // namespace sinter::kernels

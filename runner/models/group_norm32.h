@@ -9,6 +9,8 @@ class GroupNorm32Impl : public torch::nn::Module {
  public:
   GroupNorm32Impl(int64_t groups, int64_t channels, double eps = 1e-5);
   torch::Tensor forward(const torch::Tensor& x);
+  // silu(forward(x)); fused (a CUDA x): one kernel each way, kernels::groupNormSilu.
+  torch::Tensor forwardThenSilu(const torch::Tensor& x, bool fused);
 
   torch::Tensor weight;
   torch::Tensor bias;

@@ -93,8 +93,11 @@ SdxlUnetImpl::SdxlUnetImpl(const SdxlUnetConfig& config) : config_(config) {
 }
 
 void SdxlUnetImpl::setFusedKernels(bool enabled) {
-  for (const auto& module : modules(/*include_self=*/false))
+  for (const auto& module : modules(/*include_self=*/false)) {
     if (auto geglu = std::dynamic_pointer_cast<GegluImpl>(module)) geglu->fused = enabled;
+    if (auto res = std::dynamic_pointer_cast<ResBlockImpl>(module)) res->fused = enabled;
+  }
+  fusedOut_ = enabled;
 }
 
 torch::Tensor SdxlUnetImpl::runBlock(size_t region, SdxlUnetBlock& block, const torch::Tensor& h, const torch::Tensor& emb,
@@ -149,7 +152,7 @@ torch::Tensor SdxlUnetImpl::forward(const torch::Tensor& x, const torch::Tensor&
     skips.pop_back();
     h = runBlock(region++, block, h, emb, ctx);
   }
-  return out->forward(h);
+  return normSiluThen(out, h, fusedOut_);
 }
 
 SdxlUnetConfig SdxlUnetImpl::inferFromCheckpoint(const io::SafetensorsFile& file, const std::string& prefix) {

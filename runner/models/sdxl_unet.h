@@ -49,7 +49,7 @@ class SdxlUnetImpl : public torch::nn::Module {
   }
   bool gradientCheckpointing() const { return gradientCheckpointing_; }
 
-  // The project's fused kernels where a block has one (GEGLU), on CUDA inputs; numerically within
+  // The project's fused kernels where a block has one (GEGLU, GroupNorm+SiLU), on CUDA inputs; numerically within
   // the compute dtype's rounding of the stock operators (tests/gpu/fused_kernels_check.cpp).
   void setFusedKernels(bool enabled);
 
@@ -84,6 +84,7 @@ class SdxlUnetImpl : public torch::nn::Module {
   std::vector<SdxlUnetBlock> inputs_, outputs_;
   bool gradientCheckpointing_ = false;
   bool preserveRngState_ = true;
+  bool fusedOut_ = false;  // `out`'s GroupNorm32 and SiLU as one kernel each way
   BlockRunner blockRunner_;
   std::vector<std::string> regions_;  // inputs, middle, outputs in forward order
 };

@@ -14,6 +14,12 @@ torch::nn::Conv2d conv3x3(int64_t in, int64_t out, int64_t stride = 1) {
 
 }  // namespace
 
+torch::Tensor normSiluThen(torch::nn::Sequential& layers, const torch::Tensor& x, bool fused) {
+  torch::Tensor h = layers->ptr<GroupNorm32Impl>(0)->forwardThenSilu(x, fused);
+  for (auto layer = layers->begin() + 2; layer != layers->end(); ++layer) h = layer->forward(h);
+  return h;
+}
+
 ResBlockImpl::ResBlockImpl(int64_t inChannels, int64_t outChannels, int64_t embDim, int64_t groups) {
   in_layers = register_module("in_layers", torch::nn::Sequential(GroupNorm32(groups, inChannels), torch::nn::SiLU(),
                                                                  conv3x3(inChannels, outChannels)));
@@ -27,9 +33,9 @@ ResBlockImpl::ResBlockImpl(int64_t inChannels, int64_t outChannels, int64_t embD
 }
 
 torch::Tensor ResBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& emb) {
-  torch::Tensor h = in_layers->forward(x);
+  torch::Tensor h = normSiluThen(in_layers, x, fused);
   h = h + emb_layers->forward(emb).to(h.scalar_type()).unsqueeze(-1).unsqueeze(-1);
-  h = out_layers->forward(h);
+  h = normSiluThen(out_layers, h, fused);
   return (skip_connection ? skip_connection(x) : x) + h;
 }
 

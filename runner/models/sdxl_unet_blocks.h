@@ -9,6 +9,10 @@
 
 namespace sinter::models {
 
+// A normalise-activate-convolve stack: layers[0] (GroupNorm32) and layers[1] (SiLU) as
+// GroupNorm32::forwardThenSilu, then the remaining layers in order.
+torch::Tensor normSiluThen(torch::nn::Sequential& layers, const torch::Tensor& x, bool fused);
+
 // h = out_layers(in_layers(x) + emb_layers(emb)); return skip_connection(x) + h
 class ResBlockImpl : public torch::nn::Module {
  public:
@@ -19,6 +23,7 @@ class ResBlockImpl : public torch::nn::Module {
   torch::nn::Sequential emb_layers{nullptr};  // 0: SiLU, 1: Linear
   torch::nn::Sequential out_layers{nullptr};  // 0: GroupNorm32, 1: SiLU, 2: Dropout, 3: Conv 3x3
   torch::nn::Conv2d skip_connection{nullptr};  // 1x1 where the channel count changes
+  bool fused = false;  // on CUDA: each GroupNorm32 and SiLU as one kernel each way (kernels/fused_kernels.h)
 };
 TORCH_MODULE(ResBlock);
 

@@ -156,7 +156,7 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
     row.mode = m.label;
     row.shapes = shapesLabel;
     row.mechanism = plan.captureSteps ? "CUDA graph, whole step" : plan.captureRegions ? "CUDA graphs, per block" : "eager";
-    if (plan.fuseKernels) row.mechanism += " + fused GEGLU";
+    if (plan.fuseKernels) row.mechanism += " + fused GEGLU, GroupNorm+SiLU";
     // First step: warm-up and capture of every shape (as a run's warm-up phase), then one step.
     const auto first = Clock::now();
     for (const StepShape& s : shapes) executor.run(s, true, [&] { return step.stagedLoss(s); });
