@@ -1,6 +1,7 @@
 #include "models/attention.h"
 
 #include <cmath>
+#include <limits>
 
 namespace sinter::models {
 
@@ -19,6 +20,19 @@ torch::Tensor scaledDotProductAttention(const torch::Tensor& q, const torch::Ten
   // libtorch 1.13 (Debian) has no fused attention: the same math, unfused.
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   return torch::matmul(torch::softmax(torch::matmul(q, k.transpose(-2, -1)) * scale, -1), v);
+#endif
+}
+
+torch::Tensor scaledDotProductAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                        const torch::Tensor& mask) {
+  if (!mask.defined()) return scaledDotProductAttention(q, k, v);
+#if SINTER_HAS_SDPA
+  return at::scaled_dot_product_attention(q, k, v, mask);
+#else
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  const torch::Tensor scores = (torch::matmul(q, k.transpose(-2, -1)) * scale)
+                                   .masked_fill(mask.logical_not(), -std::numeric_limits<double>::infinity());
+  return torch::matmul(torch::softmax(scores, -1), v);
 #endif
 }
 

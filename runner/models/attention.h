@@ -9,6 +9,9 @@ namespace sinter::models {
 // q: [b, heads, n, d], k/v: [b, heads, m, d] -> [b, heads, n, d]. The fused kernel where this
 // libtorch has one (2.0+), otherwise the same math written out.
 torch::Tensor scaledDotProductAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
+// The same with a boolean mask broadcastable to [b, heads, n, m]: true where a query may attend.
+torch::Tensor scaledDotProductAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                        const torch::Tensor& mask);
 bool fusedAttentionAvailable();
 
 class CrossAttentionImpl : public torch::nn::Module {

@@ -109,7 +109,7 @@ TORCH_MODULE(VaeDecoder);
 
 struct LatentDistribution {
   torch::Tensor mean;    // [b, embedDim, h/f, w/f]
-  torch::Tensor logvar;  // clamped to [-30, 20]
+  torch::Tensor logvar;  // SDXL clamps it to [-30, 20]; FLUX keeps it raw
   torch::Tensor sample(const c10::optional<at::Generator>& generator = c10::nullopt) const;
 };
 

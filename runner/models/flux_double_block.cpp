@@ -1,0 +1,36 @@
+#include "models/flux_double_block.h"
+
+namespace sinter::models {
+
+FluxDoubleBlockImpl::FluxDoubleBlockImpl(const FluxConfig& c) {
+  img_mod = register_module("img_mod", FluxModulation(c.hiddenSize, /*isDouble=*/true));
+  img_attn = register_module("img_attn", FluxSelfAttention(c.hiddenSize, c.numHeads, c.qkvBias));
+  img_mlp = register_module("img_mlp", FluxMlp(c.hiddenSize, c.mlpHiddenDim()));
+  txt_mod = register_module("txt_mod", FluxModulation(c.hiddenSize, /*isDouble=*/true));
+  txt_attn = register_module("txt_attn", FluxSelfAttention(c.hiddenSize, c.numHeads, c.qkvBias));
+  txt_mlp = register_module("txt_mlp", FluxMlp(c.hiddenSize, c.mlpHiddenDim()));
+}
+
+std::pair<torch::Tensor, torch::Tensor> FluxDoubleBlockImpl::forward(const torch::Tensor& img, const torch::Tensor& txt,
+                                                                     const torch::Tensor& vec,
+                                                                     const torch::Tensor& rotations,
+                                                                     const torch::Tensor& mask) {
+  const std::vector<FluxModulationOut> imgMod = img_mod(vec), txtMod = txt_mod(vec);  // [0]: attention, [1]: MLP
+
+  const FluxQkv imgQkv = img_attn->normalizedQkv(imgMod[0].modulate(fluxLayerNorm(img)));
+  const FluxQkv txtQkv = txt_attn->normalizedQkv(txtMod[0].modulate(fluxLayerNorm(txt)));
+  // One attention over [txt, img], then each stream takes back its own tokens.
+  const FluxQkv joint{torch::cat({txtQkv.q, imgQkv.q}, 2), torch::cat({txtQkv.k, imgQkv.k}, 2),
+                      torch::cat({txtQkv.v, imgQkv.v}, 2)};
+  const torch::Tensor attended = fluxAttention(joint, rotations, mask);
+  const int64_t t = txt.size(1);
+  const torch::Tensor txtAttended = attended.narrow(1, 0, t), imgAttended = attended.narrow(1, t, img.size(1));
+
+  torch::Tensor imgOut = img + imgMod[0].gate * img_attn->proj(imgAttended);
+  imgOut = imgOut + imgMod[1].gate * img_mlp(imgMod[1].modulate(fluxLayerNorm(imgOut)));
+  torch::Tensor txtOut = txt + txtMod[0].gate * txt_attn->proj(txtAttended);
+  txtOut = txtOut + txtMod[1].gate * txt_mlp(txtMod[1].modulate(fluxLayerNorm(txtOut)));
+  return {imgOut, txtOut};
+}
+
+}  // namespace sinter::models

@@ -1,0 +1,26 @@
+#include "models/flux_single_block.h"
+
+#include "models/flux_attention.h"
+
+namespace sinter::models {
+
+FluxSingleBlockImpl::FluxSingleBlockImpl(const FluxConfig& c)
+    : hidden_(c.hiddenSize), mlpHidden_(c.mlpHiddenDim()), heads_(c.numHeads) {
+  linear1 = register_module("linear1", Linear(hidden_, 3 * hidden_ + mlpHidden_));
+  linear2 = register_module("linear2", Linear(hidden_ + mlpHidden_, hidden_));
+  norm = register_module("norm", FluxQkNorm(c.headDim()));
+  modulation = register_module("modulation", FluxModulation(hidden_, /*isDouble=*/false));
+}
+
+torch::Tensor FluxSingleBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& vec,
+                                           const torch::Tensor& rotations, const torch::Tensor& mask) {
+  const FluxModulationOut mod = modulation(vec)[0];
+  const std::vector<torch::Tensor> qkvAndMlp = linear1(mod.modulate(fluxLayerNorm(x))).split_with_sizes({3 * hidden_, mlpHidden_}, -1);
+  FluxQkv qkv = splitFluxQkv(qkvAndMlp[0], heads_);
+  qkv.q = norm->query_norm(qkv.q).to(qkv.v.scalar_type());
+  qkv.k = norm->key_norm(qkv.k).to(qkv.v.scalar_type());
+  const torch::Tensor attended = fluxAttention(qkv, rotations, mask);
+  return x + mod.gate * linear2(torch::cat({attended, geluTanh(qkvAndMlp[1])}, 2));
+}
+
+}  // namespace sinter::models
