@@ -47,7 +47,11 @@ const char* kUsage =
     "                         (batch 1, 1024x1024, rank 32, bf16 on a GPU; --model_size tiny for a smoke run)\n"
     "  --module_outputs OUT.safetensors --module_inputs IN.safetensors --pretrained_model_name_or_path CKPT\n"
     "                         run the checkpoint's U-Net, VAE and text encoders in fp32 on the inputs IN\n"
-    "                         names (x, timesteps, context, y; images; input_ids) and write their outputs\n";
+    "                         names (x, timesteps, context, y; images; input_ids) and write their outputs\n"
+    "  --module_outputs OUT.safetensors --module_inputs IN.safetensors --model_family flux\n"
+    "      [--pretrained_model_name_or_path FLUX_TRANSFORMER] [--ae AE]\n"
+    "                         the same for a FLUX.1 transformer (img, img_ids, txt, txt_ids, timesteps, y,\n"
+    "                         guidance) and autoencoder (images)\n";
 
 const std::vector<ExtraArg> kRunnerArgs{{"config_file", true},     {"dry_run", false},       {"output_config", true},
                                         {"events", true},          {"help", false},          {"version", false},

@@ -7,8 +7,10 @@
 #include <filesystem>
 
 #include "cli/demo_assets.h"
+#include "cli/flux_module_outputs.h"
 #include "core/exit_codes.h"
 #include "io/safetensors.h"
+#include "models/flux_checkpoint.h"
 #include "models/random_checkpoint.h"
 #include "train/benchmark.h"
 #include "train/device_info.h"
@@ -33,18 +35,15 @@ std::optional<bool> tinySize(const ParsedArgs& args) {
   return std::nullopt;
 }
 
-// --module_outputs OUT --module_inputs IN: the checkpoint's models in fp32 on the training device.
-int writeModuleOutputs(const Config& config, const std::string& outPath, const std::string& inPath) {
-  const std::string checkpoint = config.getString("pretrained_model_name_or_path");
-  if (checkpoint.empty()) {
-    spdlog::error("--module_outputs needs --pretrained_model_name_or_path (an SDXL single-file checkpoint)");
-    return kExitBadInput;
-  }
+std::map<std::string, torch::Tensor> readInputs(const std::string& path) {
   std::map<std::string, torch::Tensor> inputs;
-  {
-    io::SafetensorsFile file(inPath);
-    for (const std::string& key : file.keys()) inputs[key] = file.tensor(key);
-  }
+  io::SafetensorsFile file(path);
+  for (const std::string& key : file.keys()) inputs[key] = file.tensor(key);
+  return inputs;
+}
+
+// The training device, set up for a comparison in fp32.
+torch::Device comparisonDevice(const Config& config) {
   const torch::Device device = train::trainingDevice();
   // A comparison in fp32 means fp32: cuDNN's TF32 (on by default in PyTorch) is off unless asked for.
   const bool tf32 = config.getBool("cuda_allow_tf32");
@@ -54,6 +53,18 @@ int writeModuleOutputs(const Config& config, const std::string& outPath, const s
   }
   const std::string flags = train::applyCudaMathFlags(device, tf32, false);
   if (!flags.empty()) spdlog::info("{}", flags);
+  return device;
+}
+
+// --module_outputs OUT --module_inputs IN: the checkpoint's models in fp32 on the training device.
+int writeModuleOutputs(const Config& config, const std::string& outPath, const std::string& inPath) {
+  const std::string checkpoint = config.getString("pretrained_model_name_or_path");
+  if (checkpoint.empty()) {
+    spdlog::error("--module_outputs needs --pretrained_model_name_or_path (an SDXL single-file checkpoint)");
+    return kExitBadInput;
+  }
+  const std::map<std::string, torch::Tensor> inputs = readInputs(inPath);
+  const torch::Device device = comparisonDevice(config);
   train::SdxlModelSet models =
       train::loadSdxlModelSet(checkpoint, config.getString("vae"));
   models.toDevice(device, torch::kFloat32);
@@ -71,6 +82,47 @@ int writeModuleOutputs(const Config& config, const std::string& outPath, const s
     return kExitBadInput;
   }
   io::writeSafetensors(outPath, outputs, {{"checkpoint", checkpoint}});
+  spdlog::info("wrote {} outputs to {}", outputs.size(), outPath);
+  return kExitOk;
+}
+
+// --module_outputs OUT --module_inputs IN --model_family flux: the FLUX transformer
+// (--pretrained_model_name_or_path) and autoencoder (--ae), either or both, in fp32.
+int writeFluxModuleOutputs(const Config& config, const std::string& outPath, const std::string& inPath) {
+  const std::string transformerPath = config.getString("pretrained_model_name_or_path"), aePath = config.getString("ae");
+  if (transformerPath.empty() && aePath.empty()) {
+    spdlog::error("--module_outputs --model_family flux needs --pretrained_model_name_or_path (a FLUX.1 transformer) "
+                  "and/or --ae (ae.safetensors)");
+    return kExitBadInput;
+  }
+  const std::map<std::string, torch::Tensor> inputs = readInputs(inPath);
+  const torch::Device device = comparisonDevice(config);
+  models::FluxTransformer transformer{nullptr};
+  models::FluxAutoencoder ae{nullptr};
+  if (!transformerPath.empty()) {
+    transformer = models::loadFluxTransformer(transformerPath, torch::kFloat32);
+    transformer->to(device);
+    transformer->eval();
+  }
+  if (!aePath.empty()) {
+    ae = models::loadFluxAutoencoder(aePath, torch::kFloat32);
+    ae->to(device);
+    ae->eval();
+  }
+  spdlog::info("running FLUX {}{}{} on {} in fp32", transformerPath, transformerPath.empty() || aePath.empty() ? "" : " and ",
+               aePath, train::describeDevice(device));
+  std::vector<std::pair<std::string, torch::Tensor>> outputs;
+  try {
+    for (auto& [name, tensor] : fluxModuleOutputs(&transformer, &ae, inputs)) outputs.emplace_back(name, tensor.cpu());
+  } catch (const std::invalid_argument& e) {
+    spdlog::error("{}: {}", inPath, e.what());
+    return kExitBadInput;
+  }
+  if (outputs.empty()) {
+    spdlog::error("{}: no model has all of its inputs (img, img_ids, txt, txt_ids, timesteps, y[, guidance]; images)", inPath);
+    return kExitBadInput;
+  }
+  io::writeSafetensors(outPath, outputs, {{"transformer", transformerPath}, {"ae", aePath}});
   spdlog::info("wrote {} outputs to {}", outputs.size(), outPath);
   return kExitOk;
 }
@@ -111,6 +163,7 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
         spdlog::error("--module_outputs needs --module_inputs IN.safetensors");
         return kExitBadInput;
       }
+      if (config.family() == Family::FLUX) return writeFluxModuleOutputs(config, *out, *in);
       return writeModuleOutputs(config, *out, *in);
     }
     if (auto steps = value(args, "benchmark_steps")) {

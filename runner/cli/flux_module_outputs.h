@@ -1,0 +1,25 @@
+#pragma once
+// The outputs of a FLUX transformer and autoencoder on given inputs, without gradients: what
+// `sinter-runner --module_outputs --model_family flux` writes for comparing the runner's modules
+// with sd-scripts' (tests/gpu/flux_modules_vs_sdscripts.py).
+#include <torch/torch.h>
+
+#include <map>
+#include <string>
+
+#include "models/flux_autoencoder.h"
+#include "models/flux_transformer.h"
+
+namespace sinter::runner {
+
+// Inputs by name; a model runs only when it is given (non-null) and all of its inputs are there:
+//   transformer: "img" [B, L, 64], "img_ids" [B, L, 3], "txt" [B, T, context], "txt_ids" [B, T, 3],
+//                "timesteps" [B] (sigma in [0, 1]), "y" [B, vec], and "guidance" [B] for dev
+//   autoencoder: "images" [B, 3, H, W] in [-1, 1]
+// Outputs (contiguous, on the models' device): "flux" [B, L, 64]; "ae_mean" (the encoder's mean),
+// "ae_latents" ((mean - shift) * scale), "ae_decoded" (ae_latents decoded).
+// An input of another rank or size than its model takes is std::invalid_argument naming it.
+std::map<std::string, torch::Tensor> fluxModuleOutputs(models::FluxTransformer* transformer, models::FluxAutoencoder* ae,
+                                                       const std::map<std::string, torch::Tensor>& inputs);
+
+}  // namespace sinter::runner

@@ -1,0 +1,157 @@
+"""The runner's FLUX.1 transformer and autoencoder against sd-scripts' own, on the same random weights, in fp32.
+
+Builds sd-scripts' library.flux_models.Flux at full width with a reduced depth (2 double and 2 single
+blocks; every block of the released models is one of these), as dev (guidance_in) and as schnell, and
+its AutoEncoder at full size, with random weights (the RMSNorm scales drawn too, so that they matter);
+saves them in BFL's layout (flux1-dev.safetensors' and ae.safetensors' keys), runs the runner on them
+(sinter-runner --module_outputs --model_family flux) and sd-scripts on the same inputs with TF32 off,
+and prints each output's relative error ||ours - theirs|| / ||theirs||. Fails (exit 1) above 1e-5.
+
+Usage, on the GPU machine, with sd-scripts' library/ in .bench (README.md here):
+  PYTHONPATH=.bench python3 tests/gpu/flux_modules_vs_sdscripts.py build-cuda/bin/sinter-runner [WORKDIR]
+"""
+import importlib.abc
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import types
+
+import torch
+
+LIMIT = 1e-5
+
+
+# diffusers is not installed there; library.utils (imported by flux_models) imports names from it
+# that this check never uses.
+class _StubModule(types.ModuleType):
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        cls = type(name, (torch.nn.Module,), {"__init__": lambda self, *a, **k: torch.nn.Module.__init__(self)})
+        setattr(self, name, cls)
+        return cls
+
+
+class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, fullname, path, target=None):
+        if fullname == "diffusers" or fullname.startswith("diffusers."):
+            return importlib.util.spec_from_loader(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        return _StubModule(spec.name)
+
+    def exec_module(self, module):
+        module.__path__ = []
+        module.__version__ = "0.25.0"
+
+
+sys.meta_path.insert(0, _StubFinder())
+
+from safetensors.torch import load_file, save_file  # noqa: E402
+from library import flux_models  # noqa: E402
+
+
+def relative_error(ours, theirs):
+    ours, theirs = ours.double().cpu(), theirs.double().cpu()
+    return ((ours - theirs).norm() / theirs.norm()).item()
+
+
+def image_ids(batch, h, w):
+    # sd-scripts' flux_utils.prepare_img_ids (that module imports text encoders this check does not need)
+    ids = torch.zeros(h, w, 3)
+    ids[..., 1] += torch.arange(h)[:, None]
+    ids[..., 2] += torch.arange(w)[None, :]
+    return ids.reshape(1, h * w, 3).repeat(batch, 1, 1)
+
+
+def save_state(module, path):
+    save_file({k: v.detach().contiguous().cpu() for k, v in module.state_dict().items()}, path)
+
+
+def main():
+    runner = os.path.abspath(sys.argv[1])
+    work = sys.argv[2] if len(sys.argv) > 2 else "/tmp/flux_modules_vs_sdscripts"
+    os.makedirs(work, exist_ok=True)
+    dev_path, schnell_path = os.path.join(work, "flux_dev_2x2.safetensors"), os.path.join(work, "flux_schnell_2x2.safetensors")
+    ae_path = os.path.join(work, "ae.safetensors")
+    inputs_path = os.path.join(work, "inputs.safetensors")
+
+    torch.manual_seed(7)
+    models = {}
+    for variant, path in (("dev", dev_path), ("schnell", schnell_path)):
+        params = flux_models.configs[variant].params
+        params = type(params)(**{**params.__dict__, "depth": 2, "depth_single_blocks": 2})
+        model = flux_models.Flux(params)
+        with torch.no_grad():
+            for name, p in model.named_parameters():
+                if name.endswith(".scale"):
+                    p.uniform_(0.5, 1.5)
+        save_state(model, path)
+        models[variant] = model
+    ae = flux_models.AutoEncoder(flux_models.configs["dev"].ae_params)
+    save_state(ae, ae_path)
+
+    # Batch 2 at 512x512 (64x64 latents, 32x32 = 1024 tokens), 256 text tokens, a late and an early sigma.
+    g = torch.Generator().manual_seed(1234)
+    b, h, w, t = 2, 32, 32, 256
+    inputs = {"img": torch.randn(b, h * w, 64, generator=g), "img_ids": image_ids(b, h, w),
+              "txt": torch.randn(b, t, 4096, generator=g), "txt_ids": torch.zeros(b, t, 3),
+              "timesteps": torch.tensor([0.9, 0.3]), "y": torch.randn(b, 768, generator=g),
+              "guidance": torch.tensor([3.5, 1.0]), "images": torch.rand(b, 3, 256, 256, generator=g) * 2 - 1}
+    save_file(inputs, inputs_path)
+    ours = {}
+    for variant, path in (("dev", dev_path), ("schnell", schnell_path)):
+        out_path = os.path.join(work, f"ours_{variant}.safetensors")
+        args = [runner, "--module_outputs", out_path, "--module_inputs", inputs_path, "--model_family", "flux",
+                "--pretrained_model_name_or_path", path]
+        if variant == "dev":
+            args += ["--ae", ae_path]
+        subprocess.run(args, check=True)
+        for name, tensor in load_file(out_path).items():
+            ours[f"{variant}_{name}" if name == "flux" else name] = tensor
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    dev = torch.device("cuda")
+    x = {k: v.to(dev) for k, v in inputs.items()}
+    theirs = {}
+    with torch.no_grad():
+        for variant, model in models.items():
+            model = model.float().to(dev).eval()
+            theirs[f"{variant}_flux"] = model(img=x["img"], img_ids=x["img_ids"], txt=x["txt"], txt_ids=x["txt_ids"],
+                                              timesteps=x["timesteps"], y=x["y"],
+                                              guidance=x["guidance"] if variant == "dev" else None).cpu()
+            model.cpu()
+        ae = ae.float().to(dev).eval()
+        ae.reg.sample = False  # the mean, as the runner's deterministic output
+        theirs["ae_mean"] = torch.chunk(ae.encoder(x["images"]), 2, dim=1)[0].cpu()
+        latents = ae.encode(x["images"])  # scale_factor * (mean - shift_factor)
+        theirs["ae_latents"] = latents.cpu()
+        theirs["ae_decoded"] = ae.decode(latents).cpu()
+
+    failed = []
+    rows = {}
+    print(f"{'output':16s} {'shape':24s} relative error (limit {LIMIT:g})")
+    for name, tensor in theirs.items():
+        if name not in ours:
+            failed.append(name + " (missing from the runner's outputs)")
+            continue
+        if tuple(ours[name].shape) != tuple(tensor.shape):
+            failed.append(f"{name} (shape {tuple(ours[name].shape)} vs {tuple(tensor.shape)})")
+            continue
+        err = relative_error(ours[name], tensor)
+        rows[name] = err
+        print(f"{name:16s} {str(tuple(tensor.shape)):24s} {err:.3e}{'' if err <= LIMIT else '  FAIL'}")
+        if not err <= LIMIT:
+            failed.append(f"{name} ({err:.3e})")
+    print("RESULT " + json.dumps({"relative_error": rows, "limit": LIMIT, "failed": failed}))
+    if failed:
+        print("FAILED: " + ", ".join(failed))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
