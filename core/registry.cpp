@@ -187,6 +187,11 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "l2 (MSE), l1, huber or smooth_l1.")).choices({"l2", "l1", "huber", "smooth_l1"}).advanced(),
       Opt("huber_c", T::Float, D(0.1), Sec::Training, QT_TRANSLATE_NOOP("Option", "Huber c"),
           QT_TRANSLATE_NOOP("Option", "Huber loss parameter.")).min(0).max(100).advanced(),
+      Opt("huber_schedule", T::Enum, S("snr"), Sec::Training, QT_TRANSLATE_NOOP("Option", "Huber schedule"),
+          QT_TRANSLATE_NOOP("Option", "How the Huber parameter follows the timestep: constant, exponential or snr (not for FLUX)."))
+          .choices({"constant", "exponential", "snr"}).advanced(),
+      Opt("huber_scale", T::Float, D(1.0), Sec::Training, QT_TRANSLATE_NOOP("Option", "Huber scale"),
+          QT_TRANSLATE_NOOP("Option", "Scale of the Huber parameter (constant and exponential schedules).")).min(0).max(100).advanced(),
       Opt("ip_noise_gamma", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Input perturbation noise gamma"),
           QT_TRANSLATE_NOOP("Option", "Input perturbation noise, e.g. 0.1.")).families(NOT_FLUX).min(0).max(1).advanced(),
       Opt("min_timestep", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Min timestep"),
@@ -222,6 +227,15 @@ std::vector<OptionSpec> buildRegistry() {
       Opt("model_prediction_type", T::Enum, S("sigma_scaled"), Sec::Training, QT_TRANSLATE_NOOP("Option", "Model prediction type"),
           QT_TRANSLATE_NOOP("Option", "How the FLUX model output is turned into the prediction.")).families(FLUX)
           .choices({"raw", "additive", "sigma_scaled"}).advanced(),
+      Opt("weighting_scheme", T::Enum, S("uniform"), Sec::Training, QT_TRANSLATE_NOOP("Option", "Weighting scheme"),
+          QT_TRANSLATE_NOOP("Option", "Density of sigma timestep sampling, and the loss weighting of sigma_scaled predictions."))
+          .families(FLUX).choices({"uniform", "none", "logit_normal", "mode", "sigma_sqrt", "cosmap"}).advanced(),
+      Opt("logit_mean", T::Float, D(0.0), Sec::Training, QT_TRANSLATE_NOOP("Option", "Logit mean"),
+          QT_TRANSLATE_NOOP("Option", "Mean of the logit_normal weighting scheme.")).families(FLUX).min(-100).max(100).advanced(),
+      Opt("logit_std", T::Float, D(1.0), Sec::Training, QT_TRANSLATE_NOOP("Option", "Logit std"),
+          QT_TRANSLATE_NOOP("Option", "Standard deviation of the logit_normal weighting scheme.")).families(FLUX).min(0).max(100).advanced(),
+      Opt("mode_scale", T::Float, D(1.29), Sec::Training, QT_TRANSLATE_NOOP("Option", "Mode scale"),
+          QT_TRANSLATE_NOOP("Option", "Scale of the mode weighting scheme.")).families(FLUX).min(-100).max(100).advanced(),
       Opt("t5xxl_max_token_length", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "T5-XXL max token length"),
           QT_TRANSLATE_NOOP("Option", "T5 sequence length: 512 for dev, 256 for schnell when unset.")).families(FLUX).min(1).max(512).advanced(),
       Opt("apply_t5_attn_mask", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Apply T5 attention mask"),

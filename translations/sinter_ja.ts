@@ -670,6 +670,54 @@
         <translation>sigmoid と shift のタイムステップサンプリングで使うスケール。</translation>
     </message>
     <message>
+        <source>Huber schedule</source>
+        <translation>Huber スケジュール</translation>
+    </message>
+    <message>
+        <source>How the Huber parameter follows the timestep: constant, exponential or snr (not for FLUX).</source>
+        <translation>Huber パラメーターをタイムステップに応じてどう変えるか: constant、exponential、snr（FLUX では使えません）。</translation>
+    </message>
+    <message>
+        <source>Huber scale</source>
+        <translation>Huber スケール</translation>
+    </message>
+    <message>
+        <source>Scale of the Huber parameter (constant and exponential schedules).</source>
+        <translation>Huber パラメーターの倍率（constant と exponential スケジュール）。</translation>
+    </message>
+    <message>
+        <source>Weighting scheme</source>
+        <translation>重み付けスキーム</translation>
+    </message>
+    <message>
+        <source>Density of sigma timestep sampling, and the loss weighting of sigma_scaled predictions.</source>
+        <translation>sigma タイムステップサンプリングの分布と、sigma_scaled 予測の損失の重み付け。</translation>
+    </message>
+    <message>
+        <source>Logit mean</source>
+        <translation>ロジット平均</translation>
+    </message>
+    <message>
+        <source>Mean of the logit_normal weighting scheme.</source>
+        <translation>logit_normal 重み付けスキームの平均。</translation>
+    </message>
+    <message>
+        <source>Logit std</source>
+        <translation>ロジット標準偏差</translation>
+    </message>
+    <message>
+        <source>Standard deviation of the logit_normal weighting scheme.</source>
+        <translation>logit_normal 重み付けスキームの標準偏差。</translation>
+    </message>
+    <message>
+        <source>Mode scale</source>
+        <translation>モードスケール</translation>
+    </message>
+    <message>
+        <source>Scale of the mode weighting scheme.</source>
+        <translation>mode 重み付けスキームのスケール。</translation>
+    </message>
+    <message>
         <source>Discrete flow shift</source>
         <translation>離散フローシフト</translation>
     </message>

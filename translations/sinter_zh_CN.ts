@@ -670,6 +670,54 @@
         <translation>sigmoid 和 shift 时间步采样的缩放系数。</translation>
     </message>
     <message>
+        <source>Huber schedule</source>
+        <translation>Huber 调度</translation>
+    </message>
+    <message>
+        <source>How the Huber parameter follows the timestep: constant, exponential or snr (not for FLUX).</source>
+        <translation>Huber 参数随时间步的变化方式：constant、exponential 或 snr（FLUX 不可用）。</translation>
+    </message>
+    <message>
+        <source>Huber scale</source>
+        <translation>Huber 缩放</translation>
+    </message>
+    <message>
+        <source>Scale of the Huber parameter (constant and exponential schedules).</source>
+        <translation>Huber 参数的缩放（constant 与 exponential 调度）。</translation>
+    </message>
+    <message>
+        <source>Weighting scheme</source>
+        <translation>加权方案</translation>
+    </message>
+    <message>
+        <source>Density of sigma timestep sampling, and the loss weighting of sigma_scaled predictions.</source>
+        <translation>sigma 时间步采样的分布，以及 sigma_scaled 预测的损失加权。</translation>
+    </message>
+    <message>
+        <source>Logit mean</source>
+        <translation>Logit 均值</translation>
+    </message>
+    <message>
+        <source>Mean of the logit_normal weighting scheme.</source>
+        <translation>logit_normal 加权方案的均值。</translation>
+    </message>
+    <message>
+        <source>Logit std</source>
+        <translation>Logit 标准差</translation>
+    </message>
+    <message>
+        <source>Standard deviation of the logit_normal weighting scheme.</source>
+        <translation>logit_normal 加权方案的标准差。</translation>
+    </message>
+    <message>
+        <source>Mode scale</source>
+        <translation>Mode 缩放</translation>
+    </message>
+    <message>
+        <source>Scale of the mode weighting scheme.</source>
+        <translation>mode 加权方案的缩放。</translation>
+    </message>
+    <message>
         <source>Discrete flow shift</source>
         <translation>离散流偏移</translation>
     </message>

@@ -34,6 +34,8 @@ SdxlFamilyOptions SdxlFamilyOptions::fromConfig(const Config& config, torch::Dty
   if (!isUnset(config.get("max_timestep"))) o.step.noise.maxTimestep = config.getInt("max_timestep");
   o.step.loss.lossType = parseLossType(config.getString("loss_type"));
   o.step.loss.huberC = config.getDouble("huber_c");
+  o.step.loss.huberSchedule = parseHuberSchedule(config.getString("huber_schedule"));
+  o.step.loss.huberScale = config.getDouble("huber_scale");
   o.step.loss.vPrediction = config.getBool("v_parameterization");
   o.step.loss.minSnrGamma = optionalDouble(config, "min_snr_gamma");
   o.step.computeDtype = computeDtype;
