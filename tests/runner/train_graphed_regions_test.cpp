@@ -6,6 +6,7 @@
 #include "compile/cuda_graph.h"
 #include "models/sdxl_unet.h"
 #include "network/lora_network.h"
+#include "train/flux_regions.h"
 #include "train/graphed_regions.h"
 #include "train/sdxl_unet_regions.h"
 
@@ -95,6 +96,58 @@ TEST(GraphedRegions, UnetBlocksThroughRegionsComputeWhatTheUnetComputes) {
   EXPECT_EQ(regions.eager(), static_cast<long long>(failures.size()));
 
   releaseUnetBlocks(through.unet);
+  through.pass();
+  EXPECT_EQ(regions.eager(), static_cast<long long>(failures.size()));  // no longer used
+}
+
+namespace {
+
+// A tiny FLUX transformer (dev) and one loss over its output, with every parameter's gradient.
+struct TinyFlux {
+  models::FluxTransformer transformer{nullptr};
+  TinyFlux() {
+    torch::manual_seed(21);
+    transformer = models::FluxTransformer(models::FluxConfig::tiny());
+  }
+  std::pair<torch::Tensor, std::vector<torch::Tensor>> pass() {
+    torch::manual_seed(22);
+    const models::FluxConfig& c = transformer->config();
+    const torch::Tensor img = torch::randn({2, 6, c.inChannels}), txt = torch::randn({2, 4, c.contextInDim});
+    torch::Tensor imgIds = torch::zeros({2, 6, 3});
+    imgIds.select(2, 2).copy_(torch::arange(6).to(torch::kFloat32));
+    transformer->zero_grad();
+    const torch::Tensor loss = transformer->forward(img, imgIds, txt, torch::zeros({2, 4, 3}), torch::tensor({0.3, 0.8}),
+                                                    torch::randn({2, c.vecInDim}), torch::full({2}, 3.5))
+                                   .pow(2)
+                                   .mean();
+    loss.backward();
+    std::vector<torch::Tensor> grads;
+    for (const torch::Tensor& p : transformer->parameters()) grads.push_back(p.grad().clone());
+    return {loss.detach(), grads};
+  }
+};
+
+}  // namespace
+
+TEST(GraphedRegions, FluxBlocksThroughRegionsComputeWhatTheTransformerComputes) {
+  TinyFlux plain, through;
+  const auto [plainLoss, plainGrads] = plain.pass();
+  GraphedRegions regions(torch::kCPU, 8, {});
+  captureFluxBlocks(through.transformer, regions);
+  const auto [loss, grads] = through.pass();
+  EXPECT_TRUE(torch::equal(loss, plainLoss));
+  ASSERT_EQ(grads.size(), plainGrads.size());
+  for (size_t i = 0; i < grads.size(); ++i) EXPECT_TRUE(torch::equal(grads[i], plainGrads[i])) << "gradient " << i;
+  // Every double and single block was tried, by its checkpoint name, in forward order.
+  const std::vector<std::string>& names = through.transformer->blockRegions();
+  ASSERT_EQ(names.size(), 4u);
+  EXPECT_EQ(names.front(), "double_blocks.0");
+  EXPECT_EQ(names.back(), "single_blocks.1");
+  const std::vector<std::string> failures = regions.takeFailures();
+  ASSERT_EQ(failures.size(), names.size());
+  for (size_t i = 0; i < failures.size(); ++i) EXPECT_EQ(failures[i].rfind(names[i] + " (inputs ", 0), 0u) << failures[i];
+
+  releaseFluxBlocks(through.transformer);
   through.pass();
   EXPECT_EQ(regions.eager(), static_cast<long long>(failures.size()));  // no longer used
 }
