@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 
 namespace sinter::network {
 
@@ -86,6 +87,22 @@ LoraTargetRule sdxlLoraRule(LoraComponent component) {
       return chosen;
     };
   }
+  return rule;
+}
+
+LoraTargetRule fluxLoraRule(LoraComponent component, const std::string& trainBlocks) {
+  if (component != LoraComponent::Unet) return sdxlLoraRule(component);  // CLIP's attention and MLP
+  if (trainBlocks != "all" && trainBlocks != "double" && trainBlocks != "single")
+    throw std::invalid_argument("network_args train_blocks='" + trainBlocks + "' is not one of all, double, single");
+  LoraTargetRule rule;
+  rule.component = component;
+  const bool doubles = trainBlocks != "single", singles = trainBlocks != "double";
+  rule.select = [doubles, singles](const std::vector<std::string>& linearPaths) {
+    std::vector<bool> chosen;
+    for (const std::string& path : linearPaths)
+      chosen.push_back((doubles && path.rfind("double_blocks.", 0) == 0) || (singles && path.rfind("single_blocks.", 0) == 0));
+    return chosen;
+  };
   return rule;
 }
 

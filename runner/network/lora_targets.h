@@ -55,6 +55,13 @@ struct LoraTargetRule {
 // SDXL (networks.lora): the UNet's transformer Linears, the text encoders' attention and MLP ones.
 LoraTargetRule sdxlLoraRule(LoraComponent component);
 
+// FLUX (networks.lora_flux): every Linear inside the transformer's DoubleStreamBlocks (img/txt
+// mod.lin, attn.qkv, attn.proj, mlp.0, mlp.2) and SingleStreamBlocks (linear1, linear2,
+// modulation.lin): 19 x 10 + 38 x 3 = 304 at full size; `trainBlocks` ("all", "double",
+// "single", sd-scripts' train_blocks network argument) keeps one kind only. Its CLIP-L (lora_te1)
+// takes the text-encoder rule.
+LoraTargetRule fluxLoraRule(LoraComponent component, const std::string& trainBlocks = "all");
+
 // One LoRA module as it will be created: kohya name, module path, sizes.
 struct LoraModuleShape {
   std::string name;

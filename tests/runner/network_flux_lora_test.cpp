@@ -1,0 +1,100 @@
+// FLUX LoRA as sd-scripts' networks.lora_flux makes it: which Linears of the transformer, under
+// which kohya names and sizes, at full size (from the layout, nothing allocated) and attached to
+// a tiny transformer.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/flux_layout.h"
+#include "models/flux_transformer.h"
+#include "models/linear.h"
+#include "network/lora_network.h"
+#include "network/lora_targets.h"
+
+using namespace sinter;
+using namespace sinter::network;
+
+namespace {
+
+std::vector<LinearShape> shapes(const std::vector<models::LinearInfo>& layers) {
+  std::vector<LinearShape> out;
+  for (const models::LinearInfo& l : layers) out.push_back({l.path, l.in, l.out});
+  return out;
+}
+
+}  // namespace
+
+TEST(FluxLoraTargets, LayoutListsTheTransformersLinearsInModuleOrder) {
+  for (bool dev : {true, false}) {
+    const models::FluxConfig config = models::FluxConfig::tiny(dev);
+    models::FluxTransformer transformer(config);
+    std::vector<models::LinearInfo> actual;
+    for (const auto& item : transformer->named_modules("", /*include_self=*/false))
+      if (auto linear = std::dynamic_pointer_cast<models::LinearImpl>(item.value()))
+        actual.push_back({item.key(), linear->inFeatures(), linear->outFeatures(), linear->bias.defined()});
+    const std::vector<models::LinearInfo> listed = models::fluxTransformerLinearLayers(config);
+    ASSERT_EQ(listed.size(), actual.size()) << (dev ? "dev" : "schnell");
+    for (size_t i = 0; i < listed.size(); ++i) {
+      EXPECT_EQ(listed[i].path, actual[i].path) << i;
+      EXPECT_EQ(listed[i].in, actual[i].in) << listed[i].path;
+      EXPECT_EQ(listed[i].out, actual[i].out) << listed[i].path;
+      EXPECT_EQ(listed[i].bias, actual[i].bias) << listed[i].path;
+    }
+  }
+}
+
+TEST(FluxLoraTargets, FullSizeDefaultsAre304BlockLinears) {
+  const std::vector<LinearShape> dev = shapes(models::fluxTransformerLinearLayers(models::FluxConfig::dev()));
+  const std::vector<LoraModuleShape> all = listLoraModules(fluxLoraRule(LoraComponent::Unet), dev);
+  ASSERT_EQ(all.size(), 304u);  // 19 double blocks x 10 + 38 single blocks x 3
+  auto find = [&](const std::string& name) {
+    for (const LoraModuleShape& m : all)
+      if (m.name == name) return m;
+    ADD_FAILURE() << name << " not listed";
+    return LoraModuleShape{};
+  };
+  EXPECT_EQ(all.front().name, "lora_unet_double_blocks_0_img_mod_lin");
+  EXPECT_EQ(all.back().name, "lora_unet_single_blocks_37_modulation_lin");
+  const LoraModuleShape qkv = find("lora_unet_double_blocks_0_img_attn_qkv");
+  EXPECT_EQ(qkv.inFeatures, 3072);
+  EXPECT_EQ(qkv.outFeatures, 9216);
+  EXPECT_EQ(find("lora_unet_double_blocks_18_txt_mlp_2").inFeatures, 12288);
+  const LoraModuleShape linear1 = find("lora_unet_single_blocks_0_linear1");
+  EXPECT_EQ(linear1.outFeatures, 21504);  // 3 x 3072 + 12288
+  EXPECT_EQ(find("lora_unet_single_blocks_0_linear2").inFeatures, 15360);
+  for (const LoraModuleShape& m : all) EXPECT_TRUE(m.name.find("final_layer") == std::string::npos && m.name.find("_in_") == std::string::npos) << m.name;
+  // train_blocks keeps one kind of block.
+  EXPECT_EQ(listLoraModules(fluxLoraRule(LoraComponent::Unet, "double"), dev).size(), 190u);
+  EXPECT_EQ(listLoraModules(fluxLoraRule(LoraComponent::Unet, "single"), dev).size(), 114u);
+  EXPECT_THROW(fluxLoraRule(LoraComponent::Unet, "some"), std::invalid_argument);
+  // schnell has the same blocks.
+  EXPECT_EQ(listLoraModules(fluxLoraRule(LoraComponent::Unet),
+                            shapes(models::fluxTransformerLinearLayers(models::FluxConfig::schnell())))
+                .size(),
+            304u);
+}
+
+TEST(FluxLoraTargets, AttachedToATinyTransformerTheyStartAsTheBaseModel) {
+  torch::manual_seed(4);
+  const models::FluxConfig config = models::FluxConfig::tiny();
+  models::FluxTransformer transformer(config);
+  const torch::Tensor img = torch::randn({1, 4, 64}), txt = torch::randn({1, 3, config.contextInDim});
+  const torch::Tensor ids = torch::zeros({1, 4, 3}), txtIds = torch::zeros({1, 3, 3}), t = torch::tensor({0.4});
+  const torch::Tensor y = torch::randn({1, config.vecInDim}), g = torch::full({1}, 3.5);
+  torch::NoGradGuard noGrad;
+  const torch::Tensor base = transformer->forward(img, ids, txt, txtIds, t, y, g);
+
+  LoraNetworkOptions options;
+  options.dim = 4;
+  LoraNetwork net(options);
+  const size_t attached = net.attach(fluxLoraRule(LoraComponent::Unet), *transformer);
+  EXPECT_EQ(attached, listLoraModules(fluxLoraRule(LoraComponent::Unet), shapes(models::fluxTransformerLinearLayers(config))).size());
+  EXPECT_EQ(attached, 2u * 10 + 2u * 3);
+  ASSERT_NE(net.find("lora_unet_single_blocks_1_linear2"), nullptr);
+  EXPECT_TRUE(torch::equal(transformer->forward(img, ids, txt, txtIds, t, y, g), base));  // zero up
+  net.find("lora_unet_double_blocks_0_img_attn_qkv")->adapter->up.normal_();
+  EXPECT_FALSE(torch::allclose(transformer->forward(img, ids, txt, txtIds, t, y, g), base));
+}
