@@ -39,8 +39,11 @@ const char* kUsage =
     "  --help                 this text\n"
     "\n"
     "tools (for the demo, tests and benchmarks; nothing is downloaded):\n"
-    "  --init_checkpoint OUT.safetensors --model_family sdxl [--model_size full|tiny] [--seed N]\n"
+    "  --init_checkpoint OUT.safetensors --model_family sdxl|flux [--model_size full|tiny] [--seed N]\n"
     "                         write a checkpoint with random weights in the original single-file layout\n"
+    "                         (flux: the FLUX.1-dev transformer at OUT, ae.safetensors beside it)\n"
+    "  --print_lora_layout --model_family sdxl|flux [--model_size full|tiny] [--network_train_unet_only]\n"
+    "                         print every LoRA module a run creates (kohya name, in/out features) as JSON\n"
     "  --init_dataset DIR     write a small generated dataset (pictures and captions) in folder mode\n"
     "  --init_tokenizer DIR   write a byte-level CLIP vocabulary (enough for tiny models)\n"
     "  --benchmark_steps N    time N training steps of the full-size model with random weights\n"
@@ -57,7 +60,7 @@ const std::vector<ExtraArg> kRunnerArgs{{"config_file", true},     {"dry_run", f
                                         {"events", true},          {"help", false},          {"version", false},
                                         {"init_checkpoint", true}, {"model_size", true},     {"init_dataset", true},
                                         {"init_tokenizer", true},  {"benchmark_steps", true}, {"module_outputs", true},
-                                        {"module_inputs", true}};
+                                        {"module_inputs", true},  {"print_lora_layout", false}};
 
 bool fileExists(const std::string& p) {
   struct stat st {};

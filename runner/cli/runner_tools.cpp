@@ -4,13 +4,17 @@
 
 #include <ATen/Context.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <iostream>
 
 #include "cli/demo_assets.h"
 #include "cli/flux_module_outputs.h"
+#include "cli/lora_layout.h"
 #include "core/exit_codes.h"
 #include "io/safetensors.h"
 #include "models/flux_checkpoint.h"
+#include "models/flux_random_checkpoint.h"
 #include "models/random_checkpoint.h"
 #include "train/benchmark.h"
 #include "train/device_info.h"
@@ -134,17 +138,40 @@ std::uint64_t seedOf(const Config& config) { return isUnset(config.get("seed")) 
 std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
   try {
     if (auto out = value(args, "init_checkpoint")) {
-      if (config.family() != Family::SDXL) {
-        spdlog::error("--init_checkpoint needs --model_family sdxl (the only family this build can write)");
+      if (config.family() != Family::SDXL && config.family() != Family::FLUX) {
+        spdlog::error("--init_checkpoint needs --model_family sdxl or flux");
         return kExitBadInput;
       }
       std::optional<bool> tiny = tinySize(args);
       if (!tiny) return kExitBadInput;
-      spdlog::info("writing a {} SDXL checkpoint with random weights to {}", *tiny ? "tiny" : "full-size", *out);
       const std::filesystem::path parent = std::filesystem::path(*out).parent_path();
       if (!parent.empty()) std::filesystem::create_directories(parent);
+      if (config.family() == Family::FLUX) {
+        // The transformer (FLUX.1-dev's layout) at OUT and the autoencoder beside it, as
+        // FLUX users keep flux1-dev.safetensors and ae.safetensors.
+        const std::string ae = (parent / "ae.safetensors").string();
+        spdlog::info("writing a {} FLUX.1-dev transformer with random weights to {} and its autoencoder to {}",
+                     *tiny ? "tiny" : "full-size", *out, ae);
+        models::writeRandomFluxTransformer(*out, *tiny, /*dev=*/true, seedOf(config));
+        models::writeRandomFluxAutoencoder(ae, *tiny, seedOf(config) + 1);
+        spdlog::info("wrote {} and {}", *out, ae);
+        return kExitOk;
+      }
+      spdlog::info("writing a {} SDXL checkpoint with random weights to {}", *tiny ? "tiny" : "full-size", *out);
       models::writeRandomSdxlCheckpoint(*out, *tiny, seedOf(config));
       spdlog::info("wrote {}", *out);
+      return kExitOk;
+    }
+    if (std::find(args.extraFlags.begin(), args.extraFlags.end(), "print_lora_layout") != args.extraFlags.end()) {
+      if (config.family() != Family::SDXL && config.family() != Family::FLUX) {
+        spdlog::error("--print_lora_layout needs --model_family sdxl or flux");
+        return kExitBadInput;
+      }
+      std::optional<bool> tiny = tinySize(args);
+      if (!tiny) return kExitBadInput;
+      std::cout << loraLayoutJson(config.family() == Family::FLUX ? "flux" : "sdxl", *tiny,
+                                  !config.getBool("network_train_unet_only"))
+                << std::endl;
       return kExitOk;
     }
     if (auto dir = value(args, "init_dataset")) {

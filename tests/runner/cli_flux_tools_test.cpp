@@ -1,0 +1,95 @@
+// sinter-runner's FLUX tools, run as a process: --print_lora_layout (JSON, no weights allocated)
+// and --init_checkpoint --model_family flux (files that load back).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "models/flux_autoencoder.h"
+#include "models/flux_checkpoint.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+// stdout apart from stderr (the log), so the JSON can be parsed.
+Result run(const std::vector<std::string>& args, const fs::path& errFile) {
+  std::string cmd = std::string("'") + SINTER_RUNNER_BINARY + "'";
+  for (const auto& a : args) cmd += " '" + a + "'";
+  cmd += " 2>'" + errFile.string() + "'";
+  Result r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
+  const int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class FluxTools : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("sinter_flux_tools_" + std::to_string(::getpid()) + "_" +
+                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  fs::path dir;
+};
+
+}  // namespace
+
+TEST_F(FluxTools, PrintLoraLayoutListsSdScriptsModules) {
+  Result r = run({"--print_lora_layout", "--model_family", "flux", "--network_train_unet_only"}, dir / "err");
+  ASSERT_EQ(r.code, 0) << r.out;
+  nlohmann::json layout = nlohmann::json::parse(r.out);
+  EXPECT_EQ(layout["family"], "flux");
+  EXPECT_EQ(layout["model_size"], "full");
+  ASSERT_EQ(layout["count"], 304);
+  ASSERT_EQ(layout["modules"].size(), 304u);
+  EXPECT_EQ(layout["modules"][0]["name"], "lora_unet_double_blocks_0_img_mod_lin");
+  EXPECT_EQ(layout["modules"][2]["name"], "lora_unet_double_blocks_0_img_attn_proj");
+  EXPECT_EQ(layout["modules"][1]["out"], 9216);  // img_attn.qkv: 3072 -> 3 x 3072
+  EXPECT_EQ(layout["modules"][1]["component"], "unet");
+
+  // With the text encoder: CLIP-L's 12 layers x (q, k, v, out, fc1, fc2) first, as lora_te1.
+  r = run({"--print_lora_layout", "--model_family", "flux"}, dir / "err");
+  ASSERT_EQ(r.code, 0);
+  layout = nlohmann::json::parse(r.out);
+  EXPECT_EQ(layout["count"], 304 + 72);
+  EXPECT_EQ(layout["modules"][0]["name"], "lora_te1_text_model_encoder_layers_0_self_attn_k_proj");
+  EXPECT_EQ(layout["modules"][0]["component"], "te1");
+
+  // SDXL: the 722 U-Net modules of the benchmarks.
+  r = run({"--print_lora_layout", "--model_family", "sdxl", "--network_train_unet_only"}, dir / "err");
+  ASSERT_EQ(r.code, 0);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["count"], 722);
+  // tiny, and bad input.
+  r = run({"--print_lora_layout", "--model_family", "flux", "--model_size", "tiny", "--network_train_unet_only"}, dir / "err");
+  ASSERT_EQ(r.code, 0);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["count"], 2 * 10 + 2 * 3);
+  EXPECT_EQ(run({"--print_lora_layout", "--model_family", "flux", "--model_size", "huge"}, dir / "err").code, 2);
+}
+
+TEST_F(FluxTools, InitCheckpointWritesATransformerAndAutoencoderThatLoad) {
+  const fs::path transformer = dir / "flux" / "flux1-dev.safetensors";
+  Result r = run({"--init_checkpoint", transformer.string(), "--model_family", "flux", "--model_size", "tiny", "--seed", "3"},
+                 dir / "err");
+  ASSERT_EQ(r.code, 0);
+  ASSERT_TRUE(fs::exists(dir / "flux" / "ae.safetensors"));
+  const sinter::models::FluxTransformer model = sinter::models::loadFluxTransformer(transformer.string());
+  EXPECT_TRUE(model->config().guidanceEmbed);  // dev
+  EXPECT_EQ(model->config().hiddenSize, sinter::models::FluxConfig::tiny().hiddenSize);
+  const sinter::models::FluxAutoencoder ae = sinter::models::loadFluxAutoencoder((dir / "flux" / "ae.safetensors").string());
+  EXPECT_NE(ae.get(), nullptr);
+}
