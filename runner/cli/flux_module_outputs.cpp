@@ -20,6 +20,7 @@ torch::Tensor input(const std::map<std::string, torch::Tensor>& inputs, const st
 }  // namespace
 
 std::map<std::string, torch::Tensor> fluxModuleOutputs(models::FluxTransformer* transformer, models::FluxAutoencoder* ae,
+                                                       models::T5Encoder* t5,
                                                        const std::map<std::string, torch::Tensor>& inputs) {
   torch::NoGradGuard noGrad;
   std::map<std::string, torch::Tensor> out;
@@ -46,6 +47,11 @@ std::map<std::string, torch::Tensor> fluxModuleOutputs(models::FluxTransformer* 
       out["ae_latents"] = latents.contiguous();
       out["ae_decoded"] = (*ae)->decodeLatents(latents).contiguous();
     }
+  }
+  if (t5 && *t5) {
+    const torch::Device device = (*t5)->shared->weight.device();
+    const torch::Tensor ids = input(inputs, "t5_ids", 2, device), mask = input(inputs, "t5_mask", 2, device);
+    if (ids.defined()) out["t5"] = (*t5)(ids.to(torch::kLong), mask).contiguous();
   }
   return out;
 }

@@ -9,6 +9,7 @@
 
 #include "models/flux_autoencoder.h"
 #include "models/flux_transformer.h"
+#include "models/t5_encoder.h"
 
 namespace sinter::runner {
 
@@ -16,10 +17,12 @@ namespace sinter::runner {
 //   transformer: "img" [B, L, 64], "img_ids" [B, L, 3], "txt" [B, T, context], "txt_ids" [B, T, 3],
 //                "timesteps" [B] (sigma in [0, 1]), "y" [B, vec], and "guidance" [B] for dev
 //   autoencoder: "images" [B, 3, H, W] in [-1, 1]
+//   T5 encoder:  "t5_ids" [B, T] (int64), and "t5_mask" [B, T] when padding is masked
 // Outputs (contiguous, on the models' device): "flux" [B, L, 64]; "ae_mean" (the encoder's mean),
-// "ae_latents" ((mean - shift) * scale), "ae_decoded" (ae_latents decoded).
+// "ae_latents" ((mean - shift) * scale), "ae_decoded" (ae_latents decoded); "t5" [B, T, d_model].
 // An input of another rank or size than its model takes is std::invalid_argument naming it.
 std::map<std::string, torch::Tensor> fluxModuleOutputs(models::FluxTransformer* transformer, models::FluxAutoencoder* ae,
+                                                       models::T5Encoder* t5,
                                                        const std::map<std::string, torch::Tensor>& inputs);
 
 }  // namespace sinter::runner

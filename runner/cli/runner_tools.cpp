@@ -93,10 +93,11 @@ int writeModuleOutputs(const Config& config, const std::string& outPath, const s
 // --module_outputs OUT --module_inputs IN --model_family flux: the FLUX transformer
 // (--pretrained_model_name_or_path) and autoencoder (--ae), either or both, in fp32.
 int writeFluxModuleOutputs(const Config& config, const std::string& outPath, const std::string& inPath) {
-  const std::string transformerPath = config.getString("pretrained_model_name_or_path"), aePath = config.getString("ae");
-  if (transformerPath.empty() && aePath.empty()) {
-    spdlog::error("--module_outputs --model_family flux needs --pretrained_model_name_or_path (a FLUX.1 transformer) "
-                  "and/or --ae (ae.safetensors)");
+  const std::string transformerPath = config.getString("pretrained_model_name_or_path"), aePath = config.getString("ae"),
+                    t5Path = config.getString("t5xxl");
+  if (transformerPath.empty() && aePath.empty() && t5Path.empty()) {
+    spdlog::error("--module_outputs --model_family flux needs --pretrained_model_name_or_path (a FLUX.1 transformer), "
+                  "--ae (ae.safetensors) and/or --t5xxl (a T5 encoder)");
     return kExitBadInput;
   }
   const std::map<std::string, torch::Tensor> inputs = readInputs(inPath);
@@ -113,20 +114,25 @@ int writeFluxModuleOutputs(const Config& config, const std::string& outPath, con
     ae->to(device);
     ae->eval();
   }
-  spdlog::info("running FLUX {}{}{} on {} in fp32", transformerPath, transformerPath.empty() || aePath.empty() ? "" : " and ",
-               aePath, train::describeDevice(device));
+  models::T5Encoder t5{nullptr};
+  if (!t5Path.empty()) {
+    t5 = models::loadT5Encoder(t5Path, torch::kFloat32);
+    t5->to(device);
+    t5->eval();
+  }
+  spdlog::info("running FLUX {} {} {} on {} in fp32", transformerPath, aePath, t5Path, train::describeDevice(device));
   std::vector<std::pair<std::string, torch::Tensor>> outputs;
   try {
-    for (auto& [name, tensor] : fluxModuleOutputs(&transformer, &ae, inputs)) outputs.emplace_back(name, tensor.cpu());
+    for (auto& [name, tensor] : fluxModuleOutputs(&transformer, &ae, &t5, inputs)) outputs.emplace_back(name, tensor.cpu());
   } catch (const std::invalid_argument& e) {
     spdlog::error("{}: {}", inPath, e.what());
     return kExitBadInput;
   }
   if (outputs.empty()) {
-    spdlog::error("{}: no model has all of its inputs (img, img_ids, txt, txt_ids, timesteps, y[, guidance]; images)", inPath);
+    spdlog::error("{}: no model has all of its inputs (img, img_ids, txt, txt_ids, timesteps, y[, guidance]; images; t5_ids)", inPath);
     return kExitBadInput;
   }
-  io::writeSafetensors(outPath, outputs, {{"transformer", transformerPath}, {"ae", aePath}});
+  io::writeSafetensors(outPath, outputs, {{"transformer", transformerPath}, {"ae", aePath}, {"t5xxl", t5Path}});
   spdlog::info("wrote {} outputs to {}", outputs.size(), outPath);
   return kExitOk;
 }

@@ -188,4 +188,12 @@ std::vector<std::pair<std::string, torch::Tensor>> T5EncoderImpl::checkpointTens
   return moduleCheckpointTensors(*this, "");
 }
 
+T5Encoder loadT5Encoder(const std::string& path, torch::Dtype dtype) {
+  const io::SafetensorsFile file(path);
+  T5Encoder t5(T5EncoderConfig::inferFromCheckpoint(file));
+  t5->to(dtype);
+  t5->loadFromCheckpoint(file);
+  return t5;
+}
+
 }  // namespace sinter::models

@@ -118,4 +118,7 @@ class T5EncoderImpl : public torch::nn::Module {
 };
 TORCH_MODULE(T5Encoder);
 
+// A T5 encoder sized and loaded from a file (t5xxl_fp16.safetensors), in `dtype`.
+T5Encoder loadT5Encoder(const std::string& path, torch::Dtype dtype = torch::kFloat32);
+
 }  // namespace sinter::models
