@@ -1,23 +1,8 @@
 #include "cli/flux_module_outputs.h"
 
-#include <stdexcept>
+#include "train/module_inputs.h"
 
 namespace sinter::runner {
-
-namespace {
-
-// The named input on `device`, or an undefined tensor when absent; another rank is refused.
-torch::Tensor input(const std::map<std::string, torch::Tensor>& inputs, const std::string& name, int64_t rank,
-                    const torch::Device& device) {
-  auto it = inputs.find(name);
-  if (it == inputs.end()) return {};
-  if (it->second.dim() != rank)
-    throw std::invalid_argument("module input '" + name + "': " + std::to_string(rank) + " dimensions expected, got " +
-                                std::to_string(it->second.dim()));
-  return it->second.to(device);
-}
-
-}  // namespace
 
 std::map<std::string, torch::Tensor> fluxModuleOutputs(models::FluxTransformer* transformer, models::FluxAutoencoder* ae,
                                                        models::T5Encoder* t5,
@@ -27,10 +12,10 @@ std::map<std::string, torch::Tensor> fluxModuleOutputs(models::FluxTransformer* 
   if (transformer && *transformer) {
     const torch::Tensor weight = (*transformer)->img_in->weight;
     const torch::Device device = weight.device();
-    const torch::Tensor img = input(inputs, "img", 3, device), imgIds = input(inputs, "img_ids", 3, device),
-                        txt = input(inputs, "txt", 3, device), txtIds = input(inputs, "txt_ids", 3, device),
-                        timesteps = input(inputs, "timesteps", 1, device), y = input(inputs, "y", 2, device),
-                        guidance = input(inputs, "guidance", 1, device);
+    const torch::Tensor img = train::moduleInput(inputs, "img", 3, device), imgIds = train::moduleInput(inputs, "img_ids", 3, device),
+                        txt = train::moduleInput(inputs, "txt", 3, device), txtIds = train::moduleInput(inputs, "txt_ids", 3, device),
+                        timesteps = train::moduleInput(inputs, "timesteps", 1, device), y = train::moduleInput(inputs, "y", 2, device),
+                        guidance = train::moduleInput(inputs, "guidance", 1, device);
     if (img.defined() && imgIds.defined() && txt.defined() && txtIds.defined() && timesteps.defined() && y.defined()) {
       const torch::Dtype dtype = weight.scalar_type();
       out["flux"] = (*transformer)(img.to(dtype), imgIds, txt.to(dtype), txtIds, timesteps, y.to(dtype), guidance).contiguous();
@@ -38,7 +23,7 @@ std::map<std::string, torch::Tensor> fluxModuleOutputs(models::FluxTransformer* 
   }
   if (ae && *ae) {
     const torch::Tensor weight = (*ae)->encoder->conv_in->weight;
-    const torch::Tensor images = input(inputs, "images", 4, weight.device());
+    const torch::Tensor images = train::moduleInput(inputs, "images", 4, weight.device());
     if (images.defined()) {
       const models::LatentDistribution d = (*ae)->encode(images.to(weight.scalar_type()));
       const auto& c = (*ae)->config();
@@ -50,7 +35,7 @@ std::map<std::string, torch::Tensor> fluxModuleOutputs(models::FluxTransformer* 
   }
   if (t5 && *t5) {
     const torch::Device device = (*t5)->shared->weight.device();
-    const torch::Tensor ids = input(inputs, "t5_ids", 2, device), mask = input(inputs, "t5_mask", 2, device);
+    const torch::Tensor ids = train::moduleInput(inputs, "t5_ids", 2, device), mask = train::moduleInput(inputs, "t5_mask", 2, device);
     if (ids.defined()) out["t5"] = (*t5)(ids.to(torch::kLong), mask).contiguous();
   }
   return out;

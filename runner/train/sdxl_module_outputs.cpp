@@ -3,20 +3,11 @@
 #include <stdexcept>
 #include <vector>
 
+#include "train/module_inputs.h"
+
 namespace sinter::train {
 
 namespace {
-
-// The named input, or an undefined tensor when absent; a tensor of another rank is refused.
-torch::Tensor input(const std::map<std::string, torch::Tensor>& inputs, const std::string& name, int64_t rank,
-                    const torch::Device& device) {
-  auto it = inputs.find(name);
-  if (it == inputs.end()) return {};
-  if (it->second.dim() != rank)
-    throw std::invalid_argument("module input '" + name + "': " + std::to_string(rank) + " dimensions expected, got " +
-                                std::to_string(it->second.dim()));
-  return it->second.to(device);
-}
 
 void expectSize(const torch::Tensor& t, int64_t dim, int64_t size, const std::string& name) {
   if (t.size(dim) != size)
@@ -33,8 +24,8 @@ std::map<std::string, torch::Tensor> sdxlModuleOutputs(SdxlModelSet& models, con
   const torch::Dtype dtype = weight.scalar_type();
   std::map<std::string, torch::Tensor> out;
 
-  const torch::Tensor x = input(inputs, "x", 4, device), timesteps = input(inputs, "timesteps", 1, device),
-                      context = input(inputs, "context", 3, device), y = input(inputs, "y", 2, device);
+  const torch::Tensor x = moduleInput(inputs, "x", 4, device), timesteps = moduleInput(inputs, "timesteps", 1, device),
+                      context = moduleInput(inputs, "context", 3, device), y = moduleInput(inputs, "y", 2, device);
   if (x.defined() && timesteps.defined() && context.defined() && y.defined()) {
     const auto& config = models.unet->config();
     expectSize(x, 1, config.inChannels, "x");
@@ -43,7 +34,7 @@ std::map<std::string, torch::Tensor> sdxlModuleOutputs(SdxlModelSet& models, con
     out["unet"] = models.unet->forward(x.to(dtype), timesteps, context.to(dtype), y.to(dtype));
   }
 
-  const torch::Tensor images = input(inputs, "images", 4, device);
+  const torch::Tensor images = moduleInput(inputs, "images", 4, device);
   if (images.defined()) {
     expectSize(images, 1, 3, "images");
     const models::LatentDistribution latents = models.vae->encode(images.to(models.vae->parameters().front().scalar_type()));
@@ -52,7 +43,7 @@ std::map<std::string, torch::Tensor> sdxlModuleOutputs(SdxlModelSet& models, con
     out["vae_decoded"] = models.vae->decodeLatents(latents.mean * 0.13025);
   }
 
-  const torch::Tensor ids = input(inputs, "input_ids", 2, device);
+  const torch::Tensor ids = moduleInput(inputs, "input_ids", 2, device);
   if (ids.defined()) {
     if (ids.is_floating_point()) throw std::invalid_argument("module input 'input_ids': integer token ids expected");
     const models::ClipTextOutput clipL = models.clipL->forward(ids);
