@@ -58,8 +58,8 @@ std::vector<int> T5Tokenizer::pieces(const std::string& text) const {
 struct T5Tokenizer::Processor {};
 
 T5Tokenizer::T5Tokenizer(const std::string& location) : modelPath_(findT5TokenizerModel(location)) {
-  throw T5TokenizerError("t5_tokenizer: this build has no SentencePiece (Debian's libsentencepiece-dev), so it cannot read " +
-                         modelPath_);
+  throw T5TokenizerError("t5_tokenizer: this build has no SentencePiece (configure with -DSINTER_WITH_SENTENCEPIECE=ON and "
+                         "Debian's libsentencepiece-dev), so it cannot read " + modelPath_);
 }
 
 std::vector<int> T5Tokenizer::pieces(const std::string&) const {

@@ -1,6 +1,8 @@
 // T5's tokenizer against SentencePiece's own command-line encoder: a small unigram model made at
 // test time with Debian's spm_train (T5's special ids: pad 0, </s> 1, unk 2), the same text
 // encoded by spm_encode and by the runner; then "</s>", padding, truncation, the mask and errors.
+// The SentencePiece tests need a build with -DSINTER_WITH_SENTENCEPIECE=ON (off by default:
+// runner/CMakeLists.txt says why) and Debian's sentencepiece tools; they skip, saying so, otherwise.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -98,17 +100,39 @@ TEST_F(T5TokenizerTest, EosPaddingTruncationAndMask) {
   EXPECT_EQ(cut.tokens(0), 3);
 }
 
-TEST_F(T5TokenizerTest, FindsTheModelInAHuggingFaceCacheAndNamesWhereItLooked) {
+// Finding spiece.model needs no SentencePiece: a folder, the file, a Hugging Face cache.
+TEST(T5TokenizerModel, FoundInAFolderAFileOrAHuggingFaceCacheWithWhereItLooked) {
+  const fs::path dir = fs::temp_directory_path() / ("sinter_t5_find_" + std::to_string(::getpid()));
   const fs::path snapshot = dir / "hub" / "models--google--t5-v1_1-xxl" / "snapshots" / "abc123";
   fs::create_directories(snapshot);
-  fs::copy_file(dir / "model" / "spiece.model", snapshot / "spiece.model");
+  fs::create_directories(dir / "folder");
+  std::ofstream(snapshot / "spiece.model") << "model";
+  std::ofstream(dir / "folder" / "spiece.model") << "model";
   EXPECT_EQ(sinter::text::findT5TokenizerModel((dir / "hub").string()), (snapshot / "spiece.model").string());
+  EXPECT_EQ(sinter::text::findT5TokenizerModel((dir / "hub" / "models--google--t5-v1_1-xxl").string()),
+            (snapshot / "spiece.model").string());
+  EXPECT_EQ(sinter::text::findT5TokenizerModel((dir / "folder").string()), (dir / "folder" / "spiece.model").string());
+  EXPECT_EQ(sinter::text::findT5TokenizerModel((dir / "folder" / "spiece.model").string()),
+            (dir / "folder" / "spiece.model").string());
   try {
-    T5Tokenizer missing((dir / "nowhere").string());
+    sinter::text::findT5TokenizerModel((dir / "nowhere").string());
     FAIL() << "a missing tokenizer was accepted";
   } catch (const T5TokenizerError& e) {
     EXPECT_NE(std::string(e.what()).find("nowhere/spiece.model"), std::string::npos) << e.what();
   }
+  // A build without SentencePiece says so, naming the model it was given.
+  if (!sinter::text::t5TokenizerCompiledIn()) {
+    try {
+      T5Tokenizer tokenizer((dir / "folder").string());
+      FAIL() << "tokenizing without SentencePiece";
+    } catch (const T5TokenizerError& e) {
+      EXPECT_NE(std::string(e.what()).find("no SentencePiece"), std::string::npos) << e.what();
+    }
+  }
+  fs::remove_all(dir);
+}
+
+TEST_F(T5TokenizerTest, AnUnreadableModelIsAnError) {
   std::ofstream(dir / "bad.model") << "not a sentencepiece model";
   EXPECT_THROW(T5Tokenizer((dir / "bad.model").string()), T5TokenizerError);
 }
