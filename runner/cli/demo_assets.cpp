@@ -1,5 +1,7 @@
 #include "cli/demo_assets.h"
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -120,6 +122,82 @@ void writeByteLevelClipVocabulary(const std::string& dir) {
   fs::create_directories(dir);
   writeFileAtomically((fs::path(dir) / "vocab.json").string(), vocab.dump() + "\n");
   writeFileAtomically((fs::path(dir) / "merges.txt").string(), merges);
+}
+
+// ---- T5's tokenizer -------------------------------------------------------------------------------
+
+namespace {
+
+// Just enough of the protobuf wire format to write SentencePiece's ModelProto.
+void appendVarint(std::string& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out += static_cast<char>((v & 0x7F) | 0x80);
+    v >>= 7;
+  }
+  out += static_cast<char>(v);
+}
+void appendTag(std::string& out, int field, int wireType) { appendVarint(out, static_cast<std::uint64_t>(field << 3 | wireType)); }
+void appendBytes(std::string& out, int field, const std::string& bytes) {
+  appendTag(out, field, 2);
+  appendVarint(out, bytes.size());
+  out += bytes;
+}
+void appendInt(std::string& out, int field, std::int64_t v) {
+  appendTag(out, field, 0);
+  appendVarint(out, static_cast<std::uint64_t>(v));
+}
+void appendFloat(std::string& out, int field, float v) {
+  appendTag(out, field, 5);
+  char bytes[4];
+  std::memcpy(bytes, &v, 4);  // little-endian, as protobuf's fixed32
+  out.append(bytes, 4);
+}
+
+}  // namespace
+
+void writeDemoT5Tokenizer(const std::string& dir) {
+  enum PieceType { kNormal = 1, kUnknown = 2, kControl = 3 };
+  struct Piece {
+    std::string text;
+    float score;
+    PieceType type;
+  };
+  // T5's special ids: <pad> 0, </s> 1, <unk> 2. Then the demo's words (word-initial, "▁" marking
+  // the space before them) scored above the letters, so a caption is a few word pieces.
+  const std::string space = "\xe2\x96\x81";  // U+2581, SentencePiece's whitespace mark
+  std::vector<Piece> pieces = {{"<pad>", 0.0f, kControl}, {"</s>", 0.0f, kControl}, {"<unk>", 0.0f, kUnknown}};
+  for (const char* word : {"a", "red", "green", "blue", "yellow", "circle", "square", "on", "white", "black", "grey",
+                           "gray", "shape", "photo", "of"})
+    pieces.push_back({space + word, -1.0f, kNormal});
+  pieces.push_back({space, -4.0f, kNormal});
+  for (char c = 'a'; c <= 'z'; ++c)
+    if (std::none_of(pieces.begin(), pieces.end(), [&](const Piece& p) { return p.text == std::string(1, c); }))
+      pieces.push_back({std::string(1, c), -5.0f, kNormal});
+
+  std::string model;
+  for (const Piece& p : pieces) {
+    std::string piece;
+    appendBytes(piece, 1, p.text);
+    appendFloat(piece, 2, p.score);
+    appendInt(piece, 3, p.type);
+    appendBytes(model, 1, piece);  // ModelProto.pieces
+  }
+  std::string trainer;
+  appendInt(trainer, 3, 1);  // model_type: UNIGRAM
+  appendInt(trainer, 4, static_cast<std::int64_t>(pieces.size()));  // vocab_size
+  appendInt(trainer, 40, 2);  // unk_id
+  appendInt(trainer, 41, -1);  // bos_id: T5 has none
+  appendInt(trainer, 42, 1);  // eos_id
+  appendInt(trainer, 43, 0);  // pad_id
+  appendBytes(model, 2, trainer);  // ModelProto.trainer_spec
+  std::string normalizer;
+  appendBytes(normalizer, 1, "identity");  // no character map: the demo's captions are plain ASCII
+  appendInt(normalizer, 3, 1);  // add_dummy_prefix
+  appendInt(normalizer, 4, 1);  // remove_extra_whitespaces
+  appendInt(normalizer, 5, 1);  // escape_whitespaces
+  appendBytes(model, 3, normalizer);  // ModelProto.normalizer_spec
+  fs::create_directories(dir);
+  writeFileAtomically((fs::path(dir) / "spiece.model").string(), model);
 }
 
 }  // namespace sinter::runner

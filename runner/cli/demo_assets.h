@@ -1,6 +1,7 @@
 #pragma once
 // Inputs for the bundled demo and for tests, made on the spot (nothing is downloaded):
-// a small dataset of generated pictures with captions, and a byte-level CLIP vocabulary.
+// a small dataset of generated pictures with captions, a byte-level CLIP vocabulary and a small
+// SentencePiece model for T5.
 #include <cstdint>
 #include <string>
 
@@ -15,5 +16,10 @@ void writeDemoDataset(const std::string& dir, int count, std::uint64_t seed);
 // 49406 and <|endoftext|> 49407.
 // Enough for tiny demo models; full-size models need the real CLIP tokenizer files.
 void writeByteLevelClipVocabulary(const std::string& dir);
+
+// Writes spiece.model: a SentencePiece unigram model with T5's special ids (<pad> 0, </s> 1,
+// <unk> 2), the demo's caption words and the lowercase letters, 45 pieces in all (within the tiny
+// T5's vocabulary of 64). Enough for tiny demo models; full-size models need T5's own spiece.model.
+void writeDemoT5Tokenizer(const std::string& dir);
 
 }  // namespace sinter::runner

@@ -15,6 +15,7 @@
 #include "io/safetensors.h"
 #include "models/flux_checkpoint.h"
 #include "models/flux_random_checkpoint.h"
+#include "models/text_encoder_random_checkpoint.h"
 #include "models/random_checkpoint.h"
 #include "train/benchmark.h"
 #include "train/device_info.h"
@@ -153,14 +154,18 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
       const std::filesystem::path parent = std::filesystem::path(*out).parent_path();
       if (!parent.empty()) std::filesystem::create_directories(parent);
       if (config.family() == Family::FLUX) {
-        // The transformer (FLUX.1-dev's layout) at OUT and the autoencoder beside it, as
-        // FLUX users keep flux1-dev.safetensors and ae.safetensors.
+        // The transformer (FLUX.1-dev's layout) at OUT and the other models beside it, as FLUX
+        // users keep flux1-dev.safetensors, ae.safetensors, clip_l.safetensors and t5xxl_fp16.safetensors.
         const std::string ae = (parent / "ae.safetensors").string();
-        spdlog::info("writing a {} FLUX.1-dev transformer with random weights to {} and its autoencoder to {}",
-                     *tiny ? "tiny" : "full-size", *out, ae);
+        const std::string clipL = (parent / "clip_l.safetensors").string();
+        const std::string t5 = (parent / "t5xxl_fp16.safetensors").string();
+        spdlog::info("writing a {} FLUX.1-dev transformer with random weights to {}, and its autoencoder, CLIP-L and T5-XXL "
+                     "to {}, {}, {}", *tiny ? "tiny" : "full-size", *out, ae, clipL, t5);
         models::writeRandomFluxTransformer(*out, *tiny, /*dev=*/true, seedOf(config));
         models::writeRandomFluxAutoencoder(ae, *tiny, seedOf(config) + 1);
-        spdlog::info("wrote {} and {}", *out, ae);
+        models::writeRandomClipL(clipL, *tiny, seedOf(config) + 2);
+        models::writeRandomT5Xxl(t5, *tiny, seedOf(config) + 3);
+        spdlog::info("wrote {}, {}, {} and {}", *out, ae, clipL, t5);
         return kExitOk;
       }
       spdlog::info("writing a {} SDXL checkpoint with random weights to {}", *tiny ? "tiny" : "full-size", *out);
@@ -187,7 +192,8 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
     }
     if (auto dir = value(args, "init_tokenizer")) {
       writeByteLevelClipVocabulary(*dir);
-      spdlog::info("wrote a byte-level CLIP vocabulary to {}", *dir);
+      writeDemoT5Tokenizer(*dir);
+      spdlog::info("wrote a byte-level CLIP vocabulary and a small T5 SentencePiece model to {}", *dir);
       return kExitOk;
     }
     if (auto out = value(args, "module_outputs")) {

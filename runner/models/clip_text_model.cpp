@@ -182,7 +182,7 @@ ClipTextModelImpl::ClipTextModelImpl(const ClipTextConfig& config) : config_(con
 }
 
 ClipTextConfig ClipTextModelImpl::inferFromCheckpoint(const io::SafetensorsFile& file, const std::string& prefix) {
-  const std::string model = "SDXL CLIP-L text encoder";
+  const std::string model = "CLIP-L text encoder";
   const auto tokenShape = requireShape(file, prefix, "text_model.embeddings.token_embedding.weight", model);
   const auto positionShape = requireShape(file, prefix, "text_model.embeddings.position_embedding.weight", model);
   const auto fc1Shape = requireShape(file, prefix, "text_model.encoder.layers.0.mlp.fc1.weight", model);
@@ -210,7 +210,7 @@ ClipTextConfig ClipTextModelImpl::inferFromCheckpoint(const io::SafetensorsFile&
 void ClipTextModelImpl::loadFromCheckpoint(const io::SafetensorsFile& file, const std::string& prefix) {
   // The stored layout is the module layout (text_model.embeddings.position_ids, which some files
   // carry, is not a weight and is not read).
-  loadModuleFromCheckpoint(*this, file, prefix, "SDXL CLIP-L text encoder");
+  loadModuleFromCheckpoint(*this, file, prefix, "CLIP-L text encoder");
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> ClipTextModelImpl::checkpointTensors(const std::string& prefix) const {
@@ -220,6 +220,12 @@ std::vector<std::pair<std::string, torch::Tensor>> ClipTextModelImpl::checkpoint
 torch::Tensor ClipTextModelImpl::penultimateHiddenState(const torch::Tensor& ids) {
   // The last layer's output is not used, so it is not computed.
   return text_model->forward(ids, config_.layers - kSdxlLayersFromEnd).hiddenStates.back();
+}
+
+torch::Tensor ClipTextModelImpl::pooledOutput(const torch::Tensor& ids) {
+  const torch::Tensor last = text_model->forward(ids).lastHiddenState;
+  const torch::Tensor eosPositions = ids.to(torch::kLong).argmax(-1);  // the first <|endoftext|>
+  return last.index({torch::arange(ids.size(0), eosPositions.options()), eosPositions});
 }
 
 // ---- LoRA listing ----------------------------------------------------------------------------

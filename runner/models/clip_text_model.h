@@ -131,6 +131,9 @@ class ClipTextModelImpl : public torch::nn::Module {
   ClipTextOutput forward(const torch::Tensor& ids, int64_t layersToRun = -1) { return text_model->forward(ids, layersToRun); }
   // hidden_states[layers - 1]: what SDXL's UNet is conditioned on. [B, T, width]
   torch::Tensor penultimateHiddenState(const torch::Tensor& ids);
+  // Hugging Face's pooler_output: the final-layer-normed state at the first <|endoftext|> (the
+  // highest id, so argmax finds it), what FLUX's vector_in is conditioned on. [B, width]
+  torch::Tensor pooledOutput(const torch::Tensor& ids);
 
   const ClipTextConfig& config() const { return config_; }
   ClipTextTransformer& textModel() { return text_model; }

@@ -22,8 +22,8 @@ FluxConfig FluxConfig::schnell() {
 FluxConfig FluxConfig::tiny(bool guidanceEmbed) {
   FluxConfig c;
   c.inChannels = 64;  // kept: the 2x2 packing of 16 latent channels
-  c.vecInDim = 24;
-  c.contextInDim = 40;
+  c.vecInDim = 32;      // ClipTextConfig::tinyClipL's width
+  c.contextInDim = 32;  // T5EncoderConfig::tiny's d_model
   c.hiddenSize = 64;
   c.numHeads = 2;
   c.depth = 2;

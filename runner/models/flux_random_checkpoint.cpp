@@ -7,6 +7,7 @@
 #include "models/checkpoint_tensors.h"
 #include "models/flux_double_block.h"
 #include "models/flux_single_block.h"
+#include "models/random_parts_writer.h"
 
 namespace sinter::models {
 
@@ -54,45 +55,12 @@ FluxAutoencoder buildRandomFluxAutoencoder(const FluxAutoencoderConfig& config, 
 
 void writeRandomFluxTransformer(const std::string& path, const FluxConfig& config, uint64_t seed, torch::Dtype dtype) {
   config.validate();
-  torch::NoGradGuard noGrad;
-  // Names and shapes for the header, one part alive at a time.
-  std::vector<io::TensorDeclaration> entries;
-  std::vector<std::pair<int64_t, size_t>> source;  // (part, index within the part's entries)
-  for (int64_t p = 0; p < partCount(config); ++p) {
-    const Tensors tensors = randomPart(config, seed, p);
-    for (size_t i = 0; i < tensors.size(); ++i) {
-      entries.push_back({tensors[i].first, storedType(tensors[i].second, dtype), tensors[i].second.sizes().vec()});
-      source.emplace_back(p, i);
-    }
-  }
-  // The writer asks in file order (by name): each block's keys come together, part 0's keys in
-  // two runs around the blocks, so part 0 is kept and one block part is rebuilt when the order
-  // reaches it.
-  std::optional<Tensors> stem;
-  int64_t currentBlock = -1;
-  Tensors blockTensors;
   const std::map<std::string, std::string> metadata = {
       {"modelspec.architecture", std::string("flux-1-") + fluxVariantName(config.variant())},
       {"modelspec.title", std::string("Sinter random FLUX.1 ") + fluxVariantName(config.variant()) + " transformer"},
       {"sinter.random_seed", std::to_string(seed)},
   };
-  io::writeSafetensorsStreaming(path, entries, metadata, [&](size_t index) {
-    const auto [part, i] = source[index];
-    const Tensors* tensors = nullptr;
-    if (part == 0) {
-      if (!stem) stem = randomPart(config, seed, 0);
-      tensors = &*stem;
-    } else {
-      if (part != currentBlock) {
-        blockTensors.clear();  // free the previous block first
-        blockTensors = randomPart(config, seed, part);
-        currentBlock = part;
-      }
-      tensors = &blockTensors;
-    }
-    const torch::Tensor& t = (*tensors)[i].second;
-    return t.to(storedType(t, dtype));
-  });
+  writeRandomParts(path, partCount(config), [&](int64_t part) { return randomPart(config, seed, part); }, dtype, metadata);
 }
 
 void writeRandomFluxAutoencoder(const std::string& path, const FluxAutoencoderConfig& config, uint64_t seed,

@@ -86,6 +86,8 @@ Metadata buildSsMetadata(const OptionLookup& option, const LoraRunFacts& facts) 
   boolOption("ss_fp8_base", "fp8_base");
   boolOption("ss_fp8_base_unet", "fp8_base_unet");
   for (const char* key : kValidationOptionKeys) fromOption(key);
+  for (const std::string& key : facts.familyOptionKeys) fromOption(key);
+  for (const auto& [key, value] : facts.familyValues) m[key] = value;
 
   if (facts.userDatasetConfig) {
     m["ss_datasets"] = pythonJsonDumps(facts.datasets);
@@ -140,8 +142,8 @@ Metadata minimumMetadata(const Metadata& metadata) {
 Metadata buildModelSpec(const OptionLookup& option, const LoraRunFacts& facts, double timestamp) {
   Metadata m;
   m["modelspec.sai_model_spec"] = "1.0.1";
-  m["modelspec.architecture"] = "stable-diffusion-xl-v1-base/lora";
-  m["modelspec.implementation"] = "https://github.com/Stability-AI/generative-models";
+  m["modelspec.architecture"] = facts.modelSpecArchitecture + "/lora";
+  m["modelspec.implementation"] = facts.modelSpecImplementation;
   m["modelspec.implementation_version"] = facts.implementationVersion;
   const json title = option("metadata_title");
   const json outputName = option("output_name");
@@ -151,7 +153,7 @@ Metadata buildModelSpec(const OptionLookup& option, const LoraRunFacts& facts, d
   m["modelspec.date"] = isoLocalTime(timestamp);
   const std::pair<int, int> reso = facts.resolution.value_or(std::make_pair(1024, 1024));
   m["modelspec.resolution"] = std::to_string(reso.first) + "x" + std::to_string(reso.second);
-  m["modelspec.prediction_type"] = truthy(option("v_parameterization")) ? "v" : "epsilon";
+  if (facts.modelSpecPredictionType) m["modelspec.prediction_type"] = truthy(option("v_parameterization")) ? "v" : "epsilon";
   const json minT = option("min_timestep"), maxT = option("max_timestep");
   if (!minT.is_null() || !maxT.is_null())
     m["modelspec.timestep_range"] = pythonStr(minT.is_null() ? json(0) : minT) + "," +

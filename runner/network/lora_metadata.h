@@ -48,6 +48,11 @@ struct LoraRunFacts {
   nlohmann::ordered_json bucketInfo;                                          // {"buckets": ..., "mean_img_ar_error": ...}
   nlohmann::ordered_json datasets;  // ss_datasets (dataset_config runs), null otherwise
   std::string implementationVersion = "sinter";  // modelspec.implementation_version
+  std::string modelSpecArchitecture = "stable-diffusion-xl-v1-base";  // "/lora" is appended
+  std::string modelSpecImplementation = "https://github.com/Stability-AI/generative-models";
+  bool modelSpecPredictionType = true;
+  std::vector<std::string> familyOptionKeys;             // ss_<key> = str(option), the family's own
+  std::map<std::string, std::string> familyValues;       // ss_* keys with fixed values (ss_model_type)
 };
 
 using Metadata = std::map<std::string, std::string>;

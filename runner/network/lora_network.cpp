@@ -36,7 +36,7 @@ double parseRatio(const std::string& key, const std::string& value) {
 
 const std::vector<std::string>& supportedNetworkArgs() {
   static const std::vector<std::string> keys = {"loraplus_lr_ratio", "loraplus_unet_lr_ratio",
-                                                "loraplus_text_encoder_lr_ratio"};
+                                                "loraplus_text_encoder_lr_ratio", "train_blocks"};
   return keys;
 }
 
@@ -54,6 +54,10 @@ LoraNetworkArgs parseNetworkArgs(const std::vector<std::string>& args) {
       parsed.loraplusUnetLrRatio = parseRatio(key, value);
     } else if (key == "loraplus_text_encoder_lr_ratio") {
       parsed.loraplusTextEncoderLrRatio = parseRatio(key, value);
+    } else if (key == "train_blocks") {
+      if (value != "all" && value != "double" && value != "single")
+        throw LoraError("network_args: train_blocks='" + value + "' is not one of all, double, single");
+      parsed.trainBlocks = value;
     } else {
       throw LoraError("network_args: '" + key + "' is not supported by this build of networks.lora (supported: " +
                       joinComma(supportedNetworkArgs()) + ")");

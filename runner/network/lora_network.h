@@ -29,6 +29,7 @@ struct LoraNetworkArgs {
   std::optional<double> loraplusLrRatio;             // loraplus_lr_ratio
   std::optional<double> loraplusUnetLrRatio;         // loraplus_unet_lr_ratio
   std::optional<double> loraplusTextEncoderLrRatio;  // loraplus_text_encoder_lr_ratio
+  std::optional<std::string> trainBlocks;             // train_blocks (networks.lora_flux): all, double, single
   std::vector<std::pair<std::string, std::string>> raw;  // as given, in order (for ss_network_args)
 };
 const std::vector<std::string>& supportedNetworkArgs();

@@ -110,6 +110,11 @@ void LoraMethod::attach(FamilyPart& family) {
   facts_.baseModelVersion = familyFacts.baseModelVersion;
   facts_.sdModelName = familyFacts.checkpointFile;
   if (!familyFacts.vaeFile.empty()) facts_.vaeName = familyFacts.vaeFile;
+  facts_.modelSpecArchitecture = familyFacts.modelSpecArchitecture;
+  facts_.modelSpecImplementation = familyFacts.modelSpecImplementation;
+  facts_.modelSpecPredictionType = familyFacts.modelSpecPredictionType;
+  facts_.familyOptionKeys = familyFacts.metadataOptionKeys;
+  facts_.familyValues = familyFacts.metadataValues;
 }
 
 std::vector<OptimizerGroup> LoraMethod::parameterGroups() const {

@@ -8,14 +8,20 @@
 
 #include "core/model_family_detect.h"
 #include "core/registry.h"
+#include "io/safetensors.h"
+#include "models/flux_autoencoder.h"
+#include "models/t5_encoder.h"
 #include "data/batch_plan.h"
 #include "data/dataset_settings.h"
 #include "network/lora_file.h"
 #include "network/lora_network.h"
 #include "text/clip_tokenizer.h"
+#include "text/t5_tokenizer.h"
 #include "train/capture_facts.h"
 #include "train/device_info.h"
 #include "train/diffusion_loss.h"
+#include "train/flow_matching.h"
+#include "train/flux_model_set.h"
 #include "train/lora_method.h"
 #include "train/lr_schedule.h"
 #include "train/mixed_precision.h"
@@ -157,6 +163,42 @@ bool checkValues(const Config& config, Checks& k) {
   return ok;
 }
 
+// FLUX's other files (flux_train_network's --ae, --clip_l, --t5xxl) and T5's tokenizer: each set,
+// there, and the model it names (read from the header only).
+bool checkFluxFiles(const Config& config, Checks& k) {
+  bool ok = true;
+  struct FluxFile {
+    const char* key;
+    const char* what;
+    std::function<void(const io::SafetensorsFile&)> check;
+  };
+  const FluxFile files[] = {
+      {"ae", "the autoencoder (ae.safetensors)", [](const io::SafetensorsFile& f) { models::FluxAutoencoderConfig::inferFromCheckpoint(f); }},
+      {"clip_l", "CLIP-L (clip_l.safetensors)", [](const io::SafetensorsFile& f) { models::ClipTextModelImpl::inferFromCheckpoint(f, clipLPrefix(f)); }},
+      {"t5xxl", "the T5-XXL encoder (t5xxl_fp16.safetensors)", [](const io::SafetensorsFile& f) { models::T5EncoderConfig::inferFromCheckpoint(f); }}};
+  for (const FluxFile& file : files) {
+    const std::string path = config.getString(file.key);
+    if (path.empty()) {
+      ok = false;
+      k.error(file.key, std::string(file.key) + " is not set: FLUX training needs " + file.what);
+    } else if (isFile(path)) {
+      ok &= k.parse(file.key, [&] { file.check(io::SafetensorsFile(path)); });
+    } else {
+      ok = false;  // reported by checkPaths
+    }
+  }
+  const std::string tokenizer = config.getString("t5_tokenizer");
+  if (tokenizer.empty()) {
+    ok = false;
+    k.error("t5_tokenizer", "t5_tokenizer is not set: point it at a folder with T5's spiece.model (google/t5-v1_1-xxl); "
+                            "nothing is downloaded");
+  } else {
+    ok &= k.parse("t5_tokenizer", [&] { text::T5Tokenizer checked(tokenizer); });
+  }
+  ok &= k.parse("timestep_sampling", [&] { FlowMatchingOptions::fromConfig(config); });
+  return ok;
+}
+
 // The images, and (when the values parsed) the schedule's arithmetic that needs their count.
 std::optional<data::Dataset> checkDataset(const Config& config, bool valuesParsed, Checks& k) {
   const std::string key = config.getString("dataset_config").empty() ? "train_data_dir" : "dataset_config";
@@ -195,9 +237,18 @@ RunPreflight preflightRun(const Config& config) {
   if (family) {
     result.resolved.set("model_family", std::string(toString(*family)), config.whereSet("model_family"));
     // sd-scripts requires network_module; Sinter picks the family's (it is written into the metadata).
-    if (result.resolved.getString("network_module").empty()) result.resolved.set("network_module", std::string("networks.lora"));
+    if (result.resolved.getString("network_module").empty())
+      result.resolved.set("network_module", std::string(*family == Family::FLUX ? "networks.lora_flux" : "networks.lora"));
   }
-  const bool valuesParsed = checkValues(config, k);
+  bool valuesParsed = checkValues(config, k);
+  if (family == Family::FLUX) valuesParsed &= checkFluxFiles(config, k);
+  if (family && *family != Family::FLUX && !config.getList("network_args").empty()) {
+    k.parse("network_args", [&] {
+      if (network::parseNetworkArgs(config.getList("network_args")).trainBlocks)
+        throw std::invalid_argument("network_args train_blocks is an argument of networks.lora_flux (FLUX), not of " +
+                                    std::string(toString(*family)) + "'s networks.lora");
+    });
+  }
   result.dataset = checkDataset(config, valuesParsed, k);
   if (std::string why; config.has("profile_steps") && !profilerAvailable(&why))
     k.warning("profile_steps", "profile_steps: " + why + "; the run trains without a trace");

@@ -53,6 +53,14 @@ struct FamilyFacts {
   std::string baseModelVersion;  // ss_base_model_version
   std::string checkpointFile;    // base name of pretrained_model_name_or_path
   std::string vaeFile;           // base name of vae, empty for the checkpoint's own
+  // modelspec.architecture before "/lora", and modelspec.implementation.
+  std::string modelSpecArchitecture = "stable-diffusion-xl-v1-base";
+  std::string modelSpecImplementation = "https://github.com/Stability-AI/generative-models";
+  bool modelSpecPredictionType = true;  // FLUX files carry no modelspec.prediction_type
+  // What the family's trainer adds to the ss_* metadata: ss_<key> = str(option) for each key, and
+  // fixed values (flux_train_network's update_metadata).
+  std::vector<std::string> metadataOptionKeys;
+  std::map<std::string, std::string> metadataValues;
 };
 
 class FamilyPart {

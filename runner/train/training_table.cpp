@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "train/flux_family.h"
 #include "train/lora_method.h"
 #include "train/sdxl_family.h"
 
@@ -21,6 +22,8 @@ const std::vector<TableEntry>& table() {
   static const std::vector<TableEntry> entries{
       {Family::SDXL, Tab::LoRA,
        [](const RunContext& run) { return TrainingParts{std::make_unique<SdxlFamily>(run), std::make_unique<LoraMethod>(run)}; }},
+      {Family::FLUX, Tab::LoRA,
+       [](const RunContext& run) { return TrainingParts{std::make_unique<FluxFamily>(run), std::make_unique<LoraMethod>(run)}; }},
   };
   return entries;
 }

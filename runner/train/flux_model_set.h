@@ -1,0 +1,48 @@
+#pragma once
+// The four FLUX.1 models a LoRA run uses, each from the file FLUX users keep: the transformer
+// (flux1-dev/schnell.safetensors), the autoencoder (ae.safetensors), CLIP-L (clip_l.safetensors)
+// and the T5-XXL encoder (t5xxl_*.safetensors), placed on the training device in the run's precision.
+#include <torch/torch.h>
+
+#include <string>
+
+#include "models/clip_text_model.h"
+#include "models/flux_autoencoder.h"
+#include "models/flux_transformer.h"
+#include "models/t5_encoder.h"
+
+namespace sinter::io {
+class SafetensorsFile;
+}
+
+namespace sinter::train {
+
+struct FluxModelFiles {
+  std::string transformer;  // pretrained_model_name_or_path
+  std::string ae, clipL, t5xxl;
+};
+
+struct FluxModelSet {
+  models::FluxTransformer transformer{nullptr};
+  models::FluxAutoencoder ae{nullptr};
+  models::ClipTextModel clipL{nullptr};
+  models::T5Encoder t5{nullptr};
+
+  // Frozen weights in `dtype` (the AE stays fp32 under fp16, as SDXL's VAE does).
+  void toDevice(const torch::Device& device, torch::Dtype dtype);
+  // CLIP-L in training mode only when its LoRA modules train (dropout); T5 and the AE eval.
+  void setTraining(bool textEncoder);
+  // FLUX's shifted and scaled latents of [-1, 1] images, without gradients, sampled with `generator`.
+  torch::Tensor encodeLatents(const torch::Tensor& images, const at::Generator& generator);
+};
+
+// Each model sized from its file and loaded on the CPU in float32. models::CheckpointError names
+// the file and what is missing; io::SafetensorsError a file that is no safetensors.
+FluxModelSet loadFluxModelSet(const FluxModelFiles& files);
+
+// CLIP-L as clip_l.safetensors holds it (Hugging Face's CLIPTextModel layout, "text_model.*",
+// optionally under SDXL's or ComfyUI's prefix).
+models::ClipTextModel loadClipL(const std::string& path);
+std::string clipLPrefix(const io::SafetensorsFile& file);
+
+}  // namespace sinter::train

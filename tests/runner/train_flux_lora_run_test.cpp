@@ -1,0 +1,243 @@
+// FLUX.1 LoRA training end to end through the real sinter-runner on tiny random FLUX.1-dev files
+// (transformer, AE, CLIP-L, T5) and a generated dataset, on the CPU: loss goes down, a
+// networks.lora_flux file with FLUX's metadata, resume continuing exactly, graceful stop, the
+// train_blocks argument, and bad inputs each refused naming the option or file.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/events.h"
+#include "io/safetensors.h"
+#include "runner_process.h"
+
+namespace fs = std::filesystem;
+using sinter::test::ProcessResult;
+using sinter::test::runRunner;
+
+namespace {
+
+fs::path g_root;
+
+std::string path(const std::string& rel) { return (g_root / rel).string(); }
+
+void writeText(const std::string& p, const std::string& text) {
+  fs::create_directories(fs::path(p).parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+// A config for the tiny FLUX.1-dev files; `extra` lines are appended (keys must not repeat).
+std::string writeConfig(const std::string& name, const std::string& outputDir, const std::string& extra) {
+  std::string text = "model_family = \"flux\"\n"
+                     "pretrained_model_name_or_path = \"" + path("flux/flux1-dev.safetensors") + "\"\n"
+                     "clip_tokenizer = \"" + path("tokenizer") + "\"\n"
+                     "train_data_dir = \"" + path("images") + "\"\n"
+                     "output_dir = \"" + outputDir + "\"\n"
+                     "output_name = \"t\"\n"
+                     "resolution = \"128,128\"\n"
+                     "enable_bucket = true\n"
+                     "min_bucket_reso = 64\n"
+                     "max_bucket_reso = 256\n"
+                     "bucket_reso_steps = 32\n"
+                     "caption_extension = \".txt\"\n"
+                     "max_data_loader_n_workers = 0\n"
+                     "network_dim = 4\n"
+                     "network_alpha = 4.0\n"
+                     "learning_rate = 0.01\n"
+                     "t5xxl_max_token_length = 16\n"
+                     "seed = 7\n" + extra;
+  // Files the bad-input cases replace come last, so a case can leave one out.
+  for (const auto& [key, file] : std::vector<std::pair<std::string, std::string>>{
+           {"ae", "flux/ae.safetensors"}, {"clip_l", "flux/clip_l.safetensors"}, {"t5xxl", "flux/t5xxl_fp16.safetensors"},
+           {"t5_tokenizer", "tokenizer"}})
+    if (extra.find(key + " =") == std::string::npos && extra.find("# no " + key) == std::string::npos)
+      text += key + " = \"" + path(file) + "\"\n";
+  const std::string p = path(name);
+  writeText(p, text);
+  return p;
+}
+
+std::vector<sinter::events::Event> eventsOf(const ProcessResult& r) {
+  std::vector<sinter::events::Event> v;
+  for (const auto& line : r.lines())
+    if (auto e = sinter::events::parseJsonLine(line)) v.push_back(*e);
+  return v;
+}
+
+std::vector<double> losses(const ProcessResult& r) {
+  std::vector<double> v;
+  for (const auto& e : eventsOf(r))
+    if (auto s = std::get_if<sinter::events::Step>(&e)) v.push_back(s->loss);
+  return v;
+}
+
+std::string doneStatus(const ProcessResult& r) {
+  for (const auto& e : eventsOf(r))
+    if (auto d = std::get_if<sinter::events::Done>(&e)) return d->status;
+  return "";
+}
+
+bool sameTensors(const std::string& a, const std::string& b, double tol) {
+  sinter::io::SafetensorsFile fa(a), fb(b);
+  if (fa.keys() != fb.keys()) return false;
+  for (const auto& k : fa.keys())
+    if (!torch::allclose(fa.tensor(k).to(torch::kFloat64), fb.tensor(k).to(torch::kFloat64), 0, tol)) return false;
+  return true;
+}
+
+class FluxLoraRun : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    g_root = fs::temp_directory_path() / ("sinter_flux_run_" + std::to_string(::getpid()));
+    fs::create_directories(g_root);
+    ASSERT_EQ(runRunner({"--init_checkpoint", path("flux/flux1-dev.safetensors"), "--model_family", "flux", "--model_size", "tiny",
+                         "--seed", "3"}).exitCode, 0);
+    ASSERT_EQ(runRunner({"--init_dataset", path("images"), "--seed", "3"}).exitCode, 0);
+    ASSERT_EQ(runRunner({"--init_tokenizer", path("tokenizer")}).exitCode, 0);
+  }
+  static void TearDownTestSuite() { fs::remove_all(g_root); }
+};
+
+}  // namespace
+
+TEST_F(FluxLoraRun, ShortRunLowersTheLossAndSavesAFluxLora) {
+  // sd-scripts' recommended FLUX LoRA settings; the flow-matching loss of one step swings with its
+  // random sigma, so the loss is compared over 25-step windows of a 100-step run.
+  const std::string cfg = writeConfig("lower.toml", path("out_lower"),
+                                      "max_train_steps = 100\ntrain_batch_size = 2\ncache_latents = true\n"
+                                      "cache_text_encoder_outputs = true\nnetwork_train_unet_only = true\n"
+                                      "save_every_n_steps = 50\ntimestep_sampling = \"shift\"\ndiscrete_flow_shift = 3.1582\n"
+                                      "model_prediction_type = \"raw\"\nguidance_scale = 1.0\n");
+  ProcessResult r = runRunner({"--config_file", cfg, "--events", "jsonl"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(doneStatus(r), "completed");
+  const std::vector<double> l = losses(r);
+  ASSERT_EQ(l.size(), 100u);
+  double first = 0, last = 0;
+  for (int i = 0; i < 25; ++i) first += l[i], last += l[l.size() - 1 - i];
+  EXPECT_LT(last, first * 0.9) << "loss did not go down: first 25 steps " << first / 25 << ", last 25 " << last / 25;
+
+  const std::string lora = path("out_lower/t.safetensors");
+  ASSERT_TRUE(fs::exists(lora));
+  EXPECT_TRUE(fs::exists(path("out_lower/t-step00000050.safetensors")));
+  sinter::io::SafetensorsFile f(lora);
+  size_t modules = 0;
+  for (const auto& k : f.keys()) {
+    EXPECT_EQ(k.rfind("lora_unet_", 0), 0u) << k;  // network_train_unet_only
+    if (k.size() > 6 && k.compare(k.size() - 6, 6, ".alpha") == 0) ++modules;
+  }
+  EXPECT_TRUE(f.has("lora_unet_double_blocks_0_img_attn_qkv.lora_down.weight"));
+  EXPECT_TRUE(f.has("lora_unet_single_blocks_1_linear2.lora_up.weight"));
+  // networks.lora_flux's default targets: every Linear of the blocks, 10 per double block (img_ and
+  // txt_ mod.lin, attn.qkv, attn.proj, mlp.0, mlp.2) and 3 per single block (linear1, linear2, modulation.lin).
+  EXPECT_EQ(modules, 2u * 10 + 2u * 3);
+  const auto& m = f.metadata();
+  EXPECT_EQ(m.at("ss_network_module"), "networks.lora_flux");
+  EXPECT_EQ(m.at("ss_base_model_version"), "flux1");
+  EXPECT_EQ(m.at("ss_model_type"), "flux");
+  EXPECT_EQ(m.at("ss_timestep_sampling"), "shift");
+  EXPECT_EQ(m.at("ss_guidance_scale"), "1.0");
+  EXPECT_EQ(m.at("ss_model_prediction_type"), "raw");
+  EXPECT_EQ(m.at("ss_apply_t5_attn_mask"), "False");
+  EXPECT_EQ(m.at("ss_steps"), "100");
+  EXPECT_EQ(m.at("modelspec.architecture"), "flux-1-dev/lora");
+  EXPECT_EQ(m.at("modelspec.implementation"), "https://github.com/black-forest-labs/flux");
+  EXPECT_EQ(m.count("modelspec.prediction_type"), 0u);  // FLUX files carry none
+  EXPECT_EQ(m.at("ss_sd_model_name"), "flux1-dev.safetensors");
+}
+
+TEST_F(FluxLoraRun, ResumeContinuesExactlyAndClipLTrains) {
+  const std::string extra = "max_train_steps = 6\nsave_every_n_steps = 3\nsave_state = true\napply_t5_attn_mask = true\n";
+  ProcessResult straight = runRunner({"--config_file", writeConfig("straight.toml", path("out_straight"), extra)});
+  ASSERT_EQ(straight.exitCode, 0) << straight.err;
+  ASSERT_TRUE(fs::exists(path("out_straight/t-step00000003-state")));
+  // CLIP-L's LoRA modules (lora_te1_) are there; T5 is never trained by networks.lora_flux's default.
+  sinter::io::SafetensorsFile f(path("out_straight/t.safetensors"));
+  bool te1 = false, te3 = false;
+  for (const auto& k : f.keys()) te1 = te1 || k.rfind("lora_te1_", 0) == 0, te3 = te3 || k.rfind("lora_te3_", 0) == 0;
+  EXPECT_TRUE(te1);
+  EXPECT_FALSE(te3);
+  EXPECT_TRUE(f.has("lora_te1_text_model_encoder_layers_0_self_attn_q_proj.lora_down.weight"));
+
+  const std::string resumed =
+      writeConfig("resumed.toml", path("out_resumed"), extra + "resume = \"" + path("out_straight/t-step00000003-state") + "\"\n");
+  ProcessResult r = runRunner({"--config_file", resumed, "--events", "jsonl"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(losses(r).size(), 3u);
+  EXPECT_TRUE(sameTensors(path("out_straight/t.safetensors"), path("out_resumed/t.safetensors"), 1e-6));
+}
+
+TEST_F(FluxLoraRun, TrainBlocksKeepsOneKindOfBlockAndGradientCheckpointingGivesTheSameForward) {
+  const std::string extra = "max_train_steps = 2\nnetwork_train_unet_only = true\nnetwork_args = [\"train_blocks=single\"]\n";
+  ProcessResult plain = runRunner({"--config_file", writeConfig("single.toml", path("out_single"), extra), "--events", "jsonl"});
+  ASSERT_EQ(plain.exitCode, 0) << plain.err;
+  sinter::io::SafetensorsFile f(path("out_single/t.safetensors"));
+  for (const auto& k : f.keys()) EXPECT_EQ(k.rfind("lora_unet_single_blocks_", 0), 0u) << k;
+  EXPECT_EQ(f.metadata().at("ss_network_args"), "{\"train_blocks\": \"single\"}");
+  ProcessResult gc = runRunner({"--config_file", writeConfig("gc.toml", path("out_gc"), extra + "gradient_checkpointing = true\n"),
+                                "--events", "jsonl"});
+  ASSERT_EQ(gc.exitCode, 0) << gc.err;
+  ASSERT_EQ(losses(gc).size(), 2u);
+  EXPECT_NEAR(losses(gc)[0], losses(plain)[0], 1e-6);
+}
+
+TEST_F(FluxLoraRun, GracefulStopSavesAndExitsZero) {
+  const std::string cfg = writeConfig("stop.toml", path("out_stop"), "max_train_steps = 100000\nnetwork_train_unet_only = true\n");
+  int steps = 0;
+  ProcessResult r = runRunner({"--config_file", cfg, "--events", "jsonl"}, [&](const std::string& line) {
+    if (line.find("\"type\":\"step\"") != std::string::npos) ++steps;
+    return steps < 2;
+  });
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(doneStatus(r), "stopped");
+  bool savedStopped = false;
+  for (const auto& e : eventsOf(r))
+    if (auto s = std::get_if<sinter::events::Saved>(&e)) savedStopped = savedStopped || s->kind == "stopped";
+  EXPECT_TRUE(savedStopped);
+  EXPECT_FALSE(fs::exists(path("out_stop/t.safetensors")));
+}
+
+// Each missing or wrong file is refused before loading, by the dry run and the run, naming the
+// option or the file.
+TEST_F(FluxLoraRun, BadInputsExitTwoNamingTheOptionOrFile) {
+  ASSERT_EQ(runRunner({"--init_checkpoint", path("sdxl.safetensors"), "--model_family", "sdxl", "--model_size", "tiny"}).exitCode, 0);
+  struct Case {
+    std::string name, extra, says;
+  };
+  const std::vector<Case> cases{
+      {"no_ae", "# no ae\n", "ae is not set"},
+      {"absent_ae", "ae = \"" + path("absent_ae.safetensors") + "\"\n", "absent_ae.safetensors"},
+      {"no_clip_l", "# no clip_l\n", "clip_l is not set"},
+      {"clip_l_is_t5", "clip_l = \"" + path("flux/t5xxl_fp16.safetensors") + "\"\n", "t5xxl_fp16.safetensors"},
+      {"no_t5xxl", "# no t5xxl\n", "t5xxl is not set"},
+      {"t5xxl_is_ae", "t5xxl = \"" + path("flux/ae.safetensors") + "\"\n", "T5 encoder"},
+      {"no_t5_tokenizer", "# no t5_tokenizer\n", "t5_tokenizer is not set"},
+      {"t5_tokenizer_elsewhere", "t5_tokenizer = \"" + path("images") + "\"\n", "spiece.model"},
+      {"sdxl_checkpoint", "", "is a sdxl checkpoint"},
+      {"train_blocks", "network_args = [\"train_blocks=middle\"]\n", "train_blocks='middle'"},
+      {"sdxl_module", "network_module = \"networks.lora\"\n", "networks.lora_flux"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args{"--config_file", writeConfig("bad_" + c.name + ".toml", path("out_bad_" + c.name), "max_train_steps = 2\n" + c.extra)};
+    if (c.name == "sdxl_checkpoint") args.insert(args.end(), {"--pretrained_model_name_or_path", path("sdxl.safetensors")});
+    std::vector<std::string> dry = args;
+    dry.push_back("--dry_run");
+    const ProcessResult checked = runRunner(dry), ran = runRunner(args);
+    EXPECT_EQ(checked.exitCode, 2) << c.name << ":\n" << checked.err;
+    EXPECT_EQ(ran.exitCode, 2) << c.name << ":\n" << ran.err;
+    EXPECT_NE(ran.err.find(c.says), std::string::npos) << c.name << " should mention " << c.says << ":\n" << ran.err;
+    EXPECT_EQ(ran.err.find("loading "), std::string::npos) << c.name << ":\n" << ran.err;
+    EXPECT_FALSE(fs::exists(path("out_bad_" + c.name))) << c.name;
+  }
+}
+
+// The bundled FLUX demo preset trains as the demo runs it.
+TEST_F(FluxLoraRun, DemoPresetTrains) {
+  ProcessResult r = runRunner({"--config_file", std::string(SINTER_PRESETS_DIR) + "/demo_flux_lora_tiny.toml",
+                               "--pretrained_model_name_or_path", path("flux/flux1-dev.safetensors"), "--ae", path("flux/ae.safetensors"),
+                               "--clip_l", path("flux/clip_l.safetensors"), "--t5xxl", path("flux/t5xxl_fp16.safetensors"),
+                               "--clip_tokenizer", path("tokenizer"), "--t5_tokenizer", path("tokenizer"), "--train_data_dir",
+                               path("images"), "--output_dir", path("out_demo"), "--max_train_steps", "4", "--events", "jsonl"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_TRUE(fs::exists(path("out_demo/demo_flux_lora.safetensors")));
+}
