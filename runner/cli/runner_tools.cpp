@@ -18,6 +18,7 @@
 #include "models/text_encoder_random_checkpoint.h"
 #include "models/random_checkpoint.h"
 #include "train/benchmark.h"
+#include "train/flux_benchmark.h"
 #include "train/device_info.h"
 #include "train/sdxl_module_outputs.h"
 
@@ -217,6 +218,7 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
         spdlog::error("--benchmark_steps takes a positive number of steps, not '{}'", *steps);
         return kExitBadInput;
       }
+      if (config.family() == Family::FLUX) return train::runFluxBenchmark(config, n, *tiny);
       return train::runBenchmark(config, n, *tiny);
     }
   } catch (const std::exception& e) {

@@ -12,6 +12,7 @@
 #include "models/sdxl_unet.h"
 #include "network/lora_network.h"
 #include "train/adamw.h"
+#include "train/benchmark_rows.h"
 #include "train/capture_facts.h"
 #include "train/device_info.h"
 #include "train/graphed_regions.h"
@@ -27,36 +28,8 @@ namespace sinter::train {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-void synchronize(const torch::Device& device) {
-  if (device.is_cuda()) torch::cuda::synchronize(device.index());
-}
-
-double msSince(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
-
 double relativeError(const torch::Tensor& out, const torch::Tensor& ref) {
   return ((out.to(torch::kFloat64) - ref.to(torch::kFloat64)).norm() / ref.to(torch::kFloat64).norm()).item<double>();
-}
-
-// One row of the sweep: compile settings as a user writes them.
-struct Mode {
-  std::string label;
-  bool compile = false;
-  std::string backend = "inductor", mode = "default";
-  bool fullgraph = false;
-};
-
-struct Row {
-  std::string mode, shapes;
-  std::string mechanism;
-  double firstStepS = 0, medianMs = 0, pipelinedMs = 0, peakMiB = 0;
-  double replayedShare = 0;
-};
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -113,7 +86,7 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
     return step.stage(in);
   };
 
-  const std::vector<Mode> modes = {
+  const std::vector<BenchMode> modes = {
       {"eager (compile off)", false},
       {"inductor, default", true, "inductor", "default", false},
       {"inductor, reduce-overhead", true, "inductor", "reduce-overhead", false},
@@ -125,82 +98,25 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
   const std::vector<std::pair<int64_t, int64_t>> threeBuckets = tiny ? std::vector<std::pair<int64_t, int64_t>>{{256, 256}, {192, 320}, {320, 192}}
                                                                      : std::vector<std::pair<int64_t, int64_t>>{{1024, 1024}, {896, 1152}, {1152, 896}};
 
-  auto runRow = [&](const Mode& m, const std::vector<StepShape>& shapes, const std::string& shapesLabel) {
-    Config rowConfig = config;
-    rowConfig.set("compile", m.compile);
-    rowConfig.set("compile_backend", m.backend);
-    rowConfig.set("compile_mode", m.mode);
-    rowConfig.set("compile_fullgraph", m.fullgraph);
-    rowConfig.set("network_train_unet_only", true);  // the benchmark's step trains the U-Net's LoRA alone
-    // The run's own facts: with gradient_checkpointing the blocks are not captured, as in a run.
-    const compile::CompilePlan plan = compile::planCompile(rowConfig, Family::SDXL, captureFacts(rowConfig, device));
-    unet->setFusedKernels(plan.fuseKernels);
-    if (plan.cudnnBenchmark) at::globalContext().setBenchmarkCuDNN(true);
-    if (plan.tuneGemms) spdlog::info("{}", compile::enableGemmTuning(compile::defaultGemmTuningFile()));
-    // Per block: the U-Net's blocks replay their own graphs within an eager step.
-    std::optional<GraphedRegions> regions;
-    if (plan.captureRegions) {
-      regions.emplace(device, plan.cacheLimit, std::vector<at::Generator>{step.generator()});
-      captureUnetBlocks(unet, *regions);
-    }
-    StepExecutorOptions options;
-    options.captureSteps = plan.captureSteps;
-    if (regions) options.regions = &*regions;
-    options.fatalOnCaptureFailure = true;  // the benchmark's step has nothing that prevents capture
-    options.cacheLimit = plan.cacheLimit;
-    StepExecutor executor(device, update, options, {step.generator()});
-    synchronize(device);
-    resetPeakMemory(device);
-
-    Row row;
-    row.mode = m.label;
-    row.shapes = shapesLabel;
-    row.mechanism = plan.captureSteps ? "CUDA graph, whole step" : plan.captureRegions ? "CUDA graphs, per block" : "eager";
-    if (plan.fuseKernels) row.mechanism += " + fused GEGLU, GroupNorm+SiLU";
-    // First step: warm-up and capture of every shape (as a run's warm-up phase), then one step.
-    const auto first = Clock::now();
-    for (const StepShape& s : shapes) executor.run(s, true, [&] { return step.stagedLoss(s); });
-    synchronize(device);
-    row.firstStepS = msSince(first) / 1000.0;
-    std::vector<double> ms;
-    for (long long i = 0; i < steps; ++i) {
-      const StepShape& s = shapes[static_cast<size_t>(i) % shapes.size()];
-      const auto start = Clock::now();
-      executor.run(s, true, [&] { return step.stagedLoss(s); });
-      synchronize(device);
-      ms.push_back(msSince(start));
-    }
-    row.medianMs = median(ms);
-    // Pipelined: the host queues the next step while the GPU runs this one, as the training loop does.
-    const auto pipelined = Clock::now();
-    torch::Tensor loss;
-    for (long long i = 0; i < steps; ++i) {
-      const StepShape& s = shapes[static_cast<size_t>(i) % shapes.size()];
-      loss = executor.run(s, true, [&] { return step.stagedLoss(s); }).loss;
-    }
-    synchronize(device);
-    row.pipelinedMs = msSince(pipelined) / static_cast<double>(steps);
-    row.peakMiB = peakMemoryMb(device);
-    row.replayedShare = replayedShare(executor, regions ? &*regions : nullptr);
-    if (regions) {
-      for (const std::string& failure : regions->takeFailures()) spdlog::warn("{}", failure);
-      releaseUnetBlocks(unet);
-    }
-    if (plan.cudnnBenchmark) at::globalContext().setBenchmarkCuDNN(config.getBool("cuda_cudnn_benchmark"));
-    if (plan.tuneGemms) compile::disableGemmTuning();
-    spdlog::info("{} ({}): median {:.1f} ms, loss {:.4f}", row.mode, row.shapes, row.medianMs, loss.item<double>());
-    return row;
+  BenchModel model{Family::SDXL, [&](const StepShape& s) { return step.stagedLoss(s); },
+                   [&](GraphedRegions* regions) {
+                     if (regions) captureUnetBlocks(unet, *regions);
+                     else releaseUnetBlocks(unet);
+                   },
+                   [&](bool on) { unet->setFusedKernels(on); }, " + fused GEGLU, GroupNorm+SiLU", step.generator()};
+  auto row = [&](const BenchMode& m, const std::vector<StepShape>& shapes, const std::string& label) {
+    return runBenchRow(config, device, update, model, m, shapes, label, steps);
   };
 
-  std::vector<Row> rows;
+  std::vector<BenchRow> rows;
   for (int64_t batch : batchSizes) {
     const StepShape shape = stageRandom(batch, side, side);
-    for (const Mode& m : modes)
-      rows.push_back(runRow(m, {shape}, "bs" + std::to_string(batch) + " " + std::to_string(side) + "x" + std::to_string(side)));
+    for (const BenchMode& m : modes)
+      rows.push_back(row(m, {shape}, "bs" + std::to_string(batch) + " " + std::to_string(side) + "x" + std::to_string(side)));
   }
   std::vector<StepShape> mixed;
   for (const auto& [w, h] : threeBuckets) mixed.push_back(stageRandom(1, w, h));
-  for (const Mode& m : {modes[0], modes[2], modes[4]}) rows.push_back(runRow(m, mixed, "bs1, 3 buckets"));
+  for (const BenchMode& m : {modes[0], modes[2], modes[4]}) rows.push_back(row(m, mixed, "bs1, 3 buckets"));
   // channels_last: the U-Net's convolution weights in NHWC, so that cuDNN convolves without
   // converting layouts each time (its NCHW-to-NHWC conversions are ~4% of the captured step's
   // kernel time). Measured last: the weights stay converted.
@@ -212,7 +128,7 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
     }
     const StepShape shape = stageRandom(1, side, side);
     const std::string label = "bs1 " + std::to_string(side) + "x" + std::to_string(side) + ", channels_last";
-    for (const Mode& m : {modes[0], modes[4]}) rows.push_back(runRow(m, {shape}, label));
+    for (const BenchMode& m : {modes[0], modes[4]}) rows.push_back(row(m, {shape}, label));
   }
 
   std::printf("benchmark: SDXL U-Net LoRA training step (%s), rank %lld on %zu modules (%lld parameters), %s, "
@@ -221,14 +137,7 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
               static_cast<long long>(lora.parameterCount()), dtype == torch::kBFloat16 ? "bf16" : "fp32",
               config.getBool("gradient_checkpointing") ? "on" : "off");
   std::printf("device: %s; %lld timed steps per row\n", describeDevice(device).c_str(), steps);
-  std::printf("| mode | shapes | mechanism | first step (warm-up + capture) | median step (synced) | step, pipelined | "
-              "vs eager | peak memory | replayed |\n|---|---|---|---|---|---|---|---|---|\n");
-  for (const Row& r : rows) {
-    const Row& eager = *std::find_if(rows.begin(), rows.end(), [&](const Row& e) { return e.shapes == r.shapes; });
-    std::printf("| %s | %s | %s | %.2f s | %.1f ms | %.1f ms | %.2fx | %.0f MiB | %.0f%% |\n", r.mode.c_str(), r.shapes.c_str(),
-                r.mechanism.c_str(), r.firstStepS, r.medianMs, r.pipelinedMs, eager.medianMs / r.medianMs, r.peakMiB,
-                100.0 * r.replayedShare);
-  }
+  printBenchRows(rows);
   std::printf("fp32 vs %s forward relative error: %.3e\n", dtype == torch::kBFloat16 ? "bf16" : "fp32", agreement);
   return 0;
 }

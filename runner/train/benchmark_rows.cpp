@@ -1,0 +1,116 @@
+#include "train/benchmark_rows.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <optional>
+
+#include "compile/compile_plan.h"
+#include "compile/gemm_tuning.h"
+#include "train/capture_facts.h"
+#include "train/device_info.h"
+#include "train/step_executor.h"
+
+namespace sinter::train {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+void synchronizeDevice(const torch::Device& device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+}
+
+BenchRow runBenchRow(const Config& config, const torch::Device& device, OptimizerUpdate& update, BenchModel& model,
+                     const BenchMode& m, const std::vector<StepShape>& shapes, const std::string& shapesLabel, long long steps) {
+  Config rowConfig = config;
+  rowConfig.set("compile", m.compile);
+  rowConfig.set("compile_backend", m.backend);
+  rowConfig.set("compile_mode", m.mode);
+  rowConfig.set("compile_fullgraph", m.fullgraph);
+  rowConfig.set("network_train_unet_only", true);  // the benchmark's step trains the denoiser's LoRA alone
+  // The run's own facts: with gradient_checkpointing the blocks are not captured, as in a run.
+  const compile::CompilePlan plan = compile::planCompile(rowConfig, model.family, captureFacts(rowConfig, device));
+  const bool fused = plan.fuseKernels && model.setFusedKernels;
+  if (model.setFusedKernels) model.setFusedKernels(plan.fuseKernels);
+  if (plan.cudnnBenchmark) at::globalContext().setBenchmarkCuDNN(true);
+  if (plan.tuneGemms) spdlog::info("{}", compile::enableGemmTuning(compile::defaultGemmTuningFile()));
+  // Per block: the model's blocks replay their own graphs within an eager step.
+  std::optional<GraphedRegions> regions;
+  if (plan.captureRegions) {
+    regions.emplace(device, plan.cacheLimit, std::vector<at::Generator>{model.generator});
+    model.captureRegions(&*regions);
+  }
+  StepExecutorOptions options;
+  options.captureSteps = plan.captureSteps;
+  if (regions) options.regions = &*regions;
+  options.fatalOnCaptureFailure = true;  // the benchmark's step has nothing that prevents capture
+  options.cacheLimit = plan.cacheLimit;
+  StepExecutor executor(device, update, options, {model.generator});
+  synchronizeDevice(device);
+  resetPeakMemory(device);
+
+  BenchRow row;
+  row.mode = m.label;
+  row.shapes = shapesLabel;
+  row.mechanism = plan.captureSteps ? "CUDA graph, whole step" : plan.captureRegions ? "CUDA graphs, per block" : "eager";
+  if (fused) row.mechanism += model.fusedLabel;
+  // First step: warm-up and capture of every shape (as a run's warm-up phase), then one step.
+  const auto first = Clock::now();
+  for (const StepShape& s : shapes) executor.run(s, true, [&] { return model.stagedLoss(s); });
+  synchronizeDevice(device);
+  row.firstStepS = msSince(first) / 1000.0;
+  std::vector<double> ms;
+  for (long long i = 0; i < steps; ++i) {
+    const StepShape& s = shapes[static_cast<size_t>(i) % shapes.size()];
+    const auto start = Clock::now();
+    executor.run(s, true, [&] { return model.stagedLoss(s); });
+    synchronizeDevice(device);
+    ms.push_back(msSince(start));
+  }
+  row.medianMs = median(ms);
+  // Pipelined: the host queues the next step while the GPU runs this one, as the training loop does.
+  const auto pipelined = Clock::now();
+  torch::Tensor loss;
+  for (long long i = 0; i < steps; ++i) {
+    const StepShape& s = shapes[static_cast<size_t>(i) % shapes.size()];
+    loss = executor.run(s, true, [&] { return model.stagedLoss(s); }).loss;
+  }
+  synchronizeDevice(device);
+  row.pipelinedMs = msSince(pipelined) / static_cast<double>(steps);
+  row.peakMiB = peakMemoryMb(device);
+  row.replayedShare = replayedShare(executor, regions ? &*regions : nullptr);
+  if (regions) {
+    for (const std::string& failure : regions->takeFailures()) spdlog::warn("{}", failure);
+    model.captureRegions(nullptr);
+  }
+  if (plan.cudnnBenchmark) at::globalContext().setBenchmarkCuDNN(config.getBool("cuda_cudnn_benchmark"));
+  if (plan.tuneGemms) compile::disableGemmTuning();
+  spdlog::info("{} ({}): median {:.1f} ms, loss {:.4f}", row.mode, row.shapes, row.medianMs, loss.item<double>());
+  return row;
+}
+
+void printBenchRows(const std::vector<BenchRow>& rows) {
+  std::printf("| mode | shapes | mechanism | first step (warm-up + capture) | median step (synced) | step, pipelined | "
+              "vs eager | peak memory | replayed |\n|---|---|---|---|---|---|---|---|---|\n");
+  for (const BenchRow& r : rows) {
+    const BenchRow& eager = *std::find_if(rows.begin(), rows.end(), [&](const BenchRow& e) { return e.shapes == r.shapes; });
+    std::printf("| %s | %s | %s | %.2f s | %.1f ms | %.1f ms | %.2fx | %.0f MiB | %.0f%% |\n", r.mode.c_str(), r.shapes.c_str(),
+                r.mechanism.c_str(), r.firstStepS, r.medianMs, r.pipelinedMs, eager.medianMs / r.medianMs, r.peakMiB,
+                100.0 * r.replayedShare);
+  }
+}
+
+
+}  // namespace sinter::train

@@ -1,0 +1,55 @@
+#pragma once
+// The benchmarks' shared part: one row of a compile-mode sweep (a mode's training steps timed as a
+// run's executor runs them, synced and pipelined, with first-step time and peak memory) for any
+// family's staged step, and the table the rows print as.
+#include <torch/torch.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/option.h"
+#include "train/graphed_regions.h"
+#include "train/optimizer_update.h"
+#include "train/shape_plan.h"
+
+namespace sinter::train {
+
+// One row of the sweep: compile settings as a user writes them.
+struct BenchMode {
+  std::string label;
+  bool compile = false;
+  std::string backend = "inductor", mode = "default";
+  bool fullgraph = false;
+};
+
+struct BenchRow {
+  std::string mode, shapes;
+  std::string mechanism;
+  double firstStepS = 0, medianMs = 0, pipelinedMs = 0, peakMiB = 0;
+  double replayedShare = 0;
+};
+
+// What a row needs of the model under test: its staged loss, its per-block regions and its fused kernels.
+struct BenchModel {
+  Family family;
+  std::function<torch::Tensor(const StepShape&)> stagedLoss;
+  std::function<void(GraphedRegions*)> captureRegions;  // nullptr: the blocks run as by default again
+  std::function<void(bool)> setFusedKernels;            // empty: the model has none
+  std::string fusedLabel;                                // " + fused GEGLU, GroupNorm+SiLU"
+  at::Generator generator;
+};
+
+// Waits for the device's queued work (nothing on the CPU).
+void synchronizeDevice(const torch::Device& device);
+
+// Times `steps` steps of one compile mode over `shapes` (staged already), as a training run's
+// executor runs them.
+BenchRow runBenchRow(const Config& config, const torch::Device& device, OptimizerUpdate& update, BenchModel& model,
+                     const BenchMode& mode, const std::vector<StepShape>& shapes, const std::string& shapesLabel, long long steps);
+
+// The rows as a Markdown table, each against the eager row of its shapes.
+void printBenchRows(const std::vector<BenchRow>& rows);
+
+}  // namespace sinter::train

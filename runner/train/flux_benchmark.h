@@ -1,0 +1,13 @@
+#pragma once
+// --benchmark_steps --model_family flux: the FLUX.1-dev LoRA training step at full size with random
+// weights (batch 1, 1024x1024 = 4096 image tokens, 512 T5 tokens, networks.lora_flux rank 32
+// alpha 16 on the 304 default modules, bf16 on a GPU), as ../shared/bench times sd-scripts' step:
+// eager, per-block and whole-step capture, timed after warm-up.
+#include "core/config.h"
+
+namespace sinter::train {
+
+// Prints the numbers on stdout; returns an exit code.
+int runFluxBenchmark(const Config& config, long long steps, bool tiny);
+
+}  // namespace sinter::train
