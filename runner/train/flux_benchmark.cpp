@@ -70,7 +70,7 @@ int runFluxBenchmark(const Config& config, long long steps, bool tiny) {
                    {}, "", step.generator()};
   const std::vector<BenchMode> modes = {
       {"eager (compile off)", false},
-      {"inductor, default (per block)", true, "inductor", "default", false},
+      {"inductor, reduce-overhead (per block)", true, "inductor", "reduce-overhead", false},
       {"inductor, reduce-overhead, fullgraph", true, "inductor", "reduce-overhead", true},
   };
   const std::string label = "bs1 " + std::to_string(latentSide * 8) + "x" + std::to_string(latentSide * 8) + ", " +

@@ -280,7 +280,10 @@ TEST(FluxTransformer, ForwardMatchesTheFormulas) {
     const Tensor out = run(model, in);
     ASSERT_EQ(out.sizes(), in.img.sizes());
     const Tensor ref = referenceForward(model, in.img, in.imgIds, in.txt, in.txtIds, in.t, in.y, in.guidance);
-    EXPECT_TRUE(torch::allclose(out, ref, 1e-4, 1e-5)) << (dev ? "dev " : "schnell ") << (out - ref).abs().max().item<float>();
+    // The reference sums in another order: compared by norm, as float32 rounding allows.
+    const double relative = ((out - ref).norm() / ref.norm()).item<double>();
+    EXPECT_LT(relative, 2e-6) << (dev ? "dev " : "schnell ") << relative << ", max " << (out - ref).abs().max().item<float>()
+                              << " of " << ref.abs().max().item<float>();
   }
 }
 
