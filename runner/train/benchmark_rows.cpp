@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "train/capture_facts.h"
 #include "train/device_info.h"
 #include "train/step_executor.h"
+#include "train/step_profiler.h"
 
 namespace sinter::train {
 
@@ -71,14 +73,24 @@ BenchRow runBenchRow(const Config& config, const torch::Device& device, Optimize
   for (const StepShape& s : shapes) executor.run(s, true, [&] { return model.stagedLoss(s); });
   synchronizeDevice(device);
   row.firstStepS = msSince(first) / 1000.0;
+  // profile_steps with output_dir: the first timed steps of each row traced (Kineto), one file per row.
+  const long long profileSteps = config.has("profile_steps") ? config.getInt("profile_steps") : 0;
+  std::string label = m.label;
+  for (char& c : label)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  StepProfiler profiler(config.getString("output_dir").empty() ? 0 : profileSteps, steps + 1,
+                        config.getString("output_dir") + "/benchmark-" + label + ".json", device);
   std::vector<double> ms;
   for (long long i = 0; i < steps; ++i) {
     const StepShape& s = shapes[static_cast<size_t>(i) % shapes.size()];
+    profiler.stepStarts(i + 2);
     const auto start = Clock::now();
     executor.run(s, true, [&] { return model.stagedLoss(s); });
     synchronizeDevice(device);
     ms.push_back(msSince(start));
+    if (auto trace = profiler.stepEnded(i + 2)) spdlog::info("trace of {}: {}", m.label, *trace);
   }
+  if (auto trace = profiler.finish()) spdlog::info("trace of {}: {}", m.label, *trace);
   row.medianMs = median(ms);
   // Pipelined: the host queues the next step while the GPU runs this one, as the training loop does.
   const auto pipelined = Clock::now();

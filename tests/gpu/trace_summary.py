@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Summarises a profile_steps trace (Chrome/Perfetto JSON): GPU kernel time by kernel, per step.
-   python3 tests/gpu/trace_summary.py TRACE.json STEPS [TOP]"""
+   python3 tests/gpu/trace_summary.py TRACE.json STEPS [TOP] [full]
+   full: kernel names with their template arguments (which functor an elementwise kernel ran)."""
 import collections
 import json
 import re
@@ -8,12 +9,13 @@ import sys
 
 trace, steps = sys.argv[1], int(sys.argv[2])
 top = int(sys.argv[3]) if len(sys.argv) > 3 else 25
+full = len(sys.argv) > 4 and sys.argv[4] == "full"
 events = json.load(open(trace))["traceEvents"]
 kernels = [e for e in events if e.get("cat") == "kernel" and "dur" in e]
 by_name = collections.Counter()
 count = collections.Counter()
 for k in kernels:
-    name = re.sub(r"<.*", "", k["name"])[:90]
+    name = k["name"][:160] if full else re.sub(r"<.*", "", k["name"])[:90]
     by_name[name] += k["dur"]
     count[name] += 1
 total = sum(by_name.values())
