@@ -3,15 +3,13 @@
 #include <algorithm>
 #include <filesystem>
 
-#if SINTER_WITH_SENTENCEPIECE
-#include <sentencepiece_processor.h>
-#endif
+#include "text/sentencepiece_loader.h"
 
 namespace sinter::text {
 
 namespace fs = std::filesystem;
 
-bool t5TokenizerCompiledIn() { return SINTER_WITH_SENTENCEPIECE != 0; }
+bool t5TokenizerCompiledIn() { return sentencePieceModuleBuilt(); }
 
 std::string findT5TokenizerModel(const std::string& location) {
   const fs::path root(location);
@@ -34,39 +32,25 @@ std::string findT5TokenizerModel(const std::string& location) {
   throw T5TokenizerError("t5_tokenizer: no spiece.model at '" + location + "'; looked for:" + looked);
 }
 
-#if SINTER_WITH_SENTENCEPIECE
-
 struct T5Tokenizer::Processor {
-  sentencepiece::SentencePieceProcessor sp;
+  SentencePieceModel model;
 };
 
-T5Tokenizer::T5Tokenizer(const std::string& location)
-    : processor_(std::make_unique<Processor>()), modelPath_(findT5TokenizerModel(location)) {
-  const auto status = processor_->sp.Load(modelPath_);
-  if (!status.ok()) throw T5TokenizerError("t5_tokenizer: cannot read " + modelPath_ + ": " + status.ToString());
+T5Tokenizer::T5Tokenizer(const std::string& location) : modelPath_(findT5TokenizerModel(location)) {
+  try {
+    processor_ = std::make_unique<Processor>(Processor{SentencePieceModel(modelPath_)});
+  } catch (const SentencePieceError& e) {
+    throw T5TokenizerError("t5_tokenizer: " + std::string(e.what()));
+  }
 }
 
 std::vector<int> T5Tokenizer::pieces(const std::string& text) const {
-  std::vector<int> ids;
-  const auto status = processor_->sp.Encode(text, &ids);
-  if (!status.ok()) throw T5TokenizerError("t5_tokenizer: cannot encode '" + text + "': " + status.ToString());
-  return ids;
+  try {
+    return processor_->model.encode(text);
+  } catch (const SentencePieceError& e) {
+    throw T5TokenizerError("t5_tokenizer: " + std::string(e.what()));
+  }
 }
-
-#else
-
-struct T5Tokenizer::Processor {};
-
-T5Tokenizer::T5Tokenizer(const std::string& location) : modelPath_(findT5TokenizerModel(location)) {
-  throw T5TokenizerError("t5_tokenizer: this build has no SentencePiece (configure with -DSINTER_WITH_SENTENCEPIECE=ON and "
-                         "Debian's libsentencepiece-dev), so it cannot read " + modelPath_);
-}
-
-std::vector<int> T5Tokenizer::pieces(const std::string&) const {
-  throw T5TokenizerError("t5_tokenizer: this build has no SentencePiece");
-}
-
-#endif
 
 T5Tokenizer::~T5Tokenizer() = default;
 T5Tokenizer::T5Tokenizer(T5Tokenizer&&) noexcept = default;

@@ -2,7 +2,8 @@
 // T5's tokenizer as sd-scripts' FLUX strategy calls it (T5TokenizerFast of google/t5-v1_1-xxl,
 // max_length padding, truncation): SentencePiece pieces of the caption, "</s>" (id 1) appended,
 // truncated to and padded with 0 up to max_length, with the attention mask. Reads the user's
-// spiece.model through Debian's libsentencepiece; nothing is downloaded.
+// spiece.model through Debian's libsentencepiece, kept apart from libtorch in a module of its own
+// (sentencepiece_loader.h); nothing is downloaded.
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -21,7 +22,8 @@ class T5TokenizerError : public std::runtime_error {
 // models--google--t5-v1_1-xxl under it). T5TokenizerError listing where it looked otherwise.
 std::string findT5TokenizerModel(const std::string& location);
 
-// Whether this build has SentencePiece.
+// Whether this build has SentencePiece (its module; on unless configured with
+// -DSINTER_WITH_SENTENCEPIECE=OFF). A module missing at run time is T5Tokenizer's error.
 bool t5TokenizerCompiledIn();
 
 // Row-major [batch, length] (torch::from_blob-ready), as the caching passes hand them to the encoder.
@@ -36,7 +38,7 @@ struct T5Tokens {
 class T5Tokenizer {
  public:
   // `location` as findT5TokenizerModel takes it. T5TokenizerError for a missing or unreadable
-  // model, or a build without SentencePiece.
+  // model, a build without SentencePiece, or its module missing (naming where it looked).
   explicit T5Tokenizer(const std::string& location);
   ~T5Tokenizer();
   T5Tokenizer(T5Tokenizer&&) noexcept;

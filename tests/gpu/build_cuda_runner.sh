@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On the lent GPU machine (no apt there): builds sinter-runner against the pip PyTorch's libtorch
 # (CUDA), with the Debian header packages unpacked into .deps/root (see README.md in this folder).
+# No libsentencepiece there, so T5's tokenizer is left out (SINTER_WITH_SENTENCEPIECE=OFF).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 deps="$root/.deps/root/usr"
@@ -8,7 +9,7 @@ torch_prefix="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 cmake -S "$root" -B "$root/build-cuda" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-  -DSINTER_BUILD_APP=OFF -DSINTER_BUILD_TESTS=OFF -DSINTER_SPDLOG_HEADER_ONLY=ON \
+  -DSINTER_BUILD_APP=OFF -DSINTER_BUILD_TESTS=OFF -DSINTER_SPDLOG_HEADER_ONLY=ON -DSINTER_WITH_SENTENCEPIECE=OFF \
   -DCMAKE_PREFIX_PATH="$torch_prefix" \
   -DTOML11_INCLUDE_DIR="$deps/include" -DNLOHMANN_JSON_INCLUDE_DIR="$deps/include" \
   -DSPDLOG_INCLUDE_DIR="$deps/include" -DFMT_INCLUDE_DIR="$deps/include" -DSTB_INCLUDE_DIR="$deps/include/stb" \

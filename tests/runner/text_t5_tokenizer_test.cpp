@@ -1,18 +1,15 @@
 // T5's tokenizer against SentencePiece's own command-line encoder: a small unigram model made at
-// test time with Debian's spm_train (T5's special ids: pad 0, </s> 1, unk 2), the same text
-// encoded by spm_encode and by the runner; then "</s>", padding, truncation, the mask and errors.
-// The SentencePiece tests need a build with -DSINTER_WITH_SENTENCEPIECE=ON (off by default:
-// runner/CMakeLists.txt says why) and Debian's sentencepiece tools; they skip, saying so, otherwise.
+// test time with Debian's spm_train (spiece_test_model.h), the same text encoded by spm_encode and
+// by the runner; then "</s>", padding, truncation, the mask and errors. The SentencePiece tests
+// run in every build with SentencePiece (the default) and skip only in one configured without it.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
+#include <unistd.h>
 
-#include <array>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <memory>
 
+#include "spiece_test_model.h"
 #include "text/t5_tokenizer.h"
 
 namespace fs = std::filesystem;
@@ -21,48 +18,15 @@ using sinter::text::T5TokenizerError;
 
 namespace {
 
-std::string output(const std::string& cmd) {
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  ::pclose(p);
-  return out;
-}
-
 class T5TokenizerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!sinter::text::t5TokenizerCompiledIn()) GTEST_SKIP() << "this build has no SentencePiece";
-    if (std::system("command -v spm_train >/dev/null 2>&1 && command -v spm_encode >/dev/null 2>&1") != 0)
-      GTEST_SKIP() << "Debian's sentencepiece tools (spm_train, spm_encode) are not installed";
-    dir = fs::temp_directory_path() / ("sinter_t5_tok_" + std::to_string(::getpid()));
-    fs::create_directories(dir / "model");
-    std::ofstream corpus(dir / "corpus.txt");
-    const char* lines[] = {"a photo of a cat sitting on a red chair", "a painting of a dog in the snow",
-                           "the quick brown fox jumps over the lazy dog", "a close-up photo of a blue flower",
-                           "an old castle on a hill at sunset", "two cats and a dog playing in the garden",
-                           "a watercolor painting of mountains and a lake", "sks person wearing a hat, smiling"};
-    for (int repeat = 0; repeat < 20; ++repeat)
-      for (const char* l : lines) corpus << l << "\n";
-    corpus.close();
-    const std::string train = "spm_train --input=" + (dir / "corpus.txt").string() + " --model_prefix=" +
-                              (dir / "model" / "spiece").string() +
-                              " --vocab_size=90 --model_type=unigram --pad_id=0 --eos_id=1 --unk_id=2 --bos_id=-1 "
-                              "--hard_vocab_limit=false >/dev/null 2>&1";
-    ASSERT_EQ(std::system(train.c_str()), 0);
+    if (!sinter::text::t5TokenizerCompiledIn()) GTEST_SKIP() << "configured with -DSINTER_WITH_SENTENCEPIECE=OFF";
+    model = std::make_unique<sinter::text::testing::SpieceTestModel>();
+    dir = model->dir();
   }
-  void TearDown() override {
-    if (!dir.empty()) fs::remove_all(dir);
-  }
-  std::vector<int> spmEncode(const std::string& text) {
-    std::ofstream(dir / "in.txt") << text << "\n";
-    std::istringstream ids(output("spm_encode --model=" + (dir / "model" / "spiece.model").string() +
-                                  " --output_format=id < " + (dir / "in.txt").string()));
-    std::vector<int> out;
-    for (int id; ids >> id;) out.push_back(id);
-    return out;
-  }
+  std::vector<int> spmEncode(const std::string& text) { return model->spmEncode(text); }
+  std::unique_ptr<sinter::text::testing::SpieceTestModel> model;
   fs::path dir;
 };
 
@@ -127,6 +91,7 @@ TEST(T5TokenizerModel, FoundInAFolderAFileOrAHuggingFaceCacheWithWhereItLooked) 
       FAIL() << "tokenizing without SentencePiece";
     } catch (const T5TokenizerError& e) {
       EXPECT_NE(std::string(e.what()).find("no SentencePiece"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("folder/spiece.model"), std::string::npos) << e.what();
     }
   }
   fs::remove_all(dir);
@@ -134,5 +99,12 @@ TEST(T5TokenizerModel, FoundInAFolderAFileOrAHuggingFaceCacheWithWhereItLooked) 
 
 TEST_F(T5TokenizerTest, AnUnreadableModelIsAnError) {
   std::ofstream(dir / "bad.model") << "not a sentencepiece model";
-  EXPECT_THROW(T5Tokenizer((dir / "bad.model").string()), T5TokenizerError);
+  try {
+    T5Tokenizer tokenizer((dir / "bad.model").string());
+    FAIL() << "an unreadable model was accepted";
+  } catch (const T5TokenizerError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot read " + (dir / "bad.model").string()), std::string::npos) << e.what();
+  }
+  // The tokenizer still reads a good model afterwards.
+  EXPECT_EQ(T5Tokenizer(dir.string() + "/model").pieces("a cat"), spmEncode("a cat"));
 }
