@@ -36,15 +36,20 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
     plan.mechanisms.push_back("attention: fused scaled-dot-product attention (flash, cuDNN or memory-efficient, by shape)");
     if (facts.cudaDevice) plan.mechanisms.push_back("optimizer: fused AdamW, one kernel per parameter group");
     plan.mechanisms.push_back("LoRA: the up projection's GEMM adds into the base output in its epilogue (always on)");
+    // The family's own kernels (kernels/fused_kernels.h).
+    const bool flux = family == Family::FLUX;
+    const std::string kernels = flux ? "QK RMSNorm+RoPE" : "GEGLU, GroupNorm+SiLU";
     if (!facts.fusedKernelsInBuild) {
-      plan.unavailable.push_back("fused kernels (GEGLU, GroupNorm+SiLU): this build has no CUDA kernels (a CUDA libtorch and nvcc)");
+      plan.unavailable.push_back("fused kernels (" + kernels + "): this build has no CUDA kernels (a CUDA libtorch and nvcc)");
     } else if (!facts.cudaDevice) {
-      plan.unavailable.push_back("fused kernels (GEGLU, GroupNorm+SiLU): training on the CPU");
+      plan.unavailable.push_back("fused kernels (" + kernels + "): training on the CPU");
     } else {
       plan.fuseKernels = true;
       plan.mechanisms.push_back(
-          "fused kernels: GEGLU (value * gelu(gate)) and GroupNorm+SiLU (float32 statistics, rounded once), each "
-          "reading its input once or twice where the stock operators write intermediates");
+          flux ? "fused kernels: QK RMSNorm+RoPE (each head's query and key normalised, scaled and turned in float32, "
+                 "rounded once, in one kernel each way where the stock operators take a dozen)"
+               : "fused kernels: GEGLU (value * gelu(gate)) and GroupNorm+SiLU (float32 statistics, rounded once), each "
+                 "reading its input once or twice where the stock operators write intermediates");
     }
   }
   if (autotune) {

@@ -43,7 +43,7 @@ struct CompilePlan {
   int cacheLimit = kDefaultCompileCacheSizeLimit;  // captured signatures at most (per region)
   bool checkCapture = false;     // aot_eager: report what would break capture, run eagerly
   bool cudnnBenchmark = false;   // max-autotune: cuDNN picks convolution algorithms during warm-up
-  bool fuseKernels = false;      // inductor on CUDA: the project's fused kernels (GEGLU)
+  bool fuseKernels = false;      // inductor on CUDA: the family's fused kernels (kernels/fused_kernels.h)
   bool tuneGemms = false;        // max-autotune: TunableOp picks GEMM algorithms during warm-up (gemm_tuning.h)
   bool captureVae = false;           // compile_vae: the latent caching pass replayed from graphs per batch shape
   bool captureTextEncoders = false;  // compile_text_encoders: the text caching pass likewise

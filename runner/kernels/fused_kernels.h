@@ -4,6 +4,8 @@
 // where the stock operators take several and write intermediates to memory.
 #include <torch/torch.h>
 
+#include <vector>
+
 namespace sinter::kernels {
 
 // Whether this build has them (a CUDA libtorch and nvcc).
@@ -20,5 +22,14 @@ torch::Tensor geglu(const torch::Tensor& projected);
 // float16 or bfloat16 (a non-contiguous x is made contiguous); throws in a build without the kernels.
 torch::Tensor groupNormSilu(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias, int64_t groups,
                             double eps);
+
+// FLUX's QK RMSNorm and RoPE in one pass: qkv = [B, L, 3 * heads * D] (a Linear's output; rows may
+// be strided, the last dimension contiguous) -> q and k RMS-normed (eps, scales [D]) and rotated
+// pair by pair by rotations [B or 1, 1, L, D/2, 2, 2] (float32), and v, all [B, heads, L, D]
+// contiguous in qkv's dtype. Norm and rotation in float32, rounded once; the backward pass
+// recomputes from qkv and the rows' kept 1 / rms. CUDA tensors of float32, float16 or bfloat16;
+// throws in a build without the kernels.
+std::vector<torch::Tensor> fluxQkNormRope(const torch::Tensor& qkv, const torch::Tensor& qScale, const torch::Tensor& kScale,
+                                          const torch::Tensor& rotations, int64_t heads, double eps = 1e-6);
 
 }  // namespace sinter::kernels

@@ -1,5 +1,6 @@
 #include "models/flux_attention.h"
 
+#include "kernels/fused_kernels.h"
 #include "models/attention.h"
 #include "models/flux_rope.h"
 
@@ -12,9 +13,22 @@ FluxQkv splitFluxQkv(const torch::Tensor& qkv, int64_t heads) {
   return {parts[0], parts[1], parts[2]};
 }
 
-torch::Tensor fluxAttention(const FluxQkv& qkv, const torch::Tensor& rotations, const torch::Tensor& mask) {
-  const torch::Tensor q = applyFluxRope(qkv.q, rotations), k = applyFluxRope(qkv.k, rotations);
-  const torch::Tensor out = scaledDotProductAttention(q, k, qkv.v, mask);  // [B, H, L, D]
+FluxQkv normedRotatedQkv(const torch::Tensor& qkvProjected, FluxQkNormImpl& norm, const torch::Tensor& rotations,
+                         int64_t heads, bool fused) {
+  if (fused && qkvProjected.is_cuda()) {
+    const std::vector<torch::Tensor> qkv = kernels::fluxQkNormRope(qkvProjected, norm.query_norm->scale,
+                                                                   norm.key_norm->scale, rotations, heads);
+    return {qkv[0], qkv[1], qkv[2]};
+  }
+  FluxQkv out = splitFluxQkv(qkvProjected, heads);
+  // QKNorm returns q and k in v's dtype, as BFL's does.
+  out.q = applyFluxRope(norm.query_norm(out.q).to(out.v.scalar_type()), rotations);
+  out.k = applyFluxRope(norm.key_norm(out.k).to(out.v.scalar_type()), rotations);
+  return out;
+}
+
+torch::Tensor fluxAttention(const FluxQkv& rotated, const torch::Tensor& mask) {
+  const torch::Tensor out = scaledDotProductAttention(rotated.q, rotated.k, rotated.v, mask);  // [B, H, L, D]
   return out.transpose(1, 2).reshape({out.size(0), out.size(2), -1});
 }
 
@@ -24,11 +38,8 @@ FluxSelfAttentionImpl::FluxSelfAttentionImpl(int64_t hidden, int64_t heads, bool
   proj = register_module("proj", Linear(hidden, hidden));
 }
 
-FluxQkv FluxSelfAttentionImpl::normalizedQkv(const torch::Tensor& x) {
-  FluxQkv out = splitFluxQkv(qkv(x), heads_);
-  out.q = norm->query_norm(out.q).to(out.v.scalar_type());
-  out.k = norm->key_norm(out.k).to(out.v.scalar_type());
-  return out;
+FluxQkv FluxSelfAttentionImpl::rotatedQkv(const torch::Tensor& x, const torch::Tensor& rotations, bool fused) {
+  return normedRotatedQkv(qkv(x), *norm, rotations, heads_, fused);
 }
 
 }  // namespace sinter::models

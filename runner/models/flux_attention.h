@@ -1,7 +1,7 @@
 #pragma once
 // FLUX's attention parts: SelfAttention's weights (qkv, norm, proj; the blocks call its pieces
-// directly, as BFL's do), splitting a fused qkv projection into heads, and attention with RoPE
-// over the joint txt+img sequence.
+// directly, as BFL's do), a fused qkv projection split into heads with q and k normalised and
+// turned by RoPE, and attention over the joint txt+img sequence.
 #include <torch/torch.h>
 
 #include "models/flux_layers.h"
@@ -16,15 +16,23 @@ struct FluxQkv {
 // [B, L, 3 * heads * headDim] ("B L (K H D)") -> q, k, v as [B, heads, L, headDim].
 FluxQkv splitFluxQkv(const torch::Tensor& qkv, int64_t heads);
 
-// RoPE on q and k, softmax(q k^T / sqrt(d)) v, heads merged back: [B, L, heads * headDim].
+// One stream's q, k, v from its qkv projection [B, L, 3 * heads * headDim]: q and k RMS-normalised
+// by `norm` (BFL's QKNorm) and turned by RoPE (`rotations` of these L tokens, fluxRopeRotations'
+// [B or 1, 1, L, headDim/2, 2, 2]). RoPE acts per token, so a stream's tokens may be turned before
+// the streams are joined. fused: one CUDA kernel each way (kernels/fused_kernels.h) in place of the
+// stock operators, within the dtype's rounding of them.
+FluxQkv normedRotatedQkv(const torch::Tensor& qkvProjected, FluxQkNormImpl& norm, const torch::Tensor& rotations,
+                         int64_t heads, bool fused);
+
+// softmax(q k^T / sqrt(d)) v with q and k already turned, heads merged back: [B, L, heads * headDim].
 // mask: undefined, or boolean [B, 1, 1, L] (false: a padding key no query attends to).
-torch::Tensor fluxAttention(const FluxQkv& qkv, const torch::Tensor& rotations, const torch::Tensor& mask = {});
+torch::Tensor fluxAttention(const FluxQkv& rotated, const torch::Tensor& mask = {});
 
 class FluxSelfAttentionImpl : public torch::nn::Module {
  public:
   FluxSelfAttentionImpl(int64_t hidden, int64_t heads, bool qkvBias);
-  // q, k, v of x, the queries and keys RMS-normalised (in v's dtype, as BFL's QKNorm returns them).
-  FluxQkv normalizedQkv(const torch::Tensor& x);
+  // normedRotatedQkv of qkv(x).
+  FluxQkv rotatedQkv(const torch::Tensor& x, const torch::Tensor& rotations, bool fused);
   Linear qkv{nullptr}, proj{nullptr};
   FluxQkNorm norm{nullptr};
 

@@ -17,13 +17,15 @@ std::pair<torch::Tensor, torch::Tensor> FluxDoubleBlockImpl::forward(const torch
                                                                      const torch::Tensor& mask) {
   const std::vector<FluxModulationOut> imgMod = img_mod(vec), txtMod = txt_mod(vec);  // [0]: attention, [1]: MLP
 
-  const FluxQkv imgQkv = img_attn->normalizedQkv(imgMod[0].modulate(fluxLayerNorm(img)));
-  const FluxQkv txtQkv = txt_attn->normalizedQkv(txtMod[0].modulate(fluxLayerNorm(txt)));
+  const int64_t t = txt.size(1);
+  // rotations are the joint sequence's: the first t turn the text tokens, the rest the image's.
+  const FluxQkv txtQkv = txt_attn->rotatedQkv(txtMod[0].modulate(fluxLayerNorm(txt)), rotations.narrow(2, 0, t), fused);
+  const FluxQkv imgQkv =
+      img_attn->rotatedQkv(imgMod[0].modulate(fluxLayerNorm(img)), rotations.narrow(2, t, img.size(1)), fused);
   // One attention over [txt, img], then each stream takes back its own tokens.
   const FluxQkv joint{torch::cat({txtQkv.q, imgQkv.q}, 2), torch::cat({txtQkv.k, imgQkv.k}, 2),
                       torch::cat({txtQkv.v, imgQkv.v}, 2)};
-  const torch::Tensor attended = fluxAttention(joint, rotations, mask);
-  const int64_t t = txt.size(1);
+  const torch::Tensor attended = fluxAttention(joint, mask);
   const torch::Tensor txtAttended = attended.narrow(1, 0, t), imgAttended = attended.narrow(1, t, img.size(1));
 
   torch::Tensor imgOut = img + imgMod[0].gate * img_attn->proj(imgAttended);

@@ -16,10 +16,7 @@ torch::Tensor FluxSingleBlockImpl::forward(const torch::Tensor& x, const torch::
                                            const torch::Tensor& rotations, const torch::Tensor& mask) {
   const FluxModulationOut mod = modulation(vec)[0];
   const std::vector<torch::Tensor> qkvAndMlp = linear1(mod.modulate(fluxLayerNorm(x))).split_with_sizes({3 * hidden_, mlpHidden_}, -1);
-  FluxQkv qkv = splitFluxQkv(qkvAndMlp[0], heads_);
-  qkv.q = norm->query_norm(qkv.q).to(qkv.v.scalar_type());
-  qkv.k = norm->key_norm(qkv.k).to(qkv.v.scalar_type());
-  const torch::Tensor attended = fluxAttention(qkv, rotations, mask);
+  const torch::Tensor attended = fluxAttention(normedRotatedQkv(qkvAndMlp[0], *norm, rotations, heads_, fused), mask);
   return x + mod.gate * linear2(torch::cat({attended, geluTanh(qkvAndMlp[1])}, 2));
 }
 

@@ -20,6 +20,7 @@ class FluxSingleBlockImpl : public torch::nn::Module {
   Linear linear1{nullptr}, linear2{nullptr};
   FluxQkNorm norm{nullptr};
   FluxModulation modulation{nullptr};
+  bool fused = false;  // on CUDA: QK norm + RoPE as one kernel each way (normedRotatedQkv)
 
  private:
   int64_t hidden_, mlpHidden_, heads_;

@@ -57,6 +57,11 @@ torch::Tensor FluxTransformerImpl::runBlock(size_t region, const std::vector<tor
   return runBlockDefault(inputs, body);
 }
 
+void FluxTransformerImpl::setFusedKernels(bool enabled) {
+  for (FluxDoubleBlock& block : doubles_) block->fused = enabled;
+  for (FluxSingleBlock& block : singles_) block->fused = enabled;
+}
+
 torch::Tensor FluxTransformerImpl::runBlockDefault(const std::vector<torch::Tensor>& inputs, const BlockBody& body) {
   if (gradientCheckpointing_ && is_training() && torch::GradMode::is_enabled()) {
     // A reentrant checkpoint's output needs grad only when an input does; with only LoRA

@@ -42,6 +42,10 @@ class FluxTransformerImpl : public torch::nn::Module {
   }
   bool gradientCheckpointing() const { return gradientCheckpointing_; }
 
+  // The project's fused kernels where a block has one (QK RMSNorm + RoPE), on CUDA inputs;
+  // within the compute dtype's rounding of the stock operators (tests/gpu/fused_kernels_check.cpp).
+  void setFusedKernels(bool enabled);
+
   // The seam where each block runs, for the compile engine's captured regions. A block runs as
   // `body(inputs)`, one tensor in, one out:
   //   "double_blocks.N": inputs (img, txt, vec, rotations[, mask]) -> [B, T + L, hidden], the new

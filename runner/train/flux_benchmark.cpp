@@ -67,9 +67,10 @@ int runFluxBenchmark(const Config& config, long long steps, bool tiny) {
                      if (regions) captureFluxBlocks(transformer, *regions);
                      else releaseFluxBlocks(transformer);
                    },
-                   {}, "", step.generator()};
+                   [&](bool on) { transformer->setFusedKernels(on); }, " + fused QK RMSNorm+RoPE", step.generator()};
   const std::vector<BenchMode> modes = {
       {"eager (compile off)", false},
+      {"inductor, default (fused kernels, no graphs)", true, "inductor", "default", false},
       {"inductor, reduce-overhead (per block)", true, "inductor", "reduce-overhead", false},
       {"inductor, reduce-overhead, fullgraph", true, "inductor", "reduce-overhead", true},
   };

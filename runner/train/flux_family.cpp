@@ -71,6 +71,7 @@ FluxFamily::FluxFamily(const RunContext& run)
   spdlog::info("FLUX.1 {}: {} double and {} single blocks, T5 tokens {}", dev_ ? "dev" : "schnell",
                models_.transformer->config().depth, models_.transformer->config().depthSingleBlocks, t5MaxTokens_);
   models_.toDevice(device_, run.precision.weightDtype);
+  models_.transformer->setFusedKernels(run.compile.fuseKernels);
   step_ = std::make_unique<FluxTrainStep>(models_.transformer, options_.step, device_, seed_);
 }
 

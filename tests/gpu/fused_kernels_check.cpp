@@ -1,5 +1,5 @@
 // On the GPU machine: each fused kernel of runner/kernels against the formula it replaces, forward
-// and backward (for GroupNorm+SiLU also the weight and bias gradients), in float64 (the reference) and in the stock operators of the same dtype. Exits 1
+// and backward (for GroupNorm+SiLU also the weight and bias gradients, for QK RMSNorm+RoPE the scales'), in float64 (the reference) and in the stock operators of the same dtype. Exits 1
 // when a kernel is further from the float64 reference than the bound stated for its dtype:
 //   float32: 1e-5 relative (max abs difference over max abs value);
 //   float16 / bfloat16: 1.5x the stock operators' own distance from the reference, and 1e-2
@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "kernels/fused_kernels.h"
+#include "models/flux_attention.h"
+#include "models/flux_rope.h"
 
 namespace {
 
@@ -111,6 +113,85 @@ bool checkGroupNormSilu(torch::Dtype dtype, std::vector<int64_t> shape, int64_t 
   return ok;
 }
 
+// FLUX's QK RMSNorm + RoPE: the fused kernel and the model's stock path (normedRotatedQkv) against
+// the formula in float64, on a strided input as the single block's linear1 output gives it, with
+// scales other than 1 and the real RoPE of a [txt, img] sequence.
+bool checkQkNormRope(torch::Dtype dtype) {
+  using namespace sinter::models;
+  torch::manual_seed(7);
+  const torch::Device cuda(torch::kCUDA);
+  const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(cuda);
+  const int64_t b = 2, txt = 7, img = 6 * 5, l = txt + img, heads = 3, d = 128, extra = 100;
+  torch::Tensor wide = torch::randn({b, l, 3 * heads * d + extra}, f64) * 2;
+  torch::Tensor qScaleBase = torch::rand({d}, f64) + 0.5, kScaleBase = torch::rand({d}, f64) + 0.5;
+  torch::Tensor gradQ = torch::randn({b, heads, l, d}, f64), gradK = torch::randn_like(gradQ), gradV = torch::randn_like(gradQ);
+  // Text tokens at (0, 0, 0), image tokens at (0, row, column).
+  torch::Tensor ids = torch::zeros({b, l, 3}, f64);
+  const torch::Tensor rows = torch::arange(6, f64).repeat_interleave(5), cols = torch::arange(5, f64).repeat({6});
+  ids.narrow(1, txt, img).select(2, 1).copy_(rows.expand({b, img}));
+  ids.narrow(1, txt, img).select(2, 2).copy_(cols.expand({b, img}));
+  const torch::Tensor rotations = fluxRopeRotations(ids, {16, 56, 56}, 10000.0);
+
+  struct Run {
+    torch::Tensor wide, qScale, kScale;
+    FluxQkv out;
+  };
+  auto run = [&](torch::Dtype t, int kind) {  // 0: float64 formula, 1: stock operators, 2: fused kernel
+    auto leaf = [t](const torch::Tensor& x) { return x.to(t).detach().clone().requires_grad_(true); };
+    Run r{leaf(wide), leaf(qScaleBase), leaf(kScaleBase), {}};
+    const torch::Tensor qkv = r.wide.narrow(2, 0, 3 * heads * d);  // rows strided, as in the single block
+    if (kind == 0) {
+      const FluxQkv split = splitFluxQkv(qkv, heads);
+      const torch::Tensor rot = rotations.to(torch::kFloat64);
+      auto normRotate = [&](const torch::Tensor& x, const torch::Tensor& s) {
+        const torch::Tensor n = x * torch::rsqrt(x.pow(2).mean(-1, true) + 1e-6) * s;
+        std::vector<int64_t> pairs = n.sizes().vec();
+        pairs.back() /= 2;
+        pairs.push_back(1);
+        pairs.push_back(2);
+        const torch::Tensor p = n.reshape(pairs);
+        return (rot.select(-1, 0) * p.select(-1, 0) + rot.select(-1, 1) * p.select(-1, 1)).reshape(n.sizes());
+      };
+      r.out = {normRotate(split.q, r.qScale), normRotate(split.k, r.kScale), split.v};
+    } else {
+      FluxQkNorm norm(d);
+      norm->to(t);
+      // The module's scales are the leaves whose gradients are compared.
+      norm->query_norm->scale = r.qScale;
+      norm->key_norm->scale = r.kScale;
+      r.out = normedRotatedQkv(qkv, *norm, rotations, heads, kind == 2);
+    }
+    torch::autograd::backward({r.out.q, r.out.k, r.out.v}, {gradQ.to(t), gradK.to(t), gradV.to(t)});
+    return r;
+  };
+  // As for GroupNorm+SiLU, the reference starts from the inputs rounded to the dtype: a scale's
+  // gradient sums the input's rounding over every row.
+  const Run fused = run(dtype, 2), stock = run(dtype, 1);
+  for (torch::Tensor* t : {&wide, &qScaleBase, &kScaleBase, &gradQ, &gradK, &gradV}) *t = t->to(dtype).to(torch::kFloat64);
+  const Run ref = run(torch::kFloat64, 0);
+  const bool fp32 = dtype == torch::kFloat32;
+  bool ok = true;
+  std::printf("QK RMSNorm+RoPE %-9s [%lld, %lld, %lld heads x %lld]:", c10::toString(dtype), static_cast<long long>(b),
+              static_cast<long long>(l), static_cast<long long>(heads), static_cast<long long>(d));
+  const std::pair<const char*, std::function<torch::Tensor(const Run&)>> parts[] = {
+      {"q", [](const Run& r) { return r.out.q.detach(); }},
+      {"k", [](const Run& r) { return r.out.k.detach(); }},
+      {"v", [](const Run& r) { return r.out.v.detach(); }},
+      {"dqkv", [](const Run& r) { return r.wide.grad(); }},
+      {"dqscale", [](const Run& r) { return r.qScale.grad(); }},
+      {"dkscale", [](const Run& r) { return r.kScale.grad(); }}};
+  for (const auto& [name, get] : parts) {
+    const double ours = relative(get(fused), get(ref)), theirs = relative(get(stock), get(ref));
+    // float32: both compute in float32; the stock path's separate roundings set the bound for half types.
+    const double bound = fp32 ? 1e-5 : std::max(1e-4, std::min(1e-2, 1.5 * theirs));
+    const bool partOk = ours <= bound;
+    ok = ok && partOk;
+    std::printf(" %s %.2e (stock %.2e, bound %.2e)%s", name, ours, theirs, bound, partOk ? "" : " FAILS");
+  }
+  std::printf(": %s\n", ok ? "ok" : "FAILS");
+  return ok;
+}
+
 }  // namespace
 
 int main() {
@@ -126,6 +207,7 @@ int main() {
     ok = checkGroupNormSilu(dtype, {2, 96, 37, 41}, 32, 0.0) && ok;
     ok = checkGroupNormSilu(dtype, {1, 320, 128, 128}, 32, 0.0) && ok;
     ok = checkGroupNormSilu(dtype, {2, 640, 32, 32}, 32, 40.0) && ok;
+    ok = checkQkNormRope(dtype) && ok;
   }
   return ok ? 0 : 1;
 }

@@ -108,6 +108,18 @@ TEST(CompilePlan, FluxRegionsAreItsDoubleAndSingleBlocks) {
   const CompilePlan plan = planCompile(compileConfig("inductor", "reduce-overhead", "auto", false), Family::FLUX, CaptureFacts{true, true, {}});
   EXPECT_TRUE(plan.captureRegions);
   EXPECT_EQ(plan.regions, std::vector<std::string>{"DiT model double and single blocks, forward and backward, one region each"});
+  // Its own fused kernels, named where they are on and where they are not.
+  CaptureFacts inBuild{true, true, {}};
+  inBuild.fusedKernelsInBuild = true;
+  const CompilePlan fused = planCompile(compileConfig("inductor", "default", "auto", false), Family::FLUX, inBuild);
+  EXPECT_TRUE(fused.fuseKernels);
+  EXPECT_TRUE(mentions(fused.mechanisms, "fused kernels: QK RMSNorm+RoPE"));
+  EXPECT_FALSE(mentions(fused.mechanisms, "GEGLU"));
+  CaptureFacts noKernels = inBuild;
+  noKernels.fusedKernelsInBuild = false;
+  const CompilePlan unfused = planCompile(compileConfig("inductor", "default", "auto", false), Family::FLUX, noKernels);
+  EXPECT_FALSE(unfused.fuseKernels);
+  EXPECT_TRUE(mentions(unfused.unavailable, "fused kernels (QK RMSNorm+RoPE): this build has no CUDA kernels"));
 }
 
 TEST(CompilePlan, CacheLimitAndDeprecatedCompileArgs) {
