@@ -16,6 +16,7 @@
 #include "models/flux_checkpoint.h"
 #include "models/flux_random_checkpoint.h"
 #include "models/text_encoder_random_checkpoint.h"
+#include "network/lora_network.h"
 #include "models/random_checkpoint.h"
 #include "train/benchmark.h"
 #include "train/flux_benchmark.h"
@@ -181,9 +182,18 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
       }
       std::optional<bool> tiny = tinySize(args);
       if (!tiny) return kExitBadInput;
-      std::cout << loraLayoutJson(config.family() == Family::FLUX ? "flux" : "sdxl", *tiny,
-                                  !config.getBool("network_train_unet_only"))
-                << std::endl;
+      try {
+        // networks.lora_flux's train_blocks (network_args) picks the blocks, as in a run.
+        const std::optional<std::string> trainBlocks = network::parseNetworkArgs(config.getList("network_args")).trainBlocks;
+        if (trainBlocks && config.family() != Family::FLUX)
+          throw std::invalid_argument("network_args train_blocks is an argument of networks.lora_flux (FLUX), not of SDXL's networks.lora");
+        std::cout << loraLayoutJson(config.family() == Family::FLUX ? "flux" : "sdxl", *tiny,
+                                    !config.getBool("network_train_unet_only"), trainBlocks.value_or("all"))
+                  << std::endl;
+      } catch (const std::exception& e) {
+        spdlog::error("{}", e.what());
+        return kExitBadInput;
+      }
       return kExitOk;
     }
     if (auto dir = value(args, "init_dataset")) {

@@ -105,6 +105,7 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
                                   " replays its forward and its backward pass from graphs per input signature" + limit +
                                   "; the rest of the step runs eagerly");
         plan.regions.push_back(plan.model + " " + plan.blocks + ", forward and backward, one region each");
+        for (const std::string& excluded : facts.regionExclusions) plan.warnings.push_back(excluded);
       }
       plan.mechanisms.push_back(plan.precapture ? "warm-up: every planned signature captured before step 1, most frequent first"
                                                 : "warm-up: each signature captured when it is first seen");

@@ -23,6 +23,7 @@ struct CaptureFacts {
   std::vector<std::string> barriers;  // what keeps the step out of a graph, each "what: why"
   bool gemmTuningInBuild = gemmTuningCompiledIn();  // TunableOp (a CUDA libtorch >= 2.5)
   std::vector<std::string> regionBarriers;  // what keeps the model's blocks out of graphs, each "what: why"
+  std::vector<std::string> regionExclusions;  // what keeps some blocks out of graphs (the rest captured), each "what: why"
   bool fusedKernelsInBuild = kernels::fusedKernelsCompiledIn();  // the project's CUDA kernels (nvcc)
 };
 

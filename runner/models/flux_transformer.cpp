@@ -1,5 +1,6 @@
 #include "models/flux_transformer.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "io/safetensors.h"
@@ -60,6 +61,53 @@ torch::Tensor FluxTransformerImpl::runBlock(size_t region, const std::vector<tor
 void FluxTransformerImpl::setFusedKernels(bool enabled) {
   for (FluxDoubleBlock& block : doubles_) block->fused = enabled;
   for (FluxSingleBlock& block : singles_) block->fused = enabled;
+}
+
+FluxBlockSwapSplit fluxBlockSwapSplit(const FluxConfig& config, int64_t blocksToSwap) {
+  const FluxBlockSwapSplit split{blocksToSwap / 2, (blocksToSwap - blocksToSwap / 2) * 2};
+  if (blocksToSwap < 0 || split.doubles > config.depth - 2 || split.singles > config.depthSingleBlocks - 2) {
+    const int64_t most = std::max<int64_t>(0, std::min(2 * (config.depth - 2) + 1, 2 * ((config.depthSingleBlocks - 2) / 2)));
+    throw std::invalid_argument("blocks_to_swap = " + std::to_string(blocksToSwap) + " would swap " + std::to_string(split.doubles) +
+                                " double and " + std::to_string(split.singles) + " single blocks; this model (" +
+                                std::to_string(config.depth) + " double, " + std::to_string(config.depthSingleBlocks) +
+                                " single blocks) can swap at most " + std::to_string(std::max<int64_t>(config.depth - 2, 0)) +
+                                " and " + std::to_string(std::max<int64_t>(config.depthSingleBlocks - 2, 0)) +
+                                ": blocks_to_swap up to " + std::to_string(most));
+  }
+  return split;
+}
+
+void FluxTransformerImpl::enableBlockSwap(int64_t blocksToSwap, const torch::Device& device, torch::ScalarType storedAs) {
+  const FluxBlockSwapSplit split = fluxBlockSwapSplit(config_, blocksToSwap);
+  const int64_t doubles = split.doubles, singles = split.singles;
+  auto asModules = [](auto& blocks) {
+    std::vector<std::shared_ptr<torch::nn::Module>> out;
+    for (auto& b : blocks) out.push_back(b.ptr());
+    return out;
+  };
+  // s blocks swapped: the device holds n - s blocks' weights, 2 of them the ring, so s + 2 stream.
+  if (doubles > 0) doubleSwap_ = BlockSwap::install(asModules(doubles_), doubles + 2, device, storedAs);
+  if (singles > 0) singleSwap_ = BlockSwap::install(asModules(singles_), singles + 2, device, storedAs);
+}
+
+bool FluxTransformerImpl::streamsWeights(const std::string& name) const {
+  const auto depth = static_cast<size_t>(config_.depth);
+  const size_t region = static_cast<size_t>(std::find(regions_.begin(), regions_.end(), name) - regions_.begin());
+  if (region == regions_.size()) return false;
+  if (region < depth) return doubleSwap_ && doubleSwap_->streams(static_cast<int64_t>(region));
+  return singleSwap_ && singleSwap_->streams(static_cast<int64_t>(region - depth));
+}
+
+std::string FluxTransformerImpl::streamedBlocks() const {
+  std::string out;
+  auto add = [&](const std::shared_ptr<BlockSwap>& swap, const char* kind) {
+    if (!swap) return;
+    if (!out.empty()) out += ", ";
+    out += std::string(kind) + "." + std::to_string(swap->firstStreamed()) + "-" + std::to_string(swap->blockCount() - 1);
+  };
+  add(doubleSwap_, "double_blocks");
+  add(singleSwap_, "single_blocks");
+  return out;
 }
 
 torch::Tensor FluxTransformerImpl::runBlockDefault(const std::vector<torch::Tensor>& inputs, const BlockBody& body) {

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/block_swap.h"
 #include "models/flux_config.h"
 #include "models/flux_double_block.h"
 #include "models/flux_layers.h"
@@ -20,6 +21,13 @@ class SafetensorsFile;
 }
 
 namespace sinter::models {
+
+// blocks_to_swap as sd-scripts splits it: N / 2 double and (N - N / 2) * 2 single blocks, at most
+// depth - 2 and single depth - 2 (else std::invalid_argument naming blocks_to_swap and its limit).
+struct FluxBlockSwapSplit {
+  int64_t doubles = 0, singles = 0;
+};
+FluxBlockSwapSplit fluxBlockSwapSplit(const FluxConfig& config, int64_t blocksToSwap);
 
 class FluxTransformerImpl : public torch::nn::Module {
  public:
@@ -45,6 +53,17 @@ class FluxTransformerImpl : public torch::nn::Module {
   // The project's fused kernels where a block has one (QK RMSNorm + RoPE), on CUDA inputs;
   // within the compute dtype's rounding of the stock operators (tests/gpu/fused_kernels_check.cpp).
   void setFusedKernels(bool enabled);
+
+  // blocks_to_swap (fluxBlockSwapSplit): that many blocks' worth of Linear weights leave the
+  // device, each kind's last blocks streaming through a ring (models/block_swap.h), stored as
+  // `storedAs` (float8 with fp8_base). Before the model moves to `device`, on frozen weights.
+  void enableBlockSwap(int64_t blocksToSwap, const torch::Device& device, torch::ScalarType storedAs);
+  // Whether a region ("single_blocks.30") streams its weights: it must run uncaptured.
+  bool streamsWeights(const std::string& region) const;
+  // "double_blocks.13-18, single_blocks.28-37", or "" without block swap.
+  std::string streamedBlocks() const;
+  const std::shared_ptr<BlockSwap>& doubleSwap() const { return doubleSwap_; }
+  const std::shared_ptr<BlockSwap>& singleSwap() const { return singleSwap_; }
 
   // The seam where each block runs, for the compile engine's captured regions. A block runs as
   // `body(inputs)`, one tensor in, one out:
@@ -87,6 +106,7 @@ class FluxTransformerImpl : public torch::nn::Module {
   bool gradientCheckpointing_ = false;
   bool preserveRngState_ = true;
   BlockRunner blockRunner_;
+  std::shared_ptr<BlockSwap> doubleSwap_, singleSwap_;
 };
 TORCH_MODULE(FluxTransformer);
 

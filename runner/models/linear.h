@@ -5,6 +5,8 @@
 
 #include <memory>
 
+#include "models/frozen_linear.h"
+
 namespace sinter::models {
 
 // y += up(dropout(down(x))) * (alpha / rank) * multiplier  (kohya's networks.lora)
@@ -39,6 +41,9 @@ class LinearImpl : public torch::nn::Module {
   torch::Tensor weight;  // [out, in]
   torch::Tensor bias;    // [out] or undefined
   std::shared_ptr<LoraAdapter> lora;  // null: a plain Linear
+  // Set (fp8_base, blocks_to_swap): the weight comes from here, in the activations' dtype, and
+  // `weight` holds its stored form (float8 on the device, or the host copy of a swapped block).
+  std::shared_ptr<FrozenWeight> frozen;
 };
 TORCH_MODULE(Linear);
 

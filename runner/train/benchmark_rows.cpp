@@ -44,6 +44,14 @@ BenchRow runBenchRow(const Config& config, const torch::Device& device, Optimize
   rowConfig.set("network_train_unet_only", true);  // the benchmark's step trains the denoiser's LoRA alone
   // The run's own facts: with gradient_checkpointing the blocks are not captured, as in a run.
   const compile::CompilePlan plan = compile::planCompile(rowConfig, model.family, captureFacts(rowConfig, device));
+  if (plan.fatal) {
+    spdlog::warn("{}: not run: {}", m.label, *plan.fatal);
+    BenchRow refused;
+    refused.mode = m.label;
+    refused.shapes = shapesLabel;
+    refused.refused = *plan.fatal;
+    return refused;
+  }
   const bool fused = plan.fuseKernels && model.setFusedKernels;
   if (model.setFusedKernels) model.setFusedKernels(plan.fuseKernels);
   if (plan.cudnnBenchmark) at::globalContext().setBenchmarkCuDNN(true);
@@ -117,6 +125,10 @@ void printBenchRows(const std::vector<BenchRow>& rows) {
   std::printf("| mode | shapes | mechanism | first step (warm-up + capture) | median step (synced) | step, pipelined | "
               "vs eager | peak memory | replayed |\n|---|---|---|---|---|---|---|---|---|\n");
   for (const BenchRow& r : rows) {
+    if (!r.refused.empty()) {
+      std::printf("| %s | %s | refused: %s | | | | | | |\n", r.mode.c_str(), r.shapes.c_str(), r.refused.c_str());
+      continue;
+    }
     const BenchRow& eager = *std::find_if(rows.begin(), rows.end(), [&](const BenchRow& e) { return e.shapes == r.shapes; });
     std::printf("| %s | %s | %s | %.2f s | %.1f ms | %.1f ms | %.2fx | %.0f MiB | %.0f%% |\n", r.mode.c_str(), r.shapes.c_str(),
                 r.mechanism.c_str(), r.firstStepS, r.medianMs, r.pipelinedMs, eager.medianMs / r.medianMs, r.peakMiB,

@@ -15,6 +15,12 @@ compile::CaptureFacts captureFacts(const Config& config, const torch::Device& de
   if (config.getBool("gradient_checkpointing") && lora.network.dropout > 0.0)
     facts.barriers.push_back("gradient_checkpointing with network_dropout: the recomputed blocks save and restore the random "
                              "state on the host");
+  if (!isUnset(config.get("blocks_to_swap")) && config.getInt("blocks_to_swap") > 0) {
+    facts.barriers.push_back("blocks_to_swap: the swapped blocks' weights are copied in from host memory on a side stream "
+                             "during the step (set blocks_to_swap to 0, or compile_fullgraph off for per-block graphs)");
+    facts.regionExclusions.push_back("blocks_to_swap: Linear layers excluded from capture: the swapped blocks run eagerly, their "
+                                     "weights streaming from host memory; the other blocks are captured");
+  }
   // Blocks alone can be captured with trained text encoders (their context is an input that needs
   // grad), not their recomputation (graphed_regions.h): checkpointed blocks stay eager.
   if (config.getBool("gradient_checkpointing"))

@@ -9,6 +9,8 @@
 #include "train/adamw.h"
 #include "train/benchmark_rows.h"
 #include "train/device_info.h"
+#include "train/config_values.h"
+#include "train/flux_model_set.h"
 #include "train/flux_regions.h"
 #include "train/flux_train_step.h"
 #include "train/lora_method.h"
@@ -29,13 +31,10 @@ int runFluxBenchmark(const Config& config, long long steps, bool tiny) {
 
   spdlog::info("building the {} FLUX.1-dev transformer with random weights on {}", tiny ? "tiny" : "full-size", describeDevice(device));
   models::FluxTransformer transformer(fluxConfig);
-  // Moved and cast block by block: the fp32 model never has to fit on the device whole.
-  for (auto& child : transformer->children()) {
-    child->to(device);
-    castFrozen(*child, dtype);
-  }
-  transformer->to(device);
-  castFrozen(*transformer, dtype);
+  FluxWeightPlacement placement;
+  placement.fp8Base = config.getBool("fp8_base");
+  if (!isUnset(config.get("blocks_to_swap"))) placement.blocksToSwap = config.getInt("blocks_to_swap");
+  placeFluxTransformer(*transformer, device, dtype, placement);
   transformer->setGradientCheckpointing(config.getBool("gradient_checkpointing"), false);
 
   network::LoraNetworkOptions loraOptions;
@@ -80,10 +79,12 @@ int runFluxBenchmark(const Config& config, long long steps, bool tiny) {
   for (const BenchMode& m : modes) rows.push_back(runBenchRow(config, device, update, model, m, {shape}, label, steps));
 
   std::printf("benchmark: FLUX.1-dev transformer LoRA training step (%s), rank %lld alpha %lld on %zu modules (%lld parameters), "
-              "%s, gradient checkpointing %s\n",
+              "%s, gradient checkpointing %s, fp8_base %s, blocks_to_swap %lld%s%s\n",
               tiny ? "tiny" : "full size", static_cast<long long>(rank), static_cast<long long>(rank / 2), lora.modules().size(),
               static_cast<long long>(lora.parameterCount()), dtype == torch::kBFloat16 ? "bf16" : "fp32",
-              config.getBool("gradient_checkpointing") ? "on" : "off");
+              config.getBool("gradient_checkpointing") ? "on" : "off", placement.fp8Base ? "on" : "off",
+              static_cast<long long>(placement.blocksToSwap), transformer->streamedBlocks().empty() ? "" : " (streamed: ",
+              transformer->streamedBlocks().empty() ? "" : (transformer->streamedBlocks() + ")").c_str());
   std::printf("device: %s; %lld timed steps per row\n", describeDevice(device).c_str(), steps);
   printBenchRows(rows);
   return 0;

@@ -42,6 +42,8 @@ FluxFamilyOptions FluxFamilyOptions::fromConfig(const Config& config, torch::Dty
   if (!isUnset(config.get("t5xxl_max_token_length"))) o.t5MaxTokens = static_cast<int>(config.getInt("t5xxl_max_token_length"));
   o.trainBlocks = network::parseNetworkArgs(config.getList("network_args")).trainBlocks.value_or("all");
   o.gradientCheckpointing = config.getBool("gradient_checkpointing");
+  o.placement.fp8Base = config.getBool("fp8_base");
+  if (!isUnset(config.get("blocks_to_swap"))) o.placement.blocksToSwap = config.getInt("blocks_to_swap");
   o.cacheLatentsToDisk = config.getBool("cache_latents_to_disk");
   o.cacheLatents = config.getBool("cache_latents") || o.cacheLatentsToDisk;
   o.cacheTextToDisk = config.getBool("cache_text_encoder_outputs_to_disk");
@@ -70,7 +72,17 @@ FluxFamily::FluxFamily(const RunContext& run)
   t5MaxTokens_ = options_.t5MaxTokens.value_or(dev_ ? 512 : 256);
   spdlog::info("FLUX.1 {}: {} double and {} single blocks, T5 tokens {}", dev_ ? "dev" : "schnell",
                models_.transformer->config().depth, models_.transformer->config().depthSingleBlocks, t5MaxTokens_);
-  models_.toDevice(device_, run.precision.weightDtype);
+  models_.toDevice(device_, run.precision.weightDtype, options_.placement);
+  if (options_.placement.fp8Base) spdlog::info("fp8_base: the transformer's Linear weights stored as float8 e4m3, upcast per layer");
+  if (const models::FluxTransformerImpl& t = *models_.transformer; !t.streamedBlocks().empty()) {
+    const models::FluxBlockSwapSplit split = models::fluxBlockSwapSplit(t.config(), options_.placement.blocksToSwap);
+    const int64_t ring = (t.doubleSwap() ? t.doubleSwap()->ringBytes() : 0) + (t.singleSwap() ? t.singleSwap()->ringBytes() : 0);
+    const int64_t host = (t.doubleSwap() ? t.doubleSwap()->hostBytes() : 0) + (t.singleSwap() ? t.singleSwap()->hostBytes() : 0);
+    spdlog::info("blocks_to_swap {}: {} double and {} single blocks swapped; the Linear weights of {} stream from host memory "
+                 "({:.2f} GiB pinned) through a device ring of {:.2f} GiB",
+                 options_.placement.blocksToSwap, split.doubles, split.singles, t.streamedBlocks(), host / 1073741824.0,
+                 ring / 1073741824.0);
+  }
   models_.transformer->setFusedKernels(run.compile.fuseKernels);
   step_ = std::make_unique<FluxTrainStep>(models_.transformer, options_.step, device_, seed_);
 }

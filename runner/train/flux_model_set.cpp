@@ -3,17 +3,28 @@
 #include "io/safetensors.h"
 #include "models/checkpoint_tensors.h"
 #include "models/flux_checkpoint.h"
+#include "models/frozen_linear.h"
 #include "train/mixed_precision.h"
 
 namespace sinter::train {
 
-void FluxModelSet::toDevice(const torch::Device& device, torch::Dtype dtype) {
-  for (torch::nn::Module* m : std::initializer_list<torch::nn::Module*>{transformer.get(), clipL.get(), t5.get()}) {
-    m->to(device);
+void placeFluxTransformer(models::FluxTransformerImpl& transformer, const torch::Device& device, torch::Dtype dtype,
+                          const FluxWeightPlacement& placement) {
+  castFrozen(transformer, dtype);
+  if (placement.blocksToSwap > 0)
+    transformer.enableBlockSwap(placement.blocksToSwap, device, placement.fp8Base ? models::float8Dtype() : dtype);
+  if (placement.fp8Base) models::storeLinearsInFloat8(transformer);
+  models::moveToDevice(transformer, device);
+}
+
+void FluxModelSet::toDevice(const torch::Device& device, torch::Dtype dtype, const FluxWeightPlacement& placement) {
+  placeFluxTransformer(*transformer, device, dtype, placement);
+  for (torch::nn::Module* m : std::initializer_list<torch::nn::Module*>{clipL.get(), t5.get()}) {
     castFrozen(*m, dtype);
+    models::moveToDevice(*m, device);
   }
-  ae->to(device);
   castFrozen(*ae, dtype == torch::kHalf ? torch::kFloat32 : dtype);
+  models::moveToDevice(*ae, device);
 }
 
 void FluxModelSet::setTraining(bool textEncoder) {

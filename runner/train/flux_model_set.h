@@ -22,19 +22,31 @@ struct FluxModelFiles {
   std::string ae, clipL, t5xxl;
 };
 
+// Where the transformer's frozen weights live (sd-scripts' fp8_base and blocks_to_swap).
+struct FluxWeightPlacement {
+  bool fp8Base = false;       // Linear weights in float8 e4m3, upcast per call
+  int64_t blocksToSwap = 0;   // models::fluxBlockSwapSplit
+};
+
 struct FluxModelSet {
   models::FluxTransformer transformer{nullptr};
   models::FluxAutoencoder ae{nullptr};
   models::ClipTextModel clipL{nullptr};
   models::T5Encoder t5{nullptr};
 
-  // Frozen weights in `dtype` (the AE stays fp32 under fp16, as SDXL's VAE does).
-  void toDevice(const torch::Device& device, torch::Dtype dtype);
+  // Frozen weights in `dtype` (the AE stays fp32 under fp16, as SDXL's VAE does), cast before they
+  // move and moved module by module, with the transformer's placement applied on the way.
+  void toDevice(const torch::Device& device, torch::Dtype dtype, const FluxWeightPlacement& placement = {});
   // CLIP-L in training mode only when its LoRA modules train (dropout); T5 and the AE eval.
   void setTraining(bool textEncoder);
   // FLUX's shifted and scaled latents of [-1, 1] images, without gradients, sampled with `generator`.
   torch::Tensor encodeLatents(const torch::Tensor& images, const at::Generator& generator);
 };
+
+// The transformer's frozen weights cast to `dtype` where they are (the host, after loading), then
+// fp8_base and blocks_to_swap applied, then moved to `device` module by module.
+void placeFluxTransformer(models::FluxTransformerImpl& transformer, const torch::Device& device, torch::Dtype dtype,
+                          const FluxWeightPlacement& placement);
 
 // Each model sized from its file and loaded on the CPU in float32. models::CheckpointError names
 // the file and what is missing; io::SafetensorsError a file that is no safetensors.

@@ -6,7 +6,8 @@ void captureFluxBlocks(models::FluxTransformer& transformer, GraphedRegions& reg
   models::FluxTransformerImpl* model = transformer.get();
   model->setBlockRunner([model, &regions](const std::string& region, const std::vector<torch::Tensor>& inputs,
                                           const models::FluxTransformerImpl::BlockBody& body) {
-    if (model->gradientCheckpointing()) return model->runBlockDefault(inputs, body);
+    // Swapped blocks' weights arrive on a side stream from host memory during the step: eager.
+    if (model->gradientCheckpointing() || model->streamsWeights(region)) return model->runBlockDefault(inputs, body);
     return regions.run(region, inputs, body);
   });
 }

@@ -10,6 +10,8 @@
 #include "core/registry.h"
 #include "io/safetensors.h"
 #include "models/flux_autoencoder.h"
+#include "models/flux_transformer.h"
+#include "models/frozen_linear.h"
 #include "models/t5_encoder.h"
 #include "data/batch_plan.h"
 #include "data/dataset_settings.h"
@@ -196,6 +198,15 @@ bool checkFluxFiles(const Config& config, Checks& k) {
     ok &= k.parse("t5_tokenizer", [&] { text::T5Tokenizer checked(tokenizer); });
   }
   ok &= k.parse("timestep_sampling", [&] { FlowMatchingOptions::fromConfig(config); });
+  if (config.getBool("fp8_base") && !models::float8InBuild())
+    ok &= k.parse("fp8_base", [] { models::float8Dtype(); });  // names the libtorch
+  const std::string transformer = config.getString("pretrained_model_name_or_path");
+  if (!isUnset(config.get("blocks_to_swap")) && config.getInt("blocks_to_swap") > 0 && isFile(transformer))
+    ok &= k.parse("blocks_to_swap", [&] {
+      const io::SafetensorsFile file(transformer);
+      models::fluxBlockSwapSplit(models::FluxConfig::inferFromCheckpoint(file, models::FluxTransformerImpl::checkpointPrefix(file)),
+                                 config.getInt("blocks_to_swap"));
+    });
   return ok;
 }
 

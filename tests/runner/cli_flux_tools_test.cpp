@@ -79,6 +79,15 @@ TEST_F(FluxTools, PrintLoraLayoutListsSdScriptsModules) {
   ASSERT_EQ(r.code, 0);
   EXPECT_EQ(nlohmann::json::parse(r.out)["count"], 2 * 10 + 2 * 3);
   EXPECT_EQ(run({"--print_lora_layout", "--model_family", "flux", "--model_size", "huge"}, dir / "err").code, 2);
+  // train_blocks (network_args) as a run reads it: single blocks only, 38 x 3; SDXL has no such argument.
+  r = run({"--print_lora_layout", "--model_family", "flux", "--network_train_unet_only", "--network_args", "train_blocks=single"},
+          dir / "err");
+  ASSERT_EQ(r.code, 0);
+  layout = nlohmann::json::parse(r.out);
+  EXPECT_EQ(layout["count"], 38 * 3);
+  EXPECT_EQ(layout["modules"][0]["name"], "lora_unet_single_blocks_0_linear1");
+  EXPECT_EQ(run({"--print_lora_layout", "--model_family", "flux", "--network_args", "train_blocks=middle"}, dir / "err").code, 2);
+  EXPECT_EQ(run({"--print_lora_layout", "--model_family", "sdxl", "--network_args", "train_blocks=single"}, dir / "err").code, 2);
 }
 
 TEST_F(FluxTools, InitCheckpointWritesATransformerAndAutoencoderThatLoad) {

@@ -9,6 +9,8 @@
 
 #include "core/events.h"
 #include "io/safetensors.h"
+#include "models/flux_transformer.h"
+#include "models/frozen_linear.h"
 #include "runner_process.h"
 
 namespace fs = std::filesystem;
@@ -216,8 +218,12 @@ TEST_F(FluxLoraRun, BadInputsExitTwoNamingTheOptionOrFile) {
       {"sdxl_checkpoint", "", "is a sdxl checkpoint"},
       {"train_blocks", "network_args = [\"train_blocks=middle\"]\n", "train_blocks='middle'"},
       {"sdxl_module", "network_module = \"networks.lora\"\n", "networks.lora_flux"},
+      // The tiny model has 2 double and 2 single blocks: sd-scripts keeps 2 of each on the device.
+      {"blocks_to_swap", "blocks_to_swap = 1\n", "blocks_to_swap up to 0"},
   };
-  for (const Case& c : cases) {
+  std::vector<Case> all = cases;
+  if (!sinter::models::float8InBuild()) all.push_back({"fp8_base", "fp8_base = true\n", "fp8_base: this libtorch"});
+  for (const Case& c : all) {
     std::vector<std::string> args{"--config_file", writeConfig("bad_" + c.name + ".toml", path("out_bad_" + c.name), "max_train_steps = 2\n" + c.extra)};
     if (c.name == "sdxl_checkpoint") args.insert(args.end(), {"--pretrained_model_name_or_path", path("sdxl.safetensors")});
     std::vector<std::string> dry = args;
@@ -229,6 +235,36 @@ TEST_F(FluxLoraRun, BadInputsExitTwoNamingTheOptionOrFile) {
     EXPECT_EQ(ran.err.find("loading "), std::string::npos) << c.name << ":\n" << ran.err;
     EXPECT_FALSE(fs::exists(path("out_bad_" + c.name))) << c.name;
   }
+}
+
+// blocks_to_swap streams the last blocks' weights through a ring instead of keeping them: the
+// run trains exactly as one that keeps them (a transformer with 4 double and 6 single blocks, so
+// that 2 can be swapped: 3 double and 4 single blocks stream).
+TEST_F(FluxLoraRun, BlockSwapTrainsLikeTheResidentModel) {
+  sinter::models::FluxConfig c = sinter::models::FluxConfig::tiny();
+  c.depth = 4;
+  c.depthSingleBlocks = 6;
+  torch::manual_seed(9);
+  sinter::models::FluxTransformer deeper(c);
+  sinter::io::writeSafetensors(path("flux/deeper.safetensors"), deeper->checkpointTensors());
+  const std::string extra = "max_train_steps = 3\nnetwork_train_unet_only = true\ncache_latents = true\n";
+  auto runWith = [&](const std::string& name, const std::string& more) {
+    ProcessResult r = runRunner({"--config_file", writeConfig(name + ".toml", path("out_" + name), extra + more),
+                                 "--pretrained_model_name_or_path", path("flux/deeper.safetensors"), "--events", "jsonl"});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    return r;
+  };
+  const ProcessResult kept = runWith("swap_kept", "");
+  const ProcessResult swapped = runWith("swap_2", "blocks_to_swap = 2\n");
+  EXPECT_NE(swapped.err.find("double_blocks.1-3, single_blocks.2-5"), std::string::npos) << swapped.err;
+  ASSERT_EQ(losses(kept).size(), 3u);
+  ASSERT_EQ(losses(swapped).size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_NEAR(losses(kept)[i], losses(swapped)[i], 1e-6) << i;
+  EXPECT_TRUE(sameTensors(path("out_swap_kept/t.safetensors"), path("out_swap_2/t.safetensors"), 1e-6));
+  // And with gradient checkpointing, as 24 GB recipes combine them.
+  const ProcessResult checkpointed = runWith("swap_gc", "blocks_to_swap = 2\ngradient_checkpointing = true\n");
+  ASSERT_EQ(losses(checkpointed).size(), 3u);
+  EXPECT_NEAR(losses(kept)[0], losses(checkpointed)[0], 1e-6);
 }
 
 // The bundled FLUX demo preset trains as the demo runs it.

@@ -1,0 +1,60 @@
+#pragma once
+// blocks_to_swap: the frozen Linear weights of a model's last blocks of one kind live in host
+// memory (pinned, on CUDA) and stream through a ring of two device buffers, each block loaded one
+// block ahead of the compute in whichever direction the pass runs (ascending in the forward pass,
+// descending in the backward pass and its recomputations), on a side stream on CUDA. Only the
+// weights are copied, host to device: they are frozen, so the host copy stays the master and
+// nothing goes back. Biases, norms and LoRA adapters stay on the device.
+//
+// sd-scripts' meaning of the count is kept: asked to swap s blocks of a kind, the device holds the
+// weights of n - s of them (n - s - 2 resident, 2 in the ring), so s + 2 blocks stream.
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sinter::models {
+
+class BlockSwap : public std::enable_shared_from_this<BlockSwap> {
+ public:
+  // `blocks`: one kind's blocks in forward order, alike in their Linears; the Linear weights of the
+  // last `streamed` (2 to n) move to host memory as `storedAs` (the compute dtype, or float8 with
+  // fp8_base) and are served from the ring on `device` from now on (`frozen` on each of those
+  // Linears, whose `weight` is then the host copy). Call it before the model moves to the device
+  // (models::moveToDevice leaves the host copies where they are).
+  static std::shared_ptr<BlockSwap> install(const std::vector<std::shared_ptr<torch::nn::Module>>& blocks, int64_t streamed,
+                                            const torch::Device& device, torch::ScalarType storedAs);
+  ~BlockSwap();
+
+  int64_t firstStreamed() const { return first_; }  // blocks [firstStreamed, n) stream
+  int64_t blockCount() const { return blockCount_; }
+  bool streams(int64_t block) const { return block >= first_; }
+  // Host-to-device block loads so far (each block's whole set of Linear weights counts once).
+  int64_t loads() const { return loads_; }
+  // Device bytes of the ring (two blocks' weights) and host bytes of the streamed blocks.
+  int64_t ringBytes() const;
+  int64_t hostBytes() const;
+
+  // Linear `linear` (in module order) of block `block`, on the device, for the current stream.
+  torch::Tensor weight(int64_t block, size_t linear, torch::ScalarType dtype);
+
+ private:
+  struct Copies;
+  BlockSwap(int64_t blockCount, int64_t first, torch::Device device);
+  int slotOf(int64_t block) const;
+  int makeResident(int64_t block);  // its slot
+  void load(int64_t block, int slot);
+
+  int64_t blockCount_, first_;
+  torch::Device device_;
+  std::vector<std::vector<torch::Tensor>> host_;     // [block - first][linear]
+  std::vector<torch::Tensor> ring_[2];               // [slot][linear]
+  int64_t slotBlock_[2] = {-1, -1};
+  int64_t current_ = -1;  // the block the compute is on
+  int direction_ = 1;     // +1 forward, -1 backward: where the next block is
+  int64_t loads_ = 0;
+  std::unique_ptr<Copies> copies_;  // the side stream and events (CUDA)
+};
+
+}  // namespace sinter::models

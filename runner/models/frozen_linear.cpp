@@ -1,0 +1,110 @@
+#include "models/frozen_linear.h"
+
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/functions/utils.h>
+
+#include <stdexcept>
+
+#include "models/linear.h"
+
+#if (TORCH_VERSION_MAJOR > 2) || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+#define SINTER_HAS_FLOAT8 1
+#else
+#define SINTER_HAS_FLOAT8 0
+#endif
+
+namespace sinter::models {
+
+namespace {
+
+// dx = dy W, with W fetched again now: nothing of the weight is saved between the passes.
+struct FrozenLinearBackward : torch::autograd::Node {
+  std::shared_ptr<FrozenWeight> weight;
+  torch::ScalarType dtype = torch::kFloat32;
+
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    const torch::Tensor& dy = grads[0];
+    if (!dy.defined()) return {torch::Tensor()};
+    return {torch::matmul(dy, weight->get(dtype))};
+  }
+  std::string name() const override { return "FrozenLinearBackward"; }
+};
+
+// The float8 weight of one Linear (the module's own parameter), upcast per call.
+class Float8Weight : public FrozenWeight {
+ public:
+  explicit Float8Weight(torch::Tensor stored) : stored_(std::move(stored)) {}
+  torch::Tensor get(torch::ScalarType dtype) override { return stored_.to(dtype); }
+
+ private:
+  torch::Tensor stored_;
+};
+
+}  // namespace
+
+torch::Tensor frozenLinear(const torch::Tensor& x, const std::shared_ptr<FrozenWeight>& weight, const torch::Tensor& bias) {
+  const torch::ScalarType dtype = x.scalar_type();
+  torch::Tensor y;
+  {
+    torch::NoGradGuard noGrad;
+    y = torch::nn::functional::linear(x, weight->get(dtype), bias);
+  }
+  if (torch::GradMode::is_enabled() && x.requires_grad()) {
+    auto node = std::shared_ptr<FrozenLinearBackward>(new FrozenLinearBackward(), torch::autograd::deleteNode);
+    node->weight = weight;
+    node->dtype = dtype;
+    node->set_next_edges(torch::autograd::collect_next_edges(x));
+    torch::autograd::set_history(y, node);
+  }
+  return y;
+}
+
+bool float8InBuild() { return SINTER_HAS_FLOAT8 != 0; }
+
+namespace {
+[[noreturn]] void noFloat8() {
+  throw std::runtime_error("fp8_base: this libtorch (" TORCH_VERSION
+                           ") has no float8 type (libtorch 2.1 or newer has it); turn fp8_base off");
+}
+}  // namespace
+
+torch::ScalarType float8Dtype() {
+#if SINTER_HAS_FLOAT8
+  return torch::kFloat8_e4m3fn;
+#else
+  noFloat8();
+#endif
+}
+
+int storeLinearsInFloat8(torch::nn::Module& root) {
+#if SINTER_HAS_FLOAT8
+  torch::NoGradGuard noGrad;
+  int count = 0;
+  for (const auto& module : root.modules(/*include_self=*/true)) {
+    auto linear = std::dynamic_pointer_cast<LinearImpl>(module);
+    if (!linear || linear->frozen) continue;
+    linear->weight.set_requires_grad(false);
+    linear->weight.set_data(linear->weight.data().to(torch::kFloat8_e4m3fn));
+    linear->frozen = std::make_shared<Float8Weight>(linear->weight);
+    ++count;
+  }
+  return count;
+#else
+  (void)root;
+  noFloat8();
+#endif
+}
+
+void moveToDevice(torch::nn::Module& root, const torch::Device& device) {
+  torch::NoGradGuard noGrad;
+  for (const auto& module : root.modules(/*include_self=*/true)) {
+    auto linear = std::dynamic_pointer_cast<LinearImpl>(module);
+    const bool keepWeight = linear && linear->frozen && linear->frozen->streamed();
+    for (auto& p : module->named_parameters(/*recurse=*/false))
+      if (!(keepWeight && p.key() == "weight") && p.value().device() != device) p.value().set_data(p.value().data().to(device));
+    for (auto& b : module->named_buffers(/*recurse=*/false))
+      if (b.value().device() != device) b.value().set_data(b.value().data().to(device));
+  }
+}
+
+}  // namespace sinter::models

@@ -1,0 +1,38 @@
+#pragma once
+// Frozen Linear weights that autograd must not hold on to: stored in float8 (fp8_base) or streamed
+// between host and device memory (blocks_to_swap, models/block_swap.h). The Linear asks for the
+// weight in the compute dtype when its forward runs, and again when its backward pass needs it
+// (dx = dy W), so neither an upcast copy nor a swapped-out block stays alive between the passes.
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+
+namespace sinter::models {
+
+class FrozenWeight {
+ public:
+  virtual ~FrozenWeight() = default;
+  // The weight [out, in] on the compute device, in `dtype`, usable on the current stream.
+  virtual torch::Tensor get(torch::ScalarType dtype) = 0;
+  // Kept in host memory and copied in when needed (blocks_to_swap): the Linear's `weight` stays there.
+  virtual bool streamed() const { return false; }
+};
+
+// x W^T + bias with W from `weight`; the gradient reaches x only (W and bias are frozen).
+torch::Tensor frozenLinear(const torch::Tensor& x, const std::shared_ptr<FrozenWeight>& weight, const torch::Tensor& bias);
+
+// Whether this libtorch has float8 e4m3 (2.1 and newer), and the type (throws without it).
+bool float8InBuild();
+torch::ScalarType float8Dtype();
+
+// fp8_base: every Linear weight under `root` stored as float8 e4m3 (cast as sd-scripts casts it,
+// without a scale) and upcast to the activations' dtype per call. Returns how many Linears; a
+// libtorch without float8 throws std::runtime_error naming the option.
+int storeLinearsInFloat8(torch::nn::Module& root);
+
+// Every parameter and buffer under `root` onto `device`, module by module (so a model larger than
+// the device never has to fit there in its loading precision), except streamed Linears' weights.
+void moveToDevice(torch::nn::Module& root, const torch::Device& device);
+
+}  // namespace sinter::models

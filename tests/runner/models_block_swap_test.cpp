@@ -1,0 +1,210 @@
+// fp8_base and blocks_to_swap: Linear weights served from elsewhere than the Linear's own parameter
+// (models/frozen_linear.h, models/block_swap.h). On the CPU the ring's copies are plain copies, so
+// the schedule (which block is where, when each is loaded) and the numerics run through the same
+// code as on CUDA, where they also overlap on a side stream (tests/gpu/fused_kernels_check.cpp).
+#include <gtest/gtest.h>
+
+#include <torch/version.h>
+
+#include <string>
+#include <vector>
+
+#include "models/block_swap.h"
+#include "models/flux_latents.h"
+#include "models/flux_rope.h"
+#include "models/flux_transformer.h"
+#include "models/frozen_linear.h"
+#include "models/linear.h"
+
+using namespace sinter::models;
+using torch::Tensor;
+
+namespace {
+
+// A fixed weight that counts how often the Linear asks for it.
+class CountedWeight : public FrozenWeight {
+ public:
+  explicit CountedWeight(Tensor w) : w_(std::move(w)) {}
+  Tensor get(torch::ScalarType dtype) override {
+    ++calls;
+    return w_.to(dtype);
+  }
+  int calls = 0;
+
+ private:
+  Tensor w_;
+};
+
+// Tiny widths, more blocks than FluxConfig::tiny so that some can stream: 4 double, 6 single.
+FluxConfig swappableConfig() {
+  FluxConfig c = FluxConfig::tiny();
+  c.depth = 4;
+  c.depthSingleBlocks = 6;
+  return c;
+}
+
+std::vector<std::shared_ptr<LinearImpl>> linearsOf(torch::nn::Module& root) {
+  std::vector<std::shared_ptr<LinearImpl>> out;
+  for (const auto& m : root.modules(false))
+    if (auto l = std::dynamic_pointer_cast<LinearImpl>(m)) out.push_back(l);
+  return out;
+}
+
+// Two transformers with the same random weights and the same LoRA adapters (rank 2, nonzero up
+// so that the down projections get gradients too) on every Linear of the blocks.
+std::pair<FluxTransformer, FluxTransformer> twins(const FluxConfig& c) {
+  torch::manual_seed(5);
+  FluxTransformer a(c), b(c);
+  torch::NoGradGuard noGrad;
+  auto pa = a->parameters(), pb = b->parameters();
+  for (size_t i = 0; i < pa.size(); ++i) {
+    pa[i].copy_(torch::randn_like(pa[i]) * 0.2 + (pa[i].dim() == 1 ? 1.0 : 0.0));
+    pb[i].copy_(pa[i]);
+    pa[i].set_requires_grad(false);
+    pb[i].set_requires_grad(false);
+  }
+  auto la = linearsOf(*a), lb = linearsOf(*b);
+  for (size_t i = 0; i < la.size(); ++i) {
+    auto adapter = std::make_shared<LoraAdapter>();
+    adapter->down = (torch::randn({2, la[i]->inFeatures()}) * 0.1).requires_grad_(true);
+    adapter->up = (torch::randn({la[i]->outFeatures(), 2}) * 0.1).requires_grad_(true);
+    auto copy = std::make_shared<LoraAdapter>(*adapter);
+    copy->down = adapter->down.detach().clone().requires_grad_(true);
+    copy->up = adapter->up.detach().clone().requires_grad_(true);
+    la[i]->lora = adapter;
+    lb[i]->lora = copy;
+  }
+  return {a, b};
+}
+
+struct StepResult {
+  double loss;
+  std::vector<Tensor> grads;  // every adapter's down and up, then the image input's
+};
+
+StepResult step(FluxTransformer& m, int64_t seed) {
+  torch::manual_seed(seed);
+  const FluxConfig& c = m->config();
+  const Tensor img = packFluxLatents(torch::randn({1, 16, 4, 6})).requires_grad_(true);
+  const Tensor out = m(img, fluxImageIds(1, 2, 3), torch::randn({1, 5, c.contextInDim}), fluxTextIds(1, 5), torch::tensor({0.7f}),
+                       torch::randn({1, c.vecInDim}), torch::tensor({3.5f}));
+  const Tensor loss = out.pow(2).mean();
+  for (const auto& l : linearsOf(*m)) l->lora->down.mutable_grad() = Tensor(), l->lora->up.mutable_grad() = Tensor();
+  loss.backward();
+  StepResult r{loss.item<double>(), {}};
+  for (const auto& l : linearsOf(*m)) r.grads.push_back(l->lora->down.grad()), r.grads.push_back(l->lora->up.grad());
+  r.grads.push_back(img.grad());
+  return r;
+}
+
+void expectSame(const StepResult& plain, const StepResult& other, const std::string& what) {
+  EXPECT_DOUBLE_EQ(plain.loss, other.loss) << what;
+  ASSERT_EQ(plain.grads.size(), other.grads.size());
+  for (size_t i = 0; i < plain.grads.size(); ++i) {
+    ASSERT_TRUE(other.grads[i].defined()) << what << " " << i;
+    // dx = dy W computed by the Linear's own node instead of linear's: float32 rounding at most.
+    const double scale = plain.grads[i].abs().max().item<double>();
+    EXPECT_LE((plain.grads[i] - other.grads[i]).abs().max().item<double>(), 1e-6 * (1.0 + scale)) << what << " gradient " << i;
+  }
+}
+
+}  // namespace
+
+TEST(FrozenLinear, GradientReachesTheInputOnlyAndTheWeightIsFetchedForEachPass) {
+  torch::manual_seed(1);
+  const Tensor w = torch::randn({5, 3}), bias = torch::randn({5});
+  auto weight = std::make_shared<CountedWeight>(w);
+  const Tensor x = torch::randn({2, 4, 3}).requires_grad_(true);
+  const Tensor y = frozenLinear(x, weight, bias);
+  EXPECT_EQ(weight->calls, 1);
+  const Tensor dy = torch::randn({2, 4, 5});
+  y.backward(dy);
+  EXPECT_EQ(weight->calls, 2);  // nothing of the weight kept between the passes: fetched again
+  EXPECT_TRUE(torch::allclose(y, torch::nn::functional::linear(x, w, bias), 1e-6, 1e-6));
+  EXPECT_TRUE(torch::allclose(x.grad(), torch::matmul(dy, w), 1e-6, 1e-6));
+
+  // Without gradients nothing is recorded.
+  torch::NoGradGuard noGrad;
+  EXPECT_FALSE(frozenLinear(x, weight, bias).requires_grad());
+}
+
+TEST(BlockSwap, CountsSplitAsSdScriptsSplitsThem) {
+  const FluxBlockSwapSplit eight = fluxBlockSwapSplit(FluxConfig::dev(), 8);
+  EXPECT_EQ(eight.doubles, 4);
+  EXPECT_EQ(eight.singles, 8);
+  const FluxBlockSwapSplit most = fluxBlockSwapSplit(FluxConfig::dev(), 35);
+  EXPECT_EQ(most.doubles, 17);
+  EXPECT_EQ(most.singles, 36);
+  try {
+    fluxBlockSwapSplit(FluxConfig::dev(), 36);
+    FAIL() << "36 blocks accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("blocks_to_swap up to 35"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(fluxBlockSwapSplit(FluxConfig::tiny(), 1), std::invalid_argument);  // 2 + 2 blocks: nothing to swap
+  EXPECT_EQ(fluxBlockSwapSplit(swappableConfig(), 2).singles, 2);
+}
+
+// Streamed blocks compute what the resident ones would, forward and backward, with and without
+// gradient checkpointing, over several steps; the ring loads each block as the schedule says.
+TEST(BlockSwap, TrainsLikeTheResidentModelAndLoadsOneBlockAhead) {
+  for (const bool checkpointing : {false, true}) {
+    auto [plain, swapped] = twins(swappableConfig());
+    // 2: 1 double and 2 single blocks swapped, so 3 doubles and 4 singles stream through the rings.
+    swapped->enableBlockSwap(2, torch::kCPU, torch::kFloat32);
+    moveToDevice(*swapped, torch::kCPU);
+    EXPECT_EQ(swapped->streamedBlocks(), "double_blocks.1-3, single_blocks.2-5");
+    EXPECT_FALSE(swapped->streamsWeights("double_blocks.0"));
+    EXPECT_TRUE(swapped->streamsWeights("double_blocks.1"));
+    EXPECT_TRUE(swapped->streamsWeights("single_blocks.5"));
+    for (const auto& l : linearsOf(*swapped->double_blocks[0])) EXPECT_FALSE(l->frozen);
+    for (const auto& l : linearsOf(*swapped->double_blocks[1])) EXPECT_TRUE(l->frozen && l->frozen->streamed());
+    // Two blocks' weights on the device at once, whatever the count streamed.
+    EXPECT_EQ(swapped->doubleSwap()->ringBytes() * 3, swapped->doubleSwap()->hostBytes() * 2);
+    for (FluxTransformer* m : {&plain, &swapped}) {
+      (*m)->train();
+      (*m)->setGradientCheckpointing(checkpointing, false);
+    }
+    const std::string what = checkpointing ? "checkpointed" : "plain";
+    expectSame(step(plain, 21), step(swapped, 21), what + " step 1");
+    // m streamed blocks: m loaded in the first forward pass (one ahead of the compute), m - 2 in
+    // its backward pass (the last two are still there); from then on m - 2 each way.
+    EXPECT_EQ(swapped->doubleSwap()->loads(), 3 + 1) << what;
+    EXPECT_EQ(swapped->singleSwap()->loads(), 4 + 2) << what;
+    expectSame(step(plain, 22), step(swapped, 22), what + " step 2");
+    expectSame(step(plain, 23), step(swapped, 23), what + " step 3");
+    EXPECT_EQ(swapped->doubleSwap()->loads(), 4 + 2 * 2) << what;
+    EXPECT_EQ(swapped->singleSwap()->loads(), 6 + 2 * 4) << what;
+  }
+}
+
+TEST(BlockSwap, RefusesWhatItCannotStream) {
+  auto [plain, other] = twins(swappableConfig());
+  EXPECT_THROW(plain->enableBlockSwap(9, torch::kCPU, torch::kFloat32), std::invalid_argument);
+  std::vector<std::shared_ptr<torch::nn::Module>> mixed{plain->double_blocks[0], plain->single_blocks[0]};
+  EXPECT_THROW(BlockSwap::install(mixed, 2, torch::kCPU, torch::kFloat32), std::invalid_argument);
+}
+
+// fp8_base: with float8 in this libtorch, each Linear computes with its weight rounded to e4m3;
+// without it (Debian's libtorch 1.13), a clear error naming the option and the libtorch.
+TEST(Float8Base, StoresLinearWeightsInFloat8OrSaysWhyNot) {
+  auto [plain, fp8] = twins(FluxConfig::tiny());
+  if (!float8InBuild()) {
+    try {
+      storeLinearsInFloat8(*fp8);
+      FAIL() << "float8 claimed by a libtorch without it";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("fp8_base"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(TORCH_VERSION), std::string::npos) << e.what();
+    }
+    return;
+  }
+  const int count = storeLinearsInFloat8(*fp8);
+  EXPECT_EQ(count, static_cast<int>(linearsOf(*fp8).size()));
+  {
+    torch::NoGradGuard noGrad;  // the reference: the same weights rounded through e4m3
+    for (const auto& l : linearsOf(*plain)) l->weight.copy_(l->weight.to(float8Dtype()).to(torch::kFloat32));
+  }
+  for (const auto& l : linearsOf(*fp8)) EXPECT_EQ(l->weight.scalar_type(), float8Dtype());
+  expectSame(step(plain, 31), step(fp8, 31), "fp8");
+}

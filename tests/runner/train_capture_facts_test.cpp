@@ -1,0 +1,63 @@
+// What a run's config keeps out of CUDA graphs, and the plan it leads to on a CUDA build and
+// device: blocks_to_swap refuses whole-step capture (fullgraph) and keeps only the swapped blocks
+// out of per-block capture.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "train/capture_facts.h"
+
+using namespace sinter;
+
+namespace {
+
+bool mentions(const std::vector<std::string>& lines, const std::string& text) {
+  for (const auto& l : lines)
+    if (l.find(text) != std::string::npos) return true;
+  return false;
+}
+
+Config swapConfig(bool fullgraph, long long blocksToSwap) {
+  Config c;
+  c.set("model_family", std::string("flux"));
+  c.set("network_train_unet_only", true);
+  c.set("blocks_to_swap", blocksToSwap);
+  c.set("compile", true);
+  c.set("compile_backend", std::string("inductor"));
+  c.set("compile_mode", std::string("reduce-overhead"));
+  c.set("compile_dynamic", std::string("auto"));
+  c.set("compile_fullgraph", fullgraph);
+  return c;
+}
+
+// The facts of a CUDA build training on a CUDA device, whatever this machine is.
+compile::CaptureFacts onCuda(const Config& c) {
+  compile::CaptureFacts facts = train::captureFacts(c, torch::kCPU);
+  facts.graphsInBuild = true;
+  facts.cudaDevice = true;
+  return facts;
+}
+
+}  // namespace
+
+TEST(CaptureFacts, BlockSwapRefusesTheWholeStepAndExcludesTheSwappedBlocks) {
+  const Config whole = swapConfig(true, 8);
+  const compile::CompilePlan refused = compile::planCompile(whole, Family::FLUX, onCuda(whole));
+  ASSERT_TRUE(refused.fatal.has_value());
+  EXPECT_NE(refused.fatal->find("blocks_to_swap"), std::string::npos) << *refused.fatal;
+  EXPECT_FALSE(refused.captureSteps);
+
+  const Config perBlock = swapConfig(false, 8);
+  const compile::CompilePlan blocks = compile::planCompile(perBlock, Family::FLUX, onCuda(perBlock));
+  EXPECT_FALSE(blocks.fatal.has_value());
+  EXPECT_TRUE(blocks.captureRegions);
+  EXPECT_TRUE(mentions(blocks.warnings, "Linear layers excluded from capture"));
+  EXPECT_TRUE(mentions(blocks.lines(), "Linear layers excluded from capture"));
+
+  const Config none = swapConfig(true, 0);
+  const compile::CompilePlan whole0 = compile::planCompile(none, Family::FLUX, onCuda(none));
+  EXPECT_FALSE(whole0.fatal.has_value());
+  EXPECT_TRUE(whole0.captureSteps);
+  EXPECT_FALSE(mentions(whole0.warnings, "Linear layers excluded"));
+}
