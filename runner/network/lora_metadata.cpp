@@ -139,17 +139,17 @@ Metadata minimumMetadata(const Metadata& metadata) {
   return out;
 }
 
-Metadata buildModelSpec(const OptionLookup& option, const LoraRunFacts& facts, double timestamp) {
+Metadata buildModelSpec(const OptionLookup& option, const LoraRunFacts& facts, double timestamp, bool lora) {
   Metadata m;
   m["modelspec.sai_model_spec"] = "1.0.1";
-  m["modelspec.architecture"] = facts.modelSpecArchitecture + "/lora";
+  m["modelspec.architecture"] = facts.modelSpecArchitecture + (lora ? "/lora" : "");
   m["modelspec.implementation"] = facts.modelSpecImplementation;
   m["modelspec.implementation_version"] = facts.implementationVersion;
   const json title = option("metadata_title");
   const json outputName = option("output_name");
   if (truthy(title)) m["modelspec.title"] = title.get<std::string>();
   else if (truthy(outputName)) m["modelspec.title"] = outputName.get<std::string>();
-  else m["modelspec.title"] = "LoRA@" + pythonFloatRepr(timestamp);
+  else m["modelspec.title"] = (lora ? "LoRA@" : "Checkpoint@") + pythonFloatRepr(timestamp);
   m["modelspec.date"] = isoLocalTime(timestamp);
   const std::pair<int, int> reso = facts.resolution.value_or(std::make_pair(1024, 1024));
   m["modelspec.resolution"] = std::to_string(reso.first) + "x" + std::to_string(reso.second);

@@ -63,8 +63,9 @@ Metadata buildSsMetadata(const OptionLookup& option, const LoraRunFacts& facts);
 void stampSave(Metadata& metadata, double finishedAt, int64_t steps, int64_t epoch);
 // SS_METADATA_MINIMUM_KEYS: ss_v2, ss_base_model_version, ss_network_module/dim/alpha/args.
 Metadata minimumMetadata(const Metadata& metadata);
-// modelspec.* for an SDXL LoRA (architecture stable-diffusion-xl-v1-base/lora).
-Metadata buildModelSpec(const OptionLookup& option, const LoraRunFacts& facts, double timestamp);
+// modelspec.* for a LoRA (architecture ".../lora", title "LoRA@<time>" by default) or, with
+// `lora` false, for a full checkpoint (the bare architecture, "Checkpoint@<time>").
+Metadata buildModelSpec(const OptionLookup& option, const LoraRunFacts& facts, double timestamp, bool lora = true);
 // What a save writes: full (or minimum with no_metadata) ss_* plus modelspec.*.
 Metadata metadataForSave(const Metadata& ssMetadata, const Metadata& modelSpec, bool noMetadata);
 

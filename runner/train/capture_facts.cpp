@@ -9,7 +9,9 @@ compile::CaptureFacts captureFacts(const Config& config, const torch::Device& de
   compile::CaptureFacts facts;
   facts.cudaDevice = device.is_cuda();
   const LoraMethodOptions lora = LoraMethodOptions::fromConfig(config);
-  if (lora.trainTextEncoders)
+  // LoRA trains the text encoders unless network_train_unet_only; full-weight runs with train_text_encoder.
+  const bool textEncodersTrain = config.tab() == Tab::LoRA ? lora.trainTextEncoders : config.getBool("train_text_encoder");
+  if (textEncodersTrain)
     facts.barriers.push_back("the text encoders train: their captions are tokenized on the host within the step "
                              "(set network_train_unet_only, or cache_text_encoder_outputs)");
   if (config.getBool("gradient_checkpointing") && lora.network.dropout > 0.0)

@@ -229,4 +229,8 @@ StepShape FluxFamily::stageWarmup(const data::ShapeSignature& signature) {
   return shape;
 }
 
+std::vector<std::pair<std::string, torch::Tensor>> FluxFamily::checkpointTensors() const {
+  return models_.transformer->checkpointTensors("");
+}
+
 }  // namespace sinter::train

@@ -44,6 +44,7 @@ class FluxFamily : public FamilyPart {
   torch::Tensor stagedLoss(const StepShape& shape) override { return step_->stagedLoss(shape); }
   StepShape stageWarmup(const data::ShapeSignature& signature) override;
   void captureRegions(GraphedRegions* regions) override;
+  std::vector<std::pair<std::string, torch::Tensor>> checkpointTensors() const override;
   at::Generator& generator() override { return step_->generator(); }
 
   int t5MaxTokens() const { return t5MaxTokens_; }

@@ -19,8 +19,10 @@ double unixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+}  // namespace
+
 // sd-scripts options by key for the metadata; keys Sinter has no option for (v2, ...) are None.
-nlohmann::ordered_json optionAsJson(const Config& c, const std::string& key) {
+nlohmann::ordered_json configOptionAsJson(const Config& c, const std::string& key) {
   if (!findOption(key)) return nullptr;
   Value v = c.get(key);
   if (isUnset(v)) return nullptr;
@@ -30,8 +32,6 @@ nlohmann::ordered_json optionAsJson(const Config& c, const std::string& key) {
   if (auto s = std::get_if<std::string>(&v)) return *s;
   return asList(v);
 }
-
-}  // namespace
 
 network::LoraNetworkOptions loraNetworkOptions(const Config& config) {
   network::LoraNetworkOptions o;
@@ -104,7 +104,7 @@ void LoraMethod::attach(FamilyPart& family) {
   const FamilyFacts familyFacts = family.facts();
   facts_.sessionId = std::to_string(std::random_device{}());
   facts_.trainingStartedAt = unixNow();
-  facts_.textEncoderLr = optionAsJson(config_, "text_encoder_lr");
+  facts_.textEncoderLr = configOptionAsJson(config_, "text_encoder_lr");
   facts_.optimizerArgs = options_.optimizerArgsText;
   facts_.networkArgs = options_.network.args.raw;
   facts_.baseModelVersion = familyFacts.baseModelVersion;
@@ -143,11 +143,11 @@ void LoraMethod::describeRun(const data::Dataset& dataset, long long batchesPerE
     facts_.minBucketReso = b.minBucketReso;
     facts_.maxBucketReso = b.maxBucketReso;
   }
-  ssMetadata_ = network::buildSsMetadata([&](const std::string& key) { return optionAsJson(config_, key); }, facts_);
+  ssMetadata_ = network::buildSsMetadata([&](const std::string& key) { return configOptionAsJson(config_, key); }, facts_);
 }
 
 void LoraMethod::saveModel(const std::string& path, const SaveStamp& stamp) {
-  const network::OptionLookup lookup = [&](const std::string& key) { return optionAsJson(config_, key); };
+  const network::OptionLookup lookup = [&](const std::string& key) { return configOptionAsJson(config_, key); };
   network::Metadata ss = ssMetadata_;
   network::stampSave(ss, unixNow(), stamp.step, stamp.epoch);
   network::Metadata spec = network::buildModelSpec(lookup, facts_, unixNow());

@@ -11,6 +11,9 @@
 
 namespace sinter::train {
 
+// An option's value as sd-scripts' metadata writes it (None where unset or not an option here).
+nlohmann::ordered_json configOptionAsJson(const Config& config, const std::string& key);
+
 // network_dim, network_alpha, network_dropout and network_args (device and dtype are the run's).
 network::LoraNetworkOptions loraNetworkOptions(const Config& config);
 

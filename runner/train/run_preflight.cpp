@@ -24,6 +24,7 @@
 #include "train/diffusion_loss.h"
 #include "train/flow_matching.h"
 #include "train/flux_model_set.h"
+#include "train/full_weights_method.h"
 #include "train/lora_method.h"
 #include "train/lr_schedule.h"
 #include "train/mixed_precision.h"
@@ -252,6 +253,11 @@ RunPreflight preflightRun(const Config& config) {
       result.resolved.set("network_module", std::string(*family == Family::FLUX ? "networks.lora_flux" : "networks.lora"));
   }
   bool valuesParsed = checkValues(config, k);
+  if (family && config.tab() != Tab::LoRA && valuesParsed)
+    if (const std::optional<Refusal> refusal = fullWeightsRefusal(config)) {
+      k.error(refusal->key, refusal->message);
+      valuesParsed = false;
+    }
   if (family == Family::FLUX) valuesParsed &= checkFluxFiles(config, k);
   if (family && *family != Family::FLUX && !config.getList("network_args").empty()) {
     k.parse("network_args", [&] {

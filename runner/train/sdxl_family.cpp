@@ -185,4 +185,13 @@ StepShape SdxlFamily::stageWarmup(const data::ShapeSignature& signature) {
   return shape;
 }
 
+std::vector<std::pair<std::string, torch::Tensor>> SdxlFamily::checkpointTensors() const {
+  std::vector<std::pair<std::string, torch::Tensor>> out = models_.unet->checkpointTensors(models::SdxlUnetImpl::kPrefix);
+  for (auto part : {models_.clipL->checkpointTensors(models::ClipTextModelImpl::kSdxlPrefix),
+                    models_.bigG->checkpointTensors(models::OpenClipTextModelImpl::kSdxlPrefix),
+                    models_.vae->checkpointTensors(models::SdxlVaeImpl::kPrefix)})
+    out.insert(out.end(), part.begin(), part.end());
+  return out;
+}
+
 }  // namespace sinter::train

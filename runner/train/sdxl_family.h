@@ -43,6 +43,7 @@ class SdxlFamily : public FamilyPart {
   torch::Tensor stagedLoss(const StepShape& shape) override { return step_->stagedLoss(shape); }
   StepShape stageWarmup(const data::ShapeSignature& signature) override;
   void captureRegions(GraphedRegions* regions) override;
+  std::vector<std::pair<std::string, torch::Tensor>> checkpointTensors() const override;
   at::Generator& generator() override { return step_->generator(); }
 
  private:

@@ -90,6 +90,9 @@ class FamilyPart {
   virtual void captureRegions(GraphedRegions* regions) = 0;
   // The noise generator, saved with the training state so a resumed run draws the same noise.
   virtual at::Generator& generator() = 0;
+  // Every model of the family's checkpoint under its key in the file users load (SDXL: the four
+  // models of the single-file checkpoint; FLUX: the transformer in BFL's layout), as they are now.
+  virtual std::vector<std::pair<std::string, torch::Tensor>> checkpointTensors() const = 0;
 };
 
 // When a save is made, for the file's metadata.

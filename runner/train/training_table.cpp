@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "train/flux_family.h"
+#include "train/full_weights_method.h"
 #include "train/lora_method.h"
 #include "train/sdxl_family.h"
 
@@ -18,12 +19,23 @@ struct TableEntry {
   std::function<TrainingParts(const RunContext&)> make;
 };
 
+template <typename FamilyType>
+TrainingParts fullWeights(const RunContext& run) {
+  auto method = std::make_unique<FullWeightsMethod>(run);  // refuses what it cannot train before any model loads
+  return TrainingParts{std::make_unique<FamilyType>(run), std::move(method)};
+}
+
 const std::vector<TableEntry>& table() {
   static const std::vector<TableEntry> entries{
       {Family::SDXL, Tab::LoRA,
        [](const RunContext& run) { return TrainingParts{std::make_unique<SdxlFamily>(run), std::make_unique<LoraMethod>(run)}; }},
       {Family::FLUX, Tab::LoRA,
        [](const RunContext& run) { return TrainingParts{std::make_unique<FluxFamily>(run), std::make_unique<LoraMethod>(run)}; }},
+      // DreamBooth and fine-tune differ in their datasets (reg images, captions), not in what trains.
+      {Family::SDXL, Tab::DreamBooth, fullWeights<SdxlFamily>},
+      {Family::SDXL, Tab::FineTune, fullWeights<SdxlFamily>},
+      {Family::FLUX, Tab::DreamBooth, fullWeights<FluxFamily>},
+      {Family::FLUX, Tab::FineTune, fullWeights<FluxFamily>},
   };
   return entries;
 }

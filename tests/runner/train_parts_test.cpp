@@ -18,10 +18,12 @@ TEST(TrainingTable, SaysWhatIsBuiltAndWhatIsNot) {
   const std::optional<std::string> sd15 = notBuiltReason(Family::SD15, Tab::LoRA);
   ASSERT_TRUE(sd15.has_value());
   EXPECT_NE(sd15->find("training sd15 is not in this build yet"), std::string::npos) << *sd15;
-  EXPECT_NE(sd15->find("sdxl lora, flux lora"), std::string::npos) << *sd15;  // and what is
-  const std::optional<std::string> dreambooth = notBuiltReason(Family::SDXL, Tab::DreamBooth);
-  ASSERT_TRUE(dreambooth.has_value());
-  EXPECT_NE(dreambooth->find("dreambooth training of sdxl is not in this build yet"), std::string::npos) << *dreambooth;
+  EXPECT_NE(sd15->find("sdxl lora, flux lora, sdxl dreambooth"), std::string::npos) << *sd15;  // and what is
+  for (Family family : {Family::SDXL, Family::FLUX})
+    for (Tab tab : {Tab::DreamBooth, Tab::FineTune}) EXPECT_FALSE(notBuiltReason(family, tab).has_value());
+  const std::optional<std::string> sd2 = notBuiltReason(Family::SD2, Tab::FineTune);
+  ASSERT_TRUE(sd2.has_value());
+  EXPECT_NE(sd2->find("training sd2 is not in this build yet"), std::string::npos) << *sd2;
 }
 
 TEST(ShapePlan, SharesAndBuffersMadeOncePerShape) {

@@ -1,0 +1,122 @@
+#include "train/full_weights_method.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <map>
+
+#include "core/option.h"
+#include "io/safetensors.h"
+#include "network/lora_file.h"
+#include "train/config_values.h"
+#include "train/lora_method.h"
+#include "train/run_errors.h"
+
+namespace sinter::train {
+
+namespace {
+
+double unixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+std::optional<Refusal> fullWeightsRefusal(const Config& config) {
+  const std::string mixed = config.getString("mixed_precision");
+  if ((mixed == "bf16" && !config.getBool("full_bf16")) || (mixed == "fp16" && !config.getBool("full_fp16")))
+    return Refusal{"mixed_precision", "mixed_precision = \"" + mixed + "\": DreamBooth and fine-tune runs in this build train the weights in the models' own "
+           "dtype: set full_" + mixed + " = true (as sd-scripts' low-memory recipes do), or mixed_precision = \"no\" (fp32); "
+           "fp32 master weights under mixed precision are not built yet"};
+  if (config.getBool("fp8_base"))
+    return Refusal{"fp8_base", "fp8_base stores frozen weights; a DreamBooth or fine-tune run trains them: turn fp8_base off"};
+  if (!isUnset(config.get("blocks_to_swap")) && config.getInt("blocks_to_swap") > 0)
+    return Refusal{"blocks_to_swap", "blocks_to_swap: swapping trained weights (written back to host memory after each step) is not "
+                                     "built yet; set blocks_to_swap to 0"};
+  if (config.family() == Family::FLUX && config.getBool("train_text_encoder"))
+    return Refusal{"train_text_encoder", "train_text_encoder: flux_train.py trains the FLUX transformer only"};
+  return std::nullopt;
+}
+
+FullWeightsMethod::FullWeightsMethod(const RunContext& run)
+    : config_(run.config), trainTextEncoders_(run.config.getBool("train_text_encoder")) {
+  if (const auto why = fullWeightsRefusal(run.config)) throw InputError(why->message);
+  if (!config_.getString("save_precision").empty()) saveDtype_ = network::savePrecisionDtype(config_.getString("save_precision"));
+}
+
+void FullWeightsMethod::attach(FamilyPart& family) {
+  family_ = &family;
+  const double lr = config_.getDouble("learning_rate");
+  // sdxl_train.py: learning_rate_te1 / learning_rate_te2, each defaulting to learning_rate.
+  const std::optional<double> teLr[2] = {optionalDouble(config_, "learning_rate_te1"), optionalDouble(config_, "learning_rate_te2")};
+  int textEncoder = 0;
+  int64_t count = 0;
+  for (const TrainableModel& model : family.trainableModels()) {
+    const bool trains = !model.textEncoder || trainTextEncoders_;
+    const double groupLr = model.textEncoder ? teLr[std::min(textEncoder, 1)].value_or(lr) : lr;
+    if (model.textEncoder) ++textEncoder;
+    if (!trains) continue;
+    OptimizerGroup group{model.label, groupLr, {}};
+    for (const auto& p : model.module->named_parameters(/*recurse=*/true)) {
+      torch::Tensor param = p.value();
+      param.set_requires_grad(true);
+      group.params.push_back(param);
+      trained_.emplace_back(model.label + "/" + p.key(), param);
+      count += param.numel();
+    }
+    if (groupLr > 0) groups_.push_back(std::move(group));
+    else for (auto& t : group.params) t.set_requires_grad(false);  // sd-scripts: a learning rate of 0 freezes it
+  }
+  if (groups_.empty()) throw InputError("nothing to train: every model's learning rate is 0");
+  std::string what;
+  for (const OptimizerGroup& g : groups_) what += (what.empty() ? "" : ", ") + g.label + " (lr " + std::to_string(g.lr) + ")";
+  spdlog::info("full weights: training {}: {} parameters", what, count);
+
+  const FamilyFacts f = family.facts();
+  facts_.baseModelVersion = f.baseModelVersion;
+  facts_.sdModelName = f.checkpointFile;
+  facts_.modelSpecArchitecture = f.modelSpecArchitecture;
+  facts_.modelSpecImplementation = f.modelSpecImplementation;
+  facts_.modelSpecPredictionType = f.modelSpecPredictionType;
+}
+
+void FullWeightsMethod::describeRun(const data::Dataset& dataset, long long, long long, long long, int) {
+  if (!dataset.datasets.empty())
+    facts_.resolution = std::make_pair(dataset.datasets.front().buckets.resolution.width, dataset.datasets.front().buckets.resolution.height);
+}
+
+void FullWeightsMethod::saveModel(const std::string& path, const SaveStamp& stamp) {
+  const network::OptionLookup lookup = [&](const std::string& key) { return configOptionAsJson(config_, key); };
+  network::Metadata metadata = network::buildModelSpec(lookup, facts_, unixNow(), /*lora=*/false);
+  (void)stamp;  // sd-scripts' checkpoints carry no step
+  const std::vector<std::pair<std::string, torch::Tensor>> tensors = family_->checkpointTensors();
+  // Streamed, one tensor on the host at a time: a full checkpoint does not fit in memory twice.
+  std::vector<io::TensorDeclaration> entries;
+  for (const auto& [key, t] : tensors)
+    entries.push_back({key, t.is_floating_point() && saveDtype_ ? *saveDtype_ : t.scalar_type(), t.sizes().vec()});
+  io::writeSafetensorsStreaming(path, entries, metadata, [&](size_t i) {
+    return tensors[i].second.detach().to(torch::kCPU, entries[i].dtype).contiguous();
+  });
+}
+
+NamedTensors FullWeightsMethod::stateTensors() const {
+  NamedTensors out;
+  for (const auto& [name, t] : trained_) out.emplace_back(name, t.detach());
+  return out;
+}
+
+void FullWeightsMethod::loadStateTensors(const NamedTensors& tensors, const std::string& source) {
+  std::map<std::string, torch::Tensor> byName(tensors.begin(), tensors.end());
+  torch::NoGradGuard noGrad;
+  for (auto& [name, t] : trained_) {
+    auto it = byName.find(name);
+    if (it == byName.end())
+      throw InputError("resume: the state in '" + source + "' lacks " + name + "; was it saved by another kind of run?");
+    if (it->second.sizes() != t.sizes())
+      throw InputError("resume: " + name + " in '" + source + "' is " + c10::str(it->second.sizes()) + ", the model's is " +
+                       c10::str(t.sizes()));
+    t.copy_(it->second);
+  }
+}
+
+}  // namespace sinter::train

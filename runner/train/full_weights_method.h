@@ -1,0 +1,47 @@
+#pragma once
+// DreamBooth and fine-tune (sd-scripts' sdxl_train.py and flux_train.py): the family's denoiser,
+// and with train_text_encoder its text encoders (SDXL), trained whole in the models' own dtype
+// (fp32 with mixed_precision "no", bf16/fp16 with full_bf16/full_fp16), and saved as the family's
+// single-file checkpoint (SDXL: all four models, the trained ones updated; FLUX: the transformer in
+// BFL's layout) in save_precision, with modelspec.* metadata.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "network/lora_metadata.h"
+#include "train/training_parts.h"
+
+namespace sinter::train {
+
+// Why this build cannot train the config's full-weight run, or nullopt: the precision (a separate
+// fp32 master of every weight under mixed precision is not built yet), fp8_base and blocks_to_swap
+// (their Linears give no weight gradient), a FLUX run with train_text_encoder.
+struct Refusal {
+  std::string key, message;
+};
+std::optional<Refusal> fullWeightsRefusal(const Config& config);
+
+class FullWeightsMethod : public MethodPart {
+ public:
+  explicit FullWeightsMethod(const RunContext& run);
+
+  void attach(FamilyPart& family) override;
+  bool trainsTextEncoders() const override { return trainTextEncoders_; }
+  std::vector<OptimizerGroup> parameterGroups() const override { return groups_; }
+  void describeRun(const data::Dataset& dataset, long long batchesPerEpoch, long long numEpochs, long long maxTrainSteps,
+                   int gradientAccumulationSteps) override;
+  void saveModel(const std::string& path, const SaveStamp& stamp) override;
+  NamedTensors stateTensors() const override;
+  void loadStateTensors(const NamedTensors& tensors, const std::string& source) override;
+
+ private:
+  const Config& config_;
+  FamilyPart* family_ = nullptr;
+  bool trainTextEncoders_ = false;
+  std::vector<OptimizerGroup> groups_;
+  NamedTensors trained_;  // "<model label>/<parameter name>" -> the parameter
+  network::LoraRunFacts facts_;
+  std::optional<torch::Dtype> saveDtype_;  // save_precision; unset: as trained
+};
+
+}  // namespace sinter::train
