@@ -102,6 +102,8 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "Folder whose subfolders are named <repeats>_<class tokens>, e.g. 10_sks dog.")).dir(),
       Opt("reg_data_dir", T::Path, none, Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Regularisation folder"),
           QT_TRANSLATE_NOOP("Option", "Regularisation images, in the same <repeats>_<class tokens> layout.")).tabs(LORA | DB).dir(),
+      Opt("in_json", T::Path, none, Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Metadata file"),
+          QT_TRANSLATE_NOOP("Option", "Fine-tune captions: sd-scripts' metadata JSON (image key to caption and tags) for the images in the image folder.")).tabs(FT).file(),
       Opt("dataset_config", T::Path, none, Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Dataset config"),
           QT_TRANSLATE_NOOP("Option", "A dataset TOML ([general], [[datasets]], [[datasets.subsets]]) instead of the folders.")).file().advanced(),
       Opt("resolution", T::String, none, Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Resolution"),

@@ -238,6 +238,14 @@
         <translation>正則化画像。同じ &lt;繰り返し回数&gt;_&lt;クラストークン&gt; 構成。</translation>
     </message>
     <message>
+        <source>Metadata file</source>
+        <translation>メタデータファイル</translation>
+    </message>
+    <message>
+        <source>Fine-tune captions: sd-scripts&apos; metadata JSON (image key to caption and tags) for the images in the image folder.</source>
+        <translation>ファインチューン用キャプション: 画像フォルダー内の画像に対する sd-scripts のメタデータ JSON(画像キーからキャプションとタグ)。</translation>
+    </message>
+    <message>
         <source>Dataset config</source>
         <translation>データセット設定</translation>
     </message>

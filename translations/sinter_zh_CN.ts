@@ -238,6 +238,14 @@
         <translation>正则化图像,采用相同的 &lt;重复次数&gt;_&lt;类别词&gt; 结构。</translation>
     </message>
     <message>
+        <source>Metadata file</source>
+        <translation>元数据文件</translation>
+    </message>
+    <message>
+        <source>Fine-tune captions: sd-scripts&apos; metadata JSON (image key to caption and tags) for the images in the image folder.</source>
+        <translation>微调标注:图像文件夹中图像的 sd-scripts 元数据 JSON(图像键到标注和标签)。</translation>
+    </message>
+    <message>
         <source>Dataset config</source>
         <translation>数据集配置</translation>
     </message>

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "data/caption_file.h"
+#include "data/metadata_file.h"
 #include "data/parallel_for.h"
 
 namespace sinter::data {
@@ -88,14 +91,27 @@ Dataset buildDataset(std::vector<DatasetSettings> settings, const DiscoveryOptio
         out.warnings.push_back("ignoring " + subset.imageDir + ": num_repeats is less than 1");
         continue;
       }
-      if (!seenDirs.insert({fs::path(subset.imageDir).lexically_normal().string(), subset.isReg}).second) {
-        out.warnings.push_back("ignoring duplicate subset " + subset.imageDir + located(subset) +
-                               ": the first one with this image_dir is used");
+      // A fine-tuning subset is its metadata file (image_dir only resolves its keys).
+      const bool fineTuning = !subset.metadataFile.empty();
+      const std::string source = fineTuning ? subset.metadataFile : subset.imageDir;
+      if (!seenDirs.insert({fs::path(source).lexically_normal().string(), subset.isReg}).second) {
+        out.warnings.push_back("ignoring duplicate subset " + source + located(subset) + ": the first one with this " +
+                               (fineTuning ? "metadata_file" : "image_dir") + " is used");
         continue;
       }
-      const std::vector<std::string> paths = listImages(subset);
+      std::vector<std::string> paths;
+      std::map<std::string, std::string> metadataCaptions;
+      if (fineTuning) {
+        for (MetadataImage& m : readMetadataFile(subset.metadataFile, subset.imageDir, subset.caption.captionSeparator)) {
+          paths.push_back(m.path);
+          metadataCaptions[m.path] = std::move(m.caption);
+        }
+      } else {
+        paths = listImages(subset);
+      }
       if (paths.empty()) {
-        out.warnings.push_back("no images (.png .jpg .jpeg .webp .bmp) in " + subset.imageDir + located(subset));
+        out.warnings.push_back(fineTuning ? "no image entries in " + subset.metadataFile + located(subset)
+                                          : "no images (.png .jpg .jpeg .webp .bmp) in " + subset.imageDir + located(subset));
         continue;
       }
       // Sizes from the headers (or full decodes), in parallel; failures are kept by index.
@@ -142,7 +158,8 @@ Dataset buildDataset(std::vector<DatasetSettings> settings, const DiscoveryOptio
           out.warnings.push_back(e.path + " (" + toString({e.size.width, e.size.height}) + ") gets bucket " +
                                  toString(e.choice.bucket) + ", below min_bucket_reso " +
                                  std::to_string(ds.buckets.minBucketReso));
-        const auto caption = readCaptionFor(e.path, subset.captionExtension, subset.caption.enableWildcard);
+        const auto caption = fineTuning ? std::optional<std::string>(metadataCaptions.at(e.path))
+                                        : readCaptionFor(e.path, subset.captionExtension, subset.caption.enableWildcard);
         if (caption) {
           e.caption = *caption;
         } else {

@@ -69,8 +69,7 @@ const std::vector<KeySpec>& schema() {
       {"image_dir", Kind::String, kSubset},
       {"is_reg", Kind::Bool, kSubset},
       {"alpha_mask", Kind::Bool, kSubset, "alpha_mask is not supported yet"},
-      {"metadata_file", Kind::String, kSubset,
-       "fine-tuning subsets (metadata_file) are not supported yet; use image_dir with captions beside the images"},
+      {"metadata_file", Kind::String, kSubset},
   };
   return specs;
 }

@@ -88,6 +88,7 @@ Resolution resolutionFrom(const Chain& chain) {
 SubsetSettings resolveSubset(const Chain& c, const ParamLayer& subsetLayer) {
   SubsetSettings s;
   s.imageDir = c.getString("image_dir", "");
+  s.metadataFile = c.getString("metadata_file", "");
   s.numRepeats = static_cast<int>(c.getInt("num_repeats", 1));
   s.isReg = c.getBool("is_reg", false);
   if (const auto* v = c.find("class_tokens")) s.classTokens = asString(v->value);
@@ -136,6 +137,18 @@ DatasetSettings resolveDataset(const ParamLayer* datasetLayer, const ParamLayer*
   d.networkMultiplier = c.getDouble("network_multiplier", 1.0);
   for (const auto& subset : subsets)
     d.subsets.push_back(resolveSubset(Chain({&subset, datasetLayer, general, &commandLine}), subset));
+  // sd-scripts: a dataset is DreamBooth-style or fine-tuning, by whether its subsets have metadata_file.
+  const auto fineTuning = [](const SubsetSettings& s) { return !s.metadataFile.empty(); };
+  const bool anyFineTuning = std::any_of(d.subsets.begin(), d.subsets.end(), fineTuning);
+  if (anyFineTuning && !std::all_of(d.subsets.begin(), d.subsets.end(), fineTuning)) {
+    const SubsetSettings& other = *std::find_if(d.subsets.begin(), d.subsets.end(), [&](const SubsetSettings& s) { return !fineTuning(s); });
+    const std::string at = other.where.file.empty() ? "" : " (" + other.where.file + ":" + std::to_string(other.where.line) + ")";
+    throw DatasetError("a dataset mixes fine-tuning subsets (metadata_file) with image folder subsets" + at +
+                       "; sd-scripts keeps them in separate [[datasets]]");
+  }
+  for (const SubsetSettings& s : d.subsets)
+    if (fineTuning(s) && s.isReg)
+      throw DatasetError("metadata_file " + s.metadataFile + ": a fine-tuning subset cannot be is_reg (regularisation images are DreamBooth's)");
   return d;
 }
 
@@ -227,6 +240,13 @@ std::vector<DatasetSettings> datasetSettingsFromConfig(const Config& config, std
       warnings.push_back("train_data_dir is ignored because dataset_config is set");
     const DatasetConfigFile file = loadDatasetConfigFile(datasetConfig);
     return resolveDatasetSettings(&file, {}, commandLine);
+  }
+  if (const std::string inJson = config.getString("in_json"); !inJson.empty()) {
+    if (!config.getString("reg_data_dir").empty()) warnings.push_back("reg_data_dir is ignored with in_json (a fine-tuning dataset)");
+    ParamLayer subset;
+    subset["image_dir"] = {config.getString("train_data_dir"), config.whereSet("train_data_dir")};
+    subset["metadata_file"] = {inJson, config.whereSet("in_json")};
+    return resolveDatasetSettings(nullptr, {subset}, commandLine);
   }
   const auto subsets =
       folderModeSubsets(config.getString("train_data_dir"), config.getString("reg_data_dir"), warnings);

@@ -23,6 +23,7 @@ class DatasetError : public std::runtime_error {
 
 struct SubsetSettings {
   std::string imageDir;
+  std::string metadataFile;  // a fine-tuning subset: images and captions from it (metadata_file.h)
   int numRepeats = 1;
   bool isReg = false;
   std::optional<std::string> classTokens;
@@ -59,7 +60,8 @@ std::vector<DatasetSettings> resolveDatasetSettings(const DatasetConfigFile* fil
                                                     const ParamLayer& commandLine);
 
 // All of the above from a training config: dataset_config when set (train_data_dir is then
-// ignored with a warning), else folder mode.
+// ignored with a warning); else in_json, one fine-tuning subset of train_data_dir's images with
+// the captions of that metadata file (sd-scripts' fine_tune); else folder mode.
 std::vector<DatasetSettings> datasetSettingsFromConfig(const Config& config, std::vector<std::string>& warnings);
 
 }  // namespace sinter::data

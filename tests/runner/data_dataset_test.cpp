@@ -254,3 +254,64 @@ TEST(Dataset, FromTrainingConfig) {
   EXPECT_EQ(d.images[0].caption, "cat");
   EXPECT_EQ(toString(d.images[0].choice.bucket), "32x32");
 }
+
+// Fine-tuning subsets: sd-scripts' metadata JSON (keys with or without the extension, relative to
+// image_dir or absolute; caption, then the separator, then the tags) and its JSON lines form.
+TEST(Dataset, FineTuningSubsetsReadCaptionsFromTheMetadataFile) {
+  TempDir dir;
+  fs::create_directories(dir.path / "img");
+  writeImage(dir / "img/a.png", 64, 64);
+  writeImage(dir / "img/b.jpg", 64, 64);
+  writeImage(dir / "img/c.webp", 64, 64);
+  writeText(dir / "img/a.txt", "a caption file the metadata overrides");
+  writeText(dir / "meta.json", "{\"a\": {\"caption\": \"a cat\", \"tags\": \"cat, sitting\"},\n"
+                               " \"b.jpg\": {\"tags\": \"dog\"},\n"
+                               " \"" + (dir / "img/c") + "\": {\"caption\": \"a bird\", \"train_resolution\": [64, 64]}}");
+  const ParamLayer cmd = layer({{"resolution", std::string("64")}});
+  ParamLayer subset = layer({{"image_dir", dir / "img"}, {"metadata_file", dir / "meta.json"}, {"num_repeats", 2LL}});
+  Dataset d = buildDataset(resolveDatasetSettings(nullptr, {subset}, cmd));
+  ASSERT_EQ(d.images.size(), 3u);
+  EXPECT_EQ(d.images[0].caption, "a cat,cat, sitting");  // caption_separator "," as sd-scripts joins them
+  EXPECT_EQ(d.images[1].caption, "dog");
+  EXPECT_EQ(d.images[2].caption, "a bird");
+  EXPECT_EQ(d.numTrainImages, 6);
+
+  writeText(dir / "meta.jsonl", "{\"image_path\": \"a.png\", \"caption\": \"one\"}\n\n{\"image_path\": \"b\", \"caption\": \"two\"}\n");
+  subset["metadata_file"] = {dir / "meta.jsonl", {}};
+  d = buildDataset(resolveDatasetSettings(nullptr, {subset}, cmd));
+  ASSERT_EQ(d.images.size(), 2u);
+  EXPECT_EQ(d.images[1].caption, "two");
+
+  // Bad metadata: each error names the file and the key or line.
+  auto errorWith = [&](const std::string& name, const std::string& text) {
+    writeText(dir / name, text);
+    ParamLayer bad = subset;
+    bad["metadata_file"] = {dir / name, {}};
+    try {
+      buildDataset(resolveDatasetSettings(nullptr, {bad}, cmd));
+    } catch (const DatasetError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(errorWith("missing.json", "{\"zzz\": {\"caption\": \"x\"}}").find("missing.json: \"zzz\": no image"), std::string::npos);
+  EXPECT_NE(errorWith("list.json", "[1, 2]").find("must be a JSON object"), std::string::npos);
+  EXPECT_NE(errorWith("broken.json", "{\"a\": ").find("broken.json: not valid JSON"), std::string::npos);
+  EXPECT_NE(errorWith("tags.json", "{\"a\": {\"tags\": 3}}").find("\"tags\" must be a string"), std::string::npos);
+  EXPECT_NE(errorWith("bad.jsonl", "{\"caption\": \"no path\"}\n").find("bad.jsonl:1: \"image_path\""), std::string::npos);
+  EXPECT_NE(errorWith("empty.jsonl", "").find("nothing to train on"), std::string::npos);
+}
+
+TEST(Dataset, FineTuningAndFolderSubsetsDoNotMix) {
+  TempDir dir;
+  fs::create_directories(dir.path / "img");
+  writeImage(dir / "img/a.png", 64, 64);
+  writeText(dir / "meta.json", "{\"a\": {\"caption\": \"a cat\"}}");
+  const ParamLayer cmd = layer({{"resolution", std::string("64")}});
+  const ParamLayer fineTuning = layer({{"image_dir", dir / "img"}, {"metadata_file", dir / "meta.json"}});
+  const ParamLayer folder = layer({{"image_dir", dir / "img"}});
+  EXPECT_THROW(resolveDatasetSettings(nullptr, {fineTuning, folder}, cmd), DatasetError);
+  ParamLayer reg = fineTuning;
+  reg["is_reg"] = {true, {}};
+  EXPECT_THROW(resolveDatasetSettings(nullptr, {reg}, cmd), DatasetError);
+}

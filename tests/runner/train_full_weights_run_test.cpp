@@ -182,3 +182,27 @@ TEST_F(FullWeightsRun, BadInputsExitTwoNamingTheOption) {
     EXPECT_FALSE(fs::exists(path("out_bad_" + c.name + "/db.safetensors"))) << c.name;
   }
 }
+
+// Fine-tune with in_json: the images of train_data_dir, captioned by sd-scripts' metadata file.
+TEST_F(FullWeightsRun, FineTuneReadsCaptionsFromInJson) {
+  std::string json = "{";
+  bool first = true;
+  for (const auto& entry : fs::recursive_directory_iterator(path("images")))
+    if (entry.path().extension() == ".png") {
+      json += std::string(first ? "" : ",") + "\"" + entry.path().string() + "\": {\"caption\": \"a shape\", \"tags\": \"demo\"}";
+      first = false;
+    }
+  json += "}";
+  std::ofstream(path("meta.json")) << json;
+  const std::string cfg = writeConfig("ft.toml", path("out_ft"),
+                                      "training_type = \"finetune\"\nmax_train_steps = 2\nin_json = \"" + path("meta.json") + "\"\n");
+  ProcessResult r = runRunner({"--config_file", cfg});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_TRUE(fs::exists(path("out_ft/db.safetensors")));
+  std::ofstream(path("bad_meta.json")) << "{\"nowhere\": {\"caption\": \"x\"}}";
+  ProcessResult bad = runRunner({"--config_file", writeConfig("ft_bad.toml", path("out_ft_bad"),
+                                                              "training_type = \"finetune\"\nmax_train_steps = 2\nin_json = \"" +
+                                                                  path("bad_meta.json") + "\"\n")});
+  EXPECT_EQ(bad.exitCode, 2);
+  EXPECT_NE(bad.err.find("bad_meta.json: \"nowhere\": no image"), std::string::npos) << bad.err;
+}
