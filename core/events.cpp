@@ -40,7 +40,10 @@ json toJson(const Event& e) {
                         {"avg_loss", e.avg_loss}};
           },
           [](const Saved& s) { return json{{"type", "saved"}, {"path", s.path}, {"kind", s.kind}}; },
-          [](const Sample& s) { return json{{"type", "sample"}, {"path", s.path}, {"prompt", s.prompt}}; },
+          [](const Sample& s) {
+            return json{{"type", "sample"}, {"path", s.path}, {"prompt", s.prompt}, {"step", s.step},
+                        {"epoch", s.epoch},   {"index", s.index}, {"seconds", s.seconds}};
+          },
           [](const Warning& w) { return json{{"type", "warning"}, {"message", w.message}}; },
           [](const Error& e) { return json{{"type", "error"}, {"message", e.message}}; },
           [](const Done& d) {
@@ -114,7 +117,8 @@ std::optional<Event> parseJsonLine(const std::string& line) {
   }
   if (type == "sample") {
     Sample s;
-    read(j, "path", s.path), read(j, "prompt", s.prompt);
+    read(j, "path", s.path), read(j, "prompt", s.prompt), read(j, "step", s.step), read(j, "epoch", s.epoch);
+    read(j, "index", s.index), read(j, "seconds", s.seconds);
     return s;
   }
   if (type == "warning") {

@@ -38,8 +38,14 @@ struct Epoch {
 struct Saved {
   std::string path, kind;  // kind: lora, state, final, ...
 };
+// One sample image written during training (issue 11): the PNG, its prompt, the step it shows and
+// the epoch when made at an epoch's end (0 otherwise), its position in the prompt file, and how
+// long it took to render (time that is not training time).
 struct Sample {
   std::string path, prompt;
+  long long step = 0, epoch = 0;
+  int index = 0;
+  double seconds = 0;
 };
 struct Warning {
   std::string message;

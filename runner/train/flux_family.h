@@ -46,6 +46,8 @@ class FluxFamily : public FamilyPart {
   void captureRegions(GraphedRegions* regions) override;
   std::vector<std::pair<std::string, torch::Tensor>> checkpointTensors() const override;
   at::Generator& generator() override { return step_->generator(); }
+  sample::ResolvedSample sampleDefaults() const override;
+  torch::Tensor renderSample(sample::ResolvedSample& s, const at::Generator& generator) override;
 
   int t5MaxTokens() const { return t5MaxTokens_; }
 

@@ -20,12 +20,15 @@
 #include "text/clip_tokenizer.h"
 #include "text/t5_tokenizer.h"
 #include "train/capture_facts.h"
+#include "sample/diffusion_samplers.h"
+#include "sample/sample_prompts.h"
 #include "train/device_info.h"
 #include "train/diffusion_loss.h"
 #include "train/flow_matching.h"
 #include "train/flux_model_set.h"
 #include "train/full_weights_method.h"
 #include "train/lora_method.h"
+#include "train/sample_images.h"
 #include "train/lr_schedule.h"
 #include "train/mixed_precision.h"
 #include "train/optimizer_args.h"
@@ -237,6 +240,41 @@ std::optional<data::Dataset> checkDataset(const Config& config, bool valuesParse
   return dataset;
 }
 
+// Sample images: the prompt file parses, and SDXL's samplers are ones this build renders. FLUX has
+// one sampler (sd-scripts ignores sample_sampler and --ss there). Prompts without a trigger, or a
+// trigger without prompts, make no samples, as in sd-scripts; the run says so.
+void checkSamples(const Config& config, std::optional<Family> family, Checks& k) {
+  const std::string file = config.getString("sample_prompts");
+  const bool trigger = config.getBool("sample_at_first") || !isUnset(config.get("sample_every_n_steps")) ||
+                       !isUnset(config.get("sample_every_n_epochs"));
+  if (file.empty()) {
+    if (trigger) k.warning("sample_every_n_steps", "sample_at_first/sample_every_n_* are set but sample_prompts is not: no sample images are made");
+    return;
+  }
+  if (!isFile(file)) return;  // checkPaths said so
+  if (!trigger)
+    k.warning("sample_prompts", "sample_prompts is set but none of sample_at_first, sample_every_n_steps or sample_every_n_epochs: "
+                                "no sample images are made (as sd-scripts)");
+  std::vector<sample::SamplePrompt> prompts;
+  if (!k.parse("sample_prompts", [&] { prompts = sample::loadSamplePrompts(file); })) return;
+  if (family == Family::FLUX) {
+    bool samplerAsked = config.has("sample_sampler");
+    for (const auto& p : prompts) samplerAsked |= p.sampler.has_value();
+    if (samplerAsked) k.warning("sample_sampler", "FLUX samples are made with the flow-matching Euler sampler, as sd-scripts makes them; "
+                                                  "sample_sampler and --ss are not used");
+    return;
+  }
+  k.parse("sample_sampler", [&] { sample::parseDiffusionSampler(config.getString("sample_sampler")); });
+  for (const auto& p : prompts)
+    if (p.sampler) k.parse("sample_prompts", [&] {
+        try {
+          sample::parseDiffusionSampler(*p.sampler);
+        } catch (const std::invalid_argument& e) {
+          throw std::invalid_argument(p.where + ": " + e.what());
+        }
+      });
+}
+
 }  // namespace
 
 RunPreflight preflightRun(const Config& config) {
@@ -266,6 +304,7 @@ RunPreflight preflightRun(const Config& config) {
                                     std::string(toString(*family)) + "'s networks.lora");
     });
   }
+  checkSamples(config, family, k);
   result.dataset = checkDataset(config, valuesParsed, k);
   if (std::string why; config.has("profile_steps") && !profilerAvailable(&why))
     k.warning("profile_steps", "profile_steps: " + why + "; the run trains without a trace");

@@ -28,6 +28,7 @@ SdxlFamilyOptions SdxlFamilyOptions::fromConfig(const Config& config, torch::Dty
   o.cacheTextToDisk = config.getBool("cache_text_encoder_outputs_to_disk");
   o.cacheText = config.getBool("cache_text_encoder_outputs") || o.cacheTextToDisk;
   o.vaeBatchSize = static_cast<int>(config.getInt("vae_batch_size"));
+  o.sampleSampler = config.getString("sample_sampler");
   o.step.noise.noiseOffset = optionalDouble(config, "noise_offset").value_or(0.0);
   o.step.noise.ipNoiseGamma = optionalDouble(config, "ip_noise_gamma").value_or(0.0);
   if (!isUnset(config.get("min_timestep"))) o.step.noise.minTimestep = config.getInt("min_timestep");

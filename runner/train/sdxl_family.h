@@ -23,6 +23,7 @@ struct SdxlFamilyOptions {
   bool cacheLatents = false, cacheLatentsToDisk = false;
   bool cacheText = false, cacheTextToDisk = false;
   int vaeBatchSize = 1;
+  std::string sampleSampler = "ddim";  // sample_sampler
   SdxlStepOptions step;
 
   static SdxlFamilyOptions fromConfig(const Config& config, torch::Dtype computeDtype);
@@ -45,6 +46,8 @@ class SdxlFamily : public FamilyPart {
   void captureRegions(GraphedRegions* regions) override;
   std::vector<std::pair<std::string, torch::Tensor>> checkpointTensors() const override;
   at::Generator& generator() override { return step_->generator(); }
+  sample::ResolvedSample sampleDefaults() const override;
+  torch::Tensor renderSample(sample::ResolvedSample& s, const at::Generator& generator) override;
 
  private:
   // The step's inputs for a batch: latents (encoded here when not cached) and the conditioning

@@ -19,6 +19,7 @@
 #include "train/optimizer_update.h"
 #include "train/config_values.h"
 #include "train/progress_meter.h"
+#include "train/sample_images.h"
 #include "train/step_profiler.h"
 #include "train/step_executor.h"
 #include "train/stop_request.h"
@@ -234,6 +235,10 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   }
   // Without graphs captured ahead, the first step allocates buffers and picks kernels: it is the warm-up.
   const bool firstStepIsWarmup = !resumed && !executor.captures();
+  // Sample images: their time is kept out of the steps' (and so out of it/s and ETA) and the total.
+  SampleImages samples(run, family);
+  const double firstSampleSeconds = samples.schedule().beforeTraining() ? samples.make(globalStep, std::nullopt, textEncodersTrain) : 0;
+  double sampleSeconds = 0;  // while training
   const auto trainStart = Clock::now();
   bool stopped = false;
 
@@ -328,11 +333,13 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     const bool saveStep = options.saves.saveAfterStep(globalStep, length.maxTrainSteps);
     const bool saveEpoch = epochEnds && options.saves.saveAfterEpoch(epoch + 1, length.numEpochs) && globalStep < length.maxTrainSteps;
     const bool stopNow = stopRequested() && globalStep < length.maxTrainSteps;
-    // A save, an epoch's end or a stop waits for the step anyway: report it now.
-    report(saveStep || epochEnds || stopNow || globalStep == length.maxTrainSteps);
+    const bool sampleStep = samples.schedule().afterStep(globalStep);
+    // A save, a sample, an epoch's end or a stop waits for the step anyway: report it now.
+    report(saveStep || sampleStep || epochEnds || stopNow || globalStep == length.maxTrainSteps);
 
     const auto savingStart = Clock::now();
     profileWritten(profiler.stepEnded(globalStep));
+    if (sampleStep) sampleSeconds += samples.make(globalStep, std::nullopt, textEncodersTrain);
     if (saveStep) {
       saveModel(stepFileStem(name, globalStep), "step", epoch + 1);
       if (options.saves.saveState) saveState(stepStateFolderName(name, globalStep));
@@ -348,6 +355,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
         if (options.saves.saveState) saveState(epochStateFolderName(name, done));
         if (auto old = options.saves.epochToRemove(done)) removeSave(epochFileStem(name, *old), epochStateFolderName(name, *old));
       }
+      if (samples.schedule().afterEpoch(done)) sampleSeconds += samples.make(globalStep, done, textEncodersTrain);
     }
     if (stopNow) {
       if (progressLine) std::fprintf(stderr, "\n");
@@ -370,11 +378,13 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     saveModel(name, "final", length.numEpochs);
     if (options.saves.saveState || options.saves.saveStateOnTrainEnd) saveState(lastStateFolderName(name));
     spdlog::info("model saved: {}", (fs::path(options.outputDir) / (name + ".safetensors")).string());
+    if (samples.schedule().atEnd(globalStep, samples.lastSampledStep()))
+      sampleSeconds += samples.make(globalStep, std::nullopt, textEncodersTrain);
   }
-  const double trainSeconds = seconds(trainStart);
+  const double trainSeconds = seconds(trainStart) - sampleSeconds;
   events.emit(events::Done{stopped ? "stopped" : "completed", globalStep, trainSeconds});
-  spdlog::info("{} after {} steps in {:.1f} s (warm-up {:.1f} s)", stopped ? "stopped" : "completed", globalStep, trainSeconds,
-               warmupSeconds);
+  spdlog::info("{} after {} steps in {:.1f} s (warm-up {:.1f} s; sample images another {:.1f} s)", stopped ? "stopped" : "completed",
+               globalStep, trainSeconds, warmupSeconds, firstSampleSeconds + sampleSeconds);
   return 0;
 }
 

@@ -18,6 +18,7 @@
 #include "data/batch_loader.h"
 #include "data/dataset.h"
 #include "network/lora_targets.h"
+#include "sample/sample_naming.h"
 #include "train/adamw.h"
 #include "train/compute_copies.h"
 #include "train/event_sink.h"
@@ -93,6 +94,12 @@ class FamilyPart {
   // Every model of the family's checkpoint under its key in the file users load (SDXL: the four
   // models of the single-file checkpoint; FLUX: the transformer in BFL's layout), as they are now.
   virtual std::vector<std::pair<std::string, torch::Tensor>> checkpointTensors() const = 0;
+  // Sample images: the family's defaults for what a prompt leaves unset (size, steps, scales, sampler).
+  virtual sample::ResolvedSample sampleDefaults() const = 0;
+  // One image of `s` from the models as they are now, [1, 3, H, W] about [-1, 1], its noise drawn
+  // from `generator`; `s` gets the size and sampler actually used. Without gradients; it leaves the
+  // models in eval mode (setTraining restores them).
+  virtual torch::Tensor renderSample(sample::ResolvedSample& s, const at::Generator& generator) = 0;
 };
 
 // When a save is made, for the file's metadata.

@@ -11,7 +11,7 @@ TEST(Events, EveryTypeRoundTrips) {
                          Step{3, 100, 1, 0.25, 0.2, 1e-4, 2.5, 38.8, 400, 1234},
                          Epoch{1, 2, 50, 0.21},
                          Saved{"/out/a.safetensors", "lora"},
-                         Sample{"/out/s.png", "a cat"},
+                         Sample{"/out/s.png", "a cat", 20, 2, 1, 3.5},
                          Warning{"careful"},
                          Error{"bad"},
                          Done{"completed", 100, 12.5}};

@@ -83,6 +83,9 @@ class RealRunnerTest : public QObject {
       if (init.exitCode() != 0) QDir::setCurrent(previous);
       QVERIFY2(init.exitCode() == 0, qPrintable("the runner could not make the demo inputs: " + init.readAllStandardError().left(300)));
     }
+    // The preset's sample prompts, where its relative path looks for them.
+    QDir().mkpath(QStringLiteral("presets"));
+    QVERIFY(QFile::copy(QStringLiteral(SINTER_PRESETS_DIR "/demo_sample_prompts.txt"), QStringLiteral("presets/demo_sample_prompts.txt")));
     TrainingTab tab(Tab::LoRA, nullptr, {});
     QString error;
     QVERIFY2(tab.loadFile(preset, &error), qPrintable(error));
@@ -99,6 +102,9 @@ class RealRunnerTest : public QObject {
     QCOMPARE(m->progressBar()->value(), m->progressBar()->maximum());
     QVERIFY(tab.runPanel()->lossChart()->pointCount() > 0);
     QVERIFY(QFile::exists(work.filePath("demo-output/lora/demo_lora.safetensors")));
+    // Cut to 30 steps, the run samples once, at its end: both prompts.
+    QVERIFY2(QDir(work.filePath("demo-output/lora/sample")).entryList({QStringLiteral("*.png")}).size() == 2,
+             qPrintable(QDir(work.filePath("demo-output/lora/sample")).entryList().join(", ")));
   }
 };
 

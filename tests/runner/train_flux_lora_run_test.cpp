@@ -183,6 +183,30 @@ TEST_F(FluxLoraRun, TrainBlocksKeepsOneKindOfBlockAndGradientCheckpointingGivesT
   EXPECT_NEAR(losses(gc)[0], losses(plain)[0], 1e-6);
 }
 
+// FLUX samples: the flow-matching Euler sampler with dev's guidance (--g), guided by a negative
+// prompt when --l is not 1, made before training and at the end of an epoch.
+TEST_F(FluxLoraRun, SampleImagesWithTheGuidanceEmbedding) {
+  writeText(path("prompts.txt"), "a red square --w 64 --h 80 --d 3 --s 2 --g 4\na blue circle --n green --l 2 --s 2 --d 4 --w 64 --h 64\n");
+  ProcessResult r = runRunner({"--config_file", writeConfig("sampled.toml", path("out_sampled"),
+                                                            "max_train_steps = 1\nsample_prompts = \"" + path("prompts.txt") +
+                                                                "\"\nsample_at_first = true\nsample_every_n_epochs = 1\n"),
+                               "--events", "jsonl"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::vector<sinter::events::Sample> samples;
+  for (const auto& e : eventsOf(r))
+    if (auto s = std::get_if<sinter::events::Sample>(&e)) samples.push_back(*s);
+  ASSERT_EQ(samples.size(), 4u) << r.err;  // before training and at the end (the epoch is longer than the run)
+  EXPECT_EQ(samples[0].step, 0);
+  EXPECT_EQ(samples[3].step, 1);
+  std::ifstream in(samples[0].path, std::ios::binary);
+  const std::string png((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(png.find("Steps: 2, Sampler: Euler, CFG scale: 1, Distilled CFG Scale: 4, Seed: 3, Size: 64x80"), std::string::npos);
+  std::ifstream in2(samples[1].path, std::ios::binary);
+  const std::string guided((std::istreambuf_iterator<char>(in2)), std::istreambuf_iterator<char>());
+  EXPECT_NE(guided.find("Negative prompt: green\nSteps: 2, Sampler: Euler, CFG scale: 2, Distilled CFG Scale: 3.5, Seed: 4, Size: 64x64"),
+            std::string::npos);
+}
+
 TEST_F(FluxLoraRun, GracefulStopSavesAndExitsZero) {
   const std::string cfg = writeConfig("stop.toml", path("out_stop"), "max_train_steps = 100000\nnetwork_train_unet_only = true\n");
   int steps = 0;
@@ -273,7 +297,7 @@ TEST_F(FluxLoraRun, DemoPresetTrains) {
                                "--pretrained_model_name_or_path", path("flux/flux1-dev.safetensors"), "--ae", path("flux/ae.safetensors"),
                                "--clip_l", path("flux/clip_l.safetensors"), "--t5xxl", path("flux/t5xxl_fp16.safetensors"),
                                "--clip_tokenizer", path("tokenizer"), "--t5_tokenizer", path("tokenizer"), "--train_data_dir",
-                               path("images"), "--output_dir", path("out_demo"), "--max_train_steps", "4", "--events", "jsonl"});
+                               path("images"), "--output_dir", path("out_demo"), "--max_train_steps", "4", "--sample_prompts", std::string(SINTER_PRESETS_DIR) + "/demo_sample_prompts.txt", "--events", "jsonl"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_TRUE(fs::exists(path("out_demo/demo_flux_lora.safetensors")));
 }

@@ -115,7 +115,7 @@ std::vector<double> demoLosses(const fs::path& root) {
       {"--config_file", std::string(SINTER_PRESETS_DIR) + "/demo_sdxl_lora_tiny.toml", "--pretrained_model_name_or_path",
        (root / "tiny_sdxl.safetensors").string(), "--clip_tokenizer", (root / "tokenizer").string(), "--train_data_dir",
        (root / "images").string(), "--output_dir", (root / "lora").string(), "--max_train_steps", std::to_string(kDemoSteps),
-       "--events", "jsonl"});
+       "--sample_prompts", std::string(SINTER_PRESETS_DIR) + "/demo_sample_prompts.txt", "--events", "jsonl"});
   EXPECT_EQ(r.exitCode, 0) << r.err;
   std::vector<double> losses;
   for (const auto& line : r.lines())

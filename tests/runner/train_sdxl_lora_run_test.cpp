@@ -247,7 +247,15 @@ TEST_F(SdxlLoraRun, DryRunAndRunRefuseTheSameConfigsBeforeLoading) {
   };
   fs::create_directories(path("empty_tokenizer"));
   writeText(path("no_images/10_x/readme.md"), "no images here");
+  writeText(path("bad_prompts.txt"), "# samples\na cat --w 1024\na dog --ww 512\n");
+  writeText(path("heun_prompts.txt"), "a cat --ss heun\n");
+  writeText(path("good_prompts.txt"), "a cat\n");
   std::vector<Case> cases{
+      {"sample_prompts", "sample_prompts = \"" + path("bad_prompts.txt") + "\"\n", {}, "bad_prompts.txt:3: unknown option --ww"},
+      {"sample_ss", "sample_prompts = \"" + path("heun_prompts.txt") + "\"\nsample_every_n_steps = 1\n", {},
+       "heun_prompts.txt:1: sampler 'heun' is not in this build; it renders with ddim, euler"},
+      {"sample_sampler", "sample_prompts = \"" + path("good_prompts.txt") + "\"\nsample_at_first = true\nsample_sampler = \"pndm\"\n", {},
+       "sampler 'pndm' is not in this build"},
       {"resolution_zero", "", {"--resolution", "0"}, "positive integers"},
       {"optimizer_nul", "optimizer_type = \"\\u0000\"\n", {}, "optimizer_type"},
       {"optimizer_unknown", "optimizer_type = \"Lion\"\n", {}, "available: AdamW"},
@@ -282,6 +290,65 @@ TEST_F(SdxlLoraRun, DryRunAndRunRefuseTheSameConfigsBeforeLoading) {
     EXPECT_EQ(doneStatus(ran), "failed") << c.name;
   }
   EXPECT_FALSE(fs::exists(path("escaped.safetensors")));
+}
+
+std::string readBytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// sample_at_first, every 2 steps and at the end: PNGs named as sd-scripts names them, with their
+// settings in the PNG, a sample event each; the same seed makes the same image; and training is
+// exactly what it is without samples.
+TEST_F(SdxlLoraRun, SampleImagesAreMadeWhenAskedAndLeaveTrainingAlone) {
+  writeText(path("prompts.txt"), "# two prompts with the same settings, one guided with Euler a between them\n"
+                                 "a red square --w 64 --h 96 --d 5 --s 3\n"
+                                 "a blue circle --n green --d 6 --s 2 --l 3 --ss euler_a --w 64 --h 64\n"
+                                 "a red square --w 64 --h 96 --d 5 --s 3\n");
+  const std::string extra = "max_train_steps = 3\n";
+  const std::string sampled = writeConfig("sampled.toml", path("out_sampled"), extra + "sample_prompts = \"" + path("prompts.txt") +
+                                          "\"\nsample_at_first = true\nsample_every_n_steps = 2\nsample_sampler = \"dpmsolver++\"\n");
+  ProcessResult r = runRunner({"--config_file", sampled, "--events", "jsonl"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::vector<sinter::events::Sample> samples;
+  bool sampleBeforeFirstStep = false, stepSeen = false;
+  for (const auto& e : eventsOf(r)) {
+    if (std::holds_alternative<sinter::events::Step>(e)) stepSeen = true;
+    if (auto s = std::get_if<sinter::events::Sample>(&e)) {
+      samples.push_back(*s);
+      sampleBeforeFirstStep |= !stepSeen;
+    }
+  }
+  ASSERT_EQ(samples.size(), 9u) << r.err;  // steps 0, 2 and 3 (the end), three prompts each
+  EXPECT_TRUE(sampleBeforeFirstStep);
+  const long long steps[] = {0, 0, 0, 2, 2, 2, 3, 3, 3};
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const auto& s = samples[i];
+    EXPECT_EQ(s.step, steps[i]);
+    EXPECT_EQ(s.index, static_cast<int>(i % 3));
+    EXPECT_EQ(s.prompt, i % 3 == 1 ? "a blue circle" : "a red square");
+    EXPECT_EQ(fs::path(s.path).parent_path(), fs::path(path("out_sampled/sample")));
+    char prefix[32];
+    std::snprintf(prefix, sizeof prefix, "t_%06lld_%02d_", steps[i], static_cast<int>(i % 3));
+    const std::string name = fs::path(s.path).filename().string();
+    EXPECT_EQ(name.rfind(prefix, 0), 0u) << name;
+    EXPECT_EQ(name.substr(name.size() - 6), i % 3 == 1 ? "_6.png" : "_5.png") << name;
+    EXPECT_TRUE(fs::exists(s.path)) << s.path;
+  }
+  const std::string first = readBytes(samples[0].path), blue = readBytes(samples[1].path);
+  EXPECT_EQ(first.substr(1, 3), "PNG");
+  EXPECT_NE(first.find("a red square\nSteps: 3, Sampler: DPM++ 2M, CFG scale: 7.5, Seed: 5, Size: 64x96"), std::string::npos);
+  EXPECT_NE(blue.find("a blue circle\nNegative prompt: green\nSteps: 2, Sampler: Euler a, CFG scale: 3, Seed: 6, Size: 64x64"),
+            std::string::npos);
+  EXPECT_EQ(readBytes(samples[2].path), first);             // the same prompt and seed: the same image
+  EXPECT_NE(readBytes(samples[3].path), first);             // two steps later the LoRA has changed it
+  // Training is unchanged by sampling: the same losses and the same LoRA as a run without samples.
+  ProcessResult plain = runRunner({"--config_file", writeConfig("unsampled.toml", path("out_unsampled"), extra), "--events", "jsonl"});
+  ASSERT_EQ(plain.exitCode, 0) << plain.err;
+  EXPECT_EQ(losses(plain), losses(r));
+  EXPECT_TRUE(sameTensors(path("out_sampled/t.safetensors"), path("out_unsampled/t.safetensors"), 0.0));
 }
 
 TEST_F(SdxlLoraRun, GradientCheckpointingGivesTheSameRun) {
