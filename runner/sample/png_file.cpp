@@ -5,9 +5,17 @@
 
 #include "core/atomic_file.h"
 
+// stb's encoder compiled privately here, for its in-memory PNG and the CRC the text chunks need.
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #define STB_IMAGE_WRITE_STATIC
-#include <stb/stb_image_write.h>
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#endif
+#include <stb_image_write.h>
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 
 namespace sinter::sample {
 
