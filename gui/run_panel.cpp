@@ -10,6 +10,7 @@
 #include "loss_chart.h"
 #include "run_controller.h"
 #include "run_monitor.h"
+#include "sample_gallery.h"
 
 namespace sinter::gui {
 
@@ -27,6 +28,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   monitor_ = new RunMonitor(this);
   log_ = new LogView(this);
   chart_ = new LossChart(this);
+  gallery_ = new SampleGallery(this);
 
   start_ = new QPushButton(tr("Start training"), this);
   start_->setObjectName(QStringLiteral("startButton"));
@@ -45,10 +47,15 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   buttons->addStretch(1);
   buttons->addWidget(print_);
 
-  // Log and loss side by side: both stay in sight while a run goes on.
+  // Log beside loss and samples: all stay in sight while a run goes on.
+  auto* progress = new QSplitter(Qt::Vertical, this);
+  progress->addWidget(chart_);
+  progress->addWidget(gallery_);
+  progress->setChildrenCollapsible(false);
+  progress->setSizes({360, 240});
   views_ = new QSplitter(Qt::Horizontal, this);
   views_->addWidget(log_);
-  views_->addWidget(chart_);
+  views_->addWidget(progress);
   views_->setStretchFactor(0, 3);
   views_->setStretchFactor(1, 2);
   views_->setChildrenCollapsible(false);
@@ -106,6 +113,7 @@ void RunPanel::onEvent(const events::Event& event) {
   monitor_->handleEvent(event);
   if (const auto* start = std::get_if<Start>(&event)) {
     chart_->setTotalSteps(static_cast<double>(start->total_steps));
+    gallery_->startRun();
   } else if (const auto* step = std::get_if<Step>(&event)) {
     chart_->addPoint(static_cast<double>(step->step), step->loss);
   } else if (const auto* plan = std::get_if<CompilePlan>(&event)) {
@@ -122,6 +130,7 @@ void RunPanel::onEvent(const events::Event& event) {
     log_->appendLine(tr("Saved (%1): %2").arg(q(saved->kind), q(saved->path)));
   } else if (const auto* sample = std::get_if<Sample>(&event)) {
     log_->appendLine(tr("Sample: %1 (%2)").arg(q(sample->path), q(sample->prompt)));
+    gallery_->addSample(*sample);
   }
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // A tab's run area: Start, Stop (graceful, then Force stop), Print command, the progress monitor,
-// the live log and the loss chart. It runs one process at a time.
+// the live log, the loss chart and the sample images. It runs one process at a time.
 #include <QWidget>
 
 #include "core/events.h"
@@ -14,6 +14,7 @@ class LogView;
 class LossChart;
 class RunController;
 class RunMonitor;
+class SampleGallery;
 
 class RunPanel : public QWidget {
   Q_OBJECT
@@ -28,6 +29,7 @@ class RunPanel : public QWidget {
   RunMonitor* monitor() const { return monitor_; }
   LogView* logView() const { return log_; }
   LossChart* lossChart() const { return chart_; }
+  SampleGallery* sampleGallery() const { return gallery_; }
   QPushButton* startButton() const { return start_; }
   QPushButton* stopButton() const { return stop_; }
   QPushButton* forceStopButton() const { return force_; }
@@ -46,6 +48,7 @@ class RunPanel : public QWidget {
   RunMonitor* monitor_;
   LogView* log_;
   LossChart* chart_;
+  SampleGallery* gallery_;
   QSplitter* views_;
   QPushButton* start_;
   QPushButton* stop_;

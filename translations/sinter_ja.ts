@@ -1728,6 +1728,80 @@
     </message>
 </context>
 <context>
+    <name>sinter::gui::SampleGallery</name>
+    <message>
+        <source>Image not found</source>
+        <translation>画像が見つかりません</translation>
+    </message>
+    <message>
+        <source>Sample images of this session&apos;s runs</source>
+        <translation>このセッションの実行のサンプル画像</translation>
+    </message>
+    <message>
+        <source>Sample images</source>
+        <translation>サンプル画像</translation>
+    </message>
+    <message>
+        <source>Run %1 (%2)</source>
+        <translation>実行 %1 (%2)</translation>
+    </message>
+    <message>
+        <source>epoch %1, step %2</source>
+        <translation>エポック %1、ステップ %2</translation>
+    </message>
+    <message>
+        <source>step %1</source>
+        <translation>ステップ %1</translation>
+    </message>
+    <message>
+        <source>%1
+prompt %2: %3
+%4</source>
+        <translation>%1
+プロンプト %2: %3
+%4</translation>
+    </message>
+    <message>
+        <source>The image cannot be read: %1</source>
+        <translation>画像を読み込めません: %1</translation>
+    </message>
+    <message>
+        <source>Sample images appear here while a run with sample prompts trains.</source>
+        <translation>サンプルプロンプトを指定した実行の学習中に、ここにサンプル画像が表示されます。</translation>
+    </message>
+    <message>
+        <source>No sample images in this run yet.</source>
+        <translation>この実行にはまだサンプル画像がありません。</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::SampleViewer</name>
+    <message>
+        <source>Sample at step %1</source>
+        <translation>ステップ %1 のサンプル</translation>
+    </message>
+    <message>
+        <source>The image %1 cannot be read: %2</source>
+        <translation>画像 %1 を読み込めません: %2</translation>
+    </message>
+    <message>
+        <source>Step %1</source>
+        <translation>ステップ %1</translation>
+    </message>
+    <message>
+        <source>, end of epoch %1</source>
+        <translation>、エポック %1 の終わり</translation>
+    </message>
+    <message>
+        <source>, prompt %1</source>
+        <translation>、プロンプト %1</translation>
+    </message>
+    <message>
+        <source>Open folder</source>
+        <translation>フォルダーを開く</translation>
+    </message>
+</context>
+<context>
     <name>sinter::gui::TrainingTab</name>
     <message>
         <source>LoRA</source>

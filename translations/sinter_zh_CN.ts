@@ -1728,6 +1728,80 @@
     </message>
 </context>
 <context>
+    <name>sinter::gui::SampleGallery</name>
+    <message>
+        <source>Image not found</source>
+        <translation>找不到图像</translation>
+    </message>
+    <message>
+        <source>Sample images of this session&apos;s runs</source>
+        <translation>本次会话各次运行的样本图像</translation>
+    </message>
+    <message>
+        <source>Sample images</source>
+        <translation>样本图像</translation>
+    </message>
+    <message>
+        <source>Run %1 (%2)</source>
+        <translation>运行 %1 (%2)</translation>
+    </message>
+    <message>
+        <source>epoch %1, step %2</source>
+        <translation>第 %1 轮，第 %2 步</translation>
+    </message>
+    <message>
+        <source>step %1</source>
+        <translation>第 %1 步</translation>
+    </message>
+    <message>
+        <source>%1
+prompt %2: %3
+%4</source>
+        <translation>%1
+提示词 %2：%3
+%4</translation>
+    </message>
+    <message>
+        <source>The image cannot be read: %1</source>
+        <translation>无法读取图像：%1</translation>
+    </message>
+    <message>
+        <source>Sample images appear here while a run with sample prompts trains.</source>
+        <translation>使用样本提示词的运行在训练时，样本图像会显示在这里。</translation>
+    </message>
+    <message>
+        <source>No sample images in this run yet.</source>
+        <translation>此次运行还没有样本图像。</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::SampleViewer</name>
+    <message>
+        <source>Sample at step %1</source>
+        <translation>第 %1 步的样本</translation>
+    </message>
+    <message>
+        <source>The image %1 cannot be read: %2</source>
+        <translation>无法读取图像 %1：%2</translation>
+    </message>
+    <message>
+        <source>Step %1</source>
+        <translation>第 %1 步</translation>
+    </message>
+    <message>
+        <source>, end of epoch %1</source>
+        <translation>，第 %1 轮结束</translation>
+    </message>
+    <message>
+        <source>, prompt %1</source>
+        <translation>，提示词 %1</translation>
+    </message>
+    <message>
+        <source>Open folder</source>
+        <translation>打开文件夹</translation>
+    </message>
+</context>
+<context>
     <name>sinter::gui::TrainingTab</name>
     <message>
         <source>LoRA</source>

@@ -30,7 +30,7 @@ SampleImages::SampleImages(const RunContext& run, FamilyPart& family)
     : run_(run),
       family_(family),
       schedule_(sampleScheduleFromConfig(run.config)),
-      folder_((fs::path(run.config.getString("output_dir")) / "sample").string()),
+      folder_(fs::absolute(fs::path(run.config.getString("output_dir")) / "sample").lexically_normal().string()),
       outputName_(outputName(run.config)),
       modelName_(family.facts().checkpointFile) {
   if (schedule_.any()) prompts_ = sample::loadSamplePrompts(run.config.getString("sample_prompts"));
