@@ -52,7 +52,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   progress->addWidget(chart_);
   progress->addWidget(gallery_);
   progress->setChildrenCollapsible(false);
-  progress->setSizes({360, 240});
+  progress->setSizes({300, 300});
   views_ = new QSplitter(Qt::Horizontal, this);
   views_->addWidget(log_);
   views_->addWidget(progress);

@@ -36,10 +36,13 @@ QIcon thumbnailOf(const QString& path, QString* problem) {
 SampleGallery::SampleGallery(QWidget* parent) : QWidget(parent) {
   runs_ = new QComboBox(this);
   runs_->setToolTip(tr("Sample images of this session's runs"));
+  runs_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   list_ = new QListWidget(this);
   list_->setViewMode(QListView::IconMode);
   list_->setIconSize(QSize(kThumbnailSize, kThumbnailSize));
-  list_->setGridSize(QSize(kThumbnailSize + 16, kThumbnailSize + 36));
+  list_->setGridSize(QSize(kThumbnailSize + 16, kThumbnailSize + 28));
+  // One row of thumbnails with their captions always fits.
+  list_->setMinimumHeight(kThumbnailSize + 40);
   list_->setResizeMode(QListView::Adjust);
   list_->setMovement(QListView::Static);
   list_->setWordWrap(true);

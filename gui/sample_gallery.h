@@ -30,7 +30,7 @@ class SampleGallery : public QWidget {
   SampleViewer* lastViewer() const { return viewer_; }
   void openSample(int row);
 
-  static constexpr int kThumbnailSize = 128;
+  static constexpr int kThumbnailSize = 96;
 
  private:
   void showRun(int run);

@@ -81,7 +81,7 @@ class SampleGalleryTest : public QObject {
     QVERIFY(!list->item(1)->icon().isNull());
     // Thumbnails are read at thumbnail size, keeping the aspect ratio.
     const QSize blueSize = list->item(1)->icon().availableSizes().value(0);
-    QCOMPARE(blueSize, QSize(128, 64));
+    QCOMPARE(blueSize, QSize(96, 48));
     // A file that is gone is said so, not shown as an empty tile.
     QVERIFY2(list->item(0)->toolTip().contains("cannot be read"), qPrintable(list->item(0)->toolTip()));
 

@@ -126,6 +126,9 @@ int main(int argc, char** argv) {
       init.start(realRunner, args);
       init.waitForFinished(120000);
     }
+    // The preset's sample prompts, where its relative path looks for them.
+    QDir().mkpath(QStringLiteral("presets"));
+    QFile::copy(QStringLiteral(SINTER_PRESETS_DIR "/demo_sample_prompts.txt"), QStringLiteral("presets/demo_sample_prompts.txt"));
     setRunnerPathPreference(realRunner);
     TrainingTab* real = window.tab(Tab::LoRA);
     QString error;
