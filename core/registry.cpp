@@ -313,7 +313,7 @@ std::vector<OptionSpec> buildRegistry() {
       Opt("compile_text_encoders", T::Bool, B(false), Sec::Compile, QT_TRANSLATE_NOOP("Option", "Compile text encoders"),
           QT_TRANSLATE_NOOP("Option", "Also accelerate text encoding.")).families(SDXL | FLUX).advanced(),
       Opt("compile_vae", T::Bool, B(false), Sec::Compile, QT_TRANSLATE_NOOP("Option", "Compile VAE"),
-          QT_TRANSLATE_NOOP("Option", "Also accelerate latent caching and sample decoding.")).families(SDXL | FLUX).advanced(),
+          QT_TRANSLATE_NOOP("Option", "Also accelerate latent caching (the VAE encoder as CUDA graphs); sample images decode uncaptured.")).families(SDXL | FLUX).advanced(),
       Opt("cuda_allow_tf32", T::Bool, B(false), Sec::Compile, QT_TRANSLATE_NOOP("Option", "Allow TF32"),
           QT_TRANSLATE_NOOP("Option", "TF32 matrix and convolution math on CUDA, with or without compile.")).families(SDXL | FLUX).advanced(),
       Opt("cuda_cudnn_benchmark", T::Bool, B(false), Sec::Compile, QT_TRANSLATE_NOOP("Option", "cuDNN benchmark"),

@@ -970,8 +970,8 @@
         <translation>VAE をコンパイル</translation>
     </message>
     <message>
-        <source>Also accelerate latent caching and sample decoding.</source>
-        <translation>潜在変数のキャッシュ作成とサンプルのデコードも高速化します。</translation>
+        <source>Also accelerate latent caching (the VAE encoder as CUDA graphs); sample images decode uncaptured.</source>
+        <translation>潜在変数のキャッシュ作成も高速化します(VAE エンコーダーを CUDA グラフで実行)。サンプル画像のデコードはキャプチャしません。</translation>
     </message>
     <message>
         <source>Allow TF32</source>

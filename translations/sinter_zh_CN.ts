@@ -970,8 +970,8 @@
         <translation>编译 VAE</translation>
     </message>
     <message>
-        <source>Also accelerate latent caching and sample decoding.</source>
-        <translation>同时加速潜变量缓存和样本解码。</translation>
+        <source>Also accelerate latent caching (the VAE encoder as CUDA graphs); sample images decode uncaptured.</source>
+        <translation>同时加速潜变量缓存（以 CUDA 图运行 VAE 编码器）；样本图像的解码不做捕获。</translation>
     </message>
     <message>
         <source>Allow TF32</source>
