@@ -142,7 +142,16 @@ GraphedRegions::GraphedRegions(torch::Device device, int cacheLimit, std::vector
 GraphedRegions::~GraphedRegions() = default;
 
 torch::Tensor GraphedRegions::run(const std::string& name, const std::vector<torch::Tensor>& inputs, const Body& body) {
-  if (!torch::GradMode::is_enabled()) return body(inputs);  // sampling, evaluation: nothing to capture
+  if (!torch::GradMode::is_enabled()) {
+    // Sampling: nothing is captured for it, but a training graph of the same shapes computes the
+    // same forward pass (its saved activations are overwritten by the next training step).
+    const auto it = reuseForInference_ ? byShape_.find(name + " " + shapeSignature(inputs)) : byShape_.end();
+    if (it == byShape_.end()) return body(inputs);
+    ++inferenceReplays_;
+    it->second->takeInputs(inputs);
+    it->second->forward->replay();
+    return it->second->output.clone();
+  }
   const std::string signature = tensorSignature(inputs);
   const std::string key = name + " (inputs " + signature + ")";
   auto it = entries_.find(key);
@@ -219,6 +228,7 @@ GraphedRegions::Entry* GraphedRegions::capture(const std::string& name, const st
   if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
   captureSeconds_ += secondsSince(start);
   ++signaturesPerRegion_[name];
+  byShape_.emplace(name + " " + shapeSignature(inputs), e.get());
   return entries_.emplace(key, std::move(e)).first->second.get();
 }
 

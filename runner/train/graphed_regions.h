@@ -50,6 +50,12 @@ class GraphedRegions {
   // limit reached). Equal to body(inputs), with the same gradients.
   torch::Tensor run(const std::string& name, const std::vector<torch::Tensor>& inputs, const Body& body);
 
+  // Passes without gradients (sample images) replay a region's captured forward graph where its
+  // inputs have a captured signature's shapes, when `on`; else they run eagerly. Only for models
+  // whose regions draw no random numbers (no LoRA dropout): a training graph would apply it.
+  void reuseForInference(bool on) { reuseForInference_ = on; }
+  long long inferenceReplays() const { return inferenceReplays_; }
+
   // Captures the backward graphs of the regions captured in this step (after its backward pass).
   void captureBackwards();
 
@@ -72,13 +78,15 @@ class GraphedRegions {
   std::vector<at::Generator> generators_;
   int warmups_;
   std::map<std::string, std::unique_ptr<Entry>> entries_;  // by key: region and signature
+  std::map<std::string, Entry*> byShape_;                  // by region and shapeSignature
   std::map<std::string, int> signaturesPerRegion_;
   std::set<std::string> failed_;  // keys whose capture failed (reported once)
   std::vector<std::string> newFailures_;
   std::vector<Entry*> pendingBackwards_;  // in the order their backward passes ran
   const compile::CapturedGraph* poolOwner_ = nullptr;  // the first graph: every region's graphs share its pool
   double captureSeconds_ = 0;
-  long long replayed_ = 0, eager_ = 0;
+  long long replayed_ = 0, eager_ = 0, inferenceReplays_ = 0;
+  bool reuseForInference_ = false;
 };
 
 }  // namespace sinter::train

@@ -9,5 +9,7 @@
 namespace sinter::train {
 
 std::string tensorSignature(const std::vector<torch::Tensor>& inputs);
+// The same without the requires-grad marks: what a pass without gradients has in common with one with them.
+std::string shapeSignature(const std::vector<torch::Tensor>& inputs);
 
 }  // namespace sinter::train

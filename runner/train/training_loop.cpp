@@ -10,6 +10,7 @@
 
 #include "data/batch_loader.h"
 #include "data/batch_plan.h"
+#include "models/linear.h"
 #include "compile/gemm_tuning.h"
 #include "train/batch_stager.h"
 #include "train/device_info.h"
@@ -94,6 +95,11 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   if (run.compile.captureRegions) {
     regions.emplace(run.device, run.compile.cacheLimit, generators);
     family.captureRegions(&*regions);
+    // Sample images replay the blocks' training graphs where the shapes fit, unless LoRA dropout
+    // (which those graphs apply) is on.
+    bool dropout = false;
+    for (const TrainableModel& m : family.trainableModels()) dropout |= m.module && models::anyLoraDropout(*m.module);
+    regions->reuseForInference(!dropout);
   }
   struct ReleaseRegions {
     FamilyPart& family;
@@ -373,6 +379,8 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   if (executor.captures()) {
     spdlog::info("CUDA graphs: {:.1f}% of the {} replayed", 100.0 * replayedShare(executor, regions ? &*regions : nullptr),
                  regions ? "block passes" : "micro-batches");
+    if (regions && regions->inferenceReplays() > 0)
+      spdlog::info("sample images replayed {} block passes from the training graphs", regions->inferenceReplays());
   }
   if (!stopped) {
     saveModel(name, "final", length.numEpochs);
