@@ -46,8 +46,8 @@ class GraphedRegions {
   GraphedRegions& operator=(const GraphedRegions&) = delete;
 
   // `body(inputs)` as the region `name`: replayed from its graphs when gradients are recorded and
-  // the signature is captured (or can be), else eagerly (sampling, uncapturable regions, the cache
-  // limit reached). Equal to body(inputs), with the same gradients.
+  // the signature is captured (or can be), else eagerly (uncapturable regions, the cache limit
+  // reached, passes without gradients unless reuseForInference finds their shapes captured). Equal to body(inputs), with the same gradients.
   torch::Tensor run(const std::string& name, const std::vector<torch::Tensor>& inputs, const Body& body);
 
   // Passes without gradients (sample images) replay a region's captured forward graph where its
