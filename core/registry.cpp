@@ -274,6 +274,8 @@ std::vector<OptionSpec> buildRegistry() {
           .suggestions({"AdamW", "AdamW8bit", "PagedAdamW8bit", "Lion", "Adafactor", "Prodigy", "SGDNesterov", "DAdaptAdam"}),
       Opt("optimizer_args", T::List, none, Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Optimizer arguments"),
           QT_TRANSLATE_NOOP("Option", "key=value pairs, e.g. weight_decay=0.01 betas=0.9,0.999.")).advanced(),
+      Opt("fused_backward_pass", T::Bool, B(false), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Fused backward pass"),
+          QT_TRANSLATE_NOOP("Option", "Step each weight as soon as its gradient is computed, so that the whole model's gradients never exist at once (Adafactor, no gradient accumulation).")).tabs(DB | FT).advanced(),
       Opt("learning_rate", T::Float, D(2e-6), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Learning rate"),
           QT_TRANSLATE_NOOP("Option", "Base learning rate.")).min(0).max(1),
       Opt("lr_scheduler", T::Enum, S("constant"), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "LR scheduler"),

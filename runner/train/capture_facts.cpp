@@ -23,6 +23,12 @@ compile::CaptureFacts captureFacts(const Config& config, const torch::Device& de
     facts.regionExclusions.push_back("blocks_to_swap: Linear layers excluded from capture: the swapped blocks run eagerly, their "
                                      "weights streaming from host memory; the other blocks are captured");
   }
+  if (config.tab() != Tab::LoRA && config.getBool("fused_backward_pass")) {
+    const std::string why = "fused_backward_pass: the optimizer steps each weight inside autograd's backward pass, where its "
+                            "gradient is written (the step runs eagerly, with the fused kernels)";
+    facts.barriers.push_back(why);
+    facts.regionBarriers.push_back(why);
+  }
   // Blocks alone can be captured with trained text encoders (their context is an input that needs
   // grad), not their recomputation (graphed_regions.h): checkpointed blocks stay eager.
   if (config.getBool("gradient_checkpointing"))

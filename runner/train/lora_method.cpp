@@ -52,7 +52,9 @@ LoraMethodOptions LoraMethodOptions::fromConfig(const Config& config) {
   o.textEncoderLr = optionalDouble(config, "text_encoder_lr");
   o.unetLr = optionalDouble(config, "unet_lr");
   o.learningRate = config.getDouble("learning_rate");
-  o.optimizerArgsText = parseAdamWArgs(config.getList("optimizer_args")).pythonText;
+  const OptimizerSettings optimizer = parseOptimizerSettings(config.getString("optimizer_type"), config.getList("optimizer_args"));
+  o.optimizerArgsText = optimizer.pythonText;
+  o.optimizerClass = optimizer.className();
   if (!config.getString("save_precision").empty()) o.savePrecision = config.getString("save_precision");
   o.noMetadata = config.getBool("no_metadata");
   return o;
@@ -106,6 +108,7 @@ void LoraMethod::attach(FamilyPart& family) {
   facts_.trainingStartedAt = unixNow();
   facts_.textEncoderLr = configOptionAsJson(config_, "text_encoder_lr");
   facts_.optimizerArgs = options_.optimizerArgsText;
+  facts_.optimizerName = options_.optimizerClass;
   facts_.networkArgs = options_.network.args.raw;
   facts_.baseModelVersion = familyFacts.baseModelVersion;
   facts_.sdModelName = familyFacts.checkpointFile;

@@ -31,6 +31,7 @@ struct LoraMethodOptions {
   std::optional<double> textEncoderLr, unetLr;
   double learningRate = 1e-4;
   std::string optimizerArgsText;  // as ss_optimizer shows it
+  std::string optimizerClass;     // "torch.optim.adamw.AdamW"
   std::optional<std::string> savePrecision;
   bool noMetadata = false;
 

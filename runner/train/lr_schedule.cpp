@@ -3,7 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "train/adamw.h"
+#include "train/optimizer.h"
 
 namespace sinter::train {
 
@@ -13,7 +13,8 @@ constexpr double kPi = 3.14159265358979323846;
 
 const std::vector<std::string>& lrSchedulerNames() {
   static const std::vector<std::string> names = {"constant", "constant_with_warmup", "linear",
-                                                 "cosine", "cosine_with_restarts", "polynomial"};
+                                                 "cosine", "cosine_with_restarts", "polynomial",
+                                                 "adafactor"};
   return names;
 }
 
@@ -24,6 +25,19 @@ LrSchedulerType parseLrSchedulerType(const std::string& name) {
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
   throw std::invalid_argument("lr_scheduler '" + name + "' is not available in this build (available: " + list + ")");
+}
+
+LrSchedulerType resolveLrScheduler(const std::string& name, const OptimizerSettings& optimizer, bool* switched) {
+  const LrSchedulerType named = parseLrSchedulerType(name);
+  const bool relative = optimizer.type == "Adafactor" && optimizer.adafactor.relativeStep;
+  if (switched) *switched = relative && named != LrSchedulerType::Adafactor;
+  if (relative) return LrSchedulerType::Adafactor;
+  if (named == LrSchedulerType::Adafactor)
+    throw std::invalid_argument(optimizer.type == "Adafactor"
+                                    ? "lr_scheduler 'adafactor' follows Adafactor's relative step: set relative_step=True in "
+                                      "optimizer_args, or choose another lr_scheduler"
+                                    : "lr_scheduler 'adafactor' needs optimizer_type Adafactor (it is " + optimizer.type + ")");
+  return named;
 }
 
 int64_t resolveWarmupSteps(double lrWarmupSteps, int64_t totalSteps) {
@@ -37,6 +51,9 @@ int64_t resolveWarmupSteps(double lrWarmupSteps, int64_t totalSteps) {
 LrSchedule::LrSchedule(LrScheduleOptions options) : options_(options) {
   if (options_.type == LrSchedulerType::Constant && options_.warmupSteps != 0)
     throw std::invalid_argument("lr_scheduler constant does not take lr_warmup_steps (use constant_with_warmup)");
+  if (options_.type == LrSchedulerType::Adafactor && options_.warmupSteps != 0)
+    throw std::invalid_argument("lr_scheduler adafactor does not take lr_warmup_steps (Adafactor's relative step warms up "
+                                "with warmup_init=True)");
   if (options_.totalSteps < 1) throw std::invalid_argument("the lr schedule needs at least one step");
   if (options_.type == LrSchedulerType::CosineWithRestarts && options_.numCycles < 1)
     throw std::invalid_argument("lr_scheduler_num_cycles must be at least 1");
@@ -48,7 +65,7 @@ double LrSchedule::factor(int64_t stepInt) const {
   const double s = static_cast<double>(stepInt);
   const double w = static_cast<double>(options_.warmupSteps);
   const double t = static_cast<double>(options_.totalSteps);
-  if (options_.type == LrSchedulerType::Constant) return 1.0;
+  if (options_.type == LrSchedulerType::Constant || options_.type == LrSchedulerType::Adafactor) return 1.0;
   if (s < w) return s / std::max(1.0, w);
   const double progress = (s - w) / std::max(1.0, t - w);
   switch (options_.type) {
@@ -73,7 +90,7 @@ torch::Tensor LrSchedule::factor(const torch::Tensor& stepTensor) const {
   const double w = static_cast<double>(options_.warmupSteps);
   const double t = static_cast<double>(options_.totalSteps);
   const torch::Tensor one = torch::ones_like(s);
-  if (options_.type == LrSchedulerType::Constant) return one;
+  if (options_.type == LrSchedulerType::Constant || options_.type == LrSchedulerType::Adafactor) return one;
   const torch::Tensor warm = s / std::max(1.0, w);
   const torch::Tensor progress = (s - w) / std::max(1.0, t - w);
   torch::Tensor after;
@@ -98,7 +115,8 @@ torch::Tensor LrSchedule::factor(const torch::Tensor& stepTensor) const {
   return torch::where(s < w, warm, after);
 }
 
-void LrSchedule::apply(AdamW& optimizer) const {
+void LrSchedule::apply(Optimizer& optimizer) const {
+  if (options_.type == LrSchedulerType::Adafactor) return;  // the optimizer's relative step sets the rate
   torch::NoGradGuard noGrad;
   const torch::Tensor f = factor(optimizer.stepCount());
   for (size_t g = 0; g < optimizer.groupCount(); ++g)

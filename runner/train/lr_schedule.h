@@ -1,7 +1,8 @@
 #pragma once
 // Learning-rate schedules with diffusers' get_scheduler formulas (sd-scripts' get_scheduler_fix
 // uses them): constant, constant_with_warmup, linear, cosine (half a cycle), cosine_with_restarts
-// (num_cycles), polynomial (power, lr_end 1e-7). The factor for the next step is computed from the
+// (num_cycles), polynomial (power, lr_end 1e-7), and adafactor (transformers' AdafactorSchedule:
+// Adafactor's relative step sets the rate, the schedule leaves it alone). The factor for the next step is computed from the
 // optimizer's device step tensor into its device lr tensors (no host values), and on the host for
 // tests and logging.
 #include <torch/torch.h>
@@ -9,14 +10,20 @@
 #include <string>
 #include <vector>
 
+#include "train/optimizer_args.h"
+
 namespace sinter::train {
 
-class AdamW;
+class Optimizer;
 
-enum class LrSchedulerType { Constant, ConstantWithWarmup, Linear, Cosine, CosineWithRestarts, Polynomial };
+enum class LrSchedulerType { Constant, ConstantWithWarmup, Linear, Cosine, CosineWithRestarts, Polynomial, Adafactor };
 // The names sd-scripts accepts; anything else is std::invalid_argument listing them.
 LrSchedulerType parseLrSchedulerType(const std::string& name);
 const std::vector<std::string>& lrSchedulerNames();
+// lr_scheduler for this optimizer, as sd-scripts resolves it: Adafactor with relative_step uses
+// the adafactor schedule whatever is named (`switched` says so), and the adafactor schedule needs
+// it. A mismatch is std::invalid_argument naming lr_scheduler.
+LrSchedulerType resolveLrScheduler(const std::string& name, const OptimizerSettings& optimizer, bool* switched = nullptr);
 
 // lr_warmup_steps: a whole number of steps, or a fraction in (0, 1) of the total steps.
 int64_t resolveWarmupSteps(double lrWarmupSteps, int64_t totalSteps);
@@ -41,7 +48,7 @@ class LrSchedule {
   // The same on the device: `step` is a 0-dim tensor; returns a 0-dim float64 tensor.
   torch::Tensor factor(const torch::Tensor& step) const;
   // Writes base_lr * factor(stepCount) into each group's lr tensor (call before optimizer.step()).
-  void apply(AdamW& optimizer) const;
+  void apply(Optimizer& optimizer) const;
 
  private:
   LrScheduleOptions options_;

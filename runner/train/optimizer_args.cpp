@@ -48,7 +48,7 @@ std::pair<double, double> parsePair(const std::string& item, std::string text) {
 }  // namespace
 
 const std::vector<std::string>& availableOptimizerTypes() {
-  static const std::vector<std::string> types = {"AdamW"};
+  static const std::vector<std::string> types = {"AdamW", "Adafactor"};
   return types;
 }
 
@@ -63,7 +63,13 @@ std::string resolveOptimizerType(const std::string& optimizerType) {
                               list + ")");
 }
 
-ParsedOptimizerArgs parseAdamWArgs(const std::vector<std::string>& rawItems) {
+std::string OptimizerSettings::className() const {
+  return type == "Adafactor" ? "transformers.optimization.Adafactor" : "torch.optim.adamw.AdamW";
+}
+
+OptimizerSettings parseOptimizerSettings(const std::string& optimizerType, const std::vector<std::string>& rawItems) {
+  OptimizerSettings out;
+  out.type = resolveOptimizerType(optimizerType);
   std::vector<std::string> items;
   for (const std::string& raw : rawItems) {
     std::istringstream words(raw);
@@ -74,32 +80,92 @@ ParsedOptimizerArgs parseAdamWArgs(const std::vector<std::string>& rawItems) {
       else items.push_back(w);
     }
   }
-  ParsedOptimizerArgs out;
-  std::vector<std::string> shown;
+  // Each item as ss_optimizer shows it, in the order given (as sd-scripts' kwargs dict keeps it).
+  std::vector<std::pair<std::string, std::string>> shown;
+  auto show = [&](const std::string& key, const std::string& text) {
+    for (auto& [k, v] : shown)
+      if (k == key) {
+        v = text;
+        return;
+      }
+    shown.emplace_back(key, text);
+  };
+  auto boolean = [](const std::string& item, const std::string& value) {
+    const std::string v = lower(trim(value));
+    if (v == "true") return true;
+    if (v == "false") return false;
+    throw std::invalid_argument("optimizer_args: '" + item + "': '" + value + "' is not True or False");
+  };
+  const bool adafactor = out.type == "Adafactor";
+  AdafactorHyperparameters& af = out.adafactor;
   for (const std::string& item : items) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0) throw std::invalid_argument("optimizer_args: '" + item + "' is not key=value");
     const std::string key = item.substr(0, eq);
     const std::string value = item.substr(eq + 1);
+    auto number = [&](double& dst) {
+      dst = parseNumber(item, value);
+      show(key, network::pythonFloatRepr(dst));
+    };
+    auto flag = [&](bool& dst) {
+      dst = boolean(item, value);
+      show(key, dst ? "True" : "False");
+    };
     if (key == "weight_decay") {
-      out.hyper.weightDecay = parseNumber(item, value);
-      shown.push_back(key + "=" + network::pythonFloatRepr(out.hyper.weightDecay));
-    } else if (key == "eps") {
-      out.hyper.eps = parseNumber(item, value);
-      shown.push_back(key + "=" + network::pythonFloatRepr(out.hyper.eps));
-    } else if (key == "betas") {
+      number(adafactor ? af.weightDecay : out.adamw.weightDecay);
+    } else if (!adafactor && key == "eps") {
+      number(out.adamw.eps);
+    } else if (!adafactor && key == "betas") {
       const auto [b1, b2] = parsePair(item, value);
       if (b1 < 0 || b1 >= 1 || b2 < 0 || b2 >= 1)
         throw std::invalid_argument("optimizer_args: '" + item + "': betas must be in [0, 1)");
-      out.hyper.beta1 = b1;
-      out.hyper.beta2 = b2;
-      shown.push_back("betas=(" + network::pythonFloatRepr(b1) + ", " + network::pythonFloatRepr(b2) + ")");
+      out.adamw.beta1 = b1;
+      out.adamw.beta2 = b2;
+      show(key, "(" + network::pythonFloatRepr(b1) + ", " + network::pythonFloatRepr(b2) + ")");
+    } else if (adafactor && key == "eps") {
+      const auto [e1, e2] = parsePair(item, value);
+      af.eps1 = e1, af.eps2 = e2;
+      show(key, "(" + network::pythonFloatRepr(e1) + ", " + network::pythonFloatRepr(e2) + ")");
+    } else if (adafactor && key == "clip_threshold") {
+      number(af.clipThreshold);
+    } else if (adafactor && key == "decay_rate") {
+      number(af.decayRate);
+    } else if (adafactor && key == "beta1") {
+      if (lower(trim(value)) == "none") {
+        af.beta1.reset();
+        show(key, "None");
+      } else {
+        double b1 = 0;
+        number(b1);
+        if (b1 < 0 || b1 >= 1) throw std::invalid_argument("optimizer_args: '" + item + "': beta1 must be in [0, 1)");
+        af.beta1 = b1;
+      }
+    } else if (adafactor && key == "scale_parameter") {
+      flag(af.scaleParameter);
+    } else if (adafactor && key == "relative_step") {
+      flag(af.relativeStep);
+    } else if (adafactor && key == "warmup_init") {
+      flag(af.warmupInit);
     } else {
-      throw std::invalid_argument("optimizer_args: '" + key + "' is not an AdamW argument this build has (supported: "
-                                  "weight_decay, betas, eps)");
+      throw std::invalid_argument("optimizer_args: '" + key + "' is not an " + out.type + " argument this build has (supported: " +
+                                  (adafactor ? "scale_parameter, relative_step, warmup_init, beta1, decay_rate, clip_threshold, "
+                                               "eps, weight_decay"
+                                             : "weight_decay, betas, eps") +
+                                  ")");
     }
   }
-  for (const std::string& s : shown) out.pythonText += (out.pythonText.empty() ? "" : ",") + s;
+  if (adafactor) {
+    // sd-scripts: relative_step defaults to True, and warmup_init needs it.
+    if (!std::count_if(shown.begin(), shown.end(), [](const auto& kv) { return kv.first == "relative_step"; })) {
+      af.relativeStep = true;
+      show("relative_step", "True");
+    }
+    if (af.warmupInit && !af.relativeStep) {
+      af.relativeStep = true;
+      show("relative_step", "True");
+    }
+  }
+  for (const auto& [k, v] : shown) out.pythonText += (out.pythonText.empty() ? "" : ",") + k + "=" + v;
   return out;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // optimizer_type and optimizer_args as sd-scripts accepts them (train_util.get_optimizer):
 // "key=value" items whose values are Python literals ("weight_decay=0.01", "betas=0.9,0.999").
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,17 +14,36 @@ struct AdamWHyperparameters {
   double weightDecay = 0.01;
 };
 
+// transformers.optimization.Adafactor's arguments and defaults, as sd-scripts passes them (it sets
+// relative_step=True when absent, and turns it on when warmup_init is).
+struct AdafactorHyperparameters {
+  double eps1 = 1e-30;  // added to the squared gradient
+  double eps2 = 1e-3;   // the smallest parameter scale
+  double clipThreshold = 1.0;
+  double decayRate = -0.8;
+  std::optional<double> beta1;  // a first moment only when given
+  double weightDecay = 0.0;
+  bool scaleParameter = true;
+  bool relativeStep = true;
+  bool warmupInit = false;
+};
+
 // The optimizer types this build has; optimizer_type is matched case-insensitively ("" is AdamW).
 const std::vector<std::string>& availableOptimizerTypes();
 // The canonical name ("AdamW"), or std::invalid_argument listing the available ones.
 std::string resolveOptimizerType(const std::string& optimizerType);
 
-struct ParsedOptimizerArgs {
-  AdamWHyperparameters hyper;
+// optimizer_type and optimizer_args together, checked.
+struct OptimizerSettings {
+  std::string type;  // canonical: "AdamW" or "Adafactor"
+  AdamWHyperparameters adamw;
+  AdafactorHyperparameters adafactor;
   std::string pythonText;  // "weight_decay=0.01,betas=(0.9, 0.999)" as ss_optimizer shows it
+  // The class sd-scripts names in ss_optimizer ("torch.optim.adamw.AdamW").
+  std::string className() const;
 };
 // Items may also be given as one space-separated string. Unknown keys and bad values are
-// std::invalid_argument naming the item.
-ParsedOptimizerArgs parseAdamWArgs(const std::vector<std::string>& items);
+// std::invalid_argument naming the item and the arguments the optimizer has.
+OptimizerSettings parseOptimizerSettings(const std::string& optimizerType, const std::vector<std::string>& items);
 
 }  // namespace sinter::train

@@ -1,13 +1,21 @@
 #include "train/optimizer_update.h"
 
+#include <stdexcept>
+
 #include "train/grad_clip.h"
 
 namespace sinter::train {
 
-OptimizerUpdate::OptimizerUpdate(AdamW& optimizer, const LrSchedule& schedule, double maxGradNorm, bool lossScaling,
-                                 torch::Device device, ComputeCopies* copies)
+OptimizerUpdate::OptimizerUpdate(Optimizer& optimizer, const LrSchedule& schedule, double maxGradNorm, bool lossScaling,
+                                 torch::Device device, ComputeCopies* copies, bool fusedBackwardPass)
     : optimizer_(optimizer), schedule_(schedule), maxGradNorm_(maxGradNorm), copies_(copies), params_(optimizer.parameters()) {
   if (lossScaling) scaler_.emplace(device);
+  if (fusedBackwardPass) {
+    // The parameters are stepped where autograd writes their gradients: nothing between (no
+    // unscaling, no compute copies) could see them.
+    if (lossScaling || copies) throw std::invalid_argument("fused_backward_pass needs full_bf16 or full_fp16 weights");
+    fused_ = std::make_unique<FusedBackwardPass>(optimizer, maxGradNorm);
+  }
 }
 
 void OptimizerUpdate::beginMicroStep() {
@@ -15,6 +23,11 @@ void OptimizerUpdate::beginMicroStep() {
 }
 
 void OptimizerUpdate::backward(const torch::Tensor& loss, double lossDivisor) {
+  if (fused_) {
+    // The step's learning rate and count first: the backward pass applies it.
+    schedule_.apply(optimizer_);
+    optimizer_.advanceStep();
+  }
   torch::Tensor scaled = loss / lossDivisor;
   if (scaler_) scaled = scaler_->scale(scaled);
   scaled.backward();
@@ -31,6 +44,7 @@ std::vector<torch::Tensor> OptimizerUpdate::mutableTensors() const {
 }
 
 void OptimizerUpdate::apply() {
+  if (fused_) return;
   schedule_.apply(optimizer_);
   if (scaler_) {
     // fp16: unscale, and skip the update on the device when a gradient overflowed.

@@ -2,13 +2,17 @@
 // What surrounds a step's micro-batches, for every family and method: the compute copies of the
 // trained weights refreshed before each forward pass and their gradients collected after it, the
 // loss scaled for the backward pass (fp16), then unscaling, gradient clipping, the learning-rate
-// schedule, AdamW and zeroing the gradients, all on the device with no host read (so a graph can
-// capture it).
+// schedule, the optimizer and zeroing the gradients, all on the device with no host read (so a graph
+// can capture it). Under fused_backward_pass the optimizer steps each parameter during the backward
+// pass instead (fused_backward.h).
 #include <torch/torch.h>
 
 #include <optional>
 
-#include "train/adamw.h"
+#include <memory>
+
+#include "train/fused_backward.h"
+#include "train/optimizer.h"
 #include "train/compute_copies.h"
 #include "train/lr_schedule.h"
 #include "train/mixed_precision.h"
@@ -18,26 +22,27 @@ namespace sinter::train {
 class OptimizerUpdate {
  public:
   // `copies`: compute-dtype copies of the optimizer's parameters that the forward pass uses, or null.
-  OptimizerUpdate(AdamW& optimizer, const LrSchedule& schedule, double maxGradNorm, bool lossScaling, torch::Device device,
-                  ComputeCopies* copies = nullptr);
+  OptimizerUpdate(Optimizer& optimizer, const LrSchedule& schedule, double maxGradNorm, bool lossScaling, torch::Device device,
+                  ComputeCopies* copies = nullptr, bool fusedBackwardPass = false);
 
   // Before a micro-batch's forward pass: the compute copies take the parameters' values.
   void beginMicroStep();
   // Backward of one micro-batch's loss (divided over the accumulation, scaled under fp16);
   // gradients add up in the optimizer's persistent buffers (the copies' gradients are added there).
   void backward(const torch::Tensor& loss, double lossDivisor);
-  // Unscale, clip, schedule, step, zero.
+  // Unscale, clip, schedule, step, zero (under a fused backward pass, done in backward()).
   void apply();
   // Every tensor a micro-step changes (the optimizer's, the loss scaler's and the compute copies).
   std::vector<torch::Tensor> mutableTensors() const;
 
  private:
-  AdamW& optimizer_;
+  Optimizer& optimizer_;
   const LrSchedule& schedule_;
   double maxGradNorm_;
   std::optional<LossScaler> scaler_;
   ComputeCopies* copies_ = nullptr;
   std::vector<torch::Tensor> params_;  // the fixed list the step works on
+  std::unique_ptr<FusedBackwardPass> fused_;
 };
 
 }  // namespace sinter::train

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 
 #include "core/model_family_detect.h"
 #include "core/registry.h"
@@ -27,6 +28,7 @@
 #include "train/flow_matching.h"
 #include "train/flux_model_set.h"
 #include "train/full_weights_method.h"
+#include "train/fused_backward.h"
 #include "train/lora_method.h"
 #include "train/sample_images.h"
 #include "train/lr_schedule.h"
@@ -149,8 +151,16 @@ bool checkValues(const Config& config, Checks& k) {
       throw std::invalid_argument("mixed_precision = \"fp16\" needs a CUDA GPU; this machine has none (use \"bf16\" or \"no\")");
   });
   ok &= k.parse("optimizer_type", [&] { resolveOptimizerType(config.getString("optimizer_type")); });
-  ok &= k.parse("optimizer_args", [&] { parseAdamWArgs(config.getList("optimizer_args")); });
-  ok &= k.parse("lr_scheduler", [&] { parseLrSchedulerType(config.getString("lr_scheduler")); });
+  std::optional<OptimizerSettings> optimizer;
+  ok &= k.parse("optimizer_args", [&] {
+    optimizer = parseOptimizerSettings(config.getString("optimizer_type"), config.getList("optimizer_args"));
+  });
+  ok &= k.parse("lr_scheduler", [&] {
+    if (optimizer) resolveLrScheduler(config.getString("lr_scheduler"), *optimizer);
+    else parseLrSchedulerType(config.getString("lr_scheduler"));
+  });
+  if (optimizer && config.tab() != Tab::LoRA && config.getBool("fused_backward_pass"))
+    ok &= k.parse("fused_backward_pass", [&] { checkFusedBackwardPass(*optimizer, config.getInt("gradient_accumulation_steps")); });
   ok &= k.parse("loss_type", [&] { parseLossType(config.getString("loss_type")); });
   ok &= k.parse("save_precision", [&] {
     if (!config.getString("save_precision").empty()) network::savePrecisionDtype(config.getString("save_precision"));

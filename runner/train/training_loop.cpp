@@ -13,6 +13,8 @@
 #include "models/linear.h"
 #include "compile/gemm_tuning.h"
 #include "train/batch_stager.h"
+#include "train/fused_backward.h"
+#include "train/make_optimizer.h"
 #include "train/device_info.h"
 #include "train/graphed_regions.h"
 #include "train/loss_readback.h"
@@ -49,9 +51,10 @@ LoopOptions LoopOptions::fromConfig(const Config& config, const PrecisionPlan& p
   if (!isUnset(config.get("max_train_epochs"))) o.maxTrainEpochs = config.getInt("max_train_epochs");
   o.maxTrainSteps = config.getInt("max_train_steps");
   o.workers = static_cast<int>(config.getInt("max_data_loader_n_workers"));
-  resolveOptimizerType(config.getString("optimizer_type"));
-  o.adamw = parseAdamWArgs(config.getList("optimizer_args")).hyper;
-  o.lr.type = parseLrSchedulerType(config.getString("lr_scheduler"));
+  o.optimizer = parseOptimizerSettings(config.getString("optimizer_type"), config.getList("optimizer_args"));
+  o.lr.type = resolveLrScheduler(config.getString("lr_scheduler"), o.optimizer);
+  o.fusedBackwardPass = config.tab() != Tab::LoRA && config.getBool("fused_backward_pass");  // a DreamBooth and fine-tune option
+  if (o.fusedBackwardPass) checkFusedBackwardPass(o.optimizer, o.gradientAccumulationSteps);
   o.lr.numCycles = config.getInt("lr_scheduler_num_cycles");
   o.lr.power = config.getDouble("lr_scheduler_power");
   o.lr.initialLr = config.getDouble("learning_rate");
@@ -85,9 +88,20 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   method.describeRun(dataset, plan.batchesPerEpoch(), length.numEpochs, length.maxTrainSteps, gradAccum);
 
   // Optimizer and schedule.
-  AdamW optimizer(method.parameterGroups(), options.adamw);
+  bool schedulerSwitched = false;
+  resolveLrScheduler(run.config.getString("lr_scheduler"), options.optimizer, &schedulerSwitched);
+  if (schedulerSwitched)
+    spdlog::info("Adafactor with relative_step: its own relative step sets the learning rate (the adafactor schedule, as "
+                 "sd-scripts switches to it), not lr_scheduler '{}' and learning_rate",
+                 run.config.getString("lr_scheduler"));
+  const std::unique_ptr<Optimizer> optimizerOwned = makeOptimizer(options.optimizer, method.parameterGroups(), options.fusedBackwardPass);
+  Optimizer& optimizer = *optimizerOwned;
   const LrSchedule schedule(planned.lr);
-  OptimizerUpdate update(optimizer, schedule, options.maxGradNorm, options.lossScaling, run.device, method.computeCopies());
+  OptimizerUpdate update(optimizer, schedule, options.maxGradNorm, options.lossScaling, run.device, method.computeCopies(),
+                         options.fusedBackwardPass);
+  if (options.fusedBackwardPass)
+    spdlog::info("fused_backward_pass: each parameter is stepped by {} as soon as its gradient is complete{}", options.optimizer.type,
+                 options.maxGradNorm > 0 ? " (clipped by its own norm)" : "");
   // The compile plan applied: micro-steps run eagerly or replay a captured graph of the whole step,
   // or the family's blocks replay graphs of their own.
   const std::vector<at::Generator> generators{family.generator(), at::globalContext().defaultGenerator(run.device)};  // noise; LoRA dropout
@@ -298,7 +312,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
       spdlog::warn("{}", e.what());
       events.emit(events::Warning{e.what()});
     }
-    facts.lr = optimizer.group(0).lr * schedule.factor(globalStep);
+    facts.lr = optimizer.ownLearningRate(globalStep + 1).value_or(optimizer.group(0).lr * schedule.factor(globalStep));
     do {
       data::Batch batch = nextBatch();
       facts.epoch = batch.epoch;

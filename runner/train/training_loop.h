@@ -6,7 +6,7 @@
 #include <string>
 
 #include "data/batch_plan.h"
-#include "train/adamw.h"
+#include "train/optimizer_args.h"
 #include "train/lr_schedule.h"
 #include "train/save_schedule.h"
 #include "train/training_parts.h"
@@ -21,7 +21,8 @@ struct LoopOptions {
   std::optional<long long> maxTrainEpochs;
   long long maxTrainSteps = 1600;
   int workers = 0;  // max_data_loader_n_workers
-  AdamWHyperparameters adamw;
+  OptimizerSettings optimizer;  // optimizer_type and optimizer_args
+  bool fusedBackwardPass = false;
   LrScheduleOptions lr;      // totalSteps and warmupSteps are set once the length is known
   double lrWarmupSteps = 0;  // lr_warmup_steps as given: steps, or a fraction of the total
   double maxGradNorm = 1.0;

@@ -144,6 +144,36 @@ TEST_F(FullWeightsRun, ResumeContinuesExactly) {
   EXPECT_LE(maxDifference(path("out_straight/db.safetensors"), path("out_resumed/db.safetensors"), ""), 1e-6);
 }
 
+// sdxl_train.py's low-memory recipe: Adafactor, and fused_backward_pass stepping each weight within
+// the backward pass: the same weights as the plain step (no clipping: the fused pass clips each
+// weight by its own norm, the plain step by the global one).
+TEST_F(FullWeightsRun, AdafactorWithAFusedBackwardPassTrainsAsThePlainStep) {
+  const std::string extra = "training_type = \"finetune\"\nmax_train_steps = 4\noptimizer_type = \"Adafactor\"\n"
+                            "optimizer_args = [\"scale_parameter=False\", \"relative_step=False\", \"warmup_init=False\"]\n"
+                            "max_grad_norm = 0.0\n";
+  ProcessResult plain = runRunner({"--config_file", writeConfig("adafactor.toml", path("out_adafactor"), extra)});
+  ASSERT_EQ(plain.exitCode, 0) << plain.err;
+  ProcessResult fused = runRunner({"--config_file", writeConfig("fused.toml", path("out_fused"), extra + "fused_backward_pass = true\n"),
+                                   "--events", "jsonl"});
+  ASSERT_EQ(fused.exitCode, 0) << fused.err;
+  EXPECT_NE(fused.err.find("fused_backward_pass: each parameter is stepped by Adafactor"), std::string::npos) << fused.err;
+  EXPECT_EQ(losses(fused).size(), 4u);
+  const std::string base = path("tiny_sdxl.safetensors");
+  EXPECT_GT(maxDifference(path("out_fused/db.safetensors"), base, "model.diffusion_model."), 1e-6);
+  EXPECT_EQ(maxDifference(path("out_fused/db.safetensors"), path("out_adafactor/db.safetensors"), ""), 0.0);
+
+  // Adafactor's default relative step replaces the named schedule, as sd-scripts does.
+  ProcessResult relative = runRunner({"--config_file", writeConfig("relative.toml", path("out_relative"),
+                                                                   "training_type = \"finetune\"\nmax_train_steps = 2\n"
+                                                                   "optimizer_type = \"adafactor\"\nlr_scheduler = \"cosine\"\n"),
+                                      "--events", "jsonl"});
+  ASSERT_EQ(relative.exitCode, 0) << relative.err;
+  EXPECT_NE(relative.err.find("its own relative step sets the learning rate"), std::string::npos) << relative.err;
+  for (const auto& line : relative.lines())
+    if (auto e = sinter::events::parseJsonLine(line))
+      if (auto step = std::get_if<sinter::events::Step>(&*e)) EXPECT_DOUBLE_EQ(step->lr, 1e-2);  // min(1e-2, 1/sqrt(step))
+}
+
 // flux_train.py: the transformer trains and is saved in BFL's layout, every key of the original.
 TEST_F(FullWeightsRun, FluxFineTuneSavesTheTransformer) {
   const std::string cfg = writeConfig("flux.toml", path("out_flux"),
@@ -169,6 +199,11 @@ TEST_F(FullWeightsRun, BadInputsExitTwoNamingTheOption) {
       {"mixed_no_full", "mixed_precision = \"bf16\"\n", "full_bf16"},
       {"fp8_base", "fp8_base = true\n", "fp8_base"},
       {"blocks_to_swap", "blocks_to_swap = 2\n", "blocks_to_swap"},
+      {"fused_adamw", "fused_backward_pass = true\n", "fused_backward_pass"},
+      {"fused_accumulation", "fused_backward_pass = true\noptimizer_type = \"Adafactor\"\ngradient_accumulation_steps = 2\n",
+       "fused_backward_pass"},
+      {"adafactor_schedule", "lr_scheduler = \"adafactor\"\n", "lr_scheduler"},
+      {"adafactor_args", "optimizer_type = \"Adafactor\"\noptimizer_args = [\"betas=0.9,0.99\"]\n", "optimizer_args"},
   };
   for (const Case& c : cases) {
     const std::vector<std::string> args{"--config_file", writeConfig("bad_" + c.name + ".toml", path("out_bad_" + c.name),

@@ -1,10 +1,13 @@
-// AdamW against a plainly written reference, optimizer_args parsing, clipping and the schedules.
+// AdamW and Adafactor against plainly written references, optimizer_args parsing, the fused
+// backward pass, clipping and the schedules.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <cmath>
 
+#include "train/adafactor.h"
 #include "train/adamw.h"
+#include "train/fused_backward.h"
 #include "train/grad_clip.h"
 #include "train/lr_schedule.h"
 #include "train/optimizer_args.h"
@@ -41,7 +44,7 @@ TEST(AdamW, MatchesTheReferenceOverSeveralStepsWithAScheduledLr) {
   torch::manual_seed(3);
   torch::Tensor a = torch::randn({3, 4}).set_requires_grad(true);
   torch::Tensor b = torch::randn({5}).set_requires_grad(true);
-  AdamWHyperparameters h = parseAdamWArgs({"weight_decay=0.1 betas=0.8,0.99", "eps=1e-6"}).hyper;
+  AdamWHyperparameters h = parseOptimizerSettings("", {"weight_decay=0.1 betas=0.8,0.99", "eps=1e-6"}).adamw;
   AdamW opt({{"unet", 1e-2, {a}}, {"textencoder", 5e-3, {b}}}, h);
   LrSchedule sched({LrSchedulerType::Linear, 2, 6});
   ReferenceAdamW ra{toVec(a), std::vector<double>(12, 0), std::vector<double>(12, 0)};
@@ -91,12 +94,14 @@ TEST(AdamW, StateRoundTripContinuesIdentically) {
 }
 
 TEST(OptimizerArgs, ParsesSdScriptsSpellingAndRejectsTheRest) {
-  const auto parsed = parseAdamWArgs({"weight_decay=0.01", "betas=(0.9, 0.995)"});
-  EXPECT_DOUBLE_EQ(parsed.hyper.weightDecay, 0.01);
-  EXPECT_DOUBLE_EQ(parsed.hyper.beta2, 0.995);
+  const auto parsed = parseOptimizerSettings("AdamW", {"weight_decay=0.01", "betas=(0.9, 0.995)"});
+  EXPECT_DOUBLE_EQ(parsed.adamw.weightDecay, 0.01);
+  EXPECT_DOUBLE_EQ(parsed.adamw.beta2, 0.995);
   EXPECT_EQ(parsed.pythonText, "weight_decay=0.01,betas=(0.9, 0.995)");
-  EXPECT_THROW(parseAdamWArgs({"momentum=0.9"}), std::invalid_argument);
-  EXPECT_THROW(parseAdamWArgs({"betas=0.9"}), std::invalid_argument);
+  EXPECT_EQ(parsed.className(), "torch.optim.adamw.AdamW");
+  EXPECT_THROW(parseOptimizerSettings("AdamW", {"momentum=0.9"}), std::invalid_argument);
+  EXPECT_THROW(parseOptimizerSettings("AdamW", {"betas=0.9"}), std::invalid_argument);
+  EXPECT_THROW(parseOptimizerSettings("AdamW", {"relative_step=False"}), std::invalid_argument);
   EXPECT_EQ(resolveOptimizerType(""), "AdamW");
   EXPECT_EQ(resolveOptimizerType("adamw"), "AdamW");
   try {
@@ -104,6 +109,215 @@ TEST(OptimizerArgs, ParsesSdScriptsSpellingAndRejectsTheRest) {
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("available: AdamW"), std::string::npos);
+  }
+}
+
+namespace {
+
+// transformers.optimization.Adafactor, element by element in double, for a 2-d parameter (factored)
+// or a 1-d one.
+struct ReferenceAdafactor {
+  AdafactorHyperparameters h;
+  int64_t rows = 1, cols = 1;  // rows == 0: not factored
+  std::vector<double> p, row, col, v, m;
+  int step = 0;
+  static double rms(const std::vector<double>& x) {
+    double s = 0;
+    for (double e : x) s += e * e;
+    return std::sqrt(s / x.size());
+  }
+  void update(const std::vector<double>& g, double lr) {
+    ++step;
+    if (h.relativeStep) lr = std::min(h.warmupInit ? 1e-6 * step : 1e-2, 1.0 / std::sqrt(step));
+    if (h.scaleParameter) lr *= std::max(h.eps2, rms(p));
+    const double b2 = 1.0 - std::pow(step, h.decayRate);
+    std::vector<double> u(p.size());
+    if (rows) {
+      for (int64_t r = 0; r < rows; ++r) {
+        double mean = 0;
+        for (int64_t c = 0; c < cols; ++c) mean += (g[r * cols + c] * g[r * cols + c] + h.eps1) / cols;
+        row[r] = b2 * row[r] + (1 - b2) * mean;
+      }
+      for (int64_t c = 0; c < cols; ++c) {
+        double mean = 0;
+        for (int64_t r = 0; r < rows; ++r) mean += (g[r * cols + c] * g[r * cols + c] + h.eps1) / rows;
+        col[c] = b2 * col[c] + (1 - b2) * mean;
+      }
+      double rowMean = 0;
+      for (double x : row) rowMean += x / rows;
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) u[r * cols + c] = g[r * cols + c] / std::sqrt(row[r] / rowMean) / std::sqrt(col[c]);
+    } else {
+      for (size_t i = 0; i < p.size(); ++i) {
+        v[i] = b2 * v[i] + (1 - b2) * (g[i] * g[i] + h.eps1);
+        u[i] = g[i] / std::sqrt(v[i]);
+      }
+    }
+    const double clip = std::max(1.0, rms(u) / h.clipThreshold);
+    for (size_t i = 0; i < p.size(); ++i) {
+      double d = u[i] / clip * lr;
+      if (h.beta1) d = m[i] = *h.beta1 * m[i] + (1 - *h.beta1) * d;
+      p[i] += p[i] * (-h.weightDecay * lr);
+      p[i] -= d;
+    }
+  }
+};
+
+void expectAdafactorMatchesTheReference(const AdafactorHyperparameters& h, double lr) {
+  torch::manual_seed(11);
+  torch::Tensor a = torch::randn({3, 4}).set_requires_grad(true);
+  torch::Tensor b = torch::randn({5}).set_requires_grad(true);
+  Adafactor opt({{"unet", lr, {a, b}}}, h);
+  ReferenceAdafactor ra{h, 3, 4, toVec(a), std::vector<double>(3, 0), std::vector<double>(4, 0), {}, std::vector<double>(12, 0)};
+  ReferenceAdafactor rb{h, 0, 0, toVec(b), {}, {}, std::vector<double>(5, 0), std::vector<double>(5, 0)};
+  for (int step = 0; step < 5; ++step) {
+    const torch::Tensor ga = torch::randn({3, 4}), gb = torch::randn({5}) * 0.1;
+    a.mutable_grad() = ga.clone();
+    b.mutable_grad() = gb.clone();
+    opt.step();
+    ra.update(toVec(ga), lr);
+    rb.update(toVec(gb), lr);
+    const auto pa = toVec(a), pb = toVec(b);
+    for (size_t i = 0; i < pa.size(); ++i) ASSERT_NEAR(pa[i], ra.p[i], 1e-6 * (1 + std::abs(ra.p[i]))) << "step " << step;
+    for (size_t i = 0; i < pb.size(); ++i) ASSERT_NEAR(pb[i], rb.p[i], 1e-6 * (1 + std::abs(rb.p[i]))) << "step " << step;
+  }
+}
+
+}  // namespace
+
+TEST(Adafactor, MatchesTheFormulaWithTheRelativeStep) {
+  expectAdafactorMatchesTheReference(parseOptimizerSettings("Adafactor", {}).adafactor, 0.0);
+  expectAdafactorMatchesTheReference(parseOptimizerSettings("Adafactor", {"warmup_init=True"}).adafactor, 0.0);
+}
+
+TEST(Adafactor, MatchesTheFormulaWithAGivenLrFirstMomentAndWeightDecay) {
+  expectAdafactorMatchesTheReference(
+      parseOptimizerSettings("Adafactor", {"scale_parameter=False relative_step=False warmup_init=False"}).adafactor, 1e-2);
+  expectAdafactorMatchesTheReference(
+      parseOptimizerSettings("adafactor", {"relative_step=False", "beta1=0.9", "weight_decay=0.01", "clip_threshold=0.5",
+                                           "decay_rate=-0.5", "eps=(1e-30, 1e-2)"})
+          .adafactor,
+      3e-3);
+}
+
+TEST(Adafactor, ArgumentsAsSdScriptsPassesThem) {
+  // relative_step is added when absent, and warmup_init turns it on, in place.
+  EXPECT_EQ(parseOptimizerSettings("Adafactor", {}).pythonText, "relative_step=True");
+  const OptimizerSettings usual = parseOptimizerSettings("Adafactor", {"scale_parameter=False", "relative_step=False", "warmup_init=False"});
+  EXPECT_EQ(usual.pythonText, "scale_parameter=False,relative_step=False,warmup_init=False");
+  EXPECT_EQ(usual.className(), "transformers.optimization.Adafactor");
+  EXPECT_FALSE(usual.adafactor.relativeStep);
+  const OptimizerSettings warm = parseOptimizerSettings("Adafactor", {"relative_step=False", "warmup_init=True"});
+  EXPECT_TRUE(warm.adafactor.relativeStep);
+  EXPECT_EQ(warm.pythonText, "relative_step=True,warmup_init=True");
+  try {
+    parseOptimizerSettings("Adafactor", {"betas=0.9,0.99"});
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("scale_parameter, relative_step"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parseOptimizerSettings("Adafactor", {"relative_step=maybe"}), std::invalid_argument);
+
+  // The schedule: the relative step is the adafactor schedule, which needs it.
+  bool switched = false;
+  EXPECT_EQ(resolveLrScheduler("cosine", parseOptimizerSettings("Adafactor", {}), &switched), LrSchedulerType::Adafactor);
+  EXPECT_TRUE(switched);
+  EXPECT_EQ(resolveLrScheduler("cosine", usual, &switched), LrSchedulerType::Cosine);
+  EXPECT_FALSE(switched);
+  EXPECT_THROW(resolveLrScheduler("adafactor", usual), std::invalid_argument);
+  EXPECT_THROW(resolveLrScheduler("adafactor", parseOptimizerSettings("", {})), std::invalid_argument);
+  LrScheduleOptions o;
+  o.type = LrSchedulerType::Adafactor, o.warmupSteps = 2, o.totalSteps = 10;
+  EXPECT_THROW(LrSchedule{o}, std::invalid_argument);
+}
+
+TEST(Adafactor, StateRoundTripContinuesIdentically) {
+  torch::manual_seed(5);
+  const AdafactorHyperparameters h = parseOptimizerSettings("Adafactor", {"beta1=0.9"}).adafactor;
+  torch::Tensor w = torch::randn({4, 3}).set_requires_grad(true), bias = torch::randn({3}).set_requires_grad(true);
+  Adafactor opt({{"unet", 0.0, {w, bias}}}, h);
+  for (int i = 0; i < 3; ++i) {
+    w.mutable_grad() = torch::randn({4, 3});
+    bias.mutable_grad() = torch::randn({3});
+    opt.step();
+  }
+  std::map<std::string, torch::Tensor> state;
+  for (const auto& [k, t] : opt.stateTensors()) state[k] = t;
+  EXPECT_TRUE(state.count("exp_avg_sq_row.0.0") && state.count("exp_avg_sq_col.0.0") && state.count("exp_avg_sq.0.1"));
+  EXPECT_FALSE(state.count("exp_avg_sq.0.0") || state.count("exp_avg_sq_row.0.1"));
+  torch::Tensor w2 = w.detach().clone().set_requires_grad(true), bias2 = bias.detach().clone().set_requires_grad(true);
+  Adafactor resumed({{"unet", 0.0, {w2, bias2}}}, h);
+  resumed.loadStateTensors(state);
+  const torch::Tensor g = torch::randn({4, 3}), gb = torch::randn({3});
+  w.mutable_grad() = g.clone(), bias.mutable_grad() = gb.clone();
+  w2.mutable_grad() = g.clone(), bias2.mutable_grad() = gb.clone();
+  opt.step();
+  resumed.step();
+  EXPECT_TRUE(torch::equal(w, w2));
+  EXPECT_TRUE(torch::equal(bias, bias2));
+  // An AdamW state is not Adafactor's.
+  torch::Tensor p = torch::randn({4, 3}).set_requires_grad(true), q = torch::randn({3}).set_requires_grad(true);
+  AdamW adamw({{"unet", 1e-3, {p, q}}}, {});
+  std::map<std::string, torch::Tensor> other;
+  for (const auto& [k, t] : adamw.stateTensors()) other[k] = t;
+  EXPECT_THROW(resumed.loadStateTensors(other), std::invalid_argument);
+}
+
+// bf16 weights: an update far below bf16's resolution is lost when rounded to nearest and kept on
+// average when rounded stochastically (sd-scripts' fused Adafactor).
+TEST(Adafactor, StochasticRoundingKeepsSmallUpdatesOnAverage) {
+  const AdafactorHyperparameters h =
+      parseOptimizerSettings("Adafactor", {"scale_parameter=False", "relative_step=False", "warmup_init=False"}).adafactor;
+  for (bool stochastic : {false, true}) {
+    torch::manual_seed(6);
+    torch::Tensor p = torch::ones({20000}, torch::kBFloat16).set_requires_grad(true);
+    Adafactor opt({{"unet", 1e-4, {p}}}, h, /*persistentGradients=*/true, stochastic);
+    p.mutable_grad() = torch::ones({20000}, torch::kBFloat16);  // first step: every update is exactly lr
+    opt.step();
+    const double moved = 1.0 - p.detach().to(torch::kFloat64).mean().item<double>();
+    if (stochastic) EXPECT_NEAR(moved, 1e-4, 3e-5);
+    else EXPECT_EQ(moved, 0.0);
+  }
+}
+
+// The fused backward pass steps each parameter where autograd writes its gradient, then frees the
+// gradient: the same weights as backward then step (max_grad_norm 0), and with clipping each
+// parameter clipped by its own norm.
+TEST(FusedBackwardPass, StepsAsThePlainStepAndFreesTheGradients) {
+  const OptimizerSettings settings =
+      parseOptimizerSettings("Adafactor", {"scale_parameter=False", "relative_step=False", "warmup_init=False"});
+  checkFusedBackwardPass(settings, 1);
+  EXPECT_THROW(checkFusedBackwardPass(parseOptimizerSettings("", {}), 1), std::invalid_argument);
+  EXPECT_THROW(checkFusedBackwardPass(settings, 2), std::invalid_argument);
+  for (double maxNorm : {0.0, 0.5}) {
+    torch::manual_seed(8);
+    const torch::Tensor w0 = torch::randn({6, 5}), b0 = torch::randn({6}), w20 = torch::randn({2, 6});
+    auto model = [](const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b, const torch::Tensor& w2) {
+      return torch::matmul(torch::tanh(torch::matmul(x, w.t()) + b), w2.t()).pow(2).mean();
+    };
+    torch::Tensor w = w0.clone().set_requires_grad(true), b = b0.clone().set_requires_grad(true), w2 = w20.clone().set_requires_grad(true);
+    torch::Tensor fw = w0.clone().set_requires_grad(true), fb = b0.clone().set_requires_grad(true),
+                  fw2 = w20.clone().set_requires_grad(true);
+    Adafactor plain({{"unet", 1e-2, {w, b, w2}}}, settings.adafactor);
+    Adafactor fusedOpt({{"unet", 1e-2, {fw, fb, fw2}}}, settings.adafactor, /*persistentGradients=*/false);
+    {
+      FusedBackwardPass fused(fusedOpt, maxNorm);
+      for (int step = 0; step < 3; ++step) {
+        const torch::Tensor x = torch::randn({4, 5});
+        model(x, w, b, w2).backward();
+        if (maxNorm > 0)
+          for (const torch::Tensor& p : {w, b, w2}) clipGradNorm({p}, maxNorm);
+        plain.step();
+        plain.zeroGrad();
+        fusedOpt.advanceStep();
+        model(x, fw, fb, fw2).backward();
+        for (const torch::Tensor& p : {fw, fb, fw2}) EXPECT_FALSE(p.grad().defined()) << "a gradient was kept";
+        EXPECT_TRUE(torch::equal(w, fw) && torch::equal(b, fb) && torch::equal(w2, fw2)) << "step " << step << ", max norm " << maxNorm;
+      }
+    }
+    // Without the hooks, backward only accumulates.
+    model(torch::randn({4, 5}), fw, fb, fw2).backward();
+    EXPECT_TRUE(fw.grad().defined());
   }
 }
 
@@ -156,5 +370,6 @@ TEST(LrSchedule, MatchesHandComputedValues) {
   EXPECT_EQ(resolveWarmupSteps(0.1, 1600), 160);
   EXPECT_EQ(resolveWarmupSteps(50, 1600), 50);
   EXPECT_THROW(LrSchedule({LrSchedulerType::Constant, 5, 100}), std::invalid_argument);
-  EXPECT_THROW(parseLrSchedulerType("adafactor"), std::invalid_argument);
+  EXPECT_EQ(parseLrSchedulerType("adafactor"), LrSchedulerType::Adafactor);
+  EXPECT_THROW(parseLrSchedulerType("warmup_stable_decay"), std::invalid_argument);
 }

@@ -1,0 +1,60 @@
+#include "train/fused_backward.h"
+
+#include <torch/csrc/autograd/function_hook.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "train/grad_clip.h"
+
+namespace sinter::train {
+
+namespace {
+
+// Runs after the accumulator has written the parameter's gradient for this backward pass.
+class StepWhenAccumulated : public torch::autograd::FunctionPostHook {
+ public:
+  StepWhenAccumulated(Optimizer& optimizer, size_t group, size_t index, double maxGradNorm)
+      : optimizer_(optimizer), group_(group), index_(index), maxGradNorm_(maxGradNorm) {}
+
+  torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
+                                            const torch::autograd::variable_list& /*inputs*/) override {
+    torch::Tensor p = optimizer_.group(group_).params[index_];
+    if (!p.grad().defined()) return outputs;
+    torch::NoGradGuard noGrad;
+    if (maxGradNorm_ > 0) clipGradNorm({p}, maxGradNorm_);  // this parameter's norm alone, as sd-scripts' hook
+    optimizer_.stepParameter(group_, index_);
+    p.mutable_grad() = torch::Tensor();
+    return outputs;
+  }
+
+ private:
+  Optimizer& optimizer_;
+  size_t group_, index_;
+  double maxGradNorm_;
+};
+
+}  // namespace
+
+void checkFusedBackwardPass(const OptimizerSettings& optimizer, long long gradientAccumulationSteps) {
+  if (optimizer.type != "Adafactor")
+    throw std::invalid_argument("fused_backward_pass works with optimizer_type Adafactor (as in sd-scripts), not " + optimizer.type);
+  if (gradientAccumulationSteps > 1)
+    throw std::invalid_argument("fused_backward_pass steps each parameter within its backward pass: it cannot accumulate "
+                                "gradients (gradient_accumulation_steps is " + std::to_string(gradientAccumulationSteps) + ")");
+}
+
+FusedBackwardPass::FusedBackwardPass(Optimizer& optimizer, double maxGradNorm) {
+  for (size_t g = 0; g < optimizer.groupCount(); ++g)
+    for (size_t i = 0; i < optimizer.group(g).params.size(); ++i) {
+      std::shared_ptr<torch::autograd::Node> accumulator = torch::autograd::impl::grad_accumulator(optimizer.group(g).params[i]);
+      const uintptr_t key = accumulator->add_post_hook(std::make_unique<StepWhenAccumulated>(optimizer, g, i, maxGradNorm));
+      hooks_.emplace_back(std::move(accumulator), key);
+    }
+}
+
+FusedBackwardPass::~FusedBackwardPass() {
+  for (auto& [accumulator, key] : hooks_) accumulator->del_post_hook(key);
+}
+
+}  // namespace sinter::train

@@ -1,0 +1,33 @@
+#pragma once
+// fused_backward_pass (sd-scripts' sdxl_train.py / flux_train.py): each parameter is clipped by its
+// own gradient's norm (max_grad_norm), stepped by the optimizer and its gradient freed as soon as
+// backward has accumulated it, so that the whole model's gradients never exist at once. Hooks on
+// the parameters' gradient accumulators (the autograd nodes that write .grad) do it; they hold the
+// accumulators, which autograd would otherwise recreate without the hooks.
+#include <torch/torch.h>
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "train/optimizer.h"
+#include "train/optimizer_args.h"
+
+namespace sinter::train {
+
+// Whether a run may use it, as sd-scripts allows it: Adafactor, no gradient accumulation (the
+// registry offers it to DreamBooth and fine-tune runs only). Else std::invalid_argument saying why.
+void checkFusedBackwardPass(const OptimizerSettings& optimizer, long long gradientAccumulationSteps);
+
+class FusedBackwardPass {
+ public:
+  FusedBackwardPass(Optimizer& optimizer, double maxGradNorm);
+  ~FusedBackwardPass();
+  FusedBackwardPass(const FusedBackwardPass&) = delete;
+  FusedBackwardPass& operator=(const FusedBackwardPass&) = delete;
+
+ private:
+  std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, uintptr_t>> hooks_;
+};
+
+}  // namespace sinter::train

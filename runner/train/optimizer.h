@@ -1,0 +1,81 @@
+#pragma once
+// What the training loop asks of an optimizer (AdamW, Adafactor): parameter groups whose learning
+// rates and step count are device tensors (a captured step reads no host value), a step with or
+// without fp16's overflow flag, and its state for resume. Gradients live in persistent buffers
+// that backward adds to, except under a fused backward pass (fused_backward.h), where each
+// parameter is stepped as soon as its gradient is complete and the gradient is then freed.
+#include <torch/torch.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sinter::train {
+
+struct OptimizerGroup {
+  std::string label;
+  double lr = 0.0;  // the group's initial (base) learning rate
+  std::vector<torch::Tensor> params;
+};
+
+class Optimizer {
+ public:
+  // persistentGradients: every parameter gets a zero gradient buffer now, which backward adds to.
+  Optimizer(std::vector<OptimizerGroup> groups, bool persistentGradients);
+  virtual ~Optimizer() = default;
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  // Increments the step count, then updates every parameter.
+  virtual void step() = 0;
+  // fp16 loss scaling: the same step, undone on the device where `foundInf` (LossScaler::unscale)
+  // is set: parameters, state and the step count keep their values. No host read.
+  virtual void step(const torch::Tensor& foundInf) = 0;
+  // A fused backward pass: the step count is advanced once (advanceStep) before the backward pass,
+  // then each parameter is updated from its gradient alone. Optimizers without it throw.
+  void advanceStep();
+  virtual void stepParameter(size_t group, size_t index);
+  void zeroGrad();  // zeroes the gradient buffers in place (they stay where a graph wrote them)
+
+  size_t groupCount() const { return groups_.size(); }
+  const OptimizerGroup& group(size_t i) const { return groups_[i]; }
+  // 0-dim float32 on the parameters' device: the group's current lr (the scheduler writes it).
+  torch::Tensor& lr(size_t group) { return lrs_[group]; }
+  const torch::Tensor& lr(size_t group) const { return lrs_[group]; }
+  // 0-dim float32 on the device: the number of completed steps.
+  const torch::Tensor& stepCount() const { return step_; }
+  std::vector<torch::Tensor> parameters() const;
+  torch::Device device() const { return device_; }
+  virtual bool usesFusedKernel() const { return false; }
+  // The learning rate the optimizer sets itself for step `step` (1-based), when it ignores the
+  // scheduler's (Adafactor's relative step); nullopt otherwise.
+  virtual std::optional<double> ownLearningRate(long long /*step*/) const { return std::nullopt; }
+
+  // Every tensor a step changes: parameters, gradients, state, step count and learning rates (the
+  // live tensors, for undoing warm-up steps; stateTensors() is the saved form).
+  std::vector<torch::Tensor> mutableTensors() const;
+  // State for resume: "step", "lr.<g>" and the optimizer's own "<name>.<g>.<i>" (CPU copies).
+  std::vector<std::pair<std::string, torch::Tensor>> stateTensors() const;
+  // Loads a state written by stateTensors for the same groups; a missing key, a shape that differs
+  // or a tensor count that differs is std::invalid_argument naming it.
+  void loadStateTensors(const std::map<std::string, torch::Tensor>& state);
+
+ protected:
+  // The optimizer's per-parameter state, by name ("exp_avg"): each [group][index], undefined where a
+  // parameter has none of that kind.
+  struct StateKind {
+    std::string name;
+    std::vector<std::vector<torch::Tensor>> tensors;
+  };
+  virtual std::vector<StateKind*> stateKinds() = 0;
+  std::vector<const StateKind*> stateKinds() const;
+
+  std::vector<OptimizerGroup> groups_;
+  torch::Device device_ = torch::kCPU;
+  torch::Tensor step_;
+  std::vector<torch::Tensor> lrs_;
+};
+
+}  // namespace sinter::train
