@@ -1133,6 +1133,14 @@
         <source>Record this many steps after warm-up with the profiler into a Chrome/Perfetto trace (&lt;output_name&gt;-profile.json in the output folder).</source>
         <translation>ウォームアップ後のこの数のステップをプロファイラーで記録し、Chrome/Perfetto 形式のトレース（出力フォルダーの &lt;output_name&gt;-profile.json）に書き出します。</translation>
     </message>
+    <message>
+        <source>Fused backward pass</source>
+        <translation>融合バックワードパス</translation>
+    </message>
+    <message>
+        <source>Step each weight as soon as its gradient is computed, so that the whole model&apos;s gradients never exist at once (Adafactor, no gradient accumulation).</source>
+        <translation>各重みを勾配の計算直後に更新し、モデル全体の勾配が同時に存在しないようにします（Adafactor、勾配累積なし）。</translation>
+    </message>
 </context>
 <context>
     <name>PresetChanges</name>

@@ -1133,6 +1133,14 @@
         <source>Record this many steps after warm-up with the profiler into a Chrome/Perfetto trace (&lt;output_name&gt;-profile.json in the output folder).</source>
         <translation>在预热之后用性能分析器记录这么多步，并写入 Chrome/Perfetto 跟踪文件（输出文件夹中的 &lt;output_name&gt;-profile.json）。</translation>
     </message>
+    <message>
+        <source>Fused backward pass</source>
+        <translation>融合反向传播</translation>
+    </message>
+    <message>
+        <source>Step each weight as soon as its gradient is computed, so that the whole model&apos;s gradients never exist at once (Adafactor, no gradient accumulation).</source>
+        <translation>每个权重的梯度一算出就立即更新该权重，使整个模型的梯度不会同时存在（Adafactor，不可梯度累积）。</translation>
+    </message>
 </context>
 <context>
     <name>PresetChanges</name>
