@@ -82,9 +82,17 @@ void Adafactor::step(const torch::Tensor& foundInf) {
   for (size_t k = 0; k < live.size(); ++k) live[k].copy_(torch::where(skip, before[k], live[k]));
 }
 
+void Adafactor::advanceStep() {
+  Optimizer::advanceStep();
+  torch::NoGradGuard noGrad;
+  stepSizes_.clear();
+  for (size_t g = 0; g < groups_.size(); ++g) stepSizes_.push_back(stepSize(g));
+  beta2t_ = beta2t();
+}
+
 void Adafactor::stepParameter(size_t group, size_t index) {
   torch::NoGradGuard noGrad;
-  update(group, index, stepSize(group), beta2t());
+  update(group, index, stepSizes_.at(group), beta2t_);
 }
 
 void Adafactor::update(size_t g, size_t i, const torch::Tensor& relativeStepSize, const torch::Tensor& b2) {

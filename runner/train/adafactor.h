@@ -23,6 +23,7 @@ class Adafactor : public Optimizer {
 
   void step() override;
   void step(const torch::Tensor& foundInf) override;
+  void advanceStep() override;  // also computes the step's sizes and decay once, for stepParameter
   void stepParameter(size_t group, size_t index) override;
   std::optional<double> ownLearningRate(long long step) const override;
   const AdafactorHyperparameters& hyper() const { return hyper_; }
@@ -40,6 +41,8 @@ class Adafactor : public Optimizer {
   torch::Tensor beta2t() const;
   AdafactorHyperparameters hyper_;
   bool stochasticRounding_;
+  std::vector<torch::Tensor> stepSizes_;  // per group, for the current step (advanceStep)
+  torch::Tensor beta2t_;
   StateKind expAvg_{"exp_avg", {}}, expAvgSqRow_{"exp_avg_sq_row", {}}, expAvgSqCol_{"exp_avg_sq_col", {}},
       expAvgSq_{"exp_avg_sq", {}};
 };

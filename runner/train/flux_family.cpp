@@ -63,6 +63,7 @@ FluxFamily::FluxFamily(const RunContext& run)
       captureTextEncoders_(run.compile.captureTextEncoders),
       captureLimit_(run.compile.cacheLimit),
       seed_(run.seed),
+      parking_(run.device),
       clipTokenizer_(text::ClipTokenizer::fromPath(options_.clipTokenizer)),
       t5Tokenizer_(options_.t5Tokenizer) {
   spdlog::info("loading {}, {}, {}, {}", options_.files.transformer, options_.files.ae, options_.files.clipL, options_.files.t5xxl);
@@ -190,6 +191,13 @@ void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
         },
         o, &stats);
     spdlog::info("text encoder outputs: {} encoded, {} read from disk", stats.encoded, stats.loadedFromDisk);
+  }
+  // The step reads the caches: what made them waits in host memory (cached text outputs mean the
+  // encoders are frozen, core/validation.cpp).
+  if (options_.cacheLatents) parking_.park("AE", *models_.ae);
+  if (options_.cacheText) {
+    parking_.park("CLIP-L", *models_.clipL);
+    parking_.park("T5-XXL", *models_.t5);
   }
 }
 

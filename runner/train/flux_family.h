@@ -7,6 +7,7 @@
 
 #include "text/clip_tokenizer.h"
 #include "text/t5_tokenizer.h"
+#include "train/host_parking.h"
 #include "train/flux_model_set.h"
 #include "train/flux_train_step.h"
 #include "train/training_parts.h"
@@ -70,6 +71,7 @@ class FluxFamily : public FamilyPart {
   int captureLimit_ = 8;
   std::uint64_t seed_;
   FluxModelSet models_;
+  HostParking parking_;
   bool dev_ = true;
   int t5MaxTokens_ = 512;
   text::ClipTokenizer clipTokenizer_;

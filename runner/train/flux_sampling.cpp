@@ -47,6 +47,7 @@ sample::ResolvedSample FluxFamily::sampleDefaults() const {
 
 torch::Tensor FluxFamily::renderSample(sample::ResolvedSample& s, const at::Generator& generator) {
   torch::NoGradGuard noGrad;
+  const HostParking::Visit encoders(parking_);
   models_.transformer->eval();
   models_.clipL->eval();
   // sd-scripts rounds down to 16 px (the AE's 8 times the 2x2 packing), at least 64.

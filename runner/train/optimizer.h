@@ -35,7 +35,7 @@ class Optimizer {
   virtual void step(const torch::Tensor& foundInf) = 0;
   // A fused backward pass: the step count is advanced once (advanceStep) before the backward pass,
   // then each parameter is updated from its gradient alone. Optimizers without it throw.
-  void advanceStep();
+  virtual void advanceStep();
   virtual void stepParameter(size_t group, size_t index);
   void zeroGrad();  // zeroes the gradient buffers in place (they stay where a graph wrote them)
 

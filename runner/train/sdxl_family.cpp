@@ -50,6 +50,7 @@ SdxlFamily::SdxlFamily(const RunContext& run)
       captureTextEncoders_(run.compile.captureTextEncoders),
       captureLimit_(run.compile.cacheLimit),
       seed_(run.seed),
+      parking_(run.device),
       tokenizer_(text::ClipTokenizer::fromPath(options_.clipTokenizer)) {
   spdlog::info("loading {}", options_.checkpoint);
   models_ = loadSdxlModelSet(options_.checkpoint, options_.vae);
@@ -142,6 +143,13 @@ void SdxlFamily::buildCaches(const data::Dataset& dataset, int workers) {
         },
         o, &stats);
     spdlog::info("text encoder outputs: {} encoded, {} read from disk", stats.encoded, stats.loadedFromDisk);
+  }
+  // The step reads the caches: what made them waits in host memory (cached text outputs mean the
+  // encoders are frozen, core/validation.cpp).
+  if (options_.cacheLatents) parking_.park("VAE", *models_.vae);
+  if (options_.cacheText) {
+    parking_.park("CLIP-L", *models_.clipL);
+    parking_.park("OpenCLIP bigG", *models_.bigG);
   }
 }
 

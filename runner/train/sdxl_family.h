@@ -7,6 +7,7 @@
 
 #include "models/sdxl_text_encoding.h"
 #include "text/clip_tokenizer.h"
+#include "train/host_parking.h"
 #include "train/sdxl_model_set.h"
 #include "train/sdxl_train_step.h"
 #include "train/training_parts.h"
@@ -65,6 +66,7 @@ class SdxlFamily : public FamilyPart {
   int captureLimit_ = 8;
   std::uint64_t seed_;
   SdxlModelSet models_;
+  HostParking parking_;
   text::ClipTokenizer tokenizer_;
   std::optional<data::LatentCache> latentCache_;
   std::optional<data::TextCache> textCache_;

@@ -37,6 +37,7 @@ sample::ResolvedSample SdxlFamily::sampleDefaults() const {
 
 torch::Tensor SdxlFamily::renderSample(sample::ResolvedSample& s, const at::Generator& generator) {
   torch::NoGradGuard noGrad;
+  const HostParking::Visit encoders(parking_);
   models_.unet->eval();
   models_.clipL->eval();
   models_.bigG->eval();
