@@ -1,7 +1,7 @@
 #include "core/compile_settings.h"
 
-#include <algorithm>
-#include <cctype>
+
+#include "core/ascii_text.h"
 
 namespace sinter {
 
@@ -16,12 +16,6 @@ std::string CompileRequest::logLine(const std::string& model) const {
          ", dynamic=" + dynamicAsPython() + ", fullgraph=" + (fullgraph ? "True" : "False");
 }
 
-namespace {
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-}  // namespace
 
 CompileRequest resolveCompileRequest(const Config& config) {
   CompileRequest r;
@@ -45,8 +39,8 @@ CompileRequest resolveCompileRequest(const Config& config) {
       // Deprecated form (musubi-tuner): overrides the individual settings, cache limit 32.
       r.backend = args[0];
       r.mode = args[1];
-      r.dynamic = lower(args[2]);
-      r.fullgraph = lower(args[3]) == "true";
+      r.dynamic = lowerAscii(args[2]);
+      r.fullgraph = lowerAscii(args[3]) == "true";
       r.cacheSizeLimit = kCompileArgsCacheSizeLimit;
       r.notes.push_back("compile_args is deprecated: use compile_backend, compile_mode, compile_dynamic and "
                         "compile_fullgraph; it overrides them and sets the cache size limit to 32");

@@ -1,5 +1,6 @@
 #include "sample/sample_naming.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -30,6 +31,15 @@ std::string parametersText(const ResolvedSample& s, const std::string& model, lo
   if (!model.empty()) out << ", Model: " << model;
   out << ", Training step: " << step << ", Version: Sinter";
   return out.str();
+}
+
+void fitSampleSize(ResolvedSample& s, int64_t multiple) {
+  auto fit = [multiple](int v) {
+    const int64_t atLeast64 = std::max(v, 64);
+    return static_cast<int>(std::max(atLeast64 - atLeast64 % multiple, multiple));
+  };
+  s.width = fit(s.width);
+  s.height = fit(s.height);
 }
 
 }  // namespace sinter::sample

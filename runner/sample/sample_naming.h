@@ -22,6 +22,10 @@ struct ResolvedSample {
   std::string sampler;                  // A1111's name ("DDIM", "Euler a", ...), set by the renderer
 };
 
+// The size the renderer uses: width and height rounded down to `multiple` px (the family's latent
+// factor), at least 64 and at least one multiple, as sd-scripts rounds them.
+void fitSampleSize(ResolvedSample& s, int64_t multiple);
+
 // `epoch`: set when the samples are made at an epoch's end.
 std::string sampleFileName(const std::string& outputName, long long step, std::optional<long long> epoch, const ResolvedSample& s,
                            std::time_t when);

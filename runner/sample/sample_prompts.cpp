@@ -3,26 +3,18 @@
 #include <nlohmann/json.hpp>
 #include <toml.hpp>
 
-#include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
 
+#include "core/ascii_text.h"
+
 namespace sinter::sample {
 
 namespace {
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
-  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-}
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 long long parseInteger(const std::string& text, const std::string& what, const std::string& where) {
   size_t used = 0;
@@ -50,7 +42,7 @@ double parseNumber(const std::string& text, const std::string& what, const std::
 }
 
 std::string checkedSampler(const std::string& name, const std::string& where) {
-  const std::string wanted = lower(trim(name));
+  const std::string wanted = lowerAscii(trimAscii(name));
   for (const std::string& s : sampleSamplerNames())
     if (s == wanted) return s;
   std::string list;
@@ -93,8 +85,8 @@ std::vector<SamplePrompt> fromText(const std::string& file) {
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
     if (n == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line = line.substr(3);
-    if (trim(line).empty() || line[0] == '#') continue;
-    out.push_back(parsePromptLine(trim(line), file + ":" + std::to_string(n)));
+    if (trimAscii(line).empty() || line[0] == '#') continue;
+    out.push_back(parsePromptLine(trimAscii(line), file + ":" + std::to_string(n)));
   }
   return out;
 }
@@ -193,8 +185,8 @@ SamplePrompt parsePromptLine(const std::string& line, const std::string& where) 
   for (size_t i = 1; i < parts.size(); ++i) {
     const std::string& part = parts[i];
     const size_t space = part.find(' ');
-    const std::string name = lower(part.substr(0, space));
-    const std::string value = space == std::string::npos ? std::string() : trim(part.substr(space + 1));
+    const std::string name = lowerAscii(part.substr(0, space));
+    const std::string value = space == std::string::npos ? std::string() : trimAscii(part.substr(space + 1));
     const Flag* flag = nullptr;
     for (const Flag& f : flags)
       if (name == f.name) flag = &f;
@@ -207,7 +199,7 @@ SamplePrompt parsePromptLine(const std::string& line, const std::string& where) 
 }
 
 std::vector<SamplePrompt> loadSamplePrompts(const std::string& file) {
-  const std::string ext = lower(std::filesystem::path(file).extension().string());
+  const std::string ext = lowerAscii(std::filesystem::path(file).extension().string());
   std::vector<SamplePrompt> prompts;
   if (ext == ".txt") prompts = fromText(file);
   else if (ext == ".toml") prompts = fromToml(file);

@@ -26,7 +26,6 @@ class Adafactor : public Optimizer {
   void advanceStep() override;  // also computes the step's sizes and decay once, for stepParameter
   void stepParameter(size_t group, size_t index) override;
   std::optional<double> ownLearningRate(long long step) const override;
-  const AdafactorHyperparameters& hyper() const { return hyper_; }
 
   // Whether a parameter's second moment is factored (two or more dimensions).
   static bool factored(const torch::Tensor& p) { return p.dim() >= 2; }

@@ -1,7 +1,5 @@
 #include "train/adamw.h"
 
-#include <stdexcept>
-
 #if __has_include(<torch/version.h>)
 #include <torch/version.h>
 #endif

@@ -24,7 +24,7 @@ class AdamW : public Optimizer {
   void step() override;
   void step(const torch::Tensor& foundInf) override;
   const AdamWHyperparameters& hyper() const { return hyper_; }
-  bool usesFusedKernel() const override { return fused_; }
+  bool usesFusedKernel() const { return fused_; }
 
  protected:
   std::vector<StateKind*> stateKinds() override { return {&expAvg_, &expAvgSq_}; }

@@ -1,6 +1,7 @@
 #include "train/capture_facts.h"
 
 #include "train/config_values.h"
+#include "train/fused_backward.h"
 #include "train/lora_method.h"
 
 namespace sinter::train {
@@ -23,7 +24,7 @@ compile::CaptureFacts captureFacts(const Config& config, const torch::Device& de
     facts.regionExclusions.push_back("blocks_to_swap: Linear layers excluded from capture: the swapped blocks run eagerly, their "
                                      "weights streaming from host memory; the other blocks are captured");
   }
-  if (config.tab() != Tab::LoRA && config.getBool("fused_backward_pass")) {
+  if (fusedBackwardPassRequested(config)) {
     const std::string why = "fused_backward_pass: the optimizer steps each weight inside autograd's backward pass, where its "
                             "gradient is written (the step runs eagerly, with the fused kernels)";
     facts.barriers.push_back(why);

@@ -52,12 +52,7 @@ torch::Tensor FluxFamily::renderSample(sample::ResolvedSample& s, const at::Gene
   models_.clipL->eval();
   // sd-scripts rounds down to 16 px (the AE's 8 times the 2x2 packing), at least 64.
   const int64_t down = models_.ae->config().downscale(), multiple = down * 2;
-  auto fit = [&](int v) {
-    const int64_t rounded = std::max(v, 64) - std::max(v, 64) % multiple;
-    return static_cast<int>(std::max(rounded, multiple));
-  };
-  s.width = fit(s.width);
-  s.height = fit(s.height);
+  sample::fitSampleSize(s, multiple);
   s.sampler = "Euler";
   if (!dev_) s.guidanceScale.reset();  // schnell has no guidance embedding
 

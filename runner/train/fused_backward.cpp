@@ -36,6 +36,10 @@ class StepWhenAccumulated : public torch::autograd::FunctionPostHook {
 
 }  // namespace
 
+bool fusedBackwardPassRequested(const Config& config) {
+  return config.tab() != Tab::LoRA && config.getBool("fused_backward_pass");
+}
+
 void checkFusedBackwardPass(const OptimizerSettings& optimizer, long long gradientAccumulationSteps) {
   if (optimizer.type != "Adafactor")
     throw std::invalid_argument("fused_backward_pass works with optimizer_type Adafactor (as in sd-scripts), not " + optimizer.type);

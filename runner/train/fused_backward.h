@@ -10,10 +10,15 @@
 #include <utility>
 #include <vector>
 
+#include "core/config.h"
 #include "train/optimizer.h"
 #include "train/optimizer_args.h"
 
 namespace sinter::train {
+
+// fused_backward_pass as the config sets it; a DreamBooth and fine-tune option (on the LoRA tab it
+// is ignored, as core's validation warns).
+bool fusedBackwardPassRequested(const Config& config);
 
 // Whether a run may use it, as sd-scripts allows it: Adafactor, no gradient accumulation (the
 // registry offers it to DreamBooth and fine-tune runs only). Else std::invalid_argument saying why.

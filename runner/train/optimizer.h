@@ -48,7 +48,6 @@ class Optimizer {
   const torch::Tensor& stepCount() const { return step_; }
   std::vector<torch::Tensor> parameters() const;
   torch::Device device() const { return device_; }
-  virtual bool usesFusedKernel() const { return false; }
   // The learning rate the optimizer sets itself for step `step` (1-based), when it ignores the
   // scheduler's (Adafactor's relative step); nullopt otherwise.
   virtual std::optional<double> ownLearningRate(long long /*step*/) const { return std::nullopt; }

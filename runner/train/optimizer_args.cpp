@@ -1,33 +1,22 @@
 #include "train/optimizer_args.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
 
+#include "core/ascii_text.h"
 #include "network/python_format.h"
 
 namespace sinter::train {
 
 namespace {
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
-std::string trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t");
-  const size_t e = s.find_last_not_of(" \t");
-  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-}
-
 double parseNumber(const std::string& item, const std::string& text) {
   try {
     size_t used = 0;
-    const double v = std::stod(trim(text), &used);
-    if (used != trim(text).size() || !std::isfinite(v)) throw std::invalid_argument(text);
+    const double v = std::stod(trimAscii(text), &used);
+    if (used != trimAscii(text).size() || !std::isfinite(v)) throw std::invalid_argument(text);
     return v;
   } catch (const std::exception&) {
     throw std::invalid_argument("optimizer_args: '" + item + "': '" + text + "' is not a number");
@@ -36,7 +25,7 @@ double parseNumber(const std::string& item, const std::string& text) {
 
 // "0.9,0.999", "(0.9, 0.999)" or "[0.9,0.999]": a pair of numbers.
 std::pair<double, double> parsePair(const std::string& item, std::string text) {
-  text = trim(text);
+  text = trimAscii(text);
   if (text.size() >= 2 && ((text.front() == '(' && text.back() == ')') || (text.front() == '[' && text.back() == ']')))
     text = text.substr(1, text.size() - 2);
   const size_t comma = text.find(',');
@@ -53,10 +42,10 @@ const std::vector<std::string>& availableOptimizerTypes() {
 }
 
 std::string resolveOptimizerType(const std::string& optimizerType) {
-  const std::string wanted = lower(trim(optimizerType));
+  const std::string wanted = lowerAscii(trimAscii(optimizerType));
   if (wanted.empty()) return "AdamW";
   for (const std::string& t : availableOptimizerTypes())
-    if (lower(t) == wanted) return t;
+    if (lowerAscii(t) == wanted) return t;
   std::string list;
   for (const std::string& t : availableOptimizerTypes()) list += (list.empty() ? "" : ", ") + t;
   throw std::invalid_argument("optimizer_type '" + optimizerType + "' is not available in this build (available: " +
@@ -91,7 +80,7 @@ OptimizerSettings parseOptimizerSettings(const std::string& optimizerType, const
     shown.emplace_back(key, text);
   };
   auto boolean = [](const std::string& item, const std::string& value) {
-    const std::string v = lower(trim(value));
+    const std::string v = lowerAscii(trimAscii(value));
     if (v == "true") return true;
     if (v == "false") return false;
     throw std::invalid_argument("optimizer_args: '" + item + "': '" + value + "' is not True or False");
@@ -131,7 +120,7 @@ OptimizerSettings parseOptimizerSettings(const std::string& optimizerType, const
     } else if (adafactor && key == "decay_rate") {
       number(af.decayRate);
     } else if (adafactor && key == "beta1") {
-      if (lower(trim(value)) == "none") {
+      if (lowerAscii(trimAscii(value)) == "none") {
         af.beta1.reset();
         show(key, "None");
       } else {

@@ -159,7 +159,7 @@ bool checkValues(const Config& config, Checks& k) {
     if (optimizer) resolveLrScheduler(config.getString("lr_scheduler"), *optimizer);
     else parseLrSchedulerType(config.getString("lr_scheduler"));
   });
-  if (optimizer && config.tab() != Tab::LoRA && config.getBool("fused_backward_pass"))
+  if (optimizer && fusedBackwardPassRequested(config))
     ok &= k.parse("fused_backward_pass", [&] { checkFusedBackwardPass(*optimizer, config.getInt("gradient_accumulation_steps")); });
   ok &= k.parse("loss_type", [&] { parseLossType(config.getString("loss_type")); });
   ok &= k.parse("save_precision", [&] {

@@ -44,12 +44,7 @@ torch::Tensor SdxlFamily::renderSample(sample::ResolvedSample& s, const at::Gene
   // sd-scripts rounds the size down to 8 px (the VAE's factor, min 64); the latents must also fit
   // the UNet's downsampling (4 times at full size), so the size is a multiple of both.
   const int64_t multiple = models_.vae->config().downscale() * (int64_t(1) << (models_.unet->config().channelMult.size() - 1));
-  auto fit = [&](int v) {
-    const int64_t rounded = std::max(v, 64) - std::max(v, 64) % multiple;
-    return static_cast<int>(std::max(rounded, multiple));
-  };
-  s.width = fit(s.width);
-  s.height = fit(s.height);
+  sample::fitSampleSize(s, multiple);
   const sample::DiffusionSamplerKind kind = sample::parseDiffusionSampler(s.samplerName);
   s.sampler = sample::displayName(kind);
 

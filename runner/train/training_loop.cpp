@@ -52,8 +52,8 @@ LoopOptions LoopOptions::fromConfig(const Config& config, const PrecisionPlan& p
   o.maxTrainSteps = config.getInt("max_train_steps");
   o.workers = static_cast<int>(config.getInt("max_data_loader_n_workers"));
   o.optimizer = parseOptimizerSettings(config.getString("optimizer_type"), config.getList("optimizer_args"));
-  o.lr.type = resolveLrScheduler(config.getString("lr_scheduler"), o.optimizer);
-  o.fusedBackwardPass = config.tab() != Tab::LoRA && config.getBool("fused_backward_pass");  // a DreamBooth and fine-tune option
+  o.lr.type = resolveLrScheduler(config.getString("lr_scheduler"), o.optimizer, &o.lrSchedulerReplaced);
+  o.fusedBackwardPass = fusedBackwardPassRequested(config);
   if (o.fusedBackwardPass) checkFusedBackwardPass(o.optimizer, o.gradientAccumulationSteps);
   o.lr.numCycles = config.getInt("lr_scheduler_num_cycles");
   o.lr.power = config.getDouble("lr_scheduler_power");
@@ -88,9 +88,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   method.describeRun(dataset, plan.batchesPerEpoch(), length.numEpochs, length.maxTrainSteps, gradAccum);
 
   // Optimizer and schedule.
-  bool schedulerSwitched = false;
-  resolveLrScheduler(run.config.getString("lr_scheduler"), options.optimizer, &schedulerSwitched);
-  if (schedulerSwitched)
+  if (options.lrSchedulerReplaced)
     spdlog::info("Adafactor with relative_step: its own relative step sets the learning rate (the adafactor schedule, as "
                  "sd-scripts switches to it), not lr_scheduler '{}' and learning_rate",
                  run.config.getString("lr_scheduler"));

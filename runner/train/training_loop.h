@@ -24,6 +24,7 @@ struct LoopOptions {
   OptimizerSettings optimizer;  // optimizer_type and optimizer_args
   bool fusedBackwardPass = false;
   LrScheduleOptions lr;      // totalSteps and warmupSteps are set once the length is known
+  bool lrSchedulerReplaced = false;  // Adafactor's relative step took the named lr_scheduler's place
   double lrWarmupSteps = 0;  // lr_warmup_steps as given: steps, or a fraction of the total
   double maxGradNorm = 1.0;
   bool lossScaling = false;

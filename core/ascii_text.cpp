@@ -1,0 +1,17 @@
+#include "core/ascii_text.h"
+
+#include <cctype>
+
+namespace sinter {
+
+std::string trimAscii(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+std::string lowerAscii(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace sinter
