@@ -22,12 +22,14 @@ std::vector<std::shared_ptr<LinearImpl>> linearsOf(torch::nn::Module& block) {
 }
 
 // One streamed Linear's weight: whatever slot of the ring holds its block.
-class StreamedWeight : public FrozenWeight {
+class StreamedWeight : public ServedWeight {
  public:
   StreamedWeight(std::shared_ptr<BlockSwap> swap, int64_t block, size_t linear)
       : swap_(std::move(swap)), block_(block), linear_(linear) {}
   torch::Tensor get(torch::ScalarType dtype) override { return swap_->weight(block_, linear_, dtype); }
   bool streamed() const override { return true; }
+  bool trained() const override { return swap_->trainsWeights(); }
+  void takeGradient(const torch::Tensor& grad) override { swap_->weightGradient(block_, linear_, grad); }
 
  private:
   std::shared_ptr<BlockSwap> swap_;
@@ -47,6 +49,7 @@ struct BlockSwap::Copies {
 #if SINTER_WITH_CUDA
   std::optional<c10::cuda::CUDAStream> side;
   at::cuda::CUDAEvent copied[2];
+  at::cuda::CUDAEvent stepped;
 #endif
 };
 
@@ -68,7 +71,7 @@ std::shared_ptr<BlockSwap> BlockSwap::install(const std::vector<std::shared_ptr<
     const std::vector<std::shared_ptr<LinearImpl>> linears = linearsOf(*blocks[static_cast<size_t>(b)]);
     if (linears.size() != shape.size()) throw std::invalid_argument("block swap: the blocks differ in their Linear layers");
     for (size_t j = 0; j < linears.size(); ++j) {
-      if (linears[j]->frozen) throw std::invalid_argument("block swap: a Linear's weight is already served from elsewhere");
+      if (linears[j]->served) throw std::invalid_argument("block swap: a Linear's weight is already served from elsewhere");
       if (linears[j]->weight.sizes() != shape[j]->weight.sizes())
         throw std::invalid_argument("block swap: the blocks' Linear weights differ in shape");
     }
@@ -86,7 +89,7 @@ std::shared_ptr<BlockSwap> BlockSwap::install(const std::vector<std::shared_ptr<
       if (device.is_cuda()) master = master.pin_memory();  // asynchronous copies need page-locked memory
       linear->weight.set_requires_grad(false);
       linear->weight.set_data(master);  // the device copy is freed: the Linear's weight is the host master
-      linear->frozen = std::make_shared<StreamedWeight>(swap, b, j++);
+      linear->served = std::make_shared<StreamedWeight>(swap, b, j++);
       host.push_back(master);
     }
     swap->host_.push_back(std::move(host));
@@ -152,6 +155,52 @@ int BlockSwap::makeResident(int64_t block) {
 
 torch::Tensor BlockSwap::weight(int64_t block, size_t linear, torch::ScalarType dtype) {
   return ring_[makeResident(block)][linear].to(dtype);
+}
+
+std::vector<torch::Tensor> BlockSwap::masters() const {
+  std::vector<torch::Tensor> all;
+  for (const auto& block : host_) all.insert(all.end(), block.begin(), block.end());
+  return all;
+}
+
+void BlockSwap::trainWeights(WeightStep step) { step_ = std::move(step); }
+
+void BlockSwap::weightGradient(int64_t block, size_t linear, const torch::Tensor& grad) {
+  if (!step_) throw std::logic_error("block swap: a streamed weight got a gradient, but no step takes it (trainWeights)");
+  const int slot = makeResident(block);
+  torch::Tensor& onDevice = ring_[slot][linear];
+  torch::Tensor& master = host_[static_cast<size_t>(block - first_)][linear];
+  {
+    torch::NoGradGuard noGrad;
+    step_(master, onDevice, grad);
+  }
+  // Back to the host master; queued on the side stream before any later load, so the next load
+  // of this block (or of this slot) comes after it.
+#if SINTER_WITH_CUDA
+  if (device_.is_cuda()) {
+    if (!copies_->side) copies_->side = at::cuda::getStreamFromPool(false, device_.index());
+    copies_->stepped.record(at::cuda::getCurrentCUDAStream(device_.index()));
+    copies_->stepped.block(*copies_->side);
+    c10::cuda::CUDAStreamGuard onSide(*copies_->side);
+    master.copy_(onDevice, /*non_blocking=*/true);
+    return;
+  }
+#endif
+  torch::NoGradGuard noGrad;
+  master.copy_(onDevice);
+}
+
+void BlockSwap::synchronize() {
+#if SINTER_WITH_CUDA
+  if (copies_->side) copies_->side->synchronize();
+#endif
+}
+
+void BlockSwap::forgetLoadedBlocks() {
+  synchronize();
+  slotBlock_[0] = slotBlock_[1] = -1;
+  current_ = -1;
+  direction_ = 1;
 }
 
 }  // namespace sinter::models

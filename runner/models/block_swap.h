@@ -6,10 +6,16 @@
 // weights are copied, host to device: they are frozen, so the host copy stays the master and
 // nothing goes back. Biases, norms and LoRA adapters stay on the device.
 //
+// In a full-weight run (DreamBooth, fine-tune) the streamed weights are trained: each one's gradient
+// is handed, in the backward pass while its block is on the device, to a step (trainWeights) that
+// updates the ring's copy in place, as sd-scripts' flux_train.py steps them in its fused backward
+// pass; the updated copy goes back to the host master on the side stream, ahead of any later load.
+//
 // sd-scripts' meaning of the count is kept: asked to swap s blocks of a kind, the device holds the
 // weights of n - s of them (n - s - 2 resident, 2 in the ring), so s + 2 blocks stream.
 #include <torch/torch.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +45,21 @@ class BlockSwap : public std::enable_shared_from_this<BlockSwap> {
   // Linear `linear` (in module order) of block `block`, on the device, for the current stream.
   torch::Tensor weight(int64_t block, size_t linear, torch::ScalarType dtype);
 
+  // The streamed weights' host masters (each is its Linear's `weight`).
+  std::vector<torch::Tensor> masters() const;
+  // The streamed weights train from now on: `step(master, onDevice, grad)` gets each weight's
+  // gradient with the weight's host master and its device copy, which it updates in place. An
+  // empty function freezes them again.
+  using WeightStep = std::function<void(const torch::Tensor& master, torch::Tensor& onDevice, const torch::Tensor& grad)>;
+  void trainWeights(WeightStep step);
+  bool trainsWeights() const { return static_cast<bool>(step_); }
+  // From the backward pass: the gradient of Linear `linear` of `block`, which is on the device.
+  void weightGradient(int64_t block, size_t linear, const torch::Tensor& grad);
+  // Blocks until every updated weight has reached its host master (before reading the masters).
+  void synchronize();
+  // The ring forgets what it holds (after the host masters were written, e.g. by resume).
+  void forgetLoadedBlocks();
+
  private:
   struct Copies;
   BlockSwap(int64_t blockCount, int64_t first, torch::Device device);
@@ -54,6 +75,7 @@ class BlockSwap : public std::enable_shared_from_this<BlockSwap> {
   int64_t current_ = -1;  // the block the compute is on
   int direction_ = 1;     // +1 forward, -1 backward: where the next block is
   int64_t loads_ = 0;
+  WeightStep step_;
   std::unique_ptr<Copies> copies_;  // the side stream and events (CUDA)
 };
 

@@ -15,7 +15,7 @@ LinearImpl::LinearImpl(int64_t inFeatures, int64_t outFeatures, bool withBias) {
 }
 
 torch::Tensor LinearImpl::forward(const torch::Tensor& x) {
-  torch::Tensor y = frozen ? frozenLinear(x, frozen, bias) : F::linear(x, weight, bias);
+  torch::Tensor y = served ? servedLinear(x, served, bias) : F::linear(x, weight, bias);
   if (lora) {
     // As sd-scripts trains under autocast, the adapter computes in the activations' dtype (bf16 or
     // fp16 under mixed precision): its fp32 weights are cast (or their kept copies used), and their

@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "models/frozen_linear.h"
+#include "models/served_weight.h"
 
 namespace sinter::models {
 
@@ -43,7 +43,7 @@ class LinearImpl : public torch::nn::Module {
   std::shared_ptr<LoraAdapter> lora;  // null: a plain Linear
   // Set (fp8_base, blocks_to_swap): the weight comes from here, in the activations' dtype, and
   // `weight` holds its stored form (float8 on the device, or the host copy of a swapped block).
-  std::shared_ptr<FrozenWeight> frozen;
+  std::shared_ptr<ServedWeight> served;
 };
 TORCH_MODULE(Linear);
 

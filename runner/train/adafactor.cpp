@@ -68,7 +68,10 @@ void Adafactor::step() {
   const torch::Tensor b2 = beta2t();
   for (size_t g = 0; g < groups_.size(); ++g) {
     const torch::Tensor size = stepSize(g);
-    for (size_t i = 0; i < groups_[g].params.size(); ++i) update(g, i, size, b2);
+    for (size_t i = 0; i < groups_[g].params.size(); ++i) {
+      torch::Tensor& p = groups_[g].params[i];
+      if (p.grad().defined()) update(g, i, p, p.grad(), size, b2);  // as transformers: no gradient, no update
+    }
   }
 }
 
@@ -91,14 +94,18 @@ void Adafactor::advanceStep() {
 }
 
 void Adafactor::stepParameter(size_t group, size_t index) {
-  torch::NoGradGuard noGrad;
-  update(group, index, stepSizes_.at(group), beta2t_);
+  torch::Tensor& p = groups_[group].params[index];
+  if (p.grad().defined()) stepParameter(group, index, p, p.grad());
 }
 
-void Adafactor::update(size_t g, size_t i, const torch::Tensor& relativeStepSize, const torch::Tensor& b2) {
-  torch::Tensor p = groups_[g].params[i];
-  if (!p.grad().defined()) return;  // as transformers: a parameter without a gradient is left alone
-  const torch::Tensor grad = p.grad().to(torch::kFloat32);
+void Adafactor::stepParameter(size_t group, size_t index, torch::Tensor& param, const torch::Tensor& grad) {
+  torch::NoGradGuard noGrad;
+  update(group, index, param, grad, stepSizes_.at(group), beta2t_);
+}
+
+void Adafactor::update(size_t g, size_t i, torch::Tensor& p, const torch::Tensor& gradient, const torch::Tensor& relativeStepSize,
+                       const torch::Tensor& b2) {
+  const torch::Tensor grad = gradient.to(torch::kFloat32);
   torch::Tensor p32 = p.scalar_type() == torch::kFloat32 ? p : p.to(torch::kFloat32);
   const torch::Tensor lr = hyper_.scaleParameter ? relativeStepSize * torch::clamp_min(rms(p32), hyper_.eps2) : relativeStepSize;
   const torch::Tensor squared = grad * grad + hyper_.eps1;

@@ -25,6 +25,7 @@ class Adafactor : public Optimizer {
   void step(const torch::Tensor& foundInf) override;
   void advanceStep() override;  // also computes the step's sizes and decay once, for stepParameter
   void stepParameter(size_t group, size_t index) override;
+  void stepParameter(size_t group, size_t index, torch::Tensor& param, const torch::Tensor& grad) override;
   std::optional<double> ownLearningRate(long long step) const override;
 
   // Whether a parameter's second moment is factored (two or more dimensions).
@@ -36,7 +37,9 @@ class Adafactor : public Optimizer {
  private:
   // The relative step size for the current step count (0-dim float32), or the group's lr.
   torch::Tensor stepSize(size_t group) const;
-  void update(size_t group, size_t index, const torch::Tensor& stepSize, const torch::Tensor& beta2t);
+  // Updates `p` (the parameter, or its device copy) from `grad` with parameter [group][index]'s state.
+  void update(size_t group, size_t index, torch::Tensor& p, const torch::Tensor& grad, const torch::Tensor& stepSize,
+              const torch::Tensor& beta2t);
   torch::Tensor beta2t() const;
   AdafactorHyperparameters hyper_;
   bool stochasticRounding_;

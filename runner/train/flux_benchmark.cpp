@@ -6,7 +6,9 @@
 
 #include "models/flux_transformer.h"
 #include "network/lora_network.h"
-#include "train/adamw.h"
+#include "train/fused_backward.h"
+#include "train/make_optimizer.h"
+#include "train/optimizer_args.h"
 #include "train/benchmark_rows.h"
 #include "train/device_info.h"
 #include "train/config_values.h"
@@ -34,18 +36,40 @@ int runFluxBenchmark(const Config& config, long long steps, bool tiny) {
   FluxWeightPlacement placement;
   placement.fp8Base = config.getBool("fp8_base");
   if (!isUnset(config.get("blocks_to_swap"))) placement.blocksToSwap = config.getInt("blocks_to_swap");
+  if (placement.fp8Base && config.tab() != Tab::LoRA)
+    throw std::invalid_argument("fp8_base stores frozen weights; a full-weight benchmark trains them: turn fp8_base off");
   placeFluxTransformer(*transformer, device, dtype, placement);
   transformer->setGradientCheckpointing(config.getBool("gradient_checkpointing"), false);
 
+  // LoRA (rank 32, alpha 16, AdamW as sd-scripts' bench), or with --training_type dreambooth|finetune
+  // the whole transformer as flux_train.py's low-memory recipe trains it: Adafactor (scale_parameter,
+  // relative_step and warmup_init off, lr 1e-5), fused_backward_pass, swapped blocks stepped in it.
+  const bool fullWeights = config.tab() != Tab::LoRA;
   network::LoraNetworkOptions loraOptions;
   loraOptions.dim = rank;
   loraOptions.alpha = static_cast<double>(rank) / 2;  // sd-scripts' bench: rank 32, alpha 16
   loraOptions.device = device;
   network::LoraNetwork lora(loraOptions);
-  lora.attach(network::fluxLoraRule(network::LoraComponent::Unet), *transformer);
   std::vector<OptimizerGroup> groups;
-  for (auto& g : lora.parameterGroups(std::nullopt, std::nullopt, 1e-4)) groups.push_back(OptimizerGroup{g.label, g.lr, g.params});
-  AdamW optimizer(groups, AdamWHyperparameters{});
+  int64_t trainedParameters = 0;
+  if (fullWeights) {
+    OptimizerGroup all{"transformer", 1e-5, {}};
+    for (torch::Tensor& p : transformer->parameters()) {
+      p.set_requires_grad(true);
+      all.params.push_back(p);
+      trainedParameters += p.numel();
+    }
+    groups.push_back(std::move(all));
+  } else {
+    lora.attach(network::fluxLoraRule(network::LoraComponent::Unet), *transformer);
+    for (auto& g : lora.parameterGroups(std::nullopt, std::nullopt, 1e-4)) groups.push_back(OptimizerGroup{g.label, g.lr, g.params});
+    trainedParameters = lora.parameterCount();
+  }
+  const bool fused = fullWeights && fusedBackwardPassRequested(config);
+  const OptimizerSettings settings =
+      fullWeights ? parseOptimizerSettings("Adafactor", {"scale_parameter=False", "relative_step=False", "warmup_init=False"})
+                  : parseOptimizerSettings("AdamW", {});
+  const std::unique_ptr<Optimizer> optimizer = makeOptimizer(settings, groups, fused);
   LrScheduleOptions lrOptions;
   lrOptions.totalSteps = 1000000;
   LrSchedule schedule(lrOptions);
@@ -53,8 +77,13 @@ int runFluxBenchmark(const Config& config, long long steps, bool tiny) {
   stepOptions.computeDtype = dtype;
   stepOptions.guidanceScale = 1.0;
   FluxTrainStep step(transformer, stepOptions, device, 0);
-  const std::unique_ptr<ComputeCopies> copies = loraComputeCopies(lora, dtype);
-  OptimizerUpdate update(optimizer, schedule, 1.0, false, device, copies.get());
+  const std::unique_ptr<ComputeCopies> copies = fullWeights ? nullptr : loraComputeCopies(lora, dtype);
+  OptimizerUpdate update(*optimizer, schedule, 1.0, false, device, copies.get(), fused);
+  if (fused)
+    for (const auto& swap : {transformer->doubleSwap(), transformer->singleSwap()})
+      if (swap) update.fusedBackwardPass()->stepStreamedWeights(swap);
+  if (fullWeights && !fused && placement.blocksToSwap > 0)
+    throw std::invalid_argument("blocks_to_swap in a full-weight benchmark needs --fused_backward_pass (full_weights_method.h)");
 
   const auto on = torch::TensorOptions(device).dtype(dtype);
   const StepShape shape = step.stage(FluxStepBatch{torch::randn({1, 16, latentSide, latentSide}, on),
@@ -67,21 +96,25 @@ int runFluxBenchmark(const Config& config, long long steps, bool tiny) {
                      else releaseFluxBlocks(transformer);
                    },
                    [&](bool on) { transformer->setFusedKernels(on); }, " + fused QK RMSNorm+RoPE", step.generator()};
-  const std::vector<BenchMode> modes = {
+  std::vector<BenchMode> modes = {
       {"eager (compile off)", false},
       {"inductor, default (fused kernels, no graphs)", true, "inductor", "default", false},
       {"inductor, reduce-overhead (per block)", true, "inductor", "reduce-overhead", false},
       {"inductor, reduce-overhead, fullgraph", true, "inductor", "reduce-overhead", true},
   };
+  if (fused) modes.resize(2);  // the fused backward pass steps inside autograd: nothing to capture (capture_facts.cpp)
   const std::string label = "bs1 " + std::to_string(latentSide * 8) + "x" + std::to_string(latentSide * 8) + ", " +
                             std::to_string(tokens) + " T5 tokens";
   std::vector<BenchRow> rows;
   for (const BenchMode& m : modes) rows.push_back(runBenchRow(config, device, update, model, m, {shape}, label, steps));
 
-  std::printf("benchmark: FLUX.1-dev transformer LoRA training step (%s), rank %lld alpha %lld on %zu modules (%lld parameters), "
+  const std::string what = fullWeights ? std::string("full-weight training step, ") + settings.className() +
+                                              (fused ? " with fused_backward_pass" : "")
+                                        : "LoRA training step, rank " + std::to_string(rank) + " alpha " + std::to_string(rank / 2) +
+                                              " on " + std::to_string(lora.modules().size()) + " modules";
+  std::printf("benchmark: FLUX.1-dev transformer %s (%s, %lld trained parameters), "
               "%s, gradient checkpointing %s, fp8_base %s, blocks_to_swap %lld%s%s\n",
-              tiny ? "tiny" : "full size", static_cast<long long>(rank), static_cast<long long>(rank / 2), lora.modules().size(),
-              static_cast<long long>(lora.parameterCount()), dtype == torch::kBFloat16 ? "bf16" : "fp32",
+              what.c_str(), tiny ? "tiny" : "full size", static_cast<long long>(trainedParameters), dtype == torch::kBFloat16 ? "bf16" : "fp32",
               config.getBool("gradient_checkpointing") ? "on" : "off", placement.fp8Base ? "on" : "off",
               static_cast<long long>(placement.blocksToSwap), transformer->streamedBlocks().empty() ? "" : " (streamed: ",
               transformer->streamedBlocks().empty() ? "" : (transformer->streamedBlocks() + ")").c_str());

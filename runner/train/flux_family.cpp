@@ -241,4 +241,11 @@ std::vector<std::pair<std::string, torch::Tensor>> FluxFamily::checkpointTensors
   return models_.transformer->checkpointTensors("");
 }
 
+std::vector<std::shared_ptr<models::BlockSwap>> FluxFamily::blockSwaps() const {
+  std::vector<std::shared_ptr<models::BlockSwap>> out;
+  for (const auto& swap : {models_.transformer->doubleSwap(), models_.transformer->singleSwap()})
+    if (swap) out.push_back(swap);
+  return out;
+}
+
 }  // namespace sinter::train

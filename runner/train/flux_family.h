@@ -49,6 +49,7 @@ class FluxFamily : public FamilyPart {
   at::Generator& generator() override { return step_->generator(); }
   sample::ResolvedSample sampleDefaults() const override;
   torch::Tensor renderSample(sample::ResolvedSample& s, const at::Generator& generator) override;
+  std::vector<std::shared_ptr<models::BlockSwap>> blockSwaps() const override;
 
   int t5MaxTokens() const { return t5MaxTokens_; }
 

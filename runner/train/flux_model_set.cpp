@@ -3,7 +3,7 @@
 #include "io/safetensors.h"
 #include "models/checkpoint_tensors.h"
 #include "models/flux_checkpoint.h"
-#include "models/frozen_linear.h"
+#include "models/served_weight.h"
 #include "train/mixed_precision.h"
 
 namespace sinter::train {

@@ -9,6 +9,7 @@
 #include "io/safetensors.h"
 #include "network/lora_file.h"
 #include "train/config_values.h"
+#include "train/fused_backward.h"
 #include "train/lora_method.h"
 #include "train/run_errors.h"
 
@@ -30,9 +31,10 @@ std::optional<Refusal> fullWeightsRefusal(const Config& config) {
            "fp32 master weights under mixed precision are not built yet"};
   if (config.getBool("fp8_base"))
     return Refusal{"fp8_base", "fp8_base stores frozen weights; a DreamBooth or fine-tune run trains them: turn fp8_base off"};
-  if (!isUnset(config.get("blocks_to_swap")) && config.getInt("blocks_to_swap") > 0)
-    return Refusal{"blocks_to_swap", "blocks_to_swap: swapping trained weights (written back to host memory after each step) is not "
-                                     "built yet; set blocks_to_swap to 0"};
+  if (!isUnset(config.get("blocks_to_swap")) && config.getInt("blocks_to_swap") > 0 && !fusedBackwardPassRequested(config))
+    return Refusal{"blocks_to_swap", "blocks_to_swap: a swapped block's weights are trained inside the backward pass, while the block "
+                                     "is on the device (as flux_train.py's block swap needs): set fused_backward_pass = true with "
+                                     "optimizer_type = \"Adafactor\", or blocks_to_swap = 0"};
   if (config.family() == Family::FLUX && config.getBool("train_text_encoder"))
     return Refusal{"train_text_encoder", "train_text_encoder: flux_train.py trains the FLUX transformer only"};
   return std::nullopt;
@@ -89,6 +91,7 @@ void FullWeightsMethod::saveModel(const std::string& path, const SaveStamp& stam
   const network::OptionLookup lookup = [&](const std::string& key) { return configOptionAsJson(config_, key); };
   network::Metadata metadata = network::buildModelSpec(lookup, facts_, unixNow(), /*lora=*/false);
   (void)stamp;  // sd-scripts' checkpoints carry no step
+  settleSwappedWeights();
   const std::vector<std::pair<std::string, torch::Tensor>> tensors = family_->checkpointTensors();
   // Streamed, one tensor on the host at a time: a full checkpoint does not fit in memory twice.
   std::vector<io::TensorDeclaration> entries;
@@ -99,7 +102,12 @@ void FullWeightsMethod::saveModel(const std::string& path, const SaveStamp& stam
   });
 }
 
+void FullWeightsMethod::settleSwappedWeights() const {
+  for (const auto& swap : family_->blockSwaps()) swap->synchronize();
+}
+
 NamedTensors FullWeightsMethod::stateTensors() const {
+  settleSwappedWeights();
   NamedTensors out;
   for (const auto& [name, t] : trained_) out.emplace_back(name, t.detach());
   return out;
@@ -117,6 +125,8 @@ void FullWeightsMethod::loadStateTensors(const NamedTensors& tensors, const std:
                        c10::str(t.sizes()));
     t.copy_(it->second);
   }
+  // Swapped blocks' masters were written: the ring must load them again.
+  for (const auto& swap : family_->blockSwaps()) swap->forgetLoadedBlocks();
 }
 
 }  // namespace sinter::train

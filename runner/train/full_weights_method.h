@@ -14,8 +14,9 @@
 namespace sinter::train {
 
 // Why this build cannot train the config's full-weight run, or nullopt: the precision (a separate
-// fp32 master of every weight under mixed precision is not built yet), fp8_base and blocks_to_swap
-// (their Linears give no weight gradient), a FLUX run with train_text_encoder.
+// fp32 master of every weight under mixed precision is not built yet), fp8_base (frozen float8
+// weights), blocks_to_swap without fused_backward_pass (a swapped block's weights are stepped in
+// the backward pass, while it is on the device), a FLUX run with train_text_encoder.
 struct Refusal {
   std::string key, message;
 };
@@ -41,6 +42,8 @@ class FullWeightsMethod : public MethodPart {
   std::vector<OptimizerGroup> groups_;
   NamedTensors trained_;  // "<model label>/<parameter name>" -> the parameter
   network::LoraRunFacts facts_;
+  // Waits for swapped blocks' updated weights to reach their host masters (before reading them).
+  void settleSwappedWeights() const;
   std::optional<torch::Dtype> saveDtype_;  // save_precision; unset: as trained
 };
 

@@ -2,6 +2,7 @@
 
 #include <torch/csrc/autograd/function_hook.h>
 
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -48,7 +49,7 @@ void checkFusedBackwardPass(const OptimizerSettings& optimizer, long long gradie
                                 "gradients (gradient_accumulation_steps is " + std::to_string(gradientAccumulationSteps) + ")");
 }
 
-FusedBackwardPass::FusedBackwardPass(Optimizer& optimizer, double maxGradNorm) {
+FusedBackwardPass::FusedBackwardPass(Optimizer& optimizer, double maxGradNorm) : optimizer_(optimizer), maxGradNorm_(maxGradNorm) {
   for (size_t g = 0; g < optimizer.groupCount(); ++g)
     for (size_t i = 0; i < optimizer.group(g).params.size(); ++i) {
       std::shared_ptr<torch::autograd::Node> accumulator = torch::autograd::impl::grad_accumulator(optimizer.group(g).params[i]);
@@ -59,6 +60,25 @@ FusedBackwardPass::FusedBackwardPass(Optimizer& optimizer, double maxGradNorm) {
 
 FusedBackwardPass::~FusedBackwardPass() {
   for (auto& [accumulator, key] : hooks_) accumulator->del_post_hook(key);
+  for (const auto& swap : swaps_) swap->trainWeights(nullptr);
+}
+
+void FusedBackwardPass::stepStreamedWeights(const std::shared_ptr<models::BlockSwap>& swap) {
+  // A master is the Linear's weight (the same memory), so its optimizer index is found by address.
+  std::map<const void*, std::pair<size_t, size_t>> indexOf;
+  for (size_t g = 0; g < optimizer_.groupCount(); ++g)
+    for (size_t i = 0; i < optimizer_.group(g).params.size(); ++i) indexOf[optimizer_.group(g).params[i].data_ptr()] = {g, i};
+  for (const torch::Tensor& master : swap->masters())
+    if (!indexOf.count(master.data_ptr()))
+      throw std::invalid_argument("fused_backward_pass: a swapped block's weight is not among the optimizer's parameters");
+  Optimizer& optimizer = optimizer_;
+  const double maxGradNorm = maxGradNorm_;
+  swap->trainWeights([&optimizer, maxGradNorm, indexOf](const torch::Tensor& master, torch::Tensor& onDevice, const torch::Tensor& grad) {
+    const auto& [group, index] = indexOf.at(master.data_ptr());
+    if (maxGradNorm > 0) clipGradients({grad}, maxGradNorm);  // its own norm, as for the other parameters
+    optimizer.stepParameter(group, index, onDevice, grad);
+  });
+  swaps_.push_back(swap);
 }
 
 }  // namespace sinter::train

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "models/block_swap.h"
 #include "train/optimizer.h"
 #include "train/optimizer_args.h"
 
@@ -31,8 +32,17 @@ class FusedBackwardPass {
   FusedBackwardPass(const FusedBackwardPass&) = delete;
   FusedBackwardPass& operator=(const FusedBackwardPass&) = delete;
 
+  // blocks_to_swap in a full-weight run: the swap's streamed weights, whose masters are optimizer
+  // parameters in host memory, are stepped the same way through their device copies when the swap
+  // hands over their gradients (models::BlockSwap::trainWeights); a master that is no optimizer
+  // parameter is std::invalid_argument.
+  void stepStreamedWeights(const std::shared_ptr<models::BlockSwap>& swap);
+
  private:
+  Optimizer& optimizer_;
+  double maxGradNorm_;
   std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, uintptr_t>> hooks_;
+  std::vector<std::shared_ptr<models::BlockSwap>> swaps_;
 };
 
 }  // namespace sinter::train

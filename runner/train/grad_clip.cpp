@@ -15,14 +15,16 @@
 namespace sinter::train {
 
 torch::Tensor clipGradNorm(const std::vector<torch::Tensor>& params, double maxNorm) {
-  torch::NoGradGuard noGrad;
-  if (params.empty()) return torch::zeros({});
   std::vector<torch::Tensor> grads;
+  for (const torch::Tensor& p : params) grads.push_back(p.grad());  // persistent buffers (AdamW): always defined
+  return clipGradients(std::move(grads), maxNorm);
+}
+
+torch::Tensor clipGradients(std::vector<torch::Tensor> grads, double maxNorm) {
+  torch::NoGradGuard noGrad;
+  if (grads.empty()) return torch::zeros({});
   bool allFloat32 = true;
-  for (const torch::Tensor& p : params) {
-    grads.push_back(p.grad());  // persistent buffers (AdamW): always defined
-    allFloat32 = allFloat32 && p.grad().scalar_type() == torch::kFloat32;
-  }
+  for (const torch::Tensor& g : grads) allFloat32 = allFloat32 && g.scalar_type() == torch::kFloat32;
   torch::Tensor total;
 #if SINTER_HAS_FOREACH_CLIP
   if (allFloat32 && grads.front().is_cuda()) {

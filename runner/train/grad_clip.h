@@ -10,5 +10,7 @@ namespace sinter::train {
 // Returns the total norm before clipping (0-dim float32 tensor on the device); parameters without
 // a gradient are skipped. maxNorm <= 0 computes the norm without clipping.
 torch::Tensor clipGradNorm(const std::vector<torch::Tensor>& params, double maxNorm);
+// The same for gradients held apart from their parameters (a swapped block's weight gradient).
+torch::Tensor clipGradients(std::vector<torch::Tensor> grads, double maxNorm);
 
 }  // namespace sinter::train

@@ -16,12 +16,12 @@
 namespace sinter::train {
 
 Optimizer::Optimizer(std::vector<OptimizerGroup> groups, bool persistentGradients) : groups_(std::move(groups)) {
-  bool found = false;
   for (const OptimizerGroup& g : groups_)
-    for (const torch::Tensor& p : g.params) {
-      if (!found) device_ = p.device(), found = true;
-      if (p.device() != device_) throw std::invalid_argument("optimizer: parameters on more than one device");
-    }
+    for (const torch::Tensor& p : g.params)
+      if (!p.is_cpu()) device_ = p.device();
+  for (const OptimizerGroup& g : groups_)
+    for (const torch::Tensor& p : g.params)
+      if (p.device() != device_ && !p.is_cpu()) throw std::invalid_argument("optimizer: parameters on more than one device");
   const auto fopts = torch::TensorOptions().dtype(torch::kFloat32).device(device_);
   step_ = torch::zeros({}, fopts);
   for (const OptimizerGroup& g : groups_) lrs_.push_back(torch::full({}, g.lr, fopts));
@@ -46,6 +46,10 @@ void Optimizer::advanceStep() {
 }
 
 void Optimizer::stepParameter(size_t, size_t) {
+  throw std::logic_error("this optimizer has no per-parameter step (fused_backward_pass)");
+}
+
+void Optimizer::stepParameter(size_t, size_t, torch::Tensor&, const torch::Tensor&) {
   throw std::logic_error("this optimizer has no per-parameter step (fused_backward_pass)");
 }
 

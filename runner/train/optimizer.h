@@ -23,6 +23,8 @@ struct OptimizerGroup {
 class Optimizer {
  public:
   // persistentGradients: every parameter gets a zero gradient buffer now, which backward adds to.
+  // The state lives on the parameters' device; parameters in host memory (swapped blocks' masters,
+  // stepped through device copies) may sit beside those on an accelerator.
   Optimizer(std::vector<OptimizerGroup> groups, bool persistentGradients);
   virtual ~Optimizer() = default;
   Optimizer(const Optimizer&) = delete;
@@ -37,6 +39,9 @@ class Optimizer {
   // then each parameter is updated from its gradient alone. Optimizers without it throw.
   virtual void advanceStep();
   virtual void stepParameter(size_t group, size_t index);
+  // The same for a parameter kept in host memory and stepped through its device copy `param`
+  // (blocks_to_swap), from `grad`, with parameter [group][index]'s state.
+  virtual void stepParameter(size_t group, size_t index, torch::Tensor& param, const torch::Tensor& grad);
   void zeroGrad();  // zeroes the gradient buffers in place (they stay where a graph wrote them)
 
   size_t groupCount() const { return groups_.size(); }

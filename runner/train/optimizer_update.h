@@ -34,6 +34,8 @@ class OptimizerUpdate {
   void apply();
   // Every tensor a micro-step changes (the optimizer's, the loss scaler's and the compute copies).
   std::vector<torch::Tensor> mutableTensors() const;
+  // The fused backward pass, or null.
+  FusedBackwardPass* fusedBackwardPass() { return fused_.get(); }
 
  private:
   Optimizer& optimizer_;

@@ -12,7 +12,7 @@
 #include "io/safetensors.h"
 #include "models/flux_autoencoder.h"
 #include "models/flux_transformer.h"
-#include "models/frozen_linear.h"
+#include "models/served_weight.h"
 #include "models/t5_encoder.h"
 #include "data/batch_plan.h"
 #include "data/dataset_settings.h"

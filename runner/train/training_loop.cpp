@@ -97,6 +97,10 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   const LrSchedule schedule(planned.lr);
   OptimizerUpdate update(optimizer, schedule, options.maxGradNorm, options.lossScaling, run.device, method.computeCopies(),
                          options.fusedBackwardPass);
+  // A full-weight run's swapped blocks train too: their weights are stepped in the backward pass
+  // (the run refuses blocks_to_swap without fused_backward_pass: full_weights_method.h).
+  if (FusedBackwardPass* fused = update.fusedBackwardPass())
+    for (const auto& swap : family.blockSwaps()) fused->stepStreamedWeights(swap);
   if (options.fusedBackwardPass)
     spdlog::info("fused_backward_pass: each parameter is stepped by {} as soon as its gradient is complete{}", options.optimizer.type,
                  options.maxGradNorm > 0 ? " (clipped by its own norm)" : "");

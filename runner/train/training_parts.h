@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compile/compile_plan.h"
+#include "models/block_swap.h"
 #include "core/config.h"
 #include "data/batch_loader.h"
 #include "data/dataset.h"
@@ -100,6 +101,8 @@ class FamilyPart {
   // from `generator`; `s` gets the size and sampler actually used. Without gradients; it leaves the
   // models in eval mode (setTraining restores them).
   virtual torch::Tensor renderSample(sample::ResolvedSample& s, const at::Generator& generator) = 0;
+  // blocks_to_swap: the swaps whose streamed weights are trainable models' (FLUX's transformer).
+  virtual std::vector<std::shared_ptr<models::BlockSwap>> blockSwaps() const { return {}; }
 };
 
 // When a save is made, for the file's metadata.

@@ -4,7 +4,10 @@
 // weights, TF32 off; three steps of forward and backward, with and without gradient checkpointing;
 // the output and the gradients of both inputs compared. Exits 1 above 1e-5 relative (float32:
 // the same GEMMs, dx computed by the Linear's own node). fp8_base: against the same model with its
-// Linear weights rounded through e4m3, likewise.
+// Linear weights rounded through e4m3, likewise. Trained swapped weights (full-weight runs): every
+// weight stepped by SGD, the streamed ones inside the backward pass through their device copies
+// and written back to host memory on the side stream; outputs and the final weights against the
+// resident model stepped after its backward pass.
 //   build-cuda/bin/sinter-block-swap-check
 #include <torch/torch.h>
 
@@ -15,7 +18,7 @@
 #include "models/flux_latents.h"
 #include "models/flux_rope.h"
 #include "models/flux_transformer.h"
-#include "models/frozen_linear.h"
+#include "models/served_weight.h"
 #include "models/linear.h"
 
 using namespace sinter::models;
@@ -48,7 +51,19 @@ struct Outputs {
   std::vector<torch::Tensor> tensors;  // output, d img, d txt per step
 };
 
-Outputs threeSteps(FluxTransformer& m, bool checkpointing) {
+constexpr double kLearningRate = 0.05;
+
+// SGD on every parameter that has a gradient (the streamed weights, if any, are stepped elsewhere).
+void sgdStep(FluxTransformer& m) {
+  torch::NoGradGuard noGrad;
+  for (auto& p : m->parameters())
+    if (p.grad().defined()) {
+      p.sub_(p.grad() * kLearningRate);
+      p.mutable_grad() = torch::Tensor();
+    }
+}
+
+Outputs threeSteps(FluxTransformer& m, bool checkpointing, bool train = false) {
   m->train();
   m->setGradientCheckpointing(checkpointing, false);
   const FluxConfig& c = m->config();
@@ -62,12 +77,20 @@ Outputs threeSteps(FluxTransformer& m, bool checkpointing) {
     const torch::Tensor y = m(img, fluxImageIds(1, 16, 16, f32), txt, fluxTextIds(1, 32, f32), torch::full({1}, 0.6, f32),
                               torch::randn({1, c.vecInDim}, f32), torch::full({1}, 3.5, f32));
     y.pow(2).mean().backward();
+    if (train) sgdStep(m);
     out.tensors.push_back(y.detach());
     out.tensors.push_back(img.grad());
     out.tensors.push_back(txt.grad());
   }
   torch::cuda::synchronize();
+  if (train)
+    for (const auto& [key, t] : m->checkpointTensors("")) out.tensors.push_back(t.detach().to(torch::kCPU));
   return out;
+}
+
+FluxTransformer trainable(FluxTransformer m) {
+  for (auto& p : m->parameters()) p.set_requires_grad(true);
+  return m;
 }
 
 bool compare(const std::string& what, const Outputs& reference, const Outputs& other) {
@@ -104,6 +127,20 @@ int main() {
     ok = compare("blocks_to_swap 4 (" + swapped->streamedBlocks() + ")" + gc, reference, threeSteps(swapped, checkpointing)) && ok;
     std::printf("  ring loads: %lld double, %lld single\n", static_cast<long long>(swapped->doubleSwap()->loads()),
                 static_cast<long long>(swapped->singleSwap()->loads()));
+
+    // Trained: the streamed weights stepped in the backward pass, written back to host memory.
+    FluxTransformer trainedResident = trainable(randomModel());
+    moveToDevice(*trainedResident, cuda);
+    const Outputs trainedReference = threeSteps(trainedResident, checkpointing, true);
+    FluxTransformer trainedSwapped = randomModel();
+    trainedSwapped->enableBlockSwap(4, cuda, torch::kFloat32);
+    moveToDevice(*trainedSwapped, cuda);
+    trainable(trainedSwapped);
+    for (const auto& swap : {trainedSwapped->doubleSwap(), trainedSwapped->singleSwap()})
+      swap->trainWeights([](const torch::Tensor&, torch::Tensor& onDevice, const torch::Tensor& grad) { onDevice.sub_(grad * kLearningRate); });
+    const Outputs trained = threeSteps(trainedSwapped, checkpointing, true);
+    for (const auto& swap : {trainedSwapped->doubleSwap(), trainedSwapped->singleSwap()}) swap->synchronize();
+    ok = compare("blocks_to_swap 4, trained (SGD; outputs, weights)" + gc, trainedReference, trained) && ok;
 
     if (!float8InBuild()) continue;
     FluxTransformer rounded = randomModel();

@@ -56,5 +56,5 @@ ms = statistics.median(e["step_ms"] for e in steps[4:])
 print(f"RESULT {json.dumps({'what': 'sinter-runner full UNet, Adafactor, ' + sys.argv[1], 'steps': len(steps), 'step_ms': ms, 'peak_gib': max(e['peak_mem_mb'] for e in steps) / 1024})}")
 PY
 done
-PYTHONPATH="$sdscripts" python3 "$here/sdscripts_full_step.py" 1 1024 $gc || status=1
+PYTHONPATH="$sdscripts" python3 "$here/sdscripts_full_step.py" sdxl 1 1024 "${gc:-nogc}" || status=1
 exit $status

@@ -1,5 +1,5 @@
 // fp8_base and blocks_to_swap: Linear weights served from elsewhere than the Linear's own parameter
-// (models/frozen_linear.h, models/block_swap.h). On the CPU the ring's copies are plain copies, so
+// (models/served_weight.h, models/block_swap.h). On the CPU the ring's copies are plain copies, so
 // the schedule (which block is where, when each is loaded) and the numerics run through the same
 // code as on CUDA, where they also overlap on a side stream (tests/gpu/fused_kernels_check.cpp).
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include "models/flux_latents.h"
 #include "models/flux_rope.h"
 #include "models/flux_transformer.h"
-#include "models/frozen_linear.h"
+#include "models/served_weight.h"
 #include "models/linear.h"
 
 using namespace sinter::models;
@@ -22,7 +22,7 @@ using torch::Tensor;
 namespace {
 
 // A fixed weight that counts how often the Linear asks for it.
-class CountedWeight : public FrozenWeight {
+class CountedWeight : public ServedWeight {
  public:
   explicit CountedWeight(Tensor w) : w_(std::move(w)) {}
   Tensor get(torch::ScalarType dtype) override {
@@ -157,8 +157,8 @@ TEST(BlockSwap, TrainsLikeTheResidentModelAndLoadsOneBlockAhead) {
     EXPECT_FALSE(swapped->streamsWeights("double_blocks.0"));
     EXPECT_TRUE(swapped->streamsWeights("double_blocks.1"));
     EXPECT_TRUE(swapped->streamsWeights("single_blocks.5"));
-    for (const auto& l : linearsOf(*swapped->double_blocks[0])) EXPECT_FALSE(l->frozen);
-    for (const auto& l : linearsOf(*swapped->double_blocks[1])) EXPECT_TRUE(l->frozen && l->frozen->streamed());
+    for (const auto& l : linearsOf(*swapped->double_blocks[0])) EXPECT_FALSE(l->served);
+    for (const auto& l : linearsOf(*swapped->double_blocks[1])) EXPECT_TRUE(l->served && l->served->streamed());
     // Two blocks' weights on the device at once, whatever the count streamed.
     EXPECT_EQ(swapped->doubleSwap()->ringBytes() * 3, swapped->doubleSwap()->hostBytes() * 2);
     for (FluxTransformer* m : {&plain, &swapped}) {

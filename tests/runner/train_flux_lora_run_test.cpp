@@ -10,7 +10,7 @@
 #include "core/events.h"
 #include "io/safetensors.h"
 #include "models/flux_transformer.h"
-#include "models/frozen_linear.h"
+#include "models/served_weight.h"
 #include "runner_process.h"
 
 namespace fs = std::filesystem;

@@ -10,6 +10,7 @@
 
 #include "core/events.h"
 #include "io/safetensors.h"
+#include "models/flux_transformer.h"
 #include "runner_process.h"
 
 namespace fs = std::filesystem;
@@ -191,6 +192,65 @@ TEST_F(FullWeightsRun, FluxFineTuneSavesTheTransformer) {
   EXPECT_EQ(out.metadata().at("modelspec.architecture"), "flux-1-dev");
 }
 
+// flux_train.py's low-memory recipe: blocks_to_swap with Adafactor's fused backward pass. The swapped
+// blocks' weights are stepped in the backward pass through their device copies and written back to
+// host memory: the run trains as one that keeps every block (a transformer with 4 double and 6
+// single blocks, so that 2 can be swapped), with gradient checkpointing too, and resumes exactly.
+TEST_F(FullWeightsRun, FluxBlockSwapTrainsTheSwappedBlocksAsResidentOnes) {
+  sinter::models::FluxConfig c = sinter::models::FluxConfig::tiny();
+  c.depth = 4;
+  c.depthSingleBlocks = 6;
+  torch::manual_seed(9);
+  sinter::models::FluxTransformer deeper(c);
+  const std::string base = path("flux/deeper.safetensors");
+  sinter::io::writeSafetensors(base, deeper->checkpointTensors());
+  const std::string extra = "training_type = \"finetune\"\ncache_latents = true\ncache_text_encoder_outputs = true\n"
+                            "t5xxl_max_token_length = 16\nguidance_scale = 1.0\noptimizer_type = \"Adafactor\"\n"
+                            "optimizer_args = [\"scale_parameter=False\", \"relative_step=False\", \"warmup_init=False\"]\n"
+                            "fused_backward_pass = true\nmax_grad_norm = 1.0\n";
+  auto runWith = [&](const std::string& name, const std::string& more) {
+    ProcessResult r = runRunner({"--config_file", writeConfig(name + ".toml", path("out_" + name), extra + more), "--model_family",
+                                 "flux", "--pretrained_model_name_or_path", base, "--ae", path("flux/ae.safetensors"), "--clip_l",
+                                 path("flux/clip_l.safetensors"), "--t5xxl", path("flux/t5xxl_fp16.safetensors"), "--t5_tokenizer",
+                                 path("tokenizer"), "--events", "jsonl"});
+    EXPECT_EQ(r.exitCode, 0) << name << ":\n" << r.err;
+    return r;
+  };
+  const ProcessResult kept = runWith("ft_kept", "max_train_steps = 4\n");
+  const ProcessResult swapped = runWith("ft_swap", "max_train_steps = 4\nblocks_to_swap = 2\n");
+  EXPECT_NE(swapped.err.find("double_blocks.1-3, single_blocks.2-5"), std::string::npos) << swapped.err;
+  ASSERT_EQ(losses(kept).size(), 4u);
+  ASSERT_EQ(losses(swapped).size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(losses(kept)[i], losses(swapped)[i], 1e-6) << i;
+  const std::string keptFile = path("out_ft_kept/db.safetensors"), swappedFile = path("out_ft_swap/db.safetensors");
+  EXPECT_GT(maxDifference(swappedFile, base, "single_blocks.5."), 1e-6);  // a streamed block trained
+  EXPECT_LE(maxDifference(swappedFile, keptFile, ""), 1e-6);
+
+  const ProcessResult checkpointed = runWith("ft_swap_gc", "max_train_steps = 4\nblocks_to_swap = 2\ngradient_checkpointing = true\n");
+  ASSERT_EQ(losses(checkpointed).size(), 4u);
+  EXPECT_LE(maxDifference(path("out_ft_swap_gc/db.safetensors"), keptFile, ""), 1e-6);
+
+  // save_state at step 2, resumed: the swapped masters and their optimizer state continue.
+  const ProcessResult stated = runWith("ft_swap_state", "max_train_steps = 4\nblocks_to_swap = 2\nsave_every_n_steps = 2\nsave_state = true\n");
+  ASSERT_TRUE(fs::exists(path("out_ft_swap_state/db-step00000002-state")));
+  const ProcessResult resumed = runWith("ft_swap_resumed", "max_train_steps = 4\nblocks_to_swap = 2\nresume = \"" +
+                                                               path("out_ft_swap_state/db-step00000002-state") + "\"\n");
+  EXPECT_EQ(losses(resumed).size(), 2u);
+  EXPECT_LE(maxDifference(path("out_ft_swap_resumed/db.safetensors"), keptFile, ""), 1e-6);
+
+  // Without the fused backward pass the swapped weights have nowhere to be stepped: refused up front.
+  std::string plain = extra;
+  plain.replace(plain.find("fused_backward_pass = true"), std::string("fused_backward_pass = true").size(), "fused_backward_pass = false");
+  const ProcessResult refused = runRunner({"--config_file", writeConfig("ft_swap_plain.toml", path("out_ft_swap_plain"),
+                                                                        plain + "max_train_steps = 2\nblocks_to_swap = 2\n"),
+                                           "--model_family", "flux", "--pretrained_model_name_or_path", base, "--ae",
+                                           path("flux/ae.safetensors"), "--clip_l", path("flux/clip_l.safetensors"), "--t5xxl",
+                                           path("flux/t5xxl_fp16.safetensors"), "--t5_tokenizer", path("tokenizer")});
+  EXPECT_EQ(refused.exitCode, 2);
+  EXPECT_NE(refused.err.find("blocks_to_swap: a swapped block's weights are trained inside the backward pass"), std::string::npos)
+      << refused.err;
+}
+
 TEST_F(FullWeightsRun, BadInputsExitTwoNamingTheOption) {
   struct Case {
     std::string name, extra, says;
@@ -198,7 +258,7 @@ TEST_F(FullWeightsRun, BadInputsExitTwoNamingTheOption) {
   const std::vector<Case> cases{
       {"mixed_no_full", "mixed_precision = \"bf16\"\n", "full_bf16"},
       {"fp8_base", "fp8_base = true\n", "fp8_base"},
-      {"blocks_to_swap", "blocks_to_swap = 2\n", "blocks_to_swap"},
+      {"blocks_to_swap", "blocks_to_swap = 2\n", "blocks_to_swap"},  // SDXL: no blocks to swap
       {"fused_adamw", "fused_backward_pass = true\n", "fused_backward_pass"},
       {"fused_accumulation", "fused_backward_pass = true\noptimizer_type = \"Adafactor\"\ngradient_accumulation_steps = 2\n",
        "fused_backward_pass"},

@@ -1,4 +1,4 @@
-#include "models/frozen_linear.h"
+#include "models/served_weight.h"
 
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/functions/utils.h>
@@ -19,7 +19,7 @@ namespace {
 
 // dx = dy W, with W fetched again now: nothing of the weight is saved between the passes.
 struct FrozenLinearBackward : torch::autograd::Node {
-  std::shared_ptr<FrozenWeight> weight;
+  std::shared_ptr<ServedWeight> weight;
   torch::ScalarType dtype = torch::kFloat32;
 
   torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
@@ -30,8 +30,28 @@ struct FrozenLinearBackward : torch::autograd::Node {
   std::string name() const override { return "FrozenLinearBackward"; }
 };
 
+// dx = dy W, dW = dy^T x (handed to the weight), db = sum dy; W fetched again now, as above.
+struct TrainedServedLinearBackward : torch::autograd::Node {
+  std::shared_ptr<ServedWeight> weight;
+  torch::Tensor x;  // the input, for dW
+  bool biasNeedsGrad = false;
+
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    const torch::Tensor& dy = grads[0];
+    if (!dy.defined()) return {torch::Tensor(), torch::Tensor()};
+    const torch::Tensor dy2 = dy.reshape({-1, dy.size(-1)});
+    // dx before the weight's step below changes W in place.
+    torch::Tensor dx = task_should_compute_output(0) ? torch::matmul(dy, weight->get(dy.scalar_type())) : torch::Tensor();
+    torch::Tensor db = biasNeedsGrad ? dy2.sum(0) : torch::Tensor();
+    weight->takeGradient(dy2.t().mm(x.reshape({-1, x.size(-1)})));
+    x.reset();
+    return {dx, db};
+  }
+  std::string name() const override { return "TrainedServedLinearBackward"; }
+};
+
 // The float8 weight of one Linear (the module's own parameter), upcast per call.
-class Float8Weight : public FrozenWeight {
+class Float8Weight : public ServedWeight {
  public:
   explicit Float8Weight(torch::Tensor stored) : stored_(std::move(stored)) {}
   torch::Tensor get(torch::ScalarType dtype) override { return stored_.to(dtype); }
@@ -42,7 +62,7 @@ class Float8Weight : public FrozenWeight {
 
 }  // namespace
 
-torch::Tensor frozenLinear(const torch::Tensor& x, const std::shared_ptr<FrozenWeight>& weight, const torch::Tensor& bias) {
+torch::Tensor frozenLinear(const torch::Tensor& x, const std::shared_ptr<ServedWeight>& weight, const torch::Tensor& bias) {
   const torch::ScalarType dtype = x.scalar_type();
   torch::Tensor y;
   {
@@ -56,6 +76,22 @@ torch::Tensor frozenLinear(const torch::Tensor& x, const std::shared_ptr<FrozenW
     node->set_next_edges(torch::autograd::collect_next_edges(x));
     torch::autograd::set_history(y, node);
   }
+  return y;
+}
+
+torch::Tensor servedLinear(const torch::Tensor& x, const std::shared_ptr<ServedWeight>& weight, const torch::Tensor& bias) {
+  if (!weight->trained() || !torch::GradMode::is_enabled()) return frozenLinear(x, weight, bias);
+  torch::Tensor y;
+  {
+    torch::NoGradGuard noGrad;
+    y = torch::nn::functional::linear(x, weight->get(x.scalar_type()), bias);
+  }
+  auto node = std::shared_ptr<TrainedServedLinearBackward>(new TrainedServedLinearBackward(), torch::autograd::deleteNode);
+  node->weight = weight;
+  node->x = x.detach();
+  node->biasNeedsGrad = bias.defined() && bias.requires_grad();
+  node->set_next_edges(torch::autograd::collect_next_edges(x, bias));
+  torch::autograd::set_history(y, node);
   return y;
 }
 
@@ -82,10 +118,10 @@ int storeLinearsInFloat8(torch::nn::Module& root) {
   int count = 0;
   for (const auto& module : root.modules(/*include_self=*/true)) {
     auto linear = std::dynamic_pointer_cast<LinearImpl>(module);
-    if (!linear || linear->frozen) continue;
+    if (!linear || linear->served) continue;
     linear->weight.set_requires_grad(false);
     linear->weight.set_data(linear->weight.data().to(torch::kFloat8_e4m3fn));
-    linear->frozen = std::make_shared<Float8Weight>(linear->weight);
+    linear->served = std::make_shared<Float8Weight>(linear->weight);
     ++count;
   }
   return count;
@@ -99,7 +135,7 @@ void moveToDevice(torch::nn::Module& root, const torch::Device& device) {
   torch::NoGradGuard noGrad;
   for (const auto& module : root.modules(/*include_self=*/true)) {
     auto linear = std::dynamic_pointer_cast<LinearImpl>(module);
-    const bool keepWeight = linear && linear->frozen && linear->frozen->streamed();
+    const bool keepWeight = linear && linear->served && linear->served->streamed();
     for (auto& p : module->named_parameters(/*recurse=*/false))
       if (!(keepWeight && p.key() == "weight") && p.value().device() != device) p.value().set_data(p.value().data().to(device));
     for (auto& b : module->named_buffers(/*recurse=*/false))

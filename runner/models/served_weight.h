@@ -1,8 +1,10 @@
 #pragma once
-// Frozen Linear weights that autograd must not hold on to: stored in float8 (fp8_base) or streamed
+// Linear weights that autograd must not hold on to: stored in float8 (fp8_base) or streamed
 // between host and device memory (blocks_to_swap, models/block_swap.h). The Linear asks for the
 // weight in the compute dtype when its forward runs, and again when its backward pass needs it
 // (dx = dy W), so neither an upcast copy nor a swapped-out block stays alive between the passes.
+// Such weights are frozen (LoRA), except streamed ones in a full-weight run: their gradient
+// (dW = dy^T x) is handed to the weight in the backward pass, which steps it there (block_swap.h).
 #include <torch/torch.h>
 
 #include <memory>
@@ -10,17 +12,25 @@
 
 namespace sinter::models {
 
-class FrozenWeight {
+class ServedWeight {
  public:
-  virtual ~FrozenWeight() = default;
+  virtual ~ServedWeight() = default;
   // The weight [out, in] on the compute device, in `dtype`, usable on the current stream.
   virtual torch::Tensor get(torch::ScalarType dtype) = 0;
   // Kept in host memory and copied in when needed (blocks_to_swap): the Linear's `weight` stays there.
   virtual bool streamed() const { return false; }
+  // Trained: the backward pass computes dW and calls takeGradient with it.
+  virtual bool trained() const { return false; }
+  virtual void takeGradient(const torch::Tensor& /*grad*/) {}
 };
 
 // x W^T + bias with W from `weight`; the gradient reaches x only (W and bias are frozen).
-torch::Tensor frozenLinear(const torch::Tensor& x, const std::shared_ptr<FrozenWeight>& weight, const torch::Tensor& bias);
+torch::Tensor frozenLinear(const torch::Tensor& x, const std::shared_ptr<ServedWeight>& weight, const torch::Tensor& bias);
+
+// x W^T + bias as the Linear computes it with a served weight: frozenLinear, or, for a trained
+// weight while gradients are recorded, with the gradient also reaching the bias and, through
+// takeGradient, the weight.
+torch::Tensor servedLinear(const torch::Tensor& x, const std::shared_ptr<ServedWeight>& weight, const torch::Tensor& bias);
 
 // Whether this libtorch has float8 e4m3 (2.1 and newer), and the type (throws without it).
 bool float8InBuild();
