@@ -105,31 +105,37 @@ void Adafactor::stepParameter(size_t group, size_t index, torch::Tensor& param, 
 
 void Adafactor::update(size_t g, size_t i, torch::Tensor& p, const torch::Tensor& gradient, const torch::Tensor& relativeStepSize,
                        const torch::Tensor& b2) {
-  const torch::Tensor grad = gradient.to(torch::kFloat32);
-  torch::Tensor p32 = p.scalar_type() == torch::kFloat32 ? p : p.to(torch::kFloat32);
-  const torch::Tensor lr = hyper_.scaleParameter ? relativeStepSize * torch::clamp_min(rms(p32), hyper_.eps2) : relativeStepSize;
-  const torch::Tensor squared = grad * grad + hyper_.eps1;
-  torch::Tensor u;
+  // Float32 temporaries, each the parameter's size, are kept to three at a time (the gradient, the
+  // update written in place of the squared gradient, the float32 parameter), as sd-scripts' fused
+  // step keeps them: with a swapped block's largest Linear that is what sets the peak.
+  torch::Tensor grad = gradient.to(torch::kFloat32);
+  const torch::Tensor lr =
+      hyper_.scaleParameter ? relativeStepSize * torch::clamp_min(rms(p.to(torch::kFloat32)), hyper_.eps2) : relativeStepSize;
+  torch::Tensor u = grad.square();
+  u.add_(hyper_.eps1);
   if (factored(p)) {
     torch::Tensor& row = expAvgSqRow_.tensors[g][i];
     torch::Tensor& col = expAvgSqCol_.tensors[g][i];
-    row.mul_(b2).add_(squared.mean(-1) * (1.0 - b2));
-    col.mul_(b2).add_(squared.mean(-2) * (1.0 - b2));
+    row.mul_(b2).add_(u.mean(-1) * (1.0 - b2));
+    col.mul_(b2).add_(u.mean(-2) * (1.0 - b2));
     // The second moment's approximation: rows normalised by their mean, times columns.
     const torch::Tensor rowFactor = (row / row.mean(-1, /*keepdim=*/true)).rsqrt().unsqueeze(-1);
     const torch::Tensor colFactor = col.unsqueeze(-2).rsqrt();
-    u = rowFactor * colFactor * grad;
+    at::mul_out(u, rowFactor, colFactor);
+    u.mul_(grad);
   } else {
     torch::Tensor& v = expAvgSq_.tensors[g][i];
-    v.mul_(b2).add_(squared * (1.0 - b2));
+    v.mul_(b2).add_(u * (1.0 - b2));
     u = v.rsqrt() * grad;
   }
-  u = u / torch::clamp_min(rms(u) / hyper_.clipThreshold, 1.0) * lr;
+  grad.reset();
+  u.div_(torch::clamp_min(rms(u) / hyper_.clipThreshold, 1.0)).mul_(lr);
   if (hyper_.beta1) {
     torch::Tensor& m = expAvg_.tensors[g][i];
     m.mul_(*hyper_.beta1).add_(u, 1.0 - *hyper_.beta1);
     u = m;
   }
+  torch::Tensor p32 = p.scalar_type() == torch::kFloat32 ? p : p.to(torch::kFloat32);
   if (hyper_.weightDecay != 0.0) p32.add_(p32 * (-hyper_.weightDecay * lr));
   p32.sub_(u);
   if (p.scalar_type() == torch::kFloat32) return;
