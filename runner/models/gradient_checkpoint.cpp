@@ -2,6 +2,7 @@
 
 #include <ATen/autocast_mode.h>
 #include <torch/csrc/autograd/custom_function.h>
+#include <torch/version.h>
 
 namespace sinter::models {
 
@@ -15,6 +16,24 @@ struct BlockHolder : torch::CustomClassHolder {
   bool preserveRngState;
   BlockHolder(CheckpointedBlock b, bool preserveRng) : block(std::move(b)), preserveRngState(preserveRng) {}
 };
+
+// CUDA autocast's state, which the recomputation runs under as the forward did (the per-device
+// calls replaced the GPU-only ones in PyTorch 2.4; the old ones warn on every call there).
+#if (TORCH_VERSION_MAJOR > 2) || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+bool cudaAutocastEnabled() { return at::autocast::is_autocast_enabled(at::kCUDA); }
+at::ScalarType cudaAutocastDtype() { return at::autocast::get_autocast_dtype(at::kCUDA); }
+void setCudaAutocast(bool enabled, at::ScalarType dtype) {
+  at::autocast::set_autocast_enabled(at::kCUDA, enabled);
+  at::autocast::set_autocast_dtype(at::kCUDA, dtype);
+}
+#else
+bool cudaAutocastEnabled() { return at::autocast::is_enabled(); }
+at::ScalarType cudaAutocastDtype() { return at::autocast::get_autocast_gpu_dtype(); }
+void setCudaAutocast(bool enabled, at::ScalarType dtype) {
+  at::autocast::set_enabled(enabled);
+  at::autocast::set_autocast_gpu_dtype(dtype);
+}
+#endif
 
 // The generators a block may draw from: the CPU one and, for CUDA inputs, that device's.
 std::vector<at::Generator> generatorsFor(at::TensorList inputs) {
@@ -40,8 +59,8 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
     ctx->saved_data["block"] = c10::IValue::make_capsule(holder);
     ctx->saved_data["needs_grad"] = needsGrad;
     ctx->saved_data["rng"] = rngStates;
-    ctx->saved_data["autocast"] = at::autocast::is_enabled();
-    ctx->saved_data["autocast_dtype"] = at::autocast::get_autocast_gpu_dtype();
+    ctx->saved_data["autocast"] = cudaAutocastEnabled();
+    ctx->saved_data["autocast_dtype"] = cudaAutocastDtype();
     ctx->save_for_backward(inputs.vec());
     return holder->block(inputs.vec());  // grad mode is off here: no activations kept
   }
@@ -65,14 +84,12 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
     }
     torch::Tensor output;
     {
-      const bool wasAutocast = at::autocast::is_enabled();
-      const at::ScalarType wasDtype = at::autocast::get_autocast_gpu_dtype();
-      at::autocast::set_enabled(ctx->saved_data["autocast"].toBool());
-      at::autocast::set_autocast_gpu_dtype(ctx->saved_data["autocast_dtype"].toScalarType());
+      const bool wasAutocast = cudaAutocastEnabled();
+      const at::ScalarType wasDtype = cudaAutocastDtype();
+      setCudaAutocast(ctx->saved_data["autocast"].toBool(), ctx->saved_data["autocast_dtype"].toScalarType());
       torch::AutoGradMode gradOn(true);
       output = holder->block(inputs);
-      at::autocast::set_enabled(wasAutocast);
-      at::autocast::set_autocast_gpu_dtype(wasDtype);
+      setCudaAutocast(wasAutocast, wasDtype);
     }
     for (size_t i = 0; i < currentStates.size(); ++i) gens[i].set_state(currentStates[i]);
 
