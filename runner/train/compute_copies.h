@@ -8,6 +8,7 @@
 // rounded to the compute dtype, and its gradient, added into zeros, is the gradient of the cast.
 #include <torch/torch.h>
 
+#include <memory>
 #include <vector>
 
 namespace sinter::train {
@@ -18,6 +19,18 @@ class ComputeCopies {
   // identity (holders of the tensor see the change) but now lives in one flat buffer, and so does
   // its gradient (kept if it had one, else zeros). The copies require grad where their masters do.
   ComputeCopies(const std::vector<torch::Tensor>& masters, torch::Dtype computeDtype);
+  // The other way round, for full-weight training: a model's own float32 parameters `params` become
+  // the copies, in computeDtype, keeping their identity (the model computes with them), and their
+  // values move into float32 masters, which the optimizer trains. Each original is freed as its
+  // values move, so the float32 model never exists twice.
+  static std::unique_ptr<ComputeCopies> ofParameters(const std::vector<torch::Tensor>& params, torch::Dtype computeDtype);
+
+  // The masters: those given, or those ofParameters made.
+  const std::vector<torch::Tensor>& masters() const { return masters_; }
+  // The copies hold their masters' float32 values until showCopies (to read the weights at full
+  // precision: a checkpoint being written); no training step may run in between.
+  void showMasters();
+  void showCopies();
 
   size_t size() const { return copies_.size(); }
   // The copy of masters[i], for the forward pass to use instead of casting it.
@@ -31,8 +44,10 @@ class ComputeCopies {
   std::vector<torch::Tensor> mutableTensors() const { return {computeFlat_, computeGradFlat_}; }
 
  private:
+  ComputeCopies() = default;
   torch::Tensor masterFlat_, masterGradFlat_, computeFlat_, computeGradFlat_;
-  std::vector<torch::Tensor> copies_;
+  std::vector<torch::Tensor> masters_, copies_;
+  std::vector<torch::Tensor> computeViews_;  // copies_[i]'s place in computeFlat_
 };
 
 }  // namespace sinter::train

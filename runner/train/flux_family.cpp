@@ -73,7 +73,7 @@ FluxFamily::FluxFamily(const RunContext& run)
   t5MaxTokens_ = options_.t5MaxTokens.value_or(dev_ ? 512 : 256);
   spdlog::info("FLUX.1 {}: {} double and {} single blocks, T5 tokens {}", dev_ ? "dev" : "schnell",
                models_.transformer->config().depth, models_.transformer->config().depthSingleBlocks, t5MaxTokens_);
-  models_.toDevice(device_, run.precision.weightDtype, options_.placement);
+  models_.toDevice(device_, run.precision.weightDtype, options_.placement, run.precision.trainableModelDtype());
   if (options_.placement.fp8Base) spdlog::info("fp8_base: the transformer's Linear weights stored as float8 e4m3, upcast per layer");
   if (const models::FluxTransformerImpl& t = *models_.transformer; !t.streamedBlocks().empty()) {
     const models::FluxBlockSwapSplit split = models::fluxBlockSwapSplit(t.config(), options_.placement.blocksToSwap);

@@ -17,8 +17,9 @@ void placeFluxTransformer(models::FluxTransformerImpl& transformer, const torch:
   models::moveToDevice(transformer, device);
 }
 
-void FluxModelSet::toDevice(const torch::Device& device, torch::Dtype dtype, const FluxWeightPlacement& placement) {
-  placeFluxTransformer(*transformer, device, dtype, placement);
+void FluxModelSet::toDevice(const torch::Device& device, torch::Dtype dtype, const FluxWeightPlacement& placement,
+                            std::optional<torch::Dtype> trainableDtype) {
+  placeFluxTransformer(*transformer, device, trainableDtype.value_or(dtype), placement);
   for (torch::nn::Module* m : std::initializer_list<torch::nn::Module*>{clipL.get(), t5.get()}) {
     castFrozen(*m, dtype);
     models::moveToDevice(*m, device);

@@ -4,12 +4,14 @@
 
 #include <chrono>
 #include <map>
+#include <set>
 
 #include "core/option.h"
 #include "io/safetensors.h"
 #include "network/lora_file.h"
 #include "train/config_values.h"
 #include "train/fused_backward.h"
+#include "train/mixed_precision.h"
 #include "train/lora_method.h"
 #include "train/run_errors.h"
 
@@ -25,10 +27,10 @@ double unixNow() {
 
 std::optional<Refusal> fullWeightsRefusal(const Config& config) {
   const std::string mixed = config.getString("mixed_precision");
-  if ((mixed == "bf16" && !config.getBool("full_bf16")) || (mixed == "fp16" && !config.getBool("full_fp16")))
-    return Refusal{"mixed_precision", "mixed_precision = \"" + mixed + "\": DreamBooth and fine-tune runs in this build train the weights in the models' own "
-           "dtype: set full_" + mixed + " = true (as sd-scripts' low-memory recipes do), or mixed_precision = \"no\" (fp32); "
-           "fp32 master weights under mixed precision are not built yet"};
+  const bool float32Masters = (mixed == "bf16" && !config.getBool("full_bf16")) || (mixed == "fp16" && !config.getBool("full_fp16"));
+  if (float32Masters && fusedBackwardPassRequested(config))
+    return Refusal{"fused_backward_pass", "fused_backward_pass with mixed_precision = \"" + mixed + "\" and fp32 master weights is not "
+           "built: set full_" + mixed + " = true (sd-scripts' low-memory recipe), or fused_backward_pass = false"};
   if (config.getBool("fp8_base"))
     return Refusal{"fp8_base", "fp8_base stores frozen weights; a DreamBooth or fine-tune run trains them: turn fp8_base off"};
   if (!isUnset(config.get("blocks_to_swap")) && config.getInt("blocks_to_swap") > 0 && !fusedBackwardPassRequested(config))
@@ -41,7 +43,10 @@ std::optional<Refusal> fullWeightsRefusal(const Config& config) {
 }
 
 FullWeightsMethod::FullWeightsMethod(const RunContext& run)
-    : config_(run.config), trainTextEncoders_(run.config.getBool("train_text_encoder")) {
+    : config_(run.config),
+      trainTextEncoders_(run.config.getBool("train_text_encoder")),
+      float32Masters_(run.precision.float32Masters),
+      computeDtype_(run.precision.weightDtype) {
   if (const auto why = fullWeightsRefusal(run.config)) throw InputError(why->message);
   if (!config_.getString("save_precision").empty()) saveDtype_ = network::savePrecisionDtype(config_.getString("save_precision"));
 }
@@ -70,6 +75,7 @@ void FullWeightsMethod::attach(FamilyPart& family) {
     else for (auto& t : group.params) t.set_requires_grad(false);  // sd-scripts: a learning rate of 0 freezes it
   }
   if (groups_.empty()) throw InputError("nothing to train: every model's learning rate is 0");
+  if (float32Masters_) useFloat32Masters(family);
   std::string what;
   for (const OptimizerGroup& g : groups_) what += (what.empty() ? "" : ", ") + g.label + " (lr " + std::to_string(g.lr) + ")";
   spdlog::info("full weights: training {}: {} parameters", what, count);
@@ -82,6 +88,38 @@ void FullWeightsMethod::attach(FamilyPart& family) {
   facts_.modelSpecPredictionType = f.modelSpecPredictionType;
 }
 
+void FullWeightsMethod::useFloat32Masters(FamilyPart& family) {
+  // The trainable models loaded in float32 (PrecisionPlan::float32Masters): what trains keeps its
+  // values as float32 masters and computes through copies in the compute dtype, as autocast casts
+  // sd-scripts' float32 weights; the rest is cast as a frozen model is.
+  std::set<const void*> trained;
+  for (const OptimizerGroup& g : groups_)
+    for (const torch::Tensor& p : g.params) trained.insert(p.unsafeGetTensorImpl());
+  std::vector<torch::Tensor> params;
+  for (const TrainableModel& model : family.trainableModels()) {
+    bool trains = false;
+    for (const torch::Tensor& p : model.module->parameters()) trains |= trained.count(p.unsafeGetTensorImpl()) > 0;
+    if (!trains) {
+      castFrozen(*model.module, computeDtype_);
+      continue;
+    }
+    torch::NoGradGuard noGrad;
+    for (torch::Tensor& b : model.module->buffers())
+      if (b.is_floating_point() && b.scalar_type() != computeDtype_) b.set_data(b.data().to(computeDtype_));
+    for (const torch::Tensor& p : model.module->parameters())
+      if (p.is_floating_point()) params.push_back(p);
+  }
+  copies_ = ComputeCopies::ofParameters(params, computeDtype_);
+  // The optimizer, resume and saving see the masters from now on.
+  std::map<const void*, torch::Tensor> masterOf;
+  for (size_t i = 0; i < params.size(); ++i) masterOf[copies_->copyOf(i).unsafeGetTensorImpl()] = copies_->masters()[i];
+  for (OptimizerGroup& g : groups_)
+    for (torch::Tensor& p : g.params) p = masterOf.at(p.unsafeGetTensorImpl());
+  for (auto& [name, t] : trained_) t = masterOf.at(t.unsafeGetTensorImpl());
+  spdlog::info("mixed precision: the trained weights are float32 masters, computed through {} copies (sdxl_train.py's "
+               "float32 weights under autocast)", c10::toString(computeDtype_));
+}
+
 void FullWeightsMethod::describeRun(const data::Dataset& dataset, long long, long long, long long, int) {
   if (!dataset.datasets.empty())
     facts_.resolution = std::make_pair(dataset.datasets.front().buckets.resolution.width, dataset.datasets.front().buckets.resolution.height);
@@ -92,6 +130,16 @@ void FullWeightsMethod::saveModel(const std::string& path, const SaveStamp& stam
   network::Metadata metadata = network::buildModelSpec(lookup, facts_, unixNow(), /*lora=*/false);
   (void)stamp;  // sd-scripts' checkpoints carry no step
   settleSwappedWeights();
+  // With float32 masters the models show them while the file is written: saved at full precision.
+  struct ShowMasters {
+    ComputeCopies* copies;
+    explicit ShowMasters(ComputeCopies* c) : copies(c) {
+      if (copies) copies->showMasters();
+    }
+    ~ShowMasters() {
+      if (copies) copies->showCopies();
+    }
+  } showMasters(copies_.get());
   const std::vector<std::pair<std::string, torch::Tensor>> tensors = family_->checkpointTensors();
   // Streamed, one tensor on the host at a time: a full checkpoint does not fit in memory twice.
   std::vector<io::TensorDeclaration> entries;
@@ -125,6 +173,7 @@ void FullWeightsMethod::loadStateTensors(const NamedTensors& tensors, const std:
                        c10::str(t.sizes()));
     t.copy_(it->second);
   }
+  if (copies_) copies_->refresh();
   // Swapped blocks' masters were written: the ring must load them again.
   for (const auto& swap : family_->blockSwaps()) swap->forgetLoadedBlocks();
 }

@@ -11,7 +11,7 @@ MixedPrecision parseMixedPrecision(const std::string& name) {
   throw std::invalid_argument("mixed_precision '" + name + "' is not one of no, fp16, bf16");
 }
 
-PrecisionPlan planPrecision(MixedPrecision mixed, bool fullFp16, bool fullBf16) {
+PrecisionPlan planPrecision(MixedPrecision mixed, bool fullFp16, bool fullBf16, bool fullWeights) {
   if (fullFp16 && mixed != MixedPrecision::Fp16)
     throw std::invalid_argument("full_fp16 requires mixed_precision=\"fp16\"");
   if (fullBf16 && mixed != MixedPrecision::Bf16)
@@ -23,6 +23,7 @@ PrecisionPlan planPrecision(MixedPrecision mixed, bool fullFp16, bool fullBf16) 
   if (fullFp16 || fullBf16) plan.loraDtype = plan.weightDtype;
   // sd-scripts patches the scaler for full_fp16; fp16 training scales the loss either way.
   plan.lossScaling = mixed == MixedPrecision::Fp16;
+  plan.float32Masters = fullWeights && mixed != MixedPrecision::No && !fullFp16 && !fullBf16;
   return plan;
 }
 

@@ -17,9 +17,15 @@ struct PrecisionPlan {
   torch::Dtype weightDtype = torch::kFloat32;  // frozen model weights and activations
   torch::Dtype loraDtype = torch::kFloat32;    // trainable LoRA parameters
   bool lossScaling = false;                    // fp16 with fp32 LoRA parameters
+  // A DreamBooth or fine-tune run under mixed precision without full_bf16/full_fp16 (sdxl_train.py's
+  // default): the models it may train load in float32, the values of its fp32 master weights, and
+  // compute through copies in weightDtype (train/compute_copies.h).
+  bool float32Masters = false;
+  torch::Dtype trainableModelDtype() const { return float32Masters ? torch::kFloat32 : weightDtype; }
 };
 // full_fp16 needs mixed_precision fp16 and full_bf16 needs bf16 (std::invalid_argument otherwise).
-PrecisionPlan planPrecision(MixedPrecision mixed, bool fullFp16, bool fullBf16);
+// fullWeights: a DreamBooth or fine-tune run (float32Masters under mixed precision without full_*).
+PrecisionPlan planPrecision(MixedPrecision mixed, bool fullFp16, bool fullBf16, bool fullWeights = false);
 
 // Casts floating-point parameters and buffers of `module` to `dtype` and freezes its parameters.
 void castFrozen(torch::nn::Module& module, torch::Dtype dtype);

@@ -54,7 +54,7 @@ SdxlFamily::SdxlFamily(const RunContext& run)
       tokenizer_(text::ClipTokenizer::fromPath(options_.clipTokenizer)) {
   spdlog::info("loading {}", options_.checkpoint);
   models_ = loadSdxlModelSet(options_.checkpoint, options_.vae);
-  models_.toDevice(device_, run.precision.weightDtype);
+  models_.toDevice(device_, run.precision.weightDtype, run.precision.trainableModelDtype());
   models_.unet->setFusedKernels(run.compile.fuseKernels);
   step_ = std::make_unique<SdxlTrainStep>(models_.unet, options_.step, device_, seed_);
 }

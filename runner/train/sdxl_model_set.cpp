@@ -6,10 +6,10 @@
 
 namespace sinter::train {
 
-void SdxlModelSet::toDevice(const torch::Device& device, torch::Dtype dtype) {
+void SdxlModelSet::toDevice(const torch::Device& device, torch::Dtype dtype, std::optional<torch::Dtype> trainableDtype) {
   for (torch::nn::Module* m : std::initializer_list<torch::nn::Module*>{unet.get(), clipL.get(), bigG.get()}) {
     m->to(device);
-    castFrozen(*m, dtype);
+    castFrozen(*m, trainableDtype.value_or(dtype));
   }
   vae->to(device);
   castFrozen(*vae, dtype == torch::kHalf ? torch::kFloat32 : dtype);

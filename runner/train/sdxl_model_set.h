@@ -3,6 +3,7 @@
 // separate VAE), placed on the training device in the run's precision.
 #include <torch/torch.h>
 
+#include <optional>
 #include <string>
 
 #include "models/clip_text_model.h"
@@ -18,8 +19,9 @@ struct SdxlModelSet {
   models::ClipTextModel clipL{nullptr};
   models::OpenClipTextModel bigG{nullptr};
 
-  // Frozen weights in `dtype` (the VAE stays fp32 under fp16: SDXL's VAE overflows in fp16).
-  void toDevice(const torch::Device& device, torch::Dtype dtype);
+  // Frozen weights in `dtype` (the VAE stays fp32 under fp16: SDXL's VAE overflows in fp16); the
+  // models a run may train (the UNet and text encoders) in `trainableDtype` where it is given.
+  void toDevice(const torch::Device& device, torch::Dtype dtype, std::optional<torch::Dtype> trainableDtype = std::nullopt);
   // Text encoders in training mode only when their LoRA modules train (dropout); the rest eval.
   void setTraining(bool textEncoders);
   // Scaled latents of [-1, 1] images, without gradients, sampled with `generator` (so a resumed

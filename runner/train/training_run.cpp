@@ -93,7 +93,8 @@ int runTraining(RunPreflight preflight, EventSink& events) {
         !flags.empty())
       spdlog::info("{}", flags);
     const PrecisionPlan precision =
-        planPrecision(parseMixedPrecision(config.getString("mixed_precision")), config.getBool("full_fp16"), config.getBool("full_bf16"));
+        planPrecision(parseMixedPrecision(config.getString("mixed_precision")), config.getBool("full_fp16"), config.getBool("full_bf16"),
+                      config.tab() != Tab::LoRA);
     prepareOutputDir(config.getString("output_dir"));
 
     const RunContext run{config, device, precision, seed, events, setupStart, std::move(compilePlan)};

@@ -44,6 +44,40 @@ TEST(ComputeCopies, MastersMoveIntoOneBufferAndKeepTheirIdentity) {
   EXPECT_THROW(ComputeCopies({a, a}, torch::kBFloat16), std::invalid_argument);
 }
 
+// Full-weight training under mixed precision: a model's float32 parameters become the bf16 copies
+// it computes with (same tensors), their values float32 masters that gradients reach.
+TEST(ComputeCopies, OfParametersTurnsAModelsWeightsIntoCopiesOfFloat32Masters) {
+  torch::manual_seed(2);
+  torch::nn::Linear linear(4, 3);
+  const torch::Tensor weightHandle = linear->weight;  // the model's parameter, as the module holds it
+  const torch::Tensor original = linear->weight.detach().clone();
+  const std::unique_ptr<ComputeCopies> copies = ComputeCopies::ofParameters(linear->parameters(), torch::kBFloat16);
+  EXPECT_EQ(weightHandle.unsafeGetTensorImpl(), linear->weight.unsafeGetTensorImpl());
+  EXPECT_EQ(linear->weight.scalar_type(), torch::kBFloat16);
+  EXPECT_TRUE(torch::equal(copies->masters()[0], original));  // float32, exact
+  EXPECT_TRUE(torch::equal(linear->weight.detach(), original.to(torch::kBFloat16)));
+
+  const torch::Tensor x = torch::randn({5, 4}).to(torch::kBFloat16);
+  linear->forward(x).to(torch::kFloat32).pow(2).sum().backward();
+  const torch::Tensor expected = linear->weight.grad().to(torch::kFloat32);  // backward wrote the flat buffer
+  copies->collectGradients();
+  EXPECT_TRUE(torch::equal(copies->masters()[0].grad(), expected));
+  EXPECT_GT(expected.abs().sum().item<float>(), 0.0f);
+  EXPECT_EQ(linear->weight.grad().abs().sum().item<float>(), 0.0f);
+
+  {
+    torch::NoGradGuard noGrad;
+    copies->masters()[0].add_(1e-4);  // below bf16's step near these values: the master keeps it
+  }
+  copies->refresh();
+  copies->showMasters();
+  EXPECT_EQ(linear->weight.scalar_type(), torch::kFloat32);
+  EXPECT_TRUE(torch::equal(linear->weight.detach(), original + 1e-4));
+  copies->showCopies();
+  EXPECT_EQ(linear->weight.scalar_type(), torch::kBFloat16);
+  EXPECT_TRUE(torch::equal(linear->weight.detach(), (original + 1e-4).to(torch::kBFloat16)));
+}
+
 namespace {
 
 // A tiny SDXL U-Net in bf16 with an fp32 LoRA, trained by the loop's own pieces.

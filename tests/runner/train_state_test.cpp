@@ -96,6 +96,14 @@ TEST(MixedPrecision, PlansFollowSdScripts) {
   EXPECT_TRUE(planPrecision(MixedPrecision::Fp16, false, false).lossScaling);
   EXPECT_THROW(planPrecision(MixedPrecision::No, false, true), std::invalid_argument);
   EXPECT_THROW(parseMixedPrecision("fp8"), std::invalid_argument);
+  // Full-weight runs: float32 masters under mixed precision unless full_bf16/full_fp16, as sdxl_train.py.
+  EXPECT_FALSE(bf16.float32Masters);
+  const PrecisionPlan masters = planPrecision(MixedPrecision::Bf16, false, false, /*fullWeights=*/true);
+  EXPECT_TRUE(masters.float32Masters);
+  EXPECT_EQ(masters.trainableModelDtype(), torch::kFloat32);
+  EXPECT_EQ(masters.weightDtype, torch::kBFloat16);
+  EXPECT_FALSE(planPrecision(MixedPrecision::Bf16, false, true, true).float32Masters);
+  EXPECT_FALSE(planPrecision(MixedPrecision::No, false, false, true).float32Masters);
   torch::nn::Linear lin(3, 2);
   castFrozen(*lin, torch::kBFloat16);
   EXPECT_EQ(lin->weight.scalar_type(), torch::kBFloat16);
