@@ -63,6 +63,20 @@ double maxDifference(const std::string& a, const std::string& b, const std::stri
   return worst;
 }
 
+// A FLUX transformer with 4 double and 6 single blocks, so that 2 can be swapped (the tiny one has
+// none to spare); written once per suite.
+std::string deeperFlux() {
+  const std::string file = path("flux/deeper.safetensors");
+  if (fs::exists(file)) return file;
+  sinter::models::FluxConfig c = sinter::models::FluxConfig::tiny();
+  c.depth = 4;
+  c.depthSingleBlocks = 6;
+  torch::manual_seed(9);
+  sinter::models::FluxTransformer deeper(c);
+  sinter::io::writeSafetensors(file, deeper->checkpointTensors());
+  return file;
+}
+
 class FullWeightsRun : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -242,13 +256,7 @@ TEST_F(FullWeightsRun, FluxFineTuneSavesTheTransformer) {
 // host memory: the run trains as one that keeps every block (a transformer with 4 double and 6
 // single blocks, so that 2 can be swapped), with gradient checkpointing too, and resumes exactly.
 TEST_F(FullWeightsRun, FluxBlockSwapTrainsTheSwappedBlocksAsResidentOnes) {
-  sinter::models::FluxConfig c = sinter::models::FluxConfig::tiny();
-  c.depth = 4;
-  c.depthSingleBlocks = 6;
-  torch::manual_seed(9);
-  sinter::models::FluxTransformer deeper(c);
-  const std::string base = path("flux/deeper.safetensors");
-  sinter::io::writeSafetensors(base, deeper->checkpointTensors());
+  const std::string base = deeperFlux();
   const std::string extra = "training_type = \"finetune\"\ncache_latents = true\ncache_text_encoder_outputs = true\n"
                             "t5xxl_max_token_length = 16\nguidance_scale = 1.0\noptimizer_type = \"Adafactor\"\n"
                             "optimizer_args = [\"scale_parameter=False\", \"relative_step=False\", \"warmup_init=False\"]\n"
@@ -294,6 +302,29 @@ TEST_F(FullWeightsRun, FluxBlockSwapTrainsTheSwappedBlocksAsResidentOnes) {
   EXPECT_EQ(refused.exitCode, 2);
   EXPECT_NE(refused.err.find("blocks_to_swap: a swapped block's weights are trained inside the backward pass"), std::string::npos)
       << refused.err;
+}
+
+// The DreamBooth and fine-tune presets of both families pass every check the runner makes before
+// it trains (their optimizer, precision, fused backward pass and block swap together), on the tiny
+// models at 128² (the FLUX fine-tune's 16 swapped blocks scaled to the 2 its test model has).
+TEST_F(FullWeightsRun, ThePresetsStartRuns) {
+  for (const std::string preset : {"sdxl_dreambooth", "sdxl_finetune", "flux_dreambooth", "flux_finetune"}) {
+    std::vector<std::string> args{"--config_file", std::string(SINTER_PRESETS_DIR) + "/" + preset + ".toml", "--train_data_dir",
+                                  path("images"), "--output_dir", path("out_preset_" + preset), "--clip_tokenizer", path("tokenizer"),
+                                  "--resolution", "128,128", "--min_bucket_reso", "64", "--max_bucket_reso", "256", "--dry_run"};
+    if (preset.rfind("flux", 0) == 0) {
+      for (const std::string& a : {std::string("--pretrained_model_name_or_path"), deeperFlux(), std::string("--ae"),
+                                   path("flux/ae.safetensors"), std::string("--clip_l"), path("flux/clip_l.safetensors"),
+                                   std::string("--t5xxl"), path("flux/t5xxl_fp16.safetensors"), std::string("--t5_tokenizer"),
+                                   path("tokenizer")})
+        args.push_back(a);
+      if (preset == "flux_finetune") args.insert(args.end(), {"--blocks_to_swap", "2"});
+    } else {
+      args.insert(args.end(), {"--pretrained_model_name_or_path", path("tiny_sdxl.safetensors")});
+    }
+    const ProcessResult r = runRunner(args);
+    EXPECT_EQ(r.exitCode, 0) << preset << ":\n" << r.err;
+  }
 }
 
 TEST_F(FullWeightsRun, BadInputsExitTwoNamingTheOption) {
