@@ -266,7 +266,9 @@ TEST_F(SdxlLoraRun, DryRunAndRunRefuseTheSameConfigsBeforeLoading) {
       {"tokenizer_folder", "", {"--clip_tokenizer", path("empty_tokenizer")}, "empty_tokenizer"},
       {"output_name", "", {"--output_name", "../escaped"}, "output_name"},
       {"no_images", "", {"--train_data_dir", path("no_images")}, "no_images"},
-      {"dreambooth_mixed", "training_type = \"dreambooth\"\nmixed_precision = \"bf16\"\n", {}, "full_bf16"},
+      {"dreambooth_fused_masters",
+       "training_type = \"dreambooth\"\nmixed_precision = \"bf16\"\noptimizer_type = \"Adafactor\"\nfused_backward_pass = true\n", {},
+       "full_bf16"},
   };
   if (!torch::cuda::is_available()) cases.push_back({"fp16_on_cpu", "mixed_precision = \"fp16\"\n", {}, "needs a CUDA GPU"});
   for (const Case& c : cases) {
