@@ -31,13 +31,16 @@ int runFluxBenchmark(const Config& config, long long steps, bool tiny) {
   const int64_t latentSide = tiny ? 32 : 128, tokens = tiny ? 32 : 512, rank = tiny ? 4 : 32;
   torch::manual_seed(0);
 
-  spdlog::info("building the {} FLUX.1-dev transformer with random weights on {}", tiny ? "tiny" : "full-size", describeDevice(device));
-  models::FluxTransformer transformer(fluxConfig);
   FluxWeightPlacement placement;
   placement.fp8Base = config.getBool("fp8_base");
   if (!isUnset(config.get("blocks_to_swap"))) placement.blocksToSwap = config.getInt("blocks_to_swap");
+  // Checked before the model is built (minutes at full size), as full_weights_method.h refuses them.
   if (placement.fp8Base && config.tab() != Tab::LoRA)
     throw std::invalid_argument("fp8_base stores frozen weights; a full-weight benchmark trains them: turn fp8_base off");
+  if (placement.blocksToSwap > 0 && config.tab() != Tab::LoRA && !fusedBackwardPassRequested(config))
+    throw std::invalid_argument("blocks_to_swap in a full-weight benchmark needs --fused_backward_pass (full_weights_method.h)");
+  spdlog::info("building the {} FLUX.1-dev transformer with random weights on {}", tiny ? "tiny" : "full-size", describeDevice(device));
+  models::FluxTransformer transformer(fluxConfig);
   placeFluxTransformer(*transformer, device, dtype, placement);
   transformer->setGradientCheckpointing(config.getBool("gradient_checkpointing"), false);
 
@@ -82,8 +85,6 @@ int runFluxBenchmark(const Config& config, long long steps, bool tiny) {
   if (fused)
     for (const auto& swap : {transformer->doubleSwap(), transformer->singleSwap()})
       if (swap) update.fusedBackwardPass()->stepStreamedWeights(swap);
-  if (fullWeights && !fused && placement.blocksToSwap > 0)
-    throw std::invalid_argument("blocks_to_swap in a full-weight benchmark needs --fused_backward_pass (full_weights_method.h)");
 
   const auto on = torch::TensorOptions(device).dtype(dtype);
   const StepShape shape = step.stage(FluxStepBatch{torch::randn({1, 16, latentSide, latentSide}, on),
