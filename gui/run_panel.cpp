@@ -3,6 +3,8 @@
 #include <QHBoxLayout>
 #include <QPushButton>
 #include <QLabel>
+#include <QSettings>
+#include <QSpinBox>
 #include <QSplitter>
 #include <QVBoxLayout>
 
@@ -40,11 +42,25 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   print_ = new QPushButton(tr("Print command"), this);
   print_->setToolTip(tr("Show the exact command and the TOML file a run would use"));
 
+  // Several GPUs of this machine: one runner process each (the runner's --nproc_per_node). A
+  // launch setting, as accelerate's num_processes is, so it is kept with the app, not in the TOML.
+  gpus_ = new QSpinBox(this);
+  gpus_->setObjectName(QStringLiteral("gpuCount"));
+  gpus_->setRange(1, 16);
+  gpus_->setValue(QSettings().value(QStringLiteral("run/gpus"), 1).toInt());
+  gpus_->setToolTip(tr("Train on this many GPUs of this machine, one process each (data parallel): every GPU takes its "
+                       "share of each epoch's batches, so an epoch has fewer steps. Without a GPU the processes share the CPU."));
+  auto* gpusLabel = new QLabel(tr("GPUs:"), this);
+  gpusLabel->setBuddy(gpus_);
+  connect(gpus_, qOverload<int>(&QSpinBox::valueChanged), this, [](int n) { QSettings().setValue(QStringLiteral("run/gpus"), n); });
+
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(start_);
   buttons->addWidget(stop_);
   buttons->addWidget(force_);
   buttons->addStretch(1);
+  buttons->addWidget(gpusLabel);
+  buttons->addWidget(gpus_);
   buttons->addWidget(print_);
 
   // Log beside loss and samples: all stay in sight while a run goes on.
@@ -143,9 +159,15 @@ void RunPanel::onFinished(int exitCode, bool crashed) {
 
 void RunPanel::setRunning(bool running) {
   start_->setEnabled(!running);
+  gpus_->setEnabled(!running);
   stop_->setEnabled(running);
   force_->setVisible(false);
   emit runningChanged(running);
+}
+
+QStringList RunPanel::launchArguments() const {
+  if (gpus_->value() <= 1) return {};
+  return {QStringLiteral("--nproc_per_node"), QString::number(gpus_->value())};
 }
 
 }  // namespace sinter::gui

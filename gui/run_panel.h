@@ -1,11 +1,13 @@
 #pragma once
 // A tab's run area: Start, Stop (graceful, then Force stop), Print command, the progress monitor,
 // the live log, the loss chart and the sample images. It runs one process at a time.
+#include <QStringList>
 #include <QWidget>
 
 #include "core/events.h"
 
 class QPushButton;
+class QSpinBox;
 class QSplitter;
 
 namespace sinter::gui {
@@ -33,6 +35,10 @@ class RunPanel : public QWidget {
   QPushButton* startButton() const { return start_; }
   QPushButton* stopButton() const { return stop_; }
   QPushButton* forceStopButton() const { return force_; }
+  QSpinBox* gpuCountBox() const { return gpus_; }
+  // The "GPUs" setting: the runner's launch options for it (--nproc_per_node N when N > 1, one
+  // process per GPU, data parallel; none for one GPU).
+  QStringList launchArguments() const;
 
  signals:
   void startRequested();
@@ -54,6 +60,7 @@ class RunPanel : public QWidget {
   QPushButton* stop_;
   QPushButton* force_;
   QPushButton* print_;
+  QSpinBox* gpus_;
 };
 
 }  // namespace sinter::gui

@@ -4,7 +4,11 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
 #include <iostream>
+#include <optional>
 
 #include "core/exit_codes.h"
 #include "cli/runner_tools.h"
@@ -13,6 +17,9 @@
 #include "core/help_text.h"
 #include "core/toml_config.h"
 #include "core/validation.h"
+#include "distributed/process_group.h"
+#include "distributed/worker_launcher.h"
+#include "train/device_info.h"
 #include "train/event_sink.h"
 #include "train/run_preflight.h"
 #include "train/training_run.h"
@@ -36,6 +43,10 @@ const char* kUsage =
     "  --dry_run              check the config and what the run needs, print it and the compile plan, exit\n"
     "  --output_config FILE   write the resolved config (as the app writes it) and exit\n"
     "  --events jsonl         machine-readable events on stdout, one JSON object per line\n"
+    "  --nproc_per_node N     train on N GPUs of this host, one process each (data parallel over c10d/NCCL;\n"
+    "                         on a machine without GPUs, N processes on the CPU over Gloo); a launcher that\n"
+    "                         sets torchrun's RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT can\n"
+    "                         start the processes instead, on several hosts\n"
     "  --help                 this text\n"
     "\n"
     "tools (for the demo, tests and benchmarks; nothing is downloaded):\n"
@@ -49,7 +60,9 @@ const char* kUsage =
     "                         tiny models)\n"
     "  --benchmark_steps N [--model_family sdxl|flux]\n"
     "                         time N training steps of the full-size model with random weights\n"
-    "                         (batch 1, 1024x1024, rank 32, bf16 on a GPU; --model_size tiny for a smoke run)\n"
+    "                         (batch 1, 1024x1024, rank 32, bf16 on a GPU; --model_size tiny for a smoke run;\n"
+    "                         --benchmark_scaling: eager and the captured step only; with --nproc_per_node N\n"
+    "                         each of N GPUs times the step with its gradients all-reduced)\n"
     "  --module_outputs OUT.safetensors --module_inputs IN.safetensors --pretrained_model_name_or_path CKPT\n"
     "                         run the checkpoint's U-Net, VAE and text encoders in fp32 on the inputs IN\n"
     "                         names (x, timesteps, context, y; images; input_ids) and write their outputs\n"
@@ -62,7 +75,8 @@ const std::vector<ExtraArg> kRunnerArgs{{"config_file", true},     {"dry_run", f
                                         {"events", true},          {"help", false},          {"version", false},
                                         {"init_checkpoint", true}, {"model_size", true},     {"init_dataset", true},
                                         {"init_tokenizer", true},  {"benchmark_steps", true}, {"module_outputs", true},
-                                        {"module_inputs", true},  {"print_lora_layout", false}};
+                                        {"module_inputs", true},  {"print_lora_layout", false},
+                                        {"nproc_per_node", true}, {"benchmark_scaling", false}};
 
 bool fileExists(const std::string& p) {
   struct stat st {};
@@ -85,6 +99,85 @@ bool report(const std::vector<Diagnostic>& diags, train::EventSink* events = nul
     if (events && d.severity == Severity::Warning) events->emit(events::Warning{d.format()});
   }
   return hasErrors(diags);
+}
+
+Diagnostic launchError(const std::string& message) {
+  Diagnostic d;
+  d.severity = Severity::Error;
+  d.key = "nproc_per_node";
+  d.message = "--nproc_per_node: " + message;
+  return d;
+}
+
+std::optional<int> parseProcessCount(const std::string& text) {
+  if (text.empty() || text.size() > 4 || text.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  const int n = std::stoi(text);
+  if (n < 1 || n > 1024) return std::nullopt;
+  return n;
+}
+
+// The arguments less `--name VALUE` / `--name=VALUE`.
+std::vector<std::string> withoutOption(const std::vector<std::string>& args, const std::string& name) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--" + name) {
+      ++i;
+      continue;
+    }
+    if (args[i].rfind("--" + name + "=", 0) == 0) continue;
+    out.push_back(args[i]);
+  }
+  return out;
+}
+
+// This executable's path, for starting copies of it.
+std::string selfExecutable(const char* argv0) {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(argv0) : self.string();
+}
+
+// --nproc_per_node N (N > 1): the config checked here once, then the run (or the benchmark) made by
+// N workers (distributed/worker_launcher.h); their exit code. nullopt: this process does the work.
+std::optional<int> launchWorkersIfAsked(const ParsedArgs& parsed, const std::vector<std::string>& args, const char* argv0,
+                                        const Config& config, train::EventSink& events,
+                                        const std::function<int(const std::vector<Diagnostic>&)>& refuse) {
+  const auto n = parsed.extraValues.find("nproc_per_node");
+  if (n == parsed.extraValues.end()) return std::nullopt;
+  const std::optional<int> processes = parseProcessCount(n->second);
+  if (!processes) {
+    spdlog::error("--nproc_per_node takes a whole number of processes from 1 to 1024, not '{}'", n->second);
+    return kExitBadInput;
+  }
+  if (*processes == 1) return std::nullopt;
+  if (std::getenv("WORLD_SIZE")) {
+    spdlog::error("--nproc_per_node {} inside a launched worker (WORLD_SIZE is set): start the run either with "
+                  "--nproc_per_node or with torchrun's environment", *processes);
+    return kExitBadInput;
+  }
+  if (!parsed.extraValues.count("benchmark_steps")) {
+    train::RunPreflight preflight = train::preflightRun(config);
+    if (!preflight.ok()) return refuse(preflight.diagnostics);
+    report(preflight.diagnostics, &events);
+  }
+  if (const int gpus = train::cudaDeviceCount(); gpus > 0 && *processes > gpus)
+    return refuse({launchError(std::to_string(*processes) + " processes need " + std::to_string(*processes) +
+                               " GPUs but this machine has " + std::to_string(gpus))});
+  else if (gpus == 0)
+    spdlog::info("no GPU: the {} processes train on the CPU (Gloo)", *processes);
+  if (!distributed::distributedCompiledIn())
+    return refuse({launchError("this build of sinter-runner has no distributed training (its libtorch lacks c10d's Gloo and "
+                               "NCCL process groups)")});
+  distributed::WorkerLaunch launch;
+  launch.executable = selfExecutable(argv0);
+  launch.arguments = withoutOption(args, "nproc_per_node");
+  launch.processes = *processes;
+  launch.eventsOnStdout = events.jsonl();
+  try {
+    return distributed::launchWorkers(launch);
+  } catch (const std::exception& e) {
+    return refuse({launchError(e.what())});
+  }
 }
 
 }  // namespace
@@ -175,6 +268,7 @@ int runnerMain(int argc, char** argv) {
     return kExitOk;
   }
 
+  if (std::optional<int> launched = launchWorkersIfAsked(parsed, args, argv[0], config, events, refuse)) return *launched;
   if (std::optional<int> toolExit = runTool(parsed, config)) return *toolExit;
 
   // The same checks as --dry_run, before anything expensive.

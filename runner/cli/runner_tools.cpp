@@ -33,6 +33,10 @@ std::optional<std::string> value(const ParsedArgs& args, const char* name) {
   return it->second;
 }
 
+bool hasFlag(const ParsedArgs& args, const char* name) {
+  return std::find(args.extraFlags.begin(), args.extraFlags.end(), name) != args.extraFlags.end();
+}
+
 // --model_size full|tiny (full when absent)
 std::optional<bool> tinySize(const ParsedArgs& args) {
   const std::string size = value(args, "model_size").value_or("full");
@@ -228,8 +232,9 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
         spdlog::error("--benchmark_steps takes a positive number of steps, not '{}'", *steps);
         return kExitBadInput;
       }
-      if (config.family() == Family::FLUX) return train::runFluxBenchmark(config, n, *tiny);
-      return train::runBenchmark(config, n, *tiny);
+      const bool scaling = hasFlag(args, "benchmark_scaling");
+      if (config.family() == Family::FLUX) return train::runFluxBenchmark(config, n, *tiny, scaling);
+      return train::runBenchmark(config, n, *tiny, scaling);
     }
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());

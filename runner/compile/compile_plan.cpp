@@ -12,6 +12,31 @@ std::string joined(const std::vector<std::string>& parts, const std::string& sep
 
 }  // namespace
 
+// Several ranks: where the gradients' all-reduce runs relative to the graphs (PyTorch's CUDA graph
+// notes: NCCL >= 2.9.6 can be captured). A whole-step graph holds it, and since a capture's warm-up
+// steps all-reduce, every rank captures together before step 1; otherwise the blocks are captured
+// and the all-reduce runs right after their graphs replay.
+static void planAllReduce(CompilePlan& plan, const CaptureFacts& facts) {
+  const std::string ranks = std::to_string(facts.worldSize) + " ranks";
+  if (plan.captureSteps && facts.collectivesCapturable) {
+    plan.precapture = true;
+    plan.mechanisms.push_back(ranks + ": the gradients' all-reduce (" + facts.collectives +
+                              ") is inside each captured step; every rank captures its signatures before step 1, together");
+    return;
+  }
+  if (plan.captureSteps) {
+    plan.captureSteps = false;
+    plan.captureRegions = facts.regionBarriers.empty();
+    plan.regions.assign({plan.model + " " + plan.blocks + ", forward and backward, one region each"});
+    plan.warnings.push_back(facts.collectives + " cannot be captured in a CUDA graph (NCCL 2.9.6 or newer can): the " + plan.model +
+                            "'s " + plan.blocks + " are captured instead and the all-reduce runs after their graphs replay");
+    if (!plan.captureRegions) plan.regions.clear();
+  }
+  if (plan.captureRegions)
+    plan.mechanisms.push_back(ranks + ": the gradients are all-reduced (" + facts.collectives +
+                              ") outside the blocks' graphs, bucket by bucket as backward completes them");
+}
+
 CompilePlan planCompile(const Config& config, std::optional<Family> family, const CaptureFacts& facts) {
   CompilePlan plan;
   plan.request = resolveCompileRequest(config);
@@ -107,6 +132,7 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
         plan.regions.push_back(plan.model + " " + plan.blocks + ", forward and backward, one region each");
         for (const std::string& excluded : facts.regionExclusions) plan.warnings.push_back(excluded);
       }
+      if (facts.worldSize > 1) planAllReduce(plan, facts);
       plan.mechanisms.push_back(plan.precapture ? "warm-up: every planned signature captured before step 1, most frequent first"
                                                 : "warm-up: each signature captured when it is first seen");
     }

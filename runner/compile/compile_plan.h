@@ -25,6 +25,9 @@ struct CaptureFacts {
   std::vector<std::string> regionBarriers;  // what keeps the model's blocks out of graphs, each "what: why"
   std::vector<std::string> regionExclusions;  // what keeps some blocks out of graphs (the rest captured), each "what: why"
   bool fusedKernelsInBuild = kernels::fusedKernelsCompiledIn();  // the project's CUDA kernels (nvcc)
+  int worldSize = 1;                   // ranks of a data-parallel run (torchrun's WORLD_SIZE)
+  std::string collectives;             // what all-reduces their gradients ("NCCL 2.27.7", "Gloo")
+  bool collectivesCapturable = false;  // NCCL >= 2.9.6: an all-reduce can be inside a captured step
 };
 
 struct CompilePlan {

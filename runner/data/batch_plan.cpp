@@ -35,7 +35,9 @@ DataOrderState positionForStep(std::uint64_t seed, long long globalStep, long lo
   return s;
 }
 
-BatchPlan::BatchPlan(const Dataset& dataset, std::uint64_t seed) : seed_(seed) {
+BatchPlan::BatchPlan(const Dataset& dataset, std::uint64_t seed, BatchShard shard) : seed_(seed), shard_(shard) {
+  if (shard.worldSize < 1 || shard.rank < 0 || shard.rank >= shard.worldSize)
+    throw std::invalid_argument("rank " + std::to_string(shard.rank) + " of " + std::to_string(shard.worldSize) + " processes");
   // Buckets per dataset in resolution order (sd-scripts sorts them); images in dataset order.
   std::map<std::tuple<int, Resolution>, size_t> index;
   for (size_t i = 0; i < dataset.images.size(); ++i) {
@@ -52,12 +54,12 @@ BatchPlan::BatchPlan(const Dataset& dataset, std::uint64_t seed) : seed_(seed) {
   std::stable_sort(buckets_.begin(), buckets_.end(), [](const Bucket& a, const Bucket& b) {
     return std::tie(a.datasetIndex, a.resolution) < std::tie(b.datasetIndex, b.resolution);
   });
-  for (const auto& b : buckets_) batchesPerEpoch_ += ceilDiv(static_cast<long long>(b.items.size()), b.batchSize);
+  for (const auto& b : buckets_) allBatchesPerEpoch_ += ceilDiv(static_cast<long long>(b.items.size()), b.batchSize);
 }
 
 std::vector<PlannedBatch> BatchPlan::epochBatches(long long epoch) const {
   std::vector<PlannedBatch> batches;
-  batches.reserve(static_cast<size_t>(batchesPerEpoch_));
+  batches.reserve(static_cast<size_t>(allBatchesPerEpoch_));
   for (size_t bi = 0; bi < buckets_.size(); ++bi) {
     const Bucket& b = buckets_[bi];
     std::vector<size_t> items = b.items;
@@ -70,7 +72,11 @@ std::vector<PlannedBatch> BatchPlan::epochBatches(long long epoch) const {
   }
   Rng order(deriveSeed(seed_, static_cast<std::uint64_t>(epoch), kOrderStream));
   order.shuffle(batches);
-  return batches;
+  if (shard_.worldSize == 1 || batches.empty()) return batches;
+  std::vector<PlannedBatch> mine;
+  const size_t n = batches.size(), world = static_cast<size_t>(shard_.worldSize);
+  for (size_t j = 0; j < static_cast<size_t>(batchesPerEpoch()); ++j) mine.push_back(batches[(static_cast<size_t>(shard_.rank) + j * world) % n]);
+  return mine;
 }
 
 std::vector<ShapeSignature> BatchPlan::shapeSignatures() const {

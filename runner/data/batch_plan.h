@@ -52,16 +52,29 @@ TrainingLength computeTrainingLength(long long batchesPerEpoch, std::optional<lo
 DataOrderState positionForStep(std::uint64_t seed, long long globalStep, long long batchesPerEpoch,
                                int gradientAccumulationSteps);
 
+// The part of every epoch one of several ranks trains on, as accelerate shards sd-scripts' data
+// loader (even_batches): rank r takes the one-process order's batches r, r+N, r+2N, ..., the last
+// round filled up from the epoch's first batches, so every rank has ceil(batches / N) of them.
+struct BatchShard {
+  int rank = 0;
+  int worldSize = 1;
+};
+
 class BatchPlan {
  public:
-  BatchPlan(const Dataset& dataset, std::uint64_t seed);
+  BatchPlan(const Dataset& dataset, std::uint64_t seed, BatchShard shard = {});
 
-  long long batchesPerEpoch() const { return batchesPerEpoch_; }
+  // This rank's batches per epoch (len(train_dataloader) after accelerate's prepare).
+  long long batchesPerEpoch() const { return (allBatchesPerEpoch_ + shard_.worldSize - 1) / shard_.worldSize; }
+  // Every rank's together: one process's epoch.
+  long long allBatchesPerEpoch() const { return allBatchesPerEpoch_; }
+  const BatchShard& shard() const { return shard_; }
   std::uint64_t seed() const { return seed_; }
   // Every epoch: each bucket's images (with repeats) shuffled, cut into batches of the
-  // dataset's batch size, and all batches of all datasets shuffled together.
+  // dataset's batch size, and all batches of all datasets shuffled together; this rank's share.
   std::vector<PlannedBatch> epochBatches(long long epoch) const;
-  // Distinct signatures, most frequent first (then larger area first).
+  // Distinct signatures of the whole epoch (every rank plans the same ones), most frequent first
+  // (then larger area first).
   std::vector<ShapeSignature> shapeSignatures() const;
 
  private:
@@ -73,7 +86,8 @@ class BatchPlan {
   };
   std::vector<Bucket> buckets_;
   std::uint64_t seed_;
-  long long batchesPerEpoch_ = 0;
+  BatchShard shard_;
+  long long allBatchesPerEpoch_ = 0;
 };
 
 }  // namespace sinter::data

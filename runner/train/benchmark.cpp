@@ -34,8 +34,10 @@ double relativeError(const torch::Tensor& out, const torch::Tensor& ref) {
 
 }  // namespace
 
-int runBenchmark(const Config& config, long long steps, bool tiny) {
-  const torch::Device device = trainingDevice();
+int runBenchmark(const Config& config, long long steps, bool tiny, bool scalingRows) {
+  BenchRanks ranks;
+  const torch::Device device = ranks.device();
+  scalingRows |= ranks.several();
   applyCudaMathFlags(device, config.getBool("cuda_allow_tf32"), config.getBool("cuda_cudnn_benchmark"));
   const torch::Dtype dtype = device.is_cuda() ? torch::kBFloat16 : torch::kFloat32;
   const models::SdxlUnetConfig unetConfig = tiny ? models::SdxlUnetConfig::tiny() : models::SdxlUnetConfig::full();
@@ -78,6 +80,7 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
   // fp32 LoRA weights, bf16 U-Net: the step uses bf16 copies kept current, as a training run does.
   const std::unique_ptr<ComputeCopies> copies = loraComputeCopies(lora, dtype);
   OptimizerUpdate update(optimizer, schedule, 1.0, false, device, copies.get());
+  ranks.attach(optimizer, update);
 
   // Random inputs of a shape, staged once (a training run stages each batch the same way).
   auto stageRandom = [&](int64_t batch, int64_t width, int64_t height) {
@@ -109,18 +112,25 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
   };
 
   std::vector<BenchRow> rows;
-  for (int64_t batch : batchSizes) {
+  if (scalingRows) {
+    const StepShape shape = stageRandom(1, side, side);
+    for (const BenchMode& m : {modes[0], modes[4]})
+      rows.push_back(row(m, {shape}, "bs1 " + std::to_string(side) + "x" + std::to_string(side)));
+  }
+  for (int64_t batch : scalingRows ? std::vector<int64_t>{} : batchSizes) {
     const StepShape shape = stageRandom(batch, side, side);
     for (const BenchMode& m : modes)
       rows.push_back(row(m, {shape}, "bs" + std::to_string(batch) + " " + std::to_string(side) + "x" + std::to_string(side)));
   }
   std::vector<StepShape> mixed;
-  for (const auto& [w, h] : threeBuckets) mixed.push_back(stageRandom(1, w, h));
-  for (const BenchMode& m : {modes[0], modes[2], modes[4]}) rows.push_back(row(m, mixed, "bs1, 3 buckets"));
+  if (!scalingRows) {
+    for (const auto& [w, h] : threeBuckets) mixed.push_back(stageRandom(1, w, h));
+    for (const BenchMode& m : {modes[0], modes[2], modes[4]}) rows.push_back(row(m, mixed, "bs1, 3 buckets"));
+  }
   // channels_last: the U-Net's convolution weights in NHWC, so that cuDNN convolves without
   // converting layouts each time (its NCHW-to-NHWC conversions are ~4% of the captured step's
   // kernel time). Measured last: the weights stay converted.
-  {
+  if (!scalingRows) {
     {
       torch::NoGradGuard noGrad;
       for (torch::Tensor& p : unet->parameters())
@@ -131,12 +141,13 @@ int runBenchmark(const Config& config, long long steps, bool tiny) {
     for (const BenchMode& m : {modes[0], modes[4]}) rows.push_back(row(m, {shape}, label));
   }
 
+  if (!ranks.printing()) return 0;
   std::printf("benchmark: SDXL U-Net LoRA training step (%s), rank %lld on %zu modules (%lld parameters), %s, "
               "gradient checkpointing %s\n",
               tiny ? "tiny" : "full size", static_cast<long long>(rank), lora.modules().size(),
               static_cast<long long>(lora.parameterCount()), dtype == torch::kBFloat16 ? "bf16" : "fp32",
               config.getBool("gradient_checkpointing") ? "on" : "off");
-  std::printf("device: %s; %lld timed steps per row\n", describeDevice(device).c_str(), steps);
+  std::printf("device: %s; %s; %lld timed steps per row\n", describeDevice(device).c_str(), ranks.describe().c_str(), steps);
   printBenchRows(rows);
   std::printf("fp32 vs %s forward relative error: %.3e\n", dtype == torch::kBFloat16 ? "bf16" : "fp32", agreement);
   return 0;

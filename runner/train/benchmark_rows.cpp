@@ -11,6 +11,7 @@
 #include "compile/compile_plan.h"
 #include "compile/gemm_tuning.h"
 #include "train/capture_facts.h"
+#include "distributed/torchrun_environment.h"
 #include "train/device_info.h"
 #include "train/step_executor.h"
 #include "train/step_profiler.h"
@@ -29,6 +30,31 @@ double median(std::vector<double> v) {
 }
 
 }  // namespace
+
+BenchRanks::BenchRanks() {
+  const auto env = distributed::readTorchrunEnvironment();
+  device_ = trainingDevice(env ? env->localRank : 0);
+  if (!env) return;
+  group_ = distributed::ProcessGroup::connect(*env, device_, std::chrono::minutes(10));
+  if (group_->rank() != 0) spdlog::set_level(spdlog::level::warn);
+}
+
+void BenchRanks::attach(Optimizer& optimizer, OptimizerUpdate& update) {
+  if (!group_) return;
+  group_->broadcastFromRankZero(optimizer.parameters());
+  if (FusedBackwardPass* fused = update.fusedBackwardPass()) {
+    fused->reduceGradientsWith(group_.get());
+    return;
+  }
+  reducer_.emplace(*group_, optimizer.parameters());
+  update.reduceGradientsWith(&*reducer_);
+}
+
+std::string BenchRanks::describe() const {
+  if (!group_) return "1 process";
+  return std::to_string(group_->size()) + " ranks (data parallel, gradients all-reduced by " + group_->backend() +
+         (group_->backend() == "nccl" ? " " + distributed::ncclVersion() : std::string()) + ")";
+}
 
 void synchronizeDevice(const torch::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize(device.index());

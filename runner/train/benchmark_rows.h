@@ -5,11 +5,15 @@
 #include <torch/torch.h>
 
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/config.h"
 #include "core/option.h"
+#include "distributed/gradient_reducer.h"
+#include "distributed/process_group.h"
 #include "train/graphed_regions.h"
 #include "train/optimizer_update.h"
 #include "train/shape_plan.h"
@@ -40,6 +44,27 @@ struct BenchModel {
   std::function<void(bool)> setFusedKernels;            // empty: the model has none
   std::string fusedLabel;                                // " + fused GEGLU, GroupNorm+SiLU"
   at::Generator generator;
+};
+
+// A benchmark started on several ranks (--nproc_per_node N, or torchrun's environment): each rank
+// times the same step on its GPU, the trained parameters start from rank 0's and their gradients are
+// all-reduced in every step, as in a data-parallel run; rank 0 prints. One process otherwise.
+class BenchRanks {
+ public:
+  BenchRanks();
+  torch::Device device() const { return device_; }
+  bool several() const { return group_ != nullptr; }
+  bool printing() const { return !group_ || group_->rank() == 0; }
+  // The step's update all-reduces the gradients of `optimizer`'s parameters (a fused backward pass
+  // reduces each gradient itself).
+  void attach(Optimizer& optimizer, OptimizerUpdate& update);
+  // "2 ranks (data parallel, gradients all-reduced by nccl)", or "1 process".
+  std::string describe() const;
+
+ private:
+  torch::Device device_{torch::kCPU};
+  std::unique_ptr<distributed::ProcessGroup> group_;
+  std::optional<distributed::GradientReducer> reducer_;
 };
 
 // Waits for the device's queued work (nothing on the CPU).

@@ -1,5 +1,7 @@
 #include "train/capture_facts.h"
 
+#include "distributed/process_group.h"
+#include "distributed/torchrun_environment.h"
 #include "train/config_values.h"
 #include "train/fused_backward.h"
 #include "train/lora_method.h"
@@ -32,6 +34,16 @@ compile::CaptureFacts captureFacts(const Config& config, const torch::Device& de
   }
   // Blocks alone can be captured with trained text encoders (their context is an input that needs
   // grad), not their recomputation (graphed_regions.h): checkpointed blocks stay eager.
+  // Several ranks (torchrun's environment; a bad one is reported when the run starts).
+  try {
+    if (const auto ranks = distributed::readTorchrunEnvironment()) facts.worldSize = ranks->worldSize;
+  } catch (const std::invalid_argument&) {
+  }
+  if (facts.worldSize > 1) {
+    const std::string nccl = distributed::ncclVersion();
+    facts.collectives = device.is_cuda() ? (nccl.empty() ? "NCCL" : "NCCL " + nccl) : "Gloo";
+    facts.collectivesCapturable = device.is_cuda() && distributed::ncclCapturable(nccl);
+  }
   if (config.getBool("gradient_checkpointing"))
     facts.regionBarriers.push_back("gradient_checkpointing: a block's recomputation in the backward pass is not captured "
                                    "(compile_fullgraph captures the whole step with it)");

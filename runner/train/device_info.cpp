@@ -27,16 +27,22 @@ at::Generator makeGenerator(const torch::Device& device, std::uint64_t seed) {
   return at::detail::createCPUGenerator(seed);
 }
 
-torch::Device trainingDevice() {
-  if (torch::cuda::is_available()) return torch::Device(torch::kCUDA, 0);
-  return torch::Device(torch::kCPU);
+torch::Device trainingDevice(int localRank) {
+  if (!torch::cuda::is_available()) return torch::Device(torch::kCPU);
+  const int count = static_cast<int>(torch::cuda::device_count());
+  if (localRank >= count)
+    throw std::invalid_argument("LOCAL_RANK " + std::to_string(localRank) + " needs GPU " + std::to_string(localRank) + " but this host has " +
+                                std::to_string(count) + (count == 1 ? " GPU" : " GPUs"));
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(localRank));
 }
+
+int cudaDeviceCount() { return torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0; }
 
 std::string describeDevice(const torch::Device& device) {
 #if SINTER_HAVE_CUDA_HEADERS
   if (device.is_cuda()) {
     cudaDeviceProp prop{};
-    if (cudaGetDeviceProperties(&prop, device.index()) == cudaSuccess) return std::string("cuda:0 (") + prop.name + ")";
+    if (cudaGetDeviceProperties(&prop, device.index()) == cudaSuccess) return "cuda:" + std::to_string(device.index()) + " (" + prop.name + ")";
   }
 #endif
   return device.is_cuda() ? "cuda:" + std::to_string(device.index()) : "cpu";

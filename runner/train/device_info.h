@@ -6,7 +6,11 @@
 
 namespace sinter::train {
 
-torch::Device trainingDevice();  // the first CUDA device when there is one, else the CPU
+// The CUDA device `localRank` (one GPU per process on a host) when there is a GPU, else the CPU;
+// std::invalid_argument when the host has fewer GPUs than that.
+torch::Device trainingDevice(int localRank = 0);
+// GPUs this process sees (0 without CUDA).
+int cudaDeviceCount();
 std::string describeDevice(const torch::Device& device);
 // Peak memory in MiB: the CUDA allocator's peak on a GPU, the process's peak RSS on the CPU.
 double peakMemoryMb(const torch::Device& device);

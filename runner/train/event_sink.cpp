@@ -5,7 +5,7 @@
 namespace sinter::train {
 
 void EventSink::emit(const events::Event& event) {
-  if (!jsonl_) return;
+  if (!jsonl_ || muted_) return;
   const std::string line = events::toJsonLine(event) + "\n";
   std::lock_guard<std::mutex> lock(mutex_);
   std::fwrite(line.data(), 1, line.size(), stdout);

@@ -12,9 +12,12 @@ class EventSink {
   explicit EventSink(bool jsonlOnStdout) : jsonl_(jsonlOnStdout) {}
   void emit(const events::Event& event);
   bool jsonl() const { return jsonl_; }
+  // Ranks other than 0 of a run on several processes report nothing (rank 0 speaks for all).
+  void mute() { muted_ = true; }
 
  private:
   bool jsonl_;
+  bool muted_ = false;
   std::mutex mutex_;
 };
 

@@ -22,8 +22,10 @@
 
 namespace sinter::train {
 
-int runFluxBenchmark(const Config& config, long long steps, bool tiny) {
-  const torch::Device device = trainingDevice();
+int runFluxBenchmark(const Config& config, long long steps, bool tiny, bool scalingRows) {
+  BenchRanks ranks;
+  const torch::Device device = ranks.device();
+  scalingRows |= ranks.several();
   applyCudaMathFlags(device, config.getBool("cuda_allow_tf32"), config.getBool("cuda_cudnn_benchmark"));
   const torch::Dtype dtype = device.is_cuda() ? torch::kBFloat16 : torch::kFloat32;
   const models::FluxConfig fluxConfig = tiny ? models::FluxConfig::tiny() : models::FluxConfig::dev();
@@ -85,6 +87,7 @@ int runFluxBenchmark(const Config& config, long long steps, bool tiny) {
   if (fused)
     for (const auto& swap : {transformer->doubleSwap(), transformer->singleSwap()})
       if (swap) update.fusedBackwardPass()->stepStreamedWeights(swap);
+  ranks.attach(*optimizer, update);
 
   const auto on = torch::TensorOptions(device).dtype(dtype);
   const StepShape shape = step.stage(FluxStepBatch{torch::randn({1, 16, latentSide, latentSide}, on),
@@ -104,6 +107,7 @@ int runFluxBenchmark(const Config& config, long long steps, bool tiny) {
       {"inductor, reduce-overhead, fullgraph", true, "inductor", "reduce-overhead", true},
   };
   if (fused) modes.resize(2);  // the fused backward pass steps inside autograd: nothing to capture (capture_facts.cpp)
+  else if (scalingRows) modes = {modes[0], modes[3]};
   const std::string label = "bs1 " + std::to_string(latentSide * 8) + "x" + std::to_string(latentSide * 8) + ", " +
                             std::to_string(tokens) + " T5 tokens";
   std::vector<BenchRow> rows;
@@ -113,13 +117,14 @@ int runFluxBenchmark(const Config& config, long long steps, bool tiny) {
                                               (fused ? " with fused_backward_pass" : "")
                                         : "LoRA training step, rank " + std::to_string(rank) + " alpha " + std::to_string(rank / 2) +
                                               " on " + std::to_string(lora.modules().size()) + " modules";
+  if (!ranks.printing()) return 0;
   std::printf("benchmark: FLUX.1-dev transformer %s (%s, %lld trained parameters), "
               "%s, gradient checkpointing %s, fp8_base %s, blocks_to_swap %lld%s%s\n",
               what.c_str(), tiny ? "tiny" : "full size", static_cast<long long>(trainedParameters), dtype == torch::kBFloat16 ? "bf16" : "fp32",
               config.getBool("gradient_checkpointing") ? "on" : "off", placement.fp8Base ? "on" : "off",
               static_cast<long long>(placement.blocksToSwap), transformer->streamedBlocks().empty() ? "" : " (streamed: ",
               transformer->streamedBlocks().empty() ? "" : (transformer->streamedBlocks() + ")").c_str());
-  std::printf("device: %s; %lld timed steps per row\n", describeDevice(device).c_str(), steps);
+  std::printf("device: %s; %s; %lld timed steps per row\n", describeDevice(device).c_str(), ranks.describe().c_str(), steps);
   printBenchRows(rows);
   return 0;
 }

@@ -7,7 +7,8 @@
 
 namespace sinter::train {
 
-// Prints the numbers on stdout; returns an exit code.
-int runFluxBenchmark(const Config& config, long long steps, bool tiny);
+// Prints the numbers on stdout; returns an exit code. `scalingRows`: eager and the whole step
+// captured only (the multi-GPU scaling table), as runs on several ranks always do.
+int runFluxBenchmark(const Config& config, long long steps, bool tiny, bool scalingRows = false);
 
 }  // namespace sinter::train

@@ -85,7 +85,7 @@ FluxFamily::FluxFamily(const RunContext& run)
                  ring / 1073741824.0);
   }
   models_.transformer->setFusedKernels(run.compile.fuseKernels);
-  step_ = std::make_unique<FluxTrainStep>(models_.transformer, options_.step, device_, seed_);
+  step_ = std::make_unique<FluxTrainStep>(models_.transformer, options_.step, device_, run.noiseSeed());
 }
 
 FamilyFacts FluxFamily::facts() const {

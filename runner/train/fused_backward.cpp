@@ -2,6 +2,7 @@
 
 #include <torch/csrc/autograd/function_hook.h>
 
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -15,14 +16,15 @@ namespace {
 // Runs after the accumulator has written the parameter's gradient for this backward pass.
 class StepWhenAccumulated : public torch::autograd::FunctionPostHook {
  public:
-  StepWhenAccumulated(Optimizer& optimizer, size_t group, size_t index, double maxGradNorm)
-      : optimizer_(optimizer), group_(group), index_(index), maxGradNorm_(maxGradNorm) {}
+  StepWhenAccumulated(Optimizer& optimizer, size_t group, size_t index, double maxGradNorm, std::function<void(torch::Tensor&)> reduce)
+      : optimizer_(optimizer), group_(group), index_(index), maxGradNorm_(maxGradNorm), reduce_(std::move(reduce)) {}
 
   torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
                                             const torch::autograd::variable_list& /*inputs*/) override {
     torch::Tensor p = optimizer_.group(group_).params[index_];
     if (!p.grad().defined()) return outputs;
     torch::NoGradGuard noGrad;
+    reduce_(p.mutable_grad());
     if (maxGradNorm_ > 0) clipGradNorm({p}, maxGradNorm_);  // this parameter's norm alone, as sd-scripts' hook
     optimizer_.stepParameter(group_, index_);
     p.mutable_grad() = torch::Tensor();
@@ -33,6 +35,7 @@ class StepWhenAccumulated : public torch::autograd::FunctionPostHook {
   Optimizer& optimizer_;
   size_t group_, index_;
   double maxGradNorm_;
+  std::function<void(torch::Tensor&)> reduce_;
 };
 
 }  // namespace
@@ -53,7 +56,8 @@ FusedBackwardPass::FusedBackwardPass(Optimizer& optimizer, double maxGradNorm) :
   for (size_t g = 0; g < optimizer.groupCount(); ++g)
     for (size_t i = 0; i < optimizer.group(g).params.size(); ++i) {
       std::shared_ptr<torch::autograd::Node> accumulator = torch::autograd::impl::grad_accumulator(optimizer.group(g).params[i]);
-      const uintptr_t key = accumulator->add_post_hook(std::make_unique<StepWhenAccumulated>(optimizer, g, i, maxGradNorm));
+      const uintptr_t key = accumulator->add_post_hook(
+          std::make_unique<StepWhenAccumulated>(optimizer, g, i, maxGradNorm, [this](torch::Tensor& grad) { reduce(grad); }));
       hooks_.emplace_back(std::move(accumulator), key);
     }
 }
@@ -61,6 +65,13 @@ FusedBackwardPass::FusedBackwardPass(Optimizer& optimizer, double maxGradNorm) :
 FusedBackwardPass::~FusedBackwardPass() {
   for (auto& [accumulator, key] : hooks_) accumulator->del_post_hook(key);
   for (const auto& swap : swaps_) swap->trainWeights(nullptr);
+}
+
+void FusedBackwardPass::reduce(torch::Tensor& grad) const {
+  if (!group_) return;
+  if (!grad.is_contiguous()) grad = grad.contiguous();
+  grad.div_(group_->size());
+  group_->allreduceSum(grad).wait();
 }
 
 void FusedBackwardPass::stepStreamedWeights(const std::shared_ptr<models::BlockSwap>& swap) {
@@ -73,8 +84,10 @@ void FusedBackwardPass::stepStreamedWeights(const std::shared_ptr<models::BlockS
       throw std::invalid_argument("fused_backward_pass: a swapped block's weight is not among the optimizer's parameters");
   Optimizer& optimizer = optimizer_;
   const double maxGradNorm = maxGradNorm_;
-  swap->trainWeights([&optimizer, maxGradNorm, indexOf](const torch::Tensor& master, torch::Tensor& onDevice, const torch::Tensor& grad) {
+  swap->trainWeights([this, &optimizer, maxGradNorm, indexOf](const torch::Tensor& master, torch::Tensor& onDevice, const torch::Tensor& given) {
     const auto& [group, index] = indexOf.at(master.data_ptr());
+    torch::Tensor grad = given;
+    reduce(grad);
     if (maxGradNorm > 0) clipGradients({grad}, maxGradNorm);  // its own norm, as for the other parameters
     optimizer.stepParameter(group, index, onDevice, grad);
   });

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "distributed/process_group.h"
 #include "models/block_swap.h"
 #include "train/optimizer.h"
 #include "train/optimizer_args.h"
@@ -37,10 +38,16 @@ class FusedBackwardPass {
   // hands over their gradients (models::BlockSwap::trainWeights); a master that is no optimizer
   // parameter is std::invalid_argument.
   void stepStreamedWeights(const std::shared_ptr<models::BlockSwap>& swap);
+  // Several ranks: each gradient is averaged across them (all-reduced, waited for) before it is
+  // clipped and stepped, so every rank steps the same values.
+  void reduceGradientsWith(distributed::ProcessGroup* group) { group_ = group; }
 
  private:
+  void reduce(torch::Tensor& grad) const;
+
   Optimizer& optimizer_;
   double maxGradNorm_;
+  distributed::ProcessGroup* group_ = nullptr;
   std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, uintptr_t>> hooks_;
   std::vector<std::shared_ptr<models::BlockSwap>> swaps_;
 };

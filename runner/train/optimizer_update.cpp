@@ -18,8 +18,9 @@ OptimizerUpdate::OptimizerUpdate(Optimizer& optimizer, const LrSchedule& schedul
   }
 }
 
-void OptimizerUpdate::beginMicroStep() {
+void OptimizerUpdate::beginMicroStep(bool lastOfStep) {
   if (copies_) copies_->refresh();
+  if (reducer_) reducer_->beginBackward(lastOfStep);
 }
 
 void OptimizerUpdate::backward(const torch::Tensor& loss, double lossDivisor) {
@@ -45,6 +46,7 @@ std::vector<torch::Tensor> OptimizerUpdate::mutableTensors() const {
 
 void OptimizerUpdate::apply() {
   if (fused_) return;
+  if (reducer_) reducer_->finish();
   schedule_.apply(optimizer_);
   if (scaler_) {
     // fp16: unscale, and skip the update on the device when a gradient overflowed.

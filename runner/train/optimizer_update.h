@@ -11,6 +11,7 @@
 
 #include <memory>
 
+#include "distributed/gradient_reducer.h"
 #include "train/fused_backward.h"
 #include "train/optimizer.h"
 #include "train/compute_copies.h"
@@ -25,13 +26,18 @@ class OptimizerUpdate {
   OptimizerUpdate(Optimizer& optimizer, const LrSchedule& schedule, double maxGradNorm, bool lossScaling, torch::Device device,
                   ComputeCopies* copies = nullptr, bool fusedBackwardPass = false);
 
-  // Before a micro-batch's forward pass: the compute copies take the parameters' values.
-  void beginMicroStep();
+  // Before a micro-batch's forward pass: the compute copies take the parameters' values; whether
+  // it is the step's last (whose gradients are all-reduced across ranks).
+  void beginMicroStep(bool lastOfStep = true);
   // Backward of one micro-batch's loss (divided over the accumulation, scaled under fp16);
   // gradients add up in the optimizer's persistent buffers (the copies' gradients are added there).
   void backward(const torch::Tensor& loss, double lossDivisor);
-  // Unscale, clip, schedule, step, zero (under a fused backward pass, done in backward()).
+  // Unscale, clip, schedule, step, zero (under a fused backward pass, done in backward()); with
+  // several ranks, after the gradients' all-reduce.
   void apply();
+  // Several ranks: `reducer` averages the gradients before they are used (not with a fused
+  // backward pass, which reduces each gradient itself: FusedBackwardPass::reduceGradientsWith).
+  void reduceGradientsWith(distributed::GradientReducer* reducer) { reducer_ = reducer; }
   // Every tensor a micro-step changes (the optimizer's, the loss scaler's and the compute copies).
   std::vector<torch::Tensor> mutableTensors() const;
   // The fused backward pass, or null.
@@ -45,6 +51,7 @@ class OptimizerUpdate {
   ComputeCopies* copies_ = nullptr;
   std::vector<torch::Tensor> params_;  // the fixed list the step works on
   std::unique_ptr<FusedBackwardPass> fused_;
+  distributed::GradientReducer* reducer_ = nullptr;
 };
 
 }  // namespace sinter::train

@@ -56,7 +56,7 @@ SdxlFamily::SdxlFamily(const RunContext& run)
   models_ = loadSdxlModelSet(options_.checkpoint, options_.vae);
   models_.toDevice(device_, run.precision.weightDtype, run.precision.trainableModelDtype());
   models_.unet->setFusedKernels(run.compile.fuseKernels);
-  step_ = std::make_unique<SdxlTrainStep>(models_.unet, options_.step, device_, seed_);
+  step_ = std::make_unique<SdxlTrainStep>(models_.unet, options_.step, device_, run.noiseSeed());
 }
 
 FamilyFacts SdxlFamily::facts() const {

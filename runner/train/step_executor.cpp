@@ -15,7 +15,7 @@ StepExecutor::StepExecutor(torch::Device device, OptimizerUpdate& update, StepEx
 StepExecutor::~StepExecutor() = default;
 
 torch::Tensor StepExecutor::runEager(const StagedLoss& loss, bool last) {
-  update_.beginMicroStep();
+  update_.beginMicroStep(last);
   torch::Tensor value = loss();
   update_.backward(value, options_.lossDivisor);
   if (options_.regions) options_.regions->captureBackwards();
@@ -75,7 +75,7 @@ MicroStepResult StepExecutor::run(const StepShape& shape, bool last, const Stage
   MicroStepResult result;
   const Key key{shape, last};
   auto it = graphs_.find(key);
-  if (it == graphs_.end() && options_.captureSteps && mayCapture(shape)) {
+  if (it == graphs_.end() && options_.captureSteps && options_.captureInTraining && mayCapture(shape)) {
     std::string failure;
     result.capturedSeconds = capture(key, stagedLoss, &failure);
     if (!failure.empty()) result.captureFailure = failure;

@@ -34,6 +34,9 @@ struct StepExecutorOptions {
   int cacheLimit = 8;                  // captured shapes at most
   int warmups = 3;                     // eager runs before a capture
   double lossDivisor = 1.0;            // gradient_accumulation_steps
+  // Whole-step graphs of shapes first seen while training (false with several ranks: a capture's
+  // warm-up steps all-reduce, so every rank captures in the warm-up phase, in step).
+  bool captureInTraining = true;
 };
 
 // The loss of the inputs staged for one shape (a 0-dim float32 device tensor with its graph).

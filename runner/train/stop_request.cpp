@@ -5,12 +5,26 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 
 namespace sinter::train {
 
 namespace {
 
 std::atomic<int> g_signals{0};
+std::atomic<int> g_saving{0};
+std::atomic<bool> g_peerFailed{false};
+
+void leaveForFailedPeer() {
+  const char msg[] = "sinter-runner: another rank failed; this one exits too (its last save is kept)\n";
+  (void)!::write(2, msg, sizeof msg - 1);
+  ::_exit(1);
+}
+
+void onPeerFailed(int) {
+  g_peerFailed.store(true);
+  if (g_saving.load() == 0) leaveForFailedPeer();
+}
 
 void onSignal(int) {
   if (g_signals.fetch_add(1) >= 1) {
@@ -33,6 +47,17 @@ void installStopHandlers() {
   sa.sa_flags = SA_RESTART;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sa.sa_handler = onPeerFailed;
+  sigaction(SIGUSR1, &sa, nullptr);
+}
+
+SaveInProgress::SaveInProgress() { g_saving.fetch_add(1); }
+
+SaveInProgress::~SaveInProgress() {
+  if (g_saving.fetch_sub(1) == 1 && g_peerFailed.load()) {
+    std::fflush(nullptr);
+    leaveForFailedPeer();
+  }
 }
 
 bool stopRequested() { return g_signals.load() > 0; }

@@ -4,9 +4,20 @@
 
 namespace sinter::train {
 
+// Also SIGUSR1, which the launcher of several ranks sends when one of them failed: the process exits
+// with 1 at once, or right after the save in progress (SaveInProgress), so that its last save is whole.
 void installStopHandlers();
 bool stopRequested();
 // For tests and the app's in-process callers: ask for a stop as a signal would.
 void requestStop();
+
+// Marks a save (model or state) for the whole of its life: a failed peer's SIGUSR1 waits for it.
+class SaveInProgress {
+ public:
+  SaveInProgress();
+  ~SaveInProgress();
+  SaveInProgress(const SaveInProgress&) = delete;
+  SaveInProgress& operator=(const SaveInProgress&) = delete;
+};
 
 }  // namespace sinter::train

@@ -3,13 +3,18 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <optional>
 #include <filesystem>
 #include <map>
 
 #include "data/batch_loader.h"
 #include "data/batch_plan.h"
+#include "distributed/gradient_reducer.h"
+#include "distributed/rank_agreement.h"
 #include "models/linear.h"
 #include "compile/gemm_tuning.h"
 #include "train/batch_stager.h"
@@ -82,7 +87,11 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   const LoopOptions options = LoopOptions::fromConfig(run.config, run.precision);
   EventSink& events = run.events;
   const int gradAccum = options.gradientAccumulationSteps;
-  const data::BatchPlan plan(dataset, run.seed);
+  // Several ranks: each trains on its shard of every epoch, only rank 0 writes files and events.
+  distributed::ProcessGroup* group = run.group;
+  const bool writes = run.rank() == 0;
+  const data::BatchShard shard{run.rank(), run.worldSize()};
+  const data::BatchPlan plan(dataset, run.seed, shard);
   const RunSchedule planned = planSchedule(options, plan.batchesPerEpoch());
   const data::TrainingLength& length = planned.length;
   method.describeRun(dataset, plan.batchesPerEpoch(), length.numEpochs, length.maxTrainSteps, gradAccum);
@@ -101,6 +110,26 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   // (the run refuses blocks_to_swap without fused_backward_pass: full_weights_method.h).
   if (FusedBackwardPass* fused = update.fusedBackwardPass())
     for (const auto& swap : family.blockSwaps()) fused->stepStreamedWeights(swap);
+  // Several ranks start from rank 0's weights and average their gradients before every update.
+  std::optional<distributed::GradientReducer> reducer;
+  std::optional<distributed::StopAgreement> stopAgreement;
+  if (group) {
+    group->broadcastFromRankZero(optimizer.parameters());
+    if (FusedBackwardPass* fused = update.fusedBackwardPass()) {
+      fused->reduceGradientsWith(group);
+    } else {
+      reducer.emplace(*group, optimizer.parameters());
+      update.reduceGradientsWith(&*reducer);
+    }
+    stopAgreement.emplace(*group);
+    spdlog::info("data parallel: {} ranks, {}", group->size(),
+                 reducer ? std::to_string(reducer->bucketCount()) + " gradient buckets all-reduced as backward completes them"
+                         : std::string("each gradient all-reduced before its fused step"));
+  }
+  // Whether the run stops after `step` (with several ranks, as rank 0 decides for all).
+  auto stopAfter = [&](long long step) {
+    return stopAgreement ? stopAgreement->stopAfter(step, stopRequested()) : stopRequested();
+  };
   if (options.fusedBackwardPass)
     spdlog::info("fused_backward_pass: each parameter is stepped by {} as soon as its gradient is complete{}", options.optimizer.type,
                  options.maxGradNorm > 0 ? " (clipped by its own norm)" : "");
@@ -130,6 +159,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   execution.fatalOnCaptureFailure = run.compile.request.fullgraph;
   execution.cacheLimit = run.compile.cacheLimit;
   execution.lossDivisor = gradAccum;
+  execution.captureInTraining = group == nullptr;
   StepExecutor executor(run.device, update, execution, generators);
 
   // Resume: the method's tensors, optimizer, noise RNG and data position continue exactly.
@@ -139,7 +169,12 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     TrainState state = loadTrainState(options.resume);
     method.loadStateTensors(state.network, options.resume);
     optimizer.loadStateTensors(std::map<std::string, torch::Tensor>(state.optimizer.begin(), state.optimizer.end()));
-    setGeneratorState(family.generator(), requireTensor(state.rng, "device", options.resume));
+    // Each rank's noise continues from its own state (saved by rank 0 for all of them).
+    const std::string rngKey = run.rank() == 0 ? "device" : "device_rank" + std::to_string(run.rank());
+    const bool saved = std::any_of(state.rng.begin(), state.rng.end(), [&](const auto& named) { return named.first == rngKey; });
+    if (run.rank() == 0 || saved) setGeneratorState(family.generator(), requireTensor(state.rng, rngKey, options.resume));
+    else spdlog::warn("resume: {} holds no noise state for rank {} (saved with fewer ranks); its noise starts from seed {}", options.resume,
+                      run.rank(), run.noiseSeed());
     globalStep = state.progress.value("global_step", 0LL);
     const auto& d = state.progress.at("data");
     position = data::DataOrderState{d.at("seed").get<std::uint64_t>(), d.at("epoch").get<long long>(), d.at("index").get<long long>()};
@@ -150,7 +185,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   loaderOptions.workers = options.workers;
   loaderOptions.maxTrainSteps = length.maxTrainSteps;
   loaderOptions.gradientAccumulationSteps = gradAccum;
-  const data::BatchPlan resumedPlan(dataset, position.seed);
+  const data::BatchPlan resumedPlan(dataset, position.seed, shard);
   data::BatchLoader loader(dataset, resumedPlan, loaderOptions, family.latentCache(), family.textCache());
   loader.seek(position);
   // The next batch moves to the device while the current step computes.
@@ -170,9 +205,11 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   spdlog::info("  num train images * repeats: {}", dataset.numTrainImages);
   spdlog::info("  num reg images: {}", dataset.numRegImages);
   spdlog::info("  num batches per epoch: {}", plan.batchesPerEpoch());
+  if (group) spdlog::info("  processes: {} (each takes one of every {} batches of an epoch)", group->size(), group->size());
   spdlog::info("  num epochs: {}", length.numEpochs);
   spdlog::info("  batch size per device: {}", batchSize);
   spdlog::info("  gradient accumulation steps: {}", gradAccum);
+  spdlog::info("  total batch size (with parallel & distributed & accumulation): {}", batchSize * run.worldSize() * gradAccum);
   spdlog::info("  total optimization steps: {}", length.maxTrainSteps);
   spdlog::info("setup took {:.1f} s", seconds(run.setupStart));
   events.emit(events::Start{SINTER_VERSION, describeDevice(run.device), family.facts().familyName, toString(run.config.tab()),
@@ -181,16 +218,33 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   // Saving, with sd-scripts' names.
   const std::string& name = options.outputName;
   auto saveModel = [&](const std::string& stem, const std::string& kind, long long epoch) {
+    if (!writes) return;
+    SaveInProgress saving;
     const std::string path = (fs::path(options.outputDir) / (stem + ".safetensors")).string();
     method.saveModel(path, SaveStamp{globalStep, epoch});
     spdlog::info("saved {}", path);
     events.emit(events::Saved{path, kind});
   };
+  long long stateSaves = 0;
   auto saveState = [&](const std::string& folderName) {
     TrainState state;
+    const torch::Tensor noise = generatorState(family.generator());
+    state.rng = {{"device", noise}};
+    if (group) {
+      // Every rank's noise state, written by rank 0.
+      const torch::Tensor mine = noise.contiguous();
+      const std::string bytes(static_cast<const char*>(mine.data_ptr()), static_cast<size_t>(mine.numel()));
+      const std::vector<std::string> all = group->gatherOnRankZero("rng/" + std::to_string(++stateSaves), bytes);
+      for (size_t r = 1; r < all.size(); ++r) {
+        torch::Tensor t = torch::empty({static_cast<int64_t>(all[r].size())}, torch::kUInt8);
+        std::memcpy(t.data_ptr(), all[r].data(), all[r].size());
+        state.rng.emplace_back("device_rank" + std::to_string(r), t);
+      }
+    }
+    if (!writes) return;
+    SaveInProgress saving;
     state.network = method.stateTensors();
     state.optimizer = optimizer.stateTensors();
-    state.rng = {{"device", generatorState(family.generator())}};
     const data::DataOrderState p = dataPosition();
     state.progress = {{"global_step", globalStep}, {"data", {{"seed", p.seed}, {"epoch", p.epoch}, {"index", p.indexInEpoch}}}};
     const std::string path = (fs::path(options.outputDir) / folderName).string();
@@ -199,6 +253,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     events.emit(events::Saved{path, "state"});
   };
   auto removeSave = [&](const std::string& stem, const std::string& stateFolder) {
+    if (!writes) return;
     std::error_code ec;
     fs::remove(fs::path(options.outputDir) / (stem + ".safetensors"), ec);
     fs::remove_all(fs::path(options.outputDir) / stateFolder, ec);
@@ -206,7 +261,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
 
   // Training.
   trainingStarted = true;
-  if (stopRequested()) {
+  if (stopAfter(0)) {
     spdlog::info("stopped before the first step as requested; nothing was trained");
     events.emit(events::Done{"stopped", globalStep, 0.0});
     return 0;
@@ -258,8 +313,10 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   // Without graphs captured ahead, the first step allocates buffers and picks kernels: it is the warm-up.
   const bool firstStepIsWarmup = !resumed && !executor.captures();
   // Sample images: their time is kept out of the steps' (and so out of it/s and ETA) and the total.
+  // With several ranks, rank 0 alone makes them (the others wait at the next step's all-reduce).
   SampleImages samples(run, family);
-  const double firstSampleSeconds = samples.schedule().beforeTraining() ? samples.make(globalStep, std::nullopt, textEncodersTrain) : 0;
+  const double firstSampleSeconds =
+      writes && samples.schedule().beforeTraining() ? samples.make(globalStep, std::nullopt, textEncodersTrain) : 0;
   double sampleSeconds = 0;  // while training
   const auto trainStart = Clock::now();
   bool stopped = false;
@@ -290,7 +347,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     }
   };
 
-  StepProfiler profiler(options.profileSteps, length.maxTrainSteps,
+  StepProfiler profiler(writes ? options.profileSteps : 0, length.maxTrainSteps,
                         (fs::path(options.outputDir) / (name + "-profile.json")).string(), run.device);
   auto profileWritten = [&](const std::optional<std::string>& path) {
     if (!path) return;
@@ -354,8 +411,8 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     const long long epoch = facts.epoch;
     const bool saveStep = options.saves.saveAfterStep(globalStep, length.maxTrainSteps);
     const bool saveEpoch = epochEnds && options.saves.saveAfterEpoch(epoch + 1, length.numEpochs) && globalStep < length.maxTrainSteps;
-    const bool stopNow = stopRequested() && globalStep < length.maxTrainSteps;
-    const bool sampleStep = samples.schedule().afterStep(globalStep);
+    const bool stopNow = stopAfter(globalStep) && globalStep < length.maxTrainSteps;
+    const bool sampleStep = writes && samples.schedule().afterStep(globalStep);
     // A save, a sample, an epoch's end or a stop waits for the step anyway: report it now.
     report(saveStep || sampleStep || epochEnds || stopNow || globalStep == length.maxTrainSteps);
 
@@ -377,7 +434,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
         if (options.saves.saveState) saveState(epochStateFolderName(name, done));
         if (auto old = options.saves.epochToRemove(done)) removeSave(epochFileStem(name, *old), epochStateFolderName(name, *old));
       }
-      if (samples.schedule().afterEpoch(done)) sampleSeconds += samples.make(globalStep, done, textEncodersTrain);
+      if (writes && samples.schedule().afterEpoch(done)) sampleSeconds += samples.make(globalStep, done, textEncodersTrain);
     }
     if (stopNow) {
       if (progressLine) std::fprintf(stderr, "\n");
@@ -391,6 +448,10 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   }
   report(true);
   profileWritten(profiler.finish());
+  if (group) {
+    distributed::requireIdenticalWeights(*group, optimizer.parameters());
+    spdlog::info("the trained weights are identical on all {} ranks", group->size());
+  }
   if (progressLine) std::fprintf(stderr, "\n");
   if (executor.captures()) {
     spdlog::info("CUDA graphs: {:.1f}% of the {} replayed", 100.0 * replayedShare(executor, regions ? &*regions : nullptr),
@@ -402,9 +463,11 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     saveModel(name, "final", length.numEpochs);
     if (options.saves.saveState || options.saves.saveStateOnTrainEnd) saveState(lastStateFolderName(name));
     spdlog::info("model saved: {}", (fs::path(options.outputDir) / (name + ".safetensors")).string());
-    if (samples.schedule().atEnd(globalStep, samples.lastSampledStep()))
+    if (writes && samples.schedule().atEnd(globalStep, samples.lastSampledStep()))
       sampleSeconds += samples.make(globalStep, std::nullopt, textEncodersTrain);
   }
+  // Rank 0 serves the ranks' store: every rank is done with it before any leaves.
+  if (group) group->barrier();
   const double trainSeconds = seconds(trainStart) - sampleSeconds;
   events.emit(events::Done{stopped ? "stopped" : "completed", globalStep, trainSeconds});
   spdlog::info("{} after {} steps in {:.1f} s (warm-up {:.1f} s; sample images another {:.1f} s)", stopped ? "stopped" : "completed",

@@ -18,6 +18,7 @@
 #include "core/config.h"
 #include "data/batch_loader.h"
 #include "data/dataset.h"
+#include "distributed/process_group.h"
 #include "network/lora_targets.h"
 #include "sample/sample_naming.h"
 #include "train/adamw.h"
@@ -39,6 +40,13 @@ struct RunContext {
   EventSink& events;
   std::chrono::steady_clock::time_point setupStart;
   compile::CompilePlan compile;  // what the compile settings turn on for this run
+  distributed::ProcessGroup* group = nullptr;  // one of several ranks (data parallel), or null
+
+  int rank() const { return group ? group->rank() : 0; }
+  int worldSize() const { return group ? group->size() : 1; }
+  // The training step's noise and timesteps: each rank draws its own (seed + rank, as accelerate's
+  // device-specific seeding), so the ranks' samples are noised as one process's batch would be.
+  std::uint64_t noiseSeed() const { return seed + static_cast<std::uint64_t>(rank()); }
 };
 
 // One of a family's models that a method can train, with the family's LoRA rule for it.

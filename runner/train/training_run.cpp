@@ -6,10 +6,16 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <cstdlib>
+#include <optional>
 #include <random>
 
 #include "compile/compile_plan.h"
 #include "core/exit_codes.h"
+#include "core/toml_config.h"
+#include "distributed/process_group.h"
+#include "distributed/rank_agreement.h"
+#include "distributed/torchrun_environment.h"
 #include "train/run_preflight.h"
 #include "train/device_info.h"
 #include "train/mixed_precision.h"
@@ -70,6 +76,19 @@ void reportUnsupportedOptions(const Config& config, EventSink& events) {
   if (config.getBool("split_attn")) warn("split_attn is not in this build yet; attention runs over the whole batch");
 }
 
+// How long the ranks wait for each other: to meet, and in any collective (a rank that stopped
+// answering). SINTER_DISTRIBUTED_TIMEOUT in seconds, else 10 minutes (PyTorch's default).
+std::chrono::milliseconds distributedTimeout() {
+  if (const char* s = std::getenv("SINTER_DISTRIBUTED_TIMEOUT"); s && std::atoi(s) > 0) return std::chrono::seconds(std::atoi(s));
+  return std::chrono::minutes(10);
+}
+
+// Ranks other than 0 log warnings and errors only, each line naming its rank.
+void quietRank(int rank) {
+  spdlog::set_level(spdlog::level::warn);
+  spdlog::set_pattern("%^%l%$ [rank " + std::to_string(rank) + "] %v");
+}
+
 }  // namespace
 
 int runTraining(RunPreflight preflight, EventSink& events) {
@@ -79,9 +98,27 @@ int runTraining(RunPreflight preflight, EventSink& events) {
 
   // Anything that goes wrong before the first step is bad input (exit 2); after it, a failed run (1).
   bool trainingStarted = false;
+  std::optional<distributed::TorchrunEnvironment> ranks;
+  try {
+    ranks = distributed::readTorchrunEnvironment();
+  } catch (const std::invalid_argument& e) {
+    return fail(events, kExitBadInput, e.what());
+  }
+  if (ranks && ranks->rank != 0) {
+    events.mute();
+    quietRank(ranks->rank);
+  }
   try {
     installStopHandlers();  // a stop during setup (caching can take long) ends the run cleanly too
-    const torch::Device device = trainingDevice();
+    const torch::Device device = trainingDevice(ranks ? ranks->localRank : 0);
+    // Several ranks: they meet, and check that they train with one config, before anything loads.
+    std::unique_ptr<distributed::ProcessGroup> group;
+    if (ranks) {
+      group = distributed::ProcessGroup::connect(*ranks, device, distributedTimeout());
+      distributed::requireSameConfig(*group, writeConfigToml(config));
+      spdlog::info("data parallel: rank {} of {} on {}, gradients all-reduced by {}", group->rank(), group->size(), describeDevice(device),
+                   group->backend());
+    }
     compile::CompilePlan compilePlan = preflight.compilePlan.value();
     reportCompilePlan(compilePlan, events);
     const std::uint64_t seed =
@@ -97,10 +134,13 @@ int runTraining(RunPreflight preflight, EventSink& events) {
                       config.tab() != Tab::LoRA);
     prepareOutputDir(config.getString("output_dir"));
 
-    const RunContext run{config, device, precision, seed, events, setupStart, std::move(compilePlan)};
+    const RunContext run{config, device, precision, seed, events, setupStart, std::move(compilePlan), group.get()};
     TrainingParts parts = makeTrainingParts(run, *config.family(), config.tab());
     parts.method->attach(*parts.family);
+    // Rank 0 caches first (what it writes to disk the others then read), the others after it.
+    if (group && group->rank() != 0) group->barrier();
     parts.family->buildCaches(*preflight.dataset, std::max(1, static_cast<int>(config.getInt("max_data_loader_n_workers"))));
+    if (group && group->rank() == 0) group->barrier();
     return runTrainingLoop(run, *parts.family, *parts.method, *preflight.dataset, trainingStarted);
   } catch (const std::exception& e) {
     return trainingStarted ? fail(events, kExitTrainingFailed, std::string("training failed: ") + e.what())

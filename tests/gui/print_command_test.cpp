@@ -2,6 +2,7 @@
 // one started (an argument list, no shell), its flags-only form equals core's buildArgv, and the
 // run's TOML written beside the outputs is core's writer output.
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -57,6 +58,30 @@ class PrintCommandTest : public QObject {
     QVERIFY(shown.contains(shellCommandLine(preview->program, coreArgs)));
     QVERIFY(shown.contains("'" + runFile + "'"));  // quoted: the path holds spaces
     QVERIFY(shown.contains(preview->toml));
+  }
+
+  void gpusSettingAddsNprocPerNodeAndIsRemembered() {
+    QTemporaryDir dir;
+    TrainingTab tab(Tab::LoRA, nullptr, {});
+    test::setOption(tab.form(), "model_family", std::string("sdxl"));
+    test::setOption(tab.form(), "output_dir", dir.path().toStdString());
+    QSpinBox* gpus = tab.runPanel()->gpuCountBox();
+    gpus->setValue(1);
+    QString error;
+    auto preview = tab.commandPreview(&error);
+    QVERIFY2(preview, qPrintable(error));
+    QVERIFY(!preview->arguments.contains("--nproc_per_node"));
+    gpus->setValue(2);
+    preview = tab.commandPreview(&error);
+    QVERIFY2(preview, qPrintable(error));
+    const QStringList launch{"--nproc_per_node", "2"};
+    QCOMPARE(preview->arguments.mid(preview->arguments.size() - 2), launch);
+    QCOMPARE(preview->equivalentArguments.mid(preview->equivalentArguments.size() - 2), launch);
+    QVERIFY(!preview->toml.contains("nproc"));  // a launch setting, not a config key
+    // The next tab (or the next start of the app) begins with the same count.
+    TrainingTab next(Tab::DreamBooth, nullptr, {});
+    QCOMPARE(next.runPanel()->gpuCountBox()->value(), 2);
+    gpus->setValue(1);
   }
 
   void startWithProblemsMarksFieldsAndRunsNothing() {

@@ -100,3 +100,29 @@ TEST(BatchPlan, ShapeSignaturesMostFrequentFirst) {
   EXPECT_EQ(sigs[2].batchSize * sigs[2].height, 3 * 48);  // 80x48 x3 (larger area of the two singles)
   EXPECT_EQ(sigs[3].batchSize, 2);
 }
+
+TEST(BatchPlan, RanksShareEachEpochAsAccelerateShardsIt) {
+  // 5 batches per epoch on 2 ranks: rank 0 takes batches 0, 2, 4 of the one-process order and
+  // rank 1 takes 1, 3 and, to even the ranks out, the epoch's first batch again.
+  const Dataset d = synthetic({{{64, 64}, 5}, {{80, 48}, 3}}, 2, 4);
+  const BatchPlan whole(d, 42);
+  const BatchPlan rank0(d, 42, BatchShard{0, 2}), rank1(d, 42, BatchShard{1, 2});
+  EXPECT_EQ(rank0.allBatchesPerEpoch(), 5);
+  EXPECT_EQ(rank0.batchesPerEpoch(), 3);
+  EXPECT_EQ(rank1.batchesPerEpoch(), 3);
+  for (long long epoch : {0LL, 1LL}) {
+    const auto all = whole.epochBatches(epoch), a = rank0.epochBatches(epoch), b = rank1.epochBatches(epoch);
+    ASSERT_EQ(a.size(), 3u);
+    ASSERT_EQ(b.size(), 3u);
+    const std::vector<size_t> fromAll0{0, 2, 4}, fromAll1{1, 3, 0};
+    for (size_t j = 0; j < 3; ++j) {
+      EXPECT_EQ(a[j].imageIndices, all[fromAll0[j]].imageIndices) << "epoch " << epoch << " rank 0 batch " << j;
+      EXPECT_EQ(b[j].imageIndices, all[fromAll1[j]].imageIndices) << "epoch " << epoch << " rank 1 batch " << j;
+    }
+  }
+  // Steps as sd-scripts counts them under accelerate: max_train_epochs 4 x ceil(5 / 2 / 1) = 12.
+  EXPECT_EQ(computeTrainingLength(rank0.batchesPerEpoch(), 4, 1600, 1).maxTrainSteps, 12);
+  // The shape plan is the whole epoch's on every rank (they capture the same signatures).
+  EXPECT_EQ(rank1.shapeSignatures().size(), whole.shapeSignatures().size());
+  EXPECT_THROW(BatchPlan(d, 42, BatchShard{2, 2}), std::invalid_argument);
+}

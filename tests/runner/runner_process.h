@@ -25,6 +25,12 @@ struct ProcessResult {
   }
 };
 
+// The pid of the runner process runRunner started last (for tests that look at its children).
+inline pid_t& lastRunnerPid() {
+  static pid_t pid = -1;
+  return pid;
+}
+
 // Runs the runner with `args`; `onLine` sees each stdout line as it arrives and may return false
 // to send SIGTERM once (a graceful stop request).
 inline ProcessResult runRunner(const std::vector<std::string>& args,
@@ -48,6 +54,7 @@ inline ProcessResult runRunner(const std::vector<std::string>& args,
     ::_exit(127);
   }
   ::close(outPipe[1]);
+  lastRunnerPid() = pid;
   ProcessResult r;
   FILE* out = ::fdopen(outPipe[0], "r");
   char* line = nullptr;

@@ -1,0 +1,245 @@
+// Data parallel training end to end: `sinter-runner --nproc_per_node 2` on the CPU (two workers
+// over c10d's Gloo) with the tiny SDXL model: steps and epochs counted as sd-scripts counts them
+// under accelerate, one event stream and one set of files (rank 0's), identical weights on both
+// ranks, a stop that reaches both and saves every rank's noise state, and a killed rank that ends
+// the run with exit 1 and nothing half-written. Skipped where the build has no Gloo.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/events.h"
+#include "distributed/process_group.h"
+#include "io/safetensors.h"
+#include "runner_process.h"
+
+namespace fs = std::filesystem;
+using sinter::test::ProcessResult;
+using sinter::test::runRunner;
+
+namespace {
+
+fs::path g_root;
+
+std::string path(const std::string& rel) { return (g_root / rel).string(); }
+
+std::string writeConfig(const std::string& name, const std::string& outputDir, const std::string& extra) {
+  const std::string text = "model_family = \"sdxl\"\n"
+                           "pretrained_model_name_or_path = \"" + path("tiny_sdxl.safetensors") + "\"\n"
+                           "clip_tokenizer = \"" + path("tokenizer") + "\"\n"
+                           "train_data_dir = \"" + path("five") + "\"\n"
+                           "output_dir = \"" + outputDir + "\"\n"
+                           "output_name = \"t\"\n"
+                           "resolution = \"64,64\"\n"
+                           "caption_extension = \".txt\"\n"
+                           "max_data_loader_n_workers = 0\n"
+                           "cache_latents = true\n"
+                           "network_train_unet_only = true\n"
+                           "network_dim = 4\n"
+                           "network_alpha = 4.0\n"
+                           "learning_rate = 0.01\n"
+                           "seed = 7\n" + extra;
+  const std::string p = path(name);
+  std::ofstream(p) << text;
+  return p;
+}
+
+std::vector<sinter::events::Event> eventsOf(const ProcessResult& r) {
+  std::vector<sinter::events::Event> v;
+  for (const auto& line : r.lines())
+    if (auto e = sinter::events::parseJsonLine(line)) v.push_back(*e);
+  return v;
+}
+
+template <typename T>
+std::vector<T> eventsOfType(const ProcessResult& r) {
+  std::vector<T> v;
+  for (const auto& e : eventsOf(r))
+    if (auto t = std::get_if<T>(&e)) v.push_back(*t);
+  return v;
+}
+
+std::vector<std::string> filesIn(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) names.push_back(fs::relative(e.path(), dir).string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// The launcher's worker whose environment says RANK=<rank>, or -1.
+pid_t workerOf(pid_t launcher, int rank) {
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string statText((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const size_t close = statText.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(statText.substr(close + 2));
+    std::string state;
+    pid_t ppid = 0;
+    fields >> state >> ppid;
+    if (ppid != launcher) continue;
+    std::ifstream environ(e.path() / "environ");
+    bool match = false;
+    for (std::string entry; std::getline(environ, entry, '\0');) match |= entry == "RANK=" + std::to_string(rank);
+    if (match)
+      return static_cast<pid_t>(std::stoi(name));
+  }
+  return -1;
+}
+
+class DistributedRun : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    g_root = fs::temp_directory_path() / ("sinter_distributed_run_" + std::to_string(::getpid()));
+    fs::create_directories(g_root);
+    ASSERT_EQ(runRunner({"--init_checkpoint", path("tiny_sdxl.safetensors"), "--model_family", "sdxl", "--model_size", "tiny", "--seed", "3"}).exitCode, 0);
+    ASSERT_EQ(runRunner({"--init_dataset", path("images"), "--seed", "3"}).exitCode, 0);
+    ASSERT_EQ(runRunner({"--init_tokenizer", path("tokenizer")}).exitCode, 0);
+    // Five pictures, one repeat: five batches of one per epoch.
+    fs::path from;
+    for (const auto& e : fs::directory_iterator(path("images"))) from = e.path();
+    const fs::path to = g_root / "five" / "1_shapes";
+    fs::create_directories(to);
+    int copied = 0;
+    std::vector<fs::path> pictures;
+    for (const auto& e : fs::directory_iterator(from))
+      if (e.path().extension() != ".txt") pictures.push_back(e.path());
+    std::sort(pictures.begin(), pictures.end());
+    for (const fs::path& p : pictures) {
+      if (copied == 5) break;
+      fs::copy_file(p, to / p.filename());
+      fs::path caption = p;
+      caption.replace_extension(".txt");
+      if (fs::exists(caption)) fs::copy_file(caption, to / caption.filename());
+      ++copied;
+    }
+    ASSERT_EQ(copied, 5);
+  }
+  static void TearDownTestSuite() { fs::remove_all(g_root); }
+  void SetUp() override {
+    if (!sinter::distributed::distributedCompiledIn()) GTEST_SKIP() << "this libtorch has no c10d process groups (Gloo)";
+  }
+};
+
+}  // namespace
+
+TEST_F(DistributedRun, TwoRanksCountStepsAsAccelerateAndWriteOneSetOfFiles) {
+  const std::string out = path("out_two");
+  const std::string cfg = writeConfig("two.toml", out, "max_train_epochs = 2\nsave_every_n_epochs = 1\n");
+  ProcessResult r = runRunner({"--config_file", cfg, "--events", "jsonl", "--nproc_per_node", "2"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  // Five batches an epoch on two ranks: ceil(5 / 2) = 3 steps an epoch, 6 in all.
+  const auto starts = eventsOfType<sinter::events::Start>(r);
+  ASSERT_EQ(starts.size(), 1u) << "only rank 0 reports events";
+  EXPECT_EQ(starts[0].total_steps, 6);
+  EXPECT_EQ(starts[0].epochs, 2);
+  EXPECT_EQ(eventsOfType<sinter::events::Step>(r).size(), 6u);
+  const auto done = eventsOfType<sinter::events::Done>(r);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].status, "completed");
+  EXPECT_NE(r.err.find("the trained weights are identical on all 2 ranks"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("total batch size (with parallel & distributed & accumulation): 2"), std::string::npos) << r.err;
+  // Rank 0's files, once: the epoch save and the final LoRA, nothing half-written.
+  EXPECT_EQ(filesIn(out), (std::vector<std::string>{"t-000001.safetensors", "t.safetensors"}));
+  sinter::io::SafetensorsFile lora(out + "/t.safetensors");
+  EXPECT_FALSE(lora.keys().empty());
+
+  // One process over the same data takes all five batches an epoch.
+  ProcessResult one = runRunner({"--config_file", cfg, "--events", "jsonl", "--output_dir", path("out_one")});
+  ASSERT_EQ(one.exitCode, 0) << one.err;
+  EXPECT_EQ(eventsOfType<sinter::events::Start>(one).at(0).total_steps, 10);
+}
+
+TEST_F(DistributedRun, AStopReachesEveryRankAndSavesEachOnesNoiseState) {
+  const std::string out = path("out_stop");
+  const std::string cfg = writeConfig("stop.toml", out, "max_train_steps = 200\n");
+  // The launcher forwards the stop to both workers; rank 0 picks the step they all stop after.
+  ProcessResult r = runRunner({"--config_file", cfg, "--events", "jsonl", "--nproc_per_node", "2"}, [](const std::string& line) {
+    auto e = sinter::events::parseJsonLine(line);
+    auto s = e ? std::get_if<sinter::events::Step>(&*e) : nullptr;
+    return !(s && s->step == 3);
+  });
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const auto done = eventsOfType<sinter::events::Done>(r);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].status, "stopped");
+  const long long step = done[0].steps;
+  EXPECT_GE(step, 3);
+  EXPECT_LT(step, 200);
+  char stem[32];
+  std::snprintf(stem, sizeof stem, "t-step%08lld", step);
+  EXPECT_TRUE(fs::exists(out + "/" + stem + ".safetensors")) << r.err;
+  const std::string state = out + "/" + stem + "-state";
+  ASSERT_TRUE(fs::exists(state)) << r.err;
+  // The state holds both ranks' noise generators; resuming from it on two ranks continues.
+  bool rank1Noise = false;
+  for (const auto& e : fs::recursive_directory_iterator(state)) {
+    if (e.path().extension() != ".safetensors") continue;
+    for (const auto& k : sinter::io::SafetensorsFile(e.path().string()).keys()) rank1Noise |= k.find("device_rank1") != std::string::npos;
+  }
+  EXPECT_TRUE(rank1Noise) << "rank 1's noise state was not saved";
+  ProcessResult resumed = runRunner({"--config_file", cfg, "--events", "jsonl", "--nproc_per_node", "2", "--resume", state,
+                                     "--max_train_steps", std::to_string(step + 2), "--output_dir", path("out_resumed")});
+  ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
+  const auto steps = eventsOfType<sinter::events::Step>(resumed);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].step, step + 1);
+  EXPECT_EQ(resumed.err.find("holds no noise state"), std::string::npos) << resumed.err;
+}
+
+TEST_F(DistributedRun, AKilledRankEndsTheRunWithExitOneAndNothingHalfWritten) {
+  const std::string out = path("out_killed");
+  const std::string cfg = writeConfig("killed.toml", out, "max_train_steps = 400\nsave_every_n_steps = 2\n");
+  pid_t killed = -1;
+  ProcessResult r = runRunner({"--config_file", cfg, "--events", "jsonl", "--nproc_per_node", "2"}, [&](const std::string& line) {
+    auto e = sinter::events::parseJsonLine(line);
+    auto s = e ? std::get_if<sinter::events::Step>(&*e) : nullptr;
+    if (s && s->step == 5 && killed < 0) {
+      killed = workerOf(sinter::test::lastRunnerPid(), 1);
+      if (killed > 0) ::kill(killed, SIGKILL);
+    }
+    return true;
+  });
+  ASSERT_GT(killed, 0) << "rank 1's process was not found";
+  EXPECT_EQ(r.exitCode, 1) << r.err;
+  EXPECT_NE(r.err.find("rank 1 was killed by signal 9"), std::string::npos) << r.err;
+  const auto done = eventsOfType<sinter::events::Done>(r);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].status, "failed");
+  EXPECT_FALSE(eventsOfType<sinter::events::Error>(r).empty());
+  // The saves made before are whole files; no temporary file is left.
+  int saves = 0;
+  for (const std::string& name : filesIn(out)) {
+    EXPECT_EQ(name.find(".tmp"), std::string::npos) << name;
+    if (fs::path(name).extension() == ".safetensors") {
+      EXPECT_NO_THROW(sinter::io::SafetensorsFile(out + "/" + name).keys()) << name;
+      ++saves;
+    }
+  }
+  EXPECT_GE(saves, 2);
+}
+
+TEST_F(DistributedRun, MoreProcessesThanTheLauncherCanStartOrABadCountIsRefused) {
+  const std::string cfg = writeConfig("bad.toml", path("out_bad"), "max_train_steps = 2\n");
+  ProcessResult r = runRunner({"--config_file", cfg, "--nproc_per_node", "two"});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("--nproc_per_node takes a whole number"), std::string::npos) << r.err;
+  // A worker cannot launch workers of its own.
+  ::setenv("WORLD_SIZE", "2", 1);
+  r = runRunner({"--config_file", cfg, "--nproc_per_node", "2"});
+  ::unsetenv("WORLD_SIZE");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("inside a launched worker"), std::string::npos) << r.err;
+  // torchrun's environment half set is named.
+  ::setenv("WORLD_SIZE", "2", 1);
+  ::setenv("RANK", "0", 1);
+  r = runRunner({"--config_file", cfg});
+  ::unsetenv("WORLD_SIZE");
+  ::unsetenv("RANK");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("LOCAL_RANK is not set"), std::string::npos) << r.err;
+}
