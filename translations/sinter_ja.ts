@@ -1734,6 +1734,14 @@
         <source>Runner exited with code %1.</source>
         <translation>ランナーはコード %1 で終了しました。</translation>
     </message>
+    <message>
+        <source>Train on this many GPUs of this machine, one process each (data parallel): every GPU takes its share of each epoch&apos;s batches, so an epoch has fewer steps. Without a GPU the processes share the CPU.</source>
+        <translation>このマシンの指定した数のGPUで学習します（GPUごとに1プロセス、データ並列）。各GPUがエポックごとのバッチを分担するため、1エポックのステップ数は少なくなります。GPUがない場合、プロセスはCPUを共有します。</translation>
+    </message>
+    <message>
+        <source>GPUs:</source>
+        <translation>GPU数:</translation>
+    </message>
 </context>
 <context>
     <name>sinter::gui::SampleGallery</name>

@@ -1734,6 +1734,14 @@
         <source>Runner exited with code %1.</source>
         <translation>运行器已退出,代码 %1。</translation>
     </message>
+    <message>
+        <source>Train on this many GPUs of this machine, one process each (data parallel): every GPU takes its share of each epoch&apos;s batches, so an epoch has fewer steps. Without a GPU the processes share the CPU.</source>
+        <translation>使用本机上这么多块 GPU 训练，每块 GPU 一个进程（数据并行）：每块 GPU 承担每个 epoch 的一部分批次，因此一个 epoch 的步数更少。没有 GPU 时，这些进程共用 CPU。</translation>
+    </message>
+    <message>
+        <source>GPUs:</source>
+        <translation>GPU 数量:</translation>
+    </message>
 </context>
 <context>
     <name>sinter::gui::SampleGallery</name>

@@ -156,7 +156,7 @@ std::optional<int> launchWorkersIfAsked(const ParsedArgs& parsed, const std::vec
     return kExitBadInput;
   }
   if (!parsed.extraValues.count("benchmark_steps")) {
-    train::RunPreflight preflight = train::preflightRun(config);
+    train::RunPreflight preflight = train::preflightRun(config, *processes);
     if (!preflight.ok()) return refuse(preflight.diagnostics);
     report(preflight.diagnostics, &events);
   }
@@ -257,7 +257,9 @@ int runnerMain(int argc, char** argv) {
 
   if (hasFlag("dry_run")) {
     // Exactly the checks a run makes before it loads anything.
-    const train::RunPreflight preflight = train::preflightRun(config);
+    const auto n = parsed.extraValues.find("nproc_per_node");
+    const int ranks = n == parsed.extraValues.end() ? 0 : parseProcessCount(n->second).value_or(0);
+    const train::RunPreflight preflight = train::preflightRun(config, ranks);
     if (!preflight.ok()) return refuse(preflight.diagnostics);
     report(preflight.diagnostics);
     std::cout << "# resolved config\n" << writeConfigToml(preflight.resolved);

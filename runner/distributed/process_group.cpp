@@ -133,13 +133,14 @@ PendingCollective ProcessGroup::allreduceSum(torch::Tensor tensor) {
 }
 
 void ProcessGroup::broadcastFromRankZero(const std::vector<torch::Tensor>& tensors) {
-  // One flat buffer per dtype (Gloo takes lists of one dtype and shape only).
-  std::map<at::ScalarType, std::vector<torch::Tensor>> byType;
-  for (const torch::Tensor& t : tensors) byType[t.scalar_type()].push_back(t);
+  // Flat buffers of one dtype (Gloo takes lists of one dtype and shape only) of up to 256 MiB (a
+  // whole model at once would double its memory), on the group's device: weights kept in host
+  // memory, such as swapped blocks' masters, travel through it under NCCL.
+  constexpr int64_t kChunkBytes = int64_t{256} << 20;
   torch::NoGradGuard noGrad;
-  for (auto& [type, list] : byType) {
+  auto send = [&](const std::vector<torch::Tensor>& list) {
     std::vector<torch::Tensor> flat;
-    for (const torch::Tensor& t : list) flat.push_back(t.detach().reshape({-1}));
+    for (const torch::Tensor& t : list) flat.push_back(t.detach().reshape({-1}).to(impl_->device));
     std::vector<torch::Tensor> buffer{torch::cat(flat)};
     c10d::BroadcastOptions options;
     options.rootRank = 0;
@@ -150,6 +151,18 @@ void ProcessGroup::broadcastFromRankZero(const std::vector<torch::Tensor>& tenso
       t.detach().copy_(buffer[0].narrow(0, offset, n).view(t.sizes()));
       offset += n;
     }
+  };
+  std::map<at::ScalarType, std::vector<torch::Tensor>> byType;
+  for (const torch::Tensor& t : tensors) byType[t.scalar_type()].push_back(t);
+  for (auto& [type, list] : byType) {
+    std::vector<torch::Tensor> chunk;
+    int64_t bytes = 0;
+    for (const torch::Tensor& t : list) {
+      chunk.push_back(t);
+      bytes += t.numel() * static_cast<int64_t>(t.element_size());
+      if (bytes >= kChunkBytes) send(chunk), chunk.clear(), bytes = 0;
+    }
+    if (!chunk.empty()) send(chunk);
   }
 }
 

@@ -40,6 +40,7 @@ void requireSameConfig(ProcessGroup& group, const std::string& resolvedConfig) {
   } else if (problem.empty()) {
     problem = group.await("config-verdict");
   }
+  group.barrier();  // every rank has its answer before rank 0 (whose store serves it) may leave
   if (!problem.empty()) throw std::invalid_argument(problem + " (every rank must train with the same settings)");
 }
 
@@ -73,6 +74,7 @@ void requireIdenticalWeights(ProcessGroup& group, const std::vector<torch::Tenso
   } else {
     problem = group.await("weights-verdict");
   }
+  group.barrier();  // every rank has its answer before rank 0 (whose store serves it) may leave
   if (!problem.empty()) throw std::runtime_error(problem + " (the ranks' steps diverged)");
 }
 

@@ -1,5 +1,7 @@
 #include "train/capture_facts.h"
 
+#include <algorithm>
+
 #include "distributed/process_group.h"
 #include "distributed/torchrun_environment.h"
 #include "train/config_values.h"
@@ -8,7 +10,7 @@
 
 namespace sinter::train {
 
-compile::CaptureFacts captureFacts(const Config& config, const torch::Device& device) {
+compile::CaptureFacts captureFacts(const Config& config, const torch::Device& device, int ranks) {
   compile::CaptureFacts facts;
   facts.cudaDevice = device.is_cuda();
   const LoraMethodOptions lora = LoraMethodOptions::fromConfig(config);
@@ -35,10 +37,11 @@ compile::CaptureFacts captureFacts(const Config& config, const torch::Device& de
   // Blocks alone can be captured with trained text encoders (their context is an input that needs
   // grad), not their recomputation (graphed_regions.h): checkpointed blocks stay eager.
   // Several ranks (torchrun's environment; a bad one is reported when the run starts).
-  try {
-    if (const auto ranks = distributed::readTorchrunEnvironment()) facts.worldSize = ranks->worldSize;
-  } catch (const std::invalid_argument&) {
-  }
+  facts.worldSize = std::max(1, ranks);
+  if (ranks == 0) try {
+      if (const auto env = distributed::readTorchrunEnvironment()) facts.worldSize = env->worldSize;
+    } catch (const std::invalid_argument&) {
+    }
   if (facts.worldSize > 1) {
     const std::string nccl = distributed::ncclVersion();
     facts.collectives = device.is_cuda() ? (nccl.empty() ? "NCCL" : "NCCL " + nccl) : "Gloo";

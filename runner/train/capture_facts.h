@@ -8,6 +8,7 @@
 
 namespace sinter::train {
 
-compile::CaptureFacts captureFacts(const Config& config, const torch::Device& device);
+// `ranks`: processes of a data-parallel run; 0 reads torchrun's environment.
+compile::CaptureFacts captureFacts(const Config& config, const torch::Device& device, int ranks = 0);
 
 }  // namespace sinter::train

@@ -287,7 +287,7 @@ void checkSamples(const Config& config, std::optional<Family> family, Checks& k)
 
 }  // namespace
 
-RunPreflight preflightRun(const Config& config) {
+RunPreflight preflightRun(const Config& config, int ranks) {
   RunPreflight result;
   result.resolved = config;
   Checks k(config, result.diagnostics);
@@ -319,7 +319,7 @@ RunPreflight preflightRun(const Config& config) {
   if (std::string why; config.has("profile_steps") && !profilerAvailable(&why))
     k.warning("profile_steps", "profile_steps: " + why + "; the run trains without a trace");
   if (valuesParsed) {
-    result.compilePlan = compile::planCompile(result.resolved, family, captureFacts(result.resolved, trainingDevice()));
+    result.compilePlan = compile::planCompile(result.resolved, family, captureFacts(result.resolved, trainingDevice(), ranks));
     if (result.compilePlan->fatal) k.error("compile_fullgraph", *result.compilePlan->fatal);
   }
   return result;

@@ -24,7 +24,8 @@ struct RunPreflight {
   bool ok() const { return !hasErrors(diagnostics); }
 };
 
-// `config` has passed validateConfig (keys, types, ranges, cross-field rules).
-RunPreflight preflightRun(const Config& config);
+// `config` has passed validateConfig (keys, types, ranges, cross-field rules). `ranks`: how many
+// processes will train (--nproc_per_node); 0 reads torchrun's environment.
+RunPreflight preflightRun(const Config& config, int ranks = 0);
 
 }  // namespace sinter::train

@@ -263,6 +263,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   trainingStarted = true;
   if (stopAfter(0)) {
     spdlog::info("stopped before the first step as requested; nothing was trained");
+    if (group) group->barrier();  // rank 0's store serves the others' answer before it leaves
     events.emit(events::Done{"stopped", globalStep, 0.0});
     return 0;
   }

@@ -175,3 +175,35 @@ TEST(CompilePlan, EncodersCapturedInTheirCachingPassesWhereTheModeCaptures) {
   const CompilePlan off = planCompile(c, Family::SDXL, CaptureFacts{true, true, {}});
   EXPECT_FALSE(off.captureVae || off.captureTextEncoders);
 }
+
+TEST(CompilePlan, SeveralRanksSayWhereTheAllReduceRuns) {
+  CaptureFacts facts{true, true, {}};
+  facts.worldSize = 2;
+  facts.collectives = "NCCL 2.27.7";
+  facts.collectivesCapturable = true;
+  // Whole step: the all-reduce inside its graph, and every signature captured before step 1 even
+  // with dynamic=false (a capture's warm-up steps all-reduce, so all ranks capture together).
+  CompilePlan plan = planCompile(compileConfig("inductor", "reduce-overhead", "false", true), Family::SDXL, facts);
+  EXPECT_TRUE(plan.captureSteps);
+  EXPECT_TRUE(plan.precapture);
+  EXPECT_TRUE(mentions(plan.lines(), "2 ranks: the gradients' all-reduce (NCCL 2.27.7) is inside each captured step")) << plan.lines()[2];
+  EXPECT_TRUE(mentions(plan.lines(), "every planned signature captured before step 1"));
+  // An NCCL that graphs cannot hold: the blocks are captured and the all-reduce follows their replay.
+  facts.collectives = "NCCL 2.8.4";
+  facts.collectivesCapturable = false;
+  plan = planCompile(compileConfig("inductor", "reduce-overhead", "auto", true), Family::SDXL, facts);
+  EXPECT_FALSE(plan.fatal);
+  EXPECT_FALSE(plan.captureSteps);
+  EXPECT_TRUE(plan.captureRegions);
+  EXPECT_TRUE(mentions(plan.warnings, "NCCL 2.8.4 cannot be captured in a CUDA graph"));
+  EXPECT_TRUE(mentions(plan.lines(), "all-reduced (NCCL 2.8.4) outside the blocks' graphs"));
+  // Per block: the all-reduce outside the graphs, bucket by bucket.
+  facts.collectivesCapturable = true;
+  plan = planCompile(compileConfig("inductor", "reduce-overhead", "auto", false), Family::FLUX, facts);
+  EXPECT_TRUE(plan.captureRegions);
+  EXPECT_TRUE(mentions(plan.mechanisms, "outside the blocks' graphs, bucket by bucket"));
+  // One process: nothing about ranks.
+  facts.worldSize = 1;
+  plan = planCompile(compileConfig("inductor", "reduce-overhead", "auto", true), Family::SDXL, facts);
+  EXPECT_FALSE(mentions(plan.lines(), "ranks"));
+}

@@ -4,7 +4,10 @@
 // ranks, a stop that reaches both and saves every rank's noise state, and a killed rank that ends
 // the run with exit 1 and nothing half-written. Skipped where the build has no Gloo.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -12,6 +15,7 @@
 
 #include "core/events.h"
 #include "distributed/process_group.h"
+#include "distributed/worker_launcher.h"
 #include "io/safetensors.h"
 #include "runner_process.h"
 
@@ -89,6 +93,44 @@ pid_t workerOf(pid_t launcher, int rank) {
       return static_cast<pid_t>(std::stoi(name));
   }
   return -1;
+}
+
+// Starts the runner as rank `rank` of 2 with torchrun's environment, as an external launcher
+// would; its stderr goes to `log`.
+pid_t startWorker(int rank, int port, const std::vector<std::string>& args, const std::string& log) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  for (const std::string& v : {"RANK=" + std::to_string(rank), "LOCAL_RANK=" + std::to_string(rank), std::string("WORLD_SIZE=2"),
+                               std::string("MASTER_ADDR=127.0.0.1"), "MASTER_PORT=" + std::to_string(port)})
+    env.push_back(v);
+  std::vector<std::string> argv{SINTER_RUNNER_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> envp, argvp;
+  for (auto& v : env) envp.push_back(v.data());
+  for (auto& a : argv) argvp.push_back(a.data());
+  envp.push_back(nullptr);
+  argvp.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, 2);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::execve(argvp[0], argvp.data(), envp.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+int exitCodeOf(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string readFile(const std::string& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 class DistributedRun : public ::testing::Test {
@@ -242,4 +284,31 @@ TEST_F(DistributedRun, MoreProcessesThanTheLauncherCanStartOrABadCountIsRefused)
   ::unsetenv("RANK");
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.err.find("LOCAL_RANK is not set"), std::string::npos) << r.err;
+}
+
+TEST_F(DistributedRun, WorkersStartedWithTorchrunsEnvironmentTrainTogether) {
+  const std::string out = path("out_torchrun");
+  const std::string cfg = writeConfig("torchrun.toml", out, "max_train_steps = 4\n");
+  const int port = sinter::distributed::freeLocalPort();
+  const pid_t r0 = startWorker(0, port, {"--config_file", cfg}, path("torchrun-0.log"));
+  const pid_t r1 = startWorker(1, port, {"--config_file", cfg}, path("torchrun-1.log"));
+  EXPECT_EQ(exitCodeOf(r0), 0) << readFile(path("torchrun-0.log"));
+  EXPECT_EQ(exitCodeOf(r1), 0) << readFile(path("torchrun-1.log"));
+  const std::string log0 = readFile(path("torchrun-0.log"));
+  EXPECT_NE(log0.find("data parallel: rank 0 of 2"), std::string::npos) << log0;
+  EXPECT_NE(log0.find("the trained weights are identical on all 2 ranks"), std::string::npos) << log0;
+  EXPECT_EQ(filesIn(out), (std::vector<std::string>{"t.safetensors"}));
+}
+
+TEST_F(DistributedRun, RanksWithDifferentConfigsRefuseToStart) {
+  const std::string cfg = writeConfig("mismatch.toml", path("out_mismatch"), "max_train_steps = 4\n");
+  const int port = sinter::distributed::freeLocalPort();
+  const pid_t r0 = startWorker(0, port, {"--config_file", cfg}, path("mismatch-0.log"));
+  const pid_t r1 = startWorker(1, port, {"--config_file", cfg, "--learning_rate", "0.5"}, path("mismatch-1.log"));
+  EXPECT_EQ(exitCodeOf(r0), 2);
+  EXPECT_EQ(exitCodeOf(r1), 2);
+  for (const std::string& log : {readFile(path("mismatch-0.log")), readFile(path("mismatch-1.log"))})
+    EXPECT_NE(log.find("rank 1's config differs from rank 0's: line"), std::string::npos) << log;
+  EXPECT_NE(readFile(path("mismatch-1.log")).find("learning_rate = 0.5"), std::string::npos);
+  EXPECT_FALSE(fs::exists(path("out_mismatch") + "/t.safetensors"));
 }
