@@ -26,6 +26,9 @@ if [ "$size" = tiny ]; then
   [ -d demo-output/images ] || "$runner" --init_dataset demo-output/images --seed 1
   [ -d demo-output/tokenizer ] || "$runner" --init_tokenizer demo-output/tokenizer
   config="$root/presets/demo_sdxl_lora_tiny.toml"
+  # No sample images (the preset names its prompts relative to the repository root, where the demo
+  # runs; samples change nothing of the training compared here).
+  preset_flags=(--sample_prompts "")
   precisions="${SINTER_PRECISIONS:-no bf16 fp16}"
 else
   [ -f sdxl.safetensors ] || "$runner" --init_checkpoint sdxl.safetensors --model_family sdxl --model_size full --seed 1
@@ -33,6 +36,7 @@ else
   [ -d tokenizer ] || "$runner" --init_tokenizer tokenizer
   write_sdxl_lora_toml "$work" "$work/unused" captured "$steps" "$work/sdxl.safetensors" > full.toml
   config="$work/full.toml"
+  preset_flags=()
   precisions="${SINTER_PRECISIONS:-bf16}"
 fi
 status=0
@@ -43,7 +47,7 @@ for precision in $precisions; do
     flags=()
     [ "$mode" = captured ] && read -r -a flags <<< "${SINTER_CAPTURE_FLAGS:---compile --compile_mode reduce-overhead --compile_fullgraph}"
     "$runner" --config_file "$config" --output_dir "$out" --output_name run --max_train_steps "$steps" \
-      --mixed_precision "$precision" ${SINTER_EXTRA_FLAGS:-} "${flags[@]}" --events jsonl > "$out.events.jsonl" 2> "$out.log" ||
+      --mixed_precision "$precision" "${preset_flags[@]}" ${SINTER_EXTRA_FLAGS:-} "${flags[@]}" --events jsonl > "$out.events.jsonl" 2> "$out.log" ||
       { echo "$size $precision $mode: the run failed"; tail -20 "$out.log"; status=1; continue 2; }
   done
   python3 - "$size" "$precision" "$work/out-$size-$precision" <<'PY' || status=1

@@ -312,3 +312,28 @@ TEST_F(DistributedRun, RanksWithDifferentConfigsRefuseToStart) {
   EXPECT_NE(readFile(path("mismatch-1.log")).find("learning_rate = 0.5"), std::string::npos);
   EXPECT_FALSE(fs::exists(path("out_mismatch") + "/t.safetensors"));
 }
+
+// Fine-tuning on two ranks: the plain step (gradients all-reduced in buckets) and the fused backward
+// pass (each gradient all-reduced just before its own step) average the same gradients, so both
+// train the same weights, bit for bit, and on every rank.
+TEST_F(DistributedRun, AFusedBackwardPassOnTwoRanksTrainsAsThePlainStep) {
+  const std::string extra = "training_type = \"finetune\"\nmax_train_steps = 3\noptimizer_type = \"Adafactor\"\n"
+                            "optimizer_args = [\"scale_parameter=False\", \"relative_step=False\", \"warmup_init=False\"]\n"
+                            "max_grad_norm = 0.0\n";
+  ProcessResult plain = runRunner({"--config_file", writeConfig("ft_plain.toml", path("out_ft_plain"), extra), "--nproc_per_node", "2"});
+  ASSERT_EQ(plain.exitCode, 0) << plain.err;
+  ProcessResult fused = runRunner(
+      {"--config_file", writeConfig("ft_fused.toml", path("out_ft_fused"), extra + "fused_backward_pass = true\n"), "--nproc_per_node", "2"});
+  ASSERT_EQ(fused.exitCode, 0) << fused.err;
+  EXPECT_NE(fused.err.find("each gradient all-reduced before its fused step"), std::string::npos) << fused.err;
+  for (const ProcessResult* r : {&plain, &fused})
+    EXPECT_NE(r->err.find("the trained weights are identical on all 2 ranks"), std::string::npos) << r->err;
+  sinter::io::SafetensorsFile a(path("out_ft_plain/t.safetensors")), b(path("out_ft_fused/t.safetensors")), base(path("tiny_sdxl.safetensors"));
+  ASSERT_EQ(a.keys(), b.keys());
+  bool trained = false;
+  for (const auto& k : a.keys()) {
+    EXPECT_TRUE(torch::equal(a.tensor(k), b.tensor(k))) << k;
+    if (k.rfind("model.diffusion_model.", 0) == 0 && base.has(k)) trained |= !torch::equal(a.tensor(k), base.tensor(k).to(a.tensor(k).dtype()));
+  }
+  EXPECT_TRUE(trained) << "the U-Net did not change";
+}
