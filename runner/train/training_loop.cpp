@@ -3,10 +3,8 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <filesystem>
 #include <map>
@@ -27,6 +25,7 @@
 #include "train/optimizer_update.h"
 #include "train/config_values.h"
 #include "train/progress_meter.h"
+#include "train/rank_noise_states.h"
 #include "train/sample_images.h"
 #include "train/step_profiler.h"
 #include "train/step_executor.h"
@@ -170,9 +169,8 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     method.loadStateTensors(state.network, options.resume);
     optimizer.loadStateTensors(std::map<std::string, torch::Tensor>(state.optimizer.begin(), state.optimizer.end()));
     // Each rank's noise continues from its own state (saved by rank 0 for all of them).
-    const std::string rngKey = run.rank() == 0 ? "device" : "device_rank" + std::to_string(run.rank());
-    const bool saved = std::any_of(state.rng.begin(), state.rng.end(), [&](const auto& named) { return named.first == rngKey; });
-    if (run.rank() == 0 || saved) setGeneratorState(family.generator(), requireTensor(state.rng, rngKey, options.resume));
+    if (run.rank() == 0) setGeneratorState(family.generator(), requireTensor(state.rng, "device", options.resume));
+    else if (const auto saved = savedNoiseState(state.rng, run.rank())) setGeneratorState(family.generator(), *saved);
     else spdlog::warn("resume: {} holds no noise state for rank {} (saved with fewer ranks); its noise starts from seed {}", options.resume,
                       run.rank(), run.noiseSeed());
     globalStep = state.progress.value("global_step", 0LL);
@@ -230,17 +228,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     TrainState state;
     const torch::Tensor noise = generatorState(family.generator());
     state.rng = {{"device", noise}};
-    if (group) {
-      // Every rank's noise state, written by rank 0.
-      const torch::Tensor mine = noise.contiguous();
-      const std::string bytes(static_cast<const char*>(mine.data_ptr()), static_cast<size_t>(mine.numel()));
-      const std::vector<std::string> all = group->gatherOnRankZero("rng/" + std::to_string(++stateSaves), bytes);
-      for (size_t r = 1; r < all.size(); ++r) {
-        torch::Tensor t = torch::empty({static_cast<int64_t>(all[r].size())}, torch::kUInt8);
-        std::memcpy(t.data_ptr(), all[r].data(), all[r].size());
-        state.rng.emplace_back("device_rank" + std::to_string(r), t);
-      }
-    }
+    if (group) gatherNoiseStates(*group, noise, ++stateSaves, state.rng);  // every rank's, written by rank 0
     if (!writes) return;
     SaveInProgress saving;
     state.network = method.stateTensors();
