@@ -37,7 +37,7 @@ const std::map<std::string, std::string>& renames() {
 const std::set<std::string>& handledKeys() {
   static const std::set<std::string> s{"LoRA_type", "sdxl", "v2", "flux1_checkbox", "xformers", "lr_warmup",
                                        "additional_parameters", "model_list", "conv_dim", "conv_alpha",
-                                       "LyCORIS_preset"};
+                                       "LyCORIS_preset", "num_processes", "num_machines", "multi_gpu"};
   return s;
 }
 
@@ -197,6 +197,24 @@ KohyaImportResult importKohyaJson(const std::string& text, const std::string& fi
       r.unmapped.push_back("lr_warmup: " + formatDouble(pct) + "% is not below 100%");
     }
   }
+  // accelerate launch's settings: the processes of one machine are the app's GPUs setting; several
+  // machines start their workers with torchrun's environment, which a config cannot say.
+  if (root.contains("num_processes")) {
+    const json& n = root["num_processes"];
+    int processes = 0;
+    if (n.is_number_integer()) processes = n.get<int>();
+    else if (n.is_string() && !n.get<std::string>().empty() && n.get<std::string>().find_first_not_of("0123456789") == std::string::npos)
+      processes = std::stoi(n.get<std::string>());
+    if (processes >= 1 && processes <= 16) {
+      r.processes = processes;
+      if (processes > 1) r.notes.push_back("num_processes " + std::to_string(processes) + " -> GPUs " + std::to_string(processes));
+    } else if (!isEmptyish(n)) {
+      r.unmapped.push_back("num_processes: " + n.dump() + " is not a number of GPUs from 1 to 16");
+    }
+  }
+  if (root.contains("num_machines") && root["num_machines"].is_number() && root["num_machines"].get<double>() > 1)
+    r.unmapped.push_back("num_machines: " + root["num_machines"].dump() +
+                         " machines: start sinter-runner on each with torchrun's environment (RANK, WORLD_SIZE, MASTER_ADDR, ...)");
   // Extra command-line parameters typed into the GUI.
   if (root.contains("additional_parameters") && root["additional_parameters"].is_string()) {
     std::istringstream ss(root["additional_parameters"].get<std::string>());

@@ -218,6 +218,7 @@ bool MainWindow::importKohyaFile(const QString& path) {
   TrainingTab* target = tab(result.config.tab());
   if (!maybeSave(target)) return false;
   target->showImported(result.config);
+  if (result.processes > 0) target->runPanel()->gpuCountBox()->setValue(result.processes);
   tabs_->setCurrentWidget(target);
   QString report = tr("Imported %1 into the %2 tab.").arg(QFileInfo(path).fileName(), target->title());
   QStringList details;

@@ -68,3 +68,22 @@ TEST(KohyaImport, DreamBoothAndWrongValueTypes) {
   EXPECT_TRUE(mentions(r.unmapped, "train_batch_size"));
   EXPECT_DOUBLE_EQ(r.config.getDouble("learning_rate"), 1e-5);
 }
+
+TEST(KohyaImport, AcceleratesProcessCountIsTheGpusSetting) {
+  auto import = [](const std::string& extra) {
+    return importKohyaJson("{\"LoRA_type\": \"Standard\", \"sdxl\": true" + extra + "}", "gpus.json");
+  };
+  EXPECT_EQ(import("").processes, 0);
+  KohyaImportResult two = import(", \"num_processes\": 2, \"multi_gpu\": true, \"num_machines\": 1");
+  EXPECT_EQ(two.processes, 2);
+  EXPECT_TRUE(mentions(two.notes, "num_processes 2 -> GPUs 2"));
+  EXPECT_TRUE(two.unmapped.empty()) << two.unmapped.front();
+  EXPECT_FALSE(two.config.has("num_processes"));
+  EXPECT_EQ(import(", \"num_processes\": \"4\"").processes, 4);  // the GUI stores numbers as strings too
+  EXPECT_EQ(import(", \"num_processes\": 1").processes, 1);
+  KohyaImportResult bad = import(", \"num_processes\": \"many\"");
+  EXPECT_EQ(bad.processes, 0);
+  EXPECT_TRUE(mentions(bad.unmapped, "num_processes: \"many\" is not a number of GPUs"));
+  KohyaImportResult hosts = import(", \"num_processes\": 2, \"num_machines\": 2");
+  EXPECT_TRUE(mentions(hosts.unmapped, "num_machines: 2 machines: start sinter-runner on each with torchrun's environment"));
+}

@@ -5,6 +5,7 @@
 #include <QPushButton>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QSpinBox>
 #include <QtTest>
 
 #include "core/registry.h"
@@ -12,6 +13,7 @@
 #include "gui_test_support.h"
 #include "main_window.h"
 #include "recent_files.h"
+#include "run_panel.h"
 #include "training_tab.h"
 
 using namespace sinter;
@@ -149,6 +151,10 @@ class ConfigFilesTest : public QObject {
     QCOMPARE(asString(lora->form()->editor("resolution")->value()), std::string("1024,1024"));
     QCOMPARE(asInt(lora->form()->editor("network_dim")->value()), 16LL);
     QVERIFY2(details.contains("some_kohya_gui_only_setting"), qPrintable(details));
+    // accelerate's num_processes is the GPUs setting (the runner's --nproc_per_node), not a config key.
+    QCOMPARE(lora->runPanel()->gpuCountBox()->value(), 2);
+    QVERIFY2(details.contains("num_processes 2 -> GPUs 2"), qPrintable(details));
+    lora->runPanel()->gpuCountBox()->setValue(1);
     QVERIFY(lora->document().isModified());
     QVERIFY(lora->document().isUntitled());
   }
