@@ -156,9 +156,9 @@ std::optional<int> launchWorkersIfAsked(const ParsedArgs& parsed, const std::vec
     return kExitBadInput;
   }
   if (!parsed.extraValues.count("benchmark_steps")) {
-    train::RunPreflight preflight = train::preflightRun(config, *processes);
+    // Refused once here; its warnings are rank 0's to report, as it checks the config again.
+    const train::RunPreflight preflight = train::preflightRun(config, *processes);
     if (!preflight.ok()) return refuse(preflight.diagnostics);
-    report(preflight.diagnostics, &events);
   }
   if (const int gpus = train::cudaDeviceCount(); gpus > 0 && *processes > gpus)
     return refuse({launchError(std::to_string(*processes) + " processes need " + std::to_string(*processes) +
@@ -184,6 +184,12 @@ std::optional<int> launchWorkersIfAsked(const ParsedArgs& parsed, const std::vec
 
 int runnerMain(int argc, char** argv) {
   setUpLogging();
+  // A worker other than rank 0 does not repeat what rank 0 says about the config (errors still
+  // show); training_run.cpp lets its warnings through once training starts.
+  if (const char* rank = std::getenv("RANK"); rank && std::getenv("WORLD_SIZE") && std::string(rank) != "0") {
+    spdlog::set_level(spdlog::level::err);
+    spdlog::set_pattern(std::string("%^%l%$ [rank ") + rank + "] %v");
+  }
   std::vector<std::string> args(argv + 1, argv + argc);
   ParsedArgs parsed;
   try {
