@@ -210,7 +210,11 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   spdlog::info("  total batch size (with parallel & distributed & accumulation): {}", batchSize * run.worldSize() * gradAccum);
   spdlog::info("  total optimization steps: {}", length.maxTrainSteps);
   spdlog::info("setup took {:.1f} s", seconds(run.setupStart));
-  events.emit(events::Start{SINTER_VERSION, describeDevice(run.device), family.facts().familyName, toString(run.config.tab()),
+  // With several ranks the app's run line says how many train: "cuda:0 (NVIDIA H200) + 1 more rank".
+  const std::string devices = describeDevice(run.device) + (run.worldSize() > 1 ? " + " + std::to_string(run.worldSize() - 1) +
+                                                                                      (run.worldSize() == 2 ? " more rank" : " more ranks")
+                                                                                : std::string());
+  events.emit(events::Start{SINTER_VERSION, devices, family.facts().familyName, toString(run.config.tab()),
                             length.maxTrainSteps, length.numEpochs});
 
   // Saving, with sd-scripts' names.

@@ -178,6 +178,7 @@ TEST_F(DistributedRun, TwoRanksCountStepsAsAccelerateAndWriteOneSetOfFiles) {
   const auto starts = eventsOfType<sinter::events::Start>(r);
   ASSERT_EQ(starts.size(), 1u) << "only rank 0 reports events";
   EXPECT_EQ(starts[0].total_steps, 6);
+  EXPECT_EQ(starts[0].device, "cpu + 1 more rank");
   EXPECT_EQ(starts[0].epochs, 2);
   EXPECT_EQ(eventsOfType<sinter::events::Step>(r).size(), 6u);
   const auto done = eventsOfType<sinter::events::Done>(r);
