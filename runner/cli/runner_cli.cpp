@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -147,6 +148,15 @@ std::optional<int> launchWorkersIfAsked(const ParsedArgs& parsed, const std::vec
   const std::optional<int> processes = parseProcessCount(n->second);
   if (!processes) {
     spdlog::error("--nproc_per_node takes a whole number of processes from 1 to 1024, not '{}'", n->second);
+    return kExitBadInput;
+  }
+  for (const char* tool : {"init_checkpoint", "init_dataset", "init_tokenizer", "module_outputs"})
+    if (parsed.extraValues.count(tool)) {
+      spdlog::error("--nproc_per_node applies to training runs and --benchmark_steps, not to --{}", tool);
+      return kExitBadInput;
+    }
+  if (std::find(parsed.extraFlags.begin(), parsed.extraFlags.end(), "print_lora_layout") != parsed.extraFlags.end()) {
+    spdlog::error("--nproc_per_node applies to training runs and --benchmark_steps, not to --print_lora_layout");
     return kExitBadInput;
   }
   if (*processes == 1) return std::nullopt;

@@ -271,6 +271,11 @@ TEST_F(DistributedRun, MoreProcessesThanTheLauncherCanStartOrABadCountIsRefused)
   ProcessResult r = runRunner({"--config_file", cfg, "--nproc_per_node", "two"});
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.err.find("--nproc_per_node takes a whole number"), std::string::npos) << r.err;
+  // The tools are one process's work.
+  r = runRunner({"--init_dataset", path("never"), "--nproc_per_node", "2"});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("--nproc_per_node applies to training runs and --benchmark_steps, not to --init_dataset"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(path("never")));
   // A worker cannot launch workers of its own.
   ::setenv("WORLD_SIZE", "2", 1);
   r = runRunner({"--config_file", cfg, "--nproc_per_node", "2"});
