@@ -42,6 +42,11 @@ std::string ncclVersion() {
 #endif
 }
 
+std::chrono::milliseconds rankTimeout() {
+  if (const char* s = std::getenv("SINTER_DISTRIBUTED_TIMEOUT"); s && std::atoi(s) > 0) return std::chrono::seconds(std::atoi(s));
+  return std::chrono::minutes(10);
+}
+
 bool ncclCapturable(const std::string& version) {
   int major = 0, minor = 0, patch = 0;
   char dot = 0;

@@ -21,6 +21,9 @@ bool distributedCompiledIn();
 std::string collectiveBackends();
 // The NCCL version libtorch was built with ("2.27.7"), empty without NCCL.
 std::string ncclVersion();
+// How long ranks wait for each other, to meet and in any collective (a rank that stopped
+// answering): SINTER_DISTRIBUTED_TIMEOUT seconds, else 10 minutes (PyTorch's default).
+std::chrono::milliseconds rankTimeout();
 // NCCL collectives can be captured in CUDA graphs from NCCL 2.9.6 (PyTorch's CUDA graph notes).
 bool ncclCapturable(const std::string& version);
 

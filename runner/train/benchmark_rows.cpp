@@ -35,7 +35,7 @@ BenchRanks::BenchRanks() {
   const auto env = distributed::readTorchrunEnvironment();
   device_ = trainingDevice(env ? env->localRank : 0);
   if (!env) return;
-  group_ = distributed::ProcessGroup::connect(*env, device_, std::chrono::minutes(10));
+  group_ = distributed::ProcessGroup::connect(*env, device_, distributed::rankTimeout());
   if (group_->rank() != 0) spdlog::set_level(spdlog::level::warn);
 }
 

@@ -76,13 +76,6 @@ void reportUnsupportedOptions(const Config& config, EventSink& events) {
   if (config.getBool("split_attn")) warn("split_attn is not in this build yet; attention runs over the whole batch");
 }
 
-// How long the ranks wait for each other: to meet, and in any collective (a rank that stopped
-// answering). SINTER_DISTRIBUTED_TIMEOUT in seconds, else 10 minutes (PyTorch's default).
-std::chrono::milliseconds distributedTimeout() {
-  if (const char* s = std::getenv("SINTER_DISTRIBUTED_TIMEOUT"); s && std::atoi(s) > 0) return std::chrono::seconds(std::atoi(s));
-  return std::chrono::minutes(10);
-}
-
 // Ranks other than 0 log warnings and errors only, each line naming its rank.
 void quietRank(int rank) {
   spdlog::set_level(spdlog::level::warn);
@@ -114,7 +107,7 @@ int runTraining(RunPreflight preflight, EventSink& events) {
     // Several ranks: they meet, and check that they train with one config, before anything loads.
     std::unique_ptr<distributed::ProcessGroup> group;
     if (ranks) {
-      group = distributed::ProcessGroup::connect(*ranks, device, distributedTimeout());
+      group = distributed::ProcessGroup::connect(*ranks, device, distributed::rankTimeout());
       distributed::requireSameConfig(*group, writeConfigToml(config));
       spdlog::info("data parallel: rank {} of {} on {}, gradients all-reduced by {}", group->rank(), group->size(), describeDevice(device),
                    group->backend());
