@@ -1,9 +1,11 @@
 // The app against the real sinter-runner (built beside it, or named by $SINTER_RUNNER): a refused
-// config reaches the status line with the runner's own message, and the tiny demo preset trains
-// with its events driving the progress bar and the loss chart.
+// config reaches the status line with the runner's own message, the tiny demo preset trains with
+// its events driving the progress bar and the loss chart, and on two ranks (the GPUs setting) it
+// trains and stops as one run.
 #include <QDir>
 #include <QProcess>
 #include <QProgressBar>
+#include <QSpinBox>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -24,6 +26,26 @@ namespace {
 QString realRunner() {
   const QString fromEnv = qEnvironmentVariable("SINTER_RUNNER");
   return fromEnv.isEmpty() ? QStringLiteral(SINTER_RUNNER_BINARY) : fromEnv;
+}
+
+// The demo's inputs, made by the runner itself under demo-output/ in the current folder (as
+// .ci/demo does; the preset's paths are relative to the folder both programs start in), and the
+// preset's sample prompts where its relative path looks for them. Empty, or what failed.
+QString makeDemoInputs() {
+  const QList<QStringList> setup = {
+      {"--init_checkpoint", "demo-output/tiny_sdxl.safetensors", "--model_family", "sdxl", "--model_size", "tiny", "--seed", "1"},
+      {"--init_dataset", "demo-output/images", "--seed", "1"},
+      {"--init_tokenizer", "demo-output/tokenizer"}};
+  for (const QStringList& args : setup) {
+    QProcess init;
+    init.start(realRunner(), args);
+    if (!init.waitForFinished(120000) || init.exitCode() != 0)
+      return "the runner could not make the demo inputs: " + init.readAllStandardError().left(300);
+  }
+  QDir().mkpath(QStringLiteral("presets"));
+  if (!QFile::copy(QStringLiteral(SINTER_PRESETS_DIR "/demo_sample_prompts.txt"), QStringLiteral("presets/demo_sample_prompts.txt")))
+    return QStringLiteral("cannot copy the sample prompts");
+  return {};
 }
 
 int runToEnd(TrainingTab& tab, int timeoutMs) {
@@ -67,25 +89,12 @@ class RealRunnerTest : public QObject {
   void tinyDemoPresetTrains() {
     const QString preset = QStringLiteral(SINTER_PRESETS_DIR "/demo_sdxl_lora_tiny.toml");
     QVERIFY2(QFile::exists(preset), "presets/demo_sdxl_lora_tiny.toml is missing");
-    // The demo's inputs, made by the runner itself under demo-output/ (as .ci/demo does); the
-    // preset's paths are relative to the folder both programs start in.
     QTemporaryDir work;
     const QString previous = QDir::currentPath();
     QDir::setCurrent(work.path());
-    const QList<QStringList> setup = {
-        {"--init_checkpoint", "demo-output/tiny_sdxl.safetensors", "--model_family", "sdxl", "--model_size", "tiny", "--seed", "1"},
-        {"--init_dataset", "demo-output/images", "--seed", "1"},
-        {"--init_tokenizer", "demo-output/tokenizer"}};
-    for (const QStringList& args : setup) {
-      QProcess init;
-      init.start(realRunner(), args);
-      QVERIFY(init.waitForFinished(120000));
-      if (init.exitCode() != 0) QDir::setCurrent(previous);
-      QVERIFY2(init.exitCode() == 0, qPrintable("the runner could not make the demo inputs: " + init.readAllStandardError().left(300)));
-    }
-    // The preset's sample prompts, where its relative path looks for them.
-    QDir().mkpath(QStringLiteral("presets"));
-    QVERIFY(QFile::copy(QStringLiteral(SINTER_PRESETS_DIR "/demo_sample_prompts.txt"), QStringLiteral("presets/demo_sample_prompts.txt")));
+    const QString failed = makeDemoInputs();
+    if (!failed.isEmpty()) QDir::setCurrent(previous);
+    QVERIFY2(failed.isEmpty(), qPrintable(failed));
     TrainingTab tab(Tab::LoRA, nullptr, {});
     QString error;
     QVERIFY2(tab.loadFile(preset, &error), qPrintable(error));
@@ -105,6 +114,39 @@ class RealRunnerTest : public QObject {
     // Cut to 30 steps, the run samples once, at its end: both prompts.
     QVERIFY2(QDir(work.filePath("demo-output/lora/sample")).entryList({QStringLiteral("*.png")}).size() == 2,
              qPrintable(QDir(work.filePath("demo-output/lora/sample")).entryList().join(", ")));
+  }
+
+  // The GPUs setting at 2 (two processes on the CPU here, over Gloo): the app reads rank 0's events
+  // through the launcher, and Stop reaches both ranks, which stop after the same step and save.
+  void twoRanksTrainAndStopSaves() {
+    QTemporaryDir work;
+    const QString previous = QDir::currentPath();
+    QDir::setCurrent(work.path());
+    const QString failed = makeDemoInputs();
+    if (!failed.isEmpty()) QDir::setCurrent(previous);
+    QVERIFY2(failed.isEmpty(), qPrintable(failed));
+    TrainingTab tab(Tab::LoRA, nullptr, {});
+    QString error;
+    QVERIFY2(tab.loadFile(QStringLiteral(SINTER_PRESETS_DIR "/demo_sdxl_lora_tiny.toml"), &error), qPrintable(error));
+    test::setOption(tab.form(), "max_train_steps", 400LL);
+    tab.runPanel()->gpuCountBox()->setValue(2);
+    QSignalSpy finished(tab.runPanel()->controller(), &RunController::finished);
+    QVERIFY(tab.startRun());
+    RunMonitor* m = tab.runPanel()->monitor();
+    QTRY_VERIFY_WITH_TIMEOUT(m->lastStep() >= 3 || !finished.isEmpty(), 300000);
+    tab.runPanel()->requestStop();
+    const bool ended = !finished.isEmpty() || finished.wait(300000);
+    tab.runPanel()->gpuCountBox()->setValue(1);
+    QDir::setCurrent(previous);
+    tab.runPanel()->logView()->flush();
+    const QString log = tab.runPanel()->logView()->text();
+    QVERIFY2(ended, qPrintable(log.right(3000)));
+    QVERIFY2(finished.first().at(0).toInt() == 0, qPrintable(log.right(3000)));
+    QCOMPARE(m->finalStatus(), QString("stopped"));
+    QVERIFY2(log.contains("all 2 workers finished"), qPrintable(log.right(3000)));
+    QVERIFY2(log.contains("data parallel: rank 0 of 2"), qPrintable(log.left(3000)));
+    const QStringList saved = QDir(work.filePath("demo-output/lora")).entryList({QStringLiteral("demo_lora-step*.safetensors")});
+    QVERIFY2(saved.size() == 1, qPrintable(saved.join(", ")));
   }
 };
 
