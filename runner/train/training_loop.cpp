@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <optional>
@@ -176,6 +177,16 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     globalStep = state.progress.value("global_step", 0LL);
     const auto& d = state.progress.at("data");
     position = data::DataOrderState{d.at("seed").get<std::uint64_t>(), d.at("epoch").get<long long>(), d.at("index").get<long long>()};
+    // The position counts one rank's batches; saved by another number of ranks, it is carried over
+    // as the share of the epoch already trained.
+    if (const int savedRanks = d.value("ranks", 1); savedRanks != run.worldSize()) {
+      const long long index = position.indexInEpoch;
+      position.indexInEpoch = std::min(plan.batchesPerEpoch(), index * savedRanks / run.worldSize());
+      spdlog::warn("resume: {} was saved by {} rank{} and continues on {}: the epoch goes on from batch {} of {} per rank (was {} of "
+                   "{}); the step count and schedule are this run's",
+                   options.resume, savedRanks, savedRanks == 1 ? "" : "s", run.worldSize(), position.indexInEpoch, plan.batchesPerEpoch(),
+                   index, (plan.allBatchesPerEpoch() + savedRanks - 1) / savedRanks);
+    }
     if (position.seed != run.seed) spdlog::warn("resume: the data order continues with the saved seed {}", position.seed);
     spdlog::info("resumed from {} at step {}", options.resume, globalStep);
   }
@@ -238,7 +249,8 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     state.network = method.stateTensors();
     state.optimizer = optimizer.stateTensors();
     const data::DataOrderState p = dataPosition();
-    state.progress = {{"global_step", globalStep}, {"data", {{"seed", p.seed}, {"epoch", p.epoch}, {"index", p.indexInEpoch}}}};
+    state.progress = {{"global_step", globalStep},
+                      {"data", {{"seed", p.seed}, {"epoch", p.epoch}, {"index", p.indexInEpoch}, {"ranks", run.worldSize()}}}};
     const std::string path = (fs::path(options.outputDir) / folderName).string();
     saveTrainState(path, state);
     spdlog::info("saved state {}", path);

@@ -232,6 +232,12 @@ TEST_F(DistributedRun, AStopReachesEveryRankAndSavesEachOnesNoiseState) {
   ASSERT_EQ(steps.size(), 2u);
   EXPECT_EQ(steps[0].step, step + 1);
   EXPECT_EQ(resumed.err.find("holds no noise state"), std::string::npos) << resumed.err;
+  // One process resumes it too: the epoch goes on from the share already trained.
+  ProcessResult alone = runRunner({"--config_file", cfg, "--events", "jsonl", "--resume", state, "--max_train_steps",
+                                   std::to_string(step + 1), "--output_dir", path("out_resumed_alone")});
+  ASSERT_EQ(alone.exitCode, 0) << alone.err;
+  EXPECT_NE(alone.err.find("was saved by 2 ranks and continues on 1"), std::string::npos) << alone.err;
+  EXPECT_EQ(eventsOfType<sinter::events::Step>(alone).size(), 1u);
 }
 
 TEST_F(DistributedRun, AKilledRankEndsTheRunWithExitOneAndNothingHalfWritten) {
