@@ -48,6 +48,20 @@ QString makeDemoInputs() {
   return {};
 }
 
+// A temporary folder made the current one, holding the demo's inputs; the previous current folder
+// is back when it goes.
+struct DemoFolder {
+  QTemporaryDir dir;
+  QString previous = QDir::currentPath();
+  QString failure;  // what could not be made, or empty
+  DemoFolder() {
+    QDir::setCurrent(dir.path());
+    failure = makeDemoInputs();
+  }
+  ~DemoFolder() { QDir::setCurrent(previous); }
+  QString filePath(const QString& name) const { return dir.filePath(name); }
+};
+
 int runToEnd(TrainingTab& tab, int timeoutMs) {
   QSignalSpy finished(tab.runPanel()->controller(), &RunController::finished);
   QSignalSpy errors(&tab, &TrainingTab::errorReported);
@@ -89,12 +103,8 @@ class RealRunnerTest : public QObject {
   void tinyDemoPresetTrains() {
     const QString preset = QStringLiteral(SINTER_PRESETS_DIR "/demo_sdxl_lora_tiny.toml");
     QVERIFY2(QFile::exists(preset), "presets/demo_sdxl_lora_tiny.toml is missing");
-    QTemporaryDir work;
-    const QString previous = QDir::currentPath();
-    QDir::setCurrent(work.path());
-    const QString failed = makeDemoInputs();
-    if (!failed.isEmpty()) QDir::setCurrent(previous);
-    QVERIFY2(failed.isEmpty(), qPrintable(failed));
+    DemoFolder work;
+    QVERIFY2(work.failure.isEmpty(), qPrintable(work.failure));
     TrainingTab tab(Tab::LoRA, nullptr, {});
     QString error;
     QVERIFY2(tab.loadFile(preset, &error), qPrintable(error));
@@ -102,7 +112,6 @@ class RealRunnerTest : public QObject {
     // The preset as shipped, cut to 30 of its 120 steps: all this test looks at, at a quarter of the work.
     test::setOption(tab.form(), "max_train_steps", 30LL);
     const int code = runToEnd(tab, 840000);
-    QDir::setCurrent(previous);
     const QString log = tab.runPanel()->logView()->text();
     QVERIFY2(code == 0, qPrintable(QString("exit %1\n%2").arg(code).arg(log.right(3000))));
     RunMonitor* m = tab.runPanel()->monitor();
@@ -119,12 +128,8 @@ class RealRunnerTest : public QObject {
   // The GPUs setting at 2 (two processes on the CPU here, over Gloo): the app reads rank 0's events
   // through the launcher, and Stop reaches both ranks, which stop after the same step and save.
   void twoRanksTrainAndStopSaves() {
-    QTemporaryDir work;
-    const QString previous = QDir::currentPath();
-    QDir::setCurrent(work.path());
-    const QString failed = makeDemoInputs();
-    if (!failed.isEmpty()) QDir::setCurrent(previous);
-    QVERIFY2(failed.isEmpty(), qPrintable(failed));
+    DemoFolder work;
+    QVERIFY2(work.failure.isEmpty(), qPrintable(work.failure));
     TrainingTab tab(Tab::LoRA, nullptr, {});
     QString error;
     QVERIFY2(tab.loadFile(QStringLiteral(SINTER_PRESETS_DIR "/demo_sdxl_lora_tiny.toml"), &error), qPrintable(error));
@@ -137,7 +142,6 @@ class RealRunnerTest : public QObject {
     tab.runPanel()->requestStop();
     const bool ended = !finished.isEmpty() || finished.wait(300000);
     tab.runPanel()->gpuCountBox()->setValue(1);
-    QDir::setCurrent(previous);
     tab.runPanel()->logView()->flush();
     const QString log = tab.runPanel()->logView()->text();
     QVERIFY2(ended, qPrintable(log.right(3000)));
