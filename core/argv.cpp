@@ -1,5 +1,7 @@
 #include "core/argv.h"
 
+#include <algorithm>
+
 #include "core/registry.h"
 
 namespace sinter {
@@ -75,6 +77,10 @@ std::string parseText(const OptionSpec& spec, const std::string& text, Value& ou
 }
 
 }  // namespace
+
+bool ParsedArgs::hasFlag(const std::string& name) const {
+  return std::find(extraFlags.begin(), extraFlags.end(), name) != extraFlags.end();
+}
 
 ParsedArgs parseArgv(const std::vector<std::string>& args, const std::vector<ExtraArg>& extras) {
   ParsedArgs parsed;

@@ -17,6 +17,8 @@ struct ParsedArgs {
   std::vector<std::string> extraFlags;  // names of accepted non-registry flags that were present
   std::map<std::string, std::string> extraValues;  // accepted non-registry options with a value
   std::vector<std::string> positional;
+
+  bool hasFlag(const std::string& name) const;  // one of extraFlags
 };
 
 struct ExtraArg {

@@ -19,6 +19,7 @@
 #include "core/toml_config.h"
 #include "core/validation.h"
 #include "distributed/process_group.h"
+#include "distributed/torchrun_environment.h"
 #include "distributed/worker_launcher.h"
 #include "train/device_info.h"
 #include "train/event_sink.h"
@@ -90,6 +91,21 @@ void setUpLogging() {
   spdlog::set_default_logger(logger);
 }
 
+// A worker other than rank 0 names its rank in every line and does not repeat what rank 0 says
+// about the config (its errors still show); once training starts, its warnings show too
+// (training_run.cpp). A bad torchrun environment is reported when the run starts.
+void labelWorkerLogs() {
+  std::optional<distributed::TorchrunEnvironment> env;
+  try {
+    env = distributed::readTorchrunEnvironment();
+  } catch (const std::invalid_argument&) {
+    return;
+  }
+  if (!env || env->rank == 0) return;
+  spdlog::set_level(spdlog::level::err);
+  spdlog::set_pattern("%^%l%$ [rank " + std::to_string(env->rank) + "] %v");
+}
+
 // Reports diagnostics on stderr, and as events when the app reads them; returns true when any is
 // an error.
 bool report(const std::vector<Diagnostic>& diags, train::EventSink* events = nullptr) {
@@ -113,7 +129,7 @@ Diagnostic launchError(const std::string& message) {
 std::optional<int> parseProcessCount(const std::string& text) {
   if (text.empty() || text.size() > 4 || text.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
   const int n = std::stoi(text);
-  if (n < 1 || n > 1024) return std::nullopt;
+  if (n < 1 || n > distributed::kMaxWorkers) return std::nullopt;
   return n;
 }
 
@@ -147,7 +163,7 @@ std::optional<int> launchWorkersIfAsked(const ParsedArgs& parsed, const std::vec
   if (n == parsed.extraValues.end()) return std::nullopt;
   const std::optional<int> processes = parseProcessCount(n->second);
   if (!processes) {
-    spdlog::error("--nproc_per_node takes a whole number of processes from 1 to 1024, not '{}'", n->second);
+    spdlog::error("--nproc_per_node takes a whole number of processes from 1 to {}, not '{}'", distributed::kMaxWorkers, n->second);
     return kExitBadInput;
   }
   for (const char* tool : {"init_checkpoint", "init_dataset", "init_tokenizer", "module_outputs"})
@@ -155,7 +171,7 @@ std::optional<int> launchWorkersIfAsked(const ParsedArgs& parsed, const std::vec
       spdlog::error("--nproc_per_node applies to training runs and --benchmark_steps, not to --{}", tool);
       return kExitBadInput;
     }
-  if (std::find(parsed.extraFlags.begin(), parsed.extraFlags.end(), "print_lora_layout") != parsed.extraFlags.end()) {
+  if (parsed.hasFlag("print_lora_layout")) {
     spdlog::error("--nproc_per_node applies to training runs and --benchmark_steps, not to --print_lora_layout");
     return kExitBadInput;
   }
@@ -194,12 +210,7 @@ std::optional<int> launchWorkersIfAsked(const ParsedArgs& parsed, const std::vec
 
 int runnerMain(int argc, char** argv) {
   setUpLogging();
-  // A worker other than rank 0 does not repeat what rank 0 says about the config (errors still
-  // show); training_run.cpp lets its warnings through once training starts.
-  if (const char* rank = std::getenv("RANK"); rank && std::getenv("WORLD_SIZE") && std::string(rank) != "0") {
-    spdlog::set_level(spdlog::level::err);
-    spdlog::set_pattern(std::string("%^%l%$ [rank ") + rank + "] %v");
-  }
+  labelWorkerLogs();
   std::vector<std::string> args(argv + 1, argv + argc);
   ParsedArgs parsed;
   try {
@@ -209,14 +220,11 @@ int runnerMain(int argc, char** argv) {
     std::cerr << "run 'sinter-runner --help' for the options\n";
     return kExitBadInput;
   }
-  auto hasFlag = [&](const std::string& f) {
-    return std::find(parsed.extraFlags.begin(), parsed.extraFlags.end(), f) != parsed.extraFlags.end();
-  };
-  if (hasFlag("help")) {
+  if (parsed.hasFlag("help")) {
     std::cout << registryHelpText(kUsage);
     return kExitOk;
   }
-  if (hasFlag("version")) {
+  if (parsed.hasFlag("version")) {
     std::cout << "sinter-runner " << SINTER_VERSION << "\n";
     return kExitOk;
   }
@@ -271,7 +279,7 @@ int runnerMain(int argc, char** argv) {
     return kExitOk;
   }
 
-  if (hasFlag("dry_run")) {
+  if (parsed.hasFlag("dry_run")) {
     // Exactly the checks a run makes before it loads anything.
     const auto n = parsed.extraValues.find("nproc_per_node");
     const int ranks = n == parsed.extraValues.end() ? 0 : parseProcessCount(n->second).value_or(0);

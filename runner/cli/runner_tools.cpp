@@ -33,10 +33,6 @@ std::optional<std::string> value(const ParsedArgs& args, const char* name) {
   return it->second;
 }
 
-bool hasFlag(const ParsedArgs& args, const char* name) {
-  return std::find(args.extraFlags.begin(), args.extraFlags.end(), name) != args.extraFlags.end();
-}
-
 // --model_size full|tiny (full when absent)
 std::optional<bool> tinySize(const ParsedArgs& args) {
   const std::string size = value(args, "model_size").value_or("full");
@@ -179,7 +175,7 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
       spdlog::info("wrote {}", *out);
       return kExitOk;
     }
-    if (std::find(args.extraFlags.begin(), args.extraFlags.end(), "print_lora_layout") != args.extraFlags.end()) {
+    if (args.hasFlag("print_lora_layout")) {
       if (config.family() != Family::SDXL && config.family() != Family::FLUX) {
         spdlog::error("--print_lora_layout needs --model_family sdxl or flux");
         return kExitBadInput;
@@ -232,7 +228,7 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
         spdlog::error("--benchmark_steps takes a positive number of steps, not '{}'", *steps);
         return kExitBadInput;
       }
-      const bool scaling = hasFlag(args, "benchmark_scaling");
+      const bool scaling = args.hasFlag("benchmark_scaling");
       if (config.family() == Family::FLUX) return train::runFluxBenchmark(config, n, *tiny, scaling);
       return train::runBenchmark(config, n, *tiny, scaling);
     }

@@ -27,25 +27,24 @@ class ReadyWhenAccumulated : public torch::autograd::FunctionPostHook {
 GradientReducer::GradientReducer(ProcessGroup& group, std::vector<torch::Tensor> params, size_t bucketBytes)
     : group_(group), params_(std::move(params)), bucketOf_(params_.size()), readyParams_(params_.size(), false) {
   // Reverse order; a bucket holds one dtype on one device and closes at bucketBytes.
-  std::map<std::pair<at::ScalarType, std::string>, Bucket*> open;
-  std::map<Bucket*, size_t> bytes;
+  std::map<std::pair<at::ScalarType, std::string>, size_t> open;  // -> the bucket being filled
   for (size_t k = params_.size(); k-- > 0;) {
     const torch::Tensor& p = params_[k];
     const auto key = std::make_pair(p.scalar_type(), p.device().str());
-    Bucket*& b = open[key];
-    if (!b || bytes[b] >= bucketBytes) {
+    auto it = open.find(key);
+    if (it == open.end() || buckets_[it->second]->bytes >= bucketBytes) {
       buckets_.push_back(std::make_unique<Bucket>());
-      b = buckets_.back().get();
+      it = open.insert_or_assign(key, buckets_.size() - 1).first;
     }
-    b->members.push_back(k);
-    bytes[b] += p.numel() * p.element_size();
-    bucketOf_[k] = 0;
+    Bucket& b = *buckets_[it->second];
+    b.members.push_back(k);
+    b.bytes += p.numel() * p.element_size();
+    bucketOf_[k] = it->second;
   }
-  for (size_t i = 0; i < buckets_.size(); ++i) {
-    Bucket& b = *buckets_[i];
+  for (auto& b : buckets_) {
     int64_t n = 0;
-    for (size_t k : b.members) n += params_[k].numel(), bucketOf_[k] = i;
-    b.buffer = torch::zeros({n}, params_[b.members.front()].options().requires_grad(false));
+    for (size_t k : b->members) n += params_[k].numel();
+    b->buffer = torch::zeros({n}, params_[b->members.front()].options().requires_grad(false));
   }
   for (size_t k = 0; k < params_.size(); ++k) {
     if (!params_[k].requires_grad()) continue;

@@ -40,6 +40,7 @@ class GradientReducer {
  private:
   struct Bucket {
     std::vector<size_t> members;  // indices into params_
+    size_t bytes = 0;             // the members' size
     torch::Tensor buffer;         // flat, the members' dtype and device
     size_t ready = 0;
     bool started = false;

@@ -205,17 +205,24 @@ struct ProcessGroup::Impl {
   std::string backend;
 };
 
-std::unique_ptr<ProcessGroup> ProcessGroup::connect(const TorchrunEnvironment&, torch::Device, std::chrono::milliseconds) {
+namespace {
+[[noreturn]] void noDistributedTraining() {
   throw std::runtime_error("this build of sinter-runner has no distributed training: its libtorch lacks c10d's process groups "
                            "(Gloo or NCCL)");
 }
-PendingCollective ProcessGroup::allreduceSum(torch::Tensor) { return {}; }
-void ProcessGroup::broadcastFromRankZero(const std::vector<torch::Tensor>&) {}
-void ProcessGroup::barrier() {}
-void ProcessGroup::publish(const std::string&, const std::string&) {}
-std::string ProcessGroup::await(const std::string&) { return {}; }
-void ProcessGroup::forget(const std::string&) {}
-std::vector<std::string> ProcessGroup::gatherOnRankZero(const std::string&, const std::string&) { return {}; }
+}  // namespace
+
+// connect() refuses, so no group exists to call the rest on.
+std::unique_ptr<ProcessGroup> ProcessGroup::connect(const TorchrunEnvironment&, torch::Device, std::chrono::milliseconds) {
+  noDistributedTraining();
+}
+PendingCollective ProcessGroup::allreduceSum(torch::Tensor) { noDistributedTraining(); }
+void ProcessGroup::broadcastFromRankZero(const std::vector<torch::Tensor>&) { noDistributedTraining(); }
+void ProcessGroup::barrier() { noDistributedTraining(); }
+void ProcessGroup::publish(const std::string&, const std::string&) { noDistributedTraining(); }
+std::string ProcessGroup::await(const std::string&) { noDistributedTraining(); }
+void ProcessGroup::forget(const std::string&) { noDistributedTraining(); }
+std::vector<std::string> ProcessGroup::gatherOnRankZero(const std::string&, const std::string&) { noDistributedTraining(); }
 
 #endif
 

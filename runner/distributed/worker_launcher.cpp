@@ -27,7 +27,6 @@ namespace sinter::distributed {
 namespace {
 
 // The workers' pids, for the signal handler (which may only make async-signal-safe calls).
-constexpr int kMaxWorkers = 1024;
 pid_t g_workers[kMaxWorkers];
 std::atomic<int> g_workerCount{0};
 std::atomic<int> g_signalsForwarded{0};
@@ -209,7 +208,6 @@ int launchWorkers(const WorkerLaunch& launch) {
         if (other > 0) ::kill(other, SIGKILL);
       killAt.reset();
     }
-    if (running == 0 && pipeOpen) drain(0);
     if (running == 0 && pipeOpen) {
       // Every worker is gone; whatever remains in the pipe is read, then it closes.
       char buffer[65536];

@@ -12,6 +12,8 @@
 
 namespace sinter::distributed {
 
+constexpr int kMaxWorkers = 1024;  // processes one launcher starts at most
+
 struct WorkerLaunch {
   std::string executable;              // the runner itself
   std::vector<std::string> arguments;  // every worker's, without --nproc_per_node

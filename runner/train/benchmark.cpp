@@ -80,7 +80,7 @@ int runBenchmark(const Config& config, long long steps, bool tiny, bool scalingR
   // fp32 LoRA weights, bf16 U-Net: the step uses bf16 copies kept current, as a training run does.
   const std::unique_ptr<ComputeCopies> copies = loraComputeCopies(lora, dtype);
   OptimizerUpdate update(optimizer, schedule, 1.0, false, device, copies.get());
-  ranks.attach(optimizer, update);
+  ranks.attach(update);
 
   // Random inputs of a shape, staged once (a training run stages each batch the same way).
   auto stageRandom = [&](int64_t batch, int64_t width, int64_t height) {

@@ -39,15 +39,8 @@ BenchRanks::BenchRanks() {
   if (group_->rank() != 0) spdlog::set_level(spdlog::level::warn);
 }
 
-void BenchRanks::attach(Optimizer& optimizer, OptimizerUpdate& update) {
-  if (!group_) return;
-  group_->broadcastFromRankZero(optimizer.parameters());
-  if (FusedBackwardPass* fused = update.fusedBackwardPass()) {
-    fused->reduceGradientsWith(group_.get());
-    return;
-  }
-  reducer_.emplace(*group_, optimizer.parameters());
-  update.reduceGradientsWith(&*reducer_);
+void BenchRanks::attach(OptimizerUpdate& update) {
+  if (group_) update.averageGradientsAcross(*group_);
 }
 
 std::string BenchRanks::describe() const {

@@ -6,13 +6,11 @@
 
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/config.h"
 #include "core/option.h"
-#include "distributed/gradient_reducer.h"
 #include "distributed/process_group.h"
 #include "train/graphed_regions.h"
 #include "train/optimizer_update.h"
@@ -55,16 +53,14 @@ class BenchRanks {
   torch::Device device() const { return device_; }
   bool several() const { return group_ != nullptr; }
   bool printing() const { return !group_ || group_->rank() == 0; }
-  // The step's update all-reduces the gradients of `optimizer`'s parameters (a fused backward pass
-  // reduces each gradient itself).
-  void attach(Optimizer& optimizer, OptimizerUpdate& update);
+  // The step's update averages its gradients across the ranks (OptimizerUpdate::averageGradientsAcross).
+  void attach(OptimizerUpdate& update);
   // "2 ranks (data parallel, gradients all-reduced by nccl)", or "1 process".
   std::string describe() const;
 
  private:
   torch::Device device_{torch::kCPU};
   std::unique_ptr<distributed::ProcessGroup> group_;
-  std::optional<distributed::GradientReducer> reducer_;
 };
 
 // Waits for the device's queued work (nothing on the CPU).

@@ -87,7 +87,7 @@ int runFluxBenchmark(const Config& config, long long steps, bool tiny, bool scal
   if (fused)
     for (const auto& swap : {transformer->doubleSwap(), transformer->singleSwap()})
       if (swap) update.fusedBackwardPass()->stepStreamedWeights(swap);
-  ranks.attach(*optimizer, update);
+  ranks.attach(update);
 
   const auto on = torch::TensorOptions(device).dtype(dtype);
   const StepShape shape = step.stage(FluxStepBatch{torch::randn({1, 16, latentSide, latentSide}, on),

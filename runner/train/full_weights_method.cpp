@@ -27,7 +27,9 @@ double unixNow() {
 
 std::optional<Refusal> fullWeightsRefusal(const Config& config) {
   const std::string mixed = config.getString("mixed_precision");
-  const bool float32Masters = (mixed == "bf16" && !config.getBool("full_bf16")) || (mixed == "fp16" && !config.getBool("full_fp16"));
+  // The run's own precision rule (the config's values have parsed by now).
+  const bool float32Masters =
+      planPrecision(parseMixedPrecision(mixed), config.getBool("full_fp16"), config.getBool("full_bf16"), /*fullWeights=*/true).float32Masters;
   if (float32Masters && fusedBackwardPassRequested(config))
     return Refusal{"fused_backward_pass", "fused_backward_pass with mixed_precision = \"" + mixed + "\" and fp32 master weights is not "
            "built: set full_" + mixed + " = true (sd-scripts' low-memory recipe), or fused_backward_pass = false"};

@@ -22,6 +22,7 @@ namespace sinter::train {
 struct Refusal {
   std::string key, message;
 };
+// `config`'s values have parsed (run_preflight.cpp checks them first).
 std::optional<Refusal> fullWeightsRefusal(const Config& config);
 
 class FullWeightsMethod : public MethodPart {

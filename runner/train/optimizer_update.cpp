@@ -18,6 +18,17 @@ OptimizerUpdate::OptimizerUpdate(Optimizer& optimizer, const LrSchedule& schedul
   }
 }
 
+void OptimizerUpdate::averageGradientsAcross(distributed::ProcessGroup& group) {
+  group.broadcastFromRankZero(params_);
+  if (fused_) fused_->reduceGradientsWith(&group);
+  else reducer_ = std::make_unique<distributed::GradientReducer>(group, params_);
+}
+
+std::string OptimizerUpdate::describeAveraging() const {
+  if (reducer_) return std::to_string(reducer_->bucketCount()) + " gradient buckets all-reduced as backward completes them";
+  return fused_ ? "each gradient all-reduced before its fused step" : "one process: nothing to average";
+}
+
 void OptimizerUpdate::beginMicroStep(bool lastOfStep) {
   if (copies_) copies_->refresh();
   if (reducer_) reducer_->beginBackward(lastOfStep);

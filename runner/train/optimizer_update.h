@@ -10,6 +10,7 @@
 #include <optional>
 
 #include <memory>
+#include <string>
 
 #include "distributed/gradient_reducer.h"
 #include "train/fused_backward.h"
@@ -35,9 +36,12 @@ class OptimizerUpdate {
   // Unscale, clip, schedule, step, zero (under a fused backward pass, done in backward()); with
   // several ranks, after the gradients' all-reduce.
   void apply();
-  // Several ranks: `reducer` averages the gradients before they are used (not with a fused
-  // backward pass, which reduces each gradient itself: FusedBackwardPass::reduceGradientsWith).
-  void reduceGradientsWith(distributed::GradientReducer* reducer) { reducer_ = reducer; }
+  // Data parallel over `group`'s ranks: the parameters take rank 0's values now, and every step's
+  // gradients are averaged across the ranks before they are used (in buckets during backward, or
+  // under a fused backward pass each gradient just before its step).
+  void averageGradientsAcross(distributed::ProcessGroup& group);
+  // "N gradient buckets all-reduced as backward completes them", or what the fused pass does.
+  std::string describeAveraging() const;
   // Every tensor a micro-step changes (the optimizer's, the loss scaler's and the compute copies).
   std::vector<torch::Tensor> mutableTensors() const;
   // The fused backward pass, or null.
@@ -51,7 +55,7 @@ class OptimizerUpdate {
   ComputeCopies* copies_ = nullptr;
   std::vector<torch::Tensor> params_;  // the fixed list the step works on
   std::unique_ptr<FusedBackwardPass> fused_;
-  distributed::GradientReducer* reducer_ = nullptr;
+  std::unique_ptr<distributed::GradientReducer> reducer_;
 };
 
 }  // namespace sinter::train

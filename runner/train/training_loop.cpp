@@ -12,7 +12,6 @@
 
 #include "data/batch_loader.h"
 #include "data/batch_plan.h"
-#include "distributed/gradient_reducer.h"
 #include "distributed/rank_agreement.h"
 #include "models/linear.h"
 #include "compile/gemm_tuning.h"
@@ -111,20 +110,11 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   if (FusedBackwardPass* fused = update.fusedBackwardPass())
     for (const auto& swap : family.blockSwaps()) fused->stepStreamedWeights(swap);
   // Several ranks start from rank 0's weights and average their gradients before every update.
-  std::optional<distributed::GradientReducer> reducer;
   std::optional<distributed::StopAgreement> stopAgreement;
   if (group) {
-    group->broadcastFromRankZero(optimizer.parameters());
-    if (FusedBackwardPass* fused = update.fusedBackwardPass()) {
-      fused->reduceGradientsWith(group);
-    } else {
-      reducer.emplace(*group, optimizer.parameters());
-      update.reduceGradientsWith(&*reducer);
-    }
+    update.averageGradientsAcross(*group);
     stopAgreement.emplace(*group);
-    spdlog::info("data parallel: {} ranks, {}", group->size(),
-                 reducer ? std::to_string(reducer->bucketCount()) + " gradient buckets all-reduced as backward completes them"
-                         : std::string("each gradient all-reduced before its fused step"));
+    spdlog::info("data parallel: {} ranks, {}", group->size(), update.describeAveraging());
   }
   // Whether the run stops after `step` (with several ranks, as rank 0 decides for all).
   auto stopAfter = [&](long long step) {

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <cstdlib>
 #include <optional>
 #include <random>
 
@@ -76,12 +75,6 @@ void reportUnsupportedOptions(const Config& config, EventSink& events) {
   if (config.getBool("split_attn")) warn("split_attn is not in this build yet; attention runs over the whole batch");
 }
 
-// Ranks other than 0 log warnings and errors only, each line naming its rank.
-void quietRank(int rank) {
-  spdlog::set_level(spdlog::level::warn);
-  spdlog::set_pattern("%^%l%$ [rank " + std::to_string(rank) + "] %v");
-}
-
 }  // namespace
 
 int runTraining(RunPreflight preflight, EventSink& events) {
@@ -98,8 +91,10 @@ int runTraining(RunPreflight preflight, EventSink& events) {
     return fail(events, kExitBadInput, e.what());
   }
   if (ranks && ranks->rank != 0) {
+    // Rank 0 reports the run: the others' events go nowhere and their log holds warnings and errors
+    // (each line naming the rank: runner_cli.cpp).
     events.mute();
-    quietRank(ranks->rank);
+    spdlog::set_level(spdlog::level::warn);
   }
   try {
     installStopHandlers();  // a stop during setup (caching can take long) ends the run cleanly too

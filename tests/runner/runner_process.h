@@ -1,5 +1,6 @@
 #pragma once
-// Runs sinter-runner as a child process for tests: its exit code, stdout (events) and stderr.
+// Runs sinter-runner as a child process for tests: its exit code, stdout (events) and stderr, and
+// reads the events it wrote.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -11,6 +12,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "core/events.h"
 
 namespace sinter::test {
 
@@ -77,6 +80,36 @@ inline ProcessResult runRunner(const std::vector<std::string>& args,
   ::close(errFd);
   ::unlink(errTemplate);
   return r;
+}
+
+// The events of a run started with --events jsonl, in order.
+inline std::vector<events::Event> eventsOf(const ProcessResult& r) {
+  std::vector<events::Event> v;
+  for (const auto& line : r.lines())
+    if (auto e = events::parseJsonLine(line)) v.push_back(*e);
+  return v;
+}
+
+// Those of one type (events::Step, events::Done, ...).
+template <typename T>
+std::vector<T> eventsOfType(const ProcessResult& r) {
+  std::vector<T> v;
+  for (const auto& e : eventsOf(r))
+    if (auto t = std::get_if<T>(&e)) v.push_back(*t);
+  return v;
+}
+
+// Each step's loss, in order.
+inline std::vector<double> losses(const ProcessResult& r) {
+  std::vector<double> v;
+  for (const auto& s : eventsOfType<events::Step>(r)) v.push_back(s.loss);
+  return v;
+}
+
+// The done event's status ("completed", "stopped", "failed"), or "" without one.
+inline std::string doneStatus(const ProcessResult& r) {
+  const auto done = eventsOfType<events::Done>(r);
+  return done.empty() ? "" : done.front().status;
 }
 
 }  // namespace sinter::test

@@ -22,6 +22,7 @@
 namespace fs = std::filesystem;
 using sinter::test::ProcessResult;
 using sinter::test::runRunner;
+using sinter::test::eventsOfType;
 
 namespace {
 
@@ -48,21 +49,6 @@ std::string writeConfig(const std::string& name, const std::string& outputDir, c
   const std::string p = path(name);
   std::ofstream(p) << text;
   return p;
-}
-
-std::vector<sinter::events::Event> eventsOf(const ProcessResult& r) {
-  std::vector<sinter::events::Event> v;
-  for (const auto& line : r.lines())
-    if (auto e = sinter::events::parseJsonLine(line)) v.push_back(*e);
-  return v;
-}
-
-template <typename T>
-std::vector<T> eventsOfType(const ProcessResult& r) {
-  std::vector<T> v;
-  for (const auto& e : eventsOf(r))
-    if (auto t = std::get_if<T>(&e)) v.push_back(*t);
-  return v;
 }
 
 std::vector<std::string> filesIn(const std::string& dir) {

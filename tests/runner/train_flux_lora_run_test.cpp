@@ -16,6 +16,9 @@
 namespace fs = std::filesystem;
 using sinter::test::ProcessResult;
 using sinter::test::runRunner;
+using sinter::test::doneStatus;
+using sinter::test::losses;
+using sinter::test::eventsOf;
 
 namespace {
 
@@ -57,26 +60,6 @@ std::string writeConfig(const std::string& name, const std::string& outputDir, c
   const std::string p = path(name);
   writeText(p, text);
   return p;
-}
-
-std::vector<sinter::events::Event> eventsOf(const ProcessResult& r) {
-  std::vector<sinter::events::Event> v;
-  for (const auto& line : r.lines())
-    if (auto e = sinter::events::parseJsonLine(line)) v.push_back(*e);
-  return v;
-}
-
-std::vector<double> losses(const ProcessResult& r) {
-  std::vector<double> v;
-  for (const auto& e : eventsOf(r))
-    if (auto s = std::get_if<sinter::events::Step>(&e)) v.push_back(s->loss);
-  return v;
-}
-
-std::string doneStatus(const ProcessResult& r) {
-  for (const auto& e : eventsOf(r))
-    if (auto d = std::get_if<sinter::events::Done>(&e)) return d->status;
-  return "";
 }
 
 bool sameTensors(const std::string& a, const std::string& b, double tol) {

@@ -16,6 +16,7 @@
 namespace fs = std::filesystem;
 using sinter::test::ProcessResult;
 using sinter::test::runRunner;
+using sinter::test::losses;
 
 namespace {
 
@@ -40,14 +41,6 @@ std::string writeConfig(const std::string& name, const std::string& outputDir, c
   fs::create_directories(fs::path(p).parent_path());
   std::ofstream(p, std::ios::binary) << text;
   return p;
-}
-
-std::vector<double> losses(const ProcessResult& r) {
-  std::vector<double> v;
-  for (const auto& line : r.lines())
-    if (auto e = sinter::events::parseJsonLine(line))
-      if (auto s = std::get_if<sinter::events::Step>(&*e)) v.push_back(s->loss);
-  return v;
 }
 
 // max |a - b| over the tensors of two files whose keys start with `prefix` (the keys must agree).
