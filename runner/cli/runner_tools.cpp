@@ -20,6 +20,7 @@
 #include "models/random_checkpoint.h"
 #include "train/benchmark.h"
 #include "train/flux_benchmark.h"
+#include "train/step_profiler.h"
 #include "train/device_info.h"
 #include "train/sdxl_module_outputs.h"
 
@@ -229,6 +230,12 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
         return kExitBadInput;
       }
       const bool scaling = args.hasFlag("benchmark_scaling");
+      // benchmark_rows.cpp traces each row's first timed steps to output_dir; say why none will be.
+      if (std::string why; config.has("profile_steps") && config.getInt("profile_steps") > 0) {
+        if (!train::profilerAvailable(&why)) spdlog::warn("profile_steps: {}", why);
+        else if (config.getString("output_dir").empty())
+          spdlog::warn("profile_steps: the benchmark writes its traces to output_dir, which is not set");
+      }
       if (config.family() == Family::FLUX) return train::runFluxBenchmark(config, n, *tiny, scaling);
       return train::runBenchmark(config, n, *tiny, scaling);
     }

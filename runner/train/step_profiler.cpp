@@ -89,6 +89,9 @@ std::optional<std::string> StepProfiler::stop() {
   active_ = false;
   // Written beside and renamed, so that a trace file is never half written.
   const std::string partial = path_ + ".partial";
+  // A benchmark's output_dir may not exist yet (a run's loop has made it by now).
+  const std::filesystem::path folder = std::filesystem::path(path_).parent_path();
+  if (!folder.empty()) std::filesystem::create_directories(folder);
   result->save(partial);
   std::filesystem::rename(partial, path_);
   return path_;

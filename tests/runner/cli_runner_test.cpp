@@ -138,3 +138,20 @@ TEST_F(RunnerCli, DryRunChecksWhatTheRunNeeds) {
   EXPECT_NE(r.output.find("/nonexistent/model.safetensors"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("/nonexistent/images"), std::string::npos) << r.output;
 }
+
+// profile_steps in a benchmark: each row's trace goes to output_dir, made if missing; a libtorch
+// without Kineto says so instead of writing nothing silently.
+TEST_F(RunnerCli, BenchmarkProfileTracesGoToOutputDirOrSayWhyNot) {
+  const fs::path out = dir / "not" / "made" / "yet";
+  Result r = run({"--benchmark_steps", "1", "--model_size", "tiny", "--profile_steps", "1", "--output_dir", out.string()});
+  ASSERT_EQ(r.code, 0) << r.output;
+  if (r.output.find("profile_steps: this libtorch was built without the Kineto profiler") != std::string::npos) {
+    EXPECT_FALSE(fs::exists(out)) << r.output;
+  } else {
+    ASSERT_TRUE(fs::exists(out / "benchmark-eager__compile_off_.json")) << r.output;
+    EXPECT_GT(fs::file_size(out / "benchmark-eager__compile_off_.json"), 0u);
+  }
+  Result unset = run({"--benchmark_steps", "1", "--model_size", "tiny", "--profile_steps", "1"});
+  ASSERT_EQ(unset.code, 0) << unset.output;
+  EXPECT_NE(unset.output.find("profile_steps: "), std::string::npos) << unset.output;
+}
