@@ -63,7 +63,8 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
     plan.mechanisms.push_back("LoRA: the up projection's GEMM adds into the base output in its epilogue (always on)");
     // The family's own kernels (kernels/fused_kernels.h).
     const bool flux = family == Family::FLUX;
-    const std::string kernels = flux ? "QK RMSNorm+RoPE" : "GEGLU, GroupNorm+SiLU";
+    const std::string kernels = flux ? "QK RMSNorm+RoPE, LayerNorm+modulate, gated residual, attention+GELU join"
+                                     : "GEGLU, GroupNorm+SiLU";
     if (!facts.fusedKernelsInBuild) {
       plan.unavailable.push_back("fused kernels (" + kernels + "): this build has no CUDA kernels (a CUDA libtorch and nvcc)");
     } else if (!facts.cudaDevice) {
@@ -72,7 +73,9 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
       plan.fuseKernels = true;
       plan.mechanisms.push_back(
           flux ? "fused kernels: QK RMSNorm+RoPE (each head's query and key normalised, scaled and turned in float32, "
-                 "rounded once, in one kernel each way where the stock operators take a dozen)"
+                 "rounded once, in one kernel each way where the stock operators take a dozen), LayerNorm+modulate and "
+                 "the gated residual (one pass each way, the shift, scale and gate gradients summed in the same pass), "
+                 "and the single blocks' attention+GELU join (linear2's input written once, GELU read in place)"
                : "fused kernels: GEGLU (value * gelu(gate)) and GroupNorm+SiLU (float32 statistics, rounded once), each "
                  "reading its input once or twice where the stock operators write intermediates");
     }

@@ -32,4 +32,25 @@ torch::Tensor groupNormSilu(const torch::Tensor& x, const torch::Tensor& weight,
 std::vector<torch::Tensor> fluxQkNormRope(const torch::Tensor& qkv, const torch::Tensor& qScale, const torch::Tensor& kScale,
                                           const torch::Tensor& rotations, int64_t heads, double eps = 1e-6);
 
+// FLUX's modulation around each block's attention and MLP, one kernel each way where the stock
+// operators write a normalized copy, a scaled copy and a shifted one (and in backward sum each).
+// x, residual and y: [B, L, C]; shift, scale and gate: [B or 1, 1, C] (chunks of the modulation
+// Linear's output are read in place). Computed in float32 and rounded once; the weight gradients
+// are summed per tile of rows in a fixed order (the same bits each run). CUDA tensors of float32,
+// float16 or bfloat16 whose rows fluxRowsFitKernels() accepts; throws otherwise, and in a build
+// without the kernels.
+bool fluxRowsFitKernels(const torch::Tensor& x);  // [B, L, C], C a multiple of 4 up to 4096
+// (1 + scale) * layer_norm(x, no affine, eps) + shift
+torch::Tensor fluxLayerNormModulate(const torch::Tensor& x, const torch::Tensor& shift, const torch::Tensor& scale,
+                                    double eps = 1e-6);
+// residual + gate * y
+torch::Tensor fluxGatedResidual(const torch::Tensor& residual, const torch::Tensor& gate, const torch::Tensor& y);
+
+// The single block's linear2 input, cat(attended, gelu_tanh(mlp), -1), written once: attended
+// [B, L, H, D] or [B, L, H * D] (any strides: the attention's output transposed), mlp [B, L, M] (rows
+// may be strided, as linear1's output split); the GELU read with vector loads, not through the
+// strided copy the stock operators take, and no separate concatenation. Its gradient for mlp is one
+// kernel; for attended, a view of the incoming gradient. CUDA tensors; throws in a build without the kernels.
+torch::Tensor fluxAttentionGeluJoin(const torch::Tensor& attended, const torch::Tensor& mlp);
+
 }  // namespace sinter::kernels

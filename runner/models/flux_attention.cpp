@@ -27,9 +27,13 @@ FluxQkv normedRotatedQkv(const torch::Tensor& qkvProjected, FluxQkNormImpl& norm
   return out;
 }
 
+torch::Tensor fluxAttentionByToken(const FluxQkv& rotated, const torch::Tensor& mask) {
+  return scaledDotProductAttention(rotated.q, rotated.k, rotated.v, mask).transpose(1, 2);  // [B, H, L, D] -> [B, L, H, D]
+}
+
 torch::Tensor fluxAttention(const FluxQkv& rotated, const torch::Tensor& mask) {
-  const torch::Tensor out = scaledDotProductAttention(rotated.q, rotated.k, rotated.v, mask);  // [B, H, L, D]
-  return out.transpose(1, 2).reshape({out.size(0), out.size(2), -1});
+  const torch::Tensor out = fluxAttentionByToken(rotated, mask);
+  return out.reshape({out.size(0), out.size(1), -1});
 }
 
 FluxSelfAttentionImpl::FluxSelfAttentionImpl(int64_t hidden, int64_t heads, bool qkvBias) : heads_(heads) {

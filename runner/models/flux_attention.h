@@ -27,6 +27,8 @@ FluxQkv normedRotatedQkv(const torch::Tensor& qkvProjected, FluxQkNormImpl& norm
 // softmax(q k^T / sqrt(d)) v with q and k already turned, heads merged back: [B, L, heads * headDim].
 // mask: undefined, or boolean [B, 1, 1, L] (false: a padding key no query attends to).
 torch::Tensor fluxAttention(const FluxQkv& rotated, const torch::Tensor& mask = {});
+// The same before the heads are merged: [B, L, heads, headDim] (a transposed view, not copied).
+torch::Tensor fluxAttentionByToken(const FluxQkv& rotated, const torch::Tensor& mask = {});
 
 class FluxSelfAttentionImpl : public torch::nn::Module {
  public:

@@ -19,19 +19,18 @@ std::pair<torch::Tensor, torch::Tensor> FluxDoubleBlockImpl::forward(const torch
 
   const int64_t t = txt.size(1);
   // rotations are the joint sequence's: the first t turn the text tokens, the rest the image's.
-  const FluxQkv txtQkv = txt_attn->rotatedQkv(txtMod[0].modulate(fluxLayerNorm(txt)), rotations.narrow(2, 0, t), fused);
-  const FluxQkv imgQkv =
-      img_attn->rotatedQkv(imgMod[0].modulate(fluxLayerNorm(img)), rotations.narrow(2, t, img.size(1)), fused);
+  const FluxQkv txtQkv = txt_attn->rotatedQkv(txtMod[0].normModulate(txt, fused), rotations.narrow(2, 0, t), fused);
+  const FluxQkv imgQkv = img_attn->rotatedQkv(imgMod[0].normModulate(img, fused), rotations.narrow(2, t, img.size(1)), fused);
   // One attention over [txt, img], then each stream takes back its own tokens.
   const FluxQkv joint{torch::cat({txtQkv.q, imgQkv.q}, 2), torch::cat({txtQkv.k, imgQkv.k}, 2),
                       torch::cat({txtQkv.v, imgQkv.v}, 2)};
   const torch::Tensor attended = fluxAttention(joint, mask);
   const torch::Tensor txtAttended = attended.narrow(1, 0, t), imgAttended = attended.narrow(1, t, img.size(1));
 
-  torch::Tensor imgOut = img + imgMod[0].gate * img_attn->proj(imgAttended);
-  imgOut = imgOut + imgMod[1].gate * img_mlp(imgMod[1].modulate(fluxLayerNorm(imgOut)));
-  torch::Tensor txtOut = txt + txtMod[0].gate * txt_attn->proj(txtAttended);
-  txtOut = txtOut + txtMod[1].gate * txt_mlp(txtMod[1].modulate(fluxLayerNorm(txtOut)));
+  torch::Tensor imgOut = imgMod[0].gatedAdd(img, img_attn->proj(imgAttended), fused);
+  imgOut = imgMod[1].gatedAdd(imgOut, img_mlp(imgMod[1].normModulate(imgOut, fused)), fused);
+  torch::Tensor txtOut = txtMod[0].gatedAdd(txt, txt_attn->proj(txtAttended), fused);
+  txtOut = txtMod[1].gatedAdd(txtOut, txt_mlp(txtMod[1].normModulate(txtOut, fused)), fused);
   return {imgOut, txtOut};
 }
 

@@ -24,7 +24,7 @@ class FluxDoubleBlockImpl : public torch::nn::Module {
   FluxModulation img_mod{nullptr}, txt_mod{nullptr};
   FluxSelfAttention img_attn{nullptr}, txt_attn{nullptr};
   FluxMlp img_mlp{nullptr}, txt_mlp{nullptr};
-  bool fused = false;  // on CUDA: QK norm + RoPE as one kernel each way (normedRotatedQkv)
+  bool fused = false;  // on CUDA: QK norm + RoPE, LayerNorm+modulate, the gated residuals as one kernel each way
 };
 TORCH_MODULE(FluxDoubleBlock);
 

@@ -1,5 +1,6 @@
 #include "models/flux_layers.h"
 
+#include "kernels/fused_kernels.h"
 #include "models/timestep_embedding.h"
 
 namespace sinter::models {
@@ -16,6 +17,16 @@ torch::Tensor fluxLayerNorm(const torch::Tensor& x) {
 }
 
 torch::Tensor geluTanh(const torch::Tensor& x) { return torch::gelu(x, "tanh"); }
+
+bool fluxKernelsTake(const torch::Tensor& x, bool fused) { return fused && x.is_cuda() && kernels::fluxRowsFitKernels(x); }
+
+torch::Tensor FluxModulationOut::normModulate(const torch::Tensor& x, bool fused) const {
+  return fluxKernelsTake(x, fused) ? kernels::fluxLayerNormModulate(x, shift, scale, 1e-6) : modulate(fluxLayerNorm(x));
+}
+
+torch::Tensor FluxModulationOut::gatedAdd(const torch::Tensor& residual, const torch::Tensor& y, bool fused) const {
+  return fluxKernelsTake(residual, fused) ? kernels::fluxGatedResidual(residual, gate, y) : residual + gate * y;
+}
 
 FluxMlpEmbedderImpl::FluxMlpEmbedderImpl(int64_t inDim, int64_t hiddenDim) {
   in_layer = register_module("in_layer", Linear(inDim, hiddenDim));

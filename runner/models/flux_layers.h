@@ -47,7 +47,15 @@ TORCH_MODULE(FluxQkNorm);
 struct FluxModulationOut {
   torch::Tensor shift, scale, gate;  // [B, 1, hidden]
   torch::Tensor modulate(const torch::Tensor& normalized) const { return (1 + scale) * normalized + shift; }
+  // modulate(fluxLayerNorm(x)), and residual + gate * y. fused: where fluxKernelsTake(x, fused),
+  // one CUDA kernel each way (kernels/fused_kernels.h), within the dtype's rounding of the stock operators.
+  torch::Tensor normModulate(const torch::Tensor& x, bool fused) const;
+  torch::Tensor gatedAdd(const torch::Tensor& residual, const torch::Tensor& y, bool fused) const;
 };
+
+// Whether the blocks' fused kernels run for activations x [B, L, hidden]: asked for, on CUDA, and
+// rows the kernels take (hidden a multiple of 4 up to 4096; FLUX's is 3072).
+bool fluxKernelsTake(const torch::Tensor& x, bool fused);
 
 // lin(silu(vec)) split into one (single blocks) or two (double blocks: attention, MLP) sets.
 class FluxModulationImpl : public torch::nn::Module {

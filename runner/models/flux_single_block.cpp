@@ -1,5 +1,6 @@
 #include "models/flux_single_block.h"
 
+#include "kernels/fused_kernels.h"
 #include "models/flux_attention.h"
 
 namespace sinter::models {
@@ -15,9 +16,13 @@ FluxSingleBlockImpl::FluxSingleBlockImpl(const FluxConfig& c)
 torch::Tensor FluxSingleBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& vec,
                                            const torch::Tensor& rotations, const torch::Tensor& mask) {
   const FluxModulationOut mod = modulation(vec)[0];
-  const std::vector<torch::Tensor> qkvAndMlp = linear1(mod.modulate(fluxLayerNorm(x))).split_with_sizes({3 * hidden_, mlpHidden_}, -1);
-  const torch::Tensor attended = fluxAttention(normedRotatedQkv(qkvAndMlp[0], *norm, rotations, heads_, fused), mask);
-  return x + mod.gate * linear2(torch::cat({attended, geluTanh(qkvAndMlp[1])}, 2));
+  const std::vector<torch::Tensor> qkvAndMlp = linear1(mod.normModulate(x, fused)).split_with_sizes({3 * hidden_, mlpHidden_}, -1);
+  const FluxQkv rotated = normedRotatedQkv(qkvAndMlp[0], *norm, rotations, heads_, fused);
+  // linear2 reads [attention, GELU(mlp)] side by side; fused, they are written there directly.
+  const torch::Tensor joined = fluxKernelsTake(x, fused)
+                                   ? kernels::fluxAttentionGeluJoin(fluxAttentionByToken(rotated, mask), qkvAndMlp[1])
+                                   : torch::cat({fluxAttention(rotated, mask), geluTanh(qkvAndMlp[1])}, 2);
+  return mod.gatedAdd(x, linear2(joined), fused);
 }
 
 }  // namespace sinter::models

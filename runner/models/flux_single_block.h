@@ -20,7 +20,7 @@ class FluxSingleBlockImpl : public torch::nn::Module {
   Linear linear1{nullptr}, linear2{nullptr};
   FluxQkNorm norm{nullptr};
   FluxModulation modulation{nullptr};
-  bool fused = false;  // on CUDA: QK norm + RoPE as one kernel each way (normedRotatedQkv)
+  bool fused = false;  // on CUDA: QK norm + RoPE, LayerNorm+modulate, the GELU join, the gated residual fused
 
  private:
   int64_t hidden_, mlpHidden_, heads_;

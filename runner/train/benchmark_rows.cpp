@@ -53,6 +53,14 @@ void synchronizeDevice(const torch::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize(device.index());
 }
 
+namespace {
+
+BenchRow timeRow(const Config& config, const torch::Device& device, OptimizerUpdate& update, BenchModel& model, const BenchMode& m,
+                 const std::vector<StepShape>& shapes, const std::string& shapesLabel, long long steps,
+                 const compile::CompilePlan& plan, std::optional<GraphedRegions>& regions);
+
+}  // namespace
+
 BenchRow runBenchRow(const Config& config, const torch::Device& device, OptimizerUpdate& update, BenchModel& model,
                      const BenchMode& m, const std::vector<StepShape>& shapes, const std::string& shapesLabel, long long steps) {
   Config rowConfig = config;
@@ -71,12 +79,36 @@ BenchRow runBenchRow(const Config& config, const torch::Device& device, Optimize
     refused.refused = *plan.fatal;
     return refused;
   }
+  std::optional<GraphedRegions> regions;  // the row's per-block graphs, if it has them
+  try {
+    return timeRow(rowConfig, device, update, model, m, shapes, shapesLabel, steps, plan, regions);
+  } catch (const std::exception& e) {
+    // The other rows still run; the table says which failed and why.
+    spdlog::error("{}: failed: {}", m.label, e.what());
+    if (regions)
+      for (const std::string& failure : regions->takeFailures()) spdlog::warn("{}", failure);
+    if (model.captureRegions) model.captureRegions(nullptr);
+    if (model.setFusedKernels) model.setFusedKernels(false);
+    at::globalContext().setBenchmarkCuDNN(config.getBool("cuda_cudnn_benchmark"));
+    if (plan.tuneGemms) compile::disableGemmTuning();
+    BenchRow failed;
+    failed.mode = m.label;
+    failed.shapes = shapesLabel;
+    failed.failed = e.what();
+    return failed;
+  }
+}
+
+namespace {
+
+BenchRow timeRow(const Config& config, const torch::Device& device, OptimizerUpdate& update, BenchModel& model, const BenchMode& m,
+                 const std::vector<StepShape>& shapes, const std::string& shapesLabel, long long steps,
+                 const compile::CompilePlan& plan, std::optional<GraphedRegions>& regions) {
   const bool fused = plan.fuseKernels && model.setFusedKernels;
   if (model.setFusedKernels) model.setFusedKernels(plan.fuseKernels);
   if (plan.cudnnBenchmark) at::globalContext().setBenchmarkCuDNN(true);
   if (plan.tuneGemms) spdlog::info("{}", compile::enableGemmTuning(compile::defaultGemmTuningFile()));
   // Per block: the model's blocks replay their own graphs within an eager step.
-  std::optional<GraphedRegions> regions;
   if (plan.captureRegions) {
     regions.emplace(device, plan.cacheLimit, std::vector<at::Generator>{model.generator});
     model.captureRegions(&*regions);
@@ -140,12 +172,15 @@ BenchRow runBenchRow(const Config& config, const torch::Device& device, Optimize
   return row;
 }
 
+}  // namespace
+
 void printBenchRows(const std::vector<BenchRow>& rows) {
   std::printf("| mode | shapes | mechanism | first step (warm-up + capture) | median step (synced) | step, pipelined | "
               "vs eager | peak memory | replayed |\n|---|---|---|---|---|---|---|---|---|\n");
   for (const BenchRow& r : rows) {
-    if (!r.refused.empty()) {
-      std::printf("| %s | %s | refused: %s | | | | | | |\n", r.mode.c_str(), r.shapes.c_str(), r.refused.c_str());
+    if (!r.refused.empty() || !r.failed.empty()) {
+      std::printf("| %s | %s | %s: %s | | | | | | |\n", r.mode.c_str(), r.shapes.c_str(), r.refused.empty() ? "failed" : "refused",
+                  (r.refused.empty() ? r.failed : r.refused).c_str());
       continue;
     }
     const BenchRow& eager = *std::find_if(rows.begin(), rows.end(), [&](const BenchRow& e) { return e.shapes == r.shapes; });

@@ -32,6 +32,7 @@ struct BenchRow {
   double firstStepS = 0, medianMs = 0, pipelinedMs = 0, peakMiB = 0;
   double replayedShare = 0;
   std::string refused;  // the plan's fatal error: the row did not run
+  std::string failed;   // what it threw while running (the other rows still run)
 };
 
 // What a row needs of the model under test: its staged loss, its per-block regions and its fused kernels.

@@ -157,7 +157,10 @@ torch::Tensor GraphedRegions::run(const std::string& name, const std::vector<tor
   auto it = entries_.find(key);
   Entry* e = it == entries_.end() ? nullptr : it->second.get();
   if (!e && !failed_.count(key) && signaturesPerRegion_[name] < cacheLimit_) e = capture(name, key, inputs, body);
-  if (!e) {
+  // A region whose backward pass could not be captured runs eagerly, forward too: the autograd
+  // graph recorded at its capture saw the weights of that step (later writes to them, such as the
+  // compute copies' refresh, would make it stale).
+  if (!e || e->backwardEager) {
     ++eager_;
     return body(inputs);
   }
@@ -251,8 +254,9 @@ void GraphedRegions::captureBackward(Entry& e) {
                                                           poolOwner_);
     e.recorded = torch::Tensor();  // the recorded autograd graph: its saved tensors go back to the pool
   } catch (const std::exception& ex) {
-    e.backwardEager = true;  // from now on its backward pass differentiates `recorded` eagerly
-    newFailures_.push_back(e.key + ": the backward pass runs eagerly: " + ex.what());
+    e.backwardEager = true;  // from the next step on, the region runs eagerly
+    e.recorded = torch::Tensor();
+    newFailures_.push_back(e.key + ": its backward pass cannot be captured, so the region runs eagerly: " + ex.what());
   }
   generators.restore();
   captureSeconds_ += secondsSince(start);

@@ -1,5 +1,6 @@
 // On the GPU machine: each fused kernel of runner/kernels against the formula it replaces, forward
-// and backward (for GroupNorm+SiLU also the weight and bias gradients, for QK RMSNorm+RoPE the scales'), in float64 (the reference) and in the stock operators of the same dtype. Exits 1
+// and backward (for GroupNorm+SiLU also the weight and bias gradients, for QK RMSNorm+RoPE the
+// scales', for FLUX's modulation the shift, scale and gate gradients), in float64 (the reference) and in the stock operators of the same dtype. Exits 1
 // when a kernel is further from the float64 reference than the bound stated for its dtype:
 //   float32: 1e-5 relative (max abs difference over max abs value);
 //   float16 / bfloat16: 1.5x the stock operators' own distance from the reference, and 1e-2
@@ -11,11 +12,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "kernels/fused_kernels.h"
 #include "models/flux_attention.h"
+#include "models/flux_layers.h"
 #include "models/flux_rope.h"
 
 namespace {
@@ -192,6 +196,108 @@ bool checkQkNormRope(torch::Dtype dtype) {
   return ok;
 }
 
+// Prints each part's distance from the float64 reference, the fused kernel's and the stock
+// operators', against the bound: float32 1e-5; half types 1.5x the stock operators' (at least 1e-4,
+// at most 1e-2). Parts: {name, fused, stock, reference}.
+bool reportParts(const std::string& label, torch::Dtype dtype,
+                 const std::vector<std::tuple<const char*, torch::Tensor, torch::Tensor, torch::Tensor>>& parts) {
+  const bool fp32 = dtype == torch::kFloat32;
+  bool ok = true;
+  std::printf("%s %-9s:", label.c_str(), c10::toString(dtype));
+  for (const auto& [name, fused, stock, ref] : parts) {
+    const double ours = relative(fused, ref), theirs = relative(stock, ref);
+    const double bound = fp32 ? 1e-5 : std::max(1e-4, std::min(1e-2, 1.5 * theirs));
+    const bool partOk = ours <= bound;
+    ok = ok && partOk;
+    std::printf(" %s %.2e (stock %.2e, bound %.2e)%s", name, ours, theirs, bound, partOk ? "" : " FAILS");
+  }
+  std::printf(": %s\n", ok ? "ok" : "FAILS");
+  return ok;
+}
+
+// A modulation Linear's output as the blocks chunk it: [B, 1, 3C] read as shift, scale, gate views.
+std::vector<torch::Tensor> modulationChunks(const torch::Tensor& wide) { return wide.chunk(3, -1); }
+
+// FLUX's LayerNorm+modulate and gated residual: the fused kernels and the blocks' stock path
+// (FluxModulationOut with fused off) against the formulas in float64, on chunks of one modulation
+// output (strided vectors), x with a mean far from zero, rows not a multiple of a tile.
+bool checkFluxModulation(torch::Dtype dtype, int64_t b, int64_t l, int64_t c) {
+  using namespace sinter::models;
+  torch::manual_seed(11);
+  const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(torch::kCUDA);
+  torch::Tensor xBase = torch::randn({b, l, c}, f64) * 2 + 5, yBase = torch::randn({b, l, c}, f64);
+  torch::Tensor wideBase = torch::randn({b, 1, 3 * c}, f64) * 0.5;
+  torch::Tensor gradNorm = torch::randn({b, l, c}, f64), gradGated = torch::randn({b, l, c}, f64);
+  struct Run {
+    torch::Tensor x, y, wide, normed, gated;
+  };
+  auto run = [&](torch::Dtype t, int kind) {  // 0: float64 formula, 1: stock operators, 2: fused kernels
+    auto leaf = [t](const torch::Tensor& v) { return v.to(t).detach().clone().requires_grad_(true); };
+    Run r{leaf(xBase), leaf(yBase), leaf(wideBase), {}, {}};
+    const std::vector<torch::Tensor> m = modulationChunks(r.wide);
+    const FluxModulationOut mod{m[0], m[1], m[2]};
+    if (kind == 0) {
+      const torch::Tensor mean = r.x.mean(-1, true), var = (r.x - mean).pow(2).mean(-1, true);
+      r.normed = (1 + mod.scale) * (r.x - mean) / torch::sqrt(var + 1e-6) + mod.shift;
+      r.gated = r.x + mod.gate * r.y;
+    } else {
+      r.normed = mod.normModulate(r.x, kind == 2);
+      r.gated = mod.gatedAdd(r.x, r.y, kind == 2);
+    }
+    torch::autograd::backward({r.normed, r.gated}, {gradNorm.to(t), gradGated.to(t)});
+    return r;
+  };
+  const Run fused = run(dtype, 2), stock = run(dtype, 1);
+  for (torch::Tensor* v : {&xBase, &yBase, &wideBase, &gradNorm, &gradGated}) *v = v->to(dtype).to(torch::kFloat64);
+  const Run ref = run(torch::kFloat64, 0);
+  auto part = [&](const char* name, const std::function<torch::Tensor(const Run&)>& get) {
+    return std::make_tuple(name, get(fused), get(stock), get(ref));
+  };
+  return reportParts("FLUX LayerNorm+modulate, gated residual [" + std::to_string(b) + ", " + std::to_string(l) + ", " +
+                         std::to_string(c) + "]",
+                     dtype,
+                     {part("normed", [](const Run& r) { return r.normed.detach(); }),
+                      part("gated", [](const Run& r) { return r.gated.detach(); }),
+                      part("dx", [](const Run& r) { return r.x.grad(); }),
+                      part("dy", [](const Run& r) { return r.y.grad(); }),
+                      part("dshift", [c](const Run& r) { return r.wide.grad().narrow(2, 0, c); }),
+                      part("dscale", [c](const Run& r) { return r.wide.grad().narrow(2, c, c); }),
+                      part("dgate", [c](const Run& r) { return r.wide.grad().narrow(2, 2 * c, c); })});
+}
+
+// The single block's join of the attention output and GELU(tanh) of linear1's MLP columns (a
+// strided slice), against cat + gelu in float64 and the stock operators.
+bool checkAttentionGeluJoin(torch::Dtype dtype) {
+  torch::manual_seed(13);
+  const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(torch::kCUDA);
+  const int64_t b = 2, heads = 3, l = 37, d = 64, m = 4 * heads * d, qkvWidth = 3 * heads * d;
+  torch::Tensor attnBase = torch::randn({b, heads, l, d}, f64), wideBase = torch::randn({b, l, qkvWidth + m}, f64) * 2;
+  torch::Tensor gradOut = torch::randn({b, l, heads * d + m}, f64);
+  struct Run {
+    torch::Tensor attn, wide, out;
+  };
+  auto run = [&](torch::Dtype t, bool fusedKernel) {
+    auto leaf = [t](const torch::Tensor& v) { return v.to(t).detach().clone().requires_grad_(true); };
+    Run r{leaf(attnBase), leaf(wideBase), {}};
+    const torch::Tensor byToken = r.attn.transpose(1, 2), mlp = r.wide.narrow(2, qkvWidth, m);
+    r.out = fusedKernel ? sinter::kernels::fluxAttentionGeluJoin(byToken, mlp)
+                        : torch::cat({byToken.reshape({b, l, -1}), torch::gelu(mlp, "tanh")}, 2);
+    r.out.backward(gradOut.to(t));
+    return r;
+  };
+  const Run fused = run(dtype, true), stock = run(dtype, false);
+  for (torch::Tensor* v : {&attnBase, &wideBase, &gradOut}) *v = v->to(dtype).to(torch::kFloat64);
+  const Run ref = run(torch::kFloat64, false);
+  auto part = [&](const char* name, const std::function<torch::Tensor(const Run&)>& get) {
+    return std::make_tuple(name, get(fused), get(stock), get(ref));
+  };
+  return reportParts("FLUX attention+GELU join", dtype,
+                     {part("out", [](const Run& r) { return r.out.detach(); }),
+                      part("dattended", [](const Run& r) { return r.attn.grad(); }),
+                      part("dmlp", [&](const Run& r) { return r.wide.grad().narrow(2, qkvWidth, m); }),
+                      part("dqkv (zero)", [&](const Run& r) { return r.wide.grad().narrow(2, 0, qkvWidth) + 1; })});
+}
+
 }  // namespace
 
 int main() {
@@ -208,6 +314,9 @@ int main() {
     ok = checkGroupNormSilu(dtype, {1, 320, 128, 128}, 32, 0.0) && ok;
     ok = checkGroupNormSilu(dtype, {2, 640, 32, 32}, 32, 40.0) && ok;
     ok = checkQkNormRope(dtype) && ok;
+    ok = checkFluxModulation(dtype, 2, 45, 3072) && ok;  // FLUX's width; 45 rows: a tile and a part
+    ok = checkFluxModulation(dtype, 1, 70, 64) && ok;    // the tiny model's width
+    ok = checkAttentionGeluJoin(dtype) && ok;
   }
   return ok ? 0 : 1;
 }

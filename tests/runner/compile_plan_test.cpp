@@ -114,12 +114,16 @@ TEST(CompilePlan, FluxRegionsAreItsDoubleAndSingleBlocks) {
   const CompilePlan fused = planCompile(compileConfig("inductor", "default", "auto", false), Family::FLUX, inBuild);
   EXPECT_TRUE(fused.fuseKernels);
   EXPECT_TRUE(mentions(fused.mechanisms, "fused kernels: QK RMSNorm+RoPE"));
+  EXPECT_TRUE(mentions(fused.mechanisms, "LayerNorm+modulate and the gated residual"));
+  EXPECT_TRUE(mentions(fused.mechanisms, "attention+GELU join"));
   EXPECT_FALSE(mentions(fused.mechanisms, "GEGLU"));
   CaptureFacts noKernels = inBuild;
   noKernels.fusedKernelsInBuild = false;
   const CompilePlan unfused = planCompile(compileConfig("inductor", "default", "auto", false), Family::FLUX, noKernels);
   EXPECT_FALSE(unfused.fuseKernels);
-  EXPECT_TRUE(mentions(unfused.unavailable, "fused kernels (QK RMSNorm+RoPE): this build has no CUDA kernels"));
+  EXPECT_TRUE(mentions(unfused.unavailable,
+                       "fused kernels (QK RMSNorm+RoPE, LayerNorm+modulate, gated residual, attention+GELU join): this build has "
+                       "no CUDA kernels"));
 }
 
 TEST(CompilePlan, CacheLimitAndDeprecatedCompileArgs) {

@@ -1,0 +1,372 @@
+#include <ATen/Dispatch.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+
+#include "kernels/flux_modulation_cuda.h"
+
+namespace sinter::kernels {
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kVec = 4;                // elements per load: 8 bytes of bfloat16, 16 of float32
+constexpr int kMaxVecsPerThread = 4;   // rows of up to 256 * 4 * 4 = 4096 channels (FLUX: 3072)
+constexpr int kRowsPerTile = 32;       // rows one block walks, summing its channels' weight gradients
+
+template <typename T>
+struct alignas(sizeof(T) * kVec) Vec {
+  T v[kVec];
+};
+
+template <typename T>
+__device__ __forceinline__ Vec<T> loadVec(const T* p) {
+  return *reinterpret_cast<const Vec<T>*>(p);
+}
+
+template <typename T>
+__device__ __forceinline__ void storeVec(T* p, const float (&f)[kVec]) {
+  Vec<T> out;
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) out.v[e] = static_cast<T>(f[e]);
+  *reinterpret_cast<Vec<T>*>(p) = out;
+}
+
+__device__ __forceinline__ float warpSum(float v) {
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+// The block's sum, in a fixed order (the same bits on every run), given to every thread.
+__device__ float blockSum(float v, float* shared) {
+  v = warpSum(v);
+  if ((threadIdx.x & 31) == 0) shared[threadIdx.x >> 5] = v;
+  __syncthreads();
+  float total = 0.0f;
+#pragma unroll
+  for (int w = 0; w < kThreads / 32; ++w) total += shared[w];
+  __syncthreads();  // shared is written again by the next call
+  return total;
+}
+
+// This thread's slots: channel vectors threadIdx.x, + kThreads, ... below `vecs`.
+__device__ __forceinline__ bool owns(int i, int64_t vecs) { return threadIdx.x + i * kThreads < vecs; }
+__device__ __forceinline__ int64_t channelOf(int i) { return (threadIdx.x + static_cast<int64_t>(i) * kThreads) * kVec; }
+
+// y = (x - mean) * rstd * (1 + scale) + shift per row of C channels, statistics in float32 (two
+// passes over the row held in registers), rounded once. Grid: (row tiles, B).
+template <typename T>
+__global__ void layerNormModulateForward(const T* __restrict__ x, const T* __restrict__ shift, const T* __restrict__ scale,
+                                         T* __restrict__ out, float* __restrict__ meanOut, float* __restrict__ rstdOut,
+                                         RowsGeometry g, float eps) {
+  __shared__ float shared[kThreads / 32];
+  const int64_t b = blockIdx.y, vecs = g.channels / kVec;
+  float onePlusScale[kMaxVecsPerThread][kVec], shiftOf[kMaxVecsPerThread][kVec];
+#pragma unroll
+  for (int i = 0; i < kMaxVecsPerThread; ++i) {
+    if (!owns(i, vecs)) continue;
+    const Vec<T> s = loadVec(scale + b * g.modBatchStride + channelOf(i)), t = loadVec(shift + b * g.modBatchStride + channelOf(i));
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) {
+      onePlusScale[i][e] = 1.0f + static_cast<float>(s.v[e]);
+      shiftOf[i][e] = static_cast<float>(t.v[e]);
+    }
+  }
+  const float inverseC = 1.0f / static_cast<float>(g.channels);
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kRowsPerTile;
+  for (int64_t l = first; l < first + kRowsPerTile && l < g.length; ++l) {
+    const int64_t row = b * g.length + l;
+    const T* xr = x + row * g.channels;
+    float v[kMaxVecsPerThread][kVec];
+    float sum = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kMaxVecsPerThread; ++i) {
+      if (!owns(i, vecs)) continue;
+      const Vec<T> in = loadVec(xr + channelOf(i));
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) sum += v[i][e] = static_cast<float>(in.v[e]);
+    }
+    const float mean = blockSum(sum, shared) * inverseC;
+    float squares = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kMaxVecsPerThread; ++i) {
+      if (!owns(i, vecs)) continue;
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) squares += (v[i][e] - mean) * (v[i][e] - mean);
+    }
+    const float rstd = rsqrtf(blockSum(squares, shared) * inverseC + eps);
+#pragma unroll
+    for (int i = 0; i < kMaxVecsPerThread; ++i) {
+      if (!owns(i, vecs)) continue;
+      float y[kVec];
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) y[e] = (v[i][e] - mean) * rstd * onePlusScale[i][e] + shiftOf[i][e];
+      storeVec(out + row * g.channels + channelOf(i), y);
+    }
+    if (threadIdx.x == 0) {
+      meanOut[row] = mean;
+      rstdOut[row] = rstd;
+    }
+  }
+}
+
+// With xhat = (x - mean) * rstd and d xhat = d y * (1 + scale):
+//   d x = rstd * (d xhat - mean(d xhat) - xhat * mean(d xhat * xhat)),
+//   d scale = sum over rows of d y * xhat, d shift = sum over rows of d y (per tile, into partials
+//   [B, tiles, 2, C]; the caller adds the tiles).
+template <typename T>
+__global__ void layerNormModulateBackward(const T* __restrict__ x, const T* __restrict__ scale, const float* __restrict__ meanIn,
+                                          const float* __restrict__ rstdIn, const T* __restrict__ gradOut,
+                                          T* __restrict__ gradX, float* __restrict__ partials, RowsGeometry g) {
+  __shared__ float shared[kThreads / 32];
+  const int64_t b = blockIdx.y, vecs = g.channels / kVec;
+  float onePlusScale[kMaxVecsPerThread][kVec], dScale[kMaxVecsPerThread][kVec], dShift[kMaxVecsPerThread][kVec];
+#pragma unroll
+  for (int i = 0; i < kMaxVecsPerThread; ++i) {
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) dScale[i][e] = dShift[i][e] = 0.0f;
+    if (!owns(i, vecs)) continue;
+    const Vec<T> s = loadVec(scale + b * g.modBatchStride + channelOf(i));
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) onePlusScale[i][e] = 1.0f + static_cast<float>(s.v[e]);
+  }
+  const float inverseC = 1.0f / static_cast<float>(g.channels);
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kRowsPerTile;
+  for (int64_t l = first; l < first + kRowsPerTile && l < g.length; ++l) {
+    const int64_t row = b * g.length + l;
+    const float mean = meanIn[row], rstd = rstdIn[row];
+    float xhat[kMaxVecsPerThread][kVec], dxhat[kMaxVecsPerThread][kVec];
+    float sumD = 0.0f, sumDX = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kMaxVecsPerThread; ++i) {
+      if (!owns(i, vecs)) continue;
+      const Vec<T> in = loadVec(x + row * g.channels + channelOf(i)), go = loadVec(gradOut + row * g.channels + channelOf(i));
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) {
+        const float dy = static_cast<float>(go.v[e]);
+        xhat[i][e] = (static_cast<float>(in.v[e]) - mean) * rstd;
+        dxhat[i][e] = dy * onePlusScale[i][e];
+        sumD += dxhat[i][e];
+        sumDX += dxhat[i][e] * xhat[i][e];
+        dScale[i][e] += dy * xhat[i][e];
+        dShift[i][e] += dy;
+      }
+    }
+    const float meanD = blockSum(sumD, shared) * inverseC, meanDX = blockSum(sumDX, shared) * inverseC;
+#pragma unroll
+    for (int i = 0; i < kMaxVecsPerThread; ++i) {
+      if (!owns(i, vecs)) continue;
+      float dx[kVec];
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) dx[e] = rstd * (dxhat[i][e] - meanD - xhat[i][e] * meanDX);
+      storeVec(gradX + row * g.channels + channelOf(i), dx);
+    }
+  }
+  float* p = partials + (b * gridDim.x + blockIdx.x) * 2 * g.channels;
+#pragma unroll
+  for (int i = 0; i < kMaxVecsPerThread; ++i) {
+    if (!owns(i, vecs)) continue;
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) {
+      p[channelOf(i) + e] = dScale[i][e];
+      p[g.channels + channelOf(i) + e] = dShift[i][e];
+    }
+  }
+}
+
+// out = residual + gate * y, in float32, rounded once. Grid: (row tiles, B).
+template <typename T>
+__global__ void gatedResidualForward(const T* __restrict__ residual, const T* __restrict__ gate, const T* __restrict__ y,
+                                     T* __restrict__ out, RowsGeometry g) {
+  const int64_t b = blockIdx.y, vecs = g.channels / kVec;
+  float gateOf[kMaxVecsPerThread][kVec];
+#pragma unroll
+  for (int i = 0; i < kMaxVecsPerThread; ++i) {
+    if (!owns(i, vecs)) continue;
+    const Vec<T> s = loadVec(gate + b * g.modBatchStride + channelOf(i));
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) gateOf[i][e] = static_cast<float>(s.v[e]);
+  }
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kRowsPerTile;
+  for (int64_t l = first; l < first + kRowsPerTile && l < g.length; ++l) {
+    const int64_t at = (b * g.length + l) * g.channels;
+#pragma unroll
+    for (int i = 0; i < kMaxVecsPerThread; ++i) {
+      if (!owns(i, vecs)) continue;
+      const Vec<T> r = loadVec(residual + at + channelOf(i)), v = loadVec(y + at + channelOf(i));
+      float o[kVec];
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) o[e] = static_cast<float>(r.v[e]) + gateOf[i][e] * static_cast<float>(v.v[e]);
+      storeVec(out + at + channelOf(i), o);
+    }
+  }
+}
+
+// d y = d out * gate; d gate = sum over rows of d out * y (per tile, into partials [B, tiles, C]).
+template <typename T>
+__global__ void gatedResidualBackward(const T* __restrict__ gate, const T* __restrict__ y, const T* __restrict__ gradOut,
+                                      T* __restrict__ gradY, float* __restrict__ partials, RowsGeometry g) {
+  const int64_t b = blockIdx.y, vecs = g.channels / kVec;
+  float gateOf[kMaxVecsPerThread][kVec], dGate[kMaxVecsPerThread][kVec];
+#pragma unroll
+  for (int i = 0; i < kMaxVecsPerThread; ++i) {
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) dGate[i][e] = 0.0f;
+    if (!owns(i, vecs)) continue;
+    const Vec<T> s = loadVec(gate + b * g.modBatchStride + channelOf(i));
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) gateOf[i][e] = static_cast<float>(s.v[e]);
+  }
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kRowsPerTile;
+  for (int64_t l = first; l < first + kRowsPerTile && l < g.length; ++l) {
+    const int64_t at = (b * g.length + l) * g.channels;
+#pragma unroll
+    for (int i = 0; i < kMaxVecsPerThread; ++i) {
+      if (!owns(i, vecs)) continue;
+      const Vec<T> go = loadVec(gradOut + at + channelOf(i)), v = loadVec(y + at + channelOf(i));
+      float dy[kVec];
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) {
+        const float d = static_cast<float>(go.v[e]);
+        dy[e] = d * gateOf[i][e];
+        dGate[i][e] += d * static_cast<float>(v.v[e]);
+      }
+      storeVec(gradY + at + channelOf(i), dy);
+    }
+  }
+  float* p = partials + (b * gridDim.x + blockIdx.x) * g.channels;
+#pragma unroll
+  for (int i = 0; i < kMaxVecsPerThread; ++i) {
+    if (!owns(i, vecs)) continue;
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) p[channelOf(i) + e] = dGate[i][e];
+  }
+}
+
+// PyTorch's gelu(approximate="tanh"): 0.5 x (1 + tanh(beta (x + kappa x^3))).
+constexpr float kBeta = 0.7978845608028654f;  // sqrt(2 / pi)
+constexpr float kKappa = 0.044715f;
+
+__device__ __forceinline__ float geluTanhOf(float x) {
+  return 0.5f * x * (1.0f + tanhf(kBeta * (x + kKappa * x * x * x)));
+}
+
+__device__ __forceinline__ float geluTanhDerivative(float x) {
+  const float t = tanhf(kBeta * (x + kKappa * x * x * x));
+  return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kBeta * (1.0f + 3.0f * kKappa * x * x);
+}
+
+// Rows of `cols` elements, each row at its own stride (a column range of a wider tensor), one
+// vector of kVec per thread and step: out[row] = f(in[row]) (f = gelu) or d in[row] = d out[row] * gelu'(in[row]).
+template <typename T, bool kBackward>
+__global__ void geluTanhRows(const T* __restrict__ in, int64_t inRowStride, const T* __restrict__ gradOut, int64_t gradRowStride,
+                             T* __restrict__ out, int64_t outRowStride, int64_t rows, int64_t cols) {
+  const int64_t vecsPerRow = cols / kVec, total = rows * vecsPerRow;
+  for (int64_t k = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; k < total;
+       k += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t row = k / vecsPerRow, col = (k - row * vecsPerRow) * kVec;
+    const Vec<T> x = loadVec(in + row * inRowStride + col);
+    float o[kVec];
+    if constexpr (kBackward) {
+      const Vec<T> go = loadVec(gradOut + row * gradRowStride + col);
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) o[e] = static_cast<float>(go.v[e]) * geluTanhDerivative(static_cast<float>(x.v[e]));
+    } else {
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) o[e] = geluTanhOf(static_cast<float>(x.v[e]));
+    }
+    storeVec(out + row * outRowStride + col, o);
+  }
+}
+
+dim3 tilesOf(const RowsGeometry& g) {
+  return dim3(static_cast<unsigned int>((g.length + kRowsPerTile - 1) / kRowsPerTile), static_cast<unsigned int>(g.batch));
+}
+
+unsigned int gridFor(int64_t vectors) {
+  const int64_t wanted = (vectors + kThreads - 1) / kThreads, cap = 65535LL * 8;
+  return static_cast<unsigned int>(wanted < 1 ? 1 : wanted > cap ? cap : wanted);
+}
+
+}  // namespace
+
+bool rowsKernelsFit(int64_t channels) { return channels % kVec == 0 && channels <= int64_t{kThreads} * kVec * kMaxVecsPerThread; }
+int64_t rowsKernelsAlignment() { return kVec; }
+
+std::vector<at::Tensor> layerNormModulateForwardCuda(const at::Tensor& x, const at::Tensor& shift, const at::Tensor& scale,
+                                                     const RowsGeometry& g, double eps) {
+  at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
+  at::Tensor mean = at::empty({g.batch, g.length}, x.options().dtype(at::kFloat)), rstd = at::empty_like(mean);
+  if (g.batch * g.length == 0) return {out, mean, rstd};
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "sinter_layer_norm_modulate_forward", [&] {
+    layerNormModulateForward<scalar_t><<<tilesOf(g), kThreads, 0, stream>>>(
+        x.data_ptr<scalar_t>(), shift.data_ptr<scalar_t>(), scale.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(),
+        mean.data_ptr<float>(), rstd.data_ptr<float>(), g, static_cast<float>(eps));
+  });
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return {out, mean, rstd};
+}
+
+std::vector<at::Tensor> layerNormModulateBackwardCuda(const at::Tensor& x, const at::Tensor& scale, const at::Tensor& mean,
+                                                      const at::Tensor& rstd, const at::Tensor& gradOut, const RowsGeometry& g) {
+  at::Tensor gradX = at::empty_like(x, at::MemoryFormat::Contiguous);
+  const dim3 grid = tilesOf(g);
+  at::Tensor partials = at::empty({g.batch, static_cast<int64_t>(grid.x), 2, g.channels}, x.options().dtype(at::kFloat));
+  if (g.batch * g.length == 0) return {gradX, partials.zero_().sum(1)};
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "sinter_layer_norm_modulate_backward", [&] {
+    layerNormModulateBackward<scalar_t><<<grid, kThreads, 0, stream>>>(
+        x.data_ptr<scalar_t>(), scale.data_ptr<scalar_t>(), mean.data_ptr<float>(), rstd.data_ptr<float>(),
+        gradOut.data_ptr<scalar_t>(), gradX.data_ptr<scalar_t>(), partials.data_ptr<float>(), g);
+  });
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return {gradX, partials.sum(1)};  // [B, 2, C]: d scale, d shift
+}
+
+at::Tensor gatedResidualForwardCuda(const at::Tensor& residual, const at::Tensor& gate, const at::Tensor& y,
+                                    const RowsGeometry& g) {
+  at::Tensor out = at::empty_like(residual, at::MemoryFormat::Contiguous);
+  if (g.batch * g.length == 0) return out;
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, residual.scalar_type(), "sinter_gated_residual_forward", [&] {
+    gatedResidualForward<scalar_t><<<tilesOf(g), kThreads, 0, stream>>>(
+        residual.data_ptr<scalar_t>(), gate.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), g);
+  });
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return out;
+}
+
+std::vector<at::Tensor> gatedResidualBackwardCuda(const at::Tensor& gate, const at::Tensor& y, const at::Tensor& gradOut,
+                                                  const RowsGeometry& g) {
+  at::Tensor gradY = at::empty_like(y, at::MemoryFormat::Contiguous);
+  const dim3 grid = tilesOf(g);
+  at::Tensor partials = at::empty({g.batch, static_cast<int64_t>(grid.x), g.channels}, y.options().dtype(at::kFloat));
+  if (g.batch * g.length == 0) return {gradY, partials.zero_().sum(1)};
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, y.scalar_type(), "sinter_gated_residual_backward", [&] {
+    gatedResidualBackward<scalar_t><<<grid, kThreads, 0, stream>>>(gate.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(),
+                                                                  gradOut.data_ptr<scalar_t>(), gradY.data_ptr<scalar_t>(),
+                                                                  partials.data_ptr<float>(), g);
+  });
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return {gradY, partials.sum(1)};  // [B, C]: d gate
+}
+
+void geluTanhRowsCuda(const at::Tensor& in, const at::Tensor& gradOut, at::Tensor& out) {
+  const int64_t cols = in.size(-1), rows = in.numel() / std::max<int64_t>(cols, 1);
+  if (rows * cols == 0) return;
+  auto rowStride = [](const at::Tensor& t) { return t.dim() >= 2 ? t.stride(-2) : t.size(-1); };
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  const unsigned int grid = gridFor(rows * (cols / kVec));
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, in.scalar_type(), "sinter_gelu_tanh_rows", [&] {
+    if (gradOut.defined())
+      geluTanhRows<scalar_t, true><<<grid, kThreads, 0, stream>>>(in.data_ptr<scalar_t>(), rowStride(in), gradOut.data_ptr<scalar_t>(),
+                                                                 rowStride(gradOut), out.data_ptr<scalar_t>(), rowStride(out), rows, cols);
+    else
+      geluTanhRows<scalar_t, false><<<grid, kThreads, 0, stream>>>(in.data_ptr<scalar_t>(), rowStride(in), nullptr, 0,
+                                                                  out.data_ptr<scalar_t>(), rowStride(out), rows, cols);
+  });
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+}  // namespace sinter::kernels
