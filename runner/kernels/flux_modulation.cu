@@ -52,6 +52,18 @@ __device__ float blockSum(float v, float* shared) {
 __device__ __forceinline__ bool owns(int i, int64_t vecs) { return threadIdx.x + i * kThreads < vecs; }
 __device__ __forceinline__ int64_t channelOf(int i) { return (threadIdx.x + static_cast<int64_t>(i) * kThreads) * kVec; }
 
+// This thread's channels of one sample's [1, C] vector (shift, scale or gate) in float32, plus `add`.
+template <typename T>
+__device__ __forceinline__ void loadChannels(const T* vector, int64_t vecs, float add, float (&out)[kMaxVecsPerThread][kVec]) {
+#pragma unroll
+  for (int i = 0; i < kMaxVecsPerThread; ++i) {
+    if (!owns(i, vecs)) continue;
+    const Vec<T> s = loadVec(vector + channelOf(i));
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) out[i][e] = add + static_cast<float>(s.v[e]);
+  }
+}
+
 // y = (x - mean) * rstd * (1 + scale) + shift per row of C channels, statistics in float32 (two
 // passes over the row held in registers), rounded once. Grid: (row tiles, B).
 template <typename T>
@@ -61,16 +73,8 @@ __global__ void layerNormModulateForward(const T* __restrict__ x, const T* __res
   __shared__ float shared[kThreads / 32];
   const int64_t b = blockIdx.y, vecs = g.channels / kVec;
   float onePlusScale[kMaxVecsPerThread][kVec], shiftOf[kMaxVecsPerThread][kVec];
-#pragma unroll
-  for (int i = 0; i < kMaxVecsPerThread; ++i) {
-    if (!owns(i, vecs)) continue;
-    const Vec<T> s = loadVec(scale + b * g.modBatchStride + channelOf(i)), t = loadVec(shift + b * g.modBatchStride + channelOf(i));
-#pragma unroll
-    for (int e = 0; e < kVec; ++e) {
-      onePlusScale[i][e] = 1.0f + static_cast<float>(s.v[e]);
-      shiftOf[i][e] = static_cast<float>(t.v[e]);
-    }
-  }
+  loadChannels(scale + b * g.modBatchStride, vecs, 1.0f, onePlusScale);
+  loadChannels(shift + b * g.modBatchStride, vecs, 0.0f, shiftOf);
   const float inverseC = 1.0f / static_cast<float>(g.channels);
   const int64_t first = static_cast<int64_t>(blockIdx.x) * kRowsPerTile;
   for (int64_t l = first; l < first + kRowsPerTile && l < g.length; ++l) {
@@ -119,16 +123,8 @@ __global__ void layerNormModulateBackward(const T* __restrict__ x, const T* __re
                                           T* __restrict__ gradX, float* __restrict__ partials, RowsGeometry g) {
   __shared__ float shared[kThreads / 32];
   const int64_t b = blockIdx.y, vecs = g.channels / kVec;
-  float onePlusScale[kMaxVecsPerThread][kVec], dScale[kMaxVecsPerThread][kVec], dShift[kMaxVecsPerThread][kVec];
-#pragma unroll
-  for (int i = 0; i < kMaxVecsPerThread; ++i) {
-#pragma unroll
-    for (int e = 0; e < kVec; ++e) dScale[i][e] = dShift[i][e] = 0.0f;
-    if (!owns(i, vecs)) continue;
-    const Vec<T> s = loadVec(scale + b * g.modBatchStride + channelOf(i));
-#pragma unroll
-    for (int e = 0; e < kVec; ++e) onePlusScale[i][e] = 1.0f + static_cast<float>(s.v[e]);
-  }
+  float onePlusScale[kMaxVecsPerThread][kVec], dScale[kMaxVecsPerThread][kVec] = {}, dShift[kMaxVecsPerThread][kVec] = {};
+  loadChannels(scale + b * g.modBatchStride, vecs, 1.0f, onePlusScale);
   const float inverseC = 1.0f / static_cast<float>(g.channels);
   const int64_t first = static_cast<int64_t>(blockIdx.x) * kRowsPerTile;
   for (int64_t l = first; l < first + kRowsPerTile && l < g.length; ++l) {
@@ -179,13 +175,7 @@ __global__ void gatedResidualForward(const T* __restrict__ residual, const T* __
                                      T* __restrict__ out, RowsGeometry g) {
   const int64_t b = blockIdx.y, vecs = g.channels / kVec;
   float gateOf[kMaxVecsPerThread][kVec];
-#pragma unroll
-  for (int i = 0; i < kMaxVecsPerThread; ++i) {
-    if (!owns(i, vecs)) continue;
-    const Vec<T> s = loadVec(gate + b * g.modBatchStride + channelOf(i));
-#pragma unroll
-    for (int e = 0; e < kVec; ++e) gateOf[i][e] = static_cast<float>(s.v[e]);
-  }
+  loadChannels(gate + b * g.modBatchStride, vecs, 0.0f, gateOf);
   const int64_t first = static_cast<int64_t>(blockIdx.x) * kRowsPerTile;
   for (int64_t l = first; l < first + kRowsPerTile && l < g.length; ++l) {
     const int64_t at = (b * g.length + l) * g.channels;
@@ -206,16 +196,8 @@ template <typename T>
 __global__ void gatedResidualBackward(const T* __restrict__ gate, const T* __restrict__ y, const T* __restrict__ gradOut,
                                       T* __restrict__ gradY, float* __restrict__ partials, RowsGeometry g) {
   const int64_t b = blockIdx.y, vecs = g.channels / kVec;
-  float gateOf[kMaxVecsPerThread][kVec], dGate[kMaxVecsPerThread][kVec];
-#pragma unroll
-  for (int i = 0; i < kMaxVecsPerThread; ++i) {
-#pragma unroll
-    for (int e = 0; e < kVec; ++e) dGate[i][e] = 0.0f;
-    if (!owns(i, vecs)) continue;
-    const Vec<T> s = loadVec(gate + b * g.modBatchStride + channelOf(i));
-#pragma unroll
-    for (int e = 0; e < kVec; ++e) gateOf[i][e] = static_cast<float>(s.v[e]);
-  }
+  float gateOf[kMaxVecsPerThread][kVec], dGate[kMaxVecsPerThread][kVec] = {};
+  loadChannels(gate + b * g.modBatchStride, vecs, 0.0f, gateOf);
   const int64_t first = static_cast<int64_t>(blockIdx.x) * kRowsPerTile;
   for (int64_t l = first; l < first + kRowsPerTile && l < g.length; ++l) {
     const int64_t at = (b * g.length + l) * g.channels;

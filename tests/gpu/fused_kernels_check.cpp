@@ -117,6 +117,25 @@ bool checkGroupNormSilu(torch::Dtype dtype, std::vector<int64_t> shape, int64_t 
   return ok;
 }
 
+// Prints each part's distance from the float64 reference, the fused kernel's and the stock
+// operators', against the bound: float32 1e-5; half types 1.5x the stock operators' (at least 1e-4,
+// at most 1e-2). Parts: {name, fused, stock, reference}.
+bool reportParts(const std::string& label, torch::Dtype dtype,
+                 const std::vector<std::tuple<const char*, torch::Tensor, torch::Tensor, torch::Tensor>>& parts) {
+  const bool fp32 = dtype == torch::kFloat32;
+  bool ok = true;
+  std::printf("%s %-9s:", label.c_str(), c10::toString(dtype));
+  for (const auto& [name, fused, stock, ref] : parts) {
+    const double ours = relative(fused, ref), theirs = relative(stock, ref);
+    const double bound = fp32 ? 1e-5 : std::max(1e-4, std::min(1e-2, 1.5 * theirs));
+    const bool partOk = ours <= bound;
+    ok = ok && partOk;
+    std::printf(" %s %.2e (stock %.2e, bound %.2e)%s", name, ours, theirs, bound, partOk ? "" : " FAILS");
+  }
+  std::printf(": %s\n", ok ? "ok" : "FAILS");
+  return ok;
+}
+
 // FLUX's QK RMSNorm + RoPE: the fused kernel and the model's stock path (normedRotatedQkv) against
 // the formula in float64, on a strided input as the single block's linear1 output gives it, with
 // scales other than 1 and the real RoPE of a [txt, img] sequence.
@@ -173,46 +192,18 @@ bool checkQkNormRope(torch::Dtype dtype) {
   const Run fused = run(dtype, 2), stock = run(dtype, 1);
   for (torch::Tensor* t : {&wide, &qScaleBase, &kScaleBase, &gradQ, &gradK, &gradV}) *t = t->to(dtype).to(torch::kFloat64);
   const Run ref = run(torch::kFloat64, 0);
-  const bool fp32 = dtype == torch::kFloat32;
-  bool ok = true;
-  std::printf("QK RMSNorm+RoPE %-9s [%lld, %lld, %lld heads x %lld]:", c10::toString(dtype), static_cast<long long>(b),
-              static_cast<long long>(l), static_cast<long long>(heads), static_cast<long long>(d));
-  const std::pair<const char*, std::function<torch::Tensor(const Run&)>> parts[] = {
-      {"q", [](const Run& r) { return r.out.q.detach(); }},
-      {"k", [](const Run& r) { return r.out.k.detach(); }},
-      {"v", [](const Run& r) { return r.out.v.detach(); }},
-      {"dqkv", [](const Run& r) { return r.wide.grad(); }},
-      {"dqscale", [](const Run& r) { return r.qScale.grad(); }},
-      {"dkscale", [](const Run& r) { return r.kScale.grad(); }}};
-  for (const auto& [name, get] : parts) {
-    const double ours = relative(get(fused), get(ref)), theirs = relative(get(stock), get(ref));
-    // float32: both compute in float32; the stock path's separate roundings set the bound for half types.
-    const double bound = fp32 ? 1e-5 : std::max(1e-4, std::min(1e-2, 1.5 * theirs));
-    const bool partOk = ours <= bound;
-    ok = ok && partOk;
-    std::printf(" %s %.2e (stock %.2e, bound %.2e)%s", name, ours, theirs, bound, partOk ? "" : " FAILS");
-  }
-  std::printf(": %s\n", ok ? "ok" : "FAILS");
-  return ok;
-}
-
-// Prints each part's distance from the float64 reference, the fused kernel's and the stock
-// operators', against the bound: float32 1e-5; half types 1.5x the stock operators' (at least 1e-4,
-// at most 1e-2). Parts: {name, fused, stock, reference}.
-bool reportParts(const std::string& label, torch::Dtype dtype,
-                 const std::vector<std::tuple<const char*, torch::Tensor, torch::Tensor, torch::Tensor>>& parts) {
-  const bool fp32 = dtype == torch::kFloat32;
-  bool ok = true;
-  std::printf("%s %-9s:", label.c_str(), c10::toString(dtype));
-  for (const auto& [name, fused, stock, ref] : parts) {
-    const double ours = relative(fused, ref), theirs = relative(stock, ref);
-    const double bound = fp32 ? 1e-5 : std::max(1e-4, std::min(1e-2, 1.5 * theirs));
-    const bool partOk = ours <= bound;
-    ok = ok && partOk;
-    std::printf(" %s %.2e (stock %.2e, bound %.2e)%s", name, ours, theirs, bound, partOk ? "" : " FAILS");
-  }
-  std::printf(": %s\n", ok ? "ok" : "FAILS");
-  return ok;
+  auto part = [&](const char* name, const std::function<torch::Tensor(const Run&)>& get) {
+    return std::make_tuple(name, get(fused), get(stock), get(ref));
+  };
+  return reportParts("QK RMSNorm+RoPE [" + std::to_string(b) + ", " + std::to_string(l) + ", " + std::to_string(heads) +
+                         " heads x " + std::to_string(d) + "]",
+                     dtype,
+                     {part("q", [](const Run& r) { return r.out.q.detach(); }),
+                      part("k", [](const Run& r) { return r.out.k.detach(); }),
+                      part("v", [](const Run& r) { return r.out.v.detach(); }),
+                      part("dqkv", [](const Run& r) { return r.wide.grad(); }),
+                      part("dqscale", [](const Run& r) { return r.qScale.grad(); }),
+                      part("dkscale", [](const Run& r) { return r.kScale.grad(); })});
 }
 
 // A modulation Linear's output as the blocks chunk it: [B, 1, 3C] read as shift, scale, gate views.
