@@ -3,7 +3,7 @@
 # part's whole output kept under OUTDIR (a call returns only its output's tail), a summary printed:
 # the fused kernels' check, the FLUX.1-dev LoRA benchmark (eager, fused, per block, whole step),
 # sd-scripts' own step beside it (when .bench holds sd-scripts, ../shared/bench/README.md), and the
-# fused uncaptured row's Kineto profile by kernel.
+# fused uncaptured row's Kineto profile by kernel and by the operators that launched them.
 #   tests/gpu/flux_step_report.sh OUTDIR [STEPS] [extra benchmark flags, e.g. --fp8_base]
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -26,6 +26,7 @@ fi
 trace="$(ls "$out"/profile/benchmark-inductor__default*.json 2>/dev/null | head -1)"
 if [ -n "$trace" ]; then
   python3 "$root/tests/gpu/trace_summary.py" "$trace" 3 30 full > "$out/profile-summary.txt"
+  python3 "$root/tests/gpu/trace_summary.py" "$trace" 3 30 ops > "$out/profile-ops.txt"  # which operators launched them
   head -31 "$out/profile-summary.txt" | cut -c1-150
   rm -rf "$out/profile"  # hundreds of MB of JSON; the summary stays
 else
