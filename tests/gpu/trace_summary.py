@@ -64,6 +64,13 @@ def main():
     span = (max(k["ts"] + k["dur"] for k in kernels) - min(k["ts"] for k in kernels)) if kernels else 0
     print(f"{len(kernels)} kernels over {steps} steps: {total / 1000 / steps:.1f} ms of kernel time per step, "
           f"{span / 1000 / steps:.1f} ms of GPU span per step ({len(kernels) / steps:.0f} kernels per step)")
+    # Copies and fills run on the GPU too, outside the kernel count (cudaMemcpyAsync of a same-dtype copy_).
+    for cat in ("gpu_memcpy", "gpu_memset"):
+        spans = [e for e in events if e.get("cat") == cat and "dur" in e]
+        if spans:
+            names = collections.Counter(e["name"] for e in spans)
+            print(f"{sum(e['dur'] for e in spans) / 1000 / steps:.1f} ms per step in {len(spans) // steps} {cat} per step "
+                  f"({', '.join(f'{n}: {c // steps}' for n, c in names.most_common(3))})")
     for name, us in by_name.most_common(top):
         print(f"{us / 1000 / steps:8.2f} ms/step {100 * us / total:5.1f}% {count[name] // steps:5d}x  {name}")
         for op, op_us in by_op[name].most_common(3):
