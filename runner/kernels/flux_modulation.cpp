@@ -105,7 +105,7 @@ struct AttentionGeluJoinFunction : public torch::autograd::Function<AttentionGel
 
 void checkRows(const char* what, const torch::Tensor& x, const torch::Tensor& vector) {
   TORCH_CHECK(x.is_cuda(), what, ": a CUDA tensor is needed, not ", x.device());
-  TORCH_CHECK(x.dim() == 3 && fluxRowsFitKernels(x), what, ": x must be [B, L, C] with C a multiple of ", rowsKernelsAlignment(),
+  TORCH_CHECK(fluxRowsFitKernels(x), what, ": x must be [B, L, C] with C a multiple of ", rowsKernelsAlignment(),
               " up to 4096, got ", x.sizes());
   TORCH_CHECK(vector.dim() == 3 && vector.size(1) == 1 && vector.size(2) == x.size(2) &&
                   (vector.size(0) == x.size(0) || vector.size(0) == 1),

@@ -80,23 +80,25 @@ BenchRow runBenchRow(const Config& config, const torch::Device& device, Optimize
     return refused;
   }
   std::optional<GraphedRegions> regions;  // the row's per-block graphs, if it has them
+  BenchRow row;
   try {
-    return timeRow(rowConfig, device, update, model, m, shapes, shapesLabel, steps, plan, regions);
+    row = timeRow(rowConfig, device, update, model, m, shapes, shapesLabel, steps, plan, regions);
   } catch (const std::exception& e) {
     // The other rows still run; the table says which failed and why.
     spdlog::error("{}: failed: {}", m.label, e.what());
-    if (regions)
-      for (const std::string& failure : regions->takeFailures()) spdlog::warn("{}", failure);
-    if (model.captureRegions) model.captureRegions(nullptr);
-    if (model.setFusedKernels) model.setFusedKernels(false);
-    at::globalContext().setBenchmarkCuDNN(config.getBool("cuda_cudnn_benchmark"));
-    if (plan.tuneGemms) compile::disableGemmTuning();
-    BenchRow failed;
-    failed.mode = m.label;
-    failed.shapes = shapesLabel;
-    failed.failed = e.what();
-    return failed;
+    row = BenchRow{};
+    row.mode = m.label;
+    row.shapes = shapesLabel;
+    row.failed = e.what();
   }
+  // Whichever way the row ended, the next one starts from the model's and the process's defaults.
+  if (regions) {
+    for (const std::string& failure : regions->takeFailures()) spdlog::warn("{}", failure);
+    model.captureRegions(nullptr);
+  }
+  if (plan.cudnnBenchmark) at::globalContext().setBenchmarkCuDNN(config.getBool("cuda_cudnn_benchmark"));
+  if (plan.tuneGemms) compile::disableGemmTuning();
+  return row;
 }
 
 namespace {
@@ -162,12 +164,6 @@ BenchRow timeRow(const Config& config, const torch::Device& device, OptimizerUpd
   row.pipelinedMs = msSince(pipelined) / static_cast<double>(steps);
   row.peakMiB = peakMemoryMb(device);
   row.replayedShare = replayedShare(executor, regions ? &*regions : nullptr);
-  if (regions) {
-    for (const std::string& failure : regions->takeFailures()) spdlog::warn("{}", failure);
-    model.captureRegions(nullptr);
-  }
-  if (plan.cudnnBenchmark) at::globalContext().setBenchmarkCuDNN(config.getBool("cuda_cudnn_benchmark"));
-  if (plan.tuneGemms) compile::disableGemmTuning();
   spdlog::info("{} ({}): median {:.1f} ms, loss {:.4f}", row.mode, row.shapes, row.medianMs, loss.item<double>());
   return row;
 }

@@ -286,6 +286,8 @@ bool checkAttentionGeluJoin(torch::Dtype dtype) {
                      {part("out", [](const Run& r) { return r.out.detach(); }),
                       part("dattended", [](const Run& r) { return r.attn.grad(); }),
                       part("dmlp", [&](const Run& r) { return r.wide.grad().narrow(2, qkvWidth, m); }),
+                      // linear1's q, k, v columns get no gradient from the join: zeros, compared shifted by 1
+                      // (a distance relative to a maximum of 0 is undefined).
                       part("dqkv (zero)", [&](const Run& r) { return r.wide.grad().narrow(2, 0, qkvWidth) + 1; })});
 }
 
