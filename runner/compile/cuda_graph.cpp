@@ -51,6 +51,12 @@ void runOnCaptureStream(torch::Device device, const std::function<void()>& work)
   onSideStream(c10::cuda::getCurrentCUDAStream(device.index()), captureStream(device), work);
 }
 
+void releaseCachedMemory(torch::Device device) {
+  if (!device.is_cuda()) return;
+  captureStream(device).synchronize();
+  c10::cuda::CUDACachingAllocator::emptyCache();
+}
+
 struct CapturedGraph::Impl {
   at::cuda::CUDAGraph graph;
   at::cuda::MempoolId_t pool;  // known before the capture ends, to end its allocation if the capture fails
@@ -64,12 +70,9 @@ CapturedGraph::CapturedGraph(torch::Device device, const std::function<void()>& 
   // Capture cannot run on the default stream; the capture stream starts after the work queued so far.
   onSideStream(c10::cuda::getCurrentCUDAStream(device.index()), captureStream(device), [&] {
     for (int i = 0; i < warmups; ++i) work();
-    if (warmups > 0) {
-      // The warm-up's activations are cached by the ordinary pool, which the graph's private pool
-      // cannot reuse: hand them back first, or a large step needs its memory twice.
-      captureStream(device).synchronize();
-      c10::cuda::CUDACachingAllocator::emptyCache();
-    }
+    // The warm-up's activations are cached by the ordinary pool: hand them back first, or a large
+    // step needs its memory twice.
+    if (warmups > 0) releaseCachedMemory(device);
     for (const at::Generator& g : generators) impl_->graph.register_generator_state(g);
     impl_->pool = poolOf ? poolOf->impl_->pool : at::cuda::graph_pool_handle();
     impl_->graph.capture_begin(impl_->pool);
@@ -101,6 +104,8 @@ void CapturedGraph::replay() { impl_->graph.replay(); }
 void runOnCaptureStream(torch::Device, const std::function<void()>&) {
   throw std::runtime_error("CUDA graphs are not in this build (a CPU libtorch)");
 }
+
+void releaseCachedMemory(torch::Device) {}
 
 struct CapturedGraph::Impl {};
 

@@ -25,6 +25,12 @@ bool cudaGraphsCompiledIn();
 // stream and before what is queued after (warm-up runs of work that is captured later).
 void runOnCaptureStream(torch::Device device, const std::function<void()>& work);
 
+// Hands the memory that the ordinary pool caches but no tensor uses back to the device, after the
+// work queued on the capture stream. Before a capture: the graphs' private pool cannot reuse that
+// memory, and nothing can be freed while a capture is under way, so eager warm-up passes would
+// otherwise leave a large capture (a FLUX block's backward pass) out of memory.
+void releaseCachedMemory(torch::Device device);
+
 class CapturedGraph {
  public:
   // Runs `work` `warmups` times eagerly and captures it once, all on the capture stream of `device`.

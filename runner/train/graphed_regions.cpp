@@ -209,6 +209,7 @@ GraphedRegions::Entry* GraphedRegions::capture(const std::string& name, const st
       for (torch::Tensor& w : e->weights)
         if (!w.grad().defined()) w.mutable_grad() = torch::zeros_like(w);  // the backward graph adds into it
     }
+    compile::releaseCachedMemory(device_);  // what the warm-up passes freed, for the private pool
     const compile::CapturedGraph* pool = poolOwner_;
     Entry* raw = e.get();
     e->forward = std::make_unique<compile::CapturedGraph>(
@@ -239,6 +240,7 @@ void GraphedRegions::captureBackwards() {
   // In the order the backward passes ran, which is the order they replay in.
   std::vector<Entry*> pending;
   pending.swap(pendingBackwards_);
+  if (!pending.empty()) compile::releaseCachedMemory(device_);  // what the eager backward pass freed
   for (Entry* e : pending) {
     e->backwardPending = false;
     captureBackward(*e);

@@ -19,16 +19,6 @@ for run in first second; do
   write_sdxl_lora_toml "$work" "$work/out-$run" "$run" "$steps" "$work/sdxl.safetensors" > "$work/$run.toml"
   PYTORCH_TUNABLEOP_VERBOSE=1 "$runner" --config_file "$work/$run.toml" --no-enable_bucket --compile --compile_mode max-autotune \
     --compile_fullgraph --events jsonl > "$work/$run.events.jsonl" 2> "$work/$run.log"
-  python3 - "$run" "$work/$run.events.jsonl" "$work/$run.log" <<'PY'
-import json, sys
-run, events, log = sys.argv[1:]
-lines = [json.loads(l) for l in open(events) if l.startswith("{")]
-warmup = sum(e["seconds"] for e in lines if e.get("type") == "warmup")
-steps = sorted(e["step_ms"] for e in lines if e.get("type") == "step")[5:]
-text = open(log, errors="replace").read()
-read = "could not open" not in text  # TunableOp's verbose log says whether it found the results file
-print(f"{run} run: warm-up {warmup:.2f} s, median step {steps[len(steps) // 2]:.1f} ms, "
-      f"tuning results {'read from the cache' if read else 'not cached yet: every GEMM shape tuned'}")
-PY
+  report_warmup "$run" "$work/$run.events.jsonl" "$work/$run.log"
 done
 wc -l "$SINTER_CACHE_DIR"/*.csv

@@ -1,6 +1,7 @@
 # Sourced by the GPU scripts: the full-size SDXL LoRA run they train (a random checkpoint, the
 # generated dataset at 1024 buckets, cached latents and text outputs, rank 32 on the UNet, bf16).
 #   write_sdxl_lora_toml WORK OUTPUT_DIR OUTPUT_NAME STEPS CHECKPOINT > run.toml
+#   report_warmup RUN EVENTS.jsonl LOG   prints the run's warm-up, median step, GEMM results read or tuned
 write_sdxl_lora_toml() {
   cat <<TOML
 [model]
@@ -27,4 +28,18 @@ network_train_unet_only = true
 [optimizer]
 learning_rate = 0.0002
 TOML
+}
+
+report_warmup() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+run, events, log = sys.argv[1:]
+lines = [json.loads(l) for l in open(events) if l.startswith("{")]
+warmup = sum(e["seconds"] for e in lines if e.get("type") == "warmup")
+steps = sorted(e["step_ms"] for e in lines if e.get("type") == "step")[5:]
+text = open(log, errors="replace").read()
+read = "could not open" not in text  # TunableOp's verbose log says whether it found the results file
+print(f"{run} run: warm-up {warmup:.2f} s, median step {steps[len(steps) // 2]:.1f} ms, "
+      f"tuning results {'read from the cache' if read else 'not cached yet: every GEMM shape tuned'}")
+PY
 }
