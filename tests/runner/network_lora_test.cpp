@@ -234,49 +234,59 @@ TEST(LoraNetwork, GradientsReachOnlyTheAdapters) {
   EXPECT_FALSE(q->weight.grad().defined());
 }
 
-// The adapted Linear adds the up projection into the base output in place where the input is a
-// contiguous matrix or [B, L, C] (the base GEMM's fresh output), and out of place otherwise; both
-// give the formula y = x W^T + b + s (x D^T) U^T and its gradients for x, D and U.
+// The adapted Linear of a frozen base and a contiguous matrix or [B, L, C] input is one autograd
+// function whose GEMMs accumulate into each other's outputs (frozen_linear_lora.h); other layouts, a
+// trained base weight and LoRA dropout go through autograd. Every way gives the formula
+// y = x W^T + b + s (x D^T) U^T and its gradients, also where the input takes none.
 TEST(LoraNetwork, AdaptedLinearMatchesTheFormulaForEveryInputLayout) {
   torch::manual_seed(3);
   for (bool withBias : {true, false}) {
-    models::Linear fc(models::LinearImpl(6, 5, withBias));
-    fc->weight.set_requires_grad(false);
-    if (withBias) fc->bias.set_requires_grad(false);
-    auto lora = std::make_shared<models::LoraAdapter>();
-    lora->down = torch::randn({2, 6}).requires_grad_(true);
-    lora->up = torch::randn({5, 2}).requires_grad_(true);
-    lora->alpha = 1.0;  // scale 1/2
-    lora->multiplier = 0.75;
-    fc->lora = lora;
-    const torch::Tensor source = torch::randn({4, 3, 6}, torch::kFloat64);
-    const std::vector<std::pair<const char*, std::function<torch::Tensor(const torch::Tensor&)>>> layouts = {
-        {"[B, L, C]", [](const torch::Tensor& t) { return t; }},
-        {"matrix", [](const torch::Tensor& t) { return t.reshape({-1, 6}); }},
-        {"transposed [L, B, C]", [](const torch::Tensor& t) { return t.transpose(0, 1); }},
-        {"[2, 2, 3, C]", [](const torch::Tensor& t) { return t.reshape({2, 2, 3, 6}); }}};
-    for (const auto& [name, layout] : layouts) {
-      for (torch::Tensor* p : {&lora->down, &lora->up}) p->mutable_grad() = torch::Tensor();
-      const torch::Tensor x = layout(source).to(torch::kFloat32).detach().requires_grad_(true);
-      const torch::Tensor y = fc->forward(x);
-      const torch::Tensor grad = torch::randn(y.sizes());
-      y.backward(grad);
-      // The formula in float64.
-      const torch::Tensor x64 = layout(source).detach().requires_grad_(true);
-      const torch::Tensor d64 = lora->down.detach().to(torch::kFloat64).requires_grad_(true);
-      const torch::Tensor u64 = lora->up.detach().to(torch::kFloat64).requires_grad_(true);
-      torch::Tensor ref = torch::matmul(x64, fc->weight.to(torch::kFloat64).t()) +
-                          torch::matmul(torch::matmul(x64, d64.t()), u64.t()) * (0.5 * 0.75);
-      if (withBias) ref = ref + fc->bias.to(torch::kFloat64);
-      ref.backward(grad.to(torch::kFloat64));
-      auto close = [](const torch::Tensor& a, const torch::Tensor& b) {
-        return ((a.to(torch::kFloat64) - b).abs().max() / b.abs().max()).item<double>() < 1e-6;
-      };
-      EXPECT_EQ(y.sizes(), ref.sizes()) << name;
-      EXPECT_TRUE(close(y.detach(), ref.detach())) << name << (withBias ? " with bias" : "");
-      EXPECT_TRUE(close(x.grad(), x64.grad())) << name;
-      EXPECT_TRUE(close(lora->down.grad(), d64.grad())) << name;
-      EXPECT_TRUE(close(lora->up.grad(), u64.grad())) << name;
+    for (bool baseTrained : {false, true}) {
+      models::Linear fc(models::LinearImpl(6, 5, withBias));
+      fc->weight.set_requires_grad(baseTrained);
+      if (withBias) fc->bias.set_requires_grad(false);
+      auto lora = std::make_shared<models::LoraAdapter>();
+      lora->down = torch::randn({2, 6}).requires_grad_(true);
+      lora->up = torch::randn({5, 2}).requires_grad_(true);
+      lora->alpha = 1.0;  // scale 1/2
+      lora->multiplier = 0.75;
+      fc->lora = lora;
+      const torch::Tensor source = torch::randn({4, 3, 6}, torch::kFloat64);
+      const std::vector<std::pair<const char*, std::function<torch::Tensor(const torch::Tensor&)>>> layouts = {
+          {"[B, L, C]", [](const torch::Tensor& t) { return t; }},
+          {"matrix", [](const torch::Tensor& t) { return t.reshape({-1, 6}); }},
+          {"transposed [L, B, C]", [](const torch::Tensor& t) { return t.transpose(0, 1); }},
+          {"[2, 2, 3, C]", [](const torch::Tensor& t) { return t.reshape({2, 2, 3, 6}); }}};
+      for (const auto& [layoutName, layout] : layouts) {
+        for (bool inputGrad : {true, false}) {
+          const std::string name = std::string(layoutName) + (withBias ? ", bias" : "") +
+                                   (baseTrained ? ", base trained" : "") + (inputGrad ? "" : ", input without grad");
+          for (torch::Tensor* p : {&lora->down, &lora->up, &fc->weight}) p->mutable_grad() = torch::Tensor();
+          const torch::Tensor x = layout(source).to(torch::kFloat32).detach().requires_grad_(inputGrad);
+          const torch::Tensor y = fc->forward(x);
+          const torch::Tensor grad = torch::randn(y.sizes());
+          y.backward(grad);
+          // The formula in float64.
+          const torch::Tensor x64 = layout(source).detach().requires_grad_(true);
+          const torch::Tensor w64 = fc->weight.detach().to(torch::kFloat64).requires_grad_(true);
+          const torch::Tensor d64 = lora->down.detach().to(torch::kFloat64).requires_grad_(true);
+          const torch::Tensor u64 = lora->up.detach().to(torch::kFloat64).requires_grad_(true);
+          torch::Tensor ref = torch::matmul(x64, w64.t()) + torch::matmul(torch::matmul(x64, d64.t()), u64.t()) * (0.5 * 0.75);
+          if (withBias) ref = ref + fc->bias.to(torch::kFloat64);
+          ref.backward(grad.to(torch::kFloat64));
+          auto close = [](const torch::Tensor& a, const torch::Tensor& b) {
+            return a.defined() && ((a.to(torch::kFloat64) - b).abs().max() / b.abs().max()).item<double>() < 1e-6;
+          };
+          EXPECT_EQ(y.sizes(), ref.sizes()) << name;
+          EXPECT_TRUE(close(y.detach(), ref.detach())) << name;
+          if (inputGrad) EXPECT_TRUE(close(x.grad(), x64.grad())) << name;
+          else EXPECT_FALSE(x.grad().defined()) << name;
+          EXPECT_TRUE(close(lora->down.grad(), d64.grad())) << name;
+          EXPECT_TRUE(close(lora->up.grad(), u64.grad())) << name;
+          if (baseTrained) EXPECT_TRUE(close(fc->weight.grad(), w64.grad())) << name;
+          else EXPECT_FALSE(fc->weight.grad().defined()) << name;
+        }
+      }
     }
   }
 }

@@ -1,0 +1,66 @@
+#include "models/frozen_linear_lora.h"
+
+namespace sinter::models {
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// `alpha` a b with a fresh output: addmm_ with beta 0 ignores the empty tensor's contents, and the
+// scale rides in the GEMM instead of a kernel of its own.
+torch::Tensor scaledProduct(const torch::Tensor& a, const torch::Tensor& b, double alpha) {
+  return torch::empty({a.size(0), b.size(1)}, a.options()).addmm_(a, b, /*beta=*/0.0, alpha);
+}
+
+struct FrozenLinearWithLora : public torch::autograd::Function<FrozenLinearWithLora> {
+  // The bias as an optional: autograd tracks an optional argument only when it holds a tensor.
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& weight,
+                               const c10::optional<torch::Tensor>& bias, const torch::Tensor& down, const torch::Tensor& up,
+                               double alpha) {
+    const torch::Tensor x2 = x.view({-1, weight.size(1)});
+    const torch::Tensor h = torch::mm(x2, down.t());  // [N, rank]
+    torch::Tensor y = bias ? torch::addmm(*bias, x2, weight.t()) : torch::mm(x2, weight.t());
+    y.addmm_(h, up.t(), /*beta=*/1.0, alpha);
+    ctx->save_for_backward({x2, h, weight, down, up});
+    ctx->saved_data["alpha"] = alpha;
+    // Which gradients to make: by the inputs themselves, as needs_input_grad counts only the
+    // arguments autograd tracks (the bias is one only where it is given).
+    ctx->saved_data["wanted"] = std::vector<bool>{x.requires_grad(), down.requires_grad(), up.requires_grad()};
+    std::vector<int64_t> outSizes = x.sizes().vec();
+    outSizes.back() = weight.size(0);
+    ctx->saved_data["x_sizes"] = x.sizes().vec();
+    return at::_unsafe_view(y, outSizes);  // not a view to autograd: callers may write into it
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const variable_list saved = ctx->get_saved_variables();
+    const torch::Tensor &x2 = saved[0], &h = saved[1], &weight = saved[2], &down = saved[3], &up = saved[4];
+    const double alpha = ctx->saved_data["alpha"].toDouble();
+    const torch::Tensor g = grads[0].reshape({-1, weight.size(0)});  // [N, out]
+    const c10::List<bool> wanted = ctx->saved_data["wanted"].toBoolList();
+    const bool wantX = wanted[0], wantDown = wanted[1], wantUp = wanted[2];
+    torch::Tensor dx, dDown, dUp;
+    if (wantX || wantDown) {
+      const torch::Tensor dh = scaledProduct(g, up, alpha);  // [N, rank]: alpha g U
+      if (wantX) dx = at::_unsafe_view(torch::mm(g, weight).addmm_(dh, down), ctx->saved_data["x_sizes"].toIntVector());
+      if (wantDown) dDown = torch::mm(dh.t(), x2);
+    }
+    if (wantUp) dUp = scaledProduct(g.t(), h, alpha);
+    return {dx, torch::Tensor(), torch::Tensor(), dDown, dUp, torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor frozenLinearWithLora(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                                   const torch::Tensor& down, const torch::Tensor& up, double alpha) {
+  TORCH_CHECK(x.is_contiguous() && (x.dim() == 2 || x.dim() == 3), "frozenLinearWithLora: x must be a contiguous [N, in] or "
+              "[B, L, in], got ", x.sizes(), " strides ", x.strides());
+  TORCH_CHECK(!weight.requires_grad() && !(bias.defined() && bias.requires_grad()),
+              "frozenLinearWithLora: the base weight and bias must be frozen");
+  return FrozenLinearWithLora::apply(x, weight, bias.defined() ? c10::optional<torch::Tensor>(bias) : c10::nullopt, down, up,
+                                     alpha);
+}
+
+}  // namespace sinter::models

@@ -1,0 +1,16 @@
+#pragma once
+// A frozen Linear with a LoRA adapter as one autograd function: y = x W^T + b + alpha (x D^T) U^T,
+// for W and b that take no gradient. Each direction is two GEMMs of which the second accumulates
+// into the first's fresh output in its epilogue: forward, the up projection into the base output;
+// backward, the down projection's input gradient into the base's (autograd would write both
+// [N, in] gradients and add them in a kernel of its own, every adapted module, every step).
+#include <torch/torch.h>
+
+namespace sinter::models {
+
+// x: contiguous [N, in] or [B, L, in]; weight [out, in] and bias [out] (or undefined) not requiring
+// grad; down [rank, in] and up [out, rank] in x's dtype. Gradients for x, down and up.
+torch::Tensor frozenLinearWithLora(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                                   const torch::Tensor& down, const torch::Tensor& up, double alpha);
+
+}  // namespace sinter::models
