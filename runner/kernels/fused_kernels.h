@@ -27,8 +27,10 @@ torch::Tensor groupNormSilu(const torch::Tensor& x, const torch::Tensor& weight,
 // be strided, the last dimension contiguous) -> q and k RMS-normed (eps, scales [D]) and rotated
 // pair by pair by rotations [B or 1, 1, L, D/2, 2, 2] (float32), and v, all [B, heads, L, D]
 // contiguous in qkv's dtype. Norm and rotation in float32, rounded once; the backward pass
-// recomputes from qkv and the rows' kept 1 / rms. CUDA tensors of float32, float16 or bfloat16;
-// throws in a build without the kernels.
+// recomputes from qkv and the rows' kept 1 / rms, and reads the incoming gradients where they are
+// (slices of the joint sequence's). CUDA tensors of float32, float16 or bfloat16, heads of
+// qkNormRopeFits() channels; throws otherwise, and in a build without the kernels.
+bool qkNormRopeFits(int64_t headDim);  // a multiple of 4 up to 256 (FLUX: 128)
 std::vector<torch::Tensor> fluxQkNormRope(const torch::Tensor& qkv, const torch::Tensor& qScale, const torch::Tensor& kScale,
                                           const torch::Tensor& rotations, int64_t heads, double eps = 1e-6);
 

@@ -5,6 +5,8 @@
 
 namespace sinter::kernels {
 
+bool qkNormRopeFits(int64_t headDim) { return headDim > 0 && headDim % 4 == 0 && headDim <= 256; }
+
 #if SINTER_WITH_CUDA_KERNELS
 
 namespace {
@@ -41,25 +43,22 @@ struct QkNormRopeFunction : public torch::autograd::Function<QkNormRopeFunction>
     const bool packed = rotations.scalar_type() == torch::kFloat32 && rotations.stride(5) == 1 && rotations.stride(4) == 2 &&
                         rotations.stride(3) == 4;
     const torch::Tensor rot = packed ? rotations : rotations.to(torch::kFloat32).contiguous();
-    std::vector<torch::Tensor> out = qkNormRopeForwardCuda(qkv, q32, k32, rot, heads, eps);
-    const torch::Tensor v = partOf(qkv, 2, heads).permute({0, 2, 1, 3}).contiguous();
-    ctx->save_for_backward({qkv, q32, k32, rot, out[2]});
+    std::vector<torch::Tensor> out = qkNormRopeForwardCuda(qkv, q32, k32, rot, heads, eps);  // q, k, v, 1 / rms
+    ctx->save_for_backward({qkv, q32, k32, rot, out[3]});
     ctx->saved_data["heads"] = heads;
-    return {out[0], out[1], v};
+    return {out[0], out[1], out[2]};
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const variable_list saved = ctx->get_saved_variables();
     const torch::Tensor &qkv = saved[0], &q32 = saved[1], &k32 = saved[2], &rot = saved[3], &rrms = saved[4];
     const int64_t heads = ctx->saved_data["heads"].toInt();
     const int64_t b = qkv.size(0), l = qkv.size(1), d = q32.size(0);
+    // Read where they are (the kernel takes their strides); an unused output's gradient is zeros.
     auto gradOrZeros = [&](const torch::Tensor& g) {
-      return g.defined() ? g.to(qkv.scalar_type()).contiguous() : torch::zeros({b, heads, l, d}, qkv.options());
+      return g.defined() ? g.to(qkv.scalar_type()) : torch::zeros({b, heads, l, d}, qkv.options());
     };
     const torch::Tensor gq = gradOrZeros(grads[0]), gk = gradOrZeros(grads[1]);
-    torch::Tensor gradQkv = qkNormRopeBackwardCuda(qkv, q32, k32, rot, rrms, gq, gk, heads);
-    torch::Tensor gradV = gradQkv.narrow(2, 2 * heads * d, heads * d).view({b, l, heads, d});
-    if (grads[2].defined()) gradV.copy_(grads[2].permute({0, 2, 1, 3}));
-    else gradV.zero_();
+    torch::Tensor gradQkv = qkNormRopeBackwardCuda(qkv, q32, k32, rot, rrms, gq, gk, gradOrZeros(grads[2]), heads);
     torch::Tensor gradQScale, gradKScale;
     if (ctx->needs_input_grad(1)) gradQScale = scaleGradient(partOf(qkv, 0, heads), rrms[0], rot, gq);
     if (ctx->needs_input_grad(2)) gradKScale = scaleGradient(partOf(qkv, 1, heads), rrms[1], rot, gk);
@@ -75,7 +74,8 @@ std::vector<torch::Tensor> fluxQkNormRope(const torch::Tensor& qkv, const torch:
   TORCH_CHECK(qkv.dim() == 3 && qkv.stride(2) == 1, "fused QK norm + RoPE: qkv must be [B, L, 3HD] with a contiguous last "
               "dimension, got ", qkv.sizes(), " strides ", qkv.strides());
   const int64_t d = qScale.size(0);
-  TORCH_CHECK(d % 2 == 0 && qkv.size(2) == 3 * heads * d && kScale.size(0) == d,
+  TORCH_CHECK(qkNormRopeFits(d), "fused QK norm + RoPE: heads of ", d, " channels (a multiple of 4 up to 256 is needed)");
+  TORCH_CHECK(qkv.size(2) == 3 * heads * d && kScale.size(0) == d,
               "fused QK norm + RoPE: qkv's last dimension ", qkv.size(2), " is not 3 x ", heads, " heads x ", d);
   TORCH_CHECK(rotations.dim() == 6 && rotations.size(2) == qkv.size(1) && rotations.size(3) == d / 2 &&
                   (rotations.size(0) == 1 || rotations.size(0) == qkv.size(0)),

@@ -3,95 +3,165 @@
 #include <c10/cuda/CUDAException.h>
 
 #include "kernels/qk_norm_rope_cuda.h"
+#include "kernels/vector_access.cuh"
 
 namespace sinter::kernels {
 
 namespace {
 
 constexpr int kWarpsPerBlock = 8;
+constexpr int kMaxVecsPerLane = 2;  // a warp's row: 32 lanes x 2 x 4 channels, heads of up to 256
 
-// Where one row (sample b, token l, head h; part 0 = q, 1 = k) lives.
+// Where one row (part 0 = q, 1 = k, 2 = v; sample b, token l, head h) lives.
 struct RowGeometry {
   int64_t batch, length, heads, dim;
   int64_t qkvBatchStride, qkvRowStride;  // qkv's strides of b and l (elements)
   int64_t rotBatchStride, rotRowStride;  // rotations' strides of b (0 when shared) and l
 };
 
-__device__ __forceinline__ float warpSum(float v) {
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
+// A [B, H, L, D] tensor's strides of b, h and l (D contiguous): the attention's inputs and their
+// gradients, which may be slices of the joint sequence's.
+struct HeadMajor {
+  int64_t batch, head, row;
+};
+
+__device__ __forceinline__ int64_t headMajorOffset(const HeadMajor& s, int64_t b, int64_t h, int64_t l) {
+  return b * s.batch + h * s.head + l * s.row;
 }
 
-// One warp per (part, b, l, h): mean of squares, then each channel pair (2j, 2j+1) normed,
-// scaled and rotated: out = R_j (x * rrms * s), R_j = [[r00, r01], [r10, r11]]. Rounded once.
-template <typename T>
-__global__ void qkNormRopeForward(const T* __restrict__ qkv, const float* __restrict__ qScale, const float* __restrict__ kScale,
-                                  const float* __restrict__ rotations, T* __restrict__ q, T* __restrict__ k,
-                                  float* __restrict__ rrmsOut, RowGeometry g, float eps) {
-  const int lane = threadIdx.x & 31;
+struct Row {
+  int part;
+  int64_t b, l, h, index;  // index: (b, l, h) row-major, the rows' 1 / rms are kept in that order
+};
+
+__device__ __forceinline__ bool rowOf(const RowGeometry& g, Row& r) {
   const int64_t rowsPerPart = g.batch * g.length * g.heads;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-  if (row >= 2 * rowsPerPart) return;
-  const int part = static_cast<int>(row / rowsPerPart);
-  const int64_t r = row - part * rowsPerPart;  // (b, l, h) row-major
-  const int64_t h = r % g.heads, l = (r / g.heads) % g.length, b = r / (g.heads * g.length);
-  const T* x = qkv + b * g.qkvBatchStride + l * g.qkvRowStride + (part * g.heads + h) * g.dim;
-  const float* scale = part == 0 ? qScale : kScale;
-  const float* rot = rotations + b * g.rotBatchStride + l * g.rotRowStride;
-  float squares = 0.0f;
-  for (int64_t d = lane; d < g.dim; d += 32) {
-    const float v = static_cast<float>(x[d]);
-    squares += v * v;
-  }
-  const float rrms = rsqrtf(warpSum(squares) / static_cast<float>(g.dim) + eps);
-  T* out = (part == 0 ? q : k) + ((b * g.heads + h) * g.length + l) * g.dim;
-  for (int64_t j = lane; j < g.dim / 2; j += 32) {
-    const float n0 = static_cast<float>(x[2 * j]) * rrms * scale[2 * j];
-    const float n1 = static_cast<float>(x[2 * j + 1]) * rrms * scale[2 * j + 1];
-    const float* m = rot + 4 * j;
-    out[2 * j] = static_cast<T>(m[0] * n0 + m[1] * n1);
-    out[2 * j + 1] = static_cast<T>(m[2] * n0 + m[3] * n1);
-  }
-  if (lane == 0) rrmsOut[part * rowsPerPart + r] = rrms;
+  if (row >= 3 * rowsPerPart) return false;
+  r.part = static_cast<int>(row / rowsPerPart);
+  r.index = row - r.part * rowsPerPart;
+  r.h = r.index % g.heads;
+  r.l = (r.index / g.heads) % g.length;
+  r.b = r.index / (g.heads * g.length);
+  return true;
 }
 
-// The transpose rotation gives d n; with y = x * rrms: d y = d n * s and
-// d x = rrms * (d y - y * mean(d y * y)).
+// This lane's channels: vector i covers channels c .. c + 3, c = 4 (lane + 32 i), where c < D.
+__device__ __forceinline__ int64_t channelOf(int i) { return static_cast<int64_t>((threadIdx.x & 31) + 32 * i) * kVec; }
+
+// out = R (n) for the two channel pairs of a vector: R_j = [[r00, r01], [r10, r11]] packed per pair.
+__device__ __forceinline__ void rotate(const float* rot, int64_t c, const float (&n)[kVec], float (&out)[kVec]) {
+  const float4 m0 = *reinterpret_cast<const float4*>(rot + 2 * c), m1 = *reinterpret_cast<const float4*>(rot + 2 * c + 4);
+  out[0] = m0.x * n[0] + m0.y * n[1];
+  out[1] = m0.z * n[0] + m0.w * n[1];
+  out[2] = m1.x * n[2] + m1.y * n[3];
+  out[3] = m1.z * n[2] + m1.w * n[3];
+}
+
+// The transpose rotation: d n = R^T d out.
+__device__ __forceinline__ void rotateBack(const float* rot, int64_t c, const float (&d)[kVec], float (&out)[kVec]) {
+  const float4 m0 = *reinterpret_cast<const float4*>(rot + 2 * c), m1 = *reinterpret_cast<const float4*>(rot + 2 * c + 4);
+  out[0] = m0.x * d[0] + m0.z * d[1];
+  out[1] = m0.y * d[0] + m0.w * d[1];
+  out[2] = m1.x * d[2] + m1.z * d[3];
+  out[3] = m1.y * d[2] + m1.w * d[3];
+}
+
+// One warp per row. q and k: mean of squares, then out = R (x * rrms * s), rounded once; v: copied
+// into the head-major layout. The row is read once, with vector loads, and held in registers.
+template <typename T>
+__global__ void qkNormRopeForward(const T* __restrict__ qkv, const float* __restrict__ qScale, const float* __restrict__ kScale,
+                                  const float* __restrict__ rotations, T* __restrict__ q, T* __restrict__ k, T* __restrict__ v,
+                                  float* __restrict__ rrmsOut, RowGeometry g, float eps) {
+  Row r;
+  if (!rowOf(g, r)) return;
+  const T* x = qkv + r.b * g.qkvBatchStride + r.l * g.qkvRowStride + (r.part * g.heads + r.h) * g.dim;
+  T* out = (r.part == 0 ? q : r.part == 1 ? k : v) + ((r.b * g.heads + r.h) * g.length + r.l) * g.dim;
+  float xs[kMaxVecsPerLane][kVec];
+  float squares = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kMaxVecsPerLane; ++i) {
+    if (channelOf(i) >= g.dim) continue;
+    loadFloats(x + channelOf(i), xs[i]);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) squares += xs[i][e] * xs[i][e];
+  }
+  if (r.part == 2) {
+#pragma unroll
+    for (int i = 0; i < kMaxVecsPerLane; ++i)
+      if (channelOf(i) < g.dim) storeVec(out + channelOf(i), xs[i]);
+    return;
+  }
+  const float rrms = rsqrtf(warpSum(squares) / static_cast<float>(g.dim) + eps);
+  const float* scale = r.part == 0 ? qScale : kScale;
+  const float* rot = rotations + r.b * g.rotBatchStride + r.l * g.rotRowStride;
+#pragma unroll
+  for (int i = 0; i < kMaxVecsPerLane; ++i) {
+    const int64_t c = channelOf(i);
+    if (c >= g.dim) continue;
+    const float4 s = *reinterpret_cast<const float4*>(scale + c);
+    const float n[kVec] = {xs[i][0] * rrms * s.x, xs[i][1] * rrms * s.y, xs[i][2] * rrms * s.z, xs[i][3] * rrms * s.w};
+    float y[kVec];
+    rotate(rot, c, n, y);
+    storeVec(out + c, y);
+  }
+  if ((threadIdx.x & 31) == 0) rrmsOut[r.part * g.batch * g.length * g.heads + r.index] = rrms;
+}
+
+// q and k: the transpose rotation gives d n; with y = x * rrms, d y = d n * s and
+// d x = rrms * (d y - y * mean(d y * y)). v: its gradient copied back into the token-major layout.
+// The incoming gradients are read where they are (a slice of the joint sequence's is strided).
 template <typename T>
 __global__ void qkNormRopeBackward(const T* __restrict__ qkv, const float* __restrict__ qScale, const float* __restrict__ kScale,
                                    const float* __restrict__ rotations, const float* __restrict__ rrmsIn,
-                                   const T* __restrict__ gradQ, const T* __restrict__ gradK, T* __restrict__ gradQkv,
-                                   RowGeometry g) {
-  const int lane = threadIdx.x & 31;
-  const int64_t rowsPerPart = g.batch * g.length * g.heads;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-  if (row >= 2 * rowsPerPart) return;
-  const int part = static_cast<int>(row / rowsPerPart);
-  const int64_t r = row - part * rowsPerPart;
-  const int64_t h = r % g.heads, l = (r / g.heads) % g.length, b = r / (g.heads * g.length);
-  const T* x = qkv + b * g.qkvBatchStride + l * g.qkvRowStride + (part * g.heads + h) * g.dim;
-  const float* scale = part == 0 ? qScale : kScale;
-  const float* rot = rotations + b * g.rotBatchStride + l * g.rotRowStride;
-  const T* go = (part == 0 ? gradQ : gradK) + ((b * g.heads + h) * g.length + l) * g.dim;
-  const float rrms = rrmsIn[part * rowsPerPart + r];
+                                   const T* __restrict__ gradQ, const T* __restrict__ gradK, const T* __restrict__ gradV,
+                                   HeadMajor gq, HeadMajor gk, HeadMajor gv, T* __restrict__ gradQkv, RowGeometry g) {
+  Row r;
+  if (!rowOf(g, r)) return;
+  T* gx = gradQkv + (r.b * g.length + r.l) * 3 * g.heads * g.dim + (r.part * g.heads + r.h) * g.dim;
+  const T* go = r.part == 0 ? gradQ + headMajorOffset(gq, r.b, r.h, r.l)
+              : r.part == 1 ? gradK + headMajorOffset(gk, r.b, r.h, r.l)
+                            : gradV + headMajorOffset(gv, r.b, r.h, r.l);
+  float d[kMaxVecsPerLane][kVec];
+#pragma unroll
+  for (int i = 0; i < kMaxVecsPerLane; ++i)
+    if (channelOf(i) < g.dim) loadFloats(go + channelOf(i), d[i]);
+  if (r.part == 2) {
+#pragma unroll
+    for (int i = 0; i < kMaxVecsPerLane; ++i)
+      if (channelOf(i) < g.dim) storeVec(gx + channelOf(i), d[i]);
+    return;
+  }
+  const T* x = qkv + r.b * g.qkvBatchStride + r.l * g.qkvRowStride + (r.part * g.heads + r.h) * g.dim;
+  const float* scale = r.part == 0 ? qScale : kScale;
+  const float* rot = rotations + r.b * g.rotBatchStride + r.l * g.rotRowStride;
+  const float rrms = rrmsIn[r.part * g.batch * g.length * g.heads + r.index];
+  float y[kMaxVecsPerLane][kVec], dy[kMaxVecsPerLane][kVec];
   float dot = 0.0f;
-  for (int64_t j = lane; j < g.dim / 2; j += 32) {
-    const float* m = rot + 4 * j;
-    const float g0 = static_cast<float>(go[2 * j]), g1 = static_cast<float>(go[2 * j + 1]);
-    const float dy0 = (m[0] * g0 + m[2] * g1) * scale[2 * j];
-    const float dy1 = (m[1] * g0 + m[3] * g1) * scale[2 * j + 1];
-    dot += dy0 * static_cast<float>(x[2 * j]) * rrms + dy1 * static_cast<float>(x[2 * j + 1]) * rrms;
+#pragma unroll
+  for (int i = 0; i < kMaxVecsPerLane; ++i) {
+    const int64_t c = channelOf(i);
+    if (c >= g.dim) continue;
+    loadFloats(x + c, y[i]);
+    float dn[kVec];
+    rotateBack(rot, c, d[i], dn);
+    const float4 s = *reinterpret_cast<const float4*>(scale + c);
+    const float sv[kVec] = {s.x, s.y, s.z, s.w};
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) {
+      y[i][e] *= rrms;
+      dy[i][e] = dn[e] * sv[e];
+      dot += dy[i][e] * y[i][e];
+    }
   }
   const float meanDot = warpSum(dot) / static_cast<float>(g.dim);
-  T* gx = gradQkv + (b * g.length + l) * 3 * g.heads * g.dim + (part * g.heads + h) * g.dim;
-  for (int64_t j = lane; j < g.dim / 2; j += 32) {
-    const float* m = rot + 4 * j;
-    const float g0 = static_cast<float>(go[2 * j]), g1 = static_cast<float>(go[2 * j + 1]);
-    const float dy0 = (m[0] * g0 + m[2] * g1) * scale[2 * j];
-    const float dy1 = (m[1] * g0 + m[3] * g1) * scale[2 * j + 1];
-    const float y0 = static_cast<float>(x[2 * j]) * rrms, y1 = static_cast<float>(x[2 * j + 1]) * rrms;
-    gx[2 * j] = static_cast<T>(rrms * (dy0 - y0 * meanDot));
-    gx[2 * j + 1] = static_cast<T>(rrms * (dy1 - y1 * meanDot));
+#pragma unroll
+  for (int i = 0; i < kMaxVecsPerLane; ++i) {
+    if (channelOf(i) >= g.dim) continue;
+    float out[kVec];
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) out[e] = rrms * (dy[i][e] - y[i][e] * meanDot);
+    storeVec(gx + channelOf(i), out);
   }
 }
 
@@ -110,40 +180,68 @@ RowGeometry geometryOf(const at::Tensor& qkv, const at::Tensor& rotations, int64
 
 unsigned int blocksFor(int64_t rows) { return static_cast<unsigned int>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock); }
 
+// The stride of dimension i where it is walked (a dimension of size 1 is not).
+int64_t strideWalked(const at::Tensor& t, int64_t i) { return t.size(i) == 1 ? 0 : t.stride(i); }
+
+// qkv as the kernels read it: rows of vectors (a copy where its strides or address do not allow).
+at::Tensor vectorRows(const at::Tensor& qkv) {
+  return vectorAligned(qkv.data_ptr(), qkv.element_size(), {strideWalked(qkv, 0), strideWalked(qkv, 1)}) ? qkv
+                                                                                                           : qkv.contiguous();
+}
+
+// rotations as the kernels read them: each pair's matrix a float4.
+at::Tensor vectorRotations(const at::Tensor& rot) {
+  return vectorAligned(rot.data_ptr(), rot.element_size(), {strideWalked(rot, 0), strideWalked(rot, 2)}) ? rot : rot.contiguous();
+}
+
+// A gradient [B, H, L, D] as the kernel reads it: in place where D is contiguous and the rest aligned.
+at::Tensor vectorHeadMajor(const at::Tensor& t) {
+  const bool inPlace = t.stride(3) == 1 && vectorAligned(t.data_ptr(), t.element_size(),
+                                                         {strideWalked(t, 0), strideWalked(t, 1), strideWalked(t, 2)});
+  return inPlace ? t : t.contiguous();
+}
+
+HeadMajor stridesOf(const at::Tensor& t) { return {strideWalked(t, 0), strideWalked(t, 1), strideWalked(t, 2)}; }
+
 }  // namespace
 
-std::vector<at::Tensor> qkNormRopeForwardCuda(const at::Tensor& qkv, const at::Tensor& qScale, const at::Tensor& kScale,
-                                              const at::Tensor& rotations, int64_t heads, double eps) {
+std::vector<at::Tensor> qkNormRopeForwardCuda(const at::Tensor& qkvIn, const at::Tensor& qScale, const at::Tensor& kScale,
+                                              const at::Tensor& rotationsIn, int64_t heads, double eps) {
   const int64_t dim = qScale.size(0);
+  const at::Tensor qkv = vectorRows(qkvIn), rotations = vectorRotations(rotationsIn);
   const RowGeometry g = geometryOf(qkv, rotations, heads, dim);
   at::Tensor q = at::empty({g.batch, heads, g.length, dim}, qkv.options());
-  at::Tensor k = at::empty_like(q);
+  at::Tensor k = at::empty_like(q), v = at::empty_like(q);
   at::Tensor rrms = at::empty({2, g.batch, g.length, heads}, qkv.options().dtype(at::kFloat));
-  const int64_t rows = 2 * g.batch * g.length * heads;
-  if (rows == 0) return {q, k, rrms};
+  const int64_t rows = 3 * g.batch * g.length * heads;
+  if (rows == 0) return {q, k, v, rrms};
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, qkv.scalar_type(), "sinter_qk_norm_rope_forward", [&] {
     qkNormRopeForward<scalar_t><<<blocksFor(rows), kWarpsPerBlock * 32, 0, stream>>>(
         qkv.data_ptr<scalar_t>(), qScale.data_ptr<float>(), kScale.data_ptr<float>(), rotations.data_ptr<float>(),
-        q.data_ptr<scalar_t>(), k.data_ptr<scalar_t>(), rrms.data_ptr<float>(), g, static_cast<float>(eps));
+        q.data_ptr<scalar_t>(), k.data_ptr<scalar_t>(), v.data_ptr<scalar_t>(), rrms.data_ptr<float>(), g,
+        static_cast<float>(eps));
   });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return {q, k, rrms};
+  return {q, k, v, rrms};
 }
 
-at::Tensor qkNormRopeBackwardCuda(const at::Tensor& qkv, const at::Tensor& qScale, const at::Tensor& kScale,
-                                  const at::Tensor& rotations, const at::Tensor& rrms, const at::Tensor& gradQ,
-                                  const at::Tensor& gradK, int64_t heads) {
+at::Tensor qkNormRopeBackwardCuda(const at::Tensor& qkvIn, const at::Tensor& qScale, const at::Tensor& kScale,
+                                  const at::Tensor& rotationsIn, const at::Tensor& rrms, const at::Tensor& gradQIn,
+                                  const at::Tensor& gradKIn, const at::Tensor& gradVIn, int64_t heads) {
   const int64_t dim = qScale.size(0);
+  const at::Tensor qkv = vectorRows(qkvIn), rotations = vectorRotations(rotationsIn);
+  const at::Tensor gradQ = vectorHeadMajor(gradQIn), gradK = vectorHeadMajor(gradKIn), gradV = vectorHeadMajor(gradVIn);
   const RowGeometry g = geometryOf(qkv, rotations, heads, dim);
   at::Tensor gradQkv = at::empty({g.batch, g.length, 3 * heads * dim}, qkv.options());
-  const int64_t rows = 2 * g.batch * g.length * heads;
+  const int64_t rows = 3 * g.batch * g.length * heads;
   if (rows == 0) return gradQkv;
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, qkv.scalar_type(), "sinter_qk_norm_rope_backward", [&] {
     qkNormRopeBackward<scalar_t><<<blocksFor(rows), kWarpsPerBlock * 32, 0, stream>>>(
         qkv.data_ptr<scalar_t>(), qScale.data_ptr<float>(), kScale.data_ptr<float>(), rotations.data_ptr<float>(),
-        rrms.data_ptr<float>(), gradQ.data_ptr<scalar_t>(), gradK.data_ptr<scalar_t>(), gradQkv.data_ptr<scalar_t>(), g);
+        rrms.data_ptr<float>(), gradQ.data_ptr<scalar_t>(), gradK.data_ptr<scalar_t>(), gradV.data_ptr<scalar_t>(),
+        stridesOf(gradQ), stridesOf(gradK), stridesOf(gradV), gradQkv.data_ptr<scalar_t>(), g);
   });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return gradQkv;

@@ -15,7 +15,7 @@ FluxQkv splitFluxQkv(const torch::Tensor& qkv, int64_t heads) {
 
 FluxQkv normedRotatedQkv(const torch::Tensor& qkvProjected, FluxQkNormImpl& norm, const torch::Tensor& rotations,
                          int64_t heads, bool fused) {
-  if (fused && qkvProjected.is_cuda()) {
+  if (fused && qkvProjected.is_cuda() && kernels::qkNormRopeFits(norm.query_norm->scale.size(0))) {
     const std::vector<torch::Tensor> qkv = kernels::fluxQkNormRope(qkvProjected, norm.query_norm->scale,
                                                                    norm.key_norm->scale, rotations, heads);
     return {qkv[0], qkv[1], qkv[2]};

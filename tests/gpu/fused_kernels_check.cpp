@@ -138,13 +138,15 @@ bool reportParts(const std::string& label, torch::Dtype dtype,
 
 // FLUX's QK RMSNorm + RoPE: the fused kernel and the model's stock path (normedRotatedQkv) against
 // the formula in float64, on a strided input as the single block's linear1 output gives it, with
-// scales other than 1 and the real RoPE of a [txt, img] sequence.
-bool checkQkNormRope(torch::Dtype dtype) {
+// scales other than 1, the real RoPE of a [txt, img] sequence and strided incoming gradients.
+// d: the head's channels; extra: columns after qkv in each row (an odd count leaves the rows unaligned
+// for vector loads, so the launcher copies them first).
+bool checkQkNormRope(torch::Dtype dtype, int64_t d, int64_t extra) {
   using namespace sinter::models;
   torch::manual_seed(7);
   const torch::Device cuda(torch::kCUDA);
   const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(cuda);
-  const int64_t b = 2, txt = 7, img = 6 * 5, l = txt + img, heads = 3, d = 128, extra = 100;
+  const int64_t b = 2, txt = 7, img = 6 * 5, l = txt + img, heads = 3;
   torch::Tensor wide = torch::randn({b, l, 3 * heads * d + extra}, f64) * 2;
   torch::Tensor qScaleBase = torch::rand({d}, f64) + 0.5, kScaleBase = torch::rand({d}, f64) + 0.5;
   torch::Tensor gradQ = torch::randn({b, heads, l, d}, f64), gradK = torch::randn_like(gradQ), gradV = torch::randn_like(gradQ);
@@ -153,7 +155,8 @@ bool checkQkNormRope(torch::Dtype dtype) {
   const torch::Tensor rows = torch::arange(6, f64).repeat_interleave(5), cols = torch::arange(5, f64).repeat({6});
   ids.narrow(1, txt, img).select(2, 1).copy_(rows.expand({b, img}));
   ids.narrow(1, txt, img).select(2, 2).copy_(cols.expand({b, img}));
-  const torch::Tensor rotations = fluxRopeRotations(ids, {16, 56, 56}, 10000.0);
+  const int64_t axis0 = d / 8, axis12 = (d - axis0) / 2;  // FLUX's (16, 56, 56) at d = 128
+  const torch::Tensor rotations = fluxRopeRotations(ids, {axis0, axis12, axis12}, 10000.0);
 
   struct Run {
     torch::Tensor wide, qScale, kScale;
@@ -184,7 +187,13 @@ bool checkQkNormRope(torch::Dtype dtype) {
       norm->key_norm->scale = r.kScale;
       r.out = normedRotatedQkv(qkv, *norm, rotations, heads, kind == 2);
     }
-    torch::autograd::backward({r.out.q, r.out.k, r.out.v}, {gradQ.to(t), gradK.to(t), gradV.to(t)});
+    // The gradients as the double block's joint attention hands them to one stream: slices of the
+    // joint sequence's (strided), which the kernel reads in place.
+    auto sliceOfJoint = [](const torch::Tensor& g) {
+      const torch::Tensor joint = torch::zeros({g.size(0), g.size(1), g.size(2) + 5, g.size(3)}, g.options());
+      return joint.narrow(2, 3, g.size(2)).copy_(g);
+    };
+    torch::autograd::backward({r.out.q, r.out.k, r.out.v}, {sliceOfJoint(gradQ.to(t)), sliceOfJoint(gradK.to(t)), sliceOfJoint(gradV.to(t))});
     return r;
   };
   // As for GroupNorm+SiLU, the reference starts from the inputs rounded to the dtype: a scale's
@@ -196,7 +205,7 @@ bool checkQkNormRope(torch::Dtype dtype) {
     return std::make_tuple(name, get(fused), get(stock), get(ref));
   };
   return reportParts("QK RMSNorm+RoPE [" + std::to_string(b) + ", " + std::to_string(l) + ", " + std::to_string(heads) +
-                         " heads x " + std::to_string(d) + "]",
+                         " heads x " + std::to_string(d) + "], row stride " + std::to_string(wide.size(2)),
                      dtype,
                      {part("q", [](const Run& r) { return r.out.q.detach(); }),
                       part("k", [](const Run& r) { return r.out.k.detach(); }),
@@ -306,7 +315,9 @@ int main() {
     ok = checkGroupNormSilu(dtype, {2, 96, 37, 41}, 32, 0.0) && ok;
     ok = checkGroupNormSilu(dtype, {1, 320, 128, 128}, 32, 0.0) && ok;
     ok = checkGroupNormSilu(dtype, {2, 640, 32, 32}, 32, 40.0) && ok;
-    ok = checkQkNormRope(dtype) && ok;
+    ok = checkQkNormRope(dtype, 128, 100) && ok;  // FLUX's heads
+    ok = checkQkNormRope(dtype, 32, 101) && ok;   // the tiny model's, rows not aligned for vector loads
+    ok = checkQkNormRope(dtype, 256, 100) && ok;  // the widest the kernel takes
     ok = checkFluxModulation(dtype, 2, 45, 3072) && ok;  // FLUX's width; 45 rows: a tile and a part
     ok = checkFluxModulation(dtype, 1, 70, 64) && ok;    // the tiny model's width
     ok = checkAttentionGeluJoin(dtype) && ok;
