@@ -60,7 +60,9 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
   if (inductor) {
     plan.mechanisms.push_back("attention: fused scaled-dot-product attention (flash, cuDNN or memory-efficient, by shape)");
     if (facts.cudaDevice) plan.mechanisms.push_back("optimizer: fused AdamW, one kernel per parameter group");
-    plan.mechanisms.push_back("LoRA: the up projection's GEMM adds into the base output in its epilogue (always on)");
+    plan.mechanisms.push_back(
+        "LoRA: the up projection's GEMM adds into the base output in its epilogue, and backward the down "
+        "projection's into the base input gradient (always on)");
     // The family's own kernels (kernels/fused_kernels.h).
     const bool flux = family == Family::FLUX;
     const std::string kernels = flux ? "QK RMSNorm+RoPE, LayerNorm+modulate, gated residual, attention+GELU join"
@@ -88,7 +90,11 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
       plan.unavailable.push_back("autotuning: training on the CPU");
     } else {
       plan.cudnnBenchmark = true;
-      plan.mechanisms.push_back("autotuning: cuDNN benchmarks convolution algorithms during warm-up");
+      // Measured on an H100: the candidates include run-time compiled engines, whose PTX the driver
+      // compiles on a machine's first such run (tests/gpu/RESULTS.md, "the driver's JIT cache").
+      plan.mechanisms.push_back(
+          "autotuning: cuDNN benchmarks convolution algorithms during warm-up (a machine's first such run also waits "
+          "~10 s for the CUDA driver to compile cuDNN's run-time kernels, which it keeps in its cache)");
       if (facts.gemmTuningInBuild) {
         plan.tuneGemms = true;
         plan.mechanisms.push_back("autotuning: TunableOp times the GEMM algorithms of each shape during warm-up, before capture; "
