@@ -49,22 +49,17 @@ __device__ __forceinline__ bool rowOf(const RowGeometry& g, Row& r) {
 // This lane's channels: vector i covers channels c .. c + 3, c = 4 (lane + 32 i), where c < D.
 __device__ __forceinline__ int64_t channelOf(int i) { return static_cast<int64_t>((threadIdx.x & 31) + 32 * i) * kVec; }
 
-// out = R (n) for the two channel pairs of a vector: R_j = [[r00, r01], [r10, r11]] packed per pair.
-__device__ __forceinline__ void rotate(const float* rot, int64_t c, const float (&n)[kVec], float (&out)[kVec]) {
-  const float4 m0 = *reinterpret_cast<const float4*>(rot + 2 * c), m1 = *reinterpret_cast<const float4*>(rot + 2 * c + 4);
-  out[0] = m0.x * n[0] + m0.y * n[1];
-  out[1] = m0.z * n[0] + m0.w * n[1];
-  out[2] = m1.x * n[2] + m1.y * n[3];
-  out[3] = m1.z * n[2] + m1.w * n[3];
-}
-
-// The transpose rotation: d n = R^T d out.
-__device__ __forceinline__ void rotateBack(const float* rot, int64_t c, const float (&d)[kVec], float (&out)[kVec]) {
-  const float4 m0 = *reinterpret_cast<const float4*>(rot + 2 * c), m1 = *reinterpret_cast<const float4*>(rot + 2 * c + 4);
-  out[0] = m0.x * d[0] + m0.z * d[1];
-  out[1] = m0.y * d[0] + m0.w * d[1];
-  out[2] = m1.x * d[2] + m1.z * d[3];
-  out[3] = m1.y * d[2] + m1.w * d[3];
+// out = R n for the vector's two channel pairs, R_j = [[r00, r01], [r10, r11]] packed per pair; or
+// R^T n (kTranspose: the backward pass's d n = R^T d out).
+template <bool kTranspose>
+__device__ __forceinline__ void rotatePairs(const float* rot, int64_t c, const float (&n)[kVec], float (&out)[kVec]) {
+  const float4 m[2] = {*reinterpret_cast<const float4*>(rot + 2 * c), *reinterpret_cast<const float4*>(rot + 2 * c + 4)};
+#pragma unroll
+  for (int p = 0; p < 2; ++p) {
+    const float r01 = kTranspose ? m[p].z : m[p].y, r10 = kTranspose ? m[p].y : m[p].z;
+    out[2 * p] = m[p].x * n[2 * p] + r01 * n[2 * p + 1];
+    out[2 * p + 1] = r10 * n[2 * p] + m[p].w * n[2 * p + 1];
+  }
 }
 
 // One warp per row. q and k: mean of squares, then out = R (x * rrms * s), rounded once; v: copied
@@ -102,7 +97,7 @@ __global__ void qkNormRopeForward(const T* __restrict__ qkv, const float* __rest
     const float4 s = *reinterpret_cast<const float4*>(scale + c);
     const float n[kVec] = {xs[i][0] * rrms * s.x, xs[i][1] * rrms * s.y, xs[i][2] * rrms * s.z, xs[i][3] * rrms * s.w};
     float y[kVec];
-    rotate(rot, c, n, y);
+    rotatePairs<false>(rot, c, n, y);
     storeVec(out + c, y);
   }
   if ((threadIdx.x & 31) == 0) rrmsOut[r.part * g.batch * g.length * g.heads + r.index] = rrms;
@@ -144,7 +139,7 @@ __global__ void qkNormRopeBackward(const T* __restrict__ qkv, const float* __res
     if (c >= g.dim) continue;
     loadFloats(x + c, y[i]);
     float dn[kVec];
-    rotateBack(rot, c, d[i], dn);
+    rotatePairs<true>(rot, c, d[i], dn);
     const float4 s = *reinterpret_cast<const float4*>(scale + c);
     const float sv[kVec] = {s.x, s.y, s.z, s.w};
 #pragma unroll
