@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "kernels/fused_kernels.h"
 #include "models/flux_latents.h"
 #include "models/flux_rope.h"
 #include "models/flux_transformer.h"
@@ -375,6 +376,13 @@ TEST(FluxTransformer, GradientCheckpointingGivesTheSameGradients) {
     EXPECT_LE((plain[i] - ckpt[i]).abs().max().item<float>(), 1e-6 + 1e-6 * plain[i].abs().max().item<float>())
         << i << " " << (plain[i] - ckpt[i]).abs().max().item<float>() << " of " << plain[i].abs().max().item<float>();
   EXPECT_GT(plain.front().abs().sum().item<double>(), 0.0);
+}
+
+// The fused QK RMSNorm+RoPE kernel holds a head's row in a warp's registers, four channels per vector
+// load: heads of other widths take the stock operators (FLUX's are 128, the tiny model's 32).
+TEST(FluxTransformer, FusedQkKernelTakesHeadsOfAMultipleOfFourUpTo256) {
+  for (int64_t d : {4, 32, 128, 256}) EXPECT_TRUE(sinter::kernels::qkNormRopeFits(d)) << d;
+  for (int64_t d : {0, 2, 6, 130, 260, 512}) EXPECT_FALSE(sinter::kernels::qkNormRopeFits(d)) << d;
 }
 
 // The fused kernels (inductor) are CUDA kernels: asked for on the CPU, the blocks take the stock
