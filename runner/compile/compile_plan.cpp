@@ -37,6 +37,11 @@ static void planAllReduce(CompilePlan& plan, const CaptureFacts& facts) {
                               ") outside the blocks' graphs, bucket by bucket as backward completes them");
 }
 
+std::string fusedKernelNames(Family family) {
+  return family == Family::FLUX ? "QK RMSNorm+RoPE, LayerNorm+modulate, gated residual, attention+GELU join"
+                                : "GEGLU, GroupNorm+SiLU";
+}
+
 CompilePlan planCompile(const Config& config, std::optional<Family> family, const CaptureFacts& facts) {
   CompilePlan plan;
   plan.request = resolveCompileRequest(config);
@@ -65,8 +70,7 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
         "projection's into the base input gradient (always on)");
     // The family's own kernels (kernels/fused_kernels.h).
     const bool flux = family == Family::FLUX;
-    const std::string kernels = flux ? "QK RMSNorm+RoPE, LayerNorm+modulate, gated residual, attention+GELU join"
-                                     : "GEGLU, GroupNorm+SiLU";
+    const std::string kernels = fusedKernelNames(flux ? Family::FLUX : Family::SDXL);
     if (!facts.fusedKernelsInBuild) {
       plan.unavailable.push_back("fused kernels (" + kernels + "): this build has no CUDA kernels (a CUDA libtorch and nvcc)");
     } else if (!facts.cudaDevice) {

@@ -61,4 +61,7 @@ struct CompilePlan {
 
 CompilePlan planCompile(const Config& config, std::optional<Family> family, const CaptureFacts& facts);
 
+// The project's own fused kernels that backend=inductor runs for a family (kernels/fused_kernels.h).
+std::string fusedKernelNames(Family family);
+
 }  // namespace sinter::compile

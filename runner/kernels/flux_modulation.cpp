@@ -1,10 +1,10 @@
 #include <ATen/ExpandUtils.h>
 
-#include <cstdint>
 #include <stdexcept>
 
 #include "kernels/flux_modulation_cuda.h"
 #include "kernels/fused_kernels.h"
+#include "kernels/vector_alignment.h"
 
 namespace sinter::kernels {
 
@@ -15,16 +15,11 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-bool alignedPointer(const torch::Tensor& t) {
-  return reinterpret_cast<std::uintptr_t>(t.data_ptr()) % (rowsKernelsAlignment() * t.element_size()) == 0;
-}
-
 // Rows the kernels can read with vector loads: [B, L, C] (or [B, 1, C] vectors) with contiguous
 // channels, rows at one stride, and pointer and strides on the vector size.
 bool loadableRows(const torch::Tensor& t) {
-  const int64_t a = rowsKernelsAlignment();
   return t.dim() == 3 && t.stride(2) == 1 && (t.size(1) == 1 || t.stride(0) == t.size(1) * t.stride(1)) &&
-         t.stride(0) % a == 0 && t.stride(1) % a == 0 && alignedPointer(t);
+         vectorAligned(t, {t.stride(0), t.stride(1)});
 }
 
 torch::Tensor loadable(const torch::Tensor& t) { return loadableRows(t) ? t : t.contiguous(); }
@@ -105,7 +100,7 @@ struct AttentionGeluJoinFunction : public torch::autograd::Function<AttentionGel
 
 void checkRows(const char* what, const torch::Tensor& x, const torch::Tensor& vector) {
   TORCH_CHECK(x.is_cuda(), what, ": a CUDA tensor is needed, not ", x.device());
-  TORCH_CHECK(fluxRowsFitKernels(x), what, ": x must be [B, L, C] with C a multiple of ", rowsKernelsAlignment(),
+  TORCH_CHECK(fluxRowsFitKernels(x), what, ": x must be [B, L, C] with C a multiple of ", kVec,
               " up to 4096, got ", x.sizes());
   TORCH_CHECK(vector.dim() == 3 && vector.size(1) == 1 && vector.size(2) == x.size(2) &&
                   (vector.size(0) == x.size(0) || vector.size(0) == 1),
@@ -133,13 +128,13 @@ torch::Tensor fluxGatedResidual(const torch::Tensor& residual, const torch::Tens
 
 torch::Tensor fluxAttentionGeluJoin(const torch::Tensor& attended, const torch::Tensor& mlp) {
   TORCH_CHECK(mlp.is_cuda() && attended.is_cuda(), "fused attention+GELU join: CUDA tensors are needed");
-  TORCH_CHECK(mlp.dim() == 3 && mlp.size(2) % rowsKernelsAlignment() == 0 && attended.dim() >= 3 &&
+  TORCH_CHECK(mlp.dim() == 3 && mlp.size(2) % kVec == 0 && attended.dim() >= 3 &&
                   attended.size(0) == mlp.size(0) && attended.size(1) == mlp.size(1),
-              "fused attention+GELU join: attended [B, L, ...] and mlp [B, L, M] (M a multiple of ", rowsKernelsAlignment(),
+              "fused attention+GELU join: attended [B, L, ...] and mlp [B, L, M] (M a multiple of ", kVec,
               ") do not fit: ", attended.sizes(), " and ", mlp.sizes());
   const int64_t hd = attended.numel() / std::max<int64_t>(1, mlp.size(0) * mlp.size(1));
-  TORCH_CHECK(hd % rowsKernelsAlignment() == 0, "fused attention+GELU join: the attended width ", hd, " is not a multiple of ",
-              rowsKernelsAlignment());
+  TORCH_CHECK(hd % kVec == 0, "fused attention+GELU join: the attended width ", hd, " is not a multiple of ",
+              kVec);
   return AttentionGeluJoinFunction::apply(attended, mlp.to(attended.scalar_type()));
 }
 

@@ -250,7 +250,6 @@ unsigned int gridFor(int64_t vectors) {
 }  // namespace
 
 bool rowsKernelsFit(int64_t channels) { return channels % kVec == 0 && channels <= int64_t{kThreads} * kVec * kMaxVecsPerThread; }
-int64_t rowsKernelsAlignment() { return kVec; }
 
 std::vector<at::Tensor> layerNormModulateForwardCuda(const at::Tensor& x, const at::Tensor& shift, const at::Tensor& scale,
                                                      const RowsGeometry& g, double eps) {

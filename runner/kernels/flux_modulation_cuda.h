@@ -13,10 +13,9 @@ struct RowsGeometry {
   int64_t modBatchStride;  // shift / scale / gate: elements from one sample's vector to the next
 };
 
-// Whether rows of `channels` fit the kernels (a multiple of rowsKernelsAlignment(), at most 4096);
-// pointers and strides must also be multiples of rowsKernelsAlignment() elements.
+// Whether rows of `channels` fit the kernels (a multiple of kVec, at most 4096); pointers and
+// strides must also be multiples of kVec elements (vector_alignment.h).
 bool rowsKernelsFit(int64_t channels);
-int64_t rowsKernelsAlignment();
 
 // (1 + scale) * layer_norm(x) + shift -> {out, mean [B, L], rstd [B, L]} (float32 statistics).
 std::vector<at::Tensor> layerNormModulateForwardCuda(const at::Tensor& x, const at::Tensor& shift, const at::Tensor& scale,

@@ -180,19 +180,17 @@ int64_t strideWalked(const at::Tensor& t, int64_t i) { return t.size(i) == 1 ? 0
 
 // qkv as the kernels read it: rows of vectors (a copy where its strides or address do not allow).
 at::Tensor vectorRows(const at::Tensor& qkv) {
-  return vectorAligned(qkv.data_ptr(), qkv.element_size(), {strideWalked(qkv, 0), strideWalked(qkv, 1)}) ? qkv
-                                                                                                           : qkv.contiguous();
+  return vectorAligned(qkv, {strideWalked(qkv, 0), strideWalked(qkv, 1)}) ? qkv : qkv.contiguous();
 }
 
 // rotations as the kernels read them: each pair's matrix a float4.
 at::Tensor vectorRotations(const at::Tensor& rot) {
-  return vectorAligned(rot.data_ptr(), rot.element_size(), {strideWalked(rot, 0), strideWalked(rot, 2)}) ? rot : rot.contiguous();
+  return vectorAligned(rot, {strideWalked(rot, 0), strideWalked(rot, 2)}) ? rot : rot.contiguous();
 }
 
 // A gradient [B, H, L, D] as the kernel reads it: in place where D is contiguous and the rest aligned.
 at::Tensor vectorHeadMajor(const at::Tensor& t) {
-  const bool inPlace = t.stride(3) == 1 && vectorAligned(t.data_ptr(), t.element_size(),
-                                                         {strideWalked(t, 0), strideWalked(t, 1), strideWalked(t, 2)});
+  const bool inPlace = t.stride(3) == 1 && vectorAligned(t, {strideWalked(t, 0), strideWalked(t, 1), strideWalked(t, 2)});
   return inPlace ? t : t.contiguous();
 }
 

@@ -106,7 +106,7 @@ int runBenchmark(const Config& config, long long steps, bool tiny, bool scalingR
                      if (regions) captureUnetBlocks(unet, *regions);
                      else releaseUnetBlocks(unet);
                    },
-                   [&](bool on) { unet->setFusedKernels(on); }, " + fused GEGLU, GroupNorm+SiLU", step.generator()};
+                   [&](bool on) { unet->setFusedKernels(on); }, step.generator()};
   auto row = [&](const BenchMode& m, const std::vector<StepShape>& shapes, const std::string& label) {
     return runBenchRow(config, device, update, model, m, shapes, label, steps);
   };

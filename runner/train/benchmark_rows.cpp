@@ -57,54 +57,6 @@ namespace {
 
 BenchRow timeRow(const Config& config, const torch::Device& device, OptimizerUpdate& update, BenchModel& model, const BenchMode& m,
                  const std::vector<StepShape>& shapes, const std::string& shapesLabel, long long steps,
-                 const compile::CompilePlan& plan, std::optional<GraphedRegions>& regions);
-
-}  // namespace
-
-BenchRow runBenchRow(const Config& config, const torch::Device& device, OptimizerUpdate& update, BenchModel& model,
-                     const BenchMode& m, const std::vector<StepShape>& shapes, const std::string& shapesLabel, long long steps) {
-  Config rowConfig = config;
-  rowConfig.set("compile", m.compile);
-  rowConfig.set("compile_backend", m.backend);
-  rowConfig.set("compile_mode", m.mode);
-  rowConfig.set("compile_fullgraph", m.fullgraph);
-  rowConfig.set("network_train_unet_only", true);  // the benchmark's step trains the denoiser's LoRA alone
-  // The run's own facts: with gradient_checkpointing the blocks are not captured, as in a run.
-  const compile::CompilePlan plan = compile::planCompile(rowConfig, model.family, captureFacts(rowConfig, device));
-  if (plan.fatal) {
-    spdlog::warn("{}: not run: {}", m.label, *plan.fatal);
-    BenchRow refused;
-    refused.mode = m.label;
-    refused.shapes = shapesLabel;
-    refused.refused = *plan.fatal;
-    return refused;
-  }
-  std::optional<GraphedRegions> regions;  // the row's per-block graphs, if it has them
-  BenchRow row;
-  try {
-    row = timeRow(rowConfig, device, update, model, m, shapes, shapesLabel, steps, plan, regions);
-  } catch (const std::exception& e) {
-    // The other rows still run; the table says which failed and why.
-    spdlog::error("{}: failed: {}", m.label, e.what());
-    row = BenchRow{};
-    row.mode = m.label;
-    row.shapes = shapesLabel;
-    row.failed = e.what();
-  }
-  // Whichever way the row ended, the next one starts from the model's and the process's defaults.
-  if (regions) {
-    for (const std::string& failure : regions->takeFailures()) spdlog::warn("{}", failure);
-    model.captureRegions(nullptr);
-  }
-  if (plan.cudnnBenchmark) at::globalContext().setBenchmarkCuDNN(config.getBool("cuda_cudnn_benchmark"));
-  if (plan.tuneGemms) compile::disableGemmTuning();
-  return row;
-}
-
-namespace {
-
-BenchRow timeRow(const Config& config, const torch::Device& device, OptimizerUpdate& update, BenchModel& model, const BenchMode& m,
-                 const std::vector<StepShape>& shapes, const std::string& shapesLabel, long long steps,
                  const compile::CompilePlan& plan, std::optional<GraphedRegions>& regions) {
   const bool fused = plan.fuseKernels && model.setFusedKernels;
   if (model.setFusedKernels) model.setFusedKernels(plan.fuseKernels);
@@ -128,7 +80,7 @@ BenchRow timeRow(const Config& config, const torch::Device& device, OptimizerUpd
   row.mode = m.label;
   row.shapes = shapesLabel;
   row.mechanism = plan.captureSteps ? "CUDA graph, whole step" : plan.captureRegions ? "CUDA graphs, per block" : "eager";
-  if (fused) row.mechanism += model.fusedLabel;
+  if (fused) row.mechanism += " + fused " + compile::fusedKernelNames(model.family);
   // First step: warm-up and capture of every shape (as a run's warm-up phase), then one step.
   const auto first = Clock::now();
   for (const StepShape& s : shapes) executor.run(s, true, [&] { return model.stagedLoss(s); });
@@ -169,6 +121,45 @@ BenchRow timeRow(const Config& config, const torch::Device& device, OptimizerUpd
 }
 
 }  // namespace
+
+BenchRow runBenchRow(const Config& config, const torch::Device& device, OptimizerUpdate& update, BenchModel& model,
+                     const BenchMode& m, const std::vector<StepShape>& shapes, const std::string& shapesLabel, long long steps) {
+  Config rowConfig = config;
+  rowConfig.set("compile", m.compile);
+  rowConfig.set("compile_backend", m.backend);
+  rowConfig.set("compile_mode", m.mode);
+  rowConfig.set("compile_fullgraph", m.fullgraph);
+  rowConfig.set("network_train_unet_only", true);  // the benchmark's step trains the denoiser's LoRA alone
+  // The run's own facts: with gradient_checkpointing the blocks are not captured, as in a run.
+  const compile::CompilePlan plan = compile::planCompile(rowConfig, model.family, captureFacts(rowConfig, device));
+  if (plan.fatal) {
+    spdlog::warn("{}: not run: {}", m.label, *plan.fatal);
+    BenchRow refused;
+    refused.mode = m.label;
+    refused.shapes = shapesLabel;
+    refused.refused = *plan.fatal;
+    return refused;
+  }
+  std::optional<GraphedRegions> regions;  // the row's per-block graphs, if it has them
+  BenchRow row;
+  try {
+    row = timeRow(rowConfig, device, update, model, m, shapes, shapesLabel, steps, plan, regions);
+  } catch (const std::exception& e) {
+    // The other rows still run; the table says which failed and why.
+    spdlog::error("{}: failed: {}", m.label, e.what());
+    row.mode = m.label;
+    row.shapes = shapesLabel;
+    row.failed = e.what();
+  }
+  // Whichever way the row ended, the next one starts from the model's and the process's defaults.
+  if (regions) {
+    for (const std::string& failure : regions->takeFailures()) spdlog::warn("{}", failure);
+    model.captureRegions(nullptr);
+  }
+  if (plan.cudnnBenchmark) at::globalContext().setBenchmarkCuDNN(config.getBool("cuda_cudnn_benchmark"));
+  if (plan.tuneGemms) compile::disableGemmTuning();
+  return row;
+}
 
 void printBenchRows(const std::vector<BenchRow>& rows) {
   std::printf("| mode | shapes | mechanism | first step (warm-up + capture) | median step (synced) | step, pipelined | "

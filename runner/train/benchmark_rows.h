@@ -41,7 +41,6 @@ struct BenchModel {
   std::function<torch::Tensor(const StepShape&)> stagedLoss;
   std::function<void(GraphedRegions*)> captureRegions;  // nullptr: the blocks run as by default again
   std::function<void(bool)> setFusedKernels;            // empty: the model has none
-  std::string fusedLabel;                                // " + fused GEGLU, GroupNorm+SiLU"
   at::Generator generator;
 };
 

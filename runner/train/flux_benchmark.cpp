@@ -99,7 +99,7 @@ int runFluxBenchmark(const Config& config, long long steps, bool tiny, bool scal
                      if (regions) captureFluxBlocks(transformer, *regions);
                      else releaseFluxBlocks(transformer);
                    },
-                   [&](bool on) { transformer->setFusedKernels(on); }, " + fused QK RMSNorm+RoPE, LayerNorm+modulate, gated residual, GELU join", step.generator()};
+                   [&](bool on) { transformer->setFusedKernels(on); }, step.generator()};
   std::vector<BenchMode> modes = {
       {"eager (compile off)", false},
       {"inductor, default (fused kernels, no graphs)", true, "inductor", "default", false},
