@@ -105,6 +105,7 @@ int runFluxBenchmark(const Config& config, long long steps, bool tiny, bool scal
       {"inductor, default (fused kernels, no graphs)", true, "inductor", "default", false},
       {"inductor, reduce-overhead (per block)", true, "inductor", "reduce-overhead", false},
       {"inductor, reduce-overhead, fullgraph", true, "inductor", "reduce-overhead", true},
+      {"inductor, max-autotune, fullgraph", true, "inductor", "max-autotune", true},
   };
   if (fused) modes.resize(2);  // the fused backward pass steps inside autograd: nothing to capture (capture_facts.cpp)
   else if (scalingRows) modes = {modes[0], modes[3]};
