@@ -20,8 +20,11 @@ struct FrozenLinearWithLora : public torch::autograd::Function<FrozenLinearWithL
                                double alpha) {
     const torch::Tensor x2 = x.view({-1, weight.size(1)});
     const torch::Tensor h = torch::mm(x2, down.t());  // [N, rank]
-    torch::Tensor y = bias ? torch::addmm(*bias, x2, weight.t()) : torch::mm(x2, weight.t());
-    y.addmm_(h, up.t(), /*beta=*/1.0, alpha);
+    // The skinny up projection first (it only writes y), then the base GEMM adds into it: the
+    // base GEMM is compute-bound, so reading y in its epilogue is free, where the other order
+    // reads and rewrites y in a memory-bound GEMM of its own.
+    torch::Tensor y = bias ? torch::addmm(*bias, h, up.t(), /*beta=*/1.0, alpha) : scaledProduct(h, up.t(), alpha);
+    y.addmm_(x2, weight.t());
     ctx->save_for_backward({x2, h, weight, down, up});
     ctx->saved_data["alpha"] = alpha;
     // Which gradients to make: by the inputs themselves, as needs_input_grad counts only the
@@ -43,7 +46,8 @@ struct FrozenLinearWithLora : public torch::autograd::Function<FrozenLinearWithL
     torch::Tensor dx, dDown, dUp;
     if (wantX || wantDown) {
       const torch::Tensor dh = scaledProduct(g, up, alpha);  // [N, rank]: alpha g U
-      if (wantX) dx = at::_unsafe_view(torch::mm(g, weight).addmm_(dh, down), ctx->saved_data["x_sizes"].toIntVector());
+      // As in forward: the skinny product written first, the base GEMM accumulating into it.
+      if (wantX) dx = at::_unsafe_view(torch::mm(dh, down).addmm_(g, weight), ctx->saved_data["x_sizes"].toIntVector());
       if (wantDown) dDown = torch::mm(dh.t(), x2);
     }
     if (wantUp) dUp = scaledProduct(g.t(), h, alpha);

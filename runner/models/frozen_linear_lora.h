@@ -1,9 +1,10 @@
 #pragma once
 // A frozen Linear with a LoRA adapter as one autograd function: y = x W^T + b + alpha (x D^T) U^T,
-// for W and b that take no gradient. Each direction is two GEMMs of which the second accumulates
-// into the first's fresh output in its epilogue: forward, the up projection into the base output;
-// backward, the down projection's input gradient into the base's (autograd would write both
-// [N, in] gradients and add them in a kernel of its own, every adapted module, every step).
+// for W and b that take no gradient. Each direction is a skinny GEMM that writes the output and
+// the base GEMM that accumulates into it in its epilogue: forward, the up projection (with the
+// bias) and then x W^T; backward, the down projection's input gradient and then g W (autograd
+// would write both [N, in] gradients and add them in a kernel of its own, every adapted module,
+// every step).
 #include <torch/torch.h>
 
 namespace sinter::models {
