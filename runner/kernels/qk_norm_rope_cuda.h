@@ -14,10 +14,12 @@ namespace sinter::kernels {
 // q, k and v as [B, H, L, D] contiguous in qkv's dtype, and each q and k row's 1 / rms as [2, B, L, H] float32.
 std::vector<at::Tensor> qkNormRopeForwardCuda(const at::Tensor& qkv, const at::Tensor& qScale, const at::Tensor& kScale,
                                               const at::Tensor& rotations, int64_t heads, double eps);
-// d qkv ([B, L, 3 * H * D] contiguous) from the saved inputs, the rows' 1 / rms and d q, d k, d v
-// ([B, H, L, D] in qkv's dtype, read where they are: any strides of B, H and L).
-at::Tensor qkNormRopeBackwardCuda(const at::Tensor& qkv, const at::Tensor& qScale, const at::Tensor& kScale,
-                                  const at::Tensor& rotations, const at::Tensor& rrms, const at::Tensor& gradQ,
-                                  const at::Tensor& gradK, const at::Tensor& gradV, int64_t heads);
+// d qkv from the saved inputs, the rows' 1 / rms and d q, d k, d v ([B, H, L, D] in qkv's dtype,
+// read where they are: any strides of B, H and L), written into gradQkv: qkv's shape, the last
+// dimension contiguous, rows at any stride that allows vector stores (a column range of a wider
+// gradient, as the single block's linear1 output gradient is).
+void qkNormRopeBackwardCuda(const at::Tensor& qkv, const at::Tensor& qScale, const at::Tensor& kScale,
+                            const at::Tensor& rotations, const at::Tensor& rrms, const at::Tensor& gradQ,
+                            const at::Tensor& gradK, const at::Tensor& gradV, int64_t heads, const at::Tensor& gradQkv);
 
 }  // namespace sinter::kernels

@@ -13,11 +13,15 @@ FluxQkv splitFluxQkv(const torch::Tensor& qkv, int64_t heads) {
   return {parts[0], parts[1], parts[2]};
 }
 
+bool fusedQkNormRopeTakes(const torch::Tensor& qkvProjected, const FluxQkNormImpl& norm, bool fused) {
+  return fused && qkvProjected.is_cuda() && kernels::qkNormRopeFits(norm.query_norm->scale.size(0));
+}
+
 FluxQkv normedRotatedQkv(const torch::Tensor& qkvProjected, FluxQkNormImpl& norm, const torch::Tensor& rotations,
-                         int64_t heads, bool fused) {
-  if (fused && qkvProjected.is_cuda() && kernels::qkNormRopeFits(norm.query_norm->scale.size(0))) {
-    const std::vector<torch::Tensor> qkv = kernels::fluxQkNormRope(qkvProjected, norm.query_norm->scale,
-                                                                   norm.key_norm->scale, rotations, heads);
+                         int64_t heads, bool fused, const c10::intrusive_ptr<kernels::SharedGradient>& gradientInto) {
+  if (fusedQkNormRopeTakes(qkvProjected, norm, fused)) {
+    const std::vector<torch::Tensor> qkv = kernels::fluxQkNormRope(qkvProjected, norm.query_norm->scale, norm.key_norm->scale,
+                                                                   rotations, heads, 1e-6, gradientInto, 0);
     return {qkv[0], qkv[1], qkv[2]};
   }
   FluxQkv out = splitFluxQkv(qkvProjected, heads);

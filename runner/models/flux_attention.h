@@ -4,6 +4,7 @@
 // turned by RoPE, and attention over the joint txt+img sequence.
 #include <torch/torch.h>
 
+#include "kernels/shared_gradient.h"
 #include "models/flux_layers.h"
 #include "models/linear.h"
 
@@ -20,9 +21,12 @@ FluxQkv splitFluxQkv(const torch::Tensor& qkv, int64_t heads);
 // by `norm` (BFL's QKNorm) and turned by RoPE (`rotations` of these L tokens, fluxRopeRotations'
 // [B or 1, 1, L, headDim/2, 2, 2]). RoPE acts per token, so a stream's tokens may be turned before
 // the streams are joined. fused: one CUDA kernel each way (kernels/fused_kernels.h) in place of the
-// stock operators, within the dtype's rounding of them.
+// stock operators, within the dtype's rounding of them; where qkvProjected is part 0 of a split
+// sharing its gradient (`gradientInto`), the kernel writes its gradient there.
 FluxQkv normedRotatedQkv(const torch::Tensor& qkvProjected, FluxQkNormImpl& norm, const torch::Tensor& rotations,
-                         int64_t heads, bool fused);
+                         int64_t heads, bool fused, const c10::intrusive_ptr<kernels::SharedGradient>& gradientInto = {});
+// Whether normedRotatedQkv takes the fused kernel for these projections.
+bool fusedQkNormRopeTakes(const torch::Tensor& qkvProjected, const FluxQkNormImpl& norm, bool fused);
 
 // softmax(q k^T / sqrt(d)) v with q and k already turned, heads merged back: [B, L, heads * headDim].
 // mask: undefined, or boolean [B, 1, 1, L] (false: a padding key no query attends to).

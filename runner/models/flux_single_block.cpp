@@ -16,12 +16,18 @@ FluxSingleBlockImpl::FluxSingleBlockImpl(const FluxConfig& c)
 torch::Tensor FluxSingleBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& vec,
                                            const torch::Tensor& rotations, const torch::Tensor& mask) {
   const FluxModulationOut mod = modulation(vec)[0];
-  const std::vector<torch::Tensor> qkvAndMlp = linear1(mod.normModulate(x, fused)).split_with_sizes({3 * hidden_, mlpHidden_}, -1);
-  const FluxQkv rotated = normedRotatedQkv(qkvAndMlp[0], *norm, rotations, heads_, fused);
+  const torch::Tensor projected = linear1(mod.normModulate(x, fused));
+  const bool fusedJoin = fluxKernelsTake(x, fused);
+  // Where both of its consumers are fused kernels, they write linear1's output gradient in place
+  // (one buffer, no concatenation in the split's backward).
+  kernels::SplitSharingGradient qkvAndMlp;
+  if (fusedJoin && fusedQkNormRopeTakes(projected, *norm, fused)) qkvAndMlp = kernels::splitSharingGradient(projected, {3 * hidden_, mlpHidden_});
+  else qkvAndMlp.parts = projected.split_with_sizes({3 * hidden_, mlpHidden_}, -1);
+  const FluxQkv rotated = normedRotatedQkv(qkvAndMlp.parts[0], *norm, rotations, heads_, fused, qkvAndMlp.gradient);
   // linear2 reads [attention, GELU(mlp)] side by side; fused, they are written there directly.
-  const torch::Tensor joined = fluxKernelsTake(x, fused)
-                                   ? kernels::fluxAttentionGeluJoin(fluxAttentionByToken(rotated, mask), qkvAndMlp[1])
-                                   : torch::cat({fluxAttention(rotated, mask), geluTanh(qkvAndMlp[1])}, 2);
+  const torch::Tensor joined =
+      fusedJoin ? kernels::fluxAttentionGeluJoin(fluxAttentionByToken(rotated, mask), qkvAndMlp.parts[1], qkvAndMlp.gradient, 1)
+                : torch::cat({fluxAttention(rotated, mask), geluTanh(qkvAndMlp.parts[1])}, 2);
   return mod.gatedAdd(x, linear2(joined), fused);
 }
 

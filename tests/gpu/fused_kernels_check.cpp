@@ -140,13 +140,14 @@ bool reportParts(const std::string& label, torch::Dtype dtype,
 // the formula in float64, on a strided input as the single block's linear1 output gives it, with
 // scales other than 1, the real RoPE of a [txt, img] sequence and strided incoming gradients.
 // d: the head's channels; extra: columns after qkv in each row (an odd count leaves the rows unaligned
-// for vector loads, so the launcher copies them first).
-bool checkQkNormRope(torch::Dtype dtype, int64_t d, int64_t extra) {
+// for vector loads, so the launcher copies them first); heads: a warp takes 4 of a token, so 3 and 6
+// leave partial groups.
+bool checkQkNormRope(torch::Dtype dtype, int64_t d, int64_t extra, int64_t heads) {
   using namespace sinter::models;
   torch::manual_seed(7);
   const torch::Device cuda(torch::kCUDA);
   const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(cuda);
-  const int64_t b = 2, txt = 7, img = 6 * 5, l = txt + img, heads = 3;
+  const int64_t b = 2, txt = 7, img = 6 * 5, l = txt + img;
   torch::Tensor wide = torch::randn({b, l, 3 * heads * d + extra}, f64) * 2;
   torch::Tensor qScaleBase = torch::rand({d}, f64) + 0.5, kScaleBase = torch::rand({d}, f64) + 0.5;
   torch::Tensor gradQ = torch::randn({b, heads, l, d}, f64), gradK = torch::randn_like(gradQ), gradV = torch::randn_like(gradQ);
@@ -300,6 +301,36 @@ bool checkAttentionGeluJoin(torch::Dtype dtype) {
                       part("dqkv (zero)", [&](const Run& r) { return r.wide.grad().narrow(2, 0, qkvWidth) + 1; })});
 }
 
+// The single block's linear1 output split for the fused QK and GELU-join kernels, whose backward
+// passes write its gradient into one shared buffer (kernels/shared_gradient.h): the same gradient,
+// bit for bit, as split_with_sizes and the concatenation autograd makes of the two parts.
+bool checkSharedLinear1Gradient(torch::Dtype dtype) {
+  torch::manual_seed(17);
+  const auto on = torch::TensorOptions().dtype(dtype).device(torch::kCUDA);
+  const int64_t b = 1, l = 45, heads = 6, d = 128, qkvWidth = 3 * heads * d, m = 4 * heads * d;
+  const torch::Tensor base = torch::randn({b, l, qkvWidth + m}, on), attended = torch::randn({b, l, heads, d}, on);
+  const torch::Tensor rotations = torch::randn({1, 1, l, d / 2, 2, 2}, on.dtype(torch::kFloat32));
+  const torch::Tensor scale = torch::rand({d}, on.dtype(torch::kFloat32)) + 0.5;
+  const torch::Tensor gq = torch::randn({b, heads, l, d}, on), gk = torch::randn_like(gq), gv = torch::randn_like(gq);
+  const torch::Tensor gj = torch::randn({b, l, heads * d + m}, on);
+  auto gradient = [&](bool shared) {
+    const torch::Tensor wide = base.detach().clone().requires_grad_(true);
+    sinter::kernels::SplitSharingGradient split;
+    if (shared) split = sinter::kernels::splitSharingGradient(wide, {qkvWidth, m});
+    else split.parts = wide.split_with_sizes({qkvWidth, m}, -1);
+    const std::vector<torch::Tensor> qkv =
+        sinter::kernels::fluxQkNormRope(split.parts[0], scale, scale, rotations, heads, 1e-6, split.gradient, 0);
+    const torch::Tensor joined = sinter::kernels::fluxAttentionGeluJoin(attended, split.parts[1], split.gradient, 1);
+    torch::autograd::backward({qkv[0], qkv[1], qkv[2], joined}, {gq, gk, gv, gj});
+    return wide.grad();
+  };
+  const torch::Tensor viaCat = gradient(false), inPlace = gradient(true);
+  const bool ok = torch::equal(viaCat, inPlace);
+  std::printf("FLUX linear1 gradient shared by the QK and GELU-join kernels %-9s: %s\n", c10::toString(dtype),
+              ok ? "ok (bitwise equal to the concatenation)" : "FAILS (differs from the concatenation)");
+  return ok;
+}
+
 }  // namespace
 
 int main() {
@@ -315,12 +346,13 @@ int main() {
     ok = checkGroupNormSilu(dtype, {2, 96, 37, 41}, 32, 0.0) && ok;
     ok = checkGroupNormSilu(dtype, {1, 320, 128, 128}, 32, 0.0) && ok;
     ok = checkGroupNormSilu(dtype, {2, 640, 32, 32}, 32, 40.0) && ok;
-    ok = checkQkNormRope(dtype, 128, 100) && ok;  // FLUX's heads
-    ok = checkQkNormRope(dtype, 32, 101) && ok;   // the tiny model's, rows not aligned for vector loads
-    ok = checkQkNormRope(dtype, 256, 100) && ok;  // the widest the kernel takes
+    ok = checkQkNormRope(dtype, 128, 100, 6) && ok;  // FLUX's heads
+    ok = checkQkNormRope(dtype, 32, 101, 3) && ok;   // the tiny model's, rows not aligned for vector loads
+    ok = checkQkNormRope(dtype, 256, 100, 3) && ok;  // the widest the kernel takes
     ok = checkFluxModulation(dtype, 2, 45, 3072) && ok;  // FLUX's width; 45 rows: a tile and a part
     ok = checkFluxModulation(dtype, 1, 70, 64) && ok;    // the tiny model's width
     ok = checkAttentionGeluJoin(dtype) && ok;
+    ok = checkSharedLinear1Gradient(dtype) && ok;
   }
   return ok ? 0 : 1;
 }
