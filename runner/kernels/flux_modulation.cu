@@ -216,14 +216,14 @@ __device__ __forceinline__ float geluTanhDerivative(float x) {
 }
 
 // Rows of `cols` elements, each row at its own stride (a column range of a wider tensor), one
-// vector of kVec per thread and step: out[row] = f(in[row]) (f = gelu) or d in[row] = d out[row] * gelu'(in[row]).
+// vector of kVec per thread: out[row] = f(in[row]) (f = gelu) or d in[row] = d out[row] * gelu'(in[row]).
+// Blocks walk columns in x and rows in y, so no thread divides to find its row.
 template <typename T, bool kBackward>
 __global__ void geluTanhRows(const T* __restrict__ in, int64_t inRowStride, const T* __restrict__ gradOut, int64_t gradRowStride,
                              T* __restrict__ out, int64_t outRowStride, int64_t rows, int64_t cols) {
-  const int64_t vecsPerRow = cols / kVec, total = rows * vecsPerRow;
-  for (int64_t k = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; k < total;
-       k += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t row = k / vecsPerRow, col = (k - row * vecsPerRow) * kVec;
+  const int64_t col = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec;
+  if (col >= cols) return;
+  for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
     const Vec<T> x = loadVec(in + row * inRowStride + col);
     float o[kVec];
     if constexpr (kBackward) {
@@ -240,11 +240,6 @@ __global__ void geluTanhRows(const T* __restrict__ in, int64_t inRowStride, cons
 
 dim3 tilesOf(const RowsGeometry& g) {
   return dim3(static_cast<unsigned int>((g.length + kRowsPerTile - 1) / kRowsPerTile), static_cast<unsigned int>(g.batch));
-}
-
-unsigned int gridFor(int64_t vectors) {
-  const int64_t wanted = (vectors + kThreads - 1) / kThreads, cap = 65535LL * 8;
-  return static_cast<unsigned int>(wanted < 1 ? 1 : wanted > cap ? cap : wanted);
 }
 
 }  // namespace
@@ -316,7 +311,8 @@ void geluTanhRowsCuda(const at::Tensor& in, const at::Tensor& gradOut, at::Tenso
   if (rows * cols == 0) return;
   auto rowStride = [](const at::Tensor& t) { return t.dim() >= 2 ? t.stride(-2) : t.size(-1); };
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  const unsigned int grid = gridFor(rows * (cols / kVec));
+  const int64_t columnBlocks = (cols / kVec + kThreads - 1) / kThreads, rowBlocks = rows < 65535 ? rows : 65535;
+  const dim3 grid(static_cast<unsigned int>(columnBlocks), static_cast<unsigned int>(rowBlocks));
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, in.scalar_type(), "sinter_gelu_tanh_rows", [&] {
     if (gradOut.defined())
       geluTanhRows<scalar_t, true><<<grid, kThreads, 0, stream>>>(in.data_ptr<scalar_t>(), rowStride(in), gradOut.data_ptr<scalar_t>(),
