@@ -11,15 +11,12 @@ namespace {
 
 constexpr int kWarpsPerBlock = 8;
 constexpr int kMaxVecsPerLane = 2;  // a warp's row: 32 lanes x 2 x 4 channels, heads of up to 256
-// A warp takes this many consecutive heads of one token: the token's rotations and the scales are
-// read once for all of them, and each lane has that many rows' loads in flight.
-constexpr int kHeadsPerWarp = 4;
 
-// Where the rows live: qkv's and the rotations' strides of b and l (elements).
+// Where one row (part 0 = q, 1 = k, 2 = v; sample b, token l, head h) lives.
 struct RowGeometry {
   int64_t batch, length, heads, dim;
-  int64_t qkvBatchStride, qkvRowStride;
-  int64_t rotBatchStride, rotRowStride;  // rotations' batch stride is 0 when shared
+  int64_t qkvBatchStride, qkvRowStride;  // qkv's strides of b and l (elements)
+  int64_t rotBatchStride, rotRowStride;  // rotations' strides of b (0 when shared) and l
 };
 
 // A [B, H, L, D] tensor's strides of b, h and l (D contiguous): the attention's inputs and their
@@ -32,49 +29,31 @@ __device__ __forceinline__ int64_t headMajorOffset(const HeadMajor& s, int64_t b
   return b * s.batch + h * s.head + l * s.row;
 }
 
-// A warp's rows: part (0 = q, 1 = k, 2 = v) of sample b, token l, heads h0 .. h0 + count - 1.
-struct RowGroup {
-  int part, count;
-  int64_t b, l, h0, index0;  // index0: (b, l, h0) row-major, the order the rows' 1 / rms are kept in
+struct Row {
+  int part;
+  int64_t b, l, h, index;  // index: (b, l, h) row-major, the rows' 1 / rms are kept in that order
 };
 
-__device__ __forceinline__ bool groupOf(const RowGeometry& g, RowGroup& r) {
-  const int64_t perToken = (g.heads + kHeadsPerWarp - 1) / kHeadsPerWarp, tokens = g.batch * g.length;
-  const int64_t group = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-  if (group >= 3 * tokens * perToken) return false;
-  r.part = static_cast<int>(group / (tokens * perToken));
-  const int64_t rest = group - r.part * tokens * perToken, token = rest / perToken;
-  r.h0 = (rest - token * perToken) * kHeadsPerWarp;
-  r.count = static_cast<int>(g.heads - r.h0 < kHeadsPerWarp ? g.heads - r.h0 : kHeadsPerWarp);
-  r.b = token / g.length;
-  r.l = token - r.b * g.length;
-  r.index0 = token * g.heads + r.h0;
+__device__ __forceinline__ bool rowOf(const RowGeometry& g, Row& r) {
+  const int64_t rowsPerPart = g.batch * g.length * g.heads;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+  if (row >= 3 * rowsPerPart) return false;
+  r.part = static_cast<int>(row / rowsPerPart);
+  r.index = row - r.part * rowsPerPart;
+  r.h = r.index % g.heads;
+  r.l = (r.index / g.heads) % g.length;
+  r.b = r.index / (g.heads * g.length);
   return true;
 }
 
 // This lane's channels: vector i covers channels c .. c + 3, c = 4 (lane + 32 i), where c < D.
 __device__ __forceinline__ int64_t channelOf(int i) { return static_cast<int64_t>((threadIdx.x & 31) + 32 * i) * kVec; }
 
-// The rotations of this lane's channel pairs and their scales, for every vector the lane holds.
-struct LaneRotation {
-  float4 m[kMaxVecsPerLane][2];  // R_j = [[x, y], [z, w]] for the vector's two pairs
-  float4 s[kMaxVecsPerLane];
-};
-
-__device__ __forceinline__ void loadLaneRotation(const float* rot, const float* scale, int64_t dim, LaneRotation& lr) {
-#pragma unroll
-  for (int i = 0; i < kMaxVecsPerLane; ++i) {
-    const int64_t c = channelOf(i);
-    if (c >= dim) continue;
-    lr.m[i][0] = *reinterpret_cast<const float4*>(rot + 2 * c);
-    lr.m[i][1] = *reinterpret_cast<const float4*>(rot + 2 * c + 4);
-    lr.s[i] = *reinterpret_cast<const float4*>(scale + c);
-  }
-}
-
-// out = R n for the vector's two channel pairs; or R^T n (kTranspose: the backward pass's d n = R^T d out).
+// out = R n for the vector's two channel pairs, R_j = [[r00, r01], [r10, r11]] packed per pair; or
+// R^T n (kTranspose: the backward pass's d n = R^T d out).
 template <bool kTranspose>
-__device__ __forceinline__ void rotatePairs(const float4 (&m)[2], const float (&n)[kVec], float (&out)[kVec]) {
+__device__ __forceinline__ void rotatePairs(const float* rot, int64_t c, const float (&n)[kVec], float (&out)[kVec]) {
+  const float4 m[2] = {*reinterpret_cast<const float4*>(rot + 2 * c), *reinterpret_cast<const float4*>(rot + 2 * c + 4)};
 #pragma unroll
   for (int p = 0; p < 2; ++p) {
     const float r01 = kTranspose ? m[p].z : m[p].y, r10 = kTranspose ? m[p].y : m[p].z;
@@ -83,65 +62,45 @@ __device__ __forceinline__ void rotatePairs(const float4 (&m)[2], const float (&
   }
 }
 
-__device__ __forceinline__ void scaleOf(const float4& s, float (&sv)[kVec]) {
-  sv[0] = s.x;
-  sv[1] = s.y;
-  sv[2] = s.z;
-  sv[3] = s.w;
-}
-
-// q and k: mean of squares, then out = R (x * rrms * s), rounded once; v: copied into the
-// head-major layout. Each row is read once, with vector loads, and held in registers.
+// One warp per row. q and k: mean of squares, then out = R (x * rrms * s), rounded once; v: copied
+// into the head-major layout. The row is read once, with vector loads, and held in registers.
 template <typename T>
 __global__ void qkNormRopeForward(const T* __restrict__ qkv, const float* __restrict__ qScale, const float* __restrict__ kScale,
                                   const float* __restrict__ rotations, T* __restrict__ q, T* __restrict__ k, T* __restrict__ v,
                                   float* __restrict__ rrmsOut, RowGeometry g, float eps) {
-  RowGroup r;
-  if (!groupOf(g, r)) return;
-  // Head j's row: x + j D in qkv, out + j L D in the head-major output.
-  const T* x = qkv + r.b * g.qkvBatchStride + r.l * g.qkvRowStride + (r.part * g.heads + r.h0) * g.dim;
-  T* out = (r.part == 0 ? q : r.part == 1 ? k : v) + ((r.b * g.heads + r.h0) * g.length + r.l) * g.dim;
-  const int64_t outHeadStride = g.length * g.dim;
-  float xs[kHeadsPerWarp][kMaxVecsPerLane][kVec];
+  Row r;
+  if (!rowOf(g, r)) return;
+  const T* x = qkv + r.b * g.qkvBatchStride + r.l * g.qkvRowStride + (r.part * g.heads + r.h) * g.dim;
+  T* out = (r.part == 0 ? q : r.part == 1 ? k : v) + ((r.b * g.heads + r.h) * g.length + r.l) * g.dim;
+  float xs[kMaxVecsPerLane][kVec];
+  float squares = 0.0f;
 #pragma unroll
-  for (int j = 0; j < kHeadsPerWarp; ++j)
+  for (int i = 0; i < kMaxVecsPerLane; ++i) {
+    if (channelOf(i) >= g.dim) continue;
+    loadFloats(x + channelOf(i), xs[i]);
 #pragma unroll
-    for (int i = 0; i < kMaxVecsPerLane; ++i)
-      if (j < r.count && channelOf(i) < g.dim) loadFloats(x + j * g.dim + channelOf(i), xs[j][i]);
+    for (int e = 0; e < kVec; ++e) squares += xs[i][e] * xs[i][e];
+  }
   if (r.part == 2) {
 #pragma unroll
-    for (int j = 0; j < kHeadsPerWarp; ++j)
-#pragma unroll
-      for (int i = 0; i < kMaxVecsPerLane; ++i)
-        if (j < r.count && channelOf(i) < g.dim) storeVec(out + j * outHeadStride + channelOf(i), xs[j][i]);
+    for (int i = 0; i < kMaxVecsPerLane; ++i)
+      if (channelOf(i) < g.dim) storeVec(out + channelOf(i), xs[i]);
     return;
   }
-  LaneRotation lr;
-  loadLaneRotation(rotations + r.b * g.rotBatchStride + r.l * g.rotRowStride, r.part == 0 ? qScale : kScale, g.dim, lr);
-  float* rrmsRows = rrmsOut + r.part * g.batch * g.length * g.heads + r.index0;
+  const float rrms = rsqrtf(warpSum(squares) / static_cast<float>(g.dim) + eps);
+  const float* scale = r.part == 0 ? qScale : kScale;
+  const float* rot = rotations + r.b * g.rotBatchStride + r.l * g.rotRowStride;
 #pragma unroll
-  for (int j = 0; j < kHeadsPerWarp; ++j) {
-    if (j >= r.count) break;  // the same for the whole warp
-    float squares = 0.0f;
-#pragma unroll
-    for (int i = 0; i < kMaxVecsPerLane; ++i)
-      if (channelOf(i) < g.dim)
-#pragma unroll
-        for (int e = 0; e < kVec; ++e) squares += xs[j][i][e] * xs[j][i][e];
-    const float rrms = rsqrtf(warpSum(squares) / static_cast<float>(g.dim) + eps);
-#pragma unroll
-    for (int i = 0; i < kMaxVecsPerLane; ++i) {
-      const int64_t c = channelOf(i);
-      if (c >= g.dim) continue;
-      float sv[kVec], n[kVec], y[kVec];
-      scaleOf(lr.s[i], sv);
-#pragma unroll
-      for (int e = 0; e < kVec; ++e) n[e] = xs[j][i][e] * rrms * sv[e];
-      rotatePairs<false>(lr.m[i], n, y);
-      storeVec(out + j * outHeadStride + c, y);
-    }
-    if ((threadIdx.x & 31) == 0) rrmsRows[j] = rrms;
+  for (int i = 0; i < kMaxVecsPerLane; ++i) {
+    const int64_t c = channelOf(i);
+    if (c >= g.dim) continue;
+    const float4 s = *reinterpret_cast<const float4*>(scale + c);
+    const float n[kVec] = {xs[i][0] * rrms * s.x, xs[i][1] * rrms * s.y, xs[i][2] * rrms * s.z, xs[i][3] * rrms * s.w};
+    float y[kVec];
+    rotatePairs<false>(rot, c, n, y);
+    storeVec(out + c, y);
   }
+  if ((threadIdx.x & 31) == 0) rrmsOut[r.part * g.batch * g.length * g.heads + r.index] = rrms;
 }
 
 // q and k: the transpose rotation gives d n; with y = x * rrms, d y = d n * s and
@@ -154,62 +113,52 @@ __global__ void qkNormRopeBackward(const T* __restrict__ qkv, const float* __res
                                    const T* __restrict__ gradQ, const T* __restrict__ gradK, const T* __restrict__ gradV,
                                    HeadMajor gq, HeadMajor gk, HeadMajor gv, T* __restrict__ gradQkv, int64_t gradBatchStride,
                                    int64_t gradRowStride, RowGeometry g) {
-  RowGroup r;
-  if (!groupOf(g, r)) return;
-  T* gx = gradQkv + r.b * gradBatchStride + r.l * gradRowStride + (r.part * g.heads + r.h0) * g.dim;  // head j at + j D
-  const HeadMajor& gs = r.part == 0 ? gq : r.part == 1 ? gk : gv;
-  const T* go = (r.part == 0 ? gradQ : r.part == 1 ? gradK : gradV) + headMajorOffset(gs, r.b, r.h0, r.l);  // head j at + j gs.head
-  float d[kHeadsPerWarp][kMaxVecsPerLane][kVec];
+  Row r;
+  if (!rowOf(g, r)) return;
+  T* gx = gradQkv + r.b * gradBatchStride + r.l * gradRowStride + (r.part * g.heads + r.h) * g.dim;
+  const T* go = r.part == 0 ? gradQ + headMajorOffset(gq, r.b, r.h, r.l)
+              : r.part == 1 ? gradK + headMajorOffset(gk, r.b, r.h, r.l)
+                            : gradV + headMajorOffset(gv, r.b, r.h, r.l);
+  float d[kMaxVecsPerLane][kVec];
 #pragma unroll
-  for (int j = 0; j < kHeadsPerWarp; ++j)
-#pragma unroll
-    for (int i = 0; i < kMaxVecsPerLane; ++i)
-      if (j < r.count && channelOf(i) < g.dim) loadFloats(go + j * gs.head + channelOf(i), d[j][i]);
+  for (int i = 0; i < kMaxVecsPerLane; ++i)
+    if (channelOf(i) < g.dim) loadFloats(go + channelOf(i), d[i]);
   if (r.part == 2) {
 #pragma unroll
-    for (int j = 0; j < kHeadsPerWarp; ++j)
-#pragma unroll
-      for (int i = 0; i < kMaxVecsPerLane; ++i)
-        if (j < r.count && channelOf(i) < g.dim) storeVec(gx + j * g.dim + channelOf(i), d[j][i]);
+    for (int i = 0; i < kMaxVecsPerLane; ++i)
+      if (channelOf(i) < g.dim) storeVec(gx + channelOf(i), d[i]);
     return;
   }
-  const T* x = qkv + r.b * g.qkvBatchStride + r.l * g.qkvRowStride + (r.part * g.heads + r.h0) * g.dim;
-  float y[kHeadsPerWarp][kMaxVecsPerLane][kVec];
+  const T* x = qkv + r.b * g.qkvBatchStride + r.l * g.qkvRowStride + (r.part * g.heads + r.h) * g.dim;
+  const float* scale = r.part == 0 ? qScale : kScale;
+  const float* rot = rotations + r.b * g.rotBatchStride + r.l * g.rotRowStride;
+  const float rrms = rrmsIn[r.part * g.batch * g.length * g.heads + r.index];
+  float y[kMaxVecsPerLane][kVec], dy[kMaxVecsPerLane][kVec];
+  float dot = 0.0f;
 #pragma unroll
-  for (int j = 0; j < kHeadsPerWarp; ++j)
+  for (int i = 0; i < kMaxVecsPerLane; ++i) {
+    const int64_t c = channelOf(i);
+    if (c >= g.dim) continue;
+    loadFloats(x + c, y[i]);
+    float dn[kVec];
+    rotatePairs<true>(rot, c, d[i], dn);
+    const float4 s = *reinterpret_cast<const float4*>(scale + c);
+    const float sv[kVec] = {s.x, s.y, s.z, s.w};
 #pragma unroll
-    for (int i = 0; i < kMaxVecsPerLane; ++i)
-      if (j < r.count && channelOf(i) < g.dim) loadFloats(x + j * g.dim + channelOf(i), y[j][i]);
-  LaneRotation lr;
-  loadLaneRotation(rotations + r.b * g.rotBatchStride + r.l * g.rotRowStride, r.part == 0 ? qScale : kScale, g.dim, lr);
-  const float* rrmsRows = rrmsIn + r.part * g.batch * g.length * g.heads + r.index0;
-#pragma unroll
-  for (int j = 0; j < kHeadsPerWarp; ++j) {
-    if (j >= r.count) break;  // the same for the whole warp
-    const float rrms = rrmsRows[j];
-    float dot = 0.0f;
-#pragma unroll
-    for (int i = 0; i < kMaxVecsPerLane; ++i) {
-      if (channelOf(i) >= g.dim) continue;
-      float dn[kVec], sv[kVec];
-      rotatePairs<true>(lr.m[i], d[j][i], dn);
-      scaleOf(lr.s[i], sv);
-#pragma unroll
-      for (int e = 0; e < kVec; ++e) {
-        y[j][i][e] *= rrms;
-        d[j][i][e] = dn[e] * sv[e];  // d y
-        dot += d[j][i][e] * y[j][i][e];
-      }
+    for (int e = 0; e < kVec; ++e) {
+      y[i][e] *= rrms;
+      dy[i][e] = dn[e] * sv[e];
+      dot += dy[i][e] * y[i][e];
     }
-    const float meanDot = warpSum(dot) / static_cast<float>(g.dim);
+  }
+  const float meanDot = warpSum(dot) / static_cast<float>(g.dim);
 #pragma unroll
-    for (int i = 0; i < kMaxVecsPerLane; ++i) {
-      if (channelOf(i) >= g.dim) continue;
-      float out[kVec];
+  for (int i = 0; i < kMaxVecsPerLane; ++i) {
+    if (channelOf(i) >= g.dim) continue;
+    float out[kVec];
 #pragma unroll
-      for (int e = 0; e < kVec; ++e) out[e] = rrms * (d[j][i][e] - y[j][i][e] * meanDot);
-      storeVec(gx + j * g.dim + channelOf(i), out);
-    }
+    for (int e = 0; e < kVec; ++e) out[e] = rrms * (dy[i][e] - y[i][e] * meanDot);
+    storeVec(gx + channelOf(i), out);
   }
 }
 
@@ -226,11 +175,7 @@ RowGeometry geometryOf(const at::Tensor& qkv, const at::Tensor& rotations, int64
   return g;
 }
 
-// Blocks for every part's rows, kHeadsPerWarp heads of a token per warp.
-unsigned int blocksFor(const RowGeometry& g) {
-  const int64_t groups = 3 * g.batch * g.length * ((g.heads + kHeadsPerWarp - 1) / kHeadsPerWarp);
-  return static_cast<unsigned int>((groups + kWarpsPerBlock - 1) / kWarpsPerBlock);
-}
+unsigned int blocksFor(int64_t rows) { return static_cast<unsigned int>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock); }
 
 // The stride of dimension i where it is walked (a dimension of size 1 is not).
 int64_t strideWalked(const at::Tensor& t, int64_t i) { return t.size(i) == 1 ? 0 : t.stride(i); }
@@ -267,7 +212,7 @@ std::vector<at::Tensor> qkNormRopeForwardCuda(const at::Tensor& qkvIn, const at:
   if (rows == 0) return {q, k, v, rrms};
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, qkv.scalar_type(), "sinter_qk_norm_rope_forward", [&] {
-    qkNormRopeForward<scalar_t><<<blocksFor(g), kWarpsPerBlock * 32, 0, stream>>>(
+    qkNormRopeForward<scalar_t><<<blocksFor(rows), kWarpsPerBlock * 32, 0, stream>>>(
         qkv.data_ptr<scalar_t>(), qScale.data_ptr<float>(), kScale.data_ptr<float>(), rotations.data_ptr<float>(),
         q.data_ptr<scalar_t>(), k.data_ptr<scalar_t>(), v.data_ptr<scalar_t>(), rrms.data_ptr<float>(), g,
         static_cast<float>(eps));
@@ -290,7 +235,7 @@ void qkNormRopeBackwardCuda(const at::Tensor& qkvIn, const at::Tensor& qScale, c
   if (g.batch * g.length * heads == 0) return;
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, qkv.scalar_type(), "sinter_qk_norm_rope_backward", [&] {
-    qkNormRopeBackward<scalar_t><<<blocksFor(g), kWarpsPerBlock * 32, 0, stream>>>(
+    qkNormRopeBackward<scalar_t><<<blocksFor(3 * g.batch * g.length * heads), kWarpsPerBlock * 32, 0, stream>>>(
         qkv.data_ptr<scalar_t>(), qScale.data_ptr<float>(), kScale.data_ptr<float>(), rotations.data_ptr<float>(),
         rrms.data_ptr<float>(), gradQ.data_ptr<scalar_t>(), gradK.data_ptr<scalar_t>(), gradV.data_ptr<scalar_t>(),
         stridesOf(gradQ), stridesOf(gradK), stridesOf(gradV), gradQkv.data_ptr<scalar_t>(), strideWalked(gradQkv, 0),

@@ -140,8 +140,7 @@ bool reportParts(const std::string& label, torch::Dtype dtype,
 // the formula in float64, on a strided input as the single block's linear1 output gives it, with
 // scales other than 1, the real RoPE of a [txt, img] sequence and strided incoming gradients.
 // d: the head's channels; extra: columns after qkv in each row (an odd count leaves the rows unaligned
-// for vector loads, so the launcher copies them first); heads: a warp takes 4 of a token, so 3 and 6
-// leave partial groups.
+// for vector loads, so the launcher copies them first); heads: the sequence's heads.
 bool checkQkNormRope(torch::Dtype dtype, int64_t d, int64_t extra, int64_t heads) {
   using namespace sinter::models;
   torch::manual_seed(7);
