@@ -6,6 +6,7 @@
 
 #include <torch/version.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -98,13 +99,16 @@ StepResult step(FluxTransformer& m, int64_t seed) {
 }
 
 void expectSame(const StepResult& plain, const StepResult& other, const std::string& what) {
-  EXPECT_DOUBLE_EQ(plain.loss, other.loss) << what;
+  EXPECT_NEAR(plain.loss, other.loss, 1e-6 * std::abs(plain.loss)) << what;  // float32 rounding, as below
   ASSERT_EQ(plain.grads.size(), other.grads.size());
   for (size_t i = 0; i < plain.grads.size(); ++i) {
     ASSERT_TRUE(other.grads[i].defined()) << what << " " << i;
-    // dx = dy W computed by the Linear's own node instead of linear's: float32 rounding at most.
+    // Float32 rounding at most: dx = dy W computed by the served Linear's own node instead of
+    // linear's, and the adapter's up projection added to the base output after it (a resident
+    // frozen Linear's GEMM accumulates into the up projection instead, frozen_linear_lora.h), over
+    // three optimizer steps. A block loaded wrong differs at the scale of the values.
     const double scale = plain.grads[i].abs().max().item<double>();
-    EXPECT_LE((plain.grads[i] - other.grads[i]).abs().max().item<double>(), 1e-6 * (1.0 + scale)) << what << " gradient " << i;
+    EXPECT_LE((plain.grads[i] - other.grads[i]).abs().max().item<double>(), 1e-5 * (1.0 + scale)) << what << " gradient " << i;
   }
 }
 
