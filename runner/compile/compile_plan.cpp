@@ -66,11 +66,11 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
     plan.mechanisms.push_back("attention: fused scaled-dot-product attention (flash, cuDNN or memory-efficient, by shape)");
     if (facts.cudaDevice) plan.mechanisms.push_back("optimizer: fused AdamW, one kernel per parameter group");
     plan.mechanisms.push_back(
-        "LoRA: the up projection's GEMM adds into the base output in its epilogue, and backward the down "
-        "projection's into the base input gradient (always on)");
+        "LoRA: the base GEMM adds into the up projection's output in its epilogue, and backward into the down "
+        "projection's input gradient (always on)");
     // The family's own kernels (kernels/fused_kernels.h).
     const bool flux = family == Family::FLUX;
-    const std::string kernels = fusedKernelNames(flux ? Family::FLUX : Family::SDXL);
+    const std::string kernels = fusedKernelNames(family.value_or(Family::SDXL));
     if (!facts.fusedKernelsInBuild) {
       plan.unavailable.push_back("fused kernels (" + kernels + "): this build has no CUDA kernels (a CUDA libtorch and nvcc)");
     } else if (!facts.cudaDevice) {

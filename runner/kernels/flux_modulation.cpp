@@ -77,7 +77,7 @@ struct GatedResidualFunction : public torch::autograd::Function<GatedResidualFun
 
 struct AttentionGeluJoinFunction : public torch::autograd::Function<AttentionGeluJoinFunction> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& attended, const torch::Tensor& mlp,
-                               const c10::intrusive_ptr<SharedGradient>& gradientInto, int64_t gradientPart) {
+                               const GradientInto& into) {
     const int64_t b = mlp.size(0), l = mlp.size(1), m = mlp.size(2), hd = attended.numel() / (b * l);
     torch::Tensor joined = torch::empty({b, l, hd + m}, mlp.options());
     joined.narrow(2, 0, hd).view(attended.sizes()).copy_(attended);
@@ -86,8 +86,7 @@ struct AttentionGeluJoinFunction : public torch::autograd::Function<AttentionGel
     geluTanhRowsCuda(in, torch::Tensor(), activated);
     ctx->save_for_backward({in});
     ctx->saved_data["attended_sizes"] = attended.sizes().vec();
-    ctx->saved_data["gradient_into"] = sharedGradientValue(gradientInto);
-    ctx->saved_data["gradient_part"] = gradientPart;
+    keepGradientInto(ctx, into);
     return joined;
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -96,13 +95,11 @@ struct AttentionGeluJoinFunction : public torch::autograd::Function<AttentionGel
     const torch::Tensor gradJoined = loadable(grads[0].to(in.scalar_type()));
     const int64_t m = in.size(2), hd = gradJoined.size(2) - m;
     const torch::Tensor gradAttended = gradJoined.narrow(2, 0, hd).reshape(attendedSizes);
-    const c10::intrusive_ptr<SharedGradient> into = sharedGradientOf(ctx->saved_data["gradient_into"]);
-    torch::Tensor gradMlp = into ? into->part(static_cast<size_t>(ctx->saved_data["gradient_part"].toInt()))
-                                 : torch::empty(in.sizes(), in.options());
+    torch::Tensor gradMlp = gradientInto(ctx, in);
     TORCH_CHECK(gradMlp.sizes() == in.sizes() && loadableRows(gradMlp), "fused attention+GELU join: the gradient's "
                 "destination ", gradMlp.sizes(), " strides ", gradMlp.strides(), " is not rows of mlp's shape ", in.sizes());
     geluTanhRowsCuda(in, gradJoined.narrow(2, hd, m), gradMlp);
-    return {gradAttended, gradMlp, torch::Tensor(), torch::Tensor()};
+    return {gradAttended, gradMlp, torch::Tensor()};
   }
 };
 
@@ -134,8 +131,7 @@ torch::Tensor fluxGatedResidual(const torch::Tensor& residual, const torch::Tens
   return GatedResidualFunction::apply(residual, gate, y);
 }
 
-torch::Tensor fluxAttentionGeluJoin(const torch::Tensor& attended, const torch::Tensor& mlp,
-                                    const c10::intrusive_ptr<SharedGradient>& gradientInto, int64_t gradientPart) {
+torch::Tensor fluxAttentionGeluJoin(const torch::Tensor& attended, const torch::Tensor& mlp, const GradientInto& into) {
   TORCH_CHECK(mlp.is_cuda() && attended.is_cuda(), "fused attention+GELU join: CUDA tensors are needed");
   TORCH_CHECK(mlp.dim() == 3 && mlp.size(2) % kVec == 0 && attended.dim() >= 3 &&
                   attended.size(0) == mlp.size(0) && attended.size(1) == mlp.size(1),
@@ -144,9 +140,7 @@ torch::Tensor fluxAttentionGeluJoin(const torch::Tensor& attended, const torch::
   const int64_t hd = attended.numel() / std::max<int64_t>(1, mlp.size(0) * mlp.size(1));
   TORCH_CHECK(hd % kVec == 0, "fused attention+GELU join: the attended width ", hd, " is not a multiple of ",
               kVec);
-  TORCH_CHECK(!gradientInto || (gradientPart >= 0 && static_cast<size_t>(gradientPart) < gradientInto->parts()),
-              "fused attention+GELU join: no part ", gradientPart, " in the shared gradient");
-  return AttentionGeluJoinFunction::apply(attended, mlp.to(attended.scalar_type()), gradientInto, gradientPart);
+  return AttentionGeluJoinFunction::apply(attended, mlp.to(attended.scalar_type()), into);
 }
 
 #else
@@ -158,8 +152,7 @@ torch::Tensor fluxLayerNormModulate(const torch::Tensor&, const torch::Tensor&, 
 torch::Tensor fluxGatedResidual(const torch::Tensor&, const torch::Tensor&, const torch::Tensor&) {
   throw std::runtime_error("fused gated residual: this build has no CUDA kernels");
 }
-torch::Tensor fluxAttentionGeluJoin(const torch::Tensor&, const torch::Tensor&, const c10::intrusive_ptr<SharedGradient>&,
-                                    int64_t) {
+torch::Tensor fluxAttentionGeluJoin(const torch::Tensor&, const torch::Tensor&, const GradientInto&) {
   throw std::runtime_error("fused attention+GELU join: this build has no CUDA kernels");
 }
 

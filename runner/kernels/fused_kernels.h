@@ -30,15 +30,14 @@ torch::Tensor groupNormSilu(const torch::Tensor& x, const torch::Tensor& weight,
 // pair by pair by rotations [B or 1, 1, L, D/2, 2, 2] (float32), and v, all [B, heads, L, D]
 // contiguous in qkv's dtype. Norm and rotation in float32, rounded once; the backward pass
 // recomputes from qkv and the rows' kept 1 / rms, and reads the incoming gradients where they are
-// (slices of the joint sequence's). With gradientInto, qkv's gradient is written into that shared
-// gradient's part gradientPart (qkv is that part of a split, shared_gradient.h). CUDA tensors of
+// (slices of the joint sequence's). qkv's gradient is written where `into` says (a part of a split
+// sharing its gradient, shared_gradient.h; by default a fresh tensor). CUDA tensors of
 // float32, float16 or bfloat16, heads of qkNormRopeFits() channels; throws otherwise, and in a
 // build without the kernels.
 bool qkNormRopeFits(int64_t headDim);  // a multiple of 4 up to 256 (FLUX: 128)
 std::vector<torch::Tensor> fluxQkNormRope(const torch::Tensor& qkv, const torch::Tensor& qScale, const torch::Tensor& kScale,
-                                          const torch::Tensor& rotations, int64_t heads, double eps = 1e-6,
-                                          const c10::intrusive_ptr<SharedGradient>& gradientInto = {},
-                                          int64_t gradientPart = 0);
+                                          const torch::Tensor& rotations, int64_t heads, const GradientInto& into = {},
+                                          double eps = 1e-6);
 
 // FLUX's modulation around each block's attention and MLP, one kernel each way where the stock
 // operators write a normalized copy, a scaled copy and a shifted one (and in backward sum each).
@@ -58,9 +57,9 @@ torch::Tensor fluxGatedResidual(const torch::Tensor& residual, const torch::Tens
 // [B, L, H, D] or [B, L, H * D] (any strides: the attention's output transposed), mlp [B, L, M] (rows
 // may be strided, as linear1's output split); the GELU read with vector loads, not through the
 // strided copy the stock operators take, and no separate concatenation. Its gradient for mlp is one
-// kernel (written into gradientInto's part gradientPart where given, as fluxQkNormRope's); for
+// kernel (written where `into` says, as fluxQkNormRope's); for
 // attended, a view of the incoming gradient. CUDA tensors; throws in a build without the kernels.
 torch::Tensor fluxAttentionGeluJoin(const torch::Tensor& attended, const torch::Tensor& mlp,
-                                    const c10::intrusive_ptr<SharedGradient>& gradientInto = {}, int64_t gradientPart = 0);
+                                    const GradientInto& into = {});
 
 }  // namespace sinter::kernels

@@ -37,8 +37,8 @@ torch::Tensor scaleGradient(const torch::Tensor& x, const torch::Tensor& rrms, c
 
 struct QkNormRopeFunction : public torch::autograd::Function<QkNormRopeFunction> {
   static variable_list forward(AutogradContext* ctx, const torch::Tensor& qkv, const torch::Tensor& qScale,
-                               const torch::Tensor& kScale, const torch::Tensor& rotations, int64_t heads, double eps,
-                               const c10::intrusive_ptr<SharedGradient>& gradientInto, int64_t gradientPart) {
+                               const torch::Tensor& kScale, const torch::Tensor& rotations, int64_t heads,
+                               const GradientInto& into, double eps) {
     const torch::Tensor q32 = qScale.to(torch::kFloat32).contiguous(), k32 = kScale.to(torch::kFloat32).contiguous();
     // A stream's slice of the joint sequence's rotations is used in place: the kernels take its
     // batch and token strides, and need only each token's D/2 matrices packed.
@@ -48,8 +48,7 @@ struct QkNormRopeFunction : public torch::autograd::Function<QkNormRopeFunction>
     std::vector<torch::Tensor> out = qkNormRopeForwardCuda(qkv, q32, k32, rot, heads, eps);  // q, k, v, 1 / rms
     ctx->save_for_backward({qkv, q32, k32, rot, out[3]});
     ctx->saved_data["heads"] = heads;
-    ctx->saved_data["gradient_into"] = sharedGradientValue(gradientInto);
-    ctx->saved_data["gradient_part"] = gradientPart;
+    keepGradientInto(ctx, into);
     return {out[0], out[1], out[2]};
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -62,23 +61,20 @@ struct QkNormRopeFunction : public torch::autograd::Function<QkNormRopeFunction>
       return g.defined() ? g.to(qkv.scalar_type()) : torch::zeros({b, heads, l, d}, qkv.options());
     };
     const torch::Tensor gq = gradOrZeros(grads[0]), gk = gradOrZeros(grads[1]);
-    const c10::intrusive_ptr<SharedGradient> into = sharedGradientOf(ctx->saved_data["gradient_into"]);
-    torch::Tensor gradQkv = into ? into->part(static_cast<size_t>(ctx->saved_data["gradient_part"].toInt()))
-                                 : torch::empty(qkv.sizes(), qkv.options());
+    const torch::Tensor gradQkv = gradientInto(ctx, qkv);
     qkNormRopeBackwardCuda(qkv, q32, k32, rot, rrms, gq, gk, gradOrZeros(grads[2]), heads, gradQkv);
     torch::Tensor gradQScale, gradKScale;
     if (ctx->needs_input_grad(1)) gradQScale = scaleGradient(partOf(qkv, 0, heads), rrms[0], rot, gq);
     if (ctx->needs_input_grad(2)) gradKScale = scaleGradient(partOf(qkv, 1, heads), rrms[1], rot, gk);
-    return {gradQkv, gradQScale, gradKScale, torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor(),
-            torch::Tensor()};
+    return {gradQkv, gradQScale, gradKScale, torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
 }  // namespace
 
 std::vector<torch::Tensor> fluxQkNormRope(const torch::Tensor& qkv, const torch::Tensor& qScale, const torch::Tensor& kScale,
-                                          const torch::Tensor& rotations, int64_t heads, double eps,
-                                          const c10::intrusive_ptr<SharedGradient>& gradientInto, int64_t gradientPart) {
+                                          const torch::Tensor& rotations, int64_t heads, const GradientInto& into,
+                                          double eps) {
   TORCH_CHECK(qkv.is_cuda(), "fused QK norm + RoPE: a CUDA tensor is needed, not ", qkv.device());
   TORCH_CHECK(qkv.dim() == 3 && qkv.stride(2) == 1, "fused QK norm + RoPE: qkv must be [B, L, 3HD] with a contiguous last "
               "dimension, got ", qkv.sizes(), " strides ", qkv.strides());
@@ -89,15 +85,13 @@ std::vector<torch::Tensor> fluxQkNormRope(const torch::Tensor& qkv, const torch:
   TORCH_CHECK(rotations.dim() == 6 && rotations.size(2) == qkv.size(1) && rotations.size(3) == d / 2 &&
                   (rotations.size(0) == 1 || rotations.size(0) == qkv.size(0)),
               "fused QK norm + RoPE: rotations ", rotations.sizes(), " do not fit qkv ", qkv.sizes());
-  TORCH_CHECK(!gradientInto || (gradientPart >= 0 && static_cast<size_t>(gradientPart) < gradientInto->parts()),
-              "fused QK norm + RoPE: no part ", gradientPart, " in the shared gradient");
-  return QkNormRopeFunction::apply(qkv, qScale, kScale, rotations, heads, eps, gradientInto, gradientPart);
+  return QkNormRopeFunction::apply(qkv, qScale, kScale, rotations, heads, into, eps);
 }
 
 #else
 
 std::vector<torch::Tensor> fluxQkNormRope(const torch::Tensor&, const torch::Tensor&, const torch::Tensor&, const torch::Tensor&,
-                                          int64_t, double, const c10::intrusive_ptr<SharedGradient>&, int64_t) {
+                                          int64_t, const GradientInto&, double) {
   throw std::runtime_error("fused QK norm + RoPE: this build has no CUDA kernels");
 }
 

@@ -38,6 +38,16 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+// A SharedGradient rides in an autograd context's saved_data as a capsule (no registered class needed).
+c10::IValue sharedGradientValue(const c10::intrusive_ptr<SharedGradient>& gradient) {
+  return gradient ? c10::IValue::make_capsule(gradient) : c10::IValue();
+}
+
+c10::intrusive_ptr<SharedGradient> sharedGradientOf(const c10::IValue& value) {
+  return value.isCapsule() ? c10::static_intrusive_pointer_cast<SharedGradient>(value.toCapsule())
+                           : c10::intrusive_ptr<SharedGradient>();
+}
+
 struct SplitSharingGradientFunction : public torch::autograd::Function<SplitSharingGradientFunction> {
   static variable_list forward(AutogradContext* ctx, const torch::Tensor& y, const c10::intrusive_ptr<SharedGradient>& gradient,
                                const std::vector<int64_t>& widths) {
@@ -64,13 +74,17 @@ SplitSharingGradient splitSharingGradient(const torch::Tensor& y, const std::vec
   return {SplitSharingGradientFunction::apply(y, gradient, widths), gradient};
 }
 
-c10::IValue sharedGradientValue(const c10::intrusive_ptr<SharedGradient>& gradient) {
-  return gradient ? c10::IValue::make_capsule(gradient) : c10::IValue();
+void keepGradientInto(AutogradContext* ctx, const GradientInto& into) {
+  TORCH_CHECK(!into.shared || (into.part >= 0 && static_cast<size_t>(into.part) < into.shared->parts()),
+              "shared gradient: no part ", into.part, " in a split of ", into.shared ? into.shared->parts() : 0, " parts");
+  ctx->saved_data["gradient_into"] = sharedGradientValue(into.shared);
+  ctx->saved_data["gradient_into_part"] = into.part;
 }
 
-c10::intrusive_ptr<SharedGradient> sharedGradientOf(const c10::IValue& value) {
-  return value.isCapsule() ? c10::static_intrusive_pointer_cast<SharedGradient>(value.toCapsule())
-                           : c10::intrusive_ptr<SharedGradient>();
+torch::Tensor gradientInto(AutogradContext* ctx, const torch::Tensor& input) {
+  const c10::intrusive_ptr<SharedGradient> shared = sharedGradientOf(ctx->saved_data["gradient_into"]);
+  return shared ? shared->part(static_cast<size_t>(ctx->saved_data["gradient_into_part"].toInt()))
+                : torch::empty(input.sizes(), input.options());
 }
 
 }  // namespace sinter::kernels

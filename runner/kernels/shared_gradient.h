@@ -33,17 +33,28 @@ class SharedGradient : public torch::CustomClassHolder {
   torch::Tensor whole_;
 };
 
+// Where a fused kernel's backward pass writes its input's gradient: part `part` of a shared
+// gradient, or (no shared gradient) a fresh tensor.
+struct GradientInto {
+  c10::intrusive_ptr<SharedGradient> shared;
+  int64_t part = 0;
+};
+
 struct SplitSharingGradient {
   std::vector<torch::Tensor> parts;  // views of the split tensor, as split_with_sizes gives
   c10::intrusive_ptr<SharedGradient> gradient;  // for the parts' consumers' backward passes
+  GradientInto into(int64_t part) const { return {gradient, part}; }
 };
 
 // y's last dimension split into `widths` (summing to its size), differentiable: the split's
 // backward assembles y's gradient with SharedGradient::assemble.
 SplitSharingGradient splitSharingGradient(const torch::Tensor& y, const std::vector<int64_t>& widths);
 
-// A SharedGradient carried in an autograd context's saved_data (no registered class needed), and back.
-c10::IValue sharedGradientValue(const c10::intrusive_ptr<SharedGradient>& gradient);
-c10::intrusive_ptr<SharedGradient> sharedGradientOf(const c10::IValue& value);
+// For an autograd function's forward: keeps `into` in the context for its backward pass (throws
+// if the shared gradient has no such part).
+void keepGradientInto(torch::autograd::AutogradContext* ctx, const GradientInto& into);
+// For its backward pass: the tensor to write the input's gradient into, the kept shared gradient's
+// part or a fresh tensor shaped as `input`.
+torch::Tensor gradientInto(torch::autograd::AutogradContext* ctx, const torch::Tensor& input);
 
 }  // namespace sinter::kernels

@@ -18,10 +18,10 @@ bool fusedQkNormRopeTakes(const torch::Tensor& qkvProjected, const FluxQkNormImp
 }
 
 FluxQkv normedRotatedQkv(const torch::Tensor& qkvProjected, FluxQkNormImpl& norm, const torch::Tensor& rotations,
-                         int64_t heads, bool fused, const c10::intrusive_ptr<kernels::SharedGradient>& gradientInto) {
+                         int64_t heads, bool fused, const kernels::GradientInto& gradientInto) {
   if (fusedQkNormRopeTakes(qkvProjected, norm, fused)) {
     const std::vector<torch::Tensor> qkv = kernels::fluxQkNormRope(qkvProjected, norm.query_norm->scale, norm.key_norm->scale,
-                                                                   rotations, heads, 1e-6, gradientInto, 0);
+                                                                   rotations, heads, gradientInto);
     return {qkv[0], qkv[1], qkv[2]};
   }
   FluxQkv out = splitFluxQkv(qkvProjected, heads);

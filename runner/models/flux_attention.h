@@ -21,10 +21,10 @@ FluxQkv splitFluxQkv(const torch::Tensor& qkv, int64_t heads);
 // by `norm` (BFL's QKNorm) and turned by RoPE (`rotations` of these L tokens, fluxRopeRotations'
 // [B or 1, 1, L, headDim/2, 2, 2]). RoPE acts per token, so a stream's tokens may be turned before
 // the streams are joined. fused: one CUDA kernel each way (kernels/fused_kernels.h) in place of the
-// stock operators, within the dtype's rounding of them; where qkvProjected is part 0 of a split
-// sharing its gradient (`gradientInto`), the kernel writes its gradient there.
+// stock operators, within the dtype's rounding of them, writing qkvProjected's gradient where
+// `gradientInto` says (a part of a split sharing its gradient).
 FluxQkv normedRotatedQkv(const torch::Tensor& qkvProjected, FluxQkNormImpl& norm, const torch::Tensor& rotations,
-                         int64_t heads, bool fused, const c10::intrusive_ptr<kernels::SharedGradient>& gradientInto = {});
+                         int64_t heads, bool fused, const kernels::GradientInto& gradientInto = {});
 // Whether normedRotatedQkv takes the fused kernel for these projections.
 bool fusedQkNormRopeTakes(const torch::Tensor& qkvProjected, const FluxQkNormImpl& norm, bool fused);
 

@@ -20,13 +20,14 @@ torch::Tensor FluxSingleBlockImpl::forward(const torch::Tensor& x, const torch::
   const bool fusedJoin = fluxKernelsTake(x, fused);
   // Where both of its consumers are fused kernels, they write linear1's output gradient in place
   // (one buffer, no concatenation in the split's backward).
+  const std::vector<int64_t> widths = {3 * hidden_, mlpHidden_};
   kernels::SplitSharingGradient qkvAndMlp;
-  if (fusedJoin && fusedQkNormRopeTakes(projected, *norm, fused)) qkvAndMlp = kernels::splitSharingGradient(projected, {3 * hidden_, mlpHidden_});
-  else qkvAndMlp.parts = projected.split_with_sizes({3 * hidden_, mlpHidden_}, -1);
-  const FluxQkv rotated = normedRotatedQkv(qkvAndMlp.parts[0], *norm, rotations, heads_, fused, qkvAndMlp.gradient);
+  if (fusedJoin && fusedQkNormRopeTakes(projected, *norm, fused)) qkvAndMlp = kernels::splitSharingGradient(projected, widths);
+  else qkvAndMlp.parts = projected.split_with_sizes(widths, -1);
+  const FluxQkv rotated = normedRotatedQkv(qkvAndMlp.parts[0], *norm, rotations, heads_, fused, qkvAndMlp.into(0));
   // linear2 reads [attention, GELU(mlp)] side by side; fused, they are written there directly.
   const torch::Tensor joined =
-      fusedJoin ? kernels::fluxAttentionGeluJoin(fluxAttentionByToken(rotated, mask), qkvAndMlp.parts[1], qkvAndMlp.gradient, 1)
+      fusedJoin ? kernels::fluxAttentionGeluJoin(fluxAttentionByToken(rotated, mask), qkvAndMlp.parts[1], qkvAndMlp.into(1))
                 : torch::cat({fluxAttention(rotated, mask), geluTanh(qkvAndMlp.parts[1])}, 2);
   return mod.gatedAdd(x, linear2(joined), fused);
 }

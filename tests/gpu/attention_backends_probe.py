@@ -29,7 +29,6 @@ for name in ("CUDNN_ATTENTION", "FLASH_ATTENTION", "EFFICIENT_ATTENTION"):
     try:
         with sdpa_kernel(backend):
             fwd = timed(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v))
-            out = torch.nn.functional.scaled_dot_product_attention(q, k, v)
 
             def both():
                 o = torch.nn.functional.scaled_dot_product_attention(q, k, v)

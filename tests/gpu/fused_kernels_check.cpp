@@ -318,8 +318,8 @@ bool checkSharedLinear1Gradient(torch::Dtype dtype) {
     if (shared) split = sinter::kernels::splitSharingGradient(wide, {qkvWidth, m});
     else split.parts = wide.split_with_sizes({qkvWidth, m}, -1);
     const std::vector<torch::Tensor> qkv =
-        sinter::kernels::fluxQkNormRope(split.parts[0], scale, scale, rotations, heads, 1e-6, split.gradient, 0);
-    const torch::Tensor joined = sinter::kernels::fluxAttentionGeluJoin(attended, split.parts[1], split.gradient, 1);
+        sinter::kernels::fluxQkNormRope(split.parts[0], scale, scale, rotations, heads, split.into(0));
+    const torch::Tensor joined = sinter::kernels::fluxAttentionGeluJoin(attended, split.parts[1], split.into(1));
     torch::autograd::backward({qkv[0], qkv[1], qkv[2], joined}, {gq, gk, gv, gj});
     return wide.grad();
   };

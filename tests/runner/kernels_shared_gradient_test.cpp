@@ -8,6 +8,7 @@
 
 namespace {
 
+using sinter::kernels::GradientInto;
 using sinter::kernels::SharedGradient;
 using sinter::kernels::splitSharingGradient;
 using torch::autograd::AutogradContext;
@@ -16,17 +17,16 @@ using torch::autograd::variable_list;
 // x * factor, whose backward writes its input gradient into a shared gradient's part, as the
 // fused kernels do.
 struct ScaleIntoShared : public torch::autograd::Function<ScaleIntoShared> {
-  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, double factor,
-                               const c10::intrusive_ptr<SharedGradient>& into, int64_t part) {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, double factor, const GradientInto& into) {
     ctx->saved_data["factor"] = factor;
-    ctx->saved_data["into"] = sinter::kernels::sharedGradientValue(into);
-    ctx->saved_data["part"] = part;
+    sinter::kernels::keepGradientInto(ctx, into);
+    ctx->save_for_backward({x});
     return x * factor;
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    torch::Tensor dx = sinter::kernels::sharedGradientOf(ctx->saved_data["into"])->part(ctx->saved_data["part"].toInt());
+    torch::Tensor dx = sinter::kernels::gradientInto(ctx, ctx->get_saved_variables()[0]);
     dx.copy_(grads[0] * ctx->saved_data["factor"].toDouble());
-    return {dx, torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    return {dx, torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -62,13 +62,13 @@ TEST(SharedGradient, ConsumersWritingInPlaceGiveTheSameGradient) {
   torch::Tensor a = leaf(base), b = leaf(base);
   const auto split = splitSharingGradient(a, {4, 6});
   // Both in place, and a mixed case: part 0 in place, part 1 by a stock operator.
-  torch::autograd::backward({ScaleIntoShared::apply(split.parts[0], 3.0, split.gradient, 0),
-                             ScaleIntoShared::apply(split.parts[1], -2.0, split.gradient, 1)},
+  torch::autograd::backward({ScaleIntoShared::apply(split.parts[0], 3.0, split.into(0)),
+                             ScaleIntoShared::apply(split.parts[1], -2.0, split.into(1))},
                             {g0, g1});
   const torch::Tensor expected = torch::cat({g0 * 3.0, g1 * -2.0}, -1);
   EXPECT_TRUE(torch::allclose(a.grad(), expected, 0, 0));
   const auto mixed = splitSharingGradient(b, {4, 6});
-  torch::autograd::backward({ScaleIntoShared::apply(mixed.parts[0], 3.0, mixed.gradient, 0), mixed.parts[1] * -2.0}, {g0, g1});
+  torch::autograd::backward({ScaleIntoShared::apply(mixed.parts[0], 3.0, mixed.into(0)), mixed.parts[1] * -2.0}, {g0, g1});
   EXPECT_TRUE(torch::allclose(b.grad(), expected, 0, 0));
 }
 
@@ -96,6 +96,16 @@ TEST(SharedGradient, AnUnusedPartGetsZeros) {
   SharedGradient fresh({1, 3}, {1, 2}, torch::TensorOptions().dtype(torch::kFloat32));
   const torch::Tensor cat = fresh.assemble({torch::full({1, 1}, 5.0), torch::Tensor()});
   EXPECT_TRUE(torch::equal(cat, torch::tensor({{5.0f, 0.0f, 0.0f}})));
+}
+
+TEST(SharedGradient, APartTheSplitDoesNotHaveIsRefused) {
+  const auto split = splitSharingGradient(leaf(torch::zeros({2, 9})), {3, 6});
+  try {
+    ScaleIntoShared::apply(split.parts[0], 2.0, split.into(2));
+    FAIL() << "no error";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("shared gradient: no part 2 in a split of 2 parts"), std::string::npos) << e.what();
+  }
 }
 
 TEST(SharedGradient, WidthsThatDoNotSumAreRefused) {
