@@ -80,7 +80,9 @@ struct AttentionGeluJoinFunction : public torch::autograd::Function<AttentionGel
                                const GradientInto& into) {
     const int64_t b = mlp.size(0), l = mlp.size(1), m = mlp.size(2), hd = attended.numel() / (b * l);
     torch::Tensor joined = torch::empty({b, l, hd + m}, mlp.options());
-    joined.narrow(2, 0, hd).view(attended.sizes()).copy_(attended);
+    // The attention's output is token-major (a view where the fused QK kernel laid out q, k and v).
+    torch::Tensor joinedAttended = joined.narrow(2, 0, hd);
+    copyRowsCuda(loadable(attended.reshape({b, l, hd})), joinedAttended);
     const torch::Tensor in = loadable(mlp);
     torch::Tensor activated = joined.narrow(2, hd, m);
     geluTanhRowsCuda(in, torch::Tensor(), activated);
@@ -94,12 +96,15 @@ struct AttentionGeluJoinFunction : public torch::autograd::Function<AttentionGel
     const std::vector<int64_t> attendedSizes = ctx->saved_data["attended_sizes"].toIntVector();
     const torch::Tensor gradJoined = loadable(grads[0].to(in.scalar_type()));
     const int64_t m = in.size(2), hd = gradJoined.size(2) - m;
-    const torch::Tensor gradAttended = gradJoined.narrow(2, 0, hd).reshape(attendedSizes);
+    // Dense, as the attention's output is laid out: cuDNN's backward pass reads the output gradient
+    // with the output's strides (a column range of gradJoined has rows 4.5x as far apart).
+    torch::Tensor gradAttended = torch::empty({in.size(0), in.size(1), hd}, in.options());
+    copyRowsCuda(gradJoined.narrow(2, 0, hd), gradAttended);
     torch::Tensor gradMlp = gradientInto(ctx, in);
     TORCH_CHECK(gradMlp.sizes() == in.sizes() && loadableRows(gradMlp), "fused attention+GELU join: the gradient's "
                 "destination ", gradMlp.sizes(), " strides ", gradMlp.strides(), " is not rows of mlp's shape ", in.sizes());
     geluTanhRowsCuda(in, gradJoined.narrow(2, hd, m), gradMlp);
-    return {gradAttended, gradMlp, torch::Tensor()};
+    return {gradAttended.view(attendedSizes), gradMlp, torch::Tensor()};
   }
 };
 

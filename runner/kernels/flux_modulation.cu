@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
@@ -215,18 +217,25 @@ __device__ __forceinline__ float geluTanhDerivative(float x) {
   return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kBeta * (1.0f + 3.0f * kKappa * x * x);
 }
 
+// What a rows kernel does to each element: copies it, or gelu(approximate="tanh") forward or backward.
+enum class RowOp { kCopy, kGelu, kGeluBackward };
+
 // Rows of `cols` elements, each row at its own stride (a column range of a wider tensor), one
-// vector of kVec per thread: out[row] = f(in[row]) (f = gelu) or d in[row] = d out[row] * gelu'(in[row]).
+// vector of kVec per thread: out[row] = in[row], gelu(in[row]), or d out[row] * gelu'(in[row]).
 // Blocks walk columns in x and rows in y, so no thread divides to find its row.
-template <typename T, bool kBackward>
-__global__ void geluTanhRows(const T* __restrict__ in, int64_t inRowStride, const T* __restrict__ gradOut, int64_t gradRowStride,
-                             T* __restrict__ out, int64_t outRowStride, int64_t rows, int64_t cols) {
+template <typename T, RowOp kOp>
+__global__ void mapRows(const T* __restrict__ in, int64_t inRowStride, const T* __restrict__ gradOut, int64_t gradRowStride,
+                        T* __restrict__ out, int64_t outRowStride, int64_t rows, int64_t cols) {
   const int64_t col = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec;
   if (col >= cols) return;
   for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
     const Vec<T> x = loadVec(in + row * inRowStride + col);
+    if constexpr (kOp == RowOp::kCopy) {
+      *reinterpret_cast<Vec<T>*>(out + row * outRowStride + col) = x;
+      continue;
+    }
     float o[kVec];
-    if constexpr (kBackward) {
+    if constexpr (kOp == RowOp::kGeluBackward) {
       const Vec<T> go = loadVec(gradOut + row * gradRowStride + col);
 #pragma unroll
       for (int e = 0; e < kVec; ++e) o[e] = static_cast<float>(go.v[e]) * geluTanhDerivative(static_cast<float>(x.v[e]));
@@ -236,6 +245,24 @@ __global__ void geluTanhRows(const T* __restrict__ in, int64_t inRowStride, cons
     }
     storeVec(out + row * outRowStride + col, o);
   }
+}
+
+int64_t rowStride(const at::Tensor& t) { return t.dim() >= 2 ? t.stride(-2) : t.size(-1); }
+
+template <RowOp kOp>
+void mapRowsCuda(const at::Tensor& in, const at::Tensor& gradOut, at::Tensor& out) {
+  const int64_t cols = in.size(-1), rows = in.numel() / std::max<int64_t>(cols, 1);
+  if (rows * cols == 0) return;
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  const int64_t columnBlocks = (cols / kVec + kThreads - 1) / kThreads, rowBlocks = rows < 65535 ? rows : 65535;
+  const dim3 grid(static_cast<unsigned int>(columnBlocks), static_cast<unsigned int>(rowBlocks));
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, in.scalar_type(), "sinter_map_rows", [&] {
+    mapRows<scalar_t, kOp><<<grid, kThreads, 0, stream>>>(in.data_ptr<scalar_t>(), rowStride(in),
+                                                         gradOut.defined() ? gradOut.data_ptr<scalar_t>() : nullptr,
+                                                         gradOut.defined() ? rowStride(gradOut) : 0, out.data_ptr<scalar_t>(),
+                                                         rowStride(out), rows, cols);
+  });
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 dim3 tilesOf(const RowsGeometry& g) {
@@ -307,21 +334,10 @@ std::vector<at::Tensor> gatedResidualBackwardCuda(const at::Tensor& gate, const 
 }
 
 void geluTanhRowsCuda(const at::Tensor& in, const at::Tensor& gradOut, at::Tensor& out) {
-  const int64_t cols = in.size(-1), rows = in.numel() / std::max<int64_t>(cols, 1);
-  if (rows * cols == 0) return;
-  auto rowStride = [](const at::Tensor& t) { return t.dim() >= 2 ? t.stride(-2) : t.size(-1); };
-  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  const int64_t columnBlocks = (cols / kVec + kThreads - 1) / kThreads, rowBlocks = rows < 65535 ? rows : 65535;
-  const dim3 grid(static_cast<unsigned int>(columnBlocks), static_cast<unsigned int>(rowBlocks));
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, in.scalar_type(), "sinter_gelu_tanh_rows", [&] {
-    if (gradOut.defined())
-      geluTanhRows<scalar_t, true><<<grid, kThreads, 0, stream>>>(in.data_ptr<scalar_t>(), rowStride(in), gradOut.data_ptr<scalar_t>(),
-                                                                 rowStride(gradOut), out.data_ptr<scalar_t>(), rowStride(out), rows, cols);
-    else
-      geluTanhRows<scalar_t, false><<<grid, kThreads, 0, stream>>>(in.data_ptr<scalar_t>(), rowStride(in), nullptr, 0,
-                                                                  out.data_ptr<scalar_t>(), rowStride(out), rows, cols);
-  });
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  if (gradOut.defined()) mapRowsCuda<RowOp::kGeluBackward>(in, gradOut, out);
+  else mapRowsCuda<RowOp::kGelu>(in, gradOut, out);
 }
+
+void copyRowsCuda(const at::Tensor& in, at::Tensor& out) { mapRowsCuda<RowOp::kCopy>(in, at::Tensor(), out); }
 
 }  // namespace sinter::kernels

@@ -32,5 +32,8 @@ std::vector<at::Tensor> gatedResidualBackwardCuda(const at::Tensor& gate, const 
 // uniform row stride, the last dimension contiguous): out = gelu(in), or with gradOut defined,
 // out = gradOut * gelu'(in). `out` is written in place (it may be a column range of a wider tensor).
 void geluTanhRowsCuda(const at::Tensor& in, const at::Tensor& gradOut, at::Tensor& out);
+// out = in over such rows, with vector loads (a strided copy by TensorIterator walks 4-d indices
+// element by element).
+void copyRowsCuda(const at::Tensor& in, at::Tensor& out);
 
 }  // namespace sinter::kernels

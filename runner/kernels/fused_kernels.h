@@ -27,17 +27,24 @@ torch::Tensor groupNormSilu(const torch::Tensor& x, const torch::Tensor& weight,
 
 // FLUX's QK RMSNorm and RoPE in one pass: qkv = [B, L, 3 * heads * D] (a Linear's output; rows may
 // be strided, the last dimension contiguous) -> q and k RMS-normed (eps, scales [D]) and rotated
-// pair by pair by rotations [B or 1, 1, L, D/2, 2, 2] (float32), and v, all [B, heads, L, D]
-// contiguous in qkv's dtype. Norm and rotation in float32, rounded once; the backward pass
-// recomputes from qkv and the rows' kept 1 / rms, and reads the incoming gradients where they are
-// (slices of the joint sequence's). qkv's gradient is written where `into` says (a part of a split
-// sharing its gradient, shared_gradient.h; by default a fresh tensor). CUDA tensors of
-// float32, float16 or bfloat16, heads of qkNormRopeFits() channels; throws otherwise, and in a
-// build without the kernels.
+// pair by pair by rotations [B or 1, 1, L, D/2, 2, 2] (float32), and v, all [B, heads, L, D] in
+// qkv's dtype, laid out token-major ([B, L, heads, D] in memory: the attention's output then comes
+// back token-major). Norm and rotation in float32, rounded once; the backward pass recomputes from
+// qkv and the rows' kept 1 / rms, and reads the incoming gradients where they are. qkv's gradient is
+// written where `into` says (a part of a split sharing its gradient, shared_gradient.h; by default a
+// fresh tensor). CUDA tensors of float32, float16 or bfloat16, heads of qkNormRopeFits() channels;
+// throws otherwise, and in a build without the kernels.
 bool qkNormRopeFits(int64_t headDim);  // a multiple of 4 up to 256 (FLUX: 128)
 std::vector<torch::Tensor> fluxQkNormRope(const torch::Tensor& qkv, const torch::Tensor& qScale, const torch::Tensor& kScale,
                                           const torch::Tensor& rotations, int64_t heads, const GradientInto& into = {},
                                           double eps = 1e-6);
+// The same for two streams with their own weights (FLUX's double block: text, then image) whose q,
+// k and v are written side by side as one sequence of La + Lb tokens, with no concatenation;
+// rotations are the joint sequence's [B or 1, 1, La + Lb, D/2, 2, 2].
+std::vector<torch::Tensor> fluxJointQkNormRope(const torch::Tensor& qkvA, const torch::Tensor& qScaleA,
+                                               const torch::Tensor& kScaleA, const torch::Tensor& qkvB,
+                                               const torch::Tensor& qScaleB, const torch::Tensor& kScaleB,
+                                               const torch::Tensor& rotations, int64_t heads, double eps = 1e-6);
 
 // FLUX's modulation around each block's attention and MLP, one kernel each way where the stock
 // operators write a normalized copy, a scaled copy and a shifted one (and in backward sum each).
@@ -57,8 +64,9 @@ torch::Tensor fluxGatedResidual(const torch::Tensor& residual, const torch::Tens
 // [B, L, H, D] or [B, L, H * D] (any strides: the attention's output transposed), mlp [B, L, M] (rows
 // may be strided, as linear1's output split); the GELU read with vector loads, not through the
 // strided copy the stock operators take, and no separate concatenation. Its gradient for mlp is one
-// kernel (written where `into` says, as fluxQkNormRope's); for
-// attended, a view of the incoming gradient. CUDA tensors; throws in a build without the kernels.
+// kernel (written where `into` says, as fluxQkNormRope's); for attended, the incoming gradient's
+// columns made dense (cuDNN's attention backward reads its output gradient with its output's
+// strides). CUDA tensors; throws in a build without the kernels.
 torch::Tensor fluxAttentionGeluJoin(const torch::Tensor& attended, const torch::Tensor& mlp,
                                     const GradientInto& into = {});
 

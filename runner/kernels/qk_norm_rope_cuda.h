@@ -11,9 +11,12 @@
 
 namespace sinter::kernels {
 
-// q, k and v as [B, H, L, D] contiguous in qkv's dtype, and each q and k row's 1 / rms as [2, B, L, H] float32.
-std::vector<at::Tensor> qkNormRopeForwardCuda(const at::Tensor& qkv, const at::Tensor& qScale, const at::Tensor& kScale,
-                                              const at::Tensor& rotations, int64_t heads, double eps);
+// Writes q, k and v into the given [B, H, L, D] tensors (qkv's dtype, D contiguous, any aligned
+// strides of B, H and L: token-major memory, or a stream's rows of the joint sequence's) and
+// returns each q and k row's 1 / rms as [2, B, L, H] float32.
+at::Tensor qkNormRopeForwardCuda(const at::Tensor& qkv, const at::Tensor& qScale, const at::Tensor& kScale,
+                                 const at::Tensor& rotations, int64_t heads, double eps, const at::Tensor& q,
+                                 const at::Tensor& k, const at::Tensor& v);
 // d qkv from the saved inputs, the rows' 1 / rms and d q, d k, d v ([B, H, L, D] in qkv's dtype,
 // read where they are: any strides of B, H and L), written into gradQkv: qkv's shape, the last
 // dimension contiguous, rows at any stride that allows vector stores (a column range of a wider

@@ -50,4 +50,19 @@ FluxQkv FluxSelfAttentionImpl::rotatedQkv(const torch::Tensor& x, const torch::T
   return normedRotatedQkv(qkv(x), *norm, rotations, heads_, fused);
 }
 
+FluxQkv jointRotatedQkv(FluxSelfAttentionImpl& txtAttn, const torch::Tensor& txtIn, FluxSelfAttentionImpl& imgAttn,
+                        const torch::Tensor& imgIn, const torch::Tensor& rotations, bool fused) {
+  const torch::Tensor txtProjected = txtAttn.qkv(txtIn), imgProjected = imgAttn.qkv(imgIn);
+  if (fusedQkNormRopeTakes(txtProjected, *txtAttn.norm, fused) && fusedQkNormRopeTakes(imgProjected, *imgAttn.norm, fused)) {
+    const std::vector<torch::Tensor> qkv = kernels::fluxJointQkNormRope(
+        txtProjected, txtAttn.norm->query_norm->scale, txtAttn.norm->key_norm->scale, imgProjected,
+        imgAttn.norm->query_norm->scale, imgAttn.norm->key_norm->scale, rotations, txtAttn.heads());
+    return {qkv[0], qkv[1], qkv[2]};
+  }
+  const int64_t t = txtIn.size(1);
+  const FluxQkv txt = normedRotatedQkv(txtProjected, *txtAttn.norm, rotations.narrow(2, 0, t), txtAttn.heads(), fused);
+  const FluxQkv img = normedRotatedQkv(imgProjected, *imgAttn.norm, rotations.narrow(2, t, imgIn.size(1)), imgAttn.heads(), fused);
+  return {torch::cat({txt.q, img.q}, 2), torch::cat({txt.k, img.k}, 2), torch::cat({txt.v, img.v}, 2)};
+}
+
 }  // namespace sinter::models

@@ -39,6 +39,7 @@ class FluxSelfAttentionImpl : public torch::nn::Module {
   FluxSelfAttentionImpl(int64_t hidden, int64_t heads, bool qkvBias);
   // normedRotatedQkv of qkv(x).
   FluxQkv rotatedQkv(const torch::Tensor& x, const torch::Tensor& rotations, bool fused);
+  int64_t heads() const { return heads_; }
   Linear qkv{nullptr}, proj{nullptr};
   FluxQkNorm norm{nullptr};
 
@@ -46,5 +47,12 @@ class FluxSelfAttentionImpl : public torch::nn::Module {
   int64_t heads_;
 };
 TORCH_MODULE(FluxSelfAttention);
+
+// The double block's q, k, v over the joint sequence [txt, img]: each stream's qkv(x) normed and
+// turned by its own weights, `rotations` the joint sequence's. Fused, one kernel per stream writes
+// its rows of the joint tensors (kernels::fluxJointQkNormRope); else rotatedQkv per stream, then
+// concatenated.
+FluxQkv jointRotatedQkv(FluxSelfAttentionImpl& txtAttn, const torch::Tensor& txtIn, FluxSelfAttentionImpl& imgAttn,
+                        const torch::Tensor& imgIn, const torch::Tensor& rotations, bool fused);
 
 }  // namespace sinter::models

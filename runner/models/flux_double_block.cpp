@@ -18,14 +18,12 @@ std::pair<torch::Tensor, torch::Tensor> FluxDoubleBlockImpl::forward(const torch
   const std::vector<FluxModulationOut> imgMod = img_mod(vec), txtMod = txt_mod(vec);  // [0]: attention, [1]: MLP
 
   const int64_t t = txt.size(1);
-  // rotations are the joint sequence's: the first t turn the text tokens, the rest the image's.
-  const FluxQkv txtQkv = txt_attn->rotatedQkv(txtMod[0].normModulate(txt, fused), rotations.narrow(2, 0, t), fused);
-  const FluxQkv imgQkv = img_attn->rotatedQkv(imgMod[0].normModulate(img, fused), rotations.narrow(2, t, img.size(1)), fused);
-  // One attention over [txt, img], then each stream takes back its own tokens.
-  const FluxQkv joint{torch::cat({txtQkv.q, imgQkv.q}, 2), torch::cat({txtQkv.k, imgQkv.k}, 2),
-                      torch::cat({txtQkv.v, imgQkv.v}, 2)};
-  const torch::Tensor attended = fluxAttention(joint, mask);
-  const torch::Tensor txtAttended = attended.narrow(1, 0, t), imgAttended = attended.narrow(1, t, img.size(1));
+  // One attention over [txt, img] (rotations are the joint sequence's), then each stream takes back
+  // its own tokens: a split, whose backward writes the joint gradient once.
+  const FluxQkv joint = jointRotatedQkv(*txt_attn, txtMod[0].normModulate(txt, fused), *img_attn,
+                                        imgMod[0].normModulate(img, fused), rotations, fused);
+  const std::vector<torch::Tensor> attended = fluxAttention(joint, mask).split_with_sizes({t, img.size(1)}, 1);
+  const torch::Tensor &txtAttended = attended[0], &imgAttended = attended[1];
 
   torch::Tensor imgOut = imgMod[0].gatedAdd(img, img_attn->proj(imgAttended), fused);
   imgOut = imgMod[1].gatedAdd(imgOut, img_mlp(imgMod[1].normModulate(imgOut, fused)), fused);

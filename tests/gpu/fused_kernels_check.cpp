@@ -19,6 +19,9 @@
 
 #include "kernels/fused_kernels.h"
 #include "models/flux_attention.h"
+#include "models/flux_config.h"
+#include "models/flux_double_block.h"
+#include "models/flux_single_block.h"
 #include "models/flux_layers.h"
 #include "models/flux_rope.h"
 
@@ -330,6 +333,91 @@ bool checkSharedLinear1Gradient(torch::Dtype dtype) {
   return ok;
 }
 
+// The double block's two streams through one joint QK call (each writes its rows of the joint q, k
+// and v) against two single-stream calls and a concatenation: the same values and gradients, bit
+// for bit. 10 heads: more than a block's warps, so warps take a second head.
+bool checkJointQkNormRope(torch::Dtype dtype) {
+  torch::manual_seed(19);
+  const auto on = torch::TensorOptions().dtype(dtype).device(torch::kCUDA);
+  const auto f32 = on.dtype(torch::kFloat32);
+  const int64_t b = 2, txt = 7, img = 30, heads = 10, d = 128;
+  const torch::Tensor qkvBase[2] = {torch::randn({b, txt, 3 * heads * d}, on), torch::randn({b, img, 3 * heads * d}, on)};
+  const torch::Tensor scaleBase[2][2] = {{torch::rand({d}, f32) + 0.5, torch::rand({d}, f32) + 0.5},
+                                         {torch::rand({d}, f32) + 0.5, torch::rand({d}, f32) + 0.5}};
+  const torch::Tensor rotations = torch::randn({1, 1, txt + img, d / 2, 2, 2}, f32);
+  const torch::Tensor gq = torch::randn({b, heads, txt + img, d}, on), gk = torch::randn_like(gq), gv = torch::randn_like(gq);
+  struct Run {
+    std::vector<torch::Tensor> leaves, out;  // leaves: qkv a, q scale a, k scale a, then b's
+  };
+  auto run = [&](bool joint) {
+    Run r;
+    for (int s = 0; s < 2; ++s)
+      for (const torch::Tensor& t : {qkvBase[s], scaleBase[s][0], scaleBase[s][1]}) r.leaves.push_back(t.clone().requires_grad_(true));
+    const std::vector<torch::Tensor>& x = r.leaves;
+    if (joint) {
+      r.out = sinter::kernels::fluxJointQkNormRope(x[0], x[1], x[2], x[3], x[4], x[5], rotations, heads);
+    } else {
+      const std::vector<torch::Tensor> a = sinter::kernels::fluxQkNormRope(x[0], x[1], x[2], rotations.narrow(2, 0, txt), heads);
+      const std::vector<torch::Tensor> c = sinter::kernels::fluxQkNormRope(x[3], x[4], x[5], rotations.narrow(2, txt, img), heads);
+      for (int i = 0; i < 3; ++i) r.out.push_back(torch::cat({a[i], c[i]}, 2));
+    }
+    torch::autograd::backward(r.out, {gq, gk, gv});
+    return r;
+  };
+  const Run joint = run(true), apart = run(false);
+  bool ok = true;
+  for (int i = 0; i < 3; ++i) ok = ok && torch::equal(joint.out[i], apart.out[i]);
+  for (size_t i = 0; i < joint.leaves.size(); ++i) ok = ok && torch::equal(joint.leaves[i].grad(), apart.leaves[i].grad());
+  std::printf("FLUX joint QK RMSNorm+RoPE of two streams %-9s: %s\n", c10::toString(dtype),
+              ok ? "ok (bitwise equal to two calls and a concatenation)" : "FAILS (differs from two calls and a concatenation)");
+  return ok;
+}
+
+// A double block and a single block in a row, fused against the stock path and float64, with heads
+// of 128 channels so the half types take cuDNN's attention: the fused QK kernel lays q, k and v out
+// token-major, and the attention's output and its gradient must come back as cuDNN wants them (it
+// reads a single block's output gradient with the output's strides; a column range of linear2's
+// input gradient has other strides and gave wrong gradients).
+bool checkFluxBlocks(torch::Dtype dtype) {
+  using namespace sinter::models;
+  torch::manual_seed(23);
+  FluxConfig c = FluxConfig::tiny();
+  c.hiddenSize = 256;
+  c.numHeads = 2;
+  c.axesDim = {16, 56, 56};
+  const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(torch::kCUDA);
+  const int64_t b = 2, txt = 8, img = 40, l = txt + img;
+  FluxDoubleBlock doubleBlock(c);
+  FluxSingleBlock singleBlock(c);
+  const torch::Tensor imgBase = torch::randn({b, img, c.hiddenSize}, f64), txtBase = torch::randn({b, txt, c.hiddenSize}, f64);
+  const torch::Tensor vecBase = torch::randn({b, c.hiddenSize}, f64), gradOut = torch::randn({b, l, c.hiddenSize}, f64);
+  const torch::Tensor ids = torch::randint(0, 8, {b, l, 3}, f64);
+  const torch::Tensor rotations = fluxRopeRotations(ids, c.axesDim, c.theta);
+  struct Run {
+    torch::Tensor img, txt, vec, out;
+  };
+  auto run = [&](torch::Dtype t, bool fused) {
+    doubleBlock->to(torch::kCUDA, t);
+    singleBlock->to(torch::kCUDA, t);
+    doubleBlock->fused = singleBlock->fused = fused;
+    auto leaf = [t](const torch::Tensor& v) { return v.to(t).detach().clone().requires_grad_(true); };
+    Run r{leaf(imgBase), leaf(txtBase), leaf(vecBase), {}};
+    const auto [imgOut, txtOut] = doubleBlock->forward(r.img, r.txt, r.vec, rotations, torch::Tensor());
+    r.out = singleBlock->forward(torch::cat({txtOut, imgOut}, 1), r.vec, rotations, torch::Tensor());
+    r.out.backward(gradOut.to(t));
+    return r;
+  };
+  const Run ref = run(torch::kFloat64, false), fused = run(dtype, true), stock = run(dtype, false);
+  auto part = [&](const char* name, const std::function<torch::Tensor(const Run&)>& get) {
+    return std::make_tuple(name, get(fused), get(stock), get(ref));
+  };
+  return reportParts("FLUX double + single block, fused vs stock", dtype,
+                     {part("out", [](const Run& r) { return r.out.detach(); }),
+                      part("dimg", [](const Run& r) { return r.img.grad(); }),
+                      part("dtxt", [](const Run& r) { return r.txt.grad(); }),
+                      part("dvec", [](const Run& r) { return r.vec.grad(); })});
+}
+
 }  // namespace
 
 int main() {
@@ -348,6 +436,8 @@ int main() {
     ok = checkQkNormRope(dtype, 128, 100, 6) && ok;  // FLUX's heads
     ok = checkQkNormRope(dtype, 32, 101, 3) && ok;   // the tiny model's, rows not aligned for vector loads
     ok = checkQkNormRope(dtype, 256, 100, 3) && ok;  // the widest the kernel takes
+    ok = checkJointQkNormRope(dtype) && ok;
+    ok = checkFluxBlocks(dtype) && ok;
     ok = checkFluxModulation(dtype, 2, 45, 3072) && ok;  // FLUX's width; 45 rows: a tile and a part
     ok = checkFluxModulation(dtype, 1, 70, 64) && ok;    // the tiny model's width
     ok = checkAttentionGeluJoin(dtype) && ok;
