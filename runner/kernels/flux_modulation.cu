@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <type_traits>
 
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
@@ -13,6 +14,8 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kMaxVecsPerThread = 4;   // rows of up to 256 * 4 * 4 = 4096 channels (FLUX: 3072)
+// The row kernels take the vectors a thread holds (kVecs, 1 to kMaxVecsPerThread: 3 at FLUX's
+// width) as a template argument, so no registers are held for vectors a row does not have.
 constexpr int kRowsPerTile = 8;  // rows one block walks, summing its channels' weight gradients: few enough that
                                  // a FLUX stream of 512 to 4608 rows fills the GPU (32 left 144 blocks for 132 SMs)
 
@@ -33,10 +36,10 @@ __device__ __forceinline__ bool owns(int i, int64_t vecs) { return threadIdx.x +
 __device__ __forceinline__ int64_t channelOf(int i) { return (threadIdx.x + static_cast<int64_t>(i) * kThreads) * kVec; }
 
 // This thread's channels of one sample's [1, C] vector (shift, scale or gate) in float32, plus `add`.
-template <typename T>
-__device__ __forceinline__ void loadChannels(const T* vector, int64_t vecs, float add, float (&out)[kMaxVecsPerThread][kVec]) {
+template <int kVecs, typename T>
+__device__ __forceinline__ void loadChannels(const T* vector, int64_t vecs, float add, float (&out)[kVecs][kVec]) {
 #pragma unroll
-  for (int i = 0; i < kMaxVecsPerThread; ++i) {
+  for (int i = 0; i < kVecs; ++i) {
     if (!owns(i, vecs)) continue;
     const Vec<T> s = loadVec(vector + channelOf(i));
 #pragma unroll
@@ -46,13 +49,13 @@ __device__ __forceinline__ void loadChannels(const T* vector, int64_t vecs, floa
 
 // y = (x - mean) * rstd * (1 + scale) + shift per row of C channels, statistics in float32 (two
 // passes over the row held in registers), rounded once. Grid: (row tiles, B).
-template <typename T>
+template <typename T, int kVecs>
 __global__ void layerNormModulateForward(const T* __restrict__ x, const T* __restrict__ shift, const T* __restrict__ scale,
                                          T* __restrict__ out, float* __restrict__ meanOut, float* __restrict__ rstdOut,
                                          RowsGeometry g, float eps) {
   __shared__ float shared[kThreads / 32];
   const int64_t b = blockIdx.y, vecs = g.channels / kVec;
-  float onePlusScale[kMaxVecsPerThread][kVec], shiftOf[kMaxVecsPerThread][kVec];
+  float onePlusScale[kVecs][kVec], shiftOf[kVecs][kVec];
   loadChannels(scale + b * g.modBatchStride, vecs, 1.0f, onePlusScale);
   loadChannels(shift + b * g.modBatchStride, vecs, 0.0f, shiftOf);
   const float inverseC = 1.0f / static_cast<float>(g.channels);
@@ -60,10 +63,10 @@ __global__ void layerNormModulateForward(const T* __restrict__ x, const T* __res
   for (int64_t l = first; l < first + kRowsPerTile && l < g.length; ++l) {
     const int64_t row = b * g.length + l;
     const T* xr = x + row * g.channels;
-    float v[kMaxVecsPerThread][kVec];
+    float v[kVecs][kVec];
     float sum = 0.0f;
 #pragma unroll
-    for (int i = 0; i < kMaxVecsPerThread; ++i) {
+    for (int i = 0; i < kVecs; ++i) {
       if (!owns(i, vecs)) continue;
       const Vec<T> in = loadVec(xr + channelOf(i));
 #pragma unroll
@@ -72,14 +75,14 @@ __global__ void layerNormModulateForward(const T* __restrict__ x, const T* __res
     const float mean = blockSum(sum, shared) * inverseC;
     float squares = 0.0f;
 #pragma unroll
-    for (int i = 0; i < kMaxVecsPerThread; ++i) {
+    for (int i = 0; i < kVecs; ++i) {
       if (!owns(i, vecs)) continue;
 #pragma unroll
       for (int e = 0; e < kVec; ++e) squares += (v[i][e] - mean) * (v[i][e] - mean);
     }
     const float rstd = rsqrtf(blockSum(squares, shared) * inverseC + eps);
 #pragma unroll
-    for (int i = 0; i < kMaxVecsPerThread; ++i) {
+    for (int i = 0; i < kVecs; ++i) {
       if (!owns(i, vecs)) continue;
       float y[kVec];
 #pragma unroll
@@ -97,23 +100,23 @@ __global__ void layerNormModulateForward(const T* __restrict__ x, const T* __res
 //   d x = rstd * (d xhat - mean(d xhat) - xhat * mean(d xhat * xhat)),
 //   d scale = sum over rows of d y * xhat, d shift = sum over rows of d y (per tile, into partials
 //   [B, tiles, 2, C]; the caller adds the tiles).
-template <typename T>
+template <typename T, int kVecs>
 __global__ void layerNormModulateBackward(const T* __restrict__ x, const T* __restrict__ scale, const float* __restrict__ meanIn,
                                           const float* __restrict__ rstdIn, const T* __restrict__ gradOut,
                                           T* __restrict__ gradX, float* __restrict__ partials, RowsGeometry g) {
   __shared__ float shared[kThreads / 32];
   const int64_t b = blockIdx.y, vecs = g.channels / kVec;
-  float onePlusScale[kMaxVecsPerThread][kVec], dScale[kMaxVecsPerThread][kVec] = {}, dShift[kMaxVecsPerThread][kVec] = {};
+  float onePlusScale[kVecs][kVec], dScale[kVecs][kVec] = {}, dShift[kVecs][kVec] = {};
   loadChannels(scale + b * g.modBatchStride, vecs, 1.0f, onePlusScale);
   const float inverseC = 1.0f / static_cast<float>(g.channels);
   const int64_t first = static_cast<int64_t>(blockIdx.x) * kRowsPerTile;
   for (int64_t l = first; l < first + kRowsPerTile && l < g.length; ++l) {
     const int64_t row = b * g.length + l;
     const float mean = meanIn[row], rstd = rstdIn[row];
-    float xhat[kMaxVecsPerThread][kVec], dxhat[kMaxVecsPerThread][kVec];
+    float xhat[kVecs][kVec], dxhat[kVecs][kVec];
     float sumD = 0.0f, sumDX = 0.0f;
 #pragma unroll
-    for (int i = 0; i < kMaxVecsPerThread; ++i) {
+    for (int i = 0; i < kVecs; ++i) {
       if (!owns(i, vecs)) continue;
       const Vec<T> in = loadVec(x + row * g.channels + channelOf(i)), go = loadVec(gradOut + row * g.channels + channelOf(i));
 #pragma unroll
@@ -129,7 +132,7 @@ __global__ void layerNormModulateBackward(const T* __restrict__ x, const T* __re
     }
     const float meanD = blockSum(sumD, shared) * inverseC, meanDX = blockSum(sumDX, shared) * inverseC;
 #pragma unroll
-    for (int i = 0; i < kMaxVecsPerThread; ++i) {
+    for (int i = 0; i < kVecs; ++i) {
       if (!owns(i, vecs)) continue;
       float dx[kVec];
 #pragma unroll
@@ -139,7 +142,7 @@ __global__ void layerNormModulateBackward(const T* __restrict__ x, const T* __re
   }
   float* p = partials + (b * gridDim.x + blockIdx.x) * 2 * g.channels;
 #pragma unroll
-  for (int i = 0; i < kMaxVecsPerThread; ++i) {
+  for (int i = 0; i < kVecs; ++i) {
     if (!owns(i, vecs)) continue;
 #pragma unroll
     for (int e = 0; e < kVec; ++e) {
@@ -150,17 +153,17 @@ __global__ void layerNormModulateBackward(const T* __restrict__ x, const T* __re
 }
 
 // out = residual + gate * y, in float32, rounded once. Grid: (row tiles, B).
-template <typename T>
+template <typename T, int kVecs>
 __global__ void gatedResidualForward(const T* __restrict__ residual, const T* __restrict__ gate, const T* __restrict__ y,
                                      T* __restrict__ out, RowsGeometry g) {
   const int64_t b = blockIdx.y, vecs = g.channels / kVec;
-  float gateOf[kMaxVecsPerThread][kVec];
+  float gateOf[kVecs][kVec];
   loadChannels(gate + b * g.modBatchStride, vecs, 0.0f, gateOf);
   const int64_t first = static_cast<int64_t>(blockIdx.x) * kRowsPerTile;
   for (int64_t l = first; l < first + kRowsPerTile && l < g.length; ++l) {
     const int64_t at = (b * g.length + l) * g.channels;
 #pragma unroll
-    for (int i = 0; i < kMaxVecsPerThread; ++i) {
+    for (int i = 0; i < kVecs; ++i) {
       if (!owns(i, vecs)) continue;
       const Vec<T> r = loadVec(residual + at + channelOf(i)), v = loadVec(y + at + channelOf(i));
       float o[kVec];
@@ -172,17 +175,17 @@ __global__ void gatedResidualForward(const T* __restrict__ residual, const T* __
 }
 
 // d y = d out * gate; d gate = sum over rows of d out * y (per tile, into partials [B, tiles, C]).
-template <typename T>
+template <typename T, int kVecs>
 __global__ void gatedResidualBackward(const T* __restrict__ gate, const T* __restrict__ y, const T* __restrict__ gradOut,
                                       T* __restrict__ gradY, float* __restrict__ partials, RowsGeometry g) {
   const int64_t b = blockIdx.y, vecs = g.channels / kVec;
-  float gateOf[kMaxVecsPerThread][kVec], dGate[kMaxVecsPerThread][kVec] = {};
+  float gateOf[kVecs][kVec], dGate[kVecs][kVec] = {};
   loadChannels(gate + b * g.modBatchStride, vecs, 0.0f, gateOf);
   const int64_t first = static_cast<int64_t>(blockIdx.x) * kRowsPerTile;
   for (int64_t l = first; l < first + kRowsPerTile && l < g.length; ++l) {
     const int64_t at = (b * g.length + l) * g.channels;
 #pragma unroll
-    for (int i = 0; i < kMaxVecsPerThread; ++i) {
+    for (int i = 0; i < kVecs; ++i) {
       if (!owns(i, vecs)) continue;
       const Vec<T> go = loadVec(gradOut + at + channelOf(i)), v = loadVec(y + at + channelOf(i));
       float dy[kVec];
@@ -197,7 +200,7 @@ __global__ void gatedResidualBackward(const T* __restrict__ gate, const T* __res
   }
   float* p = partials + (b * gridDim.x + blockIdx.x) * g.channels;
 #pragma unroll
-  for (int i = 0; i < kMaxVecsPerThread; ++i) {
+  for (int i = 0; i < kVecs; ++i) {
     if (!owns(i, vecs)) continue;
 #pragma unroll
     for (int e = 0; e < kVec; ++e) p[channelOf(i) + e] = dGate[i][e];
@@ -220,30 +223,41 @@ __device__ __forceinline__ float geluTanhDerivative(float x) {
 // What a rows kernel does to each element: copies it, or gelu(approximate="tanh") forward or backward.
 enum class RowOp { kCopy, kGelu, kGeluBackward };
 
+// Rows a thread of mapRows takes at once: its loads of them are in flight together (one row at a
+// time left the kernels at half the card's bandwidth).
+constexpr int kRowsAtOnce = 4;
+
 // Rows of `cols` elements, each row at its own stride (a column range of a wider tensor), one
-// vector of kVec per thread: out[row] = in[row], gelu(in[row]), or d out[row] * gelu'(in[row]).
-// Blocks walk columns in x and rows in y, so no thread divides to find its row.
+// vector of kVec per thread and row: out[row] = in[row], gelu(in[row]), or d out[row] * gelu'(in[row]).
+// Blocks walk columns in x and groups of kRowsAtOnce rows in y, so no thread divides to find its row.
 template <typename T, RowOp kOp>
 __global__ void mapRows(const T* __restrict__ in, int64_t inRowStride, const T* __restrict__ gradOut, int64_t gradRowStride,
                         T* __restrict__ out, int64_t outRowStride, int64_t rows, int64_t cols) {
   const int64_t col = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec;
   if (col >= cols) return;
-  for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
-    const Vec<T> x = loadVec(in + row * inRowStride + col);
-    if constexpr (kOp == RowOp::kCopy) {
-      *reinterpret_cast<Vec<T>*>(out + row * outRowStride + col) = x;
-      continue;
-    }
-    float o[kVec];
-    if constexpr (kOp == RowOp::kGeluBackward) {
-      const Vec<T> go = loadVec(gradOut + row * gradRowStride + col);
+  for (int64_t first = static_cast<int64_t>(blockIdx.y) * kRowsAtOnce; first < rows; first += static_cast<int64_t>(gridDim.y) * kRowsAtOnce) {
+    Vec<T> x[kRowsAtOnce], go[kRowsAtOnce];
 #pragma unroll
-      for (int e = 0; e < kVec; ++e) o[e] = static_cast<float>(go.v[e]) * geluTanhDerivative(static_cast<float>(x.v[e]));
-    } else {
-#pragma unroll
-      for (int e = 0; e < kVec; ++e) o[e] = geluTanhOf(static_cast<float>(x.v[e]));
+    for (int r = 0; r < kRowsAtOnce; ++r) {
+      if (first + r >= rows) continue;
+      x[r] = loadVec(in + (first + r) * inRowStride + col);
+      if constexpr (kOp == RowOp::kGeluBackward) go[r] = loadVec(gradOut + (first + r) * gradRowStride + col);
     }
-    storeVec(out + row * outRowStride + col, o);
+#pragma unroll
+    for (int r = 0; r < kRowsAtOnce; ++r) {
+      if (first + r >= rows) continue;
+      T* o = out + (first + r) * outRowStride + col;
+      if constexpr (kOp == RowOp::kCopy) {
+        *reinterpret_cast<Vec<T>*>(o) = x[r];
+        continue;
+      }
+      float y[kVec];
+#pragma unroll
+      for (int e = 0; e < kVec; ++e)
+        y[e] = kOp == RowOp::kGeluBackward ? static_cast<float>(go[r].v[e]) * geluTanhDerivative(static_cast<float>(x[r].v[e]))
+                                          : geluTanhOf(static_cast<float>(x[r].v[e]));
+      storeVec(o, y);
+    }
   }
 }
 
@@ -254,7 +268,8 @@ void mapRowsCuda(const at::Tensor& in, const at::Tensor& gradOut, at::Tensor& ou
   const int64_t cols = in.size(-1), rows = in.numel() / std::max<int64_t>(cols, 1);
   if (rows * cols == 0) return;
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  const int64_t columnBlocks = (cols / kVec + kThreads - 1) / kThreads, rowBlocks = rows < 65535 ? rows : 65535;
+  const int64_t rowGroups = (rows + kRowsAtOnce - 1) / kRowsAtOnce;
+  const int64_t columnBlocks = (cols / kVec + kThreads - 1) / kThreads, rowBlocks = rowGroups < 65535 ? rowGroups : 65535;
   const dim3 grid(static_cast<unsigned int>(columnBlocks), static_cast<unsigned int>(rowBlocks));
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, in.scalar_type(), "sinter_map_rows", [&] {
     mapRows<scalar_t, kOp><<<grid, kThreads, 0, stream>>>(in.data_ptr<scalar_t>(), rowStride(in),
@@ -263,6 +278,17 @@ void mapRowsCuda(const at::Tensor& in, const at::Tensor& gradOut, at::Tensor& ou
                                                          rowStride(out), rows, cols);
   });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// Calls f(std::integral_constant<int, n>{}), n the vectors a thread of the row kernels holds for
+// rows of `channels` (rowsKernelsFit() bounds it by kMaxVecsPerThread).
+template <typename F>
+void withVecs(int64_t channels, F&& f) {
+  const int64_t vecs = (channels / kVec + kThreads - 1) / kThreads;
+  if (vecs <= 1) f(std::integral_constant<int, 1>{});
+  else if (vecs == 2) f(std::integral_constant<int, 2>{});
+  else if (vecs == 3) f(std::integral_constant<int, 3>{});
+  else f(std::integral_constant<int, kMaxVecsPerThread>{});
 }
 
 dim3 tilesOf(const RowsGeometry& g) {
@@ -280,9 +306,11 @@ std::vector<at::Tensor> layerNormModulateForwardCuda(const at::Tensor& x, const 
   if (g.batch * g.length == 0) return {out, mean, rstd};
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "sinter_layer_norm_modulate_forward", [&] {
-    layerNormModulateForward<scalar_t><<<tilesOf(g), kThreads, 0, stream>>>(
-        x.data_ptr<scalar_t>(), shift.data_ptr<scalar_t>(), scale.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(),
-        mean.data_ptr<float>(), rstd.data_ptr<float>(), g, static_cast<float>(eps));
+    withVecs(g.channels, [&](auto vecs) {
+      layerNormModulateForward<scalar_t, decltype(vecs)::value><<<tilesOf(g), kThreads, 0, stream>>>(
+          x.data_ptr<scalar_t>(), shift.data_ptr<scalar_t>(), scale.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(),
+          mean.data_ptr<float>(), rstd.data_ptr<float>(), g, static_cast<float>(eps));
+    });
   });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return {out, mean, rstd};
@@ -296,9 +324,11 @@ std::vector<at::Tensor> layerNormModulateBackwardCuda(const at::Tensor& x, const
   if (g.batch * g.length == 0) return {gradX, partials.zero_().sum(1)};
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "sinter_layer_norm_modulate_backward", [&] {
-    layerNormModulateBackward<scalar_t><<<grid, kThreads, 0, stream>>>(
-        x.data_ptr<scalar_t>(), scale.data_ptr<scalar_t>(), mean.data_ptr<float>(), rstd.data_ptr<float>(),
-        gradOut.data_ptr<scalar_t>(), gradX.data_ptr<scalar_t>(), partials.data_ptr<float>(), g);
+    withVecs(g.channels, [&](auto vecs) {
+      layerNormModulateBackward<scalar_t, decltype(vecs)::value><<<grid, kThreads, 0, stream>>>(
+          x.data_ptr<scalar_t>(), scale.data_ptr<scalar_t>(), mean.data_ptr<float>(), rstd.data_ptr<float>(),
+          gradOut.data_ptr<scalar_t>(), gradX.data_ptr<scalar_t>(), partials.data_ptr<float>(), g);
+    });
   });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return {gradX, partials.sum(1)};  // [B, 2, C]: d scale, d shift
@@ -310,8 +340,10 @@ at::Tensor gatedResidualForwardCuda(const at::Tensor& residual, const at::Tensor
   if (g.batch * g.length == 0) return out;
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, residual.scalar_type(), "sinter_gated_residual_forward", [&] {
-    gatedResidualForward<scalar_t><<<tilesOf(g), kThreads, 0, stream>>>(
-        residual.data_ptr<scalar_t>(), gate.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), g);
+    withVecs(g.channels, [&](auto vecs) {
+      gatedResidualForward<scalar_t, decltype(vecs)::value><<<tilesOf(g), kThreads, 0, stream>>>(
+          residual.data_ptr<scalar_t>(), gate.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), g);
+    });
   });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return out;
@@ -325,9 +357,11 @@ std::vector<at::Tensor> gatedResidualBackwardCuda(const at::Tensor& gate, const 
   if (g.batch * g.length == 0) return {gradY, partials.zero_().sum(1)};
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, y.scalar_type(), "sinter_gated_residual_backward", [&] {
-    gatedResidualBackward<scalar_t><<<grid, kThreads, 0, stream>>>(gate.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(),
-                                                                  gradOut.data_ptr<scalar_t>(), gradY.data_ptr<scalar_t>(),
-                                                                  partials.data_ptr<float>(), g);
+    withVecs(g.channels, [&](auto vecs) {
+      gatedResidualBackward<scalar_t, decltype(vecs)::value><<<grid, kThreads, 0, stream>>>(gate.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(),
+                                                                    gradOut.data_ptr<scalar_t>(), gradY.data_ptr<scalar_t>(),
+                                                                    partials.data_ptr<float>(), g);
+    });
   });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return {gradY, partials.sum(1)};  // [B, C]: d gate

@@ -11,6 +11,8 @@ namespace {
 
 constexpr int kWarpsPerBlock = 8;
 constexpr int kMaxVecsPerLane = 2;  // a warp's row: 32 lanes x 2 x 4 channels, heads of up to 256
+// The kernels take the vectors a lane holds (kVecs: 1 for heads of up to 128 channels, FLUX's; 2 up
+// to 256) as a template argument: registers for an unused second vector cost occupancy.
 
 // One stream's geometry: qkv [B, L, 3HD] (strides of b and l given, the rest packed), the
 // rotations' strides of b (0 when shared) and l.
@@ -37,15 +39,17 @@ __device__ __forceinline__ int64_t channelOf(int i) { return static_cast<int64_t
 // What every head of a token shares, for this lane's channels: the rotation matrices of its
 // channel pairs (each [[r00, r01], [r10, r11]] a float4) and the q and k scales. Loaded once per
 // token, not once per row.
+template <int kVecs>
 struct LaneConstants {
-  float4 rot[kMaxVecsPerLane][2];
-  float4 scale[2][kMaxVecsPerLane];  // [0]: q's, [1]: k's
+  float4 rot[kVecs][2];
+  float4 scale[2][kVecs];  // [0]: q's, [1]: k's
 };
 
+template <int kVecs>
 __device__ __forceinline__ void loadLaneConstants(const float* rot, const float* qScale, const float* kScale, int64_t dim,
-                                                  LaneConstants& lc) {
+                                                  LaneConstants<kVecs>& lc) {
 #pragma unroll
-  for (int i = 0; i < kMaxVecsPerLane; ++i) {
+  for (int i = 0; i < kVecs; ++i) {
     const int64_t c = channelOf(i);
     if (c >= dim) continue;
     lc.rot[i][0] = *reinterpret_cast<const float4*>(rot + 2 * c);
@@ -69,38 +73,38 @@ __device__ __forceinline__ void rotatePairs(const float4 (&m)[2], const float (&
 // One block per token (grid: L, B), one warp per head: the warp reads the head's q, k and v rows
 // together (three loads in flight), copies v, and for q and k takes the mean of squares, then
 // out = R (x * rrms * s), rounded once. 1 / rms is kept per q and k row, [2, B, L, H].
-template <typename T>
+template <typename T, int kVecs>
 __global__ void qkNormRopeForward(const T* __restrict__ qkv, const float* __restrict__ qScale, const float* __restrict__ kScale,
                                   const float* __restrict__ rotations, T* __restrict__ q, T* __restrict__ k, T* __restrict__ v,
                                   HeadMajor qOut, HeadMajor kOut, HeadMajor vOut, float* __restrict__ rrmsOut, TokenGeometry g,
                                   float eps) {
   const int64_t l = blockIdx.x, b = blockIdx.y;
   const T* token = qkv + b * g.qkvBatchStride + l * g.qkvRowStride;
-  LaneConstants lc;
+  LaneConstants<kVecs> lc;
   loadLaneConstants(rotations + b * g.rotBatchStride + l * g.rotRowStride, qScale, kScale, g.dim, lc);
   for (int64_t h = threadIdx.x >> 5; h < g.heads; h += kWarpsPerBlock) {
-    float xs[3][kMaxVecsPerLane][kVec];
+    float xs[3][kVecs][kVec];
 #pragma unroll
     for (int part = 0; part < 3; ++part)
 #pragma unroll
-      for (int i = 0; i < kMaxVecsPerLane; ++i)
+      for (int i = 0; i < kVecs; ++i)
         if (channelOf(i) < g.dim) loadFloats(token + (part * g.heads + h) * g.dim + channelOf(i), xs[part][i]);
     T* vRow = v + headMajorOffset(vOut, b, h, l);
 #pragma unroll
-    for (int i = 0; i < kMaxVecsPerLane; ++i)
+    for (int i = 0; i < kVecs; ++i)
       if (channelOf(i) < g.dim) storeVec(vRow + channelOf(i), xs[2][i]);
 #pragma unroll
     for (int part = 0; part < 2; ++part) {
       float squares = 0.0f;
 #pragma unroll
-      for (int i = 0; i < kMaxVecsPerLane; ++i)
+      for (int i = 0; i < kVecs; ++i)
         if (channelOf(i) < g.dim)
 #pragma unroll
           for (int e = 0; e < kVec; ++e) squares += xs[part][i][e] * xs[part][i][e];
       const float rrms = rsqrtf(warpSum(squares) / static_cast<float>(g.dim) + eps);
       T* row = part == 0 ? q + headMajorOffset(qOut, b, h, l) : k + headMajorOffset(kOut, b, h, l);
 #pragma unroll
-      for (int i = 0; i < kMaxVecsPerLane; ++i) {
+      for (int i = 0; i < kVecs; ++i) {
         if (channelOf(i) >= g.dim) continue;
         const float4 s = lc.scale[part][i];
         const float n[kVec] = {xs[part][i][0] * rrms * s.x, xs[part][i][1] * rrms * s.y, xs[part][i][2] * rrms * s.z,
@@ -118,7 +122,7 @@ __global__ void qkNormRopeForward(const T* __restrict__ qkv, const float* __rest
 // d x = rrms * (d y - y * mean(d y * y)). v: its gradient copied back into the token-major layout.
 // The incoming gradients are read where they are, and d qkv is written where the caller says (rows
 // of a wider gradient: gradBatchStride, gradRowStride). Grid and warps as the forward kernel's.
-template <typename T>
+template <typename T, int kVecs>
 __global__ void qkNormRopeBackward(const T* __restrict__ qkv, const float* __restrict__ qScale, const float* __restrict__ kScale,
                                    const float* __restrict__ rotations, const float* __restrict__ rrmsIn,
                                    const T* __restrict__ gradQ, const T* __restrict__ gradK, const T* __restrict__ gradV,
@@ -127,14 +131,14 @@ __global__ void qkNormRopeBackward(const T* __restrict__ qkv, const float* __res
   const int64_t l = blockIdx.x, b = blockIdx.y;
   const T* token = qkv + b * g.qkvBatchStride + l * g.qkvRowStride;
   T* gradToken = gradQkv + b * gradBatchStride + l * gradRowStride;
-  LaneConstants lc;
+  LaneConstants<kVecs> lc;
   loadLaneConstants(rotations + b * g.rotBatchStride + l * g.rotRowStride, qScale, kScale, g.dim, lc);
   for (int64_t h = threadIdx.x >> 5; h < g.heads; h += kWarpsPerBlock) {
     const T* incoming[3] = {gradQ + headMajorOffset(gq, b, h, l), gradK + headMajorOffset(gk, b, h, l),
                             gradV + headMajorOffset(gv, b, h, l)};
-    float d[3][kMaxVecsPerLane][kVec], x[2][kMaxVecsPerLane][kVec];
+    float d[3][kVecs][kVec], x[2][kVecs][kVec];
 #pragma unroll
-    for (int i = 0; i < kMaxVecsPerLane; ++i) {
+    for (int i = 0; i < kVecs; ++i) {
       if (channelOf(i) >= g.dim) continue;
 #pragma unroll
       for (int part = 0; part < 3; ++part) loadFloats(incoming[part] + channelOf(i), d[part][i]);
@@ -142,14 +146,14 @@ __global__ void qkNormRopeBackward(const T* __restrict__ qkv, const float* __res
       for (int part = 0; part < 2; ++part) loadFloats(token + (part * g.heads + h) * g.dim + channelOf(i), x[part][i]);
     }
 #pragma unroll
-    for (int i = 0; i < kMaxVecsPerLane; ++i)
+    for (int i = 0; i < kVecs; ++i)
       if (channelOf(i) < g.dim) storeVec(gradToken + (2 * g.heads + h) * g.dim + channelOf(i), d[2][i]);
 #pragma unroll
     for (int part = 0; part < 2; ++part) {
       const float rrms = rrmsIn[((part * gridDim.y + b) * g.length + l) * g.heads + h];
       float dot = 0.0f;
 #pragma unroll
-      for (int i = 0; i < kMaxVecsPerLane; ++i) {
+      for (int i = 0; i < kVecs; ++i) {
         if (channelOf(i) >= g.dim) continue;
         float dn[kVec];
         rotatePairs<true>(lc.rot[i], d[part][i], dn);
@@ -164,7 +168,7 @@ __global__ void qkNormRopeBackward(const T* __restrict__ qkv, const float* __res
       }
       const float meanDot = warpSum(dot) / static_cast<float>(g.dim);
 #pragma unroll
-      for (int i = 0; i < kMaxVecsPerLane; ++i) {
+      for (int i = 0; i < kVecs; ++i) {
         if (channelOf(i) >= g.dim) continue;
         float out[kVec];
 #pragma unroll
@@ -229,7 +233,8 @@ at::Tensor qkNormRopeForwardCuda(const at::Tensor& qkvIn, const at::Tensor& qSca
   if (qkv.size(0) * g.length * heads == 0) return rrms;
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, qkv.scalar_type(), "sinter_qk_norm_rope_forward", [&] {
-    qkNormRopeForward<scalar_t><<<tokensGrid(qkv), kWarpsPerBlock * 32, 0, stream>>>(
+    const auto kernel = dim <= 32 * kVec ? qkNormRopeForward<scalar_t, 1> : qkNormRopeForward<scalar_t, kMaxVecsPerLane>;
+    kernel<<<tokensGrid(qkv), kWarpsPerBlock * 32, 0, stream>>>(
         qkv.data_ptr<scalar_t>(), qScale.data_ptr<float>(), kScale.data_ptr<float>(), rotations.data_ptr<float>(),
         q.data_ptr<scalar_t>(), k.data_ptr<scalar_t>(), v.data_ptr<scalar_t>(), stridesOf(q), stridesOf(k), stridesOf(v),
         rrms.data_ptr<float>(), g, static_cast<float>(eps));
@@ -252,7 +257,8 @@ void qkNormRopeBackwardCuda(const at::Tensor& qkvIn, const at::Tensor& qScale, c
   if (qkv.size(0) * g.length * heads == 0) return;
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, qkv.scalar_type(), "sinter_qk_norm_rope_backward", [&] {
-    qkNormRopeBackward<scalar_t><<<tokensGrid(qkv), kWarpsPerBlock * 32, 0, stream>>>(
+    const auto kernel = dim <= 32 * kVec ? qkNormRopeBackward<scalar_t, 1> : qkNormRopeBackward<scalar_t, kMaxVecsPerLane>;
+    kernel<<<tokensGrid(qkv), kWarpsPerBlock * 32, 0, stream>>>(
         qkv.data_ptr<scalar_t>(), qScale.data_ptr<float>(), kScale.data_ptr<float>(), rotations.data_ptr<float>(),
         rrms.data_ptr<float>(), gradQ.data_ptr<scalar_t>(), gradK.data_ptr<scalar_t>(), gradV.data_ptr<scalar_t>(),
         stridesOf(gradQ), stridesOf(gradK), stridesOf(gradV), gradQkv.data_ptr<scalar_t>(), strideWalked(gradQkv, 0),
