@@ -108,8 +108,9 @@ struct QkNormRopeFunction : public torch::autograd::Function<QkNormRopeFunction>
     const variable_list saved = ctx->get_saved_variables();
     const torch::Tensor &qkv = saved[0], &q32 = saved[1], &k32 = saved[2], &rot = saved[3], &rrms = saved[4];
     const int64_t heads = ctx->saved_data["heads"].toInt();
-    const variable_list d = backwardStream(qkv, q32, k32, rot, rrms, heads, incomingGradients(grads, qkv, heads, qkv.size(1), q32.size(0)),
-                                           0, gradientInto(ctx, qkv), ctx->needs_input_grad(1), ctx->needs_input_grad(2));
+    const std::vector<torch::Tensor> incoming = incomingGradients(grads, qkv, heads, qkv.size(1), q32.size(0));
+    const variable_list d = backwardStream(qkv, q32, k32, rot, rrms, heads, incoming, 0, gradientInto(ctx, qkv),
+                                           ctx->needs_input_grad(1), ctx->needs_input_grad(2));
     return {d[0], d[1], d[2], torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
