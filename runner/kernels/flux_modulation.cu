@@ -31,6 +31,22 @@ __device__ float blockSum(float v, float* shared) {
   return total;
 }
 
+// Two sums at once (one round of barriers, not two), as blockSum's.
+__device__ float2 blockSum2(float a, float b, float2* shared) {
+  a = warpSum(a);
+  b = warpSum(b);
+  if ((threadIdx.x & 31) == 0) shared[threadIdx.x >> 5] = make_float2(a, b);
+  __syncthreads();
+  float2 total = make_float2(0.0f, 0.0f);
+#pragma unroll
+  for (int w = 0; w < kThreads / 32; ++w) {
+    total.x += shared[w].x;
+    total.y += shared[w].y;
+  }
+  __syncthreads();
+  return total;
+}
+
 // This thread's slots: channel vectors threadIdx.x, + kThreads, ... below `vecs`.
 __device__ __forceinline__ bool owns(int i, int64_t vecs) { return threadIdx.x + i * kThreads < vecs; }
 __device__ __forceinline__ int64_t channelOf(int i) { return (threadIdx.x + static_cast<int64_t>(i) * kThreads) * kVec; }
@@ -45,6 +61,15 @@ __device__ __forceinline__ void loadChannels(const T* vector, int64_t vecs, floa
 #pragma unroll
     for (int e = 0; e < kVec; ++e) out[i][e] = add + static_cast<float>(s.v[e]);
   }
+}
+
+// This thread's vectors of one row, as stored (the backward kernel loads the next row's while the
+// current one is reduced, so a block has two rows in flight, not one).
+template <int kVecs, typename T>
+__device__ __forceinline__ void loadRow(const T* row, int64_t vecs, Vec<T> (&out)[kVecs]) {
+#pragma unroll
+  for (int i = 0; i < kVecs; ++i)
+    if (owns(i, vecs)) out[i] = loadVec(row + channelOf(i));
 }
 
 // y = (x - mean) * rstd * (1 + scale) + shift per row of C channels, statistics in float32 (two
@@ -104,25 +129,40 @@ template <typename T, int kVecs>
 __global__ void layerNormModulateBackward(const T* __restrict__ x, const T* __restrict__ scale, const float* __restrict__ meanIn,
                                           const float* __restrict__ rstdIn, const T* __restrict__ gradOut,
                                           T* __restrict__ gradX, float* __restrict__ partials, RowsGeometry g) {
-  __shared__ float shared[kThreads / 32];
+  __shared__ float2 shared[kThreads / 32];
   const int64_t b = blockIdx.y, vecs = g.channels / kVec;
   float onePlusScale[kVecs][kVec], dScale[kVecs][kVec] = {}, dShift[kVecs][kVec] = {};
   loadChannels(scale + b * g.modBatchStride, vecs, 1.0f, onePlusScale);
   const float inverseC = 1.0f / static_cast<float>(g.channels);
   const int64_t first = static_cast<int64_t>(blockIdx.x) * kRowsPerTile;
-  for (int64_t l = first; l < first + kRowsPerTile && l < g.length; ++l) {
+  const int64_t last = first + kRowsPerTile < g.length ? first + kRowsPerTile : g.length;
+  Vec<T> nextX[kVecs], nextGrad[kVecs];
+  if (first < last) {
+    loadRow(x + (b * g.length + first) * g.channels, vecs, nextX);
+    loadRow(gradOut + (b * g.length + first) * g.channels, vecs, nextGrad);
+  }
+  for (int64_t l = first; l < last; ++l) {
     const int64_t row = b * g.length + l;
+    Vec<T> in[kVecs], go[kVecs];
+#pragma unroll
+    for (int i = 0; i < kVecs; ++i) {
+      in[i] = nextX[i];
+      go[i] = nextGrad[i];
+    }
+    if (l + 1 < last) {
+      loadRow(x + (row + 1) * g.channels, vecs, nextX);
+      loadRow(gradOut + (row + 1) * g.channels, vecs, nextGrad);
+    }
     const float mean = meanIn[row], rstd = rstdIn[row];
     float xhat[kVecs][kVec], dxhat[kVecs][kVec];
     float sumD = 0.0f, sumDX = 0.0f;
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
       if (!owns(i, vecs)) continue;
-      const Vec<T> in = loadVec(x + row * g.channels + channelOf(i)), go = loadVec(gradOut + row * g.channels + channelOf(i));
 #pragma unroll
       for (int e = 0; e < kVec; ++e) {
-        const float dy = static_cast<float>(go.v[e]);
-        xhat[i][e] = (static_cast<float>(in.v[e]) - mean) * rstd;
+        const float dy = static_cast<float>(go[i].v[e]);
+        xhat[i][e] = (static_cast<float>(in[i].v[e]) - mean) * rstd;
         dxhat[i][e] = dy * onePlusScale[i][e];
         sumD += dxhat[i][e];
         sumDX += dxhat[i][e] * xhat[i][e];
@@ -130,7 +170,8 @@ __global__ void layerNormModulateBackward(const T* __restrict__ x, const T* __re
         dShift[i][e] += dy;
       }
     }
-    const float meanD = blockSum(sumD, shared) * inverseC, meanDX = blockSum(sumDX, shared) * inverseC;
+    const float2 sums = blockSum2(sumD, sumDX, shared);
+    const float meanD = sums.x * inverseC, meanDX = sums.y * inverseC;
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
       if (!owns(i, vecs)) continue;
