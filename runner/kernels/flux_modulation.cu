@@ -19,32 +19,31 @@ constexpr int kMaxVecsPerThread = 4;   // rows of up to 256 * 4 * 4 = 4096 chann
 constexpr int kRowsPerTile = 8;  // rows one block walks, summing its channels' weight gradients: few enough that
                                  // a FLUX stream of 512 to 4608 rows fills the GPU (32 left 144 blocks for 132 SMs)
 
-// The block's sum, in a fixed order (the same bits on every run), given to every thread.
-__device__ float blockSum(float v, float* shared) {
-  v = warpSum(v);
-  if ((threadIdx.x & 31) == 0) shared[threadIdx.x >> 5] = v;
-  __syncthreads();
-  float total = 0.0f;
+// The block's sums of N values, each in a fixed order (the same bits on every run), given to every
+// thread; N sums at once share one round of barriers.
+template <int N>
+__device__ void blockSums(float (&v)[N], float (&shared)[kThreads / 32][N]) {
 #pragma unroll
-  for (int w = 0; w < kThreads / 32; ++w) total += shared[w];
-  __syncthreads();  // shared is written again by the next call
-  return total;
-}
-
-// Two sums at once (one round of barriers, not two), as blockSum's.
-__device__ float2 blockSum2(float a, float b, float2* shared) {
-  a = warpSum(a);
-  b = warpSum(b);
-  if ((threadIdx.x & 31) == 0) shared[threadIdx.x >> 5] = make_float2(a, b);
-  __syncthreads();
-  float2 total = make_float2(0.0f, 0.0f);
+  for (int n = 0; n < N; ++n) v[n] = warpSum(v[n]);
+  if ((threadIdx.x & 31) == 0) {
 #pragma unroll
-  for (int w = 0; w < kThreads / 32; ++w) {
-    total.x += shared[w].x;
-    total.y += shared[w].y;
+    for (int n = 0; n < N; ++n) shared[threadIdx.x >> 5][n] = v[n];
   }
   __syncthreads();
-  return total;
+#pragma unroll
+  for (int n = 0; n < N; ++n) {
+    float total = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kThreads / 32; ++w) total += shared[w][n];
+    v[n] = total;
+  }
+  __syncthreads();  // shared is written again by the next call
+}
+
+__device__ float blockSum(float v, float (&shared)[kThreads / 32][1]) {
+  float sums[1] = {v};
+  blockSums(sums, shared);
+  return sums[0];
 }
 
 // This thread's slots: channel vectors threadIdx.x, + kThreads, ... below `vecs`.
@@ -78,7 +77,7 @@ template <typename T, int kVecs>
 __global__ void layerNormModulateForward(const T* __restrict__ x, const T* __restrict__ shift, const T* __restrict__ scale,
                                          T* __restrict__ out, float* __restrict__ meanOut, float* __restrict__ rstdOut,
                                          RowsGeometry g, float eps) {
-  __shared__ float shared[kThreads / 32];
+  __shared__ float shared[kThreads / 32][1];
   const int64_t b = blockIdx.y, vecs = g.channels / kVec;
   float onePlusScale[kVecs][kVec], shiftOf[kVecs][kVec];
   loadChannels(scale + b * g.modBatchStride, vecs, 1.0f, onePlusScale);
@@ -129,7 +128,7 @@ template <typename T, int kVecs>
 __global__ void layerNormModulateBackward(const T* __restrict__ x, const T* __restrict__ scale, const float* __restrict__ meanIn,
                                           const float* __restrict__ rstdIn, const T* __restrict__ gradOut,
                                           T* __restrict__ gradX, float* __restrict__ partials, RowsGeometry g) {
-  __shared__ float2 shared[kThreads / 32];
+  __shared__ float shared[kThreads / 32][2];
   const int64_t b = blockIdx.y, vecs = g.channels / kVec;
   float onePlusScale[kVecs][kVec], dScale[kVecs][kVec] = {}, dShift[kVecs][kVec] = {};
   loadChannels(scale + b * g.modBatchStride, vecs, 1.0f, onePlusScale);
@@ -170,8 +169,9 @@ __global__ void layerNormModulateBackward(const T* __restrict__ x, const T* __re
         dShift[i][e] += dy;
       }
     }
-    const float2 sums = blockSum2(sumD, sumDX, shared);
-    const float meanD = sums.x * inverseC, meanDX = sums.y * inverseC;
+    float sums[2] = {sumD, sumDX};
+    blockSums(sums, shared);
+    const float meanD = sums[0] * inverseC, meanDX = sums[1] * inverseC;
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
       if (!owns(i, vecs)) continue;

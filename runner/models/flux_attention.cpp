@@ -46,10 +46,6 @@ FluxSelfAttentionImpl::FluxSelfAttentionImpl(int64_t hidden, int64_t heads, bool
   proj = register_module("proj", Linear(hidden, hidden));
 }
 
-FluxQkv FluxSelfAttentionImpl::rotatedQkv(const torch::Tensor& x, const torch::Tensor& rotations, bool fused) {
-  return normedRotatedQkv(qkv(x), *norm, rotations, heads_, fused);
-}
-
 FluxQkv jointRotatedQkv(FluxSelfAttentionImpl& txtAttn, const torch::Tensor& txtIn, FluxSelfAttentionImpl& imgAttn,
                         const torch::Tensor& imgIn, const torch::Tensor& rotations, bool fused) {
   const torch::Tensor txtProjected = txtAttn.qkv(txtIn), imgProjected = imgAttn.qkv(imgIn);

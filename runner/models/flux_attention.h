@@ -37,8 +37,6 @@ torch::Tensor fluxAttentionByToken(const FluxQkv& rotated, const torch::Tensor& 
 class FluxSelfAttentionImpl : public torch::nn::Module {
  public:
   FluxSelfAttentionImpl(int64_t hidden, int64_t heads, bool qkvBias);
-  // normedRotatedQkv of qkv(x).
-  FluxQkv rotatedQkv(const torch::Tensor& x, const torch::Tensor& rotations, bool fused);
   int64_t heads() const { return heads_; }
   Linear qkv{nullptr}, proj{nullptr};
   FluxQkNorm norm{nullptr};
@@ -50,8 +48,8 @@ TORCH_MODULE(FluxSelfAttention);
 
 // The double block's q, k, v over the joint sequence [txt, img]: each stream's qkv(x) normed and
 // turned by its own weights, `rotations` the joint sequence's. Fused, one kernel per stream writes
-// its rows of the joint tensors (kernels::fluxJointQkNormRope); else rotatedQkv per stream, then
-// concatenated.
+// its rows of the joint tensors (kernels::fluxJointQkNormRope); else normedRotatedQkv per stream,
+// then concatenated.
 FluxQkv jointRotatedQkv(FluxSelfAttentionImpl& txtAttn, const torch::Tensor& txtIn, FluxSelfAttentionImpl& imgAttn,
                         const torch::Tensor& imgIn, const torch::Tensor& rotations, bool fused);
 
