@@ -13,11 +13,21 @@ torch::Tensor scaledProduct(const torch::Tensor& a, const torch::Tensor& b, doub
   return torch::empty({a.size(0), b.size(1)}, a.options()).addmm_(a, b, /*beta=*/0.0, alpha);
 }
 
+// A served weight (fp8_base, blocks_to_swap) rides in an autograd context's saved_data as a capsule:
+// the backward pass asks it for the weight again rather than keeping the upcast or streamed copy.
+struct ServedWeightCapsule : torch::CustomClassHolder {
+  explicit ServedWeightCapsule(std::shared_ptr<ServedWeight> w) : weight(std::move(w)) {}
+  std::shared_ptr<ServedWeight> weight;
+};
+
 struct FrozenLinearWithLora : public torch::autograd::Function<FrozenLinearWithLora> {
   // The bias as an optional: autograd tracks an optional argument only when it holds a tensor.
-  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& weight,
+  // `stored`: the module's weight; with `served` set, its stored form (float8, or host memory),
+  // and the weight used is served->get() in the activations' dtype, in each pass.
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& stored,
                                const c10::optional<torch::Tensor>& bias, const torch::Tensor& down, const torch::Tensor& up,
-                               double alpha) {
+                               double alpha, const std::shared_ptr<ServedWeight>& served) {
+    const torch::Tensor weight = served ? served->get(x.scalar_type()) : stored;
     const torch::Tensor x2 = x.view({-1, weight.size(1)});
     const torch::Tensor h = torch::mm(x2, down.t());  // [N, rank]
     // The skinny up projection first (it only writes y), then the base GEMM adds into it: the
@@ -25,7 +35,8 @@ struct FrozenLinearWithLora : public torch::autograd::Function<FrozenLinearWithL
     // reads and rewrites y in a memory-bound GEMM of its own.
     torch::Tensor y = bias ? torch::addmm(*bias, h, up.t(), /*beta=*/1.0, alpha) : scaledProduct(h, up.t(), alpha);
     y.addmm_(x2, weight.t());
-    ctx->save_for_backward({x2, h, weight, down, up});
+    ctx->save_for_backward({x2, h, served ? torch::Tensor() : weight, down, up});
+    if (served) ctx->saved_data["served"] = c10::IValue::make_capsule(c10::make_intrusive<ServedWeightCapsule>(served));
     ctx->saved_data["alpha"] = alpha;
     // Which gradients to make: by the inputs themselves, as needs_input_grad counts only the
     // arguments autograd tracks (the bias is one only where it is given).
@@ -38,7 +49,12 @@ struct FrozenLinearWithLora : public torch::autograd::Function<FrozenLinearWithL
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const variable_list saved = ctx->get_saved_variables();
-    const torch::Tensor &x2 = saved[0], &h = saved[1], &weight = saved[2], &down = saved[3], &up = saved[4];
+    const torch::Tensor &x2 = saved[0], &h = saved[1], &down = saved[3], &up = saved[4];
+    const auto served = ctx->saved_data.find("served");
+    const torch::Tensor weight =
+        served == ctx->saved_data.end()
+            ? saved[2]
+            : c10::static_intrusive_pointer_cast<ServedWeightCapsule>(served->second.toCapsule())->weight->get(x2.scalar_type());
     const double alpha = ctx->saved_data["alpha"].toDouble();
     const torch::Tensor g = grads[0].reshape({-1, weight.size(0)});  // [N, out]
     const c10::List<bool> wanted = ctx->saved_data["wanted"].toBoolList();
@@ -51,20 +67,21 @@ struct FrozenLinearWithLora : public torch::autograd::Function<FrozenLinearWithL
       if (wantDown) dDown = torch::mm(dh.t(), x2);
     }
     if (wantUp) dUp = scaledProduct(g.t(), h, alpha);
-    return {dx, torch::Tensor(), torch::Tensor(), dDown, dUp, torch::Tensor()};
+    return {dx, torch::Tensor(), torch::Tensor(), dDown, dUp, torch::Tensor(), torch::Tensor()};
   }
 };
 
 }  // namespace
 
 torch::Tensor frozenLinearWithLora(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
-                                   const torch::Tensor& down, const torch::Tensor& up, double alpha) {
+                                   const torch::Tensor& down, const torch::Tensor& up, double alpha,
+                                   const std::shared_ptr<ServedWeight>& served) {
   TORCH_CHECK(x.is_contiguous() && (x.dim() == 2 || x.dim() == 3), "frozenLinearWithLora: x must be a contiguous [N, in] or "
               "[B, L, in], got ", x.sizes(), " strides ", x.strides());
-  TORCH_CHECK(!weight.requires_grad() && !(bias.defined() && bias.requires_grad()),
+  TORCH_CHECK(!weight.requires_grad() && !(bias.defined() && bias.requires_grad()) && !(served && served->trained()),
               "frozenLinearWithLora: the base weight and bias must be frozen");
   return FrozenLinearWithLora::apply(x, weight, bias.defined() ? c10::optional<torch::Tensor>(bias) : c10::nullopt, down, up,
-                                     alpha);
+                                     alpha, served);
 }
 
 }  // namespace sinter::models

@@ -7,11 +7,19 @@
 // every step).
 #include <torch/torch.h>
 
+#include <memory>
+
+#include "models/served_weight.h"
+
 namespace sinter::models {
 
 // x: contiguous [N, in] or [B, L, in]; weight [out, in] and bias [out] (or undefined) not requiring
-// grad; down [rank, in] and up [out, rank] in x's dtype. Gradients for x, down and up.
+// grad; down [rank, in] and up [out, rank] in x's dtype. Gradients for x, down and up. With
+// `served` (fp8_base, blocks_to_swap; not a trained one), the weight is served->get() in x's dtype,
+// asked for in the forward pass and again in the backward pass (nothing of it kept between them),
+// and `weight` is the module's stored form.
 torch::Tensor frozenLinearWithLora(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
-                                   const torch::Tensor& down, const torch::Tensor& up, double alpha);
+                                   const torch::Tensor& down, const torch::Tensor& up, double alpha,
+                                   const std::shared_ptr<ServedWeight>& served = nullptr);
 
 }  // namespace sinter::models

@@ -24,9 +24,9 @@ torch::Tensor LinearImpl::forward(const torch::Tensor& x) {
   const torch::ScalarType dtype = x.scalar_type();
   const double alpha = lora->scale() * lora->multiplier;
   const bool dropout = is_training() && lora->dropout > 0.0;
-  const bool frozen = !weight.requires_grad() && !(bias.defined() && bias.requires_grad());
-  if (!served && !dropout && frozen && x.is_contiguous() && (x.dim() == 2 || x.dim() == 3))
-    return frozenLinearWithLora(x, weight, bias, lora->downIn(dtype), lora->upIn(dtype), alpha);
+  const bool frozen = !weight.requires_grad() && !(bias.defined() && bias.requires_grad()) && !(served && served->trained());
+  if (!dropout && frozen && x.is_contiguous() && (x.dim() == 2 || x.dim() == 3))
+    return frozenLinearWithLora(x, weight, bias, lora->downIn(dtype), lora->upIn(dtype), alpha, served);
   // Otherwise by autograd: sd-scripts' networks.lora dropout (network_dropout) acts on lora_down's
   // output; F::linear's output (or a served weight's, which belongs to its own autograd node) is
   // added to out of place.

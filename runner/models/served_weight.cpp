@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 
+#include "kernels/fused_kernels.h"
 #include "models/linear.h"
 
 #if (TORCH_VERSION_MAJOR > 2) || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
@@ -54,7 +55,9 @@ struct TrainedServedLinearBackward : torch::autograd::Node {
 class Float8Weight : public ServedWeight {
  public:
   explicit Float8Weight(torch::Tensor stored) : stored_(std::move(stored)) {}
-  torch::Tensor get(torch::ScalarType dtype) override { return stored_.to(dtype); }
+  torch::Tensor get(torch::ScalarType dtype) override {
+    return kernels::float8UpcastFits(stored_) ? kernels::float8Upcast(stored_, dtype) : stored_.to(dtype);
+  }
 
  private:
   torch::Tensor stored_;

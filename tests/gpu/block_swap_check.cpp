@@ -7,7 +7,9 @@
 // Linear weights rounded through e4m3, likewise. Trained swapped weights (full-weight runs): every
 // weight stepped by SGD, the streamed ones inside the backward pass through their device copies
 // and written back to host memory on the side stream; outputs and the final weights against the
-// resident model stepped after its backward pass.
+// resident model stepped after its backward pass. With LoRA: rank-4 adapters on every Linear of the
+// frozen model (as a LoRA run trains them: one fused function with the served weight asked for in
+// each pass), the adapters' gradients compared as well, resident against swapped and fp8_base.
 //   build-cuda/bin/sinter-block-swap-check
 #include <torch/torch.h>
 
@@ -63,7 +65,25 @@ void sgdStep(FluxTransformer& m) {
     }
 }
 
-Outputs threeSteps(FluxTransformer& m, bool checkpointing, bool train = false) {
+// Rank-4 adapters on every Linear, the same values in every model built by randomModel(); their
+// down and up tensors in module order.
+std::vector<torch::Tensor> attachAdapters(FluxTransformer& m) {
+  torch::manual_seed(7);
+  std::vector<torch::Tensor> tensors;
+  for (const auto& module : m->modules(/*include_self=*/false))
+    if (auto linear = std::dynamic_pointer_cast<LinearImpl>(module)) {
+      auto adapter = std::make_shared<LoraAdapter>();
+      adapter->down = (torch::randn({4, linear->inFeatures()}) * 0.05).to(torch::kCUDA).requires_grad_(true);
+      adapter->up = (torch::randn({linear->outFeatures(), 4}) * 0.05).to(torch::kCUDA).requires_grad_(true);
+      adapter->alpha = 2.0;
+      linear->lora = adapter;
+      tensors.push_back(adapter->down);
+      tensors.push_back(adapter->up);
+    }
+  return tensors;
+}
+
+Outputs threeSteps(FluxTransformer& m, bool checkpointing, bool train = false, const std::vector<torch::Tensor>& adapters = {}) {
   m->train();
   m->setGradientCheckpointing(checkpointing, false);
   const FluxConfig& c = m->config();
@@ -81,6 +101,10 @@ Outputs threeSteps(FluxTransformer& m, bool checkpointing, bool train = false) {
     out.tensors.push_back(y.detach());
     out.tensors.push_back(img.grad());
     out.tensors.push_back(txt.grad());
+    for (torch::Tensor a : adapters) {
+      out.tensors.push_back(a.grad().clone());
+      a.mutable_grad() = torch::Tensor();
+    }
   }
   torch::cuda::synchronize();
   if (train)
@@ -160,6 +184,20 @@ int main() {
     storeLinearsInFloat8(*both);
     moveToDevice(*both, cuda);
     ok = compare("fp8_base + blocks_to_swap 4" + gc, roundedReference, threeSteps(both, checkpointing)) && ok;
+
+    // LoRA on the frozen models: the rounded resident model's adapters against each served form.
+    const std::vector<torch::Tensor> roundedAdapters = attachAdapters(rounded);
+    const Outputs loraReference = threeSteps(rounded, checkpointing, false, roundedAdapters);
+    FluxTransformer loraFp8 = randomModel();
+    storeLinearsInFloat8(*loraFp8);
+    moveToDevice(*loraFp8, cuda);
+    ok = compare("LoRA, fp8_base" + gc, loraReference, threeSteps(loraFp8, checkpointing, false, attachAdapters(loraFp8))) && ok;
+    FluxTransformer loraBoth = randomModel();
+    loraBoth->enableBlockSwap(4, cuda, float8Dtype());
+    storeLinearsInFloat8(*loraBoth);
+    moveToDevice(*loraBoth, cuda);
+    ok = compare("LoRA, fp8_base + blocks_to_swap 4" + gc, loraReference,
+                 threeSteps(loraBoth, checkpointing, false, attachAdapters(loraBoth))) && ok;
   }
   return ok ? 0 : 1;
 }
