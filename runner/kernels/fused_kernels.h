@@ -70,8 +70,8 @@ torch::Tensor fluxGatedResidual(const torch::Tensor& residual, const torch::Tens
 torch::Tensor fluxAttentionGeluJoin(const torch::Tensor& attended, const torch::Tensor& mlp,
                                     const GradientInto& into = {});
 
-// fp8_base's per-call upcast of a frozen weight: a float8 e4m3 tensor as `dtype` (float32, float16
-// or bfloat16; exact, as every e4m3 value is representable in them), with 8-byte loads and vector
+// fp8_base's per-call upcast of a frozen weight: a float8 e4m3 tensor as `dtype` (float64, float32,
+// float16 or bfloat16; exact, as every e4m3 value is representable in them), with 8-byte loads and vector
 // stores, where PyTorch's cast converts element by element (~1 TB/s on the H200). Bit for bit
 // PyTorch's cast, so every fp8_base run uses it, not only backend=inductor. Takes contiguous CUDA
 // e4m3 tensors (float8UpcastFits); throws otherwise, and in a build without the kernels.
