@@ -1,8 +1,8 @@
 #pragma once
 // --benchmark_steps --model_family flux: the FLUX.1-dev LoRA training step at full size with random
 // weights (batch 1, 1024x1024 = 4096 image tokens, 512 T5 tokens, networks.lora_flux rank 32
-// alpha 16 on the 304 default modules, bf16 on a GPU), as ../shared/bench times sd-scripts' step:
-// eager, per-block and whole-step capture, timed after warm-up.
+// alpha 16 on the 304 default modules, bf16 on a GPU), as sd-scripts' step is timed beside it
+// (tests/gpu/README.md): eager, per-block and whole-step capture, timed after warm-up.
 #include "core/config.h"
 
 namespace sinter::train {

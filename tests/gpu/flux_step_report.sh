@@ -2,7 +2,7 @@
 # On the GPU machine, after build_cuda_runner.sh: everything issue 9's step needs from one call, each
 # part's whole output kept under OUTDIR (a call returns only its output's tail), a summary printed:
 # the fused kernels' check, the FLUX.1-dev LoRA benchmark (eager, fused, per block, whole step),
-# sd-scripts' own step beside it (when .bench holds sd-scripts, ../shared/bench/README.md), and the
+# sd-scripts' own step beside it (when .bench holds sd-scripts and the step timer, tests/gpu/README.md), and the
 # fused uncaptured row's Kineto profile by kernel and by the operators that launched them.
 #   tests/gpu/flux_step_report.sh OUTDIR [STEPS] [extra benchmark flags, e.g. --fp8_base]
 set -uo pipefail

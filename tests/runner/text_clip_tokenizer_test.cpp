@@ -1,5 +1,6 @@
-// The CLIP tokenizer on the real CLIP vocabulary (shared/data/tokenizers/clip): ids against the
-// reference encodings, text cleaning, special tokens, padding, truncation and sd-scripts'
+// The CLIP tokenizer on the real CLIP vocabulary that ships with Sinter (resources/tokenizers/clip,
+// found as the runner finds it: share/sinter/tokenizers beside bin/): ids against the reference
+// encodings (tests/data/tokenizers/clip_reference.jsonl), text cleaning, special tokens, padding, truncation and sd-scripts'
 // max_token_length chunks, and the file layouts it is found in.
 #include <gtest/gtest.h>
 
@@ -8,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "text/bundled_tokenizers.h"
 #include "text/clip_token_chunks.h"
 #include "text/clip_tokenizer.h"
 #include "text/utf8.h"
@@ -21,7 +23,8 @@ using Ids = std::vector<int32_t>;
 
 namespace {
 
-const fs::path kClipDir = fs::path(SINTER_SHARED_DIR) / "data" / "tokenizers" / "clip";
+const fs::path kClipDir = sinter::text::findBundledTokenizer("clip").value_or("bundled CLIP tokenizer not found");
+const fs::path kReferenceEncodings = fs::path(SINTER_TEST_DATA_DIR) / "tokenizers" / "clip_reference.jsonl";
 constexpr int32_t kBos = 49406, kEos = 49407, kCat = 2368;
 
 const ClipTokenizer& tokenizer() {
@@ -66,6 +69,20 @@ std::string readFile(const fs::path& file) {
 
 }  // namespace
 
+// The build copies the bundled files beside bin/ (as an install does under its prefix), and that
+// copy, relative to the running binary, is the one found.
+TEST(ClipTokenizerFiles, BundledFilesAreFoundBesideTheBinary) {
+  const std::vector<std::string> candidates = sinter::text::bundledTokenizerCandidates("clip");
+  ASSERT_GE(candidates.size(), 2u);
+  EXPECT_EQ(fs::path(candidates[0]).lexically_relative(fs::read_symlink("/proc/self/exe").parent_path()),
+            fs::path("../share/sinter/tokenizers/clip"));
+  EXPECT_EQ(kClipDir, fs::path(candidates[0]));
+  EXPECT_TRUE(fs::is_regular_file(kClipDir / "vocab.json"));
+  EXPECT_TRUE(fs::is_regular_file(kClipDir / "merges.txt"));
+  EXPECT_TRUE(fs::is_regular_file(kClipDir / "LICENSE"));
+  EXPECT_FALSE(sinter::text::findBundledTokenizer("no_such_tokenizer").has_value());
+}
+
 TEST(ClipTokenizer, SpecialTokenIdsComeFromTheVocabulary) {
   EXPECT_EQ(tokenizer().bosId(), kBos);
   EXPECT_EQ(tokenizer().eosId(), kEos);
@@ -76,7 +93,7 @@ TEST(ClipTokenizer, KnownEncoding) {
 }
 
 TEST(ClipTokenizer, MatchesEveryReferenceEncoding) {
-  std::ifstream in(kClipDir / "reference.jsonl");
+  std::ifstream in(kReferenceEncodings);
   ASSERT_TRUE(in) << "missing reference.jsonl";
   std::string line;
   int checked = 0;
