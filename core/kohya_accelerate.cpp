@@ -55,7 +55,9 @@ void importDynamo(KohyaImportContext& ctx) {
                              "dynamo_use_fullgraph and dynamo_use_dynamic apply only with a backend)");
     return;
   }
-  if (!ctx.family || (*ctx.family != Family::SDXL && *ctx.family != Family::FLUX)) {
+  // A file that names no family keeps model_family on auto: the settings apply once it detects SDXL or FLUX.1.
+  const bool unsaid = !ctx.family && ctx.familyName.empty();
+  if (!unsaid && (!ctx.family || (*ctx.family != Family::SDXL && *ctx.family != Family::FLUX))) {
     ctx.notCarried(keys, "dynamo_backend \"" + backend + "\": accelerate compiles the whole model; Sinter compiles "
                                                         "SDXL and FLUX.1 training only, so this runs uncompiled");
     return;

@@ -185,7 +185,9 @@ void importLength(KohyaImportContext& ctx) {
   const double steps = ctx.numberOr("max_train_steps", 0), epochs = ctx.numberOr("max_train_epochs", 0);
   if (!ctx.has("epoch")) return;
   const std::string epoch = shown(ctx.value("epoch"));
-  if (epochs > 0)
+  if (isKohyaUnset(ctx.value("epoch")))
+    ctx.atDefaults({"epoch"}, "epoch " + epoch + ": unset");
+  else if (epochs > 0)
     ctx.atDefaults({"epoch"}, "epoch " + epoch + ": max_train_epochs overrides it");
   else if (steps > 0)
     ctx.atDefaults({"epoch"}, "epoch " + epoch + ": kohya_ss uses it only to compute max_train_steps when that is 0");

@@ -264,6 +264,9 @@ TEST(KohyaImport, DynamoBackendsWithoutSinterEquivalents) {
   EXPECT_FALSE(sd15.config.has("compile"));
   EXPECT_NE(textFor(sd15.notCarried, "dynamo_backend").find("SDXL and FLUX.1 training only"), std::string::npos);
 
+  KohyaImportResult unsaid = importKohyaJson(R"({"dynamo_backend": "cudagraphs"})", "auto.json");
+  EXPECT_EQ(unsaid.config.getString("compile_backend"), "cudagraphs");  // applies once auto detects SDXL or FLUX.1
+
   KohyaImportResult off = importKohyaJson(R"({"sdxl": true, "dynamo_backend": "no", "dynamo_mode": "max-autotune"})", "off.json");
   EXPECT_FALSE(off.config.has("compile"));
   EXPECT_NE(itemFor(off.atDefaults, "dynamo_backend"), nullptr);
@@ -276,6 +279,10 @@ TEST(KohyaImport, LengthAndLearningRateRules) {
   EXPECT_EQ(steps.config.getInt("max_train_steps"), 500);
   EXPECT_FALSE(steps.config.has("max_train_epochs"));
   EXPECT_NE(itemFor(steps.atDefaults, "epoch"), nullptr);
+  KohyaImportResult zero = importKohyaJson(R"({"sdxl": true, "epoch": 0, "max_train_steps": 0})", "z.json");
+  EXPECT_FALSE(zero.config.has("max_train_epochs"));
+  EXPECT_FALSE(zero.config.has("max_train_steps"));  // sd-scripts' 1600, as in kohya_ss
+  EXPECT_TRUE(zero.notCarried.empty()) << zero.notCarried.front().text;
   // A U-Net rate with a text encoder rate of 0: kohya_ss trains the U-Net's LoRA only.
   KohyaImportResult te = importKohyaJson(
       R"({"LoRA_type": "Standard", "sdxl": true, "text_encoder_lr": 0, "unet_lr": 1e-4, "learning_rate": 1e-4})", "te.json");
