@@ -1,13 +1,15 @@
 #include "core/kohya_import.h"
 
-#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
 #include "core/argv.h"
 #include "core/atomic_file.h"
+#include "core/kohya_accelerate.h"
+#include "core/kohya_defaults.h"
+#include "core/kohya_import_context.h"
+#include "core/kohya_network.h"
 #include "core/registry.h"
 #include "core/utf8.h"
 
@@ -22,89 +24,362 @@ const std::map<std::string, std::string>& renames() {
   static const std::map<std::string, std::string> m{
       {"optimizer", "optimizer_type"},
       {"max_resolution", "resolution"},
-      {"epoch", "max_train_epochs"},
       {"sdxl_cache_text_encoder_outputs", "cache_text_encoder_outputs"},
-      {"learning_rate_te", "text_encoder_lr"},
-      {"train_dir", "output_dir"},
       {"image_folder", "train_data_dir"},
+      {"lora_network_weights", "network_weights"},
       {"flux1_cache_text_encoder_outputs", "cache_text_encoder_outputs"},
       {"flux1_cache_text_encoder_outputs_to_disk", "cache_text_encoder_outputs_to_disk"},
   };
   return m;
 }
 
-// Keys handled specially below, or meaningful only with a LoRA_type that is reported unmapped.
-const std::set<std::string>& handledKeys() {
-  static const std::set<std::string> s{"LoRA_type", "sdxl", "v2", "flux1_checkbox", "xformers", "lr_warmup",
-                                       "additional_parameters", "model_list", "conv_dim", "conv_alpha",
-                                       "LyCORIS_preset", "num_processes", "num_machines", "multi_gpu"};
-  return s;
-}
-
-// A kohya_ss JSON value is "empty" when the GUI would not pass it on: "", null, false, 0.
-bool isEmptyish(const json& v) {
-  if (v.is_null()) return true;
-  if (v.is_string()) return v.get<std::string>().empty();
-  if (v.is_boolean()) return !v.get<bool>();
-  if (v.is_number()) return v.get<double>() == 0.0;
-  if (v.is_array()) return v.empty();
-  return false;
-}
-
-// Converts a kohya_ss JSON value (numbers are often strings there) to the option's type.
-std::string convert(const OptionSpec& spec, const json& v, Value& out) {
-  Value raw;
-  switch (spec.type) {
-    case OptionType::Bool:
-      if (v.is_boolean()) raw = v.get<bool>();
-      else if (v.is_string() && (v == "true" || v == "false")) raw = v == "true";
-      else return "expected true or false";
-      break;
-    case OptionType::Int: {
-      double d;
-      if (v.is_number()) d = v.get<double>();
-      else if (v.is_string()) {
-        try {
-          std::size_t used = 0;
-          d = std::stod(v.get<std::string>(), &used);
-          if (used != v.get<std::string>().size()) return "not a number: " + v.dump();
-        } catch (...) {
-          return "not a number: " + v.dump();
-        }
-      } else return "expected a number";
-      if (d != std::floor(d)) return "expected an integer, got " + v.dump();
-      raw = static_cast<long long>(d);
-      break;
-    }
-    case OptionType::Float:
-      if (v.is_number_integer()) raw = v.get<long long>();
-      else if (v.is_number()) raw = v.get<double>();
-      else if (v.is_string()) {
-        try {
-          raw = std::stod(v.get<std::string>());
-        } catch (...) {
-          return "not a number: " + v.dump();
-        }
-      } else return "expected a number";
-      break;
-    case OptionType::List:
-      if (v.is_string()) {
-        StringList items;
-        std::istringstream ss(v.get<std::string>());
-        for (std::string item; ss >> item;) items.push_back(item);
-        raw = items;
-      } else if (v.is_array()) {
-        StringList items;
-        for (const auto& item : v) items.push_back(item.is_string() ? item.get<std::string>() : item.dump());
-        raw = items;
-      } else return "expected a list";
-      break;
-    default:
-      if (v.is_string()) raw = v.get<std::string>();
-      else if (v.is_number_integer()) raw = std::to_string(v.get<long long>());
-      else return "expected text";
+std::string familyLabel(Family f) {
+  switch (f) {
+    case Family::SDXL: return "SDXL";
+    case Family::FLUX: return "FLUX.1";
+    case Family::SD15: return "SD 1.x";
+    case Family::SD2: return "SD 2.x";
   }
-  return checkValue(spec, raw, out);
+  return "";
+}
+
+// class_source_model.py / common_gui.py: the model menu's entries and the family each sets.
+std::optional<Family> familyOfListedModel(const std::string& model) {
+  static const std::map<std::string, Family> models{
+      {"stabilityai/stable-diffusion-xl-base-1.0", Family::SDXL},
+      {"stabilityai/stable-diffusion-xl-refiner-1.0", Family::SDXL},
+      {"stabilityai/stable-diffusion-2-1-base/blob/main/v2-1_512-ema-pruned", Family::SD2},
+      {"stabilityai/stable-diffusion-2-1-base", Family::SD2},
+      {"stabilityai/stable-diffusion-2-base", Family::SD2},
+      {"stabilityai/stable-diffusion-2-1/blob/main/v2-1_768-ema-pruned", Family::SD2},
+      {"stabilityai/stable-diffusion-2-1", Family::SD2},
+      {"stabilityai/stable-diffusion-2", Family::SD2},
+      {"CompVis/stable-diffusion-v1-4", Family::SD15},
+      {"runwayml/stable-diffusion-v1-5", Family::SD15},
+  };
+  auto it = models.find(model);
+  return it == models.end() ? std::nullopt : std::optional<Family>(it->second);
+}
+
+// The model family, from the checkboxes each kohya_ss tab saves (LoRA and DreamBooth: sdxl;
+// fine-tune: sdxl_checkbox; all: v2, flux1_checkbox, sd3_checkbox, ...), in the order the tabs pick
+// their sd-scripts script; then from the model menu's entry.
+void readFamily(KohyaImportContext& ctx) {
+  struct Marker {
+    const char* key;
+    std::optional<Family> family;  // nullopt: a family Sinter does not train
+    const char* name;
+  };
+  static const Marker markers[] = {
+      {"sdxl", Family::SDXL, "SDXL"},
+      {"sdxl_checkbox", Family::SDXL, "SDXL"},
+      {"flux1_checkbox", Family::FLUX, "FLUX.1"},
+      {"sd3_checkbox", std::nullopt, "SD3"},
+      {"hunyuan_image_checkbox", std::nullopt, "HunyuanImage-2.1"},
+      {"anima_checkbox", std::nullopt, "Anima"},
+      {"lumina_checkbox", std::nullopt, "Lumina"},
+      {"v2", Family::SD2, "SD 2.x"},
+  };
+  const Marker* chosen = nullptr;
+  for (const Marker& m : markers)
+    if (!chosen && ctx.flag(m.key)) chosen = &m;
+  const std::string listed = ctx.text("model_list");
+  if (chosen) {
+    ctx.family = chosen->family;
+    ctx.familyName = chosen->name;
+    if (chosen->family) {
+      ctx.config().set("model_family", std::string(toString(*chosen->family)));
+      ctx.carried({chosen->key}, std::string(chosen->key) + " true -> model_family = \"" + toString(*chosen->family) + "\"");
+    } else {
+      ctx.notCarried({chosen->key}, std::string(chosen->key) + " true: kohya_ss trains " + chosen->name +
+                                        "; Sinter does not train " + chosen->name + ", so model_family stays auto");
+    }
+  } else if (std::optional<Family> f = familyOfListedModel(listed)) {
+    ctx.family = f;
+    ctx.familyName = familyLabel(*f);
+    ctx.config().set("model_family", std::string(toString(*f)));
+    ctx.carried({"model_list"}, "model_list \"" + listed + "\" -> model_family = \"" + toString(*f) + "\"");
+  } else {
+    for (const Marker& m : markers)
+      if (ctx.has(m.key) && m.family) {
+        // A file with the family checkboxes, none ticked: kohya_ss runs its SD 1.x scripts.
+        ctx.family = Family::SD15;
+        ctx.familyName = familyLabel(Family::SD15);
+        ctx.config().set("model_family", std::string("sd15"));
+        ctx.carried({m.key}, std::string(m.key) + " false (no family ticked) -> model_family = \"sd15\"");
+        break;
+      }
+  }
+  for (const Marker& m : markers)
+    if (ctx.has(m.key) && !ctx.accounted(m.key))
+      ctx.atDefaults({m.key}, std::string(m.key) + " " + shown(ctx.value(m.key)) + ": not ticked");
+  if (ctx.has("model_list") && !ctx.accounted("model_list"))
+    ctx.atDefaults({"model_list"}, "model_list " + shown(ctx.value("model_list")) +
+                                       ": the GUI's model menu; pretrained_model_name_or_path names the model");
+}
+
+// kohya_ss has one tab per training type; each saves keys the others do not.
+void readTab(KohyaImportContext& ctx) {
+  if (ctx.has("LoRA_type")) ctx.tab = Tab::LoRA;
+  else if (ctx.has("sdxl_checkbox") || ctx.has("train_dir") || ctx.has("image_folder") || ctx.has("in_json") ||
+           ctx.has("use_latent_files"))
+    ctx.tab = Tab::FineTune;
+  else
+    ctx.tab = Tab::DreamBooth;
+  ctx.config().set("training_type", std::string(ctx.tab == Tab::LoRA ? "lora" : ctx.tab == Tab::FineTune ? "finetune" : "dreambooth"));
+}
+
+// kohya_ss spells the attention choice as one field: "xformers", "sdpa" or "none" (old files: true).
+void importAttention(KohyaImportContext& ctx) {
+  if (!ctx.has("xformers")) return;
+  const json& x = ctx.value("xformers");
+  const std::string choice = x.is_boolean() ? (x.get<bool>() ? "xformers" : "none") : ctx.text("xformers");
+  if (choice == "xformers" || choice == "sdpa") {
+    ctx.config().set(choice, true);
+    ctx.carried({"xformers"}, "xformers " + shown(x) + " -> " + choice + " = true");
+  } else {
+    ctx.atDefaults({"xformers"}, "xformers " + shown(x) + ": plain attention");
+  }
+}
+
+// LoRA's learning rates: 0 means "learning_rate applies", and kohya_ss trains only the U-Net (or
+// only the text encoders) when the other's rate is 0 (lora_gui.py's resolve_network_train_flags).
+void importLoraLearningRates(KohyaImportContext& ctx) {
+  if (ctx.tab != Tab::LoRA) return;
+  const double te = ctx.numberOr("text_encoder_lr", 0), unet = ctx.numberOr("unet_lr", 0);
+  const double t5 = ctx.numberOr("t5xxl_lr", 0);
+  if (te == 0 && unet != 0) {
+    ctx.config().set("network_train_unet_only", true);
+    ctx.carried({"text_encoder_lr"}, "text_encoder_lr " + shown(ctx.value("text_encoder_lr")) +
+                                         " -> network_train_unet_only = true (kohya_ss trains no text encoder LoRA when its rate is 0)");
+  } else if (te != 0 && unet == 0) {
+    ctx.config().set("network_train_text_encoder_only", true);
+    ctx.carried({"unet_lr"}, "unet_lr " + shown(ctx.value("unet_lr")) +
+                                 " -> network_train_text_encoder_only = true (kohya_ss trains no U-Net LoRA when its rate is 0)");
+  } else if (te == 0 && unet == 0) {
+    ctx.atDefaults({"text_encoder_lr", "unet_lr"}, "text_encoder_lr and unet_lr 0: learning_rate applies to both");
+  }
+  if (t5 != 0 && t5 != te && te != 0)
+    ctx.notCarried({"t5xxl_lr"}, "t5xxl_lr " + shown(ctx.value("t5xxl_lr")) +
+                                     ": Sinter has one text encoder learning rate; T5-XXL trains at text_encoder_lr");
+  else if (ctx.has("t5xxl_lr"))
+    ctx.atDefaults({"t5xxl_lr"}, "t5xxl_lr " + shown(ctx.value("t5xxl_lr")) + ": unset, or the text encoder's rate");
+}
+
+// DreamBooth / fine-tune: kohya_ss passes learning_rate_te for SD 1.x/2.x and learning_rate_te1/te2
+// for SDXL (Sinter's options of those names); the LoRA tab uses text_encoder_lr instead.
+void importTextEncoderRate(KohyaImportContext& ctx) {
+  if (!ctx.has("learning_rate_te")) return;
+  const bool used = ctx.tab != Tab::LoRA && ctx.family != Family::SDXL && ctx.family != Family::FLUX;
+  if (used && !isKohyaUnset(ctx.value("learning_rate_te")))
+    ctx.notCarried({"learning_rate_te"}, "learning_rate_te " + shown(ctx.value("learning_rate_te")) +
+                                             ": Sinter has no separate text encoder rate for SD 1.x/2.x; learning_rate applies");
+  else
+    ctx.atDefaults({"learning_rate_te"}, "learning_rate_te " + shown(ctx.value("learning_rate_te")) +
+                                             ": not passed on for this tab and family");
+}
+
+// epoch sets the length only through the max_train_steps kohya_ss computes when that is 0, and
+// max_train_epochs overrides both.
+void importLength(KohyaImportContext& ctx) {
+  const double steps = ctx.numberOr("max_train_steps", 0), epochs = ctx.numberOr("max_train_epochs", 0);
+  if (!ctx.has("epoch")) return;
+  const std::string epoch = shown(ctx.value("epoch"));
+  if (isKohyaUnset(ctx.value("epoch")))
+    ctx.atDefaults({"epoch"}, "epoch " + epoch + ": unset");
+  else if (epochs > 0)
+    ctx.atDefaults({"epoch"}, "epoch " + epoch + ": max_train_epochs overrides it");
+  else if (steps > 0)
+    ctx.atDefaults({"epoch"}, "epoch " + epoch + ": kohya_ss uses it only to compute max_train_steps when that is 0");
+  else if (!ctx.text("dataset_config").empty())
+    ctx.atDefaults({"epoch"}, "epoch " + epoch + ": with a dataset_config kohya_ss passes neither (sd-scripts' 1600 steps)");
+  else if (std::string err = ctx.setOption("max_train_epochs", ctx.value("epoch")); err.empty())
+    ctx.carried({"epoch"}, "epoch " + epoch + " -> max_train_epochs = " + epoch +
+                               " (kohya_ss computes max_train_steps from it)");
+  else
+    ctx.notCarried({"epoch"}, "epoch " + epoch + ": " + err);
+}
+
+// lr_warmup is a percentage of the steps in the GUI, lr_warmup_steps an override in steps
+// (common_gui.py's resolve_lr_warmup_steps); sd-scripts takes a ratio below 1.
+void importWarmup(KohyaImportContext& ctx) {
+  const double pct = ctx.numberOr("lr_warmup", 0), steps = ctx.numberOr("lr_warmup_steps", 0);
+  if (steps > 0) {
+    ctx.config().set("lr_warmup_steps", static_cast<long long>(steps));
+    ctx.carried({"lr_warmup_steps"}, "lr_warmup_steps = " + std::to_string(static_cast<long long>(steps)));
+    if (ctx.has("lr_warmup")) ctx.atDefaults({"lr_warmup"}, "lr_warmup " + shown(ctx.value("lr_warmup")) + ": lr_warmup_steps overrides it");
+  } else if (pct > 0 && pct < 100) {
+    ctx.config().set("lr_warmup_steps", pct / 100.0);
+    ctx.carried({"lr_warmup"}, "lr_warmup " + formatDouble(pct) + "% -> lr_warmup_steps = " + formatDouble(pct / 100.0));
+  } else if (pct != 0) {
+    ctx.notCarried({"lr_warmup"}, "lr_warmup " + formatDouble(pct) + "% is not between 0 and 100%");
+  }
+  for (const char* k : {"lr_warmup", "lr_warmup_steps"})
+    if (!ctx.accounted(k)) ctx.atDefaults({k}, std::string(k) + " " + shown(ctx.value(k)) + ": unset");
+}
+
+// noise_offset_type picks which noise fields kohya_ss passes on: Original's noise_offset,
+// adaptive_noise_scale and noise_offset_random_strength, or Multires' multires_noise_*.
+void importNoiseType(KohyaImportContext& ctx) {
+  if (!ctx.has("noise_offset_type")) return;
+  const std::string type = ctx.text("noise_offset_type");
+  const bool multires = type == "Multires";
+  ctx.atDefaults({"noise_offset_type"}, "noise_offset_type \"" + type + "\": selects which noise fields kohya_ss passes on");
+  const std::vector<std::string> unused = multires
+      ? std::vector<std::string>{"noise_offset", "adaptive_noise_scale", "noise_offset_random_strength"}
+      : std::vector<std::string>{"multires_noise_iterations", "multires_noise_discount"};
+  for (const std::string& k : unused)
+    if (ctx.has(k)) ctx.atDefaults({k}, k + " " + shown(ctx.value(k)) + ": not passed on with noise_offset_type \"" + type + "\"");
+}
+
+// Fine-tune reads captions from the metadata file kohya_ss's preparation wrote into train_dir, and
+// repeats each image dataset_repeats times per epoch.
+void importFineTuneMetadata(KohyaImportContext& ctx) {
+  if (ctx.tab != Tab::FineTune) return;
+  if (ctx.has("dataset_repeats")) {
+    const std::optional<double> repeats = ctx.number("dataset_repeats");
+    if (repeats && *repeats == 1)
+      ctx.atDefaults({"dataset_repeats"}, "dataset_repeats " + shown(ctx.value("dataset_repeats")) + ": each image once per epoch, as in Sinter");
+    else
+      ctx.notCarried({"dataset_repeats"}, "dataset_repeats " + shown(ctx.value("dataset_repeats")) +
+                                              ": kohya_ss counts each image that many times per epoch; Sinter's fine-tune "
+                                              "has no repeats, so its epochs are shorter (steps are unchanged)");
+  }
+  if (ctx.has("in_json")) return;
+  if (ctx.text("train_dir").empty()) {
+    ctx.atDefaults({"train_dir", "use_latent_files"}, "train_dir \"\": no metadata folder, so no metadata file (use_latent_files unused)");
+    return;
+  }
+  const bool latents = !ctx.has("use_latent_files") || ctx.text("use_latent_files") == "Yes";
+  const std::string nameKey = latents ? "latent_metadata_filename" : "caption_metadata_filename";
+  std::string name = ctx.text(nameKey);
+  if (name.empty()) name = pythonText(*kohyaGuiDefault(nameKey));
+  const std::string path = ctx.text("train_dir") + "/" + name;
+  if (std::string err = ctx.setOption("in_json", path); err.empty())
+    ctx.carried({"train_dir", "use_latent_files", nameKey}, "train_dir + " + nameKey + " -> in_json = \"" + path + "\"");
+  else
+    ctx.notCarried({"train_dir"}, "train_dir: " + err);
+}
+
+// Things kohya_ss's GUI does itself, before sd-scripts.
+void importGuiOnly(KohyaImportContext& ctx) {
+  if (!ctx.text("sample_prompts").empty())
+    ctx.notCarried({"sample_prompts"}, "sample_prompts: kohya_ss writes this text into <output_dir>/sample/prompt.txt; "
+                                       "save it to a file and choose that file as Sample prompts");
+  if (ctx.has("sdxl_no_half_vae") && ctx.family == Family::SDXL)
+    ctx.atDefaults({"sdxl_no_half_vae"}, "sdxl_no_half_vae " + shown(ctx.value("sdxl_no_half_vae")) +
+                                             ": Sinter never runs the SDXL VAE in fp16");
+}
+
+// Shell-style words: kohya_ss hands additional_parameters to its command line, which drops quotes.
+std::vector<std::string> shellWords(const std::string& s) {
+  std::vector<std::string> words;
+  std::string cur;
+  bool inWord = false;
+  char quote = 0;
+  for (char ch : s) {
+    if (quote) {
+      if (ch == quote) quote = 0;
+      else cur += ch;
+    } else if (ch == '"' || ch == '\'') {
+      quote = ch;
+      inWord = true;
+    } else if (ch == ' ' || ch == '\t' || ch == '\n') {
+      if (inWord) words.push_back(cur);
+      cur.clear();
+      inWord = false;
+    } else {
+      cur += ch;
+      inWord = true;
+    }
+  }
+  if (inWord) words.push_back(cur);
+  return words;
+}
+
+// Extra command-line parameters typed into the GUI; each option is parsed on its own so one unknown
+// flag does not lose the rest.
+void importAdditionalParameters(KohyaImportContext& ctx) {
+  const std::vector<std::string> args = shellWords(ctx.text("additional_parameters"));
+  if (args.empty()) {
+    ctx.atDefaults({"additional_parameters"}, "additional_parameters \"\": none");
+    return;
+  }
+  for (std::size_t i = 0; i < args.size();) {
+    std::size_t j = i + 1;
+    while (j < args.size() && args[j].rfind("--", 0) != 0) ++j;
+    std::vector<std::string> one(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(j));
+    std::string words;
+    for (const std::string& w : one) words += (words.empty() ? "" : " ") + w;
+    try {
+      ctx.config().overlay(parseArgv(one).overrides);
+      ctx.carried({"additional_parameters"}, "additional_parameters: " + words, true);
+    } catch (const ConfigError& e) {
+      ctx.notCarried({"additional_parameters"}, "additional_parameters: " + words + ": " + e.what(), true);
+    }
+    i = j;
+  }
+}
+
+bool sameValue(const Value& a, const Value& b) {
+  auto numeric = [](const Value& v) { return std::holds_alternative<long long>(v) || std::holds_alternative<double>(v); };
+  if (numeric(a) && numeric(b)) return asDouble(a) == asDouble(b);
+  return a == b;
+}
+
+// Every key no part above took: a registry option of the same name (or renamed), or a kohya_ss
+// field Sinter has no option for.
+void importRemaining(KohyaImportContext& ctx) {
+  for (auto it = ctx.root().begin(); it != ctx.root().end(); ++it) {
+    const std::string& key = it.key();
+    const json& v = it.value();
+    if (ctx.accounted(key)) continue;
+    const std::string value = shown(v);
+    const std::string onlyFor = kohyaOnlyFor(key);
+    if (!onlyFor.empty() && onlyFor.find(ctx.familyName.empty() ? "?" : ctx.familyName) == std::string::npos) {
+      ctx.atDefaults({key}, key + " " + value + ": kohya_ss passes it on only for " + onlyFor);
+      continue;
+    }
+    std::string target = key;
+    if (auto rn = renames().find(key); rn != renames().end()) target = rn->second;
+    const OptionSpec* spec = key == "model_family" || key == "training_type" ? nullptr : findOption(target);
+    const std::string named = target == key ? key : key + " -> " + target;
+    if (!spec) {
+      const json* guiDefault = kohyaGuiDefault(key);
+      const std::string noEffect = kohyaNoEffectOnTraining(key);
+      if (isKohyaUnset(v)) ctx.atDefaults({key}, key + " " + value + ": unset");
+      else if (guiDefault && *guiDefault == v) ctx.atDefaults({key}, key + " " + value + ": kohya_ss's default");
+      else if (guiDefault && ctx.number(key) && guiDefault->is_number() && *ctx.number(key) == guiDefault->get<double>())
+        ctx.atDefaults({key}, key + " " + value + ": kohya_ss's default");
+      else if (!noEffect.empty()) ctx.atDefaults({key}, key + " " + value + ": " + noEffect + "; no effect on what is trained");
+      else ctx.notCarried({key}, key + " " + value + ": Sinter has no such setting");
+      continue;
+    }
+    if (v.is_null() || (v.is_string() && v.get<std::string>().empty())) {
+      ctx.atDefaults({key}, key + " " + value + ": unset");
+      continue;
+    }
+    if ((ctx.family && !spec->appliesToFamily(*ctx.family)) || !spec->appliesToTab(ctx.tab)) {
+      ctx.atDefaults({key}, key + " " + value + ": not used in " +
+                                (ctx.family && !spec->appliesToFamily(*ctx.family) ? familyLabel(*ctx.family) : toString(ctx.tab)) +
+                                " training");
+      continue;
+    }
+    Config before = ctx.config();
+    if (std::string err = ctx.setOption(target, v); !err.empty()) {
+      // 0 where Sinter needs at least 1 (vae_batch_size, save_every_n_steps): kohya_ss's "not set".
+      if (isKohyaUnset(v)) ctx.atDefaults({key}, key + " " + value + ": unset");
+      else ctx.notCarried({key}, named + ": " + err);
+      continue;
+    }
+    // kohya_ss's 0 / false for an option whose default means the same: nothing to carry.
+    if (isKohyaUnset(v) && (isUnset(spec->defaultValue) || sameValue(ctx.config().get(target), spec->defaultValue))) {
+      ctx.config() = before;
+      ctx.atDefaults({key}, key + " " + value + ": unset, as in Sinter");
+      continue;
+    }
+    ctx.carried({key}, named + " = " + value);
+  }
 }
 
 }  // namespace
@@ -125,116 +400,23 @@ KohyaImportResult importKohyaJson(const std::string& text, const std::string& fi
   }
   if (!root.is_object()) fail("not a kohya_ss JSON config: the top level is not an object");
 
-  KohyaImportResult r;
-  Config& c = r.config;
-
-  // Family and training type.
-  auto flag = [&](const char* k) { return root.contains(k) && root[k].is_boolean() && root[k].get<bool>(); };
-  std::optional<Family> family;
-  if (flag("flux1_checkbox")) family = Family::FLUX;
-  else if (flag("sdxl")) family = Family::SDXL;
-  else if (flag("v2")) family = Family::SD2;
-  else if (root.contains("sdxl") || root.contains("v2")) family = Family::SD15;
-  if (family) c.set("model_family", std::string(toString(*family)));
-
-  if (root.contains("LoRA_type")) {
-    c.set("training_type", std::string("lora"));
-    const std::string type = root["LoRA_type"].is_string() ? root["LoRA_type"].get<std::string>() : "";
-    if (type == "Standard" || type.empty()) {
-      c.set("network_module", std::string("networks.lora"));
-    } else if (type == "Flux1") {
-      c.set("network_module", std::string("networks.lora_flux"));
-    } else {
-      r.unmapped.push_back("LoRA_type: \"" + type + "\" is not supported (Sinter trains standard LoRA)");
-    }
-  } else if (root.contains("train_dir") || root.contains("image_folder") || root.contains("in_json")) {
-    c.set("training_type", std::string("finetune"));
-  } else {
-    c.set("training_type", std::string("dreambooth"));
-  }
-  const Tab tab = c.tab();
-
-  for (auto it = root.begin(); it != root.end(); ++it) {
-    const std::string& key = it.key();
-    const json& v = it.value();
-    if (handledKeys().count(key)) continue;
-    std::string target = key;
-    if (auto rn = renames().find(key); rn != renames().end()) target = rn->second;
-    const OptionSpec* spec = findOption(target);
-    if (!spec || key == "model_family" || key == "training_type") {
-      if (!isEmptyish(v)) r.unmapped.push_back(key + ": no Sinter option (value " + v.dump() + ")");
-      continue;
-    }
-    // kohya_ss treats "" and null as "not set", and 0 too for options that have no default.
-    if (v.is_string() && v.get<std::string>().empty()) continue;
-    if (v.is_null() || (isEmptyish(v) && isUnset(spec->defaultValue))) continue;
-    if ((family && !spec->appliesToFamily(*family)) || !spec->appliesToTab(tab)) {
-      if (!isEmptyish(v)) r.notes.push_back(key + ": not used for this model family or training type");
-      continue;
-    }
-    Value out;
-    if (std::string err = convert(*spec, v, out); !err.empty()) {
-      r.unmapped.push_back(key + ": " + err);
-      continue;
-    }
-    c.set(target, out, SourceLocation{fileName, 0, 0});
-    if (target != key) r.notes.push_back(key + " -> " + target);
-  }
-
-  // kohya_ss spells the attention choice as one field.
-  if (root.contains("xformers") && root["xformers"].is_string()) {
-    const std::string x = root["xformers"].get<std::string>();
-    if (x == "xformers") c.set("xformers", true);
-    else if (x == "sdpa") c.set("sdpa", true);
-  }
-  // lr_warmup is a percentage of the total steps in the GUI; sd-scripts takes a ratio below 1.
-  if (root.contains("lr_warmup") && root["lr_warmup"].is_number() && root["lr_warmup"].get<double>() > 0) {
-    const double pct = root["lr_warmup"].get<double>();
-    if (pct < 100) {
-      c.set("lr_warmup_steps", pct / 100.0);
-      r.notes.push_back("lr_warmup " + formatDouble(pct) + "% -> lr_warmup_steps " + formatDouble(pct / 100.0));
-    } else {
-      r.unmapped.push_back("lr_warmup: " + formatDouble(pct) + "% is not below 100%");
-    }
-  }
-  // accelerate launch's settings: the processes of one machine are the app's GPUs setting; several
-  // machines start their workers with torchrun's environment, which a config cannot say.
-  if (root.contains("num_processes")) {
-    const json& n = root["num_processes"];
-    int processes = 0;
-    if (n.is_number_integer()) processes = n.get<int>();
-    else if (n.is_string() && !n.get<std::string>().empty() && n.get<std::string>().find_first_not_of("0123456789") == std::string::npos)
-      processes = std::stoi(n.get<std::string>());
-    if (processes >= 1 && processes <= 16) {
-      r.processes = processes;
-      if (processes > 1) r.notes.push_back("num_processes " + std::to_string(processes) + " -> GPUs " + std::to_string(processes));
-    } else if (!isEmptyish(n)) {
-      r.unmapped.push_back("num_processes: " + n.dump() + " is not a number of GPUs from 1 to 16");
-    }
-  }
-  if (root.contains("num_machines") && root["num_machines"].is_number() && root["num_machines"].get<double>() > 1)
-    r.unmapped.push_back("num_machines: " + root["num_machines"].dump() +
-                         " machines: start sinter-runner on each with torchrun's environment (RANK, WORLD_SIZE, MASTER_ADDR, ...)");
-  // Extra command-line parameters typed into the GUI.
-  if (root.contains("additional_parameters") && root["additional_parameters"].is_string()) {
-    std::istringstream ss(root["additional_parameters"].get<std::string>());
-    std::vector<std::string> args;
-    for (std::string a; ss >> a;) args.push_back(a);
-    // Parse each option separately so one unknown flag does not lose the rest.
-    for (std::size_t i = 0; i < args.size();) {
-      std::size_t j = i + 1;
-      while (j < args.size() && args[j].rfind("--", 0) != 0) ++j;
-      std::vector<std::string> one(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(j));
-      try {
-        c.overlay(parseArgv(one).overrides);
-        r.notes.push_back("additional_parameters: " + one.front());
-      } catch (const ConfigError& e) {
-        r.unmapped.push_back("additional_parameters: " + std::string(e.what()));
-      }
-      i = j;
-    }
-  }
-  return r;
+  KohyaImportResult result;
+  KohyaImportContext ctx(std::move(root), fileName, result);
+  readTab(ctx);
+  readFamily(ctx);
+  importKohyaNetwork(ctx);
+  importKohyaAccelerate(ctx);
+  importAttention(ctx);
+  importLoraLearningRates(ctx);
+  importTextEncoderRate(ctx);
+  importLength(ctx);
+  importWarmup(ctx);
+  importNoiseType(ctx);
+  importFineTuneMetadata(ctx);
+  importGuiOnly(ctx);
+  importAdditionalParameters(ctx);
+  importRemaining(ctx);
+  return result;
 }
 
 KohyaImportResult importKohyaJsonFile(const std::string& path) {

@@ -221,20 +221,45 @@ bool MainWindow::importKohyaFile(const QString& path) {
   target->showImported(result.config);
   if (result.processes > 0) target->runPanel()->gpuCountBox()->setValue(result.processes);
   tabs_->setCurrentWidget(target);
-  QString report = tr("Imported %1 into the %2 tab.").arg(QFileInfo(path).fileName(), target->title());
+  showImportReport(result, QFileInfo(path).fileName(), target->title());
+  return true;
+}
+
+// What changes training comes first: in the message itself, and at the top of the details, before
+// what was carried over and what was at kohya_ss's defaults.
+void MainWindow::showImportReport(const KohyaImportResult& result, const QString& fileName, const QString& tabTitle) {
+  const auto lines = [](const std::vector<KohyaImportItem>& items) {
+    QStringList out;
+    for (const KohyaImportItem& item : items) out << QString::fromStdString(item.text);
+    return out;
+  };
+  const QStringList notCarried = lines(result.notCarried);
   QStringList details;
-  for (const std::string& n : result.notes) details << QString::fromStdString(n);
-  if (!result.unmapped.empty()) {
-    report += QLatin1Char('\n') + tr("%n value(s) could not be carried over; see the details.", nullptr,
-                                     static_cast<int>(result.unmapped.size()));
-    details << QString() << tr("Not carried over:");
-    for (const std::string& u : result.unmapped) details << QStringLiteral("  ") + QString::fromStdString(u);
-  }
-  QMessageBox box(QMessageBox::Information, tr("Import kohya_ss configuration"), report, QMessageBox::Ok, this);
+  const auto section = [&details](const QString& title, const QStringList& items) {
+    if (items.isEmpty()) return;
+    if (!details.isEmpty()) details << QString();
+    details << title;
+    for (const QString& item : items) details << QStringLiteral("  ") + item;
+  };
+  section(tr("Not carried over: this changes training (%n)", nullptr, static_cast<int>(result.notCarried.size())), notCarried);
+  section(tr("Carried over (%n)", nullptr, static_cast<int>(result.carried.size())), lines(result.carried));
+  section(tr("At kohya_ss's defaults: nothing lost (%n)", nullptr, static_cast<int>(result.atDefaults.size())),
+          lines(result.atDefaults));
+
+  QMessageBox box(notCarried.isEmpty() ? QMessageBox::Information : QMessageBox::Warning, tr("Import kohya_ss configuration"),
+                  tr("Imported %1 into the %2 tab.").arg(fileName, tabTitle), QMessageBox::Ok, this);
   box.setObjectName(QStringLiteral("importReport"));
+  if (notCarried.isEmpty()) {
+    box.setInformativeText(tr("Everything that changes training was carried over. The details list each setting."));
+  } else {
+    QString text = QStringLiteral("<p><b>%1</b></p><ul>")
+                       .arg(tr("%n setting(s) not carried over: this changes training.", nullptr, static_cast<int>(notCarried.size()))
+                                .toHtmlEscaped());
+    for (const QString& item : notCarried) text += QStringLiteral("<li>%1</li>").arg(item.toHtmlEscaped());
+    box.setInformativeText(text + QStringLiteral("</ul>"));
+  }
   box.setDetailedText(details.join(QLatin1Char('\n')));
   box.exec();
-  return true;
 }
 
 void MainWindow::chooseRunner() {

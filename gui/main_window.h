@@ -9,6 +9,10 @@
 class QMenu;
 class QTabWidget;
 
+namespace sinter {
+struct KohyaImportResult;
+}
+
 namespace sinter::gui {
 
 class PresetManager;
@@ -42,6 +46,8 @@ class MainWindow : public QMainWindow {
   void newConfig();
   void openDialog();
   void importDialog();
+  // The import's three groups; what is not carried over (it changes training) comes first.
+  void showImportReport(const KohyaImportResult& result, const QString& fileName, const QString& tabTitle);
   void chooseRunner();
   void about();
   void closeWhenRunsEnded();

@@ -1379,14 +1379,32 @@
         <translation>%1 を %2 タブにインポートしました。</translation>
     </message>
     <message numerus="yes">
-        <source>%n value(s) could not be carried over; see the details.</source>
+        <source>Not carried over: this changes training (%n)</source>
         <translation>
-            <numerusform>%n 個の値を引き継げませんでした。詳細を参照してください。</numerusform>
+            <numerusform>引き継げなかった設定: 学習が変わります (%n)</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Carried over (%n)</source>
+        <translation>
+            <numerusform>引き継いだ設定 (%n)</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>At kohya_ss&apos;s defaults: nothing lost (%n)</source>
+        <translation>
+            <numerusform>kohya_ss の既定値のまま: 失われた設定はありません (%n)</numerusform>
         </translation>
     </message>
     <message>
-        <source>Not carried over:</source>
-        <translation>引き継げなかった値:</translation>
+        <source>Everything that changes training was carried over. The details list each setting.</source>
+        <translation>学習に影響する設定はすべて引き継ぎました。詳細に各設定を示します。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n setting(s) not carried over: this changes training.</source>
+        <translation>
+            <numerusform>%n 個の設定を引き継げませんでした: 学習が変わります。</numerusform>
+        </translation>
     </message>
     <message>
         <source>sinter-runner program</source>

@@ -1379,14 +1379,32 @@
         <translation>已将 %1 导入到 %2 标签页。</translation>
     </message>
     <message numerus="yes">
-        <source>%n value(s) could not be carried over; see the details.</source>
+        <source>Not carried over: this changes training (%n)</source>
         <translation>
-            <numerusform>有 %n 个值无法迁移;请查看详细信息。</numerusform>
+            <numerusform>未迁移: 这会改变训练 (%n)</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Carried over (%n)</source>
+        <translation>
+            <numerusform>已迁移 (%n)</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>At kohya_ss&apos;s defaults: nothing lost (%n)</source>
+        <translation>
+            <numerusform>保持 kohya_ss 默认值: 没有丢失任何设置 (%n)</numerusform>
         </translation>
     </message>
     <message>
-        <source>Not carried over:</source>
-        <translation>未迁移的值:</translation>
+        <source>Everything that changes training was carried over. The details list each setting.</source>
+        <translation>所有影响训练的设置均已迁移。详细信息列出了每项设置。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n setting(s) not carried over: this changes training.</source>
+        <translation>
+            <numerusform>%n 项设置未迁移: 这会改变训练。</numerusform>
+        </translation>
     </message>
     <message>
         <source>sinter-runner program</source>

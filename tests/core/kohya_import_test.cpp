@@ -1,28 +1,75 @@
+// kohya_ss JSON import: family and training type from each tab's markers, the three report groups
+// (not carried / carried / at kohya_ss's defaults), network_args as kohya_ss's GUI builds them, and
+// accelerate's dynamo settings as Sinter's compile settings.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
 
+#include "core/atomic_file.h"
 #include "core/kohya_import.h"
+#include "core/kohya_network.h"
 #include "core/toml_config.h"
 #include "core/validation.h"
 
 using namespace sinter;
 
 namespace {
-bool mentions(const std::vector<std::string>& list, const std::string& what) {
-  return std::any_of(list.begin(), list.end(), [&](const std::string& s) { return s.find(what) != std::string::npos; });
+
+std::string dataFile(const std::string& name) { return std::string(SINTER_TEST_DATA_DIR) + "/kohya/" + name; }
+
+// The item of `group` that accounts for `key`, or nullptr.
+const KohyaImportItem* itemFor(const std::vector<KohyaImportItem>& group, const std::string& key) {
+  for (const KohyaImportItem& item : group)
+    if (std::find(item.keys.begin(), item.keys.end(), key) != item.keys.end()) return &item;
+  return nullptr;
 }
+
+bool mentions(const std::vector<KohyaImportItem>& group, const std::string& what) {
+  return std::any_of(group.begin(), group.end(), [&](const KohyaImportItem& i) { return i.text.find(what) != std::string::npos; });
+}
+
+std::string textFor(const std::vector<KohyaImportItem>& group, const std::string& key) {
+  const KohyaImportItem* item = itemFor(group, key);
+  return item ? item->text : "(no item for " + key + ")";
+}
+
+// Every key of the file is in a group, and (one field holding several settings aside) in one only.
+void expectEveryKeyReportedOnce(const std::string& fileText, const KohyaImportResult& r) {
+  const nlohmann::json root = nlohmann::json::parse(fileText);
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    int groups = 0;
+    for (const auto* group : {&r.notCarried, &r.carried, &r.atDefaults}) groups += itemFor(*group, it.key()) ? 1 : 0;
+    if (it.key() == "additional_parameters") EXPECT_GE(groups, 1) << it.key();
+    else EXPECT_EQ(groups, 1) << it.key();
+  }
+  for (const auto* group : {&r.notCarried, &r.carried, &r.atDefaults})
+    for (const KohyaImportItem& item : *group)
+      for (const std::string& k : item.keys) EXPECT_TRUE(root.contains(k)) << k << " in " << item.text;
+}
+
+KohyaImportResult importFixture(const std::string& name) {
+  const std::string text = readWholeFile(dataFile(name));
+  KohyaImportResult r = importKohyaJson(text, name);
+  expectEveryKeyReportedOnce(text, r);
+  return r;
+}
+
 }  // namespace
 
-TEST(KohyaImport, MapsAGuiLoraPreset) {
-  KohyaImportResult r = importKohyaJsonFile(std::string(SINTER_TEST_DATA_DIR) + "/kohya/sdxl_lora_gui.json");
+TEST(KohyaImport, SdxlLoraPreset) {
+  KohyaImportResult r = importFixture("sdxl_lora_gui.json");
   const Config& c = r.config;
   EXPECT_EQ(c.getString("model_family"), "sdxl");
   EXPECT_EQ(c.getString("training_type"), "lora");
   EXPECT_EQ(c.getString("network_module"), "networks.lora");
   EXPECT_EQ(c.getString("optimizer_type"), "AdamW8bit");               // optimizer -> optimizer_type
   EXPECT_EQ(c.getString("resolution"), "1024,1024");                   // max_resolution -> resolution
-  EXPECT_EQ(c.getInt("max_train_epochs"), 10);                         // epoch -> max_train_epochs
+  EXPECT_EQ(c.getInt("max_train_epochs"), 10);                         // epoch, max_train_steps being ""
   EXPECT_EQ(c.getInt("seed"), 1234);                                   // numbers stored as strings
   EXPECT_EQ(c.getInt("network_dim"), 32);
   EXPECT_DOUBLE_EQ(c.getDouble("text_encoder_lr"), 5e-5);
@@ -36,36 +83,229 @@ TEST(KohyaImport, MapsAGuiLoraPreset) {
   EXPECT_FALSE(c.has("save_every_n_steps"));
   EXPECT_FALSE(c.has("max_train_steps"));                              // "" keeps the default
   EXPECT_FALSE(c.has("clip_skip"));                                    // not an SDXL option
+  EXPECT_FALSE(c.has("vae_batch_size"));                               // kohya_ss's 0 is "unset"
+  EXPECT_FALSE(c.has("network_args"));
   EXPECT_EQ(c.getInt("max_data_loader_n_workers"), 0);
 
-  EXPECT_TRUE(mentions(r.unmapped, "scale_weight_norms"));
-  EXPECT_TRUE(mentions(r.unmapped, "num_cpu_threads_per_process"));
-  EXPECT_TRUE(mentions(r.unmapped, "no_such_flag"));
-  EXPECT_FALSE(mentions(r.unmapped, "conv_dim"));  // only meaningful for LyCORIS types
-  EXPECT_FALSE(mentions(r.unmapped, "use_wandb"));  // false: nothing lost
-  EXPECT_TRUE(mentions(r.notes, "optimizer -> optimizer_type"));
+  // Not carried: only what changes training.
+  EXPECT_NE(itemFor(r.notCarried, "scale_weight_norms"), nullptr);
+  EXPECT_TRUE(mentions(r.notCarried, "--no_such_flag"));
+  EXPECT_EQ(r.notCarried.size(), 2u) << r.notCarried.front().text;
+  // Carried, renames shown.
+  EXPECT_EQ(textFor(r.carried, "optimizer"), "optimizer -> optimizer_type = \"AdamW8bit\"");
+  EXPECT_EQ(textFor(r.carried, "sdxl"), "sdxl true -> model_family = \"sdxl\"");
+  EXPECT_EQ(textFor(r.carried, "LoRA_type"), "LoRA_type \"Standard\" -> network_module = \"networks.lora\"");
+  EXPECT_TRUE(mentions(r.carried, "additional_parameters: --max_grad_norm 0.5"));
+  // kohya_ss's unset values and defaults: nothing lost.
+  for (const char* key : {"vae_batch_size", "noise_offset_type", "num_cpu_threads_per_process", "conv_dim", "conv_alpha",
+                          "LyCORIS_preset", "use_wandb", "noise_offset", "v2", "model_list", "sdxl_no_half_vae"})
+    EXPECT_NE(itemFor(r.atDefaults, key), nullptr) << key;
+  EXPECT_EQ(textFor(r.atDefaults, "conv_dim"), "conv_dim 1: not used by LoRA_type \"Standard\"");
 
   // What was imported is a valid config that saves.
   EXPECT_FALSE(hasErrors(validateConfig(c))) << formatAll(validateConfig(c));
   EXPECT_NE(writeConfigToml(c).find("optimizer_type = \"AdamW8bit\""), std::string::npos);
 }
 
-TEST(KohyaImport, UnsupportedLoraTypeAndBadFiles) {
-  KohyaImportResult r = importKohyaJson(R"({"LoRA_type": "LyCORIS/LoCon", "sdxl": true})", "locon.json");
-  EXPECT_TRUE(mentions(r.unmapped, "LyCORIS/LoCon"));
+TEST(KohyaImport, SdxlFineTuneMarksItsFamilyWithSdxlCheckbox) {
+  KohyaImportResult r = importFixture("sdxl_finetune_gui.json");
+  const Config& c = r.config;
+  EXPECT_EQ(c.getString("model_family"), "sdxl");
+  EXPECT_EQ(c.getString("training_type"), "finetune");
+  EXPECT_EQ(textFor(r.carried, "sdxl_checkbox"), "sdxl_checkbox true -> model_family = \"sdxl\"");
+  EXPECT_EQ(c.getString("in_json"), "/data/ft/work/meta_lat.json");  // train_dir + the latents' metadata
+  EXPECT_EQ(c.getString("train_data_dir"), "/data/ft/images");
+  EXPECT_EQ(c.getString("output_dir"), "/data/ft/out");
+  EXPECT_DOUBLE_EQ(c.getDouble("learning_rate_te1"), 2e-6);
+  EXPECT_DOUBLE_EQ(c.getDouble("learning_rate_te2"), 1e-6);
+  EXPECT_TRUE(c.getBool("train_text_encoder"));
+  EXPECT_EQ(c.getInt("lr_warmup_steps"), 50);  // the step count overrides the percentage
+  EXPECT_EQ(c.getInt("max_train_epochs"), 20);
+  EXPECT_DOUBLE_EQ(c.getDouble("noise_offset"), 0.0357);
+  EXPECT_FALSE(c.has("seed"));
+  EXPECT_FALSE(c.has("compile"));
+  EXPECT_FALSE(c.has("vae_batch_size"));
+  EXPECT_EQ(c.getList("optimizer_args"), (StringList{"scale_parameter=False", "relative_step=False", "warmup_init=False"}));
+
+  EXPECT_TRUE(r.notCarried.empty()) << r.notCarried.front().text;
+  for (const char* key : {"learning_rate_te", "lr_warmup", "dataset_repeats", "vae_batch_size", "seed", "dynamo_backend",
+                          "dynamo_mode", "multires_noise_iterations", "batch_size", "caption_metadata_filename",
+                          "flux1_checkbox", "sd3_checkbox", "v2", "clip_skip", "block_lr", "sdxl_no_half_vae"})
+    EXPECT_NE(itemFor(r.atDefaults, key), nullptr) << key;
+  EXPECT_EQ(textFor(r.atDefaults, "lr_warmup"), "lr_warmup 10: lr_warmup_steps overrides it");
+  EXPECT_FALSE(hasErrors(validateConfig(c))) << formatAll(validateConfig(c));
+}
+
+TEST(KohyaImport, FluxLoraCarriesTrainBlocksNetworkArgsAndDynamo) {
+  KohyaImportResult r = importFixture("flux_lora_compile_gui.json");
+  const Config& c = r.config;
+  EXPECT_EQ(c.getString("model_family"), "flux");
+  EXPECT_EQ(c.getString("network_module"), "networks.lora_flux");
+  // kohya_ss's order: the Flux1 fields, then loraplus_*.
+  EXPECT_EQ(c.getList("network_args"), (StringList{"train_blocks=single", "split_qkv=True", "loraplus_lr_ratio=4"}));
+  EXPECT_EQ(r.processes, 2);
+  EXPECT_TRUE(c.getBool("network_train_unet_only"));  // text_encoder_lr 0
+  EXPECT_TRUE(c.getBool("cache_text_encoder_outputs"));
+  EXPECT_FALSE(c.has("weighting_scheme"));  // kohya_ss passes it for SD3 only
+  EXPECT_FALSE(c.has("sigmoid_scale"));
+  // accelerate's dynamo settings -> Sinter's compile settings.
+  EXPECT_TRUE(c.getBool("compile"));
+  EXPECT_EQ(c.getString("compile_backend"), "inductor");
+  EXPECT_EQ(c.getString("compile_mode"), "max-autotune");
+  EXPECT_TRUE(c.getBool("compile_fullgraph"));
+  EXPECT_EQ(c.getString("compile_dynamic"), "false");
+
+  EXPECT_EQ(textFor(r.carried, "dynamo_backend"), "dynamo_backend \"inductor\" -> compile = true, compile_backend = \"inductor\"");
+  EXPECT_EQ(textFor(r.carried, "dynamo_mode"), "dynamo_mode \"max-autotune\" -> compile_mode = \"max-autotune\"");
+  EXPECT_EQ(textFor(r.carried, "dynamo_use_fullgraph"), "dynamo_use_fullgraph true -> compile_fullgraph = true");
+  EXPECT_EQ(textFor(r.carried, "dynamo_use_dynamic"), "dynamo_use_dynamic false -> compile_dynamic = \"false\"");
+  EXPECT_EQ(textFor(r.carried, "loraplus_lr_ratio"), "loraplus_lr_ratio 4 -> network_args loraplus_lr_ratio=4");
+  EXPECT_NE(textFor(r.carried, "train_blocks").find("train_blocks \"single\" -> network_args train_blocks=single"),
+            std::string::npos);
+  EXPECT_NE(textFor(r.carried, "train_blocks").find("only with split_mode"), std::string::npos);
+  EXPECT_EQ(textFor(r.carried, "flux1_cache_text_encoder_outputs"),
+            "flux1_cache_text_encoder_outputs -> cache_text_encoder_outputs = true");
+  EXPECT_EQ(textFor(r.carried, "num_processes"), "num_processes 2 -> GPUs 2");
+
+  // The runner does not train split_qkv: it stays in network_args (the run is refused), and says so.
+  ASSERT_EQ(r.notCarried.size(), 1u) << r.notCarried.front().text;
+  EXPECT_NE(textFor(r.notCarried, "split_qkv").find("split_qkv true -> network_args split_qkv=True: "), std::string::npos);
+  EXPECT_NE(textFor(r.notCarried, "split_qkv").find("refuses the run"), std::string::npos);
+
+  for (const char* key : {"train_double_block_indices", "train_single_block_indices", "img_attn_dim", "rank_dropout",
+                          "split_mode", "conv_dim", "unit", "factor", "weighting_scheme", "sigmoid_scale",
+                          "sdxl_cache_text_encoder_outputs", "t5xxl_lr", "multi_gpu", "gpu_ids"})
+    EXPECT_NE(itemFor(r.atDefaults, key), nullptr) << key;
+  EXPECT_EQ(textFor(r.carried, "vae_batch_size"), "vae_batch_size = 4");
+  EXPECT_EQ(textFor(r.atDefaults, "weighting_scheme"), "weighting_scheme \"logit_normal\": kohya_ss passes it on only for SD3");
+}
+
+TEST(KohyaImport, LyCorisLoConIsNotCarriedAndSaysWhatKohyaSsWouldTrain) {
+  KohyaImportResult r = importFixture("sdxl_locon_gui.json");
+  const Config& c = r.config;
+  EXPECT_EQ(c.getString("training_type"), "lora");
+  EXPECT_FALSE(c.has("network_module"));  // the registry has no lycoris.kohya
+  EXPECT_FALSE(c.has("network_args"));
+  ASSERT_EQ(r.notCarried.size(), 1u) << r.notCarried.back().text;
+  const KohyaImportItem& lost = r.notCarried.front();
+  EXPECT_EQ(lost.text,
+            "LoRA_type \"LyCORIS/LoCon\": kohya_ss trains network_module \"lycoris.kohya\" with network_args "
+            "\"preset=attn-mlp conv_dim=8 conv_alpha=4 use_tucker=False rank_dropout=0.1 bypass_mode=False dora_wd=True "
+            "module_dropout=0 use_tucker=False use_scalar=False rank_dropout_scale=False algo=locon train_norm=False\"; "
+            "Sinter does not train lycoris.kohya: the imported config trains a standard LoRA instead");
+  // The fields LoCon reads belong to that line; the others are unused by it.
+  for (const char* key : {"LoRA_type", "LyCORIS_preset", "conv_dim", "conv_alpha", "rank_dropout", "dora_wd", "train_norm"})
+    EXPECT_NE(itemFor(r.notCarried, key), nullptr) << key;
+  for (const char* key : {"factor", "use_cp", "decompose_both", "unit", "train_on_input"})
+    EXPECT_NE(itemFor(r.atDefaults, key), nullptr) << key;
+}
+
+TEST(KohyaImport, KohyaLoConPassesConvArgumentsTheRunnerRefuses) {
+  KohyaImportResult r = importKohyaJson(
+      R"({"LoRA_type": "Kohya LoCon", "sdxl": true, "conv_dim": 8, "conv_alpha": 4, "rank_dropout": 0.1,
+          "down_lr_weight": "1,1,1,1,1,1,1,1,1,1,1,1", "loraplus_unet_lr_ratio": 16})",
+      "locon.json");
+  EXPECT_EQ(r.config.getString("network_module"), "networks.lora");
+  EXPECT_EQ(r.config.getList("network_args"),
+            (StringList{"conv_dim=8", "conv_alpha=4", "down_lr_weight=1,1,1,1,1,1,1,1,1,1,1,1", "rank_dropout=0.1",
+                        "loraplus_unet_lr_ratio=16"}));
+  for (const char* key : {"conv_dim", "conv_alpha", "down_lr_weight", "rank_dropout"})
+    EXPECT_NE(textFor(r.notCarried, key).find("Sinter's runner does not"), std::string::npos) << key;
+  EXPECT_NE(itemFor(r.carried, "loraplus_unet_lr_ratio"), nullptr);
+}
+
+TEST(KohyaImport, SplitModeTrainsSingleBlocks) {
+  KohyaImportResult r = importKohyaJson(
+      R"({"LoRA_type": "Flux1", "flux1_checkbox": true, "split_mode": true, "train_blocks": "all"})", "split.json");
+  EXPECT_EQ(r.config.getList("network_args"), (StringList{"train_blocks=single"}));
+  EXPECT_NE(itemFor(r.carried, "split_mode"), nullptr);
+  EXPECT_NE(itemFor(r.atDefaults, "train_blocks"), nullptr);
+}
+
+TEST(KohyaImport, OtherNetworkTypesAreNotCarried) {
+  for (const auto& [type, module] : std::vector<std::pair<std::string, std::string>>{
+           {"Kohya LoKr", "networks.lokr"}, {"LoRA-FA", "networks.lora_fa"}, {"Kohya DyLoRA", "networks.dylora"},
+           {"LyCORIS/LoKr", "lycoris.kohya"}, {"LyCORIS/iA3", "lycoris.kohya"}}) {
+    KohyaImportResult r = importKohyaJson(R"({"sdxl": true, "LoRA_type": ")" + type + R"("})", "t.json");
+    EXPECT_NE(textFor(r.notCarried, "LoRA_type").find("network_module \"" + module + "\""), std::string::npos) << type;
+    EXPECT_FALSE(r.config.has("network_module")) << type;
+  }
+}
+
+TEST(KohyaImport, FamilyMarkersOfEachTab) {
+  auto family = [](const std::string& json) { return importKohyaJson(json, "f.json").config.getString("model_family"); };
+  EXPECT_EQ(family(R"({"LoRA_type": "Standard", "sdxl": true})"), "sdxl");
+  EXPECT_EQ(family(R"({"sdxl_checkbox": true, "train_dir": "/w"})"), "sdxl");
+  EXPECT_EQ(family(R"({"sdxl": false, "flux1_checkbox": true, "LoRA_type": "Flux1"})"), "flux");
+  EXPECT_EQ(family(R"({"sdxl": false, "v2": true, "v_parameterization": true})"), "sd2");
+  EXPECT_EQ(family(R"({"sdxl": false, "v2": false})"), "sd15");
+  EXPECT_EQ(family(R"({"model_list": "stabilityai/stable-diffusion-xl-base-1.0"})"), "sdxl");
+  EXPECT_EQ(family(R"({"learning_rate": 1e-5})"), "auto");  // nothing says
+  EXPECT_EQ(importKohyaJson(R"({"sdxl_checkbox": true})", "f.json").config.getString("training_type"), "finetune");
+
+  KohyaImportResult sd3 = importKohyaJson(R"({"sdxl": false, "sd3_checkbox": true, "LoRA_type": "Standard",
+                                              "sd3_t5xxl": "/m/t5.safetensors"})", "sd3.json");
+  EXPECT_EQ(sd3.config.getString("model_family"), "auto");
+  EXPECT_NE(textFor(sd3.notCarried, "sd3_checkbox").find("Sinter does not train SD3"), std::string::npos);
+  EXPECT_NE(textFor(sd3.notCarried, "LoRA_type").find("networks.lora_sd3"), std::string::npos);
+}
+
+TEST(KohyaImport, DynamoBackendsWithoutSinterEquivalents) {
+  KohyaImportResult trt = importKohyaJson(
+      R"({"sdxl": true, "LoRA_type": "Standard", "dynamo_backend": "tensorrt", "dynamo_mode": "reduce-overhead",
+          "dynamo_use_dynamic": true})", "trt.json");
+  EXPECT_TRUE(trt.config.getBool("compile"));
+  EXPECT_EQ(trt.config.getString("compile_backend"), "inductor");
+  EXPECT_EQ(trt.config.getString("compile_mode"), "reduce-overhead");
+  EXPECT_EQ(trt.config.getString("compile_dynamic"), "true");
+  EXPECT_NE(textFor(trt.notCarried, "dynamo_backend").find("Sinter has no such backend"), std::string::npos);
+
+  KohyaImportResult sd15 = importKohyaJson(R"({"sdxl": false, "dynamo_backend": "inductor"})", "sd15.json");
+  EXPECT_FALSE(sd15.config.has("compile"));
+  EXPECT_NE(textFor(sd15.notCarried, "dynamo_backend").find("SDXL and FLUX.1 training only"), std::string::npos);
+
+  KohyaImportResult unsaid = importKohyaJson(R"({"dynamo_backend": "cudagraphs"})", "auto.json");
+  EXPECT_EQ(unsaid.config.getString("compile_backend"), "cudagraphs");  // applies once auto detects SDXL or FLUX.1
+
+  KohyaImportResult off = importKohyaJson(R"({"sdxl": true, "dynamo_backend": "no", "dynamo_mode": "max-autotune"})", "off.json");
+  EXPECT_FALSE(off.config.has("compile"));
+  EXPECT_NE(itemFor(off.atDefaults, "dynamo_backend"), nullptr);
+  EXPECT_NE(itemFor(off.atDefaults, "dynamo_mode"), nullptr);
+}
+
+TEST(KohyaImport, LengthAndLearningRateRules) {
+  // max_train_steps set: epoch only fed kohya_ss's step computation.
+  KohyaImportResult steps = importKohyaJson(R"({"sdxl": true, "epoch": 3, "max_train_steps": 500})", "s.json");
+  EXPECT_EQ(steps.config.getInt("max_train_steps"), 500);
+  EXPECT_FALSE(steps.config.has("max_train_epochs"));
+  EXPECT_NE(itemFor(steps.atDefaults, "epoch"), nullptr);
+  KohyaImportResult zero = importKohyaJson(R"({"sdxl": true, "epoch": 0, "max_train_steps": 0})", "z.json");
+  EXPECT_FALSE(zero.config.has("max_train_epochs"));
+  EXPECT_FALSE(zero.config.has("max_train_steps"));  // sd-scripts' 1600, as in kohya_ss
+  EXPECT_TRUE(zero.notCarried.empty()) << zero.notCarried.front().text;
+  // A U-Net rate with a text encoder rate of 0: kohya_ss trains the U-Net's LoRA only.
+  KohyaImportResult te = importKohyaJson(
+      R"({"LoRA_type": "Standard", "sdxl": true, "text_encoder_lr": 0, "unet_lr": 1e-4, "learning_rate": 1e-4})", "te.json");
+  EXPECT_TRUE(te.config.getBool("network_train_unet_only"));
+  EXPECT_FALSE(te.config.has("text_encoder_lr"));
+  KohyaImportResult unet = importKohyaJson(
+      R"({"LoRA_type": "Standard", "sdxl": true, "text_encoder_lr": 5e-5, "unet_lr": 0})", "unet.json");
+  EXPECT_TRUE(unet.config.getBool("network_train_text_encoder_only"));
+  EXPECT_DOUBLE_EQ(unet.config.getDouble("text_encoder_lr"), 5e-5);
+}
+
+TEST(KohyaImport, BadFilesAndWrongValueTypes) {
   EXPECT_THROW(importKohyaJson("{not json", "x.json"), ConfigError);
   EXPECT_THROW(importKohyaJson("[1,2]", "x.json"), ConfigError);
   try {
     importKohyaJson("{\"a\": ", "cut.json");
+    ADD_FAILURE() << "no error";
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.diagnostics()[0].where.file, "cut.json");
   }
-}
-
-TEST(KohyaImport, DreamBoothAndWrongValueTypes) {
   KohyaImportResult r = importKohyaJson(R"({"sdxl": true, "train_batch_size": "two", "learning_rate": 1e-5})", "db.json");
   EXPECT_EQ(r.config.getString("training_type"), "dreambooth");
-  EXPECT_TRUE(mentions(r.unmapped, "train_batch_size"));
+  EXPECT_NE(textFor(r.notCarried, "train_batch_size").find("not a number"), std::string::npos);
   EXPECT_DOUBLE_EQ(r.config.getDouble("learning_rate"), 1e-5);
 }
 
@@ -76,14 +316,31 @@ TEST(KohyaImport, AcceleratesProcessCountIsTheGpusSetting) {
   EXPECT_EQ(import("").processes, 0);
   KohyaImportResult two = import(", \"num_processes\": 2, \"multi_gpu\": true, \"num_machines\": 1");
   EXPECT_EQ(two.processes, 2);
-  EXPECT_TRUE(mentions(two.notes, "num_processes 2 -> GPUs 2"));
-  EXPECT_TRUE(two.unmapped.empty()) << two.unmapped.front();
+  EXPECT_EQ(textFor(two.carried, "num_processes"), "num_processes 2 -> GPUs 2");
+  EXPECT_TRUE(two.notCarried.empty()) << two.notCarried.front().text;
   EXPECT_FALSE(two.config.has("num_processes"));
   EXPECT_EQ(import(", \"num_processes\": \"4\"").processes, 4);  // the GUI stores numbers as strings too
   EXPECT_EQ(import(", \"num_processes\": 1").processes, 1);
   KohyaImportResult bad = import(", \"num_processes\": \"many\"");
   EXPECT_EQ(bad.processes, 0);
-  EXPECT_TRUE(mentions(bad.unmapped, "num_processes: \"many\" is not a number of GPUs"));
+  EXPECT_TRUE(mentions(bad.notCarried, "num_processes \"many\" is not a number of GPUs"));
   KohyaImportResult hosts = import(", \"num_processes\": 2, \"num_machines\": 2");
-  EXPECT_TRUE(mentions(hosts.unmapped, "num_machines: 2 machines: start sinter-runner on each with torchrun's environment"));
+  EXPECT_TRUE(mentions(hosts.notCarried, "num_machines 2: machines: start sinter-runner on each with torchrun's environment"));
+}
+
+// The import's list of network_args the runner trains is the runner's own list.
+TEST(KohyaImport, RunnerNetworkArgsMatchTheRunnersSource) {
+  std::ifstream in(std::string(SINTER_SOURCE_DIR) + "/runner/network/lora_network.cpp");
+  ASSERT_TRUE(in) << "runner/network/lora_network.cpp";
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string source = text.str();
+  const std::size_t start = source.find("supportedNetworkArgs() {");
+  ASSERT_NE(start, std::string::npos);
+  const std::string body = source.substr(start, source.find("};", start) - start);
+  std::set<std::string> runner;
+  const std::regex quoted("\"([a-z0-9_]+)\"");
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), quoted); it != std::sregex_iterator(); ++it)
+    runner.insert((*it)[1].str());
+  EXPECT_EQ(runner, std::set<std::string>(sinterRunnerNetworkArgs().begin(), sinterRunnerNetworkArgs().end()));
 }

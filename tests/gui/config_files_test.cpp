@@ -141,7 +141,7 @@ class ConfigFilesTest : public QObject {
     test::whenModalAppears([&](QWidget* w) {
       auto* box = qobject_cast<QMessageBox*>(w);
       QVERIFY(box);
-      details = box->text() + "\n" + box->detailedText();
+      details = box->text() + "\n" + box->informativeText() + "\n" + box->detailedText();
       box->accept();
     });
     QVERIFY(window.importKohyaFile(kData + "/kohya_lora.json"));
@@ -157,6 +157,52 @@ class ConfigFilesTest : public QObject {
     lora->runPanel()->gpuCountBox()->setValue(1);
     QVERIFY(lora->document().isModified());
     QVERIFY(lora->document().isUntitled());
+  }
+
+  // What changes training is the first thing the report shows: a warning whose message lists it,
+  // and the first group of the details, before what was carried and what was at kohya_ss's defaults.
+  void kohyaImportShowsWhatIsNotCarriedFirst() {
+    MainWindow window;
+    QMessageBox::Icon icon = QMessageBox::NoIcon;
+    QString informative, detailed;
+    test::whenModalAppears([&](QWidget* w) {
+      auto* box = qobject_cast<QMessageBox*>(w);
+      QVERIFY(box);
+      icon = box->icon();
+      informative = box->informativeText();
+      detailed = box->detailedText();
+      box->accept();
+    });
+    QVERIFY(window.importKohyaFile(kData + "/kohya_lora.json"));
+    QCOMPARE(icon, QMessageBox::Warning);
+    QVERIFY2(informative.contains("some_kohya_gui_only_setting"), qPrintable(informative));
+    QVERIFY2(!informative.contains("optimizer_type"), qPrintable(informative));  // carried: in the details only
+    const int notCarried = detailed.indexOf(QStringLiteral("Not carried over: this changes training (1)"));
+    const int carried = detailed.indexOf(QStringLiteral("Carried over ("));
+    const int defaults = detailed.indexOf(QStringLiteral("At kohya_ss's defaults: nothing lost ("));
+    QVERIFY2(notCarried == 0, qPrintable(detailed));
+    QVERIFY2(notCarried < carried && carried < defaults, qPrintable(detailed));
+    QVERIFY2(detailed.indexOf("some_kohya_gui_only_setting") < carried, qPrintable(detailed));
+    QVERIFY2(detailed.indexOf("optimizer -> optimizer_type") > carried, qPrintable(detailed));
+    QVERIFY2(detailed.indexOf("use_wandb false") > defaults, qPrintable(detailed));
+
+    // Nothing lost: an information box that says so.
+    QTemporaryDir dir;
+    QFile clean(dir.filePath("clean.json"));
+    QVERIFY(clean.open(QIODevice::WriteOnly));
+    clean.write(R"({"LoRA_type": "Standard", "sdxl": true, "optimizer": "AdamW", "use_wandb": false})");
+    clean.close();
+    test::whenModalAppears([&](QWidget* w) {
+      auto* box = qobject_cast<QMessageBox*>(w);
+      QVERIFY(box);
+      icon = box->icon();
+      detailed = box->detailedText();
+      box->accept();
+    });
+    MainWindow fresh;
+    QVERIFY(fresh.importKohyaFile(clean.fileName()));
+    QCOMPARE(icon, QMessageBox::Information);
+    QVERIFY2(detailed.startsWith(QStringLiteral("Carried over (")), qPrintable(detailed));
   }
 };
 
