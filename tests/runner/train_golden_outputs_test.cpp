@@ -3,7 +3,22 @@
 // changes what users train, so it must be deliberate: SINTER_WRITE_GOLDEN=1 rewrites the files under
 // tests/data/golden (then say why in the commit).
 //
-// TOLERANCE_COMMENT
+// The goldens hold on any x86-64 CPU, so they are compared within a tolerance, not bit for bit.
+// Another CPU (or oneDNN capped to another instruction set, DNNL_MAX_CPU_ISA; ATen's vector width,
+// ATEN_CPU_CAPABILITY; OpenBLAS's kernel for the CPU) runs other convolution and GEMM kernels, which
+// add the same float32 products in another order. A sum of K terms rounded in another order differs
+// by up to ~K·u·Σ|terms| (u = 2^-24 ≈ 6e-8, float32's unit roundoff), ~√K·u·Σ|terms| in practice:
+// with the tiny models' widest sums (K of several hundred: 3x3 convolutions, attention) that is ~1e-6 of
+// a layer's output scale, and the ~20 layers on a model's longest path carry such differences on
+// to a few 1e-6 of an output's scale. Measured against the goldens on a Xeon with AMX: 2.1e-6
+// (the machine's own kernels), 4.3e-6 / 4.6e-6 / 5.0e-6 (oneDNN capped at AVX2 / AVX / SSE4.1), 4.6e-6
+// (SSE4.1 with ATen's scalar kernels and OpenBLAS's Nehalem GEMMs); 0 with the kernels the goldens
+// were recorded with (ATen AVX2, OpenBLAS Haswell). The demo's losses are means over such outputs
+// after optimizer steps that carry the differences on: at most 6.6e-7 relative in the same runs.
+// So kModelTolerance is 20x and kLossTolerance 30x above what was measured, and both stay 10x and
+// 50x below 1e-3: a value moved by 1e-3 (a real change in the models or the training) fails
+// (GoldenComparison below). Bit-for-bit claims stay where they hold on one machine: the same
+// command twice, resume = straight run, fused = unfused (their own tests).
 //
 // The CTest entries train_golden_outputs_isa_* run these tests again under each oneDNN ISA cap
 // and with ATen's scalar kernels (tests/runner/CMakeLists.txt).
@@ -39,7 +54,7 @@ const int kDemoSteps = 20;
 // A model output's largest difference from its golden, relative to the golden's largest magnitude.
 constexpr double kModelTolerance = 1e-4;
 // A loss's difference from its golden, relative to the golden.
-constexpr double kLossTolerance = 1e-4;
+constexpr double kLossTolerance = 2e-5;
 
 double relativeMaxDifference(const torch::Tensor& expected, const torch::Tensor& got) {
   const double scale = expected.abs().max().item<double>();
