@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/foreign_options.h"
 #include "core/registry.h"
 
 namespace sinter {
@@ -126,6 +127,36 @@ ParsedArgs parseArgv(const std::vector<std::string>& args, const std::vector<Ext
         parsed.overrides.set(spec->key, Value{false}, where);
         continue;
       }
+      const ForeignOption* foreign = findForeignOption(name.substr(3));
+      if (foreign && foreign->type == OptionType::Bool) continue;  // false asks for nothing
+    }
+    // An sd-scripts option Sinter refuses or ignores: its values are read as sd-scripts reads
+    // them, reported, and never stored.
+    if (const ForeignOption* foreign = findOption(name) ? nullptr : findForeignOption(name)) {
+      Value v;
+      if (foreign->type == OptionType::Bool && !inlineValue) {
+        v = Value{true};
+      } else if (foreign->type == OptionType::List) {
+        StringList items;
+        if (inlineValue) items.push_back(*inlineValue);
+        while (i + 1 < args.size() && !isOptionToken(args[i + 1])) items.push_back(args[++i]);
+        v = Value{items};
+      } else if (inlineValue) {
+        v = Value{*inlineValue};
+      } else if (i + 1 < args.size() && !isOptionToken(args[i + 1])) {
+        v = Value{args[++i]};
+      } else {
+        error(name, "--" + name + " needs a value");
+        continue;
+      }
+      if (auto* text = std::get_if<std::string>(&v); text && foreign->type == OptionType::Bool) {
+        if (*text == "false" || *text == "False" || *text == "0") v = Value{false};
+      }
+      if (auto d = foreignOptionDiagnostic(*foreign, v, where)) {
+        if (d->severity == Severity::Error) errors.push_back(*d);
+        else parsed.warnings.push_back(*d);
+      }
+      continue;
     }
     const OptionSpec* spec = findOption(name);
     if (!spec) {

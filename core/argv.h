@@ -17,6 +17,7 @@ struct ParsedArgs {
   std::vector<std::string> extraFlags;  // names of accepted non-registry flags that were present
   std::map<std::string, std::string> extraValues;  // accepted non-registry options with a value
   std::vector<std::string> positional;
+  std::vector<Diagnostic> warnings;     // sd-scripts options given that Sinter ignores, with why
 
   bool hasFlag(const std::string& name) const;  // one of extraFlags
 };
@@ -28,7 +29,8 @@ struct ExtraArg {
 
 // Parses args (without the program name). `extras` are the program's own options beside the
 // registry (the runner's --config_file, --dry_run, ...). Throws ConfigError on unknown options
-// (with a did-you-mean), missing values and bad values.
+// (with a did-you-mean), missing values, bad values and refused sd-scripts options (with why;
+// foreign_options.h).
 ParsedArgs parseArgv(const std::vector<std::string>& args, const std::vector<ExtraArg>& extras = {});
 
 }  // namespace sinter

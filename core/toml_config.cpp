@@ -5,6 +5,7 @@
 #include <toml.hpp>
 
 #include "core/atomic_file.h"
+#include "core/foreign_options.h"
 #include "core/registry.h"
 #include "core/utf8.h"
 
@@ -109,7 +110,8 @@ LoadResult parseConfigToml(const std::string& text, const std::string& fileName)
     SourceLocation where = locationOf(*e.value, fileName);
     auto error = [&](std::string msg) { errors.push_back(Diagnostic{Severity::Error, where, e.key, std::move(msg)}); };
     const OptionSpec* spec = findOption(e.key);
-    if (!spec) {
+    const ForeignOption* foreign = spec ? nullptr : findForeignOption(e.key);
+    if (!spec && !foreign) {
       std::string msg = "unknown key '" + e.key + "'";
       if (std::string s = suggestKey(e.key); !s.empty()) msg += "; did you mean '" + s + "'?";
       error(msg);
@@ -123,6 +125,12 @@ LoadResult parseConfigToml(const std::string& text, const std::string& fileName)
     Value raw, checked;
     if (std::string msg = toValue(*e.value, raw); !msg.empty()) {
       error(e.key + " " + msg);
+      continue;
+    }
+    if (foreign) {
+      // An sd-scripts option Sinter refuses or ignores: reported, never stored.
+      if (auto d = foreignOptionDiagnostic(*foreign, raw, where))
+        (d->severity == Severity::Error ? errors : result.warnings).push_back(*d);
       continue;
     }
     if (std::string msg = checkValue(*spec, raw, checked); !msg.empty()) {

@@ -15,7 +15,9 @@ struct LoadResult {
 
 // Parses TOML text (flat keys, or keys inside any [section] tables, flattened as sd-scripts
 // does). Unknown keys, wrong types, out-of-range values, bad enum values, duplicate keys, syntax
-// errors, non-UTF-8 and empty files all throw ConfigError naming `fileName`, line and column.
+// errors, non-UTF-8 and empty files all throw ConfigError naming `fileName`, line and column;
+// so do sd-scripts options Sinter refuses (with why), while those it ignores are warnings
+// (foreign_options.h). Neither is stored in the config.
 LoadResult parseConfigToml(const std::string& text, const std::string& fileName);
 LoadResult loadConfigFile(const std::string& path);
 

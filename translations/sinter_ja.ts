@@ -1141,6 +1141,78 @@
         <source>Step each weight as soon as its gradient is computed, so that the whole model&apos;s gradients never exist at once (Adafactor, no gradient accumulation).</source>
         <translation>各重みを勾配の計算直後に更新し、モデル全体の勾配が同時に存在しないようにします（Adafactor、勾配累積なし）。</translation>
     </message>
+    <message>
+        <source>Metadata title</source>
+        <translation>メタデータのタイトル</translation>
+    </message>
+    <message>
+        <source>Title stored in the saved file&apos;s metadata (modelspec.title); the output name when empty.</source>
+        <translation>保存ファイルのメタデータ(modelspec.title)に記録するタイトル。空のときは出力名。</translation>
+    </message>
+    <message>
+        <source>Metadata author</source>
+        <translation>メタデータの作者</translation>
+    </message>
+    <message>
+        <source>Author stored in the saved file&apos;s metadata (modelspec.author).</source>
+        <translation>保存ファイルのメタデータ(modelspec.author)に記録する作者。</translation>
+    </message>
+    <message>
+        <source>Metadata description</source>
+        <translation>メタデータの説明</translation>
+    </message>
+    <message>
+        <source>Description stored in the saved file&apos;s metadata (modelspec.description).</source>
+        <translation>保存ファイルのメタデータ(modelspec.description)に記録する説明。</translation>
+    </message>
+    <message>
+        <source>Metadata license</source>
+        <translation>メタデータのライセンス</translation>
+    </message>
+    <message>
+        <source>License stored in the saved file&apos;s metadata (modelspec.license).</source>
+        <translation>保存ファイルのメタデータ(modelspec.license)に記録するライセンス。</translation>
+    </message>
+    <message>
+        <source>Metadata tags</source>
+        <translation>メタデータのタグ</translation>
+    </message>
+    <message>
+        <source>Comma-separated tags stored in the saved file&apos;s metadata (modelspec.tags).</source>
+        <translation>保存ファイルのメタデータ(modelspec.tags)に記録するカンマ区切りのタグ。</translation>
+    </message>
+    <message>
+        <source>Dataset repeats</source>
+        <translation>データセットの繰り返し回数</translation>
+    </message>
+    <message>
+        <source>How many times each fine-tune image is used per epoch (with a metadata file).</source>
+        <translation>1エポックで各ファインチューニング画像を使う回数(メタデータファイル使用時)。</translation>
+    </message>
+    <message>
+        <source>Caption separator</source>
+        <translation>キャプションの区切り文字</translation>
+    </message>
+    <message>
+        <source>Separator between the tags of a caption, for shuffling and dropping tags.</source>
+        <translation>キャプションのタグの区切り文字。タグのシャッフルとドロップに使います。</translation>
+    </message>
+    <message>
+        <source>Caption dropout every N epochs</source>
+        <translation>Nエポックごとのキャプションドロップアウト</translation>
+    </message>
+    <message>
+        <source>Train every Nth epoch with empty captions; 0 never.</source>
+        <translation>Nエポックごとに空のキャプションで学習します。0 は行いません。</translation>
+    </message>
+    <message>
+        <source>Resize interpolation</source>
+        <translation>リサイズ補間</translation>
+    </message>
+    <message>
+        <source>Filter used to resize images; area when shrinking and lanczos when enlarging when unset.</source>
+        <translation>画像のリサイズに使うフィルター。未設定のときは縮小で area、拡大で lanczos。</translation>
+    </message>
 </context>
 <context>
     <name>PresetChanges</name>

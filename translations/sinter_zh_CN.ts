@@ -1141,6 +1141,78 @@
         <source>Step each weight as soon as its gradient is computed, so that the whole model&apos;s gradients never exist at once (Adafactor, no gradient accumulation).</source>
         <translation>每个权重的梯度一算出就立即更新该权重，使整个模型的梯度不会同时存在（Adafactor，不可梯度累积）。</translation>
     </message>
+    <message>
+        <source>Metadata title</source>
+        <translation>元数据标题</translation>
+    </message>
+    <message>
+        <source>Title stored in the saved file&apos;s metadata (modelspec.title); the output name when empty.</source>
+        <translation>写入保存文件元数据(modelspec.title)的标题;为空时使用输出名称。</translation>
+    </message>
+    <message>
+        <source>Metadata author</source>
+        <translation>元数据作者</translation>
+    </message>
+    <message>
+        <source>Author stored in the saved file&apos;s metadata (modelspec.author).</source>
+        <translation>写入保存文件元数据(modelspec.author)的作者。</translation>
+    </message>
+    <message>
+        <source>Metadata description</source>
+        <translation>元数据描述</translation>
+    </message>
+    <message>
+        <source>Description stored in the saved file&apos;s metadata (modelspec.description).</source>
+        <translation>写入保存文件元数据(modelspec.description)的描述。</translation>
+    </message>
+    <message>
+        <source>Metadata license</source>
+        <translation>元数据许可证</translation>
+    </message>
+    <message>
+        <source>License stored in the saved file&apos;s metadata (modelspec.license).</source>
+        <translation>写入保存文件元数据(modelspec.license)的许可证。</translation>
+    </message>
+    <message>
+        <source>Metadata tags</source>
+        <translation>元数据标签</translation>
+    </message>
+    <message>
+        <source>Comma-separated tags stored in the saved file&apos;s metadata (modelspec.tags).</source>
+        <translation>写入保存文件元数据(modelspec.tags)的逗号分隔标签。</translation>
+    </message>
+    <message>
+        <source>Dataset repeats</source>
+        <translation>数据集重复次数</translation>
+    </message>
+    <message>
+        <source>How many times each fine-tune image is used per epoch (with a metadata file).</source>
+        <translation>每个轮次中每张微调图像的使用次数(使用元数据文件时)。</translation>
+    </message>
+    <message>
+        <source>Caption separator</source>
+        <translation>标题分隔符</translation>
+    </message>
+    <message>
+        <source>Separator between the tags of a caption, for shuffling and dropping tags.</source>
+        <translation>标题中标签之间的分隔符,用于打乱和丢弃标签。</translation>
+    </message>
+    <message>
+        <source>Caption dropout every N epochs</source>
+        <translation>每 N 个轮次丢弃标题</translation>
+    </message>
+    <message>
+        <source>Train every Nth epoch with empty captions; 0 never.</source>
+        <translation>每第 N 个轮次使用空标题训练;0 表示从不。</translation>
+    </message>
+    <message>
+        <source>Resize interpolation</source>
+        <translation>缩放插值</translation>
+    </message>
+    <message>
+        <source>Filter used to resize images; area when shrinking and lanczos when enlarging when unset.</source>
+        <translation>缩放图像所用的滤波器;未设置时缩小用 area,放大用 lanczos。</translation>
+    </message>
 </context>
 <context>
     <name>PresetChanges</name>

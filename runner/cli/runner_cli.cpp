@@ -260,6 +260,7 @@ int runnerMain(int argc, char** argv) {
     }
   }
   config.overlay(parsed.overrides);
+  for (auto& d : parsed.warnings) diags.push_back(d);  // sd-scripts options given that Sinter ignores
   for (auto& d : validateConfig(config)) diags.push_back(d);
   if (hasErrors(diags)) return refuse(diags);
   report(diags, &events);
