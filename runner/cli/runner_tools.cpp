@@ -18,11 +18,11 @@
 #include "models/text_encoder_random_checkpoint.h"
 #include "network/lora_network.h"
 #include "models/random_checkpoint.h"
-#include "train/benchmark.h"
-#include "train/flux_benchmark.h"
-#include "train/step_profiler.h"
-#include "train/device_info.h"
-#include "train/sdxl_module_outputs.h"
+#include "train/base/device_info.h"
+#include "train/bench/step_profiler.h"
+#include "train/flux/flux_benchmark.h"
+#include "train/sdxl/sdxl_benchmark.h"
+#include "train/sdxl/sdxl_module_outputs.h"
 
 namespace sinter::runner {
 
