@@ -8,6 +8,7 @@
 #include "train/base/mixed_precision.h"
 #include "train/capture/step_executor.h"
 #include "train/methods/lora_method.h"
+#include "train/optim/adamw.h"
 #include "train/optim/optimizer_update.h"
 
 using namespace sinter;

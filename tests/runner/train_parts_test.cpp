@@ -7,6 +7,7 @@
 #include "train/capture/step_executor.h"
 #include "train/loop/loss_readback.h"
 #include "train/loop/training_table.h"
+#include "train/optim/adamw.h"
 #include "train/optim/optimizer_update.h"
 
 using namespace sinter;

@@ -1,6 +1,5 @@
 #include "train/loop/run_preflight.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -9,78 +8,35 @@
 
 #include "core/model_family_detect.h"
 #include "core/registry.h"
-#include "io/safetensors.h"
-#include "models/flux_autoencoder.h"
-#include "models/flux_transformer.h"
-#include "models/served_weight.h"
-#include "models/t5_encoder.h"
 #include "data/batch_plan.h"
 #include "data/dataset_settings.h"
 #include "network/lora_file.h"
 #include "network/lora_network.h"
 #include "text/clip_tokenizer.h"
-#include "text/t5_tokenizer.h"
 #include "train/bench/capture_facts.h"
 #include "sample/diffusion_samplers.h"
 #include "sample/sample_prompts.h"
 #include "train/base/device_info.h"
 #include "train/base/mixed_precision.h"
 #include "train/bench/step_profiler.h"
-#include "train/flux/flux_model_set.h"
 #include "train/loop/sample_images.h"
 #include "train/loop/training_loop.h"
 #include "train/loop/training_table.h"
 #include "train/methods/full_weights_method.h"
 #include "train/methods/lora_method.h"
 #include "train/objectives/diffusion_loss.h"
-#include "train/objectives/flow_matching.h"
 #include "train/optim/fused_backward.h"
 #include "train/optim/lr_schedule.h"
 #include "train/optim/optimizer_args.h"
+#include "train/parts/family_registration.h"
+#include "train/parts/preflight_checks.h"
 
 namespace sinter::train {
 
 namespace {
 
-bool isDir(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-bool isFile(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-class Checks {
- public:
-  Checks(const Config& config, std::vector<Diagnostic>& out) : config_(config), out_(out) {}
-
-  void error(const std::string& key, const std::string& message) {
-    out_.push_back(Diagnostic{Severity::Error, config_.whereSet(key), key, message});
-  }
-  void warning(const std::string& key, const std::string& message) {
-    out_.push_back(Diagnostic{Severity::Warning, config_.whereSet(key), key, message});
-  }
-  // Runs one of the parsers the run uses; what it throws becomes an error on `key`.
-  bool parse(const std::string& key, const std::function<void()>& check) {
-    try {
-      check();
-      return true;
-    } catch (const ConfigError& e) {
-      for (const Diagnostic& d : e.diagnostics()) out_.push_back(d);
-    } catch (const std::exception& e) {
-      error(key, e.what());
-    }
-    return false;
-  }
-
- private:
-  const Config& config_;
-  std::vector<Diagnostic>& out_;
-};
-
 // Every path option that is set exists and is of the right kind (output_dir is created).
-void checkPaths(const Config& config, Checks& k) {
+void checkPaths(const Config& config, PreflightChecks& k) {
   const Tab tab = config.tab();
   const std::optional<Family> family = config.family();
   for (const auto& spec : optionRegistry()) {
@@ -108,7 +64,7 @@ void checkPaths(const Config& config, Checks& k) {
 }
 
 // The family the config names or the checkpoint's tensor names show; nullopt after an error.
-std::optional<Family> checkFamily(const Config& config, Checks& k) {
+std::optional<Family> checkFamily(const Config& config, PreflightChecks& k) {
   std::optional<Family> family = config.family();
   const std::string model = config.getString("pretrained_model_name_or_path");
   if (model.empty()) {
@@ -134,15 +90,24 @@ std::optional<Family> checkFamily(const Config& config, Checks& k) {
   }
 }
 
+// The networks that take network_args train_blocks, with their family: "networks.lora_flux (FLUX)".
+std::string trainBlocksNetworks() {
+  std::string names;
+  for (const FamilyRegistration& r : registeredFamilies())
+    if (r.loraTrainBlocks)
+      names += std::string(names.empty() ? "" : " or ") + r.networkModule + " (" + toString(r.family) + ")";
+  return names;
+}
+
 // What this build trains (training_table.h); everything else is refused before any work.
-bool checkBuilt(const Config& config, Family family, Checks& k) {
+bool checkBuilt(const Config& config, Family family, PreflightChecks& k) {
   const std::optional<std::string> reason = notBuiltReason(family, config.tab());
   if (reason) k.error(config.has("training_type") ? "training_type" : "model_family", *reason);
   return !reason;
 }
 
 // The values the run parses into its parts, parsed here by the same functions. True when all parse.
-bool checkValues(const Config& config, Checks& k) {
+bool checkValues(const Config& config, PreflightChecks& k) {
   bool ok = true;
   ok &= k.parse("mixed_precision", [&] {
     const PrecisionPlan plan = planPrecision(parseMixedPrecision(config.getString("mixed_precision")), config.getBool("full_fp16"),
@@ -179,53 +144,8 @@ bool checkValues(const Config& config, Checks& k) {
   return ok;
 }
 
-// FLUX's other files (flux_train_network's --ae, --clip_l, --t5xxl) and T5's tokenizer: each set,
-// there, and the model it names (read from the header only).
-bool checkFluxFiles(const Config& config, Checks& k) {
-  bool ok = true;
-  struct FluxFile {
-    const char* key;
-    const char* what;
-    std::function<void(const io::SafetensorsFile&)> check;
-  };
-  const FluxFile files[] = {
-      {"ae", "the autoencoder (ae.safetensors)", [](const io::SafetensorsFile& f) { models::FluxAutoencoderConfig::inferFromCheckpoint(f); }},
-      {"clip_l", "CLIP-L (clip_l.safetensors)", [](const io::SafetensorsFile& f) { models::ClipTextModelImpl::inferFromCheckpoint(f, clipLPrefix(f)); }},
-      {"t5xxl", "the T5-XXL encoder (t5xxl_fp16.safetensors)", [](const io::SafetensorsFile& f) { models::T5EncoderConfig::inferFromCheckpoint(f); }}};
-  for (const FluxFile& file : files) {
-    const std::string path = config.getString(file.key);
-    if (path.empty()) {
-      ok = false;
-      k.error(file.key, std::string(file.key) + " is not set: FLUX training needs " + file.what);
-    } else if (isFile(path)) {
-      ok &= k.parse(file.key, [&] { file.check(io::SafetensorsFile(path)); });
-    } else {
-      ok = false;  // reported by checkPaths
-    }
-  }
-  const std::string tokenizer = config.getString("t5_tokenizer");
-  if (tokenizer.empty()) {
-    ok = false;
-    k.error("t5_tokenizer", "t5_tokenizer is not set: point it at a folder with T5's spiece.model (google/t5-v1_1-xxl); "
-                            "nothing is downloaded");
-  } else {
-    ok &= k.parse("t5_tokenizer", [&] { text::T5Tokenizer checked(tokenizer); });
-  }
-  ok &= k.parse("timestep_sampling", [&] { FlowMatchingOptions::fromConfig(config); });
-  if (config.getBool("fp8_base") && !models::float8InBuild())
-    ok &= k.parse("fp8_base", [] { models::float8Dtype(); });  // names the libtorch
-  const std::string transformer = config.getString("pretrained_model_name_or_path");
-  if (!isUnset(config.get("blocks_to_swap")) && config.getInt("blocks_to_swap") > 0 && isFile(transformer))
-    ok &= k.parse("blocks_to_swap", [&] {
-      const io::SafetensorsFile file(transformer);
-      models::fluxBlockSwapSplit(models::FluxConfig::inferFromCheckpoint(file, models::FluxTransformerImpl::checkpointPrefix(file)),
-                                 config.getInt("blocks_to_swap"));
-    });
-  return ok;
-}
-
 // The images, and (when the values parsed) the schedule's arithmetic that needs their count.
-std::optional<data::Dataset> checkDataset(const Config& config, bool valuesParsed, Checks& k) {
+std::optional<data::Dataset> checkDataset(const Config& config, bool valuesParsed, PreflightChecks& k) {
   const std::string key = config.getString("dataset_config").empty() ? "train_data_dir" : "dataset_config";
   if (config.getString("train_data_dir").empty() && config.getString("dataset_config").empty()) {
     k.error("train_data_dir", "no training data: set train_data_dir or dataset_config");
@@ -250,10 +170,11 @@ std::optional<data::Dataset> checkDataset(const Config& config, bool valuesParse
   return dataset;
 }
 
-// Sample images: the prompt file parses, and SDXL's samplers are ones this build renders. FLUX has
-// one sampler (sd-scripts ignores sample_sampler and --ss there). Prompts without a trigger, or a
-// trigger without prompts, make no samples, as in sd-scripts; the run says so.
-void checkSamples(const Config& config, std::optional<Family> family, Checks& k) {
+// Sample images: the prompt file parses, and the samplers it names are ones this build renders; a
+// family with one sampler of its own (FLUX: sd-scripts ignores sample_sampler and --ss there) says
+// they are not used. Prompts without a trigger, or a trigger without prompts, make no samples, as
+// in sd-scripts; the run says so.
+void checkSamples(const Config& config, const FamilyRegistration* family, PreflightChecks& k) {
   const std::string file = config.getString("sample_prompts");
   const bool trigger = config.getBool("sample_at_first") || !isUnset(config.get("sample_every_n_steps")) ||
                        !isUnset(config.get("sample_every_n_epochs"));
@@ -267,11 +188,12 @@ void checkSamples(const Config& config, std::optional<Family> family, Checks& k)
                                 "no sample images are made (as sd-scripts)");
   std::vector<sample::SamplePrompt> prompts;
   if (!k.parse("sample_prompts", [&] { prompts = sample::loadSamplePrompts(file); })) return;
-  if (family == Family::FLUX) {
+  if (family && !family->fixedSampler.empty()) {
     bool samplerAsked = config.has("sample_sampler");
     for (const auto& p : prompts) samplerAsked |= p.sampler.has_value();
-    if (samplerAsked) k.warning("sample_sampler", "FLUX samples are made with the flow-matching Euler sampler, as sd-scripts makes them; "
-                                                  "sample_sampler and --ss are not used");
+    if (samplerAsked)
+      k.warning("sample_sampler", std::string(toString(family->family)) + " samples are made with " + family->fixedSampler +
+                                      ", as sd-scripts makes them; sample_sampler and --ss are not used");
     return;
   }
   k.parse("sample_sampler", [&] { sample::parseDiffusionSampler(config.getString("sample_sampler")); });
@@ -290,15 +212,16 @@ void checkSamples(const Config& config, std::optional<Family> family, Checks& k)
 RunPreflight preflightRun(const Config& config, int ranks) {
   RunPreflight result;
   result.resolved = config;
-  Checks k(config, result.diagnostics);
+  PreflightChecks k(config, result.diagnostics);
   checkPaths(config, k);
   const std::optional<Family> family = checkFamily(config, k);
   if (family && !checkBuilt(config, *family, k)) return result;
-  if (family) {
+  // Built, so registered (train/families.cpp): what the generic checks need to know of the family.
+  const FamilyRegistration* registration = family ? findRegisteredFamily(*family) : nullptr;
+  if (registration) {
     result.resolved.set("model_family", std::string(toString(*family)), config.whereSet("model_family"));
     // sd-scripts requires network_module; Sinter picks the family's (it is written into the metadata).
-    if (result.resolved.getString("network_module").empty())
-      result.resolved.set("network_module", std::string(*family == Family::FLUX ? "networks.lora_flux" : "networks.lora"));
+    if (result.resolved.getString("network_module").empty()) result.resolved.set("network_module", registration->networkModule);
   }
   bool valuesParsed = checkValues(config, k);
   if (family && config.tab() != Tab::LoRA && valuesParsed)
@@ -306,15 +229,15 @@ RunPreflight preflightRun(const Config& config, int ranks) {
       k.error(refusal->key, refusal->message);
       valuesParsed = false;
     }
-  if (family == Family::FLUX) valuesParsed &= checkFluxFiles(config, k);
-  if (family && *family != Family::FLUX && !config.getList("network_args").empty()) {
+  if (registration && registration->checkConfig) valuesParsed &= registration->checkConfig(config, k);
+  if (registration && !registration->loraTrainBlocks && !config.getList("network_args").empty()) {
     k.parse("network_args", [&] {
       if (network::parseNetworkArgs(config.getList("network_args")).trainBlocks)
-        throw std::invalid_argument("network_args train_blocks is an argument of networks.lora_flux (FLUX), not of " +
-                                    std::string(toString(*family)) + "'s networks.lora");
+        throw std::invalid_argument("network_args train_blocks is an argument of " + trainBlocksNetworks() + ", not of " +
+                                    std::string(toString(*family)) + "'s " + registration->networkModule);
     });
   }
-  checkSamples(config, family, k);
+  checkSamples(config, registration, k);
   result.dataset = checkDataset(config, valuesParsed, k);
   if (std::string why; config.has("profile_steps") && !profilerAvailable(&why))
     k.warning("profile_steps", "profile_steps: " + why + "; the run trains without a trace");

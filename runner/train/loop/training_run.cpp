@@ -22,6 +22,7 @@
 #include "train/loop/stop_request.h"
 #include "train/loop/training_loop.h"
 #include "train/loop/training_table.h"
+#include "train/parts/family_registration.h"
 
 namespace sinter::train {
 
@@ -69,8 +70,17 @@ void reportUnsupportedOptions(const Config& config, EventSink& events) {
   };
   if (!config.getString("logging_dir").empty() || config.has("log_with"))
     warn("TensorBoard and W&B logging are not in this build; progress goes to the log and the event stream");
-  if (config.getBool("fp8_base") && config.family() != Family::FLUX)
-    warn("fp8_base is in this build for FLUX only; the SDXL base model stays in the training precision");
+  if (config.getBool("fp8_base")) {
+    const std::optional<Family> resolved = config.family();  // the preflight resolved it to a registered family
+    const FamilyRegistration* family = resolved ? findRegisteredFamily(*resolved) : nullptr;
+    if (family && !family->fp8Base) {
+      std::string fp8Families;
+      for (const FamilyRegistration& r : registeredFamilies())
+        if (r.fp8Base) fp8Families += std::string(fp8Families.empty() ? "" : ", ") + toString(r.family);
+      warn("fp8_base is in this build for " + fp8Families + " only; the " + toString(family->family) +
+           " base model stays in the training precision");
+    }
+  }
   if (config.has("multires_noise_iterations")) warn("multires_noise_iterations is not in this build yet; plain noise is used");
   if (config.getBool("split_attn")) warn("split_attn is not in this build yet; attention runs over the whole batch");
 }

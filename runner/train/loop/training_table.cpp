@@ -4,10 +4,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "train/flux/flux_family.h"
 #include "train/methods/full_weights_method.h"
 #include "train/methods/lora_method.h"
-#include "train/sdxl/sdxl_family.h"
+#include "train/parts/family_registration.h"
 
 namespace sinter::train {
 
@@ -19,24 +18,28 @@ struct TableEntry {
   std::function<TrainingParts(const RunContext&)> make;
 };
 
-template <typename FamilyType>
-TrainingParts fullWeights(const RunContext& run) {
-  auto method = std::make_unique<FullWeightsMethod>(run);  // refuses what it cannot train before any model loads
-  return TrainingParts{std::make_unique<FamilyType>(run), std::move(method)};
+TrainingParts lora(const FamilyRegistration& family, const RunContext& run) {
+  std::unique_ptr<FamilyPart> part = family.make(run);
+  return TrainingParts{std::move(part), std::make_unique<LoraMethod>(run)};
 }
 
+TrainingParts fullWeights(const FamilyRegistration& family, const RunContext& run) {
+  auto method = std::make_unique<FullWeightsMethod>(run);  // refuses what it cannot train before any model loads
+  return TrainingParts{family.make(run), std::move(method)};
+}
+
+// Every registered family (train/families.cpp) with LoRA, then each with DreamBooth and fine-tune,
+// which differ in their datasets (reg images, captions), not in what trains.
 const std::vector<TableEntry>& table() {
-  static const std::vector<TableEntry> entries{
-      {Family::SDXL, Tab::LoRA,
-       [](const RunContext& run) { return TrainingParts{std::make_unique<SdxlFamily>(run), std::make_unique<LoraMethod>(run)}; }},
-      {Family::FLUX, Tab::LoRA,
-       [](const RunContext& run) { return TrainingParts{std::make_unique<FluxFamily>(run), std::make_unique<LoraMethod>(run)}; }},
-      // DreamBooth and fine-tune differ in their datasets (reg images, captions), not in what trains.
-      {Family::SDXL, Tab::DreamBooth, fullWeights<SdxlFamily>},
-      {Family::SDXL, Tab::FineTune, fullWeights<SdxlFamily>},
-      {Family::FLUX, Tab::DreamBooth, fullWeights<FluxFamily>},
-      {Family::FLUX, Tab::FineTune, fullWeights<FluxFamily>},
-  };
+  static const std::vector<TableEntry> entries = [] {
+    std::vector<TableEntry> rows;
+    for (const FamilyRegistration& f : registeredFamilies())
+      rows.push_back({f.family, Tab::LoRA, [&f](const RunContext& run) { return lora(f, run); }});
+    for (const FamilyRegistration& f : registeredFamilies())
+      for (Tab tab : {Tab::DreamBooth, Tab::FineTune})
+        rows.push_back({f.family, tab, [&f](const RunContext& run) { return fullWeights(f, run); }});
+    return rows;
+  }();
   return entries;
 }
 

@@ -14,6 +14,7 @@
 #include "train/base/run_errors.h"
 #include "train/methods/lora_method.h"
 #include "train/optim/fused_backward.h"
+#include "train/parts/family_registration.h"
 
 namespace sinter::train {
 
@@ -39,8 +40,9 @@ std::optional<Refusal> fullWeightsRefusal(const Config& config) {
     return Refusal{"blocks_to_swap", "blocks_to_swap: a swapped block's weights are trained inside the backward pass, while the block "
                                      "is on the device (as flux_train.py's block swap needs): set fused_backward_pass = true with "
                                      "optimizer_type = \"Adafactor\", or blocks_to_swap = 0"};
-  if (config.family() == Family::FLUX && config.getBool("train_text_encoder"))
-    return Refusal{"train_text_encoder", "train_text_encoder: flux_train.py trains the FLUX transformer only"};
+  if (config.getBool("train_text_encoder") && config.family())
+    if (const FamilyRegistration* family = findRegisteredFamily(*config.family()); family && !family->fullWeightsTextEncoderRefusal.empty())
+      return Refusal{"train_text_encoder", "train_text_encoder: " + family->fullWeightsTextEncoderRefusal};
   return std::nullopt;
 }
 

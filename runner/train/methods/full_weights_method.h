@@ -18,7 +18,8 @@ namespace sinter::train {
 // Why this build cannot train the config's full-weight run, or nullopt: fused_backward_pass with
 // fp32 master weights (mixed precision without full_bf16/full_fp16), fp8_base (frozen float8
 // weights), blocks_to_swap without fused_backward_pass (a swapped block's weights are stepped in
-// the backward pass, while it is on the device), a FLUX run with train_text_encoder.
+// the backward pass, while it is on the device), train_text_encoder where the family trains its
+// denoiser alone (FamilyRegistration::fullWeightsTextEncoderRefusal: FLUX).
 struct Refusal {
   std::string key, message;
 };

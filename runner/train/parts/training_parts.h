@@ -1,9 +1,10 @@
 #pragma once
 // A run is three parts (DESIGN.md §5, one training loop for every family and method):
-//   a family part: the models, the conditioning, the caches and the objective (SDXL now, FLUX next);
-//   a method part: what is trained, saved and resumed (LoRA now, full weights next);
-//   the training loop (training_loop.h), which knows neither.
-// training_table.h chooses the parts for a (family, method) pair.
+//   a family part: the models, the conditioning, the caches and the objective (a folder each: sdxl/, flux/);
+//   a method part: what is trained, saved and resumed (methods/: LoRA, full weights);
+//   the training loop (loop/training_loop.h), which knows neither.
+// loop/training_table.h chooses the parts for a (family, method) pair, among the families that
+// family_registration.h lists.
 #include <torch/torch.h>
 
 #include <chrono>
@@ -27,7 +28,7 @@
 #include "train/base/shape_plan.h"
 #include "train/base/train_state.h"
 #include "train/capture/graphed_regions.h"
-#include "train/optim/adamw.h"
+#include "train/optim/optimizer.h"
 
 namespace sinter::train {
 
@@ -63,9 +64,9 @@ struct FamilyFacts {
   std::string baseModelVersion;  // ss_base_model_version
   std::string checkpointFile;    // base name of pretrained_model_name_or_path
   std::string vaeFile;           // base name of vae, empty for the checkpoint's own
-  // modelspec.architecture before "/lora", and modelspec.implementation.
-  std::string modelSpecArchitecture = "stable-diffusion-xl-v1-base";
-  std::string modelSpecImplementation = "https://github.com/Stability-AI/generative-models";
+  // modelspec.architecture before "/lora", and modelspec.implementation (each family sets its own).
+  std::string modelSpecArchitecture;
+  std::string modelSpecImplementation;
   bool modelSpecPredictionType = true;  // FLUX files carry no modelspec.prediction_type
   // What the family's trainer adds to the ss_* metadata: ss_<key> = str(option) for each key, and
   // fixed values (flux_train_network's update_metadata).

@@ -34,7 +34,7 @@ double relativeError(const torch::Tensor& out, const torch::Tensor& ref) {
 
 }  // namespace
 
-int runBenchmark(const Config& config, long long steps, bool tiny, bool scalingRows) {
+int runSdxlBenchmark(const Config& config, long long steps, bool tiny, bool scalingRows) {
   BenchRanks ranks;
   const torch::Device device = ranks.device();
   scalingRows |= ranks.several();

@@ -7,6 +7,6 @@ namespace sinter::train {
 
 // Prints the numbers on stdout; returns an exit code. `scalingRows`: only what the multi-GPU scaling
 // table compares (batch 1: eager and the whole step captured), as runs on several ranks always do.
-int runBenchmark(const Config& config, long long steps, bool tiny, bool scalingRows = false);
+int runSdxlBenchmark(const Config& config, long long steps, bool tiny, bool scalingRows = false);
 
 }  // namespace sinter::train

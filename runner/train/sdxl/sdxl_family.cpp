@@ -63,6 +63,8 @@ FamilyFacts SdxlFamily::facts() const {
   FamilyFacts f;
   f.familyName = "sdxl";
   f.baseModelVersion = "sdxl_base_v1-0";
+  f.modelSpecArchitecture = "stable-diffusion-xl-v1-base";
+  f.modelSpecImplementation = "https://github.com/Stability-AI/generative-models";
   f.checkpointFile = fs::path(options_.checkpoint).filename().string();
   if (!options_.vae.empty()) f.vaeFile = fs::path(options_.vae).filename().string();
   return f;
