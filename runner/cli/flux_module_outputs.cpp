@@ -1,6 +1,6 @@
 #include "cli/flux_module_outputs.h"
 
-#include "train/module_inputs.h"
+#include "train/base/module_inputs.h"
 
 namespace sinter::runner {
 

@@ -21,10 +21,10 @@
 #include "distributed/process_group.h"
 #include "distributed/torchrun_environment.h"
 #include "distributed/worker_launcher.h"
-#include "train/device_info.h"
-#include "train/event_sink.h"
-#include "train/run_preflight.h"
-#include "train/training_run.h"
+#include "train/base/device_info.h"
+#include "train/base/event_sink.h"
+#include "train/loop/run_preflight.h"
+#include "train/loop/training_run.h"
 
 namespace sinter::runner {
 

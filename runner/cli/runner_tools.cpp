@@ -18,11 +18,10 @@
 #include "models/text_encoder_random_checkpoint.h"
 #include "network/lora_network.h"
 #include "models/random_checkpoint.h"
-#include "train/benchmark.h"
-#include "train/flux_benchmark.h"
-#include "train/step_profiler.h"
-#include "train/device_info.h"
-#include "train/sdxl_module_outputs.h"
+#include "train/base/device_info.h"
+#include "train/bench/step_profiler.h"
+#include "train/parts/family_registration.h"
+#include "train/sdxl/sdxl_module_outputs.h"
 
 namespace sinter::runner {
 
@@ -236,8 +235,14 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
         else if (config.getString("output_dir").empty())
           spdlog::warn("profile_steps: the benchmark writes its traces to output_dir, which is not set");
       }
-      if (config.family() == Family::FLUX) return train::runFluxBenchmark(config, n, *tiny, scaling);
-      return train::runBenchmark(config, n, *tiny, scaling);
+      // The family's own benchmark (its registration's), SDXL's when --model_family is not given.
+      const Family family = config.family().value_or(Family::SDXL);
+      const train::FamilyRegistration* registration = train::findRegisteredFamily(family);
+      if (!registration || !registration->benchmark) {
+        spdlog::error("--benchmark_steps: this build has no benchmark for model_family {}", toString(family));
+        return kExitBadInput;
+      }
+      return registration->benchmark(config, n, *tiny, scaling);
     }
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());

@@ -2,7 +2,7 @@
 // The compile plan: from the resolved compile request, the model family and the facts of the run,
 // what the runner turns on (DESIGN.md §6), which regions it captures, what is unavailable in this
 // build or for this run and why. Built and rendered in one place, for the run's log and
-// `compile_plan` event and for --dry_run; the training loop applies it (train/step_executor.h).
+// `compile_plan` event and for --dry_run; the training loop applies it (train/capture/step_executor.h).
 #include <optional>
 #include <string>
 #include <vector>

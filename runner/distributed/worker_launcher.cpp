@@ -195,7 +195,7 @@ int launchWorkers(const WorkerLaunch& launch) {
       failedRank = rank;
       exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
       if (running > 0) {
-        // SIGUSR1: each exits with 1 at once, or after the save it is writing (train/stop_request.h).
+        // SIGUSR1: each exits with 1 at once, or after the save it is writing (train/loop/stop_request.h).
         spdlog::error("stopping the other workers (rank {} failed)", rank);
         for (pid_t other : pids)
           if (other > 0) ::kill(other, SIGUSR1);

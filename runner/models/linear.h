@@ -17,7 +17,7 @@ struct LoraAdapter {
   double dropout = 0.0;     // applied to lora_down's output while training
   double multiplier = 1.0;
   // Copies of down and up in the compute dtype that the training step keeps current
-  // (train/compute_copies.h); undefined, or of another dtype than the activations: the forward
+  // (train/base/compute_copies.h); undefined, or of another dtype than the activations: the forward
   // pass casts down and up itself.
   torch::Tensor downCompute, upCompute;
   double scale() const { return alpha / static_cast<double>(down.size(0)); }

@@ -10,8 +10,8 @@
 #include "data/batch_loader.h"
 #include "data/batch_plan.h"
 #include "models/random_checkpoint.h"
-#include "train/run_preflight.h"
-#include "train/sdxl_family.h"
+#include "train/loop/run_preflight.h"
+#include "train/sdxl/sdxl_family.h"
 
 namespace fs = std::filesystem;
 using namespace sinter;

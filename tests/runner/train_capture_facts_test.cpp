@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "train/capture_facts.h"
+#include "train/bench/capture_facts.h"
 
 using namespace sinter;
 

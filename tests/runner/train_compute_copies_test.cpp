@@ -1,14 +1,15 @@
-// Compute copies of fp32 LoRA weights (train/compute_copies.h): the masters move into one buffer
+// Compute copies of fp32 LoRA weights (train/base/compute_copies.h): the masters move into one buffer
 // without changing identity, and a bf16 model trained through the copies trains bit for bit like
 // one that casts each weight where it is used.
 #include <gtest/gtest.h>
 
 #include "models/sdxl_unet.h"
 #include "network/lora_network.h"
-#include "train/lora_method.h"
-#include "train/mixed_precision.h"
-#include "train/optimizer_update.h"
-#include "train/step_executor.h"
+#include "train/base/mixed_precision.h"
+#include "train/capture/step_executor.h"
+#include "train/methods/lora_method.h"
+#include "train/optim/adamw.h"
+#include "train/optim/optimizer_update.h"
 
 using namespace sinter;
 using namespace sinter::train;

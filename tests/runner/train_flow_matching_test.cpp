@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "core/config.h"
-#include "train/flow_matching.h"
+#include "train/objectives/flow_matching.h"
 
 using namespace sinter;
 using namespace sinter::train;

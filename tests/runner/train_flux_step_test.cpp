@@ -6,8 +6,8 @@
 
 #include "models/flux_latents.h"
 #include "models/flux_transformer.h"
-#include "train/device_info.h"
-#include "train/flux_train_step.h"
+#include "train/base/device_info.h"
+#include "train/flux/flux_train_step.h"
 
 using namespace sinter;
 using namespace sinter::train;

@@ -42,8 +42,8 @@
 #include "io/safetensors.h"
 #include "models/random_checkpoint.h"
 #include "runner_process.h"
-#include "train/sdxl_model_set.h"
-#include "train/sdxl_module_outputs.h"
+#include "train/sdxl/sdxl_model_set.h"
+#include "train/sdxl/sdxl_module_outputs.h"
 
 namespace fs = std::filesystem;
 

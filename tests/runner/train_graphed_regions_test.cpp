@@ -1,4 +1,4 @@
-// Per-block regions (train/graphed_regions.h) where they cannot be captured: on the CPU every
+// Per-block regions (train/capture/graphed_regions.h) where they cannot be captured: on the CPU every
 // region runs eagerly, says once why, and computes exactly what the model computes without them.
 // (Their replay is checked on the GPU machine: tests/gpu/captured_vs_eager.sh with per-block flags.)
 #include <gtest/gtest.h>
@@ -6,9 +6,9 @@
 #include "compile/cuda_graph.h"
 #include "models/sdxl_unet.h"
 #include "network/lora_network.h"
-#include "train/flux_regions.h"
-#include "train/graphed_regions.h"
-#include "train/sdxl_unet_regions.h"
+#include "train/capture/graphed_regions.h"
+#include "train/flux/flux_regions.h"
+#include "train/sdxl/sdxl_unet_regions.h"
 
 using namespace sinter;
 using namespace sinter::train;

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "train/diffusion_loss.h"
-#include "train/noise_schedule.h"
+#include "train/objectives/diffusion_loss.h"
+#include "train/objectives/noise_schedule.h"
 
 using namespace sinter::train;
 

@@ -5,12 +5,12 @@
 
 #include <cmath>
 
-#include "train/adafactor.h"
-#include "train/adamw.h"
-#include "train/fused_backward.h"
-#include "train/grad_clip.h"
-#include "train/lr_schedule.h"
-#include "train/optimizer_args.h"
+#include "train/optim/adafactor.h"
+#include "train/optim/adamw.h"
+#include "train/optim/fused_backward.h"
+#include "train/optim/grad_clip.h"
+#include "train/optim/lr_schedule.h"
+#include "train/optim/optimizer_args.h"
 
 using namespace sinter::train;
 

@@ -3,11 +3,12 @@
 // executor's warm-up.
 #include <gtest/gtest.h>
 
-#include "train/loss_readback.h"
-#include "train/optimizer_update.h"
-#include "train/shape_plan.h"
-#include "train/step_executor.h"
-#include "train/training_table.h"
+#include "train/base/shape_plan.h"
+#include "train/capture/step_executor.h"
+#include "train/loop/loss_readback.h"
+#include "train/loop/training_table.h"
+#include "train/optim/adamw.h"
+#include "train/optim/optimizer_update.h"
 
 using namespace sinter;
 using namespace sinter::train;

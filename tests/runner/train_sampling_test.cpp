@@ -6,10 +6,10 @@
 #include <cmath>
 
 #include "models/flux_latents.h"
-#include "train/flow_matching.h"
-#include "train/flux_sampling.h"
-#include "train/noise_schedule.h"
-#include "train/sdxl_sampling.h"
+#include "train/flux/flux_sampling.h"
+#include "train/objectives/flow_matching.h"
+#include "train/objectives/noise_schedule.h"
+#include "train/sdxl/sdxl_sampling.h"
 
 using namespace sinter;
 

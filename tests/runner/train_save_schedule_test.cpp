@@ -1,7 +1,7 @@
 // sd-scripts' save names and save_last_n_* arithmetic (train_util.py).
 #include <gtest/gtest.h>
 
-#include "train/save_schedule.h"
+#include "train/loop/save_schedule.h"
 
 using namespace sinter;
 using namespace sinter::train;

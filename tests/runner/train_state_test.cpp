@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "train/adamw.h"
-#include "train/mixed_precision.h"
-#include "train/train_state.h"
+#include "train/base/mixed_precision.h"
+#include "train/base/train_state.h"
+#include "train/optim/adamw.h"
 
 namespace fs = std::filesystem;
 using namespace sinter::train;

@@ -1,0 +1,87 @@
+#include "train/base/device_info.h"
+
+#include <sys/resource.h>
+
+#if __has_include(<c10/cuda/CUDACachingAllocator.h>) && __has_include(<cuda_runtime_api.h>)
+#include <ATen/cuda/CUDAGeneratorImpl.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <cuda_runtime_api.h>
+#define SINTER_HAVE_CUDA_HEADERS 1
+#else
+#define SINTER_HAVE_CUDA_HEADERS 0
+#endif
+
+namespace sinter::train {
+
+bool cudaCompiledIn() { return SINTER_HAVE_CUDA_HEADERS != 0; }
+
+at::Generator makeGenerator(const torch::Device& device, std::uint64_t seed) {
+#if SINTER_HAVE_CUDA_HEADERS
+  if (device.is_cuda()) {
+    at::Generator gen = at::cuda::detail::createCUDAGenerator(device.index());
+    gen.set_current_seed(seed);
+    return gen;
+  }
+#endif
+  (void)device;
+  return at::detail::createCPUGenerator(seed);
+}
+
+torch::Device trainingDevice(int localRank) {
+  if (!torch::cuda::is_available()) return torch::Device(torch::kCPU);
+  const int count = static_cast<int>(torch::cuda::device_count());
+  if (localRank >= count)
+    throw std::invalid_argument("LOCAL_RANK " + std::to_string(localRank) + " needs GPU " + std::to_string(localRank) + " but this host has " +
+                                std::to_string(count) + (count == 1 ? " GPU" : " GPUs"));
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(localRank));
+}
+
+int cudaDeviceCount() { return torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0; }
+
+std::string describeDevice(const torch::Device& device) {
+#if SINTER_HAVE_CUDA_HEADERS
+  if (device.is_cuda()) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, device.index()) == cudaSuccess) return "cuda:" + std::to_string(device.index()) + " (" + prop.name + ")";
+  }
+#endif
+  return device.is_cuda() ? "cuda:" + std::to_string(device.index()) : "cpu";
+}
+
+double peakMemoryMb(const torch::Device& device) {
+#if SINTER_HAVE_CUDA_HEADERS
+  if (device.is_cuda()) {
+    auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+    const auto peak = stats.allocated_bytes[0].peak;  // index 0: the aggregate over pool types
+    return static_cast<double>(peak) / (1024.0 * 1024.0);
+  }
+#endif
+  (void)device;
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+void resetPeakMemory(const torch::Device& device) {
+#if SINTER_HAVE_CUDA_HEADERS
+  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+#endif
+  (void)device;
+}
+
+std::string applyCudaMathFlags(const torch::Device& device, bool allowTf32, bool cudnnBenchmark) {
+  if (!device.is_cuda()) return (allowTf32 || cudnnBenchmark) ? "TF32 and cuDNN benchmark apply to CUDA only; not set on the CPU" : "";
+  std::string done;
+  if (allowTf32) {
+    at::globalContext().setAllowTF32CuBLAS(true);
+    at::globalContext().setAllowTF32CuDNN(true);
+    done += "TF32 matmul and cuDNN enabled";
+  }
+  if (cudnnBenchmark) {
+    at::globalContext().setBenchmarkCuDNN(true);
+    done += std::string(done.empty() ? "" : "; ") + "cuDNN benchmark enabled";
+  }
+  return done;
+}
+
+}  // namespace sinter::train

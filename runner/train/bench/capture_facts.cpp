@@ -1,0 +1,56 @@
+#include "train/bench/capture_facts.h"
+
+#include <algorithm>
+
+#include "distributed/process_group.h"
+#include "distributed/torchrun_environment.h"
+#include "train/base/config_values.h"
+#include "train/methods/lora_method.h"
+#include "train/optim/fused_backward.h"
+
+namespace sinter::train {
+
+compile::CaptureFacts captureFacts(const Config& config, const torch::Device& device, int ranks) {
+  compile::CaptureFacts facts;
+  facts.cudaDevice = device.is_cuda();
+  const LoraMethodOptions lora = LoraMethodOptions::fromConfig(config);
+  // LoRA trains the text encoders unless network_train_unet_only; full-weight runs with train_text_encoder.
+  const bool textEncodersTrain = config.tab() == Tab::LoRA ? lora.trainTextEncoders : config.getBool("train_text_encoder");
+  if (textEncodersTrain)
+    facts.barriers.push_back("the text encoders train: their captions are tokenized on the host within the step "
+                             "(set network_train_unet_only, or cache_text_encoder_outputs)");
+  if (config.getBool("gradient_checkpointing") && lora.network.dropout > 0.0)
+    facts.barriers.push_back("gradient_checkpointing with network_dropout: the recomputed blocks save and restore the random "
+                             "state on the host");
+  if (!isUnset(config.get("blocks_to_swap")) && config.getInt("blocks_to_swap") > 0) {
+    facts.barriers.push_back("blocks_to_swap: the swapped blocks' weights are copied in from host memory on a side stream "
+                             "during the step (set blocks_to_swap to 0, or compile_fullgraph off for per-block graphs)");
+    facts.regionExclusions.push_back("blocks_to_swap: Linear layers excluded from capture: the swapped blocks run eagerly, their "
+                                     "weights streaming from host memory; the other blocks are captured");
+  }
+  if (fusedBackwardPassRequested(config)) {
+    const std::string why = "fused_backward_pass: the optimizer steps each weight inside autograd's backward pass, where its "
+                            "gradient is written (the step runs eagerly, with the fused kernels)";
+    facts.barriers.push_back(why);
+    facts.regionBarriers.push_back(why);
+  }
+  // Blocks alone can be captured with trained text encoders (their context is an input that needs
+  // grad), not their recomputation (graphed_regions.h): checkpointed blocks stay eager.
+  // Several ranks (torchrun's environment; a bad one is reported when the run starts).
+  facts.worldSize = std::max(1, ranks);
+  if (ranks == 0) try {
+      if (const auto env = distributed::readTorchrunEnvironment()) facts.worldSize = env->worldSize;
+    } catch (const std::invalid_argument&) {
+    }
+  if (facts.worldSize > 1) {
+    const std::string nccl = distributed::ncclVersion();
+    facts.collectives = device.is_cuda() ? (nccl.empty() ? "NCCL" : "NCCL " + nccl) : "Gloo";
+    facts.collectivesCapturable = device.is_cuda() && distributed::ncclCapturable(nccl);
+  }
+  if (config.getBool("gradient_checkpointing"))
+    facts.regionBarriers.push_back("gradient_checkpointing: a block's recomputation in the backward pass is not captured "
+                                   "(compile_fullgraph captures the whole step with it)");
+  return facts;
+}
+
+}  // namespace sinter::train

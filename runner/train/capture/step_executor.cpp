@@ -1,0 +1,101 @@
+#include "train/capture/step_executor.h"
+
+#include <chrono>
+#include <stdexcept>
+
+#include "compile/cuda_graph.h"
+#include "train/capture/state_snapshot.h"
+
+namespace sinter::train {
+
+StepExecutor::StepExecutor(torch::Device device, OptimizerUpdate& update, StepExecutorOptions options,
+                           std::vector<at::Generator> generators)
+    : device_(device), update_(update), options_(options), generators_(std::move(generators)) {}
+
+StepExecutor::~StepExecutor() = default;
+
+torch::Tensor StepExecutor::runEager(const StagedLoss& loss, bool last) {
+  update_.beginMicroStep(last);
+  torch::Tensor value = loss();
+  update_.backward(value, options_.lossDivisor);
+  if (options_.regions) options_.regions->captureBackwards();
+  if (last) update_.apply();
+  return value.detach();
+}
+
+std::optional<double> StepExecutor::capture(const Key& key, const StagedLoss& stagedLoss, std::string* failure) {
+  const auto start = std::chrono::steady_clock::now();
+  StateSnapshot snapshot(update_.mutableTensors(), generators_);
+  torch::Tensor out;
+  auto work = [&] { out = runEager(stagedLoss, key.last); };
+  try {
+    if (device_.is_cuda() && compile::cudaGraphsCompiledIn()) {
+      const compile::CapturedGraph* pool = graphs_.empty() ? nullptr : graphs_.begin()->second.graph.get();
+      auto graph = std::make_unique<compile::CapturedGraph>(device_, work, options_.warmups, generators_, pool);
+      graphs_[key] = Captured{std::move(graph), out};
+    } else {
+      for (int i = 0; i < options_.warmups; ++i) work();  // the warm-up alone: nothing to capture here
+    }
+  } catch (const std::exception& e) {
+    snapshot.restore();
+    failedShapes_.insert(key.shape);
+    const std::string cause = e.what();
+    if (options_.fatalOnCaptureFailure)
+      throw std::runtime_error("compile_fullgraph: the training step for " + key.shape.describe() + " cannot be captured: " + cause);
+    if (failure) *failure = cause;
+    return std::nullopt;
+  }
+  snapshot.restore();
+  capturedShapes_.insert(key.shape);
+  if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+bool StepExecutor::mayCapture(const StepShape& shape) const {
+  return !failedShapes_.count(shape) &&
+         (capturedShapes_.count(shape) || static_cast<int>(capturedShapes_.size()) < options_.cacheLimit);
+}
+
+std::optional<double> StepExecutor::prepare(const StepShape& shape, bool last, const StagedLoss& stagedLoss) {
+  if (options_.regions) {
+    if (!warmedShapes_.insert(shape).second) return std::nullopt;
+    const auto start = std::chrono::steady_clock::now();
+    StateSnapshot snapshot(update_.mutableTensors(), generators_);
+    runEager(stagedLoss, last);
+    snapshot.restore();
+    if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  const Key key{shape, last};
+  if (graphs_.count(key) || !mayCapture(shape)) return std::nullopt;
+  return capture(key, stagedLoss, nullptr);
+}
+
+MicroStepResult StepExecutor::run(const StepShape& shape, bool last, const StagedLoss& stagedLoss) {
+  MicroStepResult result;
+  const Key key{shape, last};
+  auto it = graphs_.find(key);
+  if (it == graphs_.end() && options_.captureSteps && options_.captureInTraining && mayCapture(shape)) {
+    std::string failure;
+    result.capturedSeconds = capture(key, stagedLoss, &failure);
+    if (!failure.empty()) result.captureFailure = failure;
+    it = graphs_.find(key);
+  }
+  if (it != graphs_.end()) {
+    it->second.graph->replay();
+    ++replayed_;
+    result.loss = it->second.loss.clone();  // the next replay overwrites the graph's output
+    return result;
+  }
+  ++eager_;
+  result.loss = runEager(stagedLoss, last);
+  return result;
+}
+
+double replayedShare(const StepExecutor& executor, const GraphedRegions* regions) {
+  const long long replayed = regions ? regions->replayed() : executor.replayedMicroSteps();
+  const long long all = replayed + (regions ? regions->eager() : executor.eagerMicroSteps());
+  return all ? static_cast<double>(replayed) / static_cast<double>(all) : 0.0;
+}
+
+}  // namespace sinter::train

@@ -1,0 +1,18 @@
+// The model families this build trains: the one file that names the family folders (every other
+// layer asks parts/family_registration.h). A new family is its folder and one line here; the
+// training table (loop/training_table.cpp) builds LoRA, DreamBooth and fine-tune for each.
+#include "train/flux/flux_registration.h"
+#include "train/parts/family_registration.h"
+#include "train/sdxl/sdxl_registration.h"
+
+namespace sinter::train {
+
+const std::vector<FamilyRegistration>& registeredFamilies() {
+  static const std::vector<FamilyRegistration> families{
+      sdxlRegistration(),
+      fluxRegistration(),
+  };
+  return families;
+}
+
+}  // namespace sinter::train

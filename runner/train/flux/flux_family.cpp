@@ -1,0 +1,251 @@
+#include "train/flux/flux_family.h"
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+
+#include "models/flux_latents.h"
+#include "models/linear.h"
+#include "models/sdxl_text_encoding.h"
+#include "network/lora_network.h"
+#include "text/clip_token_chunks.h"
+#include "train/base/config_values.h"
+#include "train/base/device_info.h"
+#include "train/capture/graphed_encoder.h"
+#include "train/flux/flux_regions.h"
+
+namespace sinter::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// flux_train_network's update_metadata: these options, str()'d, and ss_model_type.
+const std::vector<std::string> kFluxMetadataOptions = {
+    "apply_t5_attn_mask", "weighting_scheme", "logit_mean", "logit_std", "mode_scale", "guidance_scale",
+    "timestep_sampling", "sigmoid_scale", "model_prediction_type", "discrete_flow_shift"};
+
+std::string fileIdentity(const std::string& path) {
+  return fs::path(path).filename().string() + ":" + std::to_string(fs::file_size(path));
+}
+
+}  // namespace
+
+FluxFamilyOptions FluxFamilyOptions::fromConfig(const Config& config, torch::Dtype computeDtype) {
+  FluxFamilyOptions o;
+  o.files.transformer = config.getString("pretrained_model_name_or_path");
+  o.files.ae = config.getString("ae");
+  o.files.clipL = config.getString("clip_l");
+  o.files.t5xxl = config.getString("t5xxl");
+  o.clipTokenizer = config.getString("clip_tokenizer");
+  o.t5Tokenizer = config.getString("t5_tokenizer");
+  if (!isUnset(config.get("t5xxl_max_token_length"))) o.t5MaxTokens = static_cast<int>(config.getInt("t5xxl_max_token_length"));
+  o.trainBlocks = network::parseNetworkArgs(config.getList("network_args")).trainBlocks.value_or("all");
+  o.gradientCheckpointing = config.getBool("gradient_checkpointing");
+  o.placement.fp8Base = config.getBool("fp8_base");
+  if (!isUnset(config.get("blocks_to_swap"))) o.placement.blocksToSwap = config.getInt("blocks_to_swap");
+  o.cacheLatentsToDisk = config.getBool("cache_latents_to_disk");
+  o.cacheLatents = config.getBool("cache_latents") || o.cacheLatentsToDisk;
+  o.cacheTextToDisk = config.getBool("cache_text_encoder_outputs_to_disk");
+  o.cacheText = config.getBool("cache_text_encoder_outputs") || o.cacheTextToDisk;
+  o.vaeBatchSize = static_cast<int>(config.getInt("vae_batch_size"));
+  o.step.flow = FlowMatchingOptions::fromConfig(config);
+  o.step.guidanceScale = config.getDouble("guidance_scale");
+  o.step.applyT5AttnMask = config.getBool("apply_t5_attn_mask");
+  o.step.computeDtype = computeDtype;
+  return o;
+}
+
+FluxFamily::FluxFamily(const RunContext& run)
+    : options_(FluxFamilyOptions::fromConfig(run.config, run.precision.weightDtype)),
+      device_(run.device),
+      captureVae_(run.compile.captureVae),
+      captureTextEncoders_(run.compile.captureTextEncoders),
+      captureLimit_(run.compile.cacheLimit),
+      seed_(run.seed),
+      parking_(run.device),
+      clipTokenizer_(text::ClipTokenizer::fromPath(options_.clipTokenizer)),
+      t5Tokenizer_(options_.t5Tokenizer) {
+  spdlog::info("loading {}, {}, {}, {}", options_.files.transformer, options_.files.ae, options_.files.clipL, options_.files.t5xxl);
+  models_ = loadFluxModelSet(options_.files);
+  dev_ = models_.transformer->config().guidanceEmbed;
+  // sd-scripts: 512 tokens for dev, 256 for schnell, unless t5xxl_max_token_length says otherwise.
+  t5MaxTokens_ = options_.t5MaxTokens.value_or(dev_ ? 512 : 256);
+  spdlog::info("FLUX.1 {}: {} double and {} single blocks, T5 tokens {}", dev_ ? "dev" : "schnell",
+               models_.transformer->config().depth, models_.transformer->config().depthSingleBlocks, t5MaxTokens_);
+  models_.toDevice(device_, run.precision.weightDtype, options_.placement, run.precision.trainableModelDtype());
+  if (options_.placement.fp8Base) spdlog::info("fp8_base: the transformer's Linear weights stored as float8 e4m3, upcast per layer");
+  if (const models::FluxTransformerImpl& t = *models_.transformer; !t.streamedBlocks().empty()) {
+    const models::FluxBlockSwapSplit split = models::fluxBlockSwapSplit(t.config(), options_.placement.blocksToSwap);
+    const int64_t ring = (t.doubleSwap() ? t.doubleSwap()->ringBytes() : 0) + (t.singleSwap() ? t.singleSwap()->ringBytes() : 0);
+    const int64_t host = (t.doubleSwap() ? t.doubleSwap()->hostBytes() : 0) + (t.singleSwap() ? t.singleSwap()->hostBytes() : 0);
+    spdlog::info("blocks_to_swap {}: {} double and {} single blocks swapped; the Linear weights of {} stream from host memory "
+                 "({:.2f} GiB pinned) through a device ring of {:.2f} GiB",
+                 options_.placement.blocksToSwap, split.doubles, split.singles, t.streamedBlocks(), host / 1073741824.0,
+                 ring / 1073741824.0);
+  }
+  models_.transformer->setFusedKernels(run.compile.fuseKernels);
+  step_ = std::make_unique<FluxTrainStep>(models_.transformer, options_.step, device_, run.noiseSeed());
+}
+
+FamilyFacts FluxFamily::facts() const {
+  FamilyFacts f;
+  f.familyName = "flux";
+  f.baseModelVersion = "flux1";  // flux_utils.MODEL_VERSION_FLUX_V1
+  f.checkpointFile = fs::path(options_.files.transformer).filename().string();
+  f.modelSpecArchitecture = dev_ ? "flux-1-dev" : "flux-1-schnell";
+  f.modelSpecImplementation = "https://github.com/black-forest-labs/flux";
+  f.modelSpecPredictionType = false;
+  f.metadataOptionKeys = kFluxMetadataOptions;
+  f.metadataValues = {{"ss_model_type", "flux"}};
+  return f;
+}
+
+std::vector<TrainableModel> FluxFamily::trainableModels() {
+  using network::LoraComponent;
+  return {{"U-Net", false, models_.transformer.get(), network::fluxLoraRule(LoraComponent::Unet, options_.trainBlocks)},
+          {"Text Encoder 1", true, models_.clipL.get(), network::fluxLoraRule(LoraComponent::TextEncoder1)}};
+}
+
+void FluxFamily::captureRegions(GraphedRegions* regions) {
+  if (regions) captureFluxBlocks(models_.transformer, *regions);
+  else releaseFluxBlocks(models_.transformer);
+}
+
+void FluxFamily::setTraining(bool textEncoders) {
+  models_.setTraining(textEncoders);
+  models_.clipL->textModel()->setGradientCheckpointing(textEncoders && options_.gradientCheckpointing);
+  // Set now that the method's adapters are attached: they decide whether the blocks draw random numbers.
+  models_.transformer->setGradientCheckpointing(options_.gradientCheckpointing, models::anyLoraDropout(*models_.transformer));
+}
+
+FluxFamily::TokenIds FluxFamily::tokenize(const std::vector<std::string>& captions) const {
+  // CLIP-L: [bos] 75 tokens [eos], padded with eos to 77 (sd-scripts' max_length=77, truncation).
+  std::vector<std::vector<std::vector<int32_t>>> clip;
+  for (const auto& caption : captions)
+    clip.push_back(text::clipTokenChunks(clipTokenizer_, caption, text::ClipPadding::EndOfText, 0));
+  const text::T5Tokens t5 = t5Tokenizer_.encode(captions, t5MaxTokens_);
+  const auto shape = std::vector<int64_t>{t5.batch, t5.length};
+  TokenIds ids;
+  ids.clipL = models::tokenChunksTensor(clip).select(1, 0).to(device_);
+  ids.t5 = torch::tensor(t5.ids, torch::kLong).reshape(shape).to(device_);
+  ids.t5Mask = torch::tensor(t5.mask, torch::kLong).reshape(shape).to(device_, torch::kFloat32);
+  return ids;
+}
+
+FluxFamily::TextConditioning FluxFamily::encode(const TokenIds& ids, bool clipGrad) {
+  TextConditioning out;
+  {
+    std::optional<torch::NoGradGuard> noGrad;
+    if (!clipGrad) noGrad.emplace();
+    out.pooled = models_.clipL->pooledOutput(ids.clipL);
+  }
+  torch::NoGradGuard noGrad;
+  // apply_t5_attn_mask masks padding in T5's own attention too (FluxTextEncodingStrategy).
+  out.t5 = models_.t5->forward(ids.t5, options_.step.applyT5AttnMask ? ids.t5Mask : torch::Tensor());
+  out.t5Mask = ids.t5Mask;
+  return out;
+}
+
+void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
+  if (options_.cacheLatents) {
+    data::LatentCacheOptions o;
+    o.toDisk = options_.cacheLatentsToDisk;
+    o.encoderIdentity = "flux-ae:" + fileIdentity(options_.files.ae);
+    o.batchSize = options_.vaeBatchSize;
+    o.workers = workers;
+    data::LatentCacheStats stats;
+    spdlog::info("caching latents");
+    at::Generator cacheGenerator = makeGenerator(device_, seed_);
+    GraphedEncoder encodeImages(
+        "AE", device_, [&](const std::vector<torch::Tensor>& in) { return std::vector<torch::Tensor>{models_.encodeLatents(in[0], cacheGenerator)}; },
+        captureVae_, captureLimit_, {cacheGenerator});
+    latentCache_ = data::LatentCache::build(
+        dataset, [&](const torch::Tensor& images) { return encodeImages({images.to(device_)})[0].to(torch::kCPU, torch::kFloat32); },
+        o, &stats);
+    spdlog::info("latents: {} encoded, {} read from disk", stats.encoded, stats.loadedFromDisk);
+  }
+  if (options_.cacheText) {
+    data::TextCacheOptions o;
+    o.toDisk = options_.cacheTextToDisk;
+    // Outputs differ with the encoders, the token length and whether T5 masked its padding.
+    o.encoderIdentity = "flux-te:" + fileIdentity(options_.files.clipL) + ":" + fileIdentity(options_.files.t5xxl) + ":" +
+                        std::to_string(t5MaxTokens_) + (options_.step.applyT5AttnMask ? ":masked" : "");
+    data::TextCacheStats stats;
+    spdlog::info("caching text encoder outputs");
+    GraphedEncoder encodeText(
+        "text encoders", device_,
+        [&](const std::vector<torch::Tensor>& in) {
+          const TextConditioning t = encode(TokenIds{in[0], in[1], in[2]}, false);
+          return std::vector<torch::Tensor>{t.t5, t.pooled};
+        },
+        captureTextEncoders_, captureLimit_);
+    textCache_ = data::TextCache::build(
+        dataset,
+        [&](const std::vector<std::string>& captions) {
+          const TokenIds ids = tokenize(captions);
+          const std::vector<torch::Tensor> t = encodeText({ids.clipL, ids.t5, ids.t5Mask});
+          return std::map<std::string, torch::Tensor>{{"t5", t[0].to(torch::kCPU, torch::kFloat32)},
+                                                      {"t5_mask", ids.t5Mask.to(torch::kCPU)},
+                                                      {"pooled", t[1].to(torch::kCPU, torch::kFloat32)}};
+        },
+        o, &stats);
+    spdlog::info("text encoder outputs: {} encoded, {} read from disk", stats.encoded, stats.loadedFromDisk);
+  }
+  // The step reads the caches: what made them waits in host memory (cached text outputs mean the
+  // encoders are frozen, core/validation.cpp).
+  if (options_.cacheLatents) parking_.park("AE", *models_.ae);
+  if (options_.cacheText) {
+    parking_.park("CLIP-L", *models_.clipL);
+    parking_.park("T5-XXL", *models_.t5);
+  }
+}
+
+FluxStepBatch FluxFamily::stepInputs(const data::Batch& batch, bool textEncodersTrain) {
+  FluxStepBatch in;
+  {
+    torch::NoGradGuard noGrad;
+    in.latents = batch.latents.defined() ? batch.latents.to(device_) : models_.encodeLatents(batch.images.to(device_), step_->generator());
+  }
+  if (options_.cacheText) {
+    in.t5 = batch.textOutputs.at("t5").to(device_);
+    in.t5Mask = batch.textOutputs.at("t5_mask").to(device_);
+    in.pooled = batch.textOutputs.at("pooled").to(device_);
+  } else {
+    const TextConditioning t = encode(tokenize(batch.captions), textEncodersTrain);
+    in.t5 = t.t5;
+    in.t5Mask = t.t5Mask;
+    in.pooled = t.pooled;
+  }
+  in.lossWeights = batch.lossWeights.to(device_);
+  return in;
+}
+
+torch::Tensor FluxFamily::loss(const data::Batch& batch, bool textEncodersTrain) {
+  return step_->loss(stepInputs(batch, textEncodersTrain));
+}
+
+StepShape FluxFamily::stage(const data::Batch& batch) {
+  torch::NoGradGuard noGrad;
+  return step_->stage(stepInputs(batch, false));
+}
+
+StepShape FluxFamily::stageWarmup(const data::ShapeSignature& signature) {
+  const int64_t down = models_.ae->config().downscale();
+  const StepShape shape{signature.batchSize, signature.height / down, signature.width / down, t5MaxTokens_};
+  step_->stageNeutral(shape);
+  return shape;
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> FluxFamily::checkpointTensors() const {
+  return models_.transformer->checkpointTensors("");
+}
+
+std::vector<std::shared_ptr<models::BlockSwap>> FluxFamily::blockSwaps() const {
+  std::vector<std::shared_ptr<models::BlockSwap>> out;
+  for (const auto& swap : {models_.transformer->doubleSwap(), models_.transformer->singleSwap()})
+    if (swap) out.push_back(swap);
+  return out;
+}
+
+}  // namespace sinter::train

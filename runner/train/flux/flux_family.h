@@ -1,0 +1,85 @@
+#pragma once
+// FLUX.1's part of a run (flux_train_network's): the transformer, AE, CLIP-L and T5-XXL from their
+// files, captions encoded into T5 hidden states and CLIP-L's pooled vector (or their cached
+// outputs), cached latents, and the flow-matching objective of the transformer (flux_train_step.h).
+#include <memory>
+#include <optional>
+
+#include "text/clip_tokenizer.h"
+#include "text/t5_tokenizer.h"
+#include "train/base/host_parking.h"
+#include "train/flux/flux_model_set.h"
+#include "train/flux/flux_train_step.h"
+#include "train/parts/training_parts.h"
+
+namespace sinter::train {
+
+// The config's FLUX options, typed.
+struct FluxFamilyOptions {
+  FluxModelFiles files;
+  std::string clipTokenizer, t5Tokenizer;
+  std::optional<int> t5MaxTokens;  // t5xxl_max_token_length; unset: 512 for dev, 256 for schnell
+  std::string trainBlocks = "all";  // network_args train_blocks
+  bool gradientCheckpointing = false;
+  FluxWeightPlacement placement;  // fp8_base, blocks_to_swap
+  bool cacheLatents = false, cacheLatentsToDisk = false;
+  bool cacheText = false, cacheTextToDisk = false;
+  int vaeBatchSize = 1;
+  FluxStepOptions step;
+
+  static FluxFamilyOptions fromConfig(const Config& config, torch::Dtype computeDtype);
+};
+
+class FluxFamily : public FamilyPart {
+ public:
+  explicit FluxFamily(const RunContext& run);
+
+  FamilyFacts facts() const override;
+  std::vector<TrainableModel> trainableModels() override;
+  void buildCaches(const data::Dataset& dataset, int workers) override;
+  const data::LatentCache* latentCache() const override { return latentCache_ ? &*latentCache_ : nullptr; }
+  const data::TextCache* textCache() const override { return textCache_ ? &*textCache_ : nullptr; }
+  void setTraining(bool textEncoders) override;
+  torch::Tensor loss(const data::Batch& batch, bool textEncodersTrain) override;
+  StepShape stage(const data::Batch& batch) override;
+  torch::Tensor stagedLoss(const StepShape& shape) override { return step_->stagedLoss(shape); }
+  StepShape stageWarmup(const data::ShapeSignature& signature) override;
+  void captureRegions(GraphedRegions* regions) override;
+  std::vector<std::pair<std::string, torch::Tensor>> checkpointTensors() const override;
+  at::Generator& generator() override { return step_->generator(); }
+  sample::ResolvedSample sampleDefaults() const override;
+  torch::Tensor renderSample(sample::ResolvedSample& s, const at::Generator& generator) override;
+  std::vector<std::shared_ptr<models::BlockSwap>> blockSwaps() const override;
+
+  int t5MaxTokens() const { return t5MaxTokens_; }
+
+ private:
+  struct TokenIds {
+    torch::Tensor clipL;           // [B, 77] on the device
+    torch::Tensor t5, t5Mask;      // [B, t5MaxTokens] on the device (the mask in float32)
+  };
+  struct TextConditioning {
+    torch::Tensor t5, t5Mask, pooled;
+  };
+  TokenIds tokenize(const std::vector<std::string>& captions) const;
+  // CLIP-L's pooled vector (with gradients when `clipGrad`) and T5's hidden states (never).
+  TextConditioning encode(const TokenIds& ids, bool clipGrad);
+  FluxStepBatch stepInputs(const data::Batch& batch, bool textEncodersTrain);
+
+  FluxFamilyOptions options_;
+  torch::Device device_;
+  bool captureVae_ = false, captureTextEncoders_ = false;
+  int captureLimit_ = 8;
+  std::uint64_t seed_;
+  FluxModelSet models_;
+  HostParking parking_;
+  bool dev_ = true;
+  int t5MaxTokens_ = 512;
+  text::ClipTokenizer clipTokenizer_;
+  text::T5Tokenizer t5Tokenizer_;
+  std::optional<data::LatentCache> latentCache_;
+  std::optional<data::TextCache> textCache_;
+  std::unique_ptr<FluxTrainStep> step_;
+};
+
+}  // namespace sinter::train

@@ -1,0 +1,77 @@
+#include "train/flux/flux_model_set.h"
+
+#include "io/safetensors.h"
+#include "models/checkpoint_tensors.h"
+#include "models/flux_checkpoint.h"
+#include "models/served_weight.h"
+#include "train/base/mixed_precision.h"
+
+namespace sinter::train {
+
+void placeFluxTransformer(models::FluxTransformerImpl& transformer, const torch::Device& device, torch::Dtype dtype,
+                          const FluxWeightPlacement& placement) {
+  castFrozen(transformer, dtype);
+  if (placement.blocksToSwap > 0)
+    transformer.enableBlockSwap(placement.blocksToSwap, device, placement.fp8Base ? models::float8Dtype() : dtype);
+  if (placement.fp8Base) models::storeLinearsInFloat8(transformer);
+  models::moveToDevice(transformer, device);
+}
+
+void FluxModelSet::toDevice(const torch::Device& device, torch::Dtype dtype, const FluxWeightPlacement& placement,
+                            std::optional<torch::Dtype> trainableDtype) {
+  placeFluxTransformer(*transformer, device, trainableDtype.value_or(dtype), placement);
+  for (torch::nn::Module* m : std::initializer_list<torch::nn::Module*>{clipL.get(), t5.get()}) {
+    castFrozen(*m, dtype);
+    models::moveToDevice(*m, device);
+  }
+  castFrozen(*ae, dtype == torch::kHalf ? torch::kFloat32 : dtype);
+  models::moveToDevice(*ae, device);
+}
+
+void FluxModelSet::setTraining(bool textEncoder) {
+  transformer->train();
+  ae->eval();
+  clipL->train(textEncoder);
+  t5->eval();
+}
+
+torch::Tensor FluxModelSet::encodeLatents(const torch::Tensor& images, const at::Generator& generator) {
+  torch::NoGradGuard noGrad;
+  const torch::Dtype aeDtype = ae->encoder->conv_in->weight.scalar_type();
+  return ae->encodeToLatents(images.to(aeDtype), /*sample=*/true, generator);
+}
+
+std::string clipLPrefix(const io::SafetensorsFile& file) {
+  for (const char* candidate : {"", models::ClipTextModelImpl::kSdxlPrefix, "clip_l.transformer."})
+    if (file.has(std::string(candidate) + "text_model.embeddings.token_embedding.weight")) return candidate;
+  return "";  // inferFromCheckpoint then names the key it expected
+}
+
+models::ClipTextModel loadClipL(const std::string& path) {
+  const io::SafetensorsFile file(path);
+  const std::string prefix = clipLPrefix(file);
+  models::ClipTextModel clip(models::ClipTextModelImpl::inferFromCheckpoint(file, prefix));
+  clip->loadFromCheckpoint(file, prefix);
+  return clip;
+}
+
+FluxModelSet loadFluxModelSet(const FluxModelFiles& files) {
+  FluxModelSet set;
+  set.transformer = models::loadFluxTransformer(files.transformer);
+  set.ae = models::loadFluxAutoencoder(files.ae);
+  set.clipL = loadClipL(files.clipL);
+  set.t5 = models::loadT5Encoder(files.t5xxl);
+  const models::FluxConfig& c = set.transformer->config();
+  // The transformer's conditioning widths are the encoders' outputs: a mismatch is a wrong file.
+  if (set.clipL->config().width != c.vecInDim)
+    throw models::CheckpointError(files.clipL + ": CLIP-L is " + std::to_string(set.clipL->config().width) +
+                                  " wide, but the transformer in " + files.transformer + " takes a pooled vector of " +
+                                  std::to_string(c.vecInDim));
+  if (set.t5->config().dModel != c.contextInDim)
+    throw models::CheckpointError(files.t5xxl + ": T5 is " + std::to_string(set.t5->config().dModel) +
+                                  " wide, but the transformer in " + files.transformer + " takes text tokens of " +
+                                  std::to_string(c.contextInDim));
+  return set;
+}
+
+}  // namespace sinter::train

@@ -1,0 +1,83 @@
+#include "train/flux/flux_registration.h"
+
+#include <functional>
+#include <string>
+
+#include "io/safetensors.h"
+#include "models/flux_autoencoder.h"
+#include "models/flux_transformer.h"
+#include "models/served_weight.h"
+#include "models/t5_encoder.h"
+#include "text/t5_tokenizer.h"
+#include "train/flux/flux_benchmark.h"
+#include "train/flux/flux_family.h"
+#include "train/flux/flux_model_set.h"
+#include "train/objectives/flow_matching.h"
+
+namespace sinter::train {
+
+namespace {
+
+// FLUX's other files (flux_train_network's --ae, --clip_l, --t5xxl) and T5's tokenizer: each set,
+// there, and the model it names (read from the header only).
+bool checkFluxFiles(const Config& config, PreflightChecks& k) {
+  bool ok = true;
+  struct FluxFile {
+    const char* key;
+    const char* what;
+    std::function<void(const io::SafetensorsFile&)> check;
+  };
+  const FluxFile files[] = {
+      {"ae", "the autoencoder (ae.safetensors)", [](const io::SafetensorsFile& f) { models::FluxAutoencoderConfig::inferFromCheckpoint(f); }},
+      {"clip_l", "CLIP-L (clip_l.safetensors)", [](const io::SafetensorsFile& f) { models::ClipTextModelImpl::inferFromCheckpoint(f, clipLPrefix(f)); }},
+      {"t5xxl", "the T5-XXL encoder (t5xxl_fp16.safetensors)", [](const io::SafetensorsFile& f) { models::T5EncoderConfig::inferFromCheckpoint(f); }}};
+  for (const FluxFile& file : files) {
+    const std::string path = config.getString(file.key);
+    if (path.empty()) {
+      ok = false;
+      k.error(file.key, std::string(file.key) + " is not set: FLUX training needs " + file.what);
+    } else if (isFile(path)) {
+      ok &= k.parse(file.key, [&] { file.check(io::SafetensorsFile(path)); });
+    } else {
+      ok = false;  // reported by checkPaths
+    }
+  }
+  const std::string tokenizer = config.getString("t5_tokenizer");
+  if (tokenizer.empty()) {
+    ok = false;
+    k.error("t5_tokenizer", "t5_tokenizer is not set: point it at a folder with T5's spiece.model (google/t5-v1_1-xxl); "
+                            "nothing is downloaded");
+  } else {
+    ok &= k.parse("t5_tokenizer", [&] { text::T5Tokenizer checked(tokenizer); });
+  }
+  ok &= k.parse("timestep_sampling", [&] { FlowMatchingOptions::fromConfig(config); });
+  if (config.getBool("fp8_base") && !models::float8InBuild())
+    ok &= k.parse("fp8_base", [] { models::float8Dtype(); });  // names the libtorch
+  const std::string transformer = config.getString("pretrained_model_name_or_path");
+  if (!isUnset(config.get("blocks_to_swap")) && config.getInt("blocks_to_swap") > 0 && isFile(transformer))
+    ok &= k.parse("blocks_to_swap", [&] {
+      const io::SafetensorsFile file(transformer);
+      models::fluxBlockSwapSplit(models::FluxConfig::inferFromCheckpoint(file, models::FluxTransformerImpl::checkpointPrefix(file)),
+                                 config.getInt("blocks_to_swap"));
+    });
+  return ok;
+}
+
+}  // namespace
+
+FamilyRegistration fluxRegistration() {
+  FamilyRegistration r;
+  r.family = Family::FLUX;
+  r.make = [](const RunContext& run) -> std::unique_ptr<FamilyPart> { return std::make_unique<FluxFamily>(run); };
+  r.networkModule = "networks.lora_flux";  // flux_train_network.py's
+  r.loraTrainBlocks = true;
+  r.checkConfig = checkFluxFiles;
+  // sd-scripts samples FLUX with its own Euler loop and ignores sample_sampler and --ss.
+  r.fixedSampler = "the flow-matching Euler sampler";
+  r.fp8Base = true;
+  r.fullWeightsTextEncoderRefusal = "flux_train.py trains the FLUX transformer only";
+  r.benchmark = runFluxBenchmark;
+  return r;
+}
+
+}  // namespace sinter::train

@@ -1,0 +1,97 @@
+#include "train/flux/flux_train_step.h"
+
+#include <stdexcept>
+
+#include "models/flux_latents.h"
+#include "train/base/device_info.h"
+
+namespace sinter::train {
+
+FluxTrainStep::FluxTrainStep(models::FluxTransformer transformer, FluxStepOptions options, torch::Device device,
+                             std::uint64_t seed)
+    : transformer_(std::move(transformer)),
+      options_(std::move(options)),
+      device_(device),
+      generator_(makeGenerator(device, seed)),
+      sigmaTable_(shiftedSigmaTable(options_.flow.discreteFlowShift, device)) {}
+
+StepShape FluxTrainStep::shapeOf(const FluxStepBatch& b) const {
+  return StepShape{b.latents.size(0), b.latents.size(2), b.latents.size(3), b.t5.size(1)};
+}
+
+StaticBuffers& FluxTrainStep::buffers(const StepShape& s) {
+  return shapes_.buffers(s, [&] {
+    const models::FluxConfig& c = transformer_->config();
+    const auto inputs = torch::TensorOptions().device(device_).dtype(options_.computeDtype);
+    const auto f32 = inputs.dtype(torch::kFloat32);
+    // The position ids and the guidance depend on the shape only: made here, once, so that the
+    // step itself copies nothing from the host.
+    StaticBuffers b{{"latents", torch::zeros({s.batch, c.inChannels / 4, s.height, s.width}, inputs)},
+                    {"t5", torch::zeros({s.batch, s.tokens, c.contextInDim}, inputs)},
+                    {"t5_mask", torch::ones({s.batch, s.tokens}, f32)},
+                    {"pooled", torch::zeros({s.batch, c.vecInDim}, inputs)},
+                    {"loss_weights", torch::ones({s.batch}, f32)},
+                    {"img_ids", models::fluxImageIds(s.batch, s.height / 2, s.width / 2, f32)},
+                    {"txt_ids", models::fluxTextIds(s.batch, s.tokens, f32)}};
+    if (c.guidanceEmbed) b["guidance"] = torch::full({s.batch}, options_.guidanceScale, f32);
+    return b;
+  });
+}
+
+torch::Tensor FluxTrainStep::loss(const FluxStepBatch& batch) {
+  if (!batch.t5.requires_grad() && !batch.pooled.requires_grad()) return stagedLoss(stage(batch));
+  // Conditioning with gradients (text encoder LoRA) stays in the autograd graph; the rest goes
+  // through the static buffers.
+  StaticBuffers& in = buffers(shapeOf(batch));
+  in.at("latents").copy_(batch.latents);
+  in.at("loss_weights").copy_(batch.lossWeights);
+  if (options_.applyT5AttnMask) in.at("t5_mask").copy_(batch.t5Mask);
+  return lossOf(in, batch.t5.to(device_, options_.computeDtype), batch.pooled.to(device_, options_.computeDtype));
+}
+
+StepShape FluxTrainStep::stage(const FluxStepBatch& batch) {
+  if (batch.t5.requires_grad() || batch.pooled.requires_grad())
+    throw std::logic_error("FluxTrainStep::stage: conditioning with gradients cannot be staged");
+  const StepShape shape = shapeOf(batch);
+  StaticBuffers& in = buffers(shape);
+  in.at("latents").copy_(batch.latents);
+  in.at("t5").copy_(batch.t5);
+  in.at("pooled").copy_(batch.pooled);
+  in.at("loss_weights").copy_(batch.lossWeights);
+  if (options_.applyT5AttnMask) in.at("t5_mask").copy_(batch.t5Mask);
+  return shape;
+}
+
+void FluxTrainStep::stageNeutral(const StepShape& shape) {
+  StaticBuffers& in = buffers(shape);
+  for (const char* name : {"latents", "t5", "pooled"}) in.at(name).zero_();
+  in.at("t5_mask").fill_(1.0);
+  in.at("loss_weights").fill_(1.0);
+}
+
+torch::Tensor FluxTrainStep::stagedLoss(const StepShape& shape) {
+  StaticBuffers& in = buffers(shape);
+  return lossOf(in, in.at("t5"), in.at("pooled"));
+}
+
+// flux_train_network.get_noise_pred_and_target: noise, sigmas, x_t; the transformer on x_t's 2x2
+// patches; its output unpacked and turned into the prediction; the loss against noise - x0.
+torch::Tensor FluxTrainStep::lossOf(StaticBuffers& in, const torch::Tensor& t5, const torch::Tensor& pooled) {
+  const torch::Tensor& latents = in.at("latents");
+  const int64_t b = latents.size(0), h = latents.size(2), w = latents.size(3);
+  const torch::Tensor noise = at::randn(latents.sizes(), generator_, latents.options());
+  const torch::Tensor sigmas = sampleFlowSigmas(options_.flow, b, h, w, generator_, device_, sigmaTable_);
+  const torch::Tensor noisy = flowNoisyLatents(latents, noise, sigmas, options_.computeDtype);
+  const auto guidance = in.find("guidance");
+  torch::Tensor out = transformer_->forward(models::packFluxLatents(noisy), in.at("img_ids"), t5, in.at("txt_ids"),
+                                            flowModelTimesteps(sigmas, options_.computeDtype), pooled,
+                                            guidance == in.end() ? torch::Tensor() : guidance->second,
+                                            options_.applyT5AttnMask ? in.at("t5_mask") : torch::Tensor());
+  out = models::unpackFluxLatents(out, h / 2, w / 2);
+  const FlowPrediction prediction = applyModelPredictionType(options_.flow, out.to(torch::kFloat32),
+                                                             noisy.to(torch::kFloat32), sigmas);
+  return flowMatchingLoss(options_.flow, prediction, noise.to(torch::kFloat32) - latents.to(torch::kFloat32), sigmas,
+                          in.at("loss_weights"));
+}
+
+}  // namespace sinter::train

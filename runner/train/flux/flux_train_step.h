@@ -1,0 +1,59 @@
+#pragma once
+// FLUX's objective for one micro-batch (flow matching, flow_matching.h), written like SDXL's
+// (sdxl_train_step.h) so that it can be captured as a graph: inputs copied into static buffers
+// kept per batch shape (with the shape's position ids and guidance), sigmas and noise drawn on the
+// device, the loss a device tensor until the loop reads it.
+#include <torch/torch.h>
+
+#include <cstdint>
+
+#include "models/flux_transformer.h"
+#include "train/base/shape_plan.h"
+#include "train/objectives/flow_matching.h"
+
+namespace sinter::train {
+
+struct FluxStepBatch {
+  torch::Tensor latents;      // [B, 16, h, w], shifted and scaled by the AE's factors
+  torch::Tensor t5;           // [B, T, 4096] T5-XXL hidden states
+  torch::Tensor t5Mask;       // [B, T]: 1 a token, 0 padding (read with apply_t5_attn_mask)
+  torch::Tensor pooled;       // [B, 768] CLIP-L pooled output
+  torch::Tensor lossWeights;  // [B]
+};
+
+struct FluxStepOptions {
+  FlowMatchingOptions flow;
+  double guidanceScale = 3.5;                   // guidance_scale, fed to dev's guidance embedding
+  bool applyT5AttnMask = false;                 // apply_t5_attn_mask: padding tokens masked in attention
+  torch::Dtype computeDtype = torch::kFloat32;  // the frozen weights' dtype
+};
+
+class FluxTrainStep {
+ public:
+  FluxTrainStep(models::FluxTransformer transformer, FluxStepOptions options, torch::Device device, std::uint64_t seed);
+
+  // The loss of one micro-batch: a 0-dim float32 device tensor with its autograd graph.
+  torch::Tensor loss(const FluxStepBatch& batch);
+  // For capture: a batch without gradients copied into its shape's static buffers, and the loss of
+  // whatever those buffers hold (device work only).
+  StepShape stage(const FluxStepBatch& batch);
+  torch::Tensor stagedLoss(const StepShape& shape);
+  // Neutral inputs (zero latents and conditioning, every T5 token present) for a shape.
+  void stageNeutral(const StepShape& shape);
+
+  at::Generator& generator() { return generator_; }
+
+ private:
+  StepShape shapeOf(const FluxStepBatch& batch) const;
+  StaticBuffers& buffers(const StepShape& shape);
+  torch::Tensor lossOf(StaticBuffers& in, const torch::Tensor& t5, const torch::Tensor& pooled);
+
+  models::FluxTransformer transformer_;
+  FluxStepOptions options_;
+  torch::Device device_;
+  at::Generator generator_;
+  torch::Tensor sigmaTable_;  // the shifted schedule for timestep_sampling "sigma", on the device
+  ShapePlan shapes_;
+};
+
+}  // namespace sinter::train

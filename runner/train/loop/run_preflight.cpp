@@ -1,0 +1,251 @@
+#include "train/loop/run_preflight.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+
+#include "core/model_family_detect.h"
+#include "core/registry.h"
+#include "data/batch_plan.h"
+#include "data/dataset_settings.h"
+#include "network/lora_file.h"
+#include "network/lora_network.h"
+#include "text/clip_tokenizer.h"
+#include "train/bench/capture_facts.h"
+#include "sample/diffusion_samplers.h"
+#include "sample/sample_prompts.h"
+#include "train/base/device_info.h"
+#include "train/base/mixed_precision.h"
+#include "train/bench/step_profiler.h"
+#include "train/loop/sample_images.h"
+#include "train/loop/training_loop.h"
+#include "train/loop/training_table.h"
+#include "train/methods/full_weights_method.h"
+#include "train/methods/lora_method.h"
+#include "train/objectives/diffusion_loss.h"
+#include "train/optim/fused_backward.h"
+#include "train/optim/lr_schedule.h"
+#include "train/optim/optimizer_args.h"
+#include "train/parts/family_registration.h"
+#include "train/parts/preflight_checks.h"
+
+namespace sinter::train {
+
+namespace {
+
+// Every path option that is set exists and is of the right kind (output_dir is created).
+void checkPaths(const Config& config, PreflightChecks& k) {
+  const Tab tab = config.tab();
+  const std::optional<Family> family = config.family();
+  for (const auto& spec : optionRegistry()) {
+    if (spec.type != OptionType::Path || !spec.appliesToTab(tab)) continue;
+    if (family && !spec.appliesToFamily(*family)) continue;
+    const std::string p = config.getString(spec.key);
+    if (p.empty() || std::string(spec.key) == "output_dir") continue;
+    if (spec.pathKind == PathKind::Directory && !isDir(p)) k.error(spec.key, std::string(spec.key) + ": folder '" + p + "' does not exist");
+    if (spec.pathKind == PathKind::File && !isFile(p)) k.error(spec.key, std::string(spec.key) + ": file '" + p + "' does not exist");
+  }
+  // output_dir is created by the run: it, or the nearest folder above it that exists, must be writable.
+  const std::string outputDir = config.getString("output_dir");
+  if (outputDir.empty()) {
+    k.error("output_dir", "output_dir is not set");
+    return;
+  }
+  std::error_code ec;
+  std::filesystem::path existing = std::filesystem::absolute(outputDir, ec);
+  while (!existing.empty() && !std::filesystem::exists(existing, ec) && existing != existing.parent_path())
+    existing = existing.parent_path();
+  if (!isDir(existing.string()))
+    k.error("output_dir", "output_dir '" + outputDir + "' cannot be created: '" + existing.string() + "' is not a folder");
+  else if (::access(existing.c_str(), W_OK) != 0)
+    k.error("output_dir", "output_dir '" + outputDir + "' cannot be written: '" + existing.string() + "' is not writable");
+}
+
+// The family the config names or the checkpoint's tensor names show; nullopt after an error.
+std::optional<Family> checkFamily(const Config& config, PreflightChecks& k) {
+  std::optional<Family> family = config.family();
+  const std::string model = config.getString("pretrained_model_name_or_path");
+  if (model.empty()) {
+    k.error("pretrained_model_name_or_path", "pretrained_model_name_or_path is not set");
+    return std::nullopt;
+  }
+  if (!isFile(model)) return std::nullopt;  // reported by checkPaths
+  try {
+    std::optional<Family> detected = detectModelFamily(model);
+    if (!detected) {
+      k.error("pretrained_model_name_or_path", "cannot tell the model family of '" + model + "' from its tensor names; set model_family");
+      return std::nullopt;
+    }
+    if (family && *family != *detected) {
+      k.error("model_family", "model_family is " + std::string(toString(*family)) + " but '" + model + "' is a " +
+                                  toString(*detected) + " checkpoint");
+      return std::nullopt;
+    }
+    return detected;
+  } catch (const std::exception& e) {
+    k.error("pretrained_model_name_or_path", e.what());
+    return std::nullopt;
+  }
+}
+
+// The networks that take network_args train_blocks, with their family: "networks.lora_flux (FLUX)".
+std::string trainBlocksNetworks() {
+  std::string names;
+  for (const FamilyRegistration& r : registeredFamilies())
+    if (r.loraTrainBlocks)
+      names += std::string(names.empty() ? "" : " or ") + r.networkModule + " (" + toString(r.family) + ")";
+  return names;
+}
+
+// What this build trains (training_table.h); everything else is refused before any work.
+bool checkBuilt(const Config& config, Family family, PreflightChecks& k) {
+  const std::optional<std::string> reason = notBuiltReason(family, config.tab());
+  if (reason) k.error(config.has("training_type") ? "training_type" : "model_family", *reason);
+  return !reason;
+}
+
+// The values the run parses into its parts, parsed here by the same functions. True when all parse.
+bool checkValues(const Config& config, PreflightChecks& k) {
+  bool ok = true;
+  ok &= k.parse("mixed_precision", [&] {
+    const PrecisionPlan plan = planPrecision(parseMixedPrecision(config.getString("mixed_precision")), config.getBool("full_fp16"),
+                                             config.getBool("full_bf16"));
+    if (plan.weightDtype == torch::kHalf && !trainingDevice().is_cuda())
+      throw std::invalid_argument("mixed_precision = \"fp16\" needs a CUDA GPU; this machine has none (use \"bf16\" or \"no\")");
+  });
+  ok &= k.parse("optimizer_type", [&] { resolveOptimizerType(config.getString("optimizer_type")); });
+  std::optional<OptimizerSettings> optimizer;
+  ok &= k.parse("optimizer_args", [&] {
+    optimizer = parseOptimizerSettings(config.getString("optimizer_type"), config.getList("optimizer_args"));
+  });
+  ok &= k.parse("lr_scheduler", [&] {
+    if (optimizer) resolveLrScheduler(config.getString("lr_scheduler"), *optimizer);
+    else parseLrSchedulerType(config.getString("lr_scheduler"));
+  });
+  if (optimizer && fusedBackwardPassRequested(config))
+    ok &= k.parse("fused_backward_pass", [&] { checkFusedBackwardPass(*optimizer, config.getInt("gradient_accumulation_steps")); });
+  ok &= k.parse("loss_type", [&] { parseLossType(config.getString("loss_type")); });
+  ok &= k.parse("save_precision", [&] {
+    if (!config.getString("save_precision").empty()) network::savePrecisionDtype(config.getString("save_precision"));
+  });
+  ok &= k.parse("network_args", [&] {
+    network::LoraNetwork checked(loraNetworkOptions(config));  // the constructor checks rank and dropout
+  });
+  const std::string tokenizer = config.getString("clip_tokenizer");
+  if (tokenizer.empty()) {
+    ok = false;
+    k.error("clip_tokenizer", "clip_tokenizer is not set: point it at a folder with the CLIP tokenizer (vocab.json and merges.txt, "
+                              "or tokenizer.json); nothing is downloaded");
+  } else {
+    ok &= k.parse("clip_tokenizer", [&] { text::ClipTokenizer::fromPath(tokenizer); });
+  }
+  return ok;
+}
+
+// The images, and (when the values parsed) the schedule's arithmetic that needs their count.
+std::optional<data::Dataset> checkDataset(const Config& config, bool valuesParsed, PreflightChecks& k) {
+  const std::string key = config.getString("dataset_config").empty() ? "train_data_dir" : "dataset_config";
+  if (config.getString("train_data_dir").empty() && config.getString("dataset_config").empty()) {
+    k.error("train_data_dir", "no training data: set train_data_dir or dataset_config");
+    return std::nullopt;
+  }
+  std::optional<data::Dataset> dataset;
+  k.parse(key, [&] {
+    std::vector<std::string> warnings;
+    std::vector<data::DatasetSettings> settings = data::datasetSettingsFromConfig(config, warnings);
+    data::DiscoveryOptions discovery;
+    discovery.workers = std::max(1, static_cast<int>(config.getInt("max_data_loader_n_workers")));
+    dataset = data::buildDataset(std::move(settings), discovery);
+    for (const auto& w : warnings) k.warning(key, w);
+    if (std::string report = dataset->report(); !report.empty()) k.warning(key, report);
+  });
+  if (!dataset) return std::nullopt;
+  if (!valuesParsed) return dataset;
+  k.parse("lr_warmup_steps", [&] {
+    const LoopOptions options = LoopOptions::fromConfig(config, PrecisionPlan{});
+    const LrSchedule checked(planSchedule(options, data::BatchPlan(*dataset, 0).batchesPerEpoch()).lr);
+  });
+  return dataset;
+}
+
+// Sample images: the prompt file parses, and the samplers it names are ones this build renders; a
+// family with one sampler of its own (FLUX: sd-scripts ignores sample_sampler and --ss there) says
+// they are not used. Prompts without a trigger, or a trigger without prompts, make no samples, as
+// in sd-scripts; the run says so.
+void checkSamples(const Config& config, const FamilyRegistration* family, PreflightChecks& k) {
+  const std::string file = config.getString("sample_prompts");
+  const bool trigger = config.getBool("sample_at_first") || !isUnset(config.get("sample_every_n_steps")) ||
+                       !isUnset(config.get("sample_every_n_epochs"));
+  if (file.empty()) {
+    if (trigger) k.warning("sample_every_n_steps", "sample_at_first/sample_every_n_* are set but sample_prompts is not: no sample images are made");
+    return;
+  }
+  if (!isFile(file)) return;  // checkPaths said so
+  if (!trigger)
+    k.warning("sample_prompts", "sample_prompts is set but none of sample_at_first, sample_every_n_steps or sample_every_n_epochs: "
+                                "no sample images are made (as sd-scripts)");
+  std::vector<sample::SamplePrompt> prompts;
+  if (!k.parse("sample_prompts", [&] { prompts = sample::loadSamplePrompts(file); })) return;
+  if (family && !family->fixedSampler.empty()) {
+    bool samplerAsked = config.has("sample_sampler");
+    for (const auto& p : prompts) samplerAsked |= p.sampler.has_value();
+    if (samplerAsked)
+      k.warning("sample_sampler", std::string(toString(family->family)) + " samples are made with " + family->fixedSampler +
+                                      ", as sd-scripts makes them; sample_sampler and --ss are not used");
+    return;
+  }
+  k.parse("sample_sampler", [&] { sample::parseDiffusionSampler(config.getString("sample_sampler")); });
+  for (const auto& p : prompts)
+    if (p.sampler) k.parse("sample_prompts", [&] {
+        try {
+          sample::parseDiffusionSampler(*p.sampler);
+        } catch (const std::invalid_argument& e) {
+          throw std::invalid_argument(p.where + ": " + e.what());
+        }
+      });
+}
+
+}  // namespace
+
+RunPreflight preflightRun(const Config& config, int ranks) {
+  RunPreflight result;
+  result.resolved = config;
+  PreflightChecks k(config, result.diagnostics);
+  checkPaths(config, k);
+  const std::optional<Family> family = checkFamily(config, k);
+  if (family && !checkBuilt(config, *family, k)) return result;
+  // Built, so registered (train/families.cpp): what the generic checks need to know of the family.
+  const FamilyRegistration* registration = family ? findRegisteredFamily(*family) : nullptr;
+  if (registration) {
+    result.resolved.set("model_family", std::string(toString(*family)), config.whereSet("model_family"));
+    // sd-scripts requires network_module; Sinter picks the family's (it is written into the metadata).
+    if (result.resolved.getString("network_module").empty()) result.resolved.set("network_module", registration->networkModule);
+  }
+  bool valuesParsed = checkValues(config, k);
+  if (family && config.tab() != Tab::LoRA && valuesParsed)
+    if (const std::optional<Refusal> refusal = fullWeightsRefusal(config)) {
+      k.error(refusal->key, refusal->message);
+      valuesParsed = false;
+    }
+  if (registration && registration->checkConfig) valuesParsed &= registration->checkConfig(config, k);
+  if (registration && !registration->loraTrainBlocks && !config.getList("network_args").empty()) {
+    k.parse("network_args", [&] {
+      if (network::parseNetworkArgs(config.getList("network_args")).trainBlocks)
+        throw std::invalid_argument("network_args train_blocks is an argument of " + trainBlocksNetworks() + ", not of " +
+                                    std::string(toString(*family)) + "'s " + registration->networkModule);
+    });
+  }
+  checkSamples(config, registration, k);
+  result.dataset = checkDataset(config, valuesParsed, k);
+  if (std::string why; config.has("profile_steps") && !profilerAvailable(&why))
+    k.warning("profile_steps", "profile_steps: " + why + "; the run trains without a trace");
+  if (valuesParsed) {
+    result.compilePlan = compile::planCompile(result.resolved, family, captureFacts(result.resolved, trainingDevice(), ranks));
+    if (result.compilePlan->fatal) k.error("compile_fullgraph", *result.compilePlan->fatal);
+  }
+  return result;
+}
+
+}  // namespace sinter::train

@@ -1,0 +1,91 @@
+#include "train/loop/sample_images.h"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <random>
+
+#include "sample/png_file.h"
+#include "train/base/config_values.h"
+#include "train/base/device_info.h"
+#include "train/loop/save_schedule.h"
+
+namespace sinter::train {
+
+namespace fs = std::filesystem;
+
+sample::SampleSchedule sampleScheduleFromConfig(const Config& config) {
+  sample::SampleSchedule s;
+  if (config.getString("sample_prompts").empty()) return s;
+  s.atFirst = config.getBool("sample_at_first");
+  s.everyNSteps = optionalInt(config, "sample_every_n_steps");
+  s.everyNEpochs = optionalInt(config, "sample_every_n_epochs");
+  return s;
+}
+
+SampleImages::SampleImages(const RunContext& run, FamilyPart& family)
+    : run_(run),
+      family_(family),
+      schedule_(sampleScheduleFromConfig(run.config)),
+      folder_(fs::absolute(fs::path(run.config.getString("output_dir")) / "sample").lexically_normal().string()),
+      outputName_(outputName(run.config)),
+      modelName_(family.facts().checkpointFile) {
+  if (schedule_.any()) prompts_ = sample::loadSamplePrompts(run.config.getString("sample_prompts"));
+}
+
+sample::ResolvedSample SampleImages::resolve(const sample::SamplePrompt& p) const {
+  sample::ResolvedSample s = family_.sampleDefaults();
+  s.index = p.index;
+  s.prompt = p.prompt;
+  s.negativePrompt = p.negativePrompt;
+  if (p.width) s.width = *p.width;
+  if (p.height) s.height = *p.height;
+  if (p.steps) s.steps = *p.steps;
+  if (p.scale) s.scale = *p.scale;
+  if (p.guidanceScale && s.guidanceScale) s.guidanceScale = *p.guidanceScale;
+  if (p.sampler) s.samplerName = *p.sampler;
+  // Without --d sd-scripts draws a fresh seed; this one is recorded in the PNG so it can be repeated.
+  s.seedGiven = p.seed.has_value();
+  s.seed = p.seed ? static_cast<std::uint64_t>(*p.seed) : std::random_device{}() & 0x7fffffffu;
+  return s;
+}
+
+double SampleImages::make(long long step, std::optional<long long> epoch, bool textEncodersTrain) {
+  const auto start = std::chrono::steady_clock::now();
+  auto since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  lastSampledStep_ = step;
+  spdlog::info("generating sample images at step {}", step);
+  try {
+    fs::create_directories(folder_);
+    for (const sample::SamplePrompt& prompt : prompts_) {
+      const auto imageStart = std::chrono::steady_clock::now();
+      sample::ResolvedSample s = resolve(prompt);
+      const torch::Tensor image = family_.renderSample(s, makeGenerator(run_.device, s.seed));
+      const std::string path = (fs::path(folder_) / sample::sampleFileName(outputName_, step, epoch, s, std::time(nullptr))).string();
+      nlohmann::json settings{{"prompt", s.prompt},   {"negative_prompt", s.negativePrompt}, {"width", s.width},
+                              {"height", s.height},   {"sample_steps", s.steps},             {"scale", s.scale},
+                              {"seed", s.seed},       {"sample_sampler", s.samplerName},     {"step", step},
+                              {"model", modelName_}};
+      if (s.guidanceScale) settings["guidance_scale"] = *s.guidanceScale;
+      if (epoch) settings["epoch"] = *epoch;
+      sample::writePng(path, sample::imageToRgb8(image),
+                       {{"parameters", sample::parametersText(s, modelName_, step)}, {"sinter", settings.dump()}});
+      const double seconds = since(imageStart);
+      spdlog::info("sample {} ({:.1f} s): {}", path, seconds, s.prompt);
+      run_.events.emit(events::Sample{path, s.prompt, step, epoch.value_or(0), s.index, seconds});
+    }
+  } catch (const std::exception& e) {
+    const std::string message = "sample images at step " + std::to_string(step) + " failed: " + e.what();
+    spdlog::warn("{}", message);
+    run_.events.emit(events::Warning{message});
+  }
+  family_.setTraining(textEncodersTrain);
+  return since(start);
+}
+
+}  // namespace sinter::train

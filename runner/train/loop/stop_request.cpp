@@ -1,0 +1,67 @@
+#include "train/loop/stop_request.h"
+
+#include <csignal>
+#include <cstring>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+
+namespace sinter::train {
+
+namespace {
+
+std::atomic<int> g_signals{0};
+std::atomic<int> g_saving{0};
+std::atomic<bool> g_peerFailed{false};
+
+void leaveForFailedPeer() {
+  const char msg[] = "sinter-runner: another rank failed; this one exits too (its last save is kept)\n";
+  (void)!::write(2, msg, sizeof msg - 1);
+  ::_exit(1);
+}
+
+void onPeerFailed(int) {
+  g_peerFailed.store(true);
+  if (g_saving.load() == 0) leaveForFailedPeer();
+}
+
+void onSignal(int) {
+  if (g_signals.fetch_add(1) >= 1) {
+    // Second signal: leave now, without saving (only async-signal-safe calls here).
+    const char msg[] = "sinter-runner: second stop signal, exiting without saving\n";
+    (void)!::write(2, msg, sizeof msg - 1);
+    ::_exit(1);
+  }
+  const char msg[] = "sinter-runner: stop requested; finishing the current step and saving (signal again to exit now)\n";
+  (void)!::write(2, msg, sizeof msg - 1);
+}
+
+}  // namespace
+
+void installStopHandlers() {
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = onSignal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sa.sa_handler = onPeerFailed;
+  sigaction(SIGUSR1, &sa, nullptr);
+}
+
+SaveInProgress::SaveInProgress() { g_saving.fetch_add(1); }
+
+SaveInProgress::~SaveInProgress() {
+  if (g_saving.fetch_sub(1) == 1 && g_peerFailed.load()) {
+    std::fflush(nullptr);
+    leaveForFailedPeer();
+  }
+}
+
+bool stopRequested() { return g_signals.load() > 0; }
+
+void requestStop() { g_signals.fetch_add(1); }
+
+}  // namespace sinter::train

@@ -1,0 +1,149 @@
+#include "train/loop/training_run.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <random>
+
+#include "compile/compile_plan.h"
+#include "core/exit_codes.h"
+#include "core/toml_config.h"
+#include "distributed/process_group.h"
+#include "distributed/rank_agreement.h"
+#include "distributed/torchrun_environment.h"
+#include "train/base/device_info.h"
+#include "train/base/mixed_precision.h"
+#include "train/base/run_errors.h"
+#include "train/loop/run_preflight.h"
+#include "train/loop/stop_request.h"
+#include "train/loop/training_loop.h"
+#include "train/loop/training_table.h"
+#include "train/parts/family_registration.h"
+
+namespace sinter::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// output_dir must exist (it is created) and be writable before anything is trained.
+void prepareOutputDir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError("output_dir '" + dir + "' cannot be created: " + ec.message());
+  const fs::path probe = fs::path(dir) / (".sinter-write-test-" + std::to_string(::getpid()));
+  FILE* f = std::fopen(probe.c_str(), "wb");
+  if (!f) throw InputError("output_dir '" + dir + "' is not writable");
+  std::fclose(f);
+  fs::remove(probe, ec);
+}
+
+int fail(EventSink& events, int code, const std::string& message) {
+  spdlog::error("{}", message);
+  events.emit(events::Error{message});
+  events.emit(events::Done{"failed", 0, 0});
+  return code;
+}
+
+// What the compile settings turn on (the preflight's plan), said once in the log and once as an event.
+void reportCompilePlan(const compile::CompilePlan& plan, EventSink& events) {
+  auto warn = [&](const std::string& message) {
+    spdlog::warn("{}", message);
+    events.emit(events::Warning{message});
+  };
+  for (const auto& note : plan.request.notes) warn(note);
+  for (const auto& line : plan.lines()) spdlog::info("{}", line);
+  for (const auto& w : plan.warnings) warn(w);
+  events.emit(plan.event());
+}
+
+// Options the config accepts (sd-scripts has them) that this build does not act on yet: say so
+// rather than ignore them silently.
+void reportUnsupportedOptions(const Config& config, EventSink& events) {
+  auto warn = [&](const std::string& message) {
+    spdlog::warn("{}", message);
+    events.emit(events::Warning{message});
+  };
+  if (!config.getString("logging_dir").empty() || config.has("log_with"))
+    warn("TensorBoard and W&B logging are not in this build; progress goes to the log and the event stream");
+  if (config.getBool("fp8_base")) {
+    const std::optional<Family> resolved = config.family();  // the preflight resolved it to a registered family
+    const FamilyRegistration* family = resolved ? findRegisteredFamily(*resolved) : nullptr;
+    if (family && !family->fp8Base) {
+      std::string fp8Families;
+      for (const FamilyRegistration& r : registeredFamilies())
+        if (r.fp8Base) fp8Families += std::string(fp8Families.empty() ? "" : ", ") + toString(r.family);
+      warn("fp8_base is in this build for " + fp8Families + " only; the " + toString(family->family) +
+           " base model stays in the training precision");
+    }
+  }
+  if (config.has("multires_noise_iterations")) warn("multires_noise_iterations is not in this build yet; plain noise is used");
+  if (config.getBool("split_attn")) warn("split_attn is not in this build yet; attention runs over the whole batch");
+}
+
+}  // namespace
+
+int runTraining(RunPreflight preflight, EventSink& events) {
+  const auto setupStart = std::chrono::steady_clock::now();
+  const Config& config = preflight.resolved;
+  reportUnsupportedOptions(config, events);
+
+  // Anything that goes wrong before the first step is bad input (exit 2); after it, a failed run (1).
+  bool trainingStarted = false;
+  std::optional<distributed::TorchrunEnvironment> ranks;
+  try {
+    ranks = distributed::readTorchrunEnvironment();
+  } catch (const std::invalid_argument& e) {
+    return fail(events, kExitBadInput, e.what());
+  }
+  if (ranks && ranks->rank != 0) {
+    // Rank 0 reports the run: the others' events go nowhere and their log holds warnings and errors
+    // (each line naming the rank: runner_cli.cpp).
+    events.mute();
+    spdlog::set_level(spdlog::level::warn);
+  }
+  try {
+    installStopHandlers();  // a stop during setup (caching can take long) ends the run cleanly too
+    const torch::Device device = trainingDevice(ranks ? ranks->localRank : 0);
+    // Several ranks: they meet, and check that they train with one config, before anything loads.
+    std::unique_ptr<distributed::ProcessGroup> group;
+    if (ranks) {
+      group = distributed::ProcessGroup::connect(*ranks, device, distributed::rankTimeout());
+      distributed::requireSameConfig(*group, writeConfigToml(config));
+      spdlog::info("data parallel: rank {} of {} on {}, gradients all-reduced by {}", group->rank(), group->size(), describeDevice(device),
+                   group->backend());
+    }
+    compile::CompilePlan compilePlan = preflight.compilePlan.value();
+    reportCompilePlan(compilePlan, events);
+    const std::uint64_t seed =
+        isUnset(config.get("seed")) ? std::random_device{}() : static_cast<std::uint64_t>(config.getInt("seed"));
+    torch::manual_seed(seed);
+    spdlog::info("device: {}, seed: {}", describeDevice(device), seed);
+    if (std::string flags = applyCudaMathFlags(device, config.getBool("cuda_allow_tf32"),
+                                               config.getBool("cuda_cudnn_benchmark") || compilePlan.cudnnBenchmark);
+        !flags.empty())
+      spdlog::info("{}", flags);
+    const PrecisionPlan precision =
+        planPrecision(parseMixedPrecision(config.getString("mixed_precision")), config.getBool("full_fp16"), config.getBool("full_bf16"),
+                      config.tab() != Tab::LoRA);
+    prepareOutputDir(config.getString("output_dir"));
+
+    const RunContext run{config, device, precision, seed, events, setupStart, std::move(compilePlan), group.get()};
+    TrainingParts parts = makeTrainingParts(run, *config.family(), config.tab());
+    parts.method->attach(*parts.family);
+    // Rank 0 caches first (what it writes to disk the others then read), the others after it.
+    if (group && group->rank() != 0) group->barrier();
+    parts.family->buildCaches(*preflight.dataset, std::max(1, static_cast<int>(config.getInt("max_data_loader_n_workers"))));
+    if (group && group->rank() == 0) group->barrier();
+    return runTrainingLoop(run, *parts.family, *parts.method, *preflight.dataset, trainingStarted);
+  } catch (const std::exception& e) {
+    return trainingStarted ? fail(events, kExitTrainingFailed, std::string("training failed: ") + e.what())
+                           : fail(events, kExitBadInput, e.what());
+  }
+}
+
+}  // namespace sinter::train

@@ -1,0 +1,170 @@
+#include "train/methods/lora_method.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <random>
+
+#include "core/registry.h"
+#include "network/lora_file.h"
+#include "train/base/config_values.h"
+#include "train/base/run_errors.h"
+#include "train/optim/optimizer_args.h"
+
+namespace sinter::train {
+
+namespace {
+
+double unixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+// sd-scripts options by key for the metadata; keys Sinter has no option for (v2, ...) are None.
+nlohmann::ordered_json configOptionAsJson(const Config& c, const std::string& key) {
+  if (!findOption(key)) return nullptr;
+  Value v = c.get(key);
+  if (isUnset(v)) return nullptr;
+  if (auto b = std::get_if<bool>(&v)) return *b;
+  if (auto i = std::get_if<long long>(&v)) return *i;
+  if (auto d = std::get_if<double>(&v)) return *d;
+  if (auto s = std::get_if<std::string>(&v)) return *s;
+  return asList(v);
+}
+
+network::LoraNetworkOptions loraNetworkOptions(const Config& config) {
+  network::LoraNetworkOptions o;
+  o.dim = isUnset(config.get("network_dim")) ? 4 : config.getInt("network_dim");
+  o.alpha = config.getDouble("network_alpha");
+  o.dropout = optionalDouble(config, "network_dropout").value_or(0.0);
+  o.args = network::parseNetworkArgs(config.getList("network_args"));
+  return o;
+}
+
+LoraMethodOptions LoraMethodOptions::fromConfig(const Config& config) {
+  LoraMethodOptions o;
+  o.network = loraNetworkOptions(config);
+  o.trainUnet = !config.getBool("network_train_text_encoder_only");
+  o.trainTextEncoders = !config.getBool("network_train_unet_only");
+  o.weightsFile = config.getString("network_weights");
+  o.dimFromWeights = config.getBool("dim_from_weights");
+  o.textEncoderLr = optionalDouble(config, "text_encoder_lr");
+  o.unetLr = optionalDouble(config, "unet_lr");
+  o.learningRate = config.getDouble("learning_rate");
+  const OptimizerSettings optimizer = parseOptimizerSettings(config.getString("optimizer_type"), config.getList("optimizer_args"));
+  o.optimizerArgsText = optimizer.pythonText;
+  o.optimizerClass = optimizer.className();
+  if (!config.getString("save_precision").empty()) o.savePrecision = config.getString("save_precision");
+  o.noMetadata = config.getBool("no_metadata");
+  return o;
+}
+
+std::unique_ptr<ComputeCopies> loraComputeCopies(network::LoraNetwork& network, torch::Dtype computeDtype) {
+  if (network.modules().empty() || network.options().dtype == computeDtype) return nullptr;
+  std::vector<torch::Tensor> masters;
+  for (const network::LoraModule& m : network.modules()) {
+    masters.push_back(m.adapter->down);
+    masters.push_back(m.adapter->up);
+  }
+  auto copies = std::make_unique<ComputeCopies>(masters, computeDtype);
+  for (size_t i = 0; i < network.modules().size(); ++i) {
+    network.modules()[i].adapter->downCompute = copies->copyOf(2 * i);
+    network.modules()[i].adapter->upCompute = copies->copyOf(2 * i + 1);
+  }
+  return copies;
+}
+
+LoraMethod::LoraMethod(const RunContext& run)
+    : config_(run.config), options_(LoraMethodOptions::fromConfig(run.config)), computeDtype_(run.precision.weightDtype) {
+  options_.network.dtype = run.precision.loraDtype;
+  options_.network.device = run.device;
+  saveDtype_ = options_.savePrecision ? network::savePrecisionDtype(*options_.savePrecision) : run.precision.loraDtype;
+}
+
+void LoraMethod::attach(FamilyPart& family) {
+  std::map<std::string, torch::Tensor> initialWeights;
+  if (!options_.weightsFile.empty()) {
+    initialWeights = network::readLoraTensors(options_.weightsFile);
+    if (options_.dimFromWeights) options_.network.moduleRanks = network::readLoraModuleRanks(initialWeights);
+  }
+  network_ = std::make_unique<network::LoraNetwork>(options_.network);
+  size_t unetModules = 0, textEncoderModules = 0;
+  for (const TrainableModel& model : family.trainableModels()) {
+    if (model.textEncoder ? !options_.trainTextEncoders : !options_.trainUnet) continue;
+    (model.textEncoder ? textEncoderModules : unetModules) += network_->attach(model.loraRule, *model.module);
+  }
+  if (!initialWeights.empty()) {
+    network::LoraLoadReport r = network_->loadStateDict(initialWeights, options_.weightsFile);
+    spdlog::info("network_weights: {} modules loaded from {}", r.loadedModules, options_.weightsFile);
+    for (const auto& w : r.warnings) spdlog::warn("{}", w);
+  }
+  spdlog::info("LoRA: {} U-Net modules, {} text encoder modules, {} parameters, rank {}, alpha {}", unetModules, textEncoderModules,
+               network_->parameterCount(), options_.network.dim, options_.network.alpha);
+  copies_ = loraComputeCopies(*network_, computeDtype_);
+
+  const FamilyFacts familyFacts = family.facts();
+  facts_.sessionId = std::to_string(std::random_device{}());
+  facts_.trainingStartedAt = unixNow();
+  facts_.textEncoderLr = configOptionAsJson(config_, "text_encoder_lr");
+  facts_.optimizerArgs = options_.optimizerArgsText;
+  facts_.optimizerName = options_.optimizerClass;
+  facts_.networkArgs = options_.network.args.raw;
+  facts_.baseModelVersion = familyFacts.baseModelVersion;
+  facts_.sdModelName = familyFacts.checkpointFile;
+  if (!familyFacts.vaeFile.empty()) facts_.vaeName = familyFacts.vaeFile;
+  facts_.modelSpecArchitecture = familyFacts.modelSpecArchitecture;
+  facts_.modelSpecImplementation = familyFacts.modelSpecImplementation;
+  facts_.modelSpecPredictionType = familyFacts.modelSpecPredictionType;
+  facts_.familyOptionKeys = familyFacts.metadataOptionKeys;
+  facts_.familyValues = familyFacts.metadataValues;
+}
+
+std::vector<OptimizerGroup> LoraMethod::parameterGroups() const {
+  std::vector<OptimizerGroup> groups;
+  for (auto& g : network_->parameterGroups(options_.textEncoderLr, options_.unetLr, options_.learningRate))
+    groups.push_back(OptimizerGroup{g.label, g.lr, g.params});
+  if (groups.empty()) throw InputError("nothing to train: every LoRA parameter group has a learning rate of 0");
+  return groups;
+}
+
+void LoraMethod::describeRun(const data::Dataset& dataset, long long batchesPerEpoch, long long numEpochs, long long maxTrainSteps,
+                             int gradientAccumulationSteps) {
+  facts_.numTrainImages = dataset.numTrainImages;
+  facts_.numRegImages = dataset.numRegImages;
+  facts_.numBatchesPerEpoch = batchesPerEpoch;
+  facts_.numEpochs = numEpochs;
+  facts_.maxTrainSteps = maxTrainSteps;
+  facts_.userDatasetConfig = !config_.getString("dataset_config").empty();
+  if (!dataset.datasets.empty()) {
+    const auto& b = dataset.datasets.front().buckets;
+    facts_.resolution = std::make_pair(b.resolution.width, b.resolution.height);
+    facts_.batchSizePerDevice = dataset.datasets.front().batchSize;
+    facts_.totalBatchSize = facts_.batchSizePerDevice * gradientAccumulationSteps;
+    facts_.enableBucket = b.enableBucket;
+    facts_.bucketNoUpscale = b.bucketNoUpscale;
+    facts_.minBucketReso = b.minBucketReso;
+    facts_.maxBucketReso = b.maxBucketReso;
+  }
+  ssMetadata_ = network::buildSsMetadata([&](const std::string& key) { return configOptionAsJson(config_, key); }, facts_);
+}
+
+void LoraMethod::saveModel(const std::string& path, const SaveStamp& stamp) {
+  const network::OptionLookup lookup = [&](const std::string& key) { return configOptionAsJson(config_, key); };
+  network::Metadata ss = ssMetadata_;
+  network::stampSave(ss, unixNow(), stamp.step, stamp.epoch);
+  network::Metadata spec = network::buildModelSpec(lookup, facts_, unixNow());
+  network::saveLoraFile(*network_, path, saveDtype_, network::metadataForSave(ss, spec, options_.noMetadata));
+}
+
+NamedTensors LoraMethod::stateTensors() const { return network_->stateDict(torch::kFloat32); }
+
+void LoraMethod::loadStateTensors(const NamedTensors& tensors, const std::string& source) {
+  std::map<std::string, torch::Tensor> byName(tensors.begin(), tensors.end());
+  network::LoraLoadReport r = network_->loadStateDict(byName, source);
+  if (!r.missing.empty())
+    throw InputError("resume: the state in '" + source + "' lacks " + std::to_string(r.missing.size()) +
+                     " of this network's modules (e.g. " + r.missing.front() + "); was it saved with other network settings?");
+}
+
+}  // namespace sinter::train

@@ -1,0 +1,66 @@
+#pragma once
+// LoRA's part of a run (sd-scripts' train_network.py): adapters on the family's target Linears
+// (networks.lora for SDXL), sd-scripts' parameter groups, kohya files with ss_* and modelspec.*
+// metadata, and the network's tensors in a training state.
+#include <memory>
+#include <optional>
+
+#include "network/lora_metadata.h"
+#include "network/lora_network.h"
+#include "train/parts/training_parts.h"
+
+namespace sinter::train {
+
+// An option's value as sd-scripts' metadata writes it (None where unset or not an option here).
+nlohmann::ordered_json configOptionAsJson(const Config& config, const std::string& key);
+
+// network_dim, network_alpha, network_dropout and network_args (device and dtype are the run's).
+network::LoraNetworkOptions loraNetworkOptions(const Config& config);
+
+// Compute copies of every adapter's lora_down and lora_up, wired into the adapters, when the models
+// compute in another dtype than the network's (fp32 LoRA under bf16/fp16 mixed precision); else null.
+std::unique_ptr<ComputeCopies> loraComputeCopies(network::LoraNetwork& network, torch::Dtype computeDtype);
+
+// The config's LoRA options, typed.
+struct LoraMethodOptions {
+  network::LoraNetworkOptions network;  // dim, alpha, dropout, args (device and dtype from the run)
+  bool trainUnet = true;                // !network_train_text_encoder_only
+  bool trainTextEncoders = true;        // !network_train_unet_only
+  std::string weightsFile;              // network_weights
+  bool dimFromWeights = false;
+  std::optional<double> textEncoderLr, unetLr;
+  double learningRate = 1e-4;
+  std::string optimizerArgsText;  // as ss_optimizer shows it
+  std::string optimizerClass;     // "torch.optim.adamw.AdamW"
+  std::optional<std::string> savePrecision;
+  bool noMetadata = false;
+
+  static LoraMethodOptions fromConfig(const Config& config);
+};
+
+class LoraMethod : public MethodPart {
+ public:
+  explicit LoraMethod(const RunContext& run);
+
+  void attach(FamilyPart& family) override;
+  bool trainsTextEncoders() const override { return options_.trainTextEncoders; }
+  std::vector<OptimizerGroup> parameterGroups() const override;
+  ComputeCopies* computeCopies() override { return copies_.get(); }
+  void describeRun(const data::Dataset& dataset, long long batchesPerEpoch, long long numEpochs, long long maxTrainSteps,
+                   int gradientAccumulationSteps) override;
+  void saveModel(const std::string& path, const SaveStamp& stamp) override;
+  NamedTensors stateTensors() const override;
+  void loadStateTensors(const NamedTensors& tensors, const std::string& source) override;
+
+ private:
+  const Config& config_;
+  LoraMethodOptions options_;
+  std::unique_ptr<network::LoraNetwork> network_;
+  torch::Dtype computeDtype_;  // the models' activations
+  std::unique_ptr<ComputeCopies> copies_;
+  network::LoraRunFacts facts_;
+  network::Metadata ssMetadata_;
+  torch::Dtype saveDtype_;
+};
+
+}  // namespace sinter::train

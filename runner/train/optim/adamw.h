@@ -1,0 +1,40 @@
+#pragma once
+// AdamW (torch.optim.AdamW's math) over parameter groups, with everything a captured step reads
+// held in device tensors: the step count and each group's learning rate. The learning-rate
+// scheduler writes the lr tensors (lr_schedule.h); nothing here reads a host value per step.
+// Where the libtorch has the fused multi-tensor kernel with a tensor learning rate
+// (at::_fused_adamw_, PyTorch >= 2.2, CUDA), it is used; otherwise the same math runs as
+// elementwise tensor ops.
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "train/optim/optimizer.h"
+#include "train/optim/optimizer_args.h"
+
+namespace sinter::train {
+
+// Whether this build can use the fused kernel at all (compile-time libtorch version).
+bool fusedAdamWCompiledIn();
+
+class AdamW : public Optimizer {
+ public:
+  AdamW(std::vector<OptimizerGroup> groups, AdamWHyperparameters hyper, bool allowFused = true);
+
+  void step() override;
+  void step(const torch::Tensor& foundInf) override;
+  const AdamWHyperparameters& hyper() const { return hyper_; }
+  bool usesFusedKernel() const { return fused_; }
+
+ protected:
+  std::vector<StateKind*> stateKinds() override { return {&expAvg_, &expAvgSq_}; }
+
+ private:
+  void stepElementwise();
+  void stepFused(const torch::Tensor& foundInf);
+  AdamWHyperparameters hyper_;
+  bool fused_ = false;
+  StateKind expAvg_{"exp_avg", {}}, expAvgSq_{"exp_avg_sq", {}};
+};
+
+}  // namespace sinter::train

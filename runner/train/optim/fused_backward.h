@@ -1,0 +1,55 @@
+#pragma once
+// fused_backward_pass (sd-scripts' sdxl_train.py / flux_train.py): each parameter is clipped by its
+// own gradient's norm (max_grad_norm), stepped by the optimizer and its gradient freed as soon as
+// backward has accumulated it, so that the whole model's gradients never exist at once. Hooks on
+// the parameters' gradient accumulators (the autograd nodes that write .grad) do it; they hold the
+// accumulators, which autograd would otherwise recreate without the hooks.
+#include <torch/torch.h>
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "core/config.h"
+#include "distributed/process_group.h"
+#include "models/block_swap.h"
+#include "train/optim/optimizer.h"
+#include "train/optim/optimizer_args.h"
+
+namespace sinter::train {
+
+// fused_backward_pass as the config sets it; a DreamBooth and fine-tune option (on the LoRA tab it
+// is ignored, as core's validation warns).
+bool fusedBackwardPassRequested(const Config& config);
+
+// Whether a run may use it, as sd-scripts allows it: Adafactor, no gradient accumulation (the
+// registry offers it to DreamBooth and fine-tune runs only). Else std::invalid_argument saying why.
+void checkFusedBackwardPass(const OptimizerSettings& optimizer, long long gradientAccumulationSteps);
+
+class FusedBackwardPass {
+ public:
+  FusedBackwardPass(Optimizer& optimizer, double maxGradNorm);
+  ~FusedBackwardPass();
+  FusedBackwardPass(const FusedBackwardPass&) = delete;
+  FusedBackwardPass& operator=(const FusedBackwardPass&) = delete;
+
+  // blocks_to_swap in a full-weight run: the swap's streamed weights, whose masters are optimizer
+  // parameters in host memory, are stepped the same way through their device copies when the swap
+  // hands over their gradients (models::BlockSwap::trainWeights); a master that is no optimizer
+  // parameter is std::invalid_argument.
+  void stepStreamedWeights(const std::shared_ptr<models::BlockSwap>& swap);
+  // Several ranks: each gradient is averaged across them (all-reduced, waited for) before it is
+  // clipped and stepped, so every rank steps the same values.
+  void reduceGradientsWith(distributed::ProcessGroup* group) { group_ = group; }
+
+ private:
+  void reduce(torch::Tensor& grad) const;
+
+  Optimizer& optimizer_;
+  double maxGradNorm_;
+  distributed::ProcessGroup* group_ = nullptr;
+  std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, uintptr_t>> hooks_;
+  std::vector<std::shared_ptr<models::BlockSwap>> swaps_;
+};
+
+}  // namespace sinter::train

@@ -1,0 +1,61 @@
+#pragma once
+// What surrounds a step's micro-batches, for every family and method: the compute copies of the
+// trained weights refreshed before each forward pass and their gradients collected after it, the
+// loss scaled for the backward pass (fp16), then unscaling, gradient clipping, the learning-rate
+// schedule, the optimizer and zeroing the gradients, all on the device with no host read (so a graph
+// can capture it). Under fused_backward_pass the optimizer steps each parameter during the backward
+// pass instead (fused_backward.h).
+#include <torch/torch.h>
+
+#include <optional>
+
+#include <memory>
+#include <string>
+
+#include "distributed/gradient_reducer.h"
+#include "train/base/compute_copies.h"
+#include "train/base/mixed_precision.h"
+#include "train/optim/fused_backward.h"
+#include "train/optim/lr_schedule.h"
+#include "train/optim/optimizer.h"
+
+namespace sinter::train {
+
+class OptimizerUpdate {
+ public:
+  // `copies`: compute-dtype copies of the optimizer's parameters that the forward pass uses, or null.
+  OptimizerUpdate(Optimizer& optimizer, const LrSchedule& schedule, double maxGradNorm, bool lossScaling, torch::Device device,
+                  ComputeCopies* copies = nullptr, bool fusedBackwardPass = false);
+
+  // Before a micro-batch's forward pass: the compute copies take the parameters' values; whether
+  // it is the step's last (whose gradients are all-reduced across ranks).
+  void beginMicroStep(bool lastOfStep = true);
+  // Backward of one micro-batch's loss (divided over the accumulation, scaled under fp16);
+  // gradients add up in the optimizer's persistent buffers (the copies' gradients are added there).
+  void backward(const torch::Tensor& loss, double lossDivisor);
+  // Unscale, clip, schedule, step, zero (under a fused backward pass, done in backward()); with
+  // several ranks, after the gradients' all-reduce.
+  void apply();
+  // Data parallel over `group`'s ranks: the parameters take rank 0's values now, and every step's
+  // gradients are averaged across the ranks before they are used (in buckets during backward, or
+  // under a fused backward pass each gradient just before its step).
+  void averageGradientsAcross(distributed::ProcessGroup& group);
+  // "N gradient buckets all-reduced as backward completes them", or what the fused pass does.
+  std::string describeAveraging() const;
+  // Every tensor a micro-step changes (the optimizer's, the loss scaler's and the compute copies).
+  std::vector<torch::Tensor> mutableTensors() const;
+  // The fused backward pass, or null.
+  FusedBackwardPass* fusedBackwardPass() { return fused_.get(); }
+
+ private:
+  Optimizer& optimizer_;
+  const LrSchedule& schedule_;
+  double maxGradNorm_;
+  std::optional<LossScaler> scaler_;
+  ComputeCopies* copies_ = nullptr;
+  std::vector<torch::Tensor> params_;  // the fixed list the step works on
+  std::unique_ptr<FusedBackwardPass> fused_;
+  std::unique_ptr<distributed::GradientReducer> reducer_;
+};
+
+}  // namespace sinter::train

@@ -1,0 +1,51 @@
+#pragma once
+// What the generic layers (the preflight, the run, the methods, the training table) know of a model
+// family without including its folder: how to make its part, and the few facts they need before
+// its models load. Each family folder defines one (sdxl/sdxl_registration.h, flux/...), and
+// train/families.cpp, the only file that names the family folders, lists them: adding a family is
+// adding its folder and one line there.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/option.h"
+#include "train/parts/preflight_checks.h"
+#include "train/parts/training_parts.h"
+
+namespace sinter::train {
+
+struct FamilyRegistration {
+  Family family{};  // set by the family's registration
+  // The family's part for a run, its models loaded.
+  std::function<std::unique_ptr<FamilyPart>(const RunContext&)> make;
+  // sd-scripts' network_module for the family's LoRA ("networks.lora"), filled in when the config
+  // leaves it empty (it is written into the metadata).
+  std::string networkModule;
+  // Whether that network takes network_args train_blocks (networks.lora_flux does).
+  bool loraTrainBlocks = false;
+  // The family's own preflight, after the generic values parsed: its other files and options,
+  // parsed as the run parses them. False when one failed (the run's values are then not used).
+  // Empty: nothing of its own to check.
+  std::function<bool(const Config&, PreflightChecks&)> checkConfig;
+  // Sample images: empty when the family renders sample_sampler's samplers; else the one sampler
+  // it uses, as the preflight's warning names it ("the flow-matching Euler sampler").
+  std::string fixedSampler;
+  // Whether fp8_base stores the family's frozen base weights in float8 (else it is warned about).
+  bool fp8Base = false;
+  // DreamBooth / fine-tune with train_text_encoder: why the family refuses it (its full-weight
+  // script trains the denoiser only), or empty when its text encoders train whole.
+  std::string fullWeightsTextEncoderRefusal;
+  // --benchmark_steps: the family's training step at full (or tiny) size with random weights,
+  // printed on stdout; returns an exit code. Empty: the family has no benchmark yet.
+  std::function<int(const Config& config, long long steps, bool tiny, bool scalingRows)> benchmark;
+};
+
+// Every family this build trains, in the order the training table lists them (train/families.cpp).
+const std::vector<FamilyRegistration>& registeredFamilies();
+
+// `family`'s registration, or null when this build does not train it.
+const FamilyRegistration* findRegisteredFamily(Family family);
+
+}  // namespace sinter::train

@@ -1,0 +1,39 @@
+#include "train/parts/preflight_checks.h"
+
+#include <sys/stat.h>
+
+#include <exception>
+
+namespace sinter::train {
+
+void PreflightChecks::error(const std::string& key, const std::string& message) {
+  out_.push_back(Diagnostic{Severity::Error, config_.whereSet(key), key, message});
+}
+
+void PreflightChecks::warning(const std::string& key, const std::string& message) {
+  out_.push_back(Diagnostic{Severity::Warning, config_.whereSet(key), key, message});
+}
+
+bool PreflightChecks::parse(const std::string& key, const std::function<void()>& check) {
+  try {
+    check();
+    return true;
+  } catch (const ConfigError& e) {
+    for (const Diagnostic& d : e.diagnostics()) out_.push_back(d);
+  } catch (const std::exception& e) {
+    error(key, e.what());
+  }
+  return false;
+}
+
+bool isDir(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool isFile(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+}  // namespace sinter::train

@@ -1,0 +1,12 @@
+#pragma once
+// --benchmark_steps: the SDXL LoRA training step at full size with random weights (batch 1,
+// 1024x1024, rank 32, bf16 on a GPU), timed after warm-up, plus the fp32/bf16 forward agreement.
+#include "core/config.h"
+
+namespace sinter::train {
+
+// Prints the numbers on stdout; returns an exit code. `scalingRows`: only what the multi-GPU scaling
+// table compares (batch 1: eager and the whole step captured), as runs on several ranks always do.
+int runSdxlBenchmark(const Config& config, long long steps, bool tiny, bool scalingRows = false);
+
+}  // namespace sinter::train

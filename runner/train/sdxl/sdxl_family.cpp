@@ -1,0 +1,208 @@
+#include "train/sdxl/sdxl_family.h"
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+
+#include "models/sdxl_size_conditioning.h"
+#include "models/sdxl_text_encoding.h"
+#include "text/clip_token_chunks.h"
+#include "train/base/config_values.h"
+#include "train/base/device_info.h"
+#include "train/capture/graphed_encoder.h"
+#include "train/sdxl/sdxl_unet_regions.h"
+
+namespace sinter::train {
+
+namespace fs = std::filesystem;
+
+SdxlFamilyOptions SdxlFamilyOptions::fromConfig(const Config& config, torch::Dtype computeDtype) {
+  SdxlFamilyOptions o;
+  o.checkpoint = config.getString("pretrained_model_name_or_path");
+  o.vae = config.getString("vae");
+  o.clipTokenizer = config.getString("clip_tokenizer");
+  o.maxTokenLength = isUnset(config.get("max_token_length")) ? 75 : static_cast<int>(config.getInt("max_token_length"));
+  o.gradientCheckpointing = config.getBool("gradient_checkpointing");
+  o.cacheLatentsToDisk = config.getBool("cache_latents_to_disk");
+  o.cacheLatents = config.getBool("cache_latents") || o.cacheLatentsToDisk;
+  o.cacheTextToDisk = config.getBool("cache_text_encoder_outputs_to_disk");
+  o.cacheText = config.getBool("cache_text_encoder_outputs") || o.cacheTextToDisk;
+  o.vaeBatchSize = static_cast<int>(config.getInt("vae_batch_size"));
+  o.sampleSampler = config.getString("sample_sampler");
+  o.step.noise.noiseOffset = optionalDouble(config, "noise_offset").value_or(0.0);
+  o.step.noise.ipNoiseGamma = optionalDouble(config, "ip_noise_gamma").value_or(0.0);
+  if (!isUnset(config.get("min_timestep"))) o.step.noise.minTimestep = config.getInt("min_timestep");
+  if (!isUnset(config.get("max_timestep"))) o.step.noise.maxTimestep = config.getInt("max_timestep");
+  o.step.loss.lossType = parseLossType(config.getString("loss_type"));
+  o.step.loss.huberC = config.getDouble("huber_c");
+  o.step.loss.huberSchedule = parseHuberSchedule(config.getString("huber_schedule"));
+  o.step.loss.huberScale = config.getDouble("huber_scale");
+  o.step.loss.vPrediction = config.getBool("v_parameterization");
+  o.step.loss.minSnrGamma = optionalDouble(config, "min_snr_gamma");
+  o.step.computeDtype = computeDtype;
+  return o;
+}
+
+SdxlFamily::SdxlFamily(const RunContext& run)
+    : options_(SdxlFamilyOptions::fromConfig(run.config, run.precision.weightDtype)),
+      device_(run.device),
+      captureVae_(run.compile.captureVae),
+      captureTextEncoders_(run.compile.captureTextEncoders),
+      captureLimit_(run.compile.cacheLimit),
+      seed_(run.seed),
+      parking_(run.device),
+      tokenizer_(text::ClipTokenizer::fromPath(options_.clipTokenizer)) {
+  spdlog::info("loading {}", options_.checkpoint);
+  models_ = loadSdxlModelSet(options_.checkpoint, options_.vae);
+  models_.toDevice(device_, run.precision.weightDtype, run.precision.trainableModelDtype());
+  models_.unet->setFusedKernels(run.compile.fuseKernels);
+  step_ = std::make_unique<SdxlTrainStep>(models_.unet, options_.step, device_, run.noiseSeed());
+}
+
+FamilyFacts SdxlFamily::facts() const {
+  FamilyFacts f;
+  f.familyName = "sdxl";
+  f.baseModelVersion = "sdxl_base_v1-0";
+  f.modelSpecArchitecture = "stable-diffusion-xl-v1-base";
+  f.modelSpecImplementation = "https://github.com/Stability-AI/generative-models";
+  f.checkpointFile = fs::path(options_.checkpoint).filename().string();
+  if (!options_.vae.empty()) f.vaeFile = fs::path(options_.vae).filename().string();
+  return f;
+}
+
+std::vector<TrainableModel> SdxlFamily::trainableModels() {
+  using network::LoraComponent;
+  return {{"U-Net", false, models_.unet.get(), network::sdxlLoraRule(LoraComponent::Unet)},
+          {"Text Encoder 1", true, models_.clipL.get(), network::sdxlLoraRule(LoraComponent::TextEncoder1)},
+          {"Text Encoder 2", true, models_.bigG.get(), network::sdxlLoraRule(LoraComponent::TextEncoder2)}};
+}
+
+void SdxlFamily::captureRegions(GraphedRegions* regions) {
+  if (regions) captureUnetBlocks(models_.unet, *regions);
+  else releaseUnetBlocks(models_.unet);
+}
+
+void SdxlFamily::setTraining(bool textEncoders) {
+  models_.setTraining(textEncoders);
+  // Set now that the method's adapters are attached: they decide whether the blocks draw random numbers.
+  models_.unet->setGradientCheckpointing(options_.gradientCheckpointing, models::anyLoraDropout(*models_.unet));
+}
+
+SdxlFamily::TokenIds SdxlFamily::tokenize(const std::vector<std::string>& captions) const {
+  std::vector<std::vector<std::vector<int32_t>>> l, g;
+  for (const auto& caption : captions) {
+    text::SdxlTokenChunks chunks = text::sdxlTokenChunks(tokenizer_, caption, options_.maxTokenLength);
+    l.push_back(std::move(chunks.clipL));
+    g.push_back(std::move(chunks.bigG));
+  }
+  return {models::tokenChunksTensor(l).to(device_), models::tokenChunksTensor(g).to(device_)};
+}
+
+models::SdxlTextConditioning SdxlFamily::encodeCaptions(const std::vector<std::string>& captions) {
+  const TokenIds ids = tokenize(captions);
+  return models::encodeSdxlText(models_.clipL, models_.bigG, ids.clipL, ids.bigG);
+}
+
+void SdxlFamily::buildCaches(const data::Dataset& dataset, int workers) {
+  if (options_.cacheLatents) {
+    data::LatentCacheOptions o;
+    o.toDisk = options_.cacheLatentsToDisk;
+    const std::string vaeFile = options_.vae.empty() ? options_.checkpoint : options_.vae;
+    o.encoderIdentity = "sdxl-vae:" + fs::path(vaeFile).filename().string() + ":" + std::to_string(fs::file_size(vaeFile));
+    o.batchSize = options_.vaeBatchSize;
+    o.workers = workers;
+    data::LatentCacheStats stats;
+    spdlog::info("caching latents");
+    at::Generator cacheGenerator = makeGenerator(device_, seed_);
+    GraphedEncoder encode(
+        "VAE", device_, [&](const std::vector<torch::Tensor>& in) { return std::vector<torch::Tensor>{models_.encodeLatents(in[0], cacheGenerator)}; },
+        captureVae_, captureLimit_, {cacheGenerator});
+    latentCache_ = data::LatentCache::build(
+        dataset, [&](const torch::Tensor& images) { return encode({images.to(device_)})[0].to(torch::kCPU, torch::kFloat32); }, o,
+        &stats);
+    spdlog::info("latents: {} encoded, {} read from disk", stats.encoded, stats.loadedFromDisk);
+  }
+  if (options_.cacheText) {
+    data::TextCacheOptions o;
+    o.toDisk = options_.cacheTextToDisk;
+    o.encoderIdentity = "sdxl-te:" + fs::path(options_.checkpoint).filename().string() + ":" + std::to_string(options_.maxTokenLength);
+    data::TextCacheStats stats;
+    spdlog::info("caching text encoder outputs");
+    GraphedEncoder encode(
+        "text encoders", device_,
+        [&](const std::vector<torch::Tensor>& ids) {
+          models::SdxlTextConditioning t = models::encodeSdxlText(models_.clipL, models_.bigG, ids[0], ids[1]);
+          return std::vector<torch::Tensor>{t.context, t.pooled};
+        },
+        captureTextEncoders_, captureLimit_);
+    textCache_ = data::TextCache::build(
+        dataset,
+        [&](const std::vector<std::string>& captions) {
+          const TokenIds ids = tokenize(captions);
+          const std::vector<torch::Tensor> t = encode({ids.clipL, ids.bigG});
+          return std::map<std::string, torch::Tensor>{{"context", t[0].to(torch::kCPU, torch::kFloat32)},
+                                                      {"pooled", t[1].to(torch::kCPU, torch::kFloat32)}};
+        },
+        o, &stats);
+    spdlog::info("text encoder outputs: {} encoded, {} read from disk", stats.encoded, stats.loadedFromDisk);
+  }
+  // The step reads the caches: what made them waits in host memory (cached text outputs mean the
+  // encoders are frozen, core/validation.cpp).
+  if (options_.cacheLatents) parking_.park("VAE", *models_.vae);
+  if (options_.cacheText) {
+    parking_.park("CLIP-L", *models_.clipL);
+    parking_.park("OpenCLIP bigG", *models_.bigG);
+  }
+}
+
+SdxlStepBatch SdxlFamily::stepInputs(const data::Batch& batch, bool textEncodersTrain) {
+  SdxlStepBatch in;
+  {
+    torch::NoGradGuard noGrad;
+    in.latents = batch.latents.defined() ? batch.latents.to(device_) : models_.encodeLatents(batch.images.to(device_), step_->generator());
+  }
+  torch::Tensor pooled;
+  if (options_.cacheText) {
+    in.context = batch.textOutputs.at("context").to(device_);
+    pooled = batch.textOutputs.at("pooled").to(device_);
+  } else {
+    std::optional<torch::NoGradGuard> noGrad;
+    if (!textEncodersTrain) noGrad.emplace();
+    models::SdxlTextConditioning t = encodeCaptions(batch.captions);
+    in.context = t.context;
+    pooled = t.pooled;
+  }
+  in.admVector = models::sdxlAdmVector(pooled, batch.originalSizesHW.to(device_), batch.cropTopLefts.to(device_),
+                                       batch.targetSizesHW.to(device_));
+  in.lossWeights = batch.lossWeights.to(device_);
+  return in;
+}
+
+torch::Tensor SdxlFamily::loss(const data::Batch& batch, bool textEncodersTrain) {
+  return step_->loss(stepInputs(batch, textEncodersTrain));
+}
+
+StepShape SdxlFamily::stage(const data::Batch& batch) {
+  torch::NoGradGuard noGrad;
+  return step_->stage(stepInputs(batch, false));
+}
+
+StepShape SdxlFamily::stageWarmup(const data::ShapeSignature& signature) {
+  // The latents are the VAE's downscale smaller than the bucket (8 at full size); the context is
+  // max_token_length tokens between one bos and one eos, as the chunks are merged (75 -> 77).
+  const int64_t down = models_.vae->config().downscale();
+  const StepShape shape{signature.batchSize, signature.height / down, signature.width / down, options_.maxTokenLength + 2};
+  step_->stageNeutral(shape);
+  return shape;
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> SdxlFamily::checkpointTensors() const {
+  std::vector<std::pair<std::string, torch::Tensor>> out = models_.unet->checkpointTensors(models::SdxlUnetImpl::kPrefix);
+  for (auto part : {models_.clipL->checkpointTensors(models::ClipTextModelImpl::kSdxlPrefix),
+                    models_.bigG->checkpointTensors(models::OpenClipTextModelImpl::kSdxlPrefix),
+                    models_.vae->checkpointTensors(models::SdxlVaeImpl::kPrefix)})
+    out.insert(out.end(), part.begin(), part.end());
+  return out;
+}
+
+}  // namespace sinter::train

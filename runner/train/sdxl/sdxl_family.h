@@ -1,0 +1,76 @@
+#pragma once
+// SDXL's part of a run: the four models from one single-file checkpoint, caption encoding through
+// CLIP-L and bigG (or their cached outputs), cached latents, the size/crop conditioning, and the
+// DDPM noise-prediction objective of the UNet (sdxl_train_step.h).
+#include <memory>
+#include <optional>
+
+#include "models/sdxl_text_encoding.h"
+#include "text/clip_tokenizer.h"
+#include "train/base/host_parking.h"
+#include "train/parts/training_parts.h"
+#include "train/sdxl/sdxl_model_set.h"
+#include "train/sdxl/sdxl_train_step.h"
+
+namespace sinter::train {
+
+// The config's SDXL options, typed.
+struct SdxlFamilyOptions {
+  std::string checkpoint;  // pretrained_model_name_or_path
+  std::string vae;         // a separate VAE file, or empty
+  std::string clipTokenizer;
+  int maxTokenLength = 75;
+  bool gradientCheckpointing = false;
+  bool cacheLatents = false, cacheLatentsToDisk = false;
+  bool cacheText = false, cacheTextToDisk = false;
+  int vaeBatchSize = 1;
+  std::string sampleSampler = "ddim";  // sample_sampler
+  SdxlStepOptions step;
+
+  static SdxlFamilyOptions fromConfig(const Config& config, torch::Dtype computeDtype);
+};
+
+class SdxlFamily : public FamilyPart {
+ public:
+  explicit SdxlFamily(const RunContext& run);
+
+  FamilyFacts facts() const override;
+  std::vector<TrainableModel> trainableModels() override;
+  void buildCaches(const data::Dataset& dataset, int workers) override;
+  const data::LatentCache* latentCache() const override { return latentCache_ ? &*latentCache_ : nullptr; }
+  const data::TextCache* textCache() const override { return textCache_ ? &*textCache_ : nullptr; }
+  void setTraining(bool textEncoders) override;
+  torch::Tensor loss(const data::Batch& batch, bool textEncodersTrain) override;
+  StepShape stage(const data::Batch& batch) override;
+  torch::Tensor stagedLoss(const StepShape& shape) override { return step_->stagedLoss(shape); }
+  StepShape stageWarmup(const data::ShapeSignature& signature) override;
+  void captureRegions(GraphedRegions* regions) override;
+  std::vector<std::pair<std::string, torch::Tensor>> checkpointTensors() const override;
+  at::Generator& generator() override { return step_->generator(); }
+  sample::ResolvedSample sampleDefaults() const override;
+  torch::Tensor renderSample(sample::ResolvedSample& s, const at::Generator& generator) override;
+
+ private:
+  // The step's inputs for a batch: latents (encoded here when not cached) and the conditioning
+  // (with gradients only when the text encoders train).
+  SdxlStepBatch stepInputs(const data::Batch& batch, bool textEncodersTrain);
+  models::SdxlTextConditioning encodeCaptions(const std::vector<std::string>& captions);
+  struct TokenIds {
+    torch::Tensor clipL, bigG;  // [B, chunks, 77] on the device
+  };
+  TokenIds tokenize(const std::vector<std::string>& captions) const;
+
+  SdxlFamilyOptions options_;
+  torch::Device device_;
+  bool captureVae_ = false, captureTextEncoders_ = false;  // the compile plan's, for the caching passes
+  int captureLimit_ = 8;
+  std::uint64_t seed_;
+  SdxlModelSet models_;
+  HostParking parking_;
+  text::ClipTokenizer tokenizer_;
+  std::optional<data::LatentCache> latentCache_;
+  std::optional<data::TextCache> textCache_;
+  std::unique_ptr<SdxlTrainStep> step_;
+};
+
+}  // namespace sinter::train

@@ -1,0 +1,44 @@
+#include "train/sdxl/sdxl_model_set.h"
+
+#include "io/safetensors.h"
+#include "models/sdxl_checkpoint.h"
+#include "train/base/mixed_precision.h"
+
+namespace sinter::train {
+
+void SdxlModelSet::toDevice(const torch::Device& device, torch::Dtype dtype, std::optional<torch::Dtype> trainableDtype) {
+  for (torch::nn::Module* m : std::initializer_list<torch::nn::Module*>{unet.get(), clipL.get(), bigG.get()}) {
+    m->to(device);
+    castFrozen(*m, trainableDtype.value_or(dtype));
+  }
+  vae->to(device);
+  castFrozen(*vae, dtype == torch::kHalf ? torch::kFloat32 : dtype);
+}
+
+void SdxlModelSet::setTraining(bool textEncoders) {
+  unet->train();
+  vae->eval();
+  clipL->train(textEncoders);
+  bigG->train(textEncoders);
+}
+
+torch::Tensor SdxlModelSet::encodeLatents(const torch::Tensor& images, const at::Generator& generator) {
+  torch::NoGradGuard noGrad;
+  const torch::Dtype vaeDtype = vae->quant_conv->weight.scalar_type();
+  return vae->encodeToLatents(images.to(vaeDtype), /*sample=*/true, generator);
+}
+
+SdxlModelSet loadSdxlModelSet(const std::string& checkpointPath, const std::string& vaePath) {
+  models::SdxlCheckpoint checkpoint = models::loadSdxlCheckpoint(checkpointPath);
+  SdxlModelSet set{checkpoint.unet, checkpoint.vae, checkpoint.clipL, checkpoint.bigG};
+  if (!vaePath.empty()) {
+    io::SafetensorsFile file(vaePath);
+    // A separate VAE file is stored either bare or with the checkpoint's prefix.
+    const std::string prefix = file.has(std::string(models::SdxlVaeImpl::kPrefix) + "encoder.conv_in.weight") ? models::SdxlVaeImpl::kPrefix : "";
+    set.vae = models::SdxlVae(models::SdxlVaeImpl::inferFromCheckpoint(file, prefix));
+    set.vae->loadFromCheckpoint(file, prefix);
+  }
+  return set;
+}
+
+}  // namespace sinter::train

@@ -1,0 +1,60 @@
+#include "train/sdxl/sdxl_module_outputs.h"
+
+#include <stdexcept>
+#include <vector>
+
+#include "train/base/module_inputs.h"
+
+namespace sinter::train {
+
+namespace {
+
+void expectSize(const torch::Tensor& t, int64_t dim, int64_t size, const std::string& name) {
+  if (t.size(dim) != size)
+    throw std::invalid_argument("module input '" + name + "': size " + std::to_string(size) + " expected in dimension " +
+                                std::to_string(dim) + ", got " + std::to_string(t.size(dim)));
+}
+
+}  // namespace
+
+std::map<std::string, torch::Tensor> sdxlModuleOutputs(SdxlModelSet& models, const std::map<std::string, torch::Tensor>& inputs) {
+  torch::NoGradGuard noGrad;
+  const torch::Tensor weight = models.unet->parameters().front();
+  const torch::Device device = weight.device();
+  const torch::Dtype dtype = weight.scalar_type();
+  std::map<std::string, torch::Tensor> out;
+
+  const torch::Tensor x = moduleInput(inputs, "x", 4, device), timesteps = moduleInput(inputs, "timesteps", 1, device),
+                      context = moduleInput(inputs, "context", 3, device), y = moduleInput(inputs, "y", 2, device);
+  if (x.defined() && timesteps.defined() && context.defined() && y.defined()) {
+    const auto& config = models.unet->config();
+    expectSize(x, 1, config.inChannels, "x");
+    expectSize(context, 2, config.contextDim, "context");
+    expectSize(y, 1, config.admInChannels, "y");
+    out["unet"] = models.unet->forward(x.to(dtype), timesteps, context.to(dtype), y.to(dtype));
+  }
+
+  const torch::Tensor images = moduleInput(inputs, "images", 4, device);
+  if (images.defined()) {
+    expectSize(images, 1, 3, "images");
+    const models::LatentDistribution latents = models.vae->encode(images.to(models.vae->parameters().front().scalar_type()));
+    out["vae_mean"] = latents.mean;
+    out["vae_logvar"] = latents.logvar;
+    out["vae_decoded"] = models.vae->decodeLatents(latents.mean * 0.13025);
+  }
+
+  const torch::Tensor ids = moduleInput(inputs, "input_ids", 2, device);
+  if (ids.defined()) {
+    if (ids.is_floating_point()) throw std::invalid_argument("module input 'input_ids': integer token ids expected");
+    const models::ClipTextOutput clipL = models.clipL->forward(ids);
+    out["clip_l_hidden_last_layer"] = clipL.hiddenStates.back();
+    out["clip_l_last"] = clipL.lastHiddenState;
+    const models::OpenClipTextOutput bigG = models.bigG->forward(ids);
+    out["big_g_penultimate"] = bigG.penultimateHiddenState;
+    out["big_g_pooled"] = bigG.pooled;
+  }
+  for (auto& [name, t] : out) t = t.contiguous();
+  return out;
+}
+
+}  // namespace sinter::train

@@ -1,0 +1,75 @@
+#include "train/sdxl/sdxl_train_step.h"
+
+#include <stdexcept>
+
+#include "train/base/device_info.h"
+
+namespace sinter::train {
+
+SdxlTrainStep::SdxlTrainStep(models::SdxlUnet unet, SdxlStepOptions options, torch::Device device, std::uint64_t seed)
+    : unet_(std::move(unet)),
+      options_(std::move(options)),
+      device_(device),
+      schedule_(NoiseScheduleOptions{}, device),
+      generator_(makeGenerator(device, seed)) {}
+
+StepShape SdxlTrainStep::shapeOf(const SdxlStepBatch& b) {
+  return StepShape{b.latents.size(0), b.latents.size(2), b.latents.size(3), b.context.size(1)};
+}
+
+StaticBuffers& SdxlTrainStep::buffers(const StepShape& s) {
+  return shapes_.buffers(s, [&] {
+    const models::SdxlUnetConfig& c = unet_->config();
+    const auto inputs = torch::TensorOptions().device(device_).dtype(options_.computeDtype);
+    return StaticBuffers{{"latents", torch::zeros({s.batch, c.inChannels, s.height, s.width}, inputs)},
+                         {"context", torch::zeros({s.batch, s.tokens, c.contextDim}, inputs)},
+                         {"adm_vector", torch::zeros({s.batch, c.admInChannels}, inputs)},
+                         {"loss_weights", torch::ones({s.batch}, inputs.dtype(torch::kFloat32))}};
+  });
+}
+
+torch::Tensor SdxlTrainStep::loss(const SdxlStepBatch& batch) {
+  const bool conditioningTrains = batch.context.requires_grad() || batch.admVector.requires_grad();
+  if (!conditioningTrains) return stagedLoss(stage(batch));
+  // Text conditioning that carries gradients (text encoder LoRA) must stay in the autograd graph;
+  // the rest goes through the static buffers.
+  StaticBuffers& in = buffers(shapeOf(batch));
+  in.at("latents").copy_(batch.latents);
+  in.at("loss_weights").copy_(batch.lossWeights);
+  return lossOf(in.at("latents"), batch.context.to(device_, options_.computeDtype), batch.admVector.to(device_, options_.computeDtype),
+                in.at("loss_weights"));
+}
+
+StepShape SdxlTrainStep::stage(const SdxlStepBatch& batch) {
+  if (batch.context.requires_grad() || batch.admVector.requires_grad())
+    throw std::logic_error("SdxlTrainStep::stage: conditioning with gradients cannot be staged");
+  const StepShape shape = shapeOf(batch);
+  StaticBuffers& in = buffers(shape);
+  in.at("latents").copy_(batch.latents);
+  in.at("context").copy_(batch.context);
+  in.at("adm_vector").copy_(batch.admVector);
+  in.at("loss_weights").copy_(batch.lossWeights);
+  return shape;
+}
+
+void SdxlTrainStep::stageNeutral(const StepShape& shape) {
+  StaticBuffers& in = buffers(shape);
+  for (const char* name : {"latents", "context", "adm_vector"}) in.at(name).zero_();
+  in.at("loss_weights").fill_(1.0);
+}
+
+torch::Tensor SdxlTrainStep::stagedLoss(const StepShape& shape) {
+  StaticBuffers& in = buffers(shape);
+  return lossOf(in.at("latents"), in.at("context"), in.at("adm_vector"), in.at("loss_weights"));
+}
+
+torch::Tensor SdxlTrainStep::lossOf(const torch::Tensor& latents, const torch::Tensor& context, const torch::Tensor& admVector,
+                                    const torch::Tensor& lossWeights) {
+  NoisedBatch noised = sampleNoisedBatch(schedule_, latents, options_.noise, generator_);
+  torch::Tensor pred = unet_->forward(noised.noisyLatents, noised.timesteps, context, admVector);
+  torch::Tensor target = options_.loss.vPrediction ? schedule_.velocity(latents, noised.noise, noised.timesteps) : noised.noise;
+  return diffusionLoss(pred.to(torch::kFloat32), target.to(torch::kFloat32), noised.timesteps, lossWeights, schedule_,
+                       options_.loss);
+}
+
+}  // namespace sinter::train

@@ -1,0 +1,62 @@
+#pragma once
+// SDXL's objective for one micro-batch, written so that it can later be captured as a graph:
+// inputs are copied into static buffers kept per batch shape, timesteps and noise are drawn on the
+// device, and the loss stays a device tensor until the loop reads it after the step. The backward
+// pass and the optimizer update are the loop's (optimizer_update.h).
+#include <torch/torch.h>
+
+
+#include "models/sdxl_unet.h"
+#include "train/base/shape_plan.h"
+#include "train/objectives/diffusion_loss.h"
+#include "train/objectives/noise_schedule.h"
+
+namespace sinter::train {
+
+struct SdxlStepBatch {
+  torch::Tensor latents;      // [B, 4, h, w], already scaled by the VAE factor
+  torch::Tensor context;      // [B, T, 2048]
+  torch::Tensor admVector;    // [B, 2816]
+  torch::Tensor lossWeights;  // [B]
+};
+
+struct SdxlStepOptions {
+  NoiseSamplingOptions noise;
+  DiffusionLossOptions loss;
+  torch::Dtype computeDtype = torch::kFloat32;  // the frozen weights' dtype
+};
+
+class SdxlTrainStep {
+ public:
+  SdxlTrainStep(models::SdxlUnet unet, SdxlStepOptions options, torch::Device device, std::uint64_t seed);
+
+  // The loss of one micro-batch: a 0-dim float32 device tensor with its autograd graph. Inputs
+  // that need no gradient go through static per-shape buffers.
+  torch::Tensor loss(const SdxlStepBatch& batch);
+
+  // For capture, the same in two halves: copying a batch without gradients into its shape's static
+  // buffers, and the loss of whatever those buffers hold (device work only).
+  StepShape stage(const SdxlStepBatch& batch);
+  torch::Tensor stagedLoss(const StepShape& shape);
+  // Neutral inputs (zero latents and conditioning, unit loss weights) for warming up a shape
+  // before any batch of it is seen.
+  void stageNeutral(const StepShape& shape);
+
+  at::Generator& generator() { return generator_; }
+  const DdpmNoiseSchedule& noiseSchedule() const { return schedule_; }
+
+ private:
+  static StepShape shapeOf(const SdxlStepBatch& batch);
+  StaticBuffers& buffers(const StepShape& shape);
+  torch::Tensor lossOf(const torch::Tensor& latents, const torch::Tensor& context, const torch::Tensor& admVector,
+                       const torch::Tensor& lossWeights);
+
+  models::SdxlUnet unet_;
+  SdxlStepOptions options_;
+  torch::Device device_;
+  DdpmNoiseSchedule schedule_;
+  at::Generator generator_;
+  ShapePlan shapes_;
+};
+
+}  // namespace sinter::train
