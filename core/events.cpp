@@ -21,7 +21,7 @@ json toJson(const Event& e) {
           [](const Start& s) {
             return json{{"type", "start"}, {"version", s.version}, {"device", s.device},
                         {"model_family", s.model_family}, {"training_mode", s.training_mode},
-                        {"total_steps", s.total_steps}, {"epochs", s.epochs}};
+                        {"total_steps", s.total_steps}, {"epochs", s.epochs}, {"tokenizers", s.tokenizers}};
           },
           [](const CompilePlan& p) {
             return json{{"type", "compile_plan"}, {"enabled", p.enabled}, {"backend", p.backend}, {"mode", p.mode},
@@ -84,6 +84,7 @@ std::optional<Event> parseJsonLine(const std::string& line) {
     Start s;
     read(j, "version", s.version), read(j, "device", s.device), read(j, "model_family", s.model_family);
     read(j, "training_mode", s.training_mode), read(j, "total_steps", s.total_steps), read(j, "epochs", s.epochs);
+    read(j, "tokenizers", s.tokenizers);
     return s;
   }
   if (type == "compile_plan") {

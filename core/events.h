@@ -13,6 +13,7 @@ struct Start {
   std::string version, device, model_family, training_mode;
   long long total_steps = 0;
   long long epochs = 0;
+  std::vector<std::string> tokenizers;  // "clip_tokenizer: bundled with Sinter (<folder>)", ...
 };
 struct CompilePlan {
   bool enabled = false;

@@ -46,6 +46,9 @@ struct OptionSpec {
   bool secret = false;        // never written to a config or preset
   bool deprecated = false;
   bool advanced = false;      // the app shows it under Parameters > Advanced
+  // Translatable (context "Option"): what leaving it unset means, the app's placeholder text
+  // ("bundled": the tokenizer that ships with Sinter). nullptr: "Not set".
+  const char* unsetMeaning = nullptr;
   std::vector<std::string> suggestions;  // String: common values (editable choice in the app)
 
   bool appliesToTab(Tab t) const { return (tabs & static_cast<std::uint8_t>(t)) != 0; }

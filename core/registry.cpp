@@ -40,6 +40,7 @@ class Opt {
   Opt& dir() { s_.pathKind = PathKind::Directory; return *this; }
   Opt& secret() { s_.secret = true; return *this; }
   Opt& advanced() { s_.advanced = true; return *this; }
+  Opt& unsetMeans(const char* meaning) { s_.unsetMeaning = meaning; return *this; }
   Opt& deprecated() { s_.deprecated = true; return *this; }
   Opt& suggestions(std::vector<std::string> v) { s_.suggestions = std::move(v); return *this; }
   operator OptionSpec() const { return s_; }
@@ -78,8 +79,9 @@ std::vector<OptionSpec> buildRegistry() {
       Opt("t5xxl", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "T5-XXL"),
           QT_TRANSLATE_NOOP("Option", "FLUX T5-XXL text encoder file.")).families(FLUX).file(),
       Opt("clip_tokenizer", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "CLIP tokenizer"),
-          QT_TRANSLATE_NOOP("Option", "Folder with the CLIP tokenizer (vocab.json and merges.txt, or tokenizer.json). Nothing is downloaded."))
-          .dir(),
+          QT_TRANSLATE_NOOP("Option", "Folder with the CLIP tokenizer (vocab.json and merges.txt, or tokenizer.json); unset: the CLIP "
+                                      "tokenizer that ships with Sinter. Nothing is downloaded."))
+          .dir().unsetMeans(QT_TRANSLATE_NOOP("Option", "bundled")),
       Opt("t5_tokenizer", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "T5 tokenizer"),
           QT_TRANSLATE_NOOP("Option", "Folder with the T5 tokenizer (spiece.model or tokenizer.json).")).families(FLUX).dir(),
       Opt("v_parameterization", T::Bool, B(false), Sec::Model, QT_TRANSLATE_NOOP("Option", "V-parameterization"),

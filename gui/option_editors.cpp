@@ -1,6 +1,7 @@
 // The editor for each option type: bool, int, float, string, enum, path and list.
 #include <QCheckBox>
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDoubleValidator>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -234,6 +235,8 @@ class PathEditor : public OptionEditor {
   explicit PathEditor(const OptionSpec& spec, QWidget* parent) : OptionEditor(spec, parent) {
     edit_ = new QLineEdit(this);
     edit_->setToolTip(toolTipText());
+    // What the runner uses when the path is left empty, where that is something ("bundled").
+    if (spec.unsetMeaning) edit_->setPlaceholderText(QCoreApplication::translate("Option", spec.unsetMeaning));
     auto* browseButton = new QToolButton(this);
     browseButton->setText(QStringLiteral("…"));
     browseButton->setToolTip(spec.pathKind == PathKind::Directory ? OptionEditor::tr("Choose a folder")

@@ -154,8 +154,12 @@
         <translation>CLIP トークナイザー</translation>
     </message>
     <message>
-        <source>Folder with the CLIP tokenizer (vocab.json and merges.txt, or tokenizer.json). Nothing is downloaded.</source>
-        <translation>CLIP トークナイザーのフォルダー(vocab.json と merges.txt、または tokenizer.json)。ダウンロードは行いません。</translation>
+        <source>Folder with the CLIP tokenizer (vocab.json and merges.txt, or tokenizer.json); unset: the CLIP tokenizer that ships with Sinter. Nothing is downloaded.</source>
+        <translation>CLIP トークナイザーのフォルダー(vocab.json と merges.txt、または tokenizer.json)。未設定なら Sinter に同梱の CLIP トークナイザーを使います。ダウンロードは行いません。</translation>
+    </message>
+    <message>
+        <source>bundled</source>
+        <translation>同梱</translation>
     </message>
     <message>
         <source>T5 tokenizer</source>

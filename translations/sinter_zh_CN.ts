@@ -154,8 +154,12 @@
         <translation>CLIP 分词器</translation>
     </message>
     <message>
-        <source>Folder with the CLIP tokenizer (vocab.json and merges.txt, or tokenizer.json). Nothing is downloaded.</source>
-        <translation>CLIP 分词器所在文件夹(vocab.json 和 merges.txt,或 tokenizer.json)。不会下载任何内容。</translation>
+        <source>Folder with the CLIP tokenizer (vocab.json and merges.txt, or tokenizer.json); unset: the CLIP tokenizer that ships with Sinter. Nothing is downloaded.</source>
+        <translation>CLIP 分词器所在文件夹(vocab.json 和 merges.txt,或 tokenizer.json);未设置时使用 Sinter 自带的 CLIP 分词器。不会下载任何内容。</translation>
+    </message>
+    <message>
+        <source>bundled</source>
+        <translation>自带</translation>
     </message>
     <message>
         <source>T5 tokenizer</source>

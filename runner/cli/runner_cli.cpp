@@ -287,7 +287,9 @@ int runnerMain(int argc, char** argv) {
     const train::RunPreflight preflight = train::preflightRun(config, ranks);
     if (!preflight.ok()) return refuse(preflight.diagnostics);
     report(preflight.diagnostics);
-    std::cout << "# resolved config\n" << writeConfigToml(preflight.resolved);
+    std::cout << "# tokenizers\n";
+    for (const std::string& line : train::tokenizerLines(preflight.resolved)) std::cout << "# " << line << "\n";
+    std::cout << "\n# resolved config\n" << writeConfigToml(preflight.resolved);
     std::cout << "\n# compile plan\n";
     const compile::CompilePlan& plan = preflight.compilePlan.value();
     for (const auto& line : plan.lines()) std::cout << line << "\n";

@@ -1,6 +1,7 @@
 #include "text/bundled_tokenizers.h"
 
 #include <filesystem>
+#include <stdexcept>
 #include <system_error>
 
 namespace fs = std::filesystem;
@@ -22,6 +23,22 @@ std::optional<std::string> findBundledTokenizer(const std::string& name) {
     if (fs::is_directory(candidate, ec)) return candidate;
   }
   return std::nullopt;
+}
+
+std::string tokenizerFolder(const std::string& optionKey, const std::string& configured, const std::string& name) {
+  if (!configured.empty()) return configured;
+  if (std::optional<std::string> bundled = findBundledTokenizer(name)) return *bundled;
+  std::string looked;
+  for (const std::string& c : bundledTokenizerCandidates(name)) looked += (looked.empty() ? "" : ", ") + c;
+  throw std::runtime_error(optionKey + " is not set and the tokenizer that ships with Sinter is missing (looked in " + looked +
+                           "): reinstall Sinter, or point " + optionKey + " at a tokenizer folder");
+}
+
+std::string describeTokenizer(const std::string& optionKey, const std::string& folder, const std::string& name) {
+  std::error_code ec;
+  const std::optional<std::string> bundled = findBundledTokenizer(name);
+  if (bundled && fs::equivalent(folder, *bundled, ec)) return optionKey + ": bundled with Sinter (" + folder + ")";
+  return optionKey + ": " + folder;
 }
 
 }  // namespace sinter::text

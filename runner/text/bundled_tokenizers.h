@@ -16,4 +16,12 @@ std::vector<std::string> bundledTokenizerCandidates(const std::string& name);
 // The first candidate folder that exists, or nullopt.
 std::optional<std::string> findBundledTokenizer(const std::string& name);
 
+// The tokenizer folder a run uses: `configured` when set, else the bundled `name`. Throws
+// std::runtime_error naming `optionKey` and the places looked in when neither is there.
+std::string tokenizerFolder(const std::string& optionKey, const std::string& configured, const std::string& name);
+
+// "clip_tokenizer: bundled with Sinter (<folder>)" or "clip_tokenizer: <folder>", for the log, the dry
+// run and the start event.
+std::string describeTokenizer(const std::string& optionKey, const std::string& folder, const std::string& name);
+
 }  // namespace sinter::text

@@ -1,4 +1,5 @@
 // Every registry option survives widgets -> TOML -> widgets, for each tab and model family.
+#include <QLineEdit>
 #include <QtTest>
 
 #include "core/registry.h"
@@ -113,6 +114,17 @@ class OptionRoundTripTest : public QObject {
     }
     const Config c = form.config();
     for (const auto& [key, value] : c.explicitValues()) QCOMPARE(QString::fromStdString(key), QString("training_type"));
+  }
+
+  // An unset clip_tokenizer is the tokenizer that ships with Sinter: its field says "bundled".
+  void unsetTokenizerFieldSaysBundled() {
+    OptionForm form(Tab::LoRA);
+    OptionEditor* editor = form.editor("clip_tokenizer");
+    QVERIFY(editor);
+    auto* edit = editor->findChild<QLineEdit*>();
+    QVERIFY(edit);
+    QCOMPARE(edit->placeholderText(), QStringLiteral("bundled"));
+    QVERIFY(isUnset(editor->value()));
   }
 
   void floatOptionsKeepIntegers() {

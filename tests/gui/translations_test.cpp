@@ -64,10 +64,13 @@ class TranslationsTest : public QObject {
     }
     QVERIFY(!xml.hasError());
     QVERIFY(messages > 300);
-    // Every registry label and tooltip is in the file.
+    // Every registry label, tooltip and unset meaning is in the file.
     QCOMPARE(optionMessages, [] {
       QSet<QString> texts;
-      for (const OptionSpec& s : optionRegistry()) texts << s.label << s.tooltip;
+      for (const OptionSpec& s : optionRegistry()) {
+        texts << s.label << s.tooltip;
+        if (s.unsetMeaning) texts << s.unsetMeaning;
+      }
       return static_cast<int>(texts.size());
     }());
   }

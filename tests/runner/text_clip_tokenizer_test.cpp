@@ -345,3 +345,21 @@ TEST(ClipTokenizerFiles, ClearErrorsForMissingOrInvalidFiles) {
   writeFile(dir.path / "unigram" / "tokenizer.json", "{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}");
   expectError(dir.path / "unigram", "model.type is \"Unigram\"");
 }
+
+// The folder a run reads: the given one wins; unset is the bundled one; neither is an error naming the
+// option and where it looked.
+TEST(ClipTokenizerFiles, TokenizerFolderPrefersTheGivenOne) {
+  EXPECT_EQ(sinter::text::tokenizerFolder("clip_tokenizer", "/my/tokenizer", "clip"), "/my/tokenizer");
+  EXPECT_EQ(fs::path(sinter::text::tokenizerFolder("clip_tokenizer", "", "clip")), kClipDir);
+  try {
+    sinter::text::tokenizerFolder("t9_tokenizer", "", "no_such_tokenizer");
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("t9_tokenizer is not set"), std::string::npos) << what;
+    EXPECT_NE(what.find("share/sinter/tokenizers/no_such_tokenizer"), std::string::npos) << what;
+  }
+  EXPECT_EQ(sinter::text::describeTokenizer("clip_tokenizer", kClipDir.string(), "clip"),
+            "clip_tokenizer: bundled with Sinter (" + kClipDir.string() + ")");
+  EXPECT_EQ(sinter::text::describeTokenizer("clip_tokenizer", "/my/tokenizer", "clip"), "clip_tokenizer: /my/tokenizer");
+}

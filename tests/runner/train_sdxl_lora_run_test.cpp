@@ -454,3 +454,38 @@ TEST_F(SdxlLoraRun, FullDiskFailsCleanlyAndKeepsTheLastGoodSave) {
   EXPECT_EQ(kept, "the last good save");
   EXPECT_EQ(left, std::vector<std::string>{"t-step00000001.safetensors"}) << "a half-written file was left behind";
 }
+
+// clip_tokenizer unset: the CLIP tokenizer that ships with Sinter (share/sinter/tokenizers/clip beside
+// bin/), named by the dry run and the start event; a folder given still wins.
+TEST_F(SdxlLoraRun, UnsetClipTokenizerIsTheBundledOne) {
+  const std::string given = writeConfig("tokenizer_given.toml", path("out_tokenizer"), "max_train_steps = 1\n");
+  std::ifstream in(given);
+  std::string text, line;
+  while (std::getline(in, line))
+    if (line.rfind("clip_tokenizer", 0) != 0) text += line + "\n";
+  const std::string unset = path("tokenizer_unset.toml");
+  writeText(unset, text);
+
+  ProcessResult dry = runRunner({"--config_file", unset, "--dry_run"});
+  ASSERT_EQ(dry.exitCode, 0) << dry.err;
+  EXPECT_NE(dry.out.find("# clip_tokenizer: bundled with Sinter ("), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("share/sinter/tokenizers/clip"), std::string::npos) << dry.out;
+
+  auto startTokenizers = [](const ProcessResult& r) {
+    for (const auto& l : r.lines())
+      if (auto e = sinter::events::parseJsonLine(l))
+        if (auto s = std::get_if<sinter::events::Start>(&*e)) return s->tokenizers;
+    return std::vector<std::string>{};
+  };
+  ProcessResult run = runRunner({"--config_file", unset, "--events", "jsonl"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  std::vector<std::string> tokenizers = startTokenizers(run);
+  ASSERT_EQ(tokenizers.size(), 1u);
+  EXPECT_EQ(tokenizers[0].rfind("clip_tokenizer: bundled with Sinter (", 0), 0u) << tokenizers[0];
+
+  run = runRunner({"--config_file", given, "--events", "jsonl"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  tokenizers = startTokenizers(run);
+  ASSERT_EQ(tokenizers.size(), 1u);
+  EXPECT_EQ(tokenizers[0], "clip_tokenizer: " + path("tokenizer"));
+}

@@ -12,6 +12,7 @@
 #include "data/dataset_settings.h"
 #include "network/lora_file.h"
 #include "network/lora_network.h"
+#include "text/bundled_tokenizers.h"
 #include "text/clip_tokenizer.h"
 #include "train/bench/capture_facts.h"
 #include "sample/diffusion_samplers.h"
@@ -133,14 +134,10 @@ bool checkValues(const Config& config, PreflightChecks& k) {
   ok &= k.parse("network_args", [&] {
     network::LoraNetwork checked(loraNetworkOptions(config));  // the constructor checks rank and dropout
   });
-  const std::string tokenizer = config.getString("clip_tokenizer");
-  if (tokenizer.empty()) {
-    ok = false;
-    k.error("clip_tokenizer", "clip_tokenizer is not set: point it at a folder with the CLIP tokenizer (vocab.json and merges.txt, "
-                              "or tokenizer.json); nothing is downloaded");
-  } else {
-    ok &= k.parse("clip_tokenizer", [&] { text::ClipTokenizer::fromPath(tokenizer); });
-  }
+  // Unset: the CLIP vocabulary that ships with Sinter (preflightRun puts its folder in the resolved config).
+  ok &= k.parse("clip_tokenizer", [&] {
+    text::ClipTokenizer::fromPath(text::tokenizerFolder("clip_tokenizer", config.getString("clip_tokenizer"), "clip"));
+  });
   return ok;
 }
 
@@ -209,6 +206,14 @@ void checkSamples(const Config& config, const FamilyRegistration* family, Prefli
 
 }  // namespace
 
+std::vector<std::string> tokenizerLines(const Config& resolved) {
+  std::vector<std::string> lines;
+  for (const auto& [key, name] : {std::pair<const char*, const char*>{"clip_tokenizer", "clip"}, {"t5_tokenizer", "t5"}})
+    if (resolved.has(key) && !resolved.getString(key).empty())
+      lines.push_back(text::describeTokenizer(key, resolved.getString(key), name));
+  return lines;
+}
+
 RunPreflight preflightRun(const Config& config, int ranks) {
   RunPreflight result;
   result.resolved = config;
@@ -223,6 +228,10 @@ RunPreflight preflightRun(const Config& config, int ranks) {
     // sd-scripts requires network_module; Sinter picks the family's (it is written into the metadata).
     if (result.resolved.getString("network_module").empty()) result.resolved.set("network_module", registration->networkModule);
   }
+  // An unset clip_tokenizer is the one that ships with Sinter: the run, the dry run and the start event
+  // see its folder (checkValues reports it when it is missing).
+  if (config.getString("clip_tokenizer").empty())
+    if (const std::optional<std::string> bundled = text::findBundledTokenizer("clip")) result.resolved.set("clip_tokenizer", *bundled);
   bool valuesParsed = checkValues(config, k);
   if (family && config.tab() != Tab::LoRA && valuesParsed)
     if (const std::optional<Refusal> refusal = fullWeightsRefusal(config)) {

@@ -24,6 +24,10 @@ struct RunPreflight {
   bool ok() const { return !hasErrors(diagnostics); }
 };
 
+// The tokenizer folders the run reads, one "<option>: <folder>" each ("bundled with Sinter" where it is
+// the one that ships), for the log, the dry run and the start event.
+std::vector<std::string> tokenizerLines(const Config& resolved);
+
 // `config` has passed validateConfig (keys, types, ranges, cross-field rules). `ranks`: how many
 // processes will train (--nproc_per_node); 0 reads torchrun's environment.
 RunPreflight preflightRun(const Config& config, int ranks = 0);

@@ -24,6 +24,7 @@
 #include "train/loop/loss_readback.h"
 #include "train/loop/progress_meter.h"
 #include "train/loop/rank_noise_states.h"
+#include "train/loop/run_preflight.h"
 #include "train/loop/sample_images.h"
 #include "train/loop/stop_request.h"
 #include "train/optim/fused_backward.h"
@@ -215,8 +216,10 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   const std::string devices = describeDevice(run.device) + (run.worldSize() > 1 ? " + " + std::to_string(run.worldSize() - 1) +
                                                                                       (run.worldSize() == 2 ? " more rank" : " more ranks")
                                                                                 : std::string());
+  const std::vector<std::string> tokenizers = tokenizerLines(run.config);
+  for (const std::string& line : tokenizers) spdlog::info("  {}", line);
   events.emit(events::Start{SINTER_VERSION, devices, family.facts().familyName, toString(run.config.tab()),
-                            length.maxTrainSteps, length.numEpochs});
+                            length.maxTrainSteps, length.numEpochs, tokenizers});
 
   // Saving, with sd-scripts' names.
   const std::string& name = options.outputName;
