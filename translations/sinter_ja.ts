@@ -1141,6 +1141,22 @@
         <source>Step each weight as soon as its gradient is computed, so that the whole model&apos;s gradients never exist at once (Adafactor, no gradient accumulation).</source>
         <translation>各重みを勾配の計算直後に更新し、モデル全体の勾配が同時に存在しないようにします（Adafactor、勾配累積なし）。</translation>
     </message>
+    <message>
+        <source>Use 8-bit Adam</source>
+        <translation>8ビット Adam を使用</translation>
+    </message>
+    <message>
+        <source>sd-scripts&apos; older switch for optimizer_type = AdamW8bit; only with an empty optimizer_type.</source>
+        <translation>optimizer_type = AdamW8bit を指定する sd-scripts の旧スイッチです。optimizer_type が空のときのみ使えます。</translation>
+    </message>
+    <message>
+        <source>Use Lion</source>
+        <translation>Lion を使用</translation>
+    </message>
+    <message>
+        <source>sd-scripts&apos; older switch for optimizer_type = Lion; only with an empty optimizer_type.</source>
+        <translation>optimizer_type = Lion を指定する sd-scripts の旧スイッチです。optimizer_type が空のときのみ使えます。</translation>
+    </message>
 </context>
 <context>
     <name>PresetChanges</name>

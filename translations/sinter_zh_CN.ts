@@ -1141,6 +1141,22 @@
         <source>Step each weight as soon as its gradient is computed, so that the whole model&apos;s gradients never exist at once (Adafactor, no gradient accumulation).</source>
         <translation>每个权重的梯度一算出就立即更新该权重，使整个模型的梯度不会同时存在（Adafactor，不可梯度累积）。</translation>
     </message>
+    <message>
+        <source>Use 8-bit Adam</source>
+        <translation>使用 8 位 Adam</translation>
+    </message>
+    <message>
+        <source>sd-scripts&apos; older switch for optimizer_type = AdamW8bit; only with an empty optimizer_type.</source>
+        <translation>sd-scripts 用于 optimizer_type = AdamW8bit 的旧开关；仅在 optimizer_type 为空时可用。</translation>
+    </message>
+    <message>
+        <source>Use Lion</source>
+        <translation>使用 Lion</translation>
+    </message>
+    <message>
+        <source>sd-scripts&apos; older switch for optimizer_type = Lion; only with an empty optimizer_type.</source>
+        <translation>sd-scripts 用于 optimizer_type = Lion 的旧开关；仅在 optimizer_type 为空时可用。</translation>
+    </message>
 </context>
 <context>
     <name>PresetChanges</name>

@@ -34,6 +34,7 @@
 #include "train/lr_schedule.h"
 #include "train/mixed_precision.h"
 #include "train/optimizer_args.h"
+#include "train/optimizer_choice.h"
 #include "train/step_profiler.h"
 #include "train/training_loop.h"
 #include "train/training_table.h"
@@ -150,10 +151,10 @@ bool checkValues(const Config& config, Checks& k) {
     if (plan.weightDtype == torch::kHalf && !trainingDevice().is_cuda())
       throw std::invalid_argument("mixed_precision = \"fp16\" needs a CUDA GPU; this machine has none (use \"bf16\" or \"no\")");
   });
-  ok &= k.parse("optimizer_type", [&] { resolveOptimizerType(config.getString("optimizer_type")); });
+  ok &= k.parse("optimizer_type", [&] { resolveOptimizerType(configuredOptimizerType(config)); });
   std::optional<OptimizerSettings> optimizer;
   ok &= k.parse("optimizer_args", [&] {
-    optimizer = parseOptimizerSettings(config.getString("optimizer_type"), config.getList("optimizer_args"));
+    optimizer = optimizerSettingsFromConfig(config);
   });
   ok &= k.parse("lr_scheduler", [&] {
     if (optimizer) resolveLrScheduler(config.getString("lr_scheduler"), *optimizer);
