@@ -99,38 +99,50 @@ struct ReferenceState {
   }
 };
 
-// One step of an optimizer's formula for one parameter in double: `states` hold the states' old
-// values and receive the new ones. `scales` receive, per state element, the magnitude of what
-// entered it (for the tolerance); `updateScale` the magnitude of what entered the weight's update;
-// `ambiguous` marks weights whose update the double and float32 arithmetic may legitimately take
-// differently (Lion's sign of a value at rounding distance from 0).
+// One step of an optimizer's formula for one parameter in double. `states` hold the states' old
+// values and receive the new ones; `errors` (per state element) and `pError` (per weight) carry
+// bounds on how far the float32 implementation may be from the reference, propagated through each
+// operation: every float32 operation chain adds kChainTolerance of the magnitudes entering it, and
+// earlier errors pass through as the formula scales them. `ambiguous` marks weights whose update the
+// double and float32 arithmetic may legitimately take differently (Lion's sign of a value within
+// its error bound of 0).
 struct StepInputs {
   std::vector<double>& p;
+  std::vector<double>& pError;
   const std::vector<double>& g;
   std::vector<std::vector<double>>& states;
-  std::vector<std::vector<double>>& scales;
-  std::vector<double>& updateScale;
+  std::vector<std::vector<double>>& errors;
   std::vector<bool>& ambiguous;
   double lr;
   int step;
 };
 using ReferenceFormula = std::function<void(StepInputs&)>;
 
-// bitsandbytes' "adam" kernels (32-bit and 8-bit blockwise): decay after the update.
+// |sqrt(a) - sqrt(b)| for |a - b| <= e.
+double sqrtError(double value, double e) { return e > 0 ? e / (std::sqrt(value) + std::sqrt(e)) : 0.0; }
+
+// bitsandbytes' "adam" kernels (32-bit and 8-bit blockwise): the bias corrections in float32 from
+// the float betas the kernels take, the decay after the update.
 ReferenceFormula bitsandbytesAdam(double b1, double b2, double eps, double wd) {
   return [=](StepInputs& s) {
-    const double c1 = 1 - std::pow(b1, s.step), c2 = std::sqrt(1 - std::pow(b2, s.step));
-    std::vector<double>&m = s.states[0], &v = s.states[1];
+    const double b1f = static_cast<float>(b1), b2f = static_cast<float>(b2);
+    const double c1 = 1 - std::pow(b1f, s.step), c2sq = 1 - std::pow(b2f, s.step), c2 = std::sqrt(c2sq);
+    // float32 pow: a rounding or two of beta^t (below 1), which 1 - beta^t turns relative to c1, c2^2.
+    const double correctionError = 4 * kFloat32Rounding * (1 / c1 + 1 / c2sq);
+    const double stepSize = s.lr * c2 / c1;
+    std::vector<double>&m = s.states[0], &v = s.states[1], &em = s.errors[0], &ev = s.errors[1];
     for (size_t k = 0; k < s.p.size(); ++k) {
       const double g = s.g[k];
-      s.scales[0][k] = std::abs(m[k]) * b1 + (1 - b1) * std::abs(g);
+      em[k] = b1 * em[k] + kChainTolerance * (std::abs(m[k]) * b1 + (1 - b1) * std::abs(g));
       m[k] = m[k] * b1 + (1 - b1) * g;
+      ev[k] = b2 * ev[k] + kChainTolerance * (v[k] * b2 + (1 - b2) * g * g);
       v[k] = v[k] * b2 + (1 - b2) * g * g;
-      s.scales[1][k] = v[k];
       const double denom = std::sqrt(v[k]) + eps * c2;
-      s.p[k] += -s.lr * c2 / c1 * m[k] / denom;
+      const double update = stepSize * m[k] / denom;
+      const double updateError = denom > 0 ? stepSize * (em[k] + std::abs(m[k]) * sqrtError(v[k], ev[k]) / denom) / denom : 0.0;
+      s.p[k] -= update;
       if (wd > 0) s.p[k] *= 1 - s.lr * wd;
-      s.updateScale[k] = 2 * s.lr * c2 / c1 * s.scales[0][k] / denom;
+      s.pError[k] += updateError + (kChainTolerance + correctionError) * std::abs(update) + kChainTolerance * std::abs(s.p[k]);
     }
   };
 }
@@ -138,16 +150,17 @@ ReferenceFormula bitsandbytesAdam(double b1, double b2, double eps, double wd) {
 // lion_pytorch's update_fn (and bitsandbytes' "lion" kernels).
 ReferenceFormula lion(double b1, double b2, double wd) {
   return [=](StepInputs& s) {
-    std::vector<double>& m = s.states[0];
+    std::vector<double>&m = s.states[0], &em = s.errors[0];
     for (size_t k = 0; k < s.p.size(); ++k) {
       const double g = s.g[k];
       s.p[k] *= 1 - s.lr * wd;
       const double c = m[k] * b1 + (1 - b1) * g;
-      s.ambiguous[k] = std::abs(c) <= kChainTolerance * (std::abs(m[k]) * b1 + (1 - b1) * std::abs(g));
+      const double cError = b1 * em[k] + kChainTolerance * (std::abs(m[k]) * b1 + (1 - b1) * std::abs(g));
+      s.ambiguous[k] = std::abs(c) <= cError;
       s.p[k] -= s.lr * ((c > 0) - (c < 0));
-      s.scales[0][k] = std::abs(m[k]) * b2 + (1 - b2) * std::abs(g);
+      s.pError[k] += kChainTolerance * (std::abs(s.p[k]) + s.lr);
+      em[k] = b2 * em[k] + kChainTolerance * (std::abs(m[k]) * b2 + (1 - b2) * std::abs(g));
       m[k] = m[k] * b2 + (1 - b2) * g;
-      s.updateScale[k] = s.lr;
     }
   };
 }
@@ -155,15 +168,17 @@ ReferenceFormula lion(double b1, double b2, double wd) {
 // torch.optim.SGD (dampening 0): Nesterov, or heavy ball as bitsandbytes' "momentum" kernels.
 ReferenceFormula sgd(double momentum, double wd, bool nesterov) {
   return [=](StepInputs& s) {
-    std::vector<double>& buf = s.states[0];
+    std::vector<double>&buf = s.states[0], &eb = s.errors[0];
     for (size_t k = 0; k < s.p.size(); ++k) {
       const double d = s.g[k] + wd * s.p[k];
-      const double dScale = std::abs(s.g[k]) + wd * std::abs(s.p[k]);
-      s.scales[0][k] = std::abs(buf[k]) * momentum + dScale;
+      const double dError = wd * s.pError[k] + kChainTolerance * (std::abs(s.g[k]) + wd * std::abs(s.p[k]));
+      eb[k] = momentum * eb[k] + dError + kChainTolerance * (std::abs(buf[k]) * momentum + std::abs(d));
       buf[k] = buf[k] * momentum + d;
       const double direction = nesterov ? d + momentum * buf[k] : buf[k];
+      const double directionError =
+          nesterov ? dError + momentum * eb[k] + kChainTolerance * (std::abs(d) + momentum * std::abs(buf[k])) : eb[k];
       s.p[k] -= s.lr * direction;
-      s.updateScale[k] = s.lr * (nesterov ? dScale + momentum * s.scales[0][k] : s.scales[0][k]);
+      s.pError[k] += s.lr * directionError + kChainTolerance * (std::abs(s.p[k]) + s.lr * std::abs(direction));
     }
   };
 }
@@ -194,24 +209,27 @@ void expectMatchesReference(const std::string& type, const std::vector<std::stri
 
   const ReferenceQuantizer signedQ(true), unsignedQ(false);
   struct RefParam {
-    std::vector<double> p, tolerance;
+    std::vector<double> p, pError;
     std::vector<ReferenceState> states;
+    std::vector<std::vector<double>> errors;  // per state: bound on the implementation's dequantized/float32 state
   };
   std::vector<RefParam> ref;
   for (size_t j = 0; j < specs.size(); ++j) {
-    RefParam r{toVec(params[j]), std::vector<double>(params[j].numel(), 0.0), {}};
+    const size_t n = params[j].numel();
+    RefParam r{toVec(params[j]), std::vector<double>(n, 0.0), {}, {}};
     const bool quantized = eightBit && params[j].numel() >= settings.min8bitSize;
     for (const auto& [name, isSigned] : stateNames) {
       ReferenceState st;
       st.eightBit = quantized;
       st.quantizer = isSigned ? &signedQ : &unsignedQ;
       if (quantized) {
-        st.codes.assign(r.p.size(), 0);
-        st.absmax.assign((r.p.size() + 255) / 256, 0.0);
+        st.codes.assign(n, 0);
+        st.absmax.assign((n + 255) / 256, 0.0);
       } else {
-        st.values.assign(r.p.size(), 0.0);
+        st.values.assign(n, 0.0);
       }
       r.states.push_back(st);
+      r.errors.emplace_back(n, 0.0);
     }
     ref.push_back(std::move(r));
   }
@@ -239,36 +257,31 @@ void expectMatchesReference(const std::string& type, const std::vector<std::stri
       const size_t g = specs[j].group;
       const size_t index = g == 0 ? j : 0;
       const std::string where = "." + std::to_string(g) + "." + std::to_string(index);
-      std::vector<std::vector<double>> values, scales(r.states.size(), std::vector<double>(n, 0.0));
+      std::vector<std::vector<double>> values;
       for (const ReferenceState& st : r.states) values.push_back(st.read());
-      std::vector<double> updateScale(n, 0.0);
       std::vector<bool> ambiguous(n, false);
-      for (size_t k = 0; k < n; ++k) r.tolerance[k] += kChainTolerance * std::abs(r.p[k]);
-      StepInputs in{r.p, toVec(grads[j]), values, scales, updateScale, ambiguous, baseLr[g] * schedule.factor(step), step + 1};
+      // The learning rate is a float32 tensor: one rounding of lr, as any other input.
+      StepInputs in{r.p, r.pError, toVec(grads[j]), values, r.errors, ambiguous, baseLr[g] * schedule.factor(step), step + 1};
       formula(in);
 
-      // The weights: the tolerance adds up each step's roundings of the weight and its update.
-      std::vector<double> p = toVec(params[j]);
+      const std::vector<double> p = toVec(params[j]);
       for (size_t k = 0; k < n; ++k) {
-        r.tolerance[k] += kChainTolerance * (std::abs(r.p[k]) + updateScale[k]);
         if (ambiguous[k]) {
-          r.p[k] = p[k];  // the sign of a value at rounding distance from 0: either is right
+          r.p[k] = p[k];  // the sign of a value within its error bound of 0: either is right
           continue;
         }
-        ASSERT_NEAR(p[k], r.p[k], r.tolerance[k]) << "weight " << k;
+        ASSERT_NEAR(p[k], r.p[k], r.pError[k]) << "weight " << k;
       }
 
       for (size_t s = 0; s < r.states.size(); ++s) {
         ReferenceState& st = r.states[s];
+        std::vector<double>& error = r.errors[s];
         const std::string name = stateNames[s].first;
         SCOPED_TRACE(name);
         if (!st.eightBit) {
           ASSERT_FALSE(state.count(name + "_codes" + where));
           const std::vector<double> got = toVec(state.at(name + where));
-          // Accumulated in float32 over the steps: the bound grows with each step's inputs.
-          for (size_t k = 0; k < n; ++k)
-            ASSERT_NEAR(got[k], values[s][k], (step + 1) * kChainTolerance * (scales[s][k] + std::abs(values[s][k])) + 1e-30)
-                << "element " << k;
+          for (size_t k = 0; k < n; ++k) ASSERT_NEAR(got[k], values[s][k], error[k] + 1e-300) << "element " << k;
           st.values = values[s];
           continue;
         }
@@ -280,17 +293,18 @@ void expectMatchesReference(const std::string& type, const std::vector<std::stri
         ASSERT_EQ(codes.size(), absmax.size() * 256);
         for (size_t b = 0; b < absmax.size(); ++b) {
           const size_t end = std::min(n, (b + 1) * 256);
-          double refAbsmax = 0, scale = 0;
+          double refAbsmax = 0, blockError = 0;
           for (size_t k = b * 256; k < end; ++k) {
             refAbsmax = std::max(refAbsmax, std::abs(values[s][k]));
-            scale = std::max(scale, scales[s][k]);
+            blockError = std::max(blockError, error[k]);
           }
-          ASSERT_NEAR(absmax[b], refAbsmax, kChainTolerance * scale) << "block " << b;
+          ASSERT_NEAR(absmax[b], refAbsmax, blockError) << "block " << b;
           st.absmax[b] = refAbsmax;
           for (size_t k = b * 256; k < end; ++k) {
             const double x = refAbsmax > 0 ? values[s][k] / refAbsmax : 0.0;
-            // The normalized value's rounding: its inputs' roundings relative to the block's absmax.
-            const double tolerance = refAbsmax > 0 ? 2 * kChainTolerance * (scales[s][k] + std::abs(values[s][k])) / refAbsmax : 0.0;
+            // The value's and the absmax's bounds, relative to the absmax, and the division's rounding.
+            const double tolerance =
+                refAbsmax > 0 ? (error[k] + std::abs(x) * blockError) / refAbsmax + kChainTolerance * std::abs(x) : 0.0;
             const std::vector<int> allowed = st.quantizer->acceptable(x, values[s][k], tolerance);
             const int code = static_cast<int>(codes[k]);
             ASSERT_NE(std::find(allowed.begin(), allowed.end(), code), allowed.end())
@@ -298,6 +312,10 @@ void expectMatchesReference(const std::string& type, const std::vector<std::stri
             ambiguousCodes += allowed.size() > 1;
             ++checkedCodes;
             st.codes[k] = code;
+            // Next step's dequantized state: the same code times an absmax within blockError (and the
+            // float32 map's and product's roundings).
+            const double level = std::abs(st.quantizer->map[code]);
+            error[k] = level * blockError + kChainTolerance * level * refAbsmax;
           }
         }
         // The padding of the last block stays zero (the code of 0).
@@ -412,7 +430,9 @@ std::vector<torch::Tensor> makeParams(int seed) {
 }
 
 std::unique_ptr<Optimizer> makeFor(const std::string& type, const std::vector<torch::Tensor>& params) {
-  return makeOptimizer(parseOptimizerSettings(type, {"min_8bit_size=1000"}), {{"unet", 1e-2, {params[0]}}, {"te", 3e-3, {params[1]}}},
+  OptimizerSettings settings = parseOptimizerSettings(type, {});
+  settings.min8bitSize = 1000;  // the first weight keeps 8-bit states where the type has them
+  return makeOptimizer(settings, {{"unet", 1e-2, {params[0]}}, {"te", 3e-3, {params[1]}}},
                        /*fusedBackwardPass=*/false);
 }
 
