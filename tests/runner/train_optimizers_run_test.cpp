@@ -28,6 +28,8 @@ struct OptimizerRun {
   std::string learningRate;  // each optimizer's usual range: Lion's sign steps want a smaller one
   std::string args;          // optimizer_args, a TOML array's contents
   std::string ssOptimizer;   // the class ss_optimizer starts with
+  // LoRA's alpha: plain SGD's step scales with the gradient, which alpha / rank scales (1 for 4).
+  std::string networkAlpha = "4.0";
 };
 
 std::ostream& operator<<(std::ostream& os, const OptimizerRun& r) { return os << r.type; }
@@ -59,7 +61,8 @@ TEST_P(OptimizerRunTest, TheTinyDemosLossFalls) {
                            "resolution = \"128,128\"\n"
                            "enable_bucket = true\nmin_bucket_reso = 64\nmax_bucket_reso = 256\nbucket_reso_steps = 32\n"
                            "caption_extension = \".txt\"\nmax_data_loader_n_workers = 0\n"
-                           "network_dim = 4\nnetwork_alpha = 4.0\nseed = 7\n"
+                           "network_dim = 4\nseed = 7\n"
+                           "network_alpha = " << run.networkAlpha << "\n"
                            "max_train_steps = 40\ntrain_batch_size = 2\ncache_latents = true\nnetwork_train_unet_only = true\n"
                            "optimizer_type = \"" << run.type << "\"\n"
                            "optimizer_args = [" << run.args << "]\n"
@@ -83,8 +86,9 @@ INSTANTIATE_TEST_SUITE_P(
         OptimizerRun{"AdamW8bit", "0.01", "\"min_8bit_size=64\"", "bitsandbytes.optim.adamw.AdamW8bit(min_8bit_size=64)"},
         OptimizerRun{"PagedAdamW8bit", "0.01", "\"min_8bit_size=64\"", "bitsandbytes.optim.adamw.PagedAdamW8bit"},
         OptimizerRun{"PagedAdamW32bit", "0.01", "", "bitsandbytes.optim.adamw.PagedAdamW32bit"},
-        OptimizerRun{"Lion", "0.002", "", "lion_pytorch.lion_pytorch.Lion"},
-        OptimizerRun{"Lion8bit", "0.002", "\"min_8bit_size=64\"", "bitsandbytes.optim.lion.Lion8bit"},
-        OptimizerRun{"SGDNesterov", "2.0", "", "torch.optim.sgd.SGD(momentum=0.9)"},
-        OptimizerRun{"SGDNesterov8bit", "2.0", "\"min_8bit_size=64\"", "bitsandbytes.optim.sgd.SGD8bit(min_8bit_size=64,momentum=0.9)"}),
+        OptimizerRun{"Lion", "0.005", "", "lion_pytorch.lion_pytorch.Lion"},
+        OptimizerRun{"Lion8bit", "0.005", "\"min_8bit_size=64\"", "bitsandbytes.optim.lion.Lion8bit"},
+        OptimizerRun{"SGDNesterov", "1.0", "", "torch.optim.sgd.SGD(momentum=0.9)", "16.0"},
+        OptimizerRun{"SGDNesterov8bit", "1.0", "\"min_8bit_size=64\"", "bitsandbytes.optim.sgd.SGD8bit(min_8bit_size=64,momentum=0.9)",
+                     "16.0"}),
     [](const ::testing::TestParamInfo<OptimizerRun>& info) { return info.param.type; });
