@@ -105,7 +105,7 @@ TEST(OptimizerArgs, ParsesSdScriptsSpellingAndRejectsTheRest) {
   EXPECT_EQ(resolveOptimizerType(""), "AdamW");
   EXPECT_EQ(resolveOptimizerType("adamw"), "AdamW");
   try {
-    resolveOptimizerType("AdamW8bit");
+    resolveOptimizerType("AdEMAMix8bit");
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("available: AdamW"), std::string::npos);

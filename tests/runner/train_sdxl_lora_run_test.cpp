@@ -241,7 +241,7 @@ TEST_F(SdxlLoraRun, DryRunAndRunRefuseTheSameConfigsBeforeLoading) {
        "sampler 'pndm' is not in this build"},
       {"resolution_zero", "", {"--resolution", "0"}, "positive integers"},
       {"optimizer_nul", "optimizer_type = \"\\u0000\"\n", {}, "optimizer_type"},
-      {"optimizer_unknown", "optimizer_type = \"Lion\"\n", {}, "available: AdamW"},
+      {"optimizer_unknown", "optimizer_type = \"AdEMAMix8bit\"\n", {}, "available: AdamW"},
       {"optimizer_args", "optimizer_args = [\"momentum=0.9\"]\n", {}, "momentum"},
       {"scheduler_unknown", "lr_scheduler = \"cosine_annealing\"\n", {}, "cosine_annealing"},
       {"scheduler_warmup", "lr_scheduler = \"constant\"\nlr_warmup_steps = 10\n", {}, "constant_with_warmup"},

@@ -31,6 +31,7 @@
 #include "train/optim/optimizer_args.h"
 #include "train/parts/family_registration.h"
 #include "train/parts/preflight_checks.h"
+#include "train/optim/optimizer_choice.h"
 
 namespace sinter::train {
 
@@ -116,10 +117,10 @@ bool checkValues(const Config& config, PreflightChecks& k) {
     if (plan.weightDtype == torch::kHalf && !trainingDevice().is_cuda())
       throw std::invalid_argument("mixed_precision = \"fp16\" needs a CUDA GPU; this machine has none (use \"bf16\" or \"no\")");
   });
-  ok &= k.parse("optimizer_type", [&] { resolveOptimizerType(config.getString("optimizer_type")); });
+  ok &= k.parse("optimizer_type", [&] { resolveOptimizerType(configuredOptimizerType(config)); });
   std::optional<OptimizerSettings> optimizer;
   ok &= k.parse("optimizer_args", [&] {
-    optimizer = parseOptimizerSettings(config.getString("optimizer_type"), config.getList("optimizer_args"));
+    optimizer = optimizerSettingsFromConfig(config);
   });
   ok &= k.parse("lr_scheduler", [&] {
     if (optimizer) resolveLrScheduler(config.getString("lr_scheduler"), *optimizer);

@@ -31,6 +31,7 @@
 #include "train/optim/make_optimizer.h"
 #include "train/optim/optimizer_args.h"
 #include "train/optim/optimizer_update.h"
+#include "train/optim/optimizer_choice.h"
 
 namespace sinter::train {
 
@@ -56,7 +57,7 @@ LoopOptions LoopOptions::fromConfig(const Config& config, const PrecisionPlan& p
   if (!isUnset(config.get("max_train_epochs"))) o.maxTrainEpochs = config.getInt("max_train_epochs");
   o.maxTrainSteps = config.getInt("max_train_steps");
   o.workers = static_cast<int>(config.getInt("max_data_loader_n_workers"));
-  o.optimizer = parseOptimizerSettings(config.getString("optimizer_type"), config.getList("optimizer_args"));
+  o.optimizer = optimizerSettingsFromConfig(config);
   o.lr.type = resolveLrScheduler(config.getString("lr_scheduler"), o.optimizer, &o.lrSchedulerReplaced);
   o.fusedBackwardPass = fusedBackwardPassRequested(config);
   if (o.fusedBackwardPass) checkFusedBackwardPass(o.optimizer, o.gradientAccumulationSteps);

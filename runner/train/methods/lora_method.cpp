@@ -10,6 +10,7 @@
 #include "train/base/config_values.h"
 #include "train/base/run_errors.h"
 #include "train/optim/optimizer_args.h"
+#include "train/optim/optimizer_choice.h"
 
 namespace sinter::train {
 
@@ -52,7 +53,7 @@ LoraMethodOptions LoraMethodOptions::fromConfig(const Config& config) {
   o.textEncoderLr = optionalDouble(config, "text_encoder_lr");
   o.unetLr = optionalDouble(config, "unet_lr");
   o.learningRate = config.getDouble("learning_rate");
-  const OptimizerSettings optimizer = parseOptimizerSettings(config.getString("optimizer_type"), config.getList("optimizer_args"));
+  const OptimizerSettings optimizer = optimizerSettingsFromConfig(config);
   o.optimizerArgsText = optimizer.pythonText;
   o.optimizerClass = optimizer.className();
   if (!config.getString("save_precision").empty()) o.savePrecision = config.getString("save_precision");

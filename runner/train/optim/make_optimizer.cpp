@@ -1,15 +1,46 @@
 #include "train/optim/make_optimizer.h"
 
+#include <spdlog/spdlog.h>
+
 #include "train/optim/adafactor.h"
 #include "train/optim/adamw.h"
+#include "train/optim/bitsandbytes_adamw.h"
+#include "train/optim/lion.h"
+#include "train/optim/sgd_momentum.h"
 
 namespace sinter::train {
+
+namespace {
+
+// bitsandbytes' optimizers, Lion and SGD with momentum (what sd-scripts runs for those names).
+std::unique_ptr<Optimizer> makeElementwiseOptimizer(const OptimizerSettings& settings, std::vector<OptimizerGroup>& groups) {
+  const std::string& t = settings.type;
+  if (t.rfind("Paged", 0) == 0)
+    spdlog::info("{}: the optimizer states stay in GPU memory (bitsandbytes pages them to host memory under memory "
+                 "pressure); the arithmetic is the same",
+                 t);
+  if (t == "AdamW8bit" || t == "PagedAdamW8bit" || t == "PagedAdamW" || t == "PagedAdamW32bit")
+    return std::make_unique<BitsAndBytesAdamW>(std::move(groups), settings.adamw, settings.eightBitFrom());
+  if (t == "Lion" || t == "Lion8bit" || t == "PagedLion8bit")
+    return std::make_unique<Lion>(std::move(groups), settings.lion, settings.eightBitFrom());
+  if (t == "SGDNesterov")
+    return std::make_unique<SgdMomentum>(std::move(groups), settings.sgd, /*nesterov=*/true, std::nullopt);
+  if (t == "SGDNesterov8bit") {
+    spdlog::info("SGDNesterov8bit: bitsandbytes' SGD8bit, as sd-scripts runs it, ignores nesterov: plain (heavy-ball) "
+                 "momentum with an 8-bit buffer");
+    return std::make_unique<SgdMomentum>(std::move(groups), settings.sgd, /*nesterov=*/false, settings.eightBitFrom());
+  }
+  return nullptr;
+}
+
+}  // namespace
 
 std::unique_ptr<Optimizer> makeOptimizer(const OptimizerSettings& settings, std::vector<OptimizerGroup> groups,
                                          bool fusedBackwardPass) {
   if (settings.type == "Adafactor")
     return std::make_unique<Adafactor>(std::move(groups), settings.adafactor, /*persistentGradients=*/!fusedBackwardPass,
                                        /*stochasticRounding=*/fusedBackwardPass);
+  if (std::unique_ptr<Optimizer> other = makeElementwiseOptimizer(settings, groups)) return other;
   return std::make_unique<AdamW>(std::move(groups), settings.adamw);
 }
 

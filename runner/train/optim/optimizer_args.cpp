@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -34,10 +35,24 @@ std::pair<double, double> parsePair(const std::string& item, std::string text) {
   return {parseNumber(item, text.substr(0, comma)), parseNumber(item, text.substr(comma + 1))};
 }
 
+// The optimizer_args keys each optimizer takes here, for the message that refuses another.
+std::string supportedArguments(const std::string& type) {
+  if (type == "Adafactor") return "scale_parameter, relative_step, warmup_init, beta1, decay_rate, clip_threshold, eps, weight_decay";
+  if (type == "Lion") return "betas, weight_decay, use_triton, decoupled_weight_decay=False";
+  if (type == "Lion8bit" || type == "PagedLion8bit") return "betas, weight_decay, min_8bit_size";
+  if (type == "SGDNesterov") return "momentum, dampening=0, weight_decay";
+  if (type == "SGDNesterov8bit") return "momentum, dampening, weight_decay, min_8bit_size";
+  if (type == "AdamW") return "weight_decay, betas, eps";
+  return "weight_decay, betas, eps, amsgrad=False, min_8bit_size";  // bitsandbytes' AdamW family
+}
+
 }  // namespace
 
 const std::vector<std::string>& availableOptimizerTypes() {
-  static const std::vector<std::string> types = {"AdamW", "Adafactor"};
+  static const std::vector<std::string> types = {"AdamW", "Adafactor",
+                                                 // bitsandbytes' AdamW family, Lion, SGD with momentum
+                                                 "AdamW8bit", "PagedAdamW8bit", "PagedAdamW", "PagedAdamW32bit", "Lion",
+                                                 "Lion8bit", "PagedLion8bit", "SGDNesterov", "SGDNesterov8bit"};
   return types;
 }
 
@@ -53,7 +68,26 @@ std::string resolveOptimizerType(const std::string& optimizerType) {
 }
 
 std::string OptimizerSettings::className() const {
-  return type == "Adafactor" ? "transformers.optimization.Adafactor" : "torch.optim.adamw.AdamW";
+  // optimizer_class.__module__ + "." + optimizer_class.__name__, as sd-scripts logs it.
+  static const std::map<std::string, std::string> classes = {
+      {"Adafactor", "transformers.optimization.Adafactor"},
+      {"AdamW8bit", "bitsandbytes.optim.adamw.AdamW8bit"},
+      {"PagedAdamW8bit", "bitsandbytes.optim.adamw.PagedAdamW8bit"},
+      {"PagedAdamW", "bitsandbytes.optim.adamw.PagedAdamW"},
+      {"PagedAdamW32bit", "bitsandbytes.optim.adamw.PagedAdamW32bit"},
+      {"Lion", "lion_pytorch.lion_pytorch.Lion"},
+      {"Lion8bit", "bitsandbytes.optim.lion.Lion8bit"},
+      {"PagedLion8bit", "bitsandbytes.optim.lion.PagedLion8bit"},
+      {"SGDNesterov", "torch.optim.sgd.SGD"},
+      {"SGDNesterov8bit", "bitsandbytes.optim.sgd.SGD8bit"}};
+  const auto it = classes.find(type);
+  return it != classes.end() ? it->second : "torch.optim.adamw.AdamW";
+}
+
+std::optional<long long> OptimizerSettings::eightBitFrom() const {
+  for (const char* t : {"AdamW8bit", "PagedAdamW8bit", "Lion8bit", "PagedLion8bit", "SGDNesterov8bit"})
+    if (type == t) return min8bitSize;
+  return std::nullopt;
 }
 
 OptimizerSettings parseOptimizerSettings(const std::string& optimizerType, const std::vector<std::string>& rawItems) {
@@ -87,6 +121,10 @@ OptimizerSettings parseOptimizerSettings(const std::string& optimizerType, const
   };
   const bool adafactor = out.type == "Adafactor";
   AdafactorHyperparameters& af = out.adafactor;
+  const bool lion = out.type == "Lion" || out.type == "Lion8bit" || out.type == "PagedLion8bit";
+  const bool sgd = out.type == "SGDNesterov" || out.type == "SGDNesterov8bit";
+  const bool adamw = !adafactor && !lion && !sgd;  // torch's AdamW or bitsandbytes' AdamW family
+  const bool bitsandbytes = out.className().rfind("bitsandbytes.", 0) == 0;
   for (const std::string& item : items) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0) throw std::invalid_argument("optimizer_args: '" + item + "' is not key=value");
@@ -101,15 +139,21 @@ OptimizerSettings parseOptimizerSettings(const std::string& optimizerType, const
       show(key, dst ? "True" : "False");
     };
     if (key == "weight_decay") {
-      number(adafactor ? af.weightDecay : out.adamw.weightDecay);
-    } else if (!adafactor && key == "eps") {
+      double& weightDecay = adafactor ? af.weightDecay : lion ? out.lion.weightDecay : sgd ? out.sgd.weightDecay : out.adamw.weightDecay;
+      number(weightDecay);
+      if (!adafactor && weightDecay < 0)
+        throw std::invalid_argument("optimizer_args: '" + item + "': weight_decay must not be negative");
+    } else if (adamw && key == "eps") {
       number(out.adamw.eps);
-    } else if (!adafactor && key == "betas") {
+      if (out.adamw.eps < 0) throw std::invalid_argument("optimizer_args: '" + item + "': eps must not be negative");
+    } else if ((adamw || lion) && key == "betas") {
       const auto [b1, b2] = parsePair(item, value);
-      if (b1 < 0 || b1 >= 1 || b2 < 0 || b2 >= 1)
-        throw std::invalid_argument("optimizer_args: '" + item + "': betas must be in [0, 1)");
-      out.adamw.beta1 = b1;
-      out.adamw.beta2 = b2;
+      // lion_pytorch allows a beta of 1; torch and bitsandbytes want each below 1.
+      const bool oneAllowed = out.type == "Lion";
+      if (b1 < 0 || b2 < 0 || (oneAllowed ? (b1 > 1 || b2 > 1) : (b1 >= 1 || b2 >= 1)))
+        throw std::invalid_argument("optimizer_args: '" + item + "': betas must be in [0, 1" + (out.type == "Lion" ? "]" : ")"));
+      (lion ? out.lion.beta1 : out.adamw.beta1) = b1;
+      (lion ? out.lion.beta2 : out.adamw.beta2) = b2;
       show(key, "(" + network::pythonFloatRepr(b1) + ", " + network::pythonFloatRepr(b2) + ")");
     } else if (adafactor && key == "eps") {
       const auto [e1, e2] = parsePair(item, value);
@@ -135,14 +179,46 @@ OptimizerSettings parseOptimizerSettings(const std::string& optimizerType, const
       flag(af.relativeStep);
     } else if (adafactor && key == "warmup_init") {
       flag(af.warmupInit);
+    } else if (bitsandbytes && key == "min_8bit_size") {
+      const double n = parseNumber(item, value);
+      if (n != std::floor(n) || std::abs(n) > 1e18)
+        throw std::invalid_argument("optimizer_args: '" + item + "': min_8bit_size must be a whole number");
+      out.min8bitSize = static_cast<long long>(n);
+      show(key, std::to_string(out.min8bitSize));
+    } else if (bitsandbytes && adamw && key == "amsgrad") {
+      bool amsgrad = false;
+      flag(amsgrad);
+      if (amsgrad) throw std::invalid_argument("optimizer_args: '" + item + "': bitsandbytes' " + out.type + " has no amsgrad");
+    } else if (out.type == "Lion" && key == "use_triton") {
+      bool triton = false;
+      flag(triton);  // lion_pytorch's Triton kernel computes the same update
+    } else if (out.type == "Lion" && key == "decoupled_weight_decay") {
+      bool decoupled = false;
+      flag(decoupled);
+      if (decoupled)
+        throw std::invalid_argument("optimizer_args: '" + item + "' is not supported by this build (lion_pytorch divides "
+                                    "weight_decay by the initial learning rate: give weight_decay already divided)");
+    } else if (sgd && key == "momentum") {
+      number(out.sgd.momentum);
+      // torch: "Nesterov momentum requires a momentum"; bitsandbytes: "SGD without momentum is not supported!"
+      if (out.sgd.momentum <= 0) throw std::invalid_argument("optimizer_args: '" + item + "': " + out.type + " needs a momentum above 0");
+    } else if (sgd && key == "dampening") {
+      double dampening = 0;
+      number(dampening);
+      // torch's Nesterov SGD refuses a dampening; bitsandbytes' SGD8bit takes it and never reads it.
+      if (out.type == "SGDNesterov" && dampening != 0)
+        throw std::invalid_argument("optimizer_args: '" + item + "': Nesterov momentum requires zero dampening");
+    } else if (sgd && key == "nesterov") {
+      throw std::invalid_argument("optimizer_args: '" + item + "': sd-scripts passes nesterov=True to " + out.type +
+                                  " itself (a second one is Python's \"multiple values for keyword argument\")");
     } else {
       throw std::invalid_argument("optimizer_args: '" + key + "' is not an " + out.type + " argument this build has (supported: " +
-                                  (adafactor ? "scale_parameter, relative_step, warmup_init, beta1, decay_rate, clip_threshold, "
-                                               "eps, weight_decay"
-                                             : "weight_decay, betas, eps") +
-                                  ")");
+                                  supportedArguments(out.type) + ")");
     }
   }
+  // sd-scripts: "SGD with Nesterov must be with momentum, set momentum to 0.9", added last.
+  if (sgd && !std::count_if(shown.begin(), shown.end(), [](const auto& kv) { return kv.first == "momentum"; }))
+    show("momentum", network::pythonFloatRepr(out.sgd.momentum));
   if (adafactor) {
     // sd-scripts: relative_step defaults to True, and warmup_init needs it.
     if (!std::count_if(shown.begin(), shown.end(), [](const auto& kv) { return kv.first == "relative_step"; })) {

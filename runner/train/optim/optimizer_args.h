@@ -28,6 +28,19 @@ struct AdafactorHyperparameters {
   bool warmupInit = false;
 };
 
+// lion_pytorch.Lion's and bitsandbytes' Lion8bit's arguments and defaults.
+struct LionHyperparameters {
+  double beta1 = 0.9;
+  double beta2 = 0.99;
+  double weightDecay = 0.0;  // decoupled: p *= 1 - lr * weight_decay
+};
+
+// torch.optim.SGD's (SGDNesterov) and bitsandbytes' SGD8bit's (SGDNesterov8bit) arguments.
+struct SgdHyperparameters {
+  double momentum = 0.9;  // sd-scripts sets 0.9 when optimizer_args has none
+  double weightDecay = 0.0;  // L2: added to the gradient
+};
+
 // The optimizer types this build has; optimizer_type is matched case-insensitively ("" is AdamW).
 const std::vector<std::string>& availableOptimizerTypes();
 // The canonical name ("AdamW"), or std::invalid_argument listing the available ones.
@@ -35,12 +48,18 @@ std::string resolveOptimizerType(const std::string& optimizerType);
 
 // optimizer_type and optimizer_args together, checked.
 struct OptimizerSettings {
-  std::string type;  // canonical: "AdamW" or "Adafactor"
-  AdamWHyperparameters adamw;
+  std::string type;  // canonical: "AdamW", "Adafactor", "AdamW8bit"... (availableOptimizerTypes)
+  AdamWHyperparameters adamw;  // also bitsandbytes' AdamW family's (the same defaults)
   AdafactorHyperparameters adafactor;
+  LionHyperparameters lion;
+  SgdHyperparameters sgd;
+  // bitsandbytes' 8-bit optimizers keep 32-bit states for parameters under this many elements.
+  long long min8bitSize = 4096;
   std::string pythonText;  // "weight_decay=0.01,betas=(0.9, 0.999)" as ss_optimizer shows it
   // The class sd-scripts names in ss_optimizer ("torch.optim.adamw.AdamW").
   std::string className() const;
+  // Parameters of at least this many elements keep 8-bit states; nullopt for 32-bit optimizers.
+  std::optional<long long> eightBitFrom() const;
 };
 // Items may also be given as one space-separated string. Unknown keys and bad values are
 // std::invalid_argument naming the item and the arguments the optimizer has.
