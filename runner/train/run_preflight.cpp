@@ -307,13 +307,8 @@ RunPreflight preflightRun(const Config& config, int ranks) {
       valuesParsed = false;
     }
   if (family == Family::FLUX) valuesParsed &= checkFluxFiles(config, k);
-  if (family && *family != Family::FLUX && !config.getList("network_args").empty()) {
-    k.parse("network_args", [&] {
-      if (network::parseNetworkArgs(config.getList("network_args")).trainBlocks)
-        throw std::invalid_argument("network_args train_blocks is an argument of networks.lora_flux (FLUX), not of " +
-                                    std::string(toString(*family)) + "'s networks.lora");
-    });
-  }
+  if (family && !config.getList("network_args").empty())  // block_dims with FLUX, train_blocks with SDXL, ...
+    k.parse("network_args", [&] { network::checkNetworkArgsFamily(network::parseNetworkArgs(config.getList("network_args")), *family == Family::FLUX); });
   checkSamples(config, family, k);
   result.dataset = checkDataset(config, valuesParsed, k);
   if (std::string why; config.has("profile_steps") && !profilerAvailable(&why))
