@@ -248,11 +248,23 @@ bool contains(const std::vector<std::string>& list, const std::string& s) {
   return std::find(list.begin(), list.end(), s) != list.end();
 }
 
+// Keys the runner takes only at their default: it refuses these values (runner/network/lora_network.cpp,
+// parseNetworkArgs: split q/k/v adapters and T5-XXL LoRA are not trained).
+const std::vector<std::string>& runnerRefusedValues() {
+  static const std::vector<std::string> tokens{"split_qkv=True", "train_t5xxl=True"};
+  return tokens;
+}
+
 }  // namespace
 
 const std::vector<std::string>& sinterRunnerNetworkArgs() {
-  static const std::vector<std::string> keys{"loraplus_lr_ratio", "loraplus_unet_lr_ratio",
-                                             "loraplus_text_encoder_lr_ratio", "train_blocks"};
+  static const std::vector<std::string> keys{
+      "loraplus_lr_ratio", "loraplus_unet_lr_ratio", "loraplus_text_encoder_lr_ratio", "conv_dim", "conv_alpha",
+      "rank_dropout", "module_dropout", "block_dims", "block_alphas", "conv_block_dims", "conv_block_alphas",
+      "down_lr_weight", "mid_lr_weight", "up_lr_weight", "block_lr_zero_threshold", "train_blocks",
+      "train_double_block_indices", "train_single_block_indices", "img_attn_dim", "txt_attn_dim", "img_mlp_dim",
+      "txt_mlp_dim", "img_mod_dim", "txt_mod_dim", "single_dim", "single_mod_dim", "split_qkv", "train_t5xxl",
+      "verbose"};
   return keys;
 }
 
@@ -301,7 +313,8 @@ void importKohyaNetwork(KohyaImportContext& ctx) {
         if ((b.field.empty() ? "LoRA_type" : b.field) == key) tokens.insert(tokens.end(), b.tokens.begin(), b.tokens.end());
       std::vector<std::string> refused;
       for (const std::string& t : tokens)
-        if (!contains(sinterRunnerNetworkArgs(), t.substr(0, t.find('=')))) refused.push_back(t);
+        if (!contains(sinterRunnerNetworkArgs(), t.substr(0, t.find('='))) || contains(runnerRefusedValues(), t))
+          refused.push_back(t);
       const std::string head = key + " " + shown(ctx.value(key)) + " -> network_args " + joined(tokens);
       if (refused.empty()) {
         ctx.carried({key}, a.note.empty() ? head : head + " (" + a.note + ")");

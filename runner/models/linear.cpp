@@ -1,5 +1,6 @@
 #include "models/linear.h"
 
+#include "models/conv2d.h"
 #include "models/frozen_linear_lora.h"
 
 namespace sinter::models {
@@ -22,28 +23,32 @@ torch::Tensor LinearImpl::forward(const torch::Tensor& x) {
   // fp16 under mixed precision): its fp32 weights are cast (or their kept copies used), and their
   // gradients come back fp32.
   const torch::ScalarType dtype = x.scalar_type();
-  const double alpha = lora->scale() * lora->multiplier;
-  const bool dropout = is_training() && lora->dropout > 0.0;
+  const bool dropout = is_training() && lora->drawsRandom();
   const bool frozen = !weight.requires_grad() && !(bias.defined() && bias.requires_grad()) && !(served && served->trained());
   if (!dropout && frozen && x.is_contiguous() && (x.dim() == 2 || x.dim() == 3))
-    return frozenLinearWithLora(x, weight, bias, lora->downIn(dtype), lora->upIn(dtype), alpha, served);
-  // Otherwise by autograd: sd-scripts' networks.lora dropout (network_dropout) acts on lora_down's
-  // output; F::linear's output (or a served weight's, which belongs to its own autograd node) is
-  // added to out of place.
+    return frozenLinearWithLora(x, weight, bias, lora->downIn(dtype), lora->upIn(dtype), lora->scale() * lora->multiplier,
+                                served);
+  // Otherwise by autograd: sd-scripts' dropouts (network_dropout, rank_dropout, module_dropout) act
+  // on lora_down's output; F::linear's output (or a served weight's, which belongs to its own
+  // autograd node) is added to out of place.
   torch::Tensor h = F::linear(x, lora->downIn(dtype));
-  if (dropout) h = F::dropout(h, F::DropoutFuncOptions().p(lora->dropout).training(true));
+  double scale = lora->scale();
+  if (dropout) h = loraDropouts(*lora, h, &scale);
   std::vector<int64_t> outSizes = x.sizes().vec();
   outSizes.back() = outFeatures();
   const torch::Tensor base = served ? servedLinear(x, served, bias) : F::linear(x, weight, bias);
   return torch::addmm(base.reshape({-1, outFeatures()}), h.reshape({-1, lora->up.size(1)}), lora->upIn(dtype).t(),
-                      /*beta=*/1.0, alpha)
+                      /*beta=*/1.0, scale * lora->multiplier)
       .view(outSizes);
 }
 
 bool anyLoraDropout(torch::nn::Module& root) {
   for (const auto& module : root.modules(/*include_self=*/false))
-    if (auto linear = std::dynamic_pointer_cast<LinearImpl>(module))
-      if (linear->lora && linear->lora->dropout > 0.0) return true;
+    if (auto linear = std::dynamic_pointer_cast<LinearImpl>(module)) {
+      if (linear->lora && linear->lora->drawsRandom()) return true;
+    } else if (auto conv = std::dynamic_pointer_cast<Conv2dImpl>(module)) {
+      if (conv->lora && conv->lora->drawsRandom()) return true;
+    }
   return false;
 }
 

@@ -5,30 +5,10 @@
 
 #include <memory>
 
+#include "models/lora_adapter.h"
 #include "models/served_weight.h"
 
 namespace sinter::models {
-
-// y += up(dropout(down(x))) * (alpha / rank) * multiplier  (kohya's networks.lora)
-struct LoraAdapter {
-  torch::Tensor down;  // [rank, in]
-  torch::Tensor up;    // [out, rank]
-  double alpha = 1.0;
-  double dropout = 0.0;     // applied to lora_down's output while training
-  double multiplier = 1.0;
-  // Copies of down and up in the compute dtype that the training step keeps current
-  // (train/base/compute_copies.h); undefined, or of another dtype than the activations: the forward
-  // pass casts down and up itself.
-  torch::Tensor downCompute, upCompute;
-  double scale() const { return alpha / static_cast<double>(down.size(0)); }
-  torch::Tensor downIn(torch::ScalarType dtype) const { return inDtype(down, downCompute, dtype); }
-  torch::Tensor upIn(torch::ScalarType dtype) const { return inDtype(up, upCompute, dtype); }
-
- private:
-  static torch::Tensor inDtype(const torch::Tensor& weight, const torch::Tensor& copy, torch::ScalarType dtype) {
-    return copy.defined() && copy.scalar_type() == dtype ? copy : weight.to(dtype);
-  }
-};
 
 class LinearImpl : public torch::nn::Module {
  public:
@@ -47,8 +27,8 @@ class LinearImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Linear);
 
-// Whether any Linear under `root` has an adapter that draws random numbers (dropout > 0): then a
-// checkpointed recomputation needs the forward's RNG state.
+// Whether any Linear or Conv2d under `root` has an adapter that draws random numbers (a dropout
+// > 0): then a checkpointed recomputation needs the forward's RNG state.
 bool anyLoraDropout(torch::nn::Module& root);
 
 }  // namespace sinter::models

@@ -8,9 +8,8 @@ namespace F = torch::nn::functional;
 
 namespace {
 
-torch::nn::Conv2d conv3x3(int64_t in, int64_t out, int64_t stride = 1) {
-  return torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, 3).stride(stride).padding(1));
-}
+// models::Conv2d, so that conv_dim can put a LoRA on them (sd-scripts' Conv2d 3x3 targets).
+Conv2d conv3x3(int64_t in, int64_t out, int64_t stride = 1) { return Conv2d(in, out, 3, stride, /*padding=*/1); }
 
 }  // namespace
 
@@ -29,7 +28,7 @@ ResBlockImpl::ResBlockImpl(int64_t inChannels, int64_t outChannels, int64_t embD
                                                      torch::nn::Dropout(0.0), conv3x3(outChannels, outChannels)));
   if (inChannels != outChannels)
     skip_connection = register_module("skip_connection",
-                                      torch::nn::Conv2d(torch::nn::Conv2dOptions(inChannels, outChannels, 1)));
+                                      Conv2d(inChannels, outChannels, 1));
 }
 
 torch::Tensor ResBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& emb) {

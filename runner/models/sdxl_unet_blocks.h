@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "models/attention.h"
+#include "models/conv2d.h"
 #include "models/group_norm32.h"
 #include "models/linear.h"
 
@@ -22,7 +23,7 @@ class ResBlockImpl : public torch::nn::Module {
   torch::nn::Sequential in_layers{nullptr};   // 0: GroupNorm32, 1: SiLU, 2: Conv 3x3
   torch::nn::Sequential emb_layers{nullptr};  // 0: SiLU, 1: Linear
   torch::nn::Sequential out_layers{nullptr};  // 0: GroupNorm32, 1: SiLU, 2: Dropout, 3: Conv 3x3
-  torch::nn::Conv2d skip_connection{nullptr};  // 1x1 where the channel count changes
+  Conv2d skip_connection{nullptr};  // 1x1 where the channel count changes
   bool fused = false;  // on CUDA: each GroupNorm32 and SiLU as one kernel each way (kernels/fused_kernels.h)
 };
 TORCH_MODULE(ResBlock);
@@ -76,7 +77,7 @@ class DownsampleImpl : public torch::nn::Module {  // 3x3 conv, stride 2
  public:
   explicit DownsampleImpl(int64_t channels);
   torch::Tensor forward(const torch::Tensor& x) { return op(x); }
-  torch::nn::Conv2d op{nullptr};
+  Conv2d op{nullptr};
 };
 TORCH_MODULE(Downsample);
 
@@ -84,7 +85,7 @@ class UpsampleImpl : public torch::nn::Module {  // nearest x2, then 3x3 conv
  public:
   explicit UpsampleImpl(int64_t channels);
   torch::Tensor forward(const torch::Tensor& x);
-  torch::nn::Conv2d conv{nullptr};
+  Conv2d conv{nullptr};
 };
 TORCH_MODULE(Upsample);
 

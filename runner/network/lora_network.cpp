@@ -1,5 +1,6 @@
 #include "network/lora_network.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -21,50 +22,266 @@ std::string shapeText(at::IntArrayRef shape) {
   return s.str();
 }
 
-double parseRatio(const std::string& key, const std::string& value) {
+std::string trimmed(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+std::vector<std::string> splitOn(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t at; (at = s.find(sep, start)) != std::string::npos; start = at + 1) parts.push_back(s.substr(start, at - start));
+  parts.push_back(s.substr(start));
+  return parts;
+}
+
+double parseNumber(const std::string& key, const std::string& value) {
   try {
+    const std::string v = trimmed(value);
     size_t used = 0;
-    const double v = std::stod(value, &used);
-    if (used != value.size() || !std::isfinite(v)) throw std::invalid_argument(value);
-    return v;
+    const double d = std::stod(v, &used);
+    if (used != v.size() || !std::isfinite(d)) throw std::invalid_argument(value);
+    return d;
   } catch (const std::exception&) {
     throw LoraError("network_args: " + key + "=" + value + " is not a number");
   }
 }
 
+int64_t parseInteger(const std::string& key, const std::string& value) {
+  try {
+    const std::string v = trimmed(value);
+    size_t used = 0;
+    const long long i = std::stoll(v, &used);
+    if (used != v.size()) throw std::invalid_argument(value);
+    return i;
+  } catch (const std::exception&) {
+    throw LoraError("network_args: " + key + "=" + value + " is not a whole number");
+  }
+}
+
+double parseProbability(const std::string& key, const std::string& value) {
+  const double p = parseNumber(key, value);
+  if (p < 0.0 || p >= 1.0) throw LoraError("network_args: " + key + "=" + value + " is not in [0, 1)");
+  return p;
+}
+
+// block_dims and its kin: exactly kSdxlBlockCount comma-separated values (get_block_dims_and_alphas).
+template <typename T, typename Parse>
+std::vector<T> parseBlockList(const std::string& key, const std::string& value, Parse parse) {
+  std::vector<T> out;
+  for (const std::string& item : splitOn(value, ',')) out.push_back(parse(key, item));
+  if (out.size() != static_cast<size_t>(kSdxlBlockCount))
+    throw LoraError("network_args: " + key + " must have " + std::to_string(kSdxlBlockCount) +
+                    " comma-separated values (SDXL's blocks: 0 embeddings, 1-9 input_blocks, 10-12 middle_block, "
+                    "13-21 output_blocks, 22 out), got " + std::to_string(out.size()));
+  return out;
+}
+
+// An lr weight list as parse_block_lr_kwargs reads it: empty items are 0; then padded with 1 or cut
+// to `count` (get_block_lr_weight).
+std::vector<double> lrWeightList(const std::string& key, const std::string& value, size_t count) {
+  std::vector<double> out;
+  for (const std::string& item : splitOn(value, ',')) out.push_back(trimmed(item).empty() ? 0.0 : parseNumber(key, item));
+  out.resize(count, 1.0);
+  return out;
+}
+
+// train_double_block_indices / train_single_block_indices (lora_flux's parse_block_selection):
+// "all", "none", "" or a comma-separated list of indices and inclusive ranges "a-b".
+std::vector<bool> parseBlockSelection(const std::string& key, const std::string& value, int total) {
+  if (value == "all") return std::vector<bool>(total, true);
+  std::vector<bool> selected(total, false);
+  if (value == "none" || value.empty()) return selected;
+  auto index = [&](const std::string& text) {
+    const int64_t i = parseInteger(key, text);
+    if (i < 0 || i >= total)
+      throw LoraError("network_args: " + key + "=" + value + ": index " + std::to_string(i) + " is not in 0-" +
+                      std::to_string(total - 1));
+    return static_cast<int>(i);
+  };
+  for (const std::string& part : splitOn(value, ',')) {
+    const size_t dash = part.find('-');
+    if (dash == std::string::npos) {
+      selected[index(part)] = true;
+      continue;
+    }
+    const int first = index(part.substr(0, dash)), last = index(part.substr(dash + 1));
+    if (first > last) throw LoraError("network_args: " + key + "=" + value + ": range " + part + " runs backwards");
+    for (int i = first; i <= last; ++i) selected[i] = true;
+  }
+  return selected;
+}
+
+// lora_flux's boolean args compare with the string "True"; anything else is false.
+bool pythonTrue(const std::string& value) { return value == "True"; }
+
+const std::vector<std::string>& fluxTypeDimKeys() {
+  static const std::vector<std::string> keys{"img_attn_dim", "txt_attn_dim", "img_mlp_dim", "txt_mlp_dim",
+                                             "img_mod_dim",  "txt_mod_dim",  "single_dim",  "single_mod_dim"};
+  return keys;
+}
+
+// Keys of sd-scripts' networks that this build refuses, and why.
+const std::map<std::string, std::string>& refusedNetworkArgs() {
+  static const std::map<std::string, std::string> why{
+      {"in_dims", "LoRA on FLUX's input layers (img_in, time_in, vector_in, guidance_in, txt_in) is not implemented in this "
+                  "build"},
+      {"ggpo_sigma", "LoRA-GGPO's weight perturbation is not implemented in this build"},
+      {"ggpo_beta", "LoRA-GGPO's weight perturbation is not implemented in this build"},
+      {"network_reg_lrs", "regular-expression learning rates are not implemented in this build"},
+      {"network_reg_dims", "regular-expression ranks are not implemented in this build"},
+  };
+  return why;
+}
+
 }  // namespace
 
+// Every key parseNetworkArgs accepts (core/kohya_network.cpp keeps the same list).
 const std::vector<std::string>& supportedNetworkArgs() {
-  static const std::vector<std::string> keys = {"loraplus_lr_ratio", "loraplus_unet_lr_ratio",
-                                                "loraplus_text_encoder_lr_ratio", "train_blocks"};
+  static const std::vector<std::string> keys = {
+      "loraplus_lr_ratio", "loraplus_unet_lr_ratio", "loraplus_text_encoder_lr_ratio", "conv_dim", "conv_alpha",
+      "rank_dropout", "module_dropout", "block_dims", "block_alphas", "conv_block_dims", "conv_block_alphas",
+      "down_lr_weight", "mid_lr_weight", "up_lr_weight", "block_lr_zero_threshold", "train_blocks",
+      "train_double_block_indices", "train_single_block_indices", "img_attn_dim", "txt_attn_dim", "img_mlp_dim",
+      "txt_mlp_dim", "img_mod_dim", "txt_mod_dim", "single_dim", "single_mod_dim", "split_qkv", "train_t5xxl",
+      "verbose"};
   return keys;
+}
+
+std::vector<double> namedBlockLrWeights(const std::string& key, const std::string& spec) {
+  constexpr int n = 9;  // SDXL_NUM_OF_BLOCKS
+  const double kPi = std::acos(-1.0);
+  const std::vector<std::string> tokens = splitOn(spec, '+');
+  const std::string name = tokens[0];
+  const double base = tokens.size() > 1 ? parseNumber(key, tokens[1]) : 0.0;
+  std::vector<double> w;
+  for (int j = 0; j < n; ++j) {
+    const double up = static_cast<double>(j) / (n - 1), down = static_cast<double>(n - 1 - j) / (n - 1);
+    if (name == "sine") w.push_back(std::sin(kPi * up / 2) + base);
+    else if (name == "cosine") w.push_back(std::sin(kPi * down / 2) + base);
+    else if (name == "linear") w.push_back(up + base);
+    else if (name == "reverse_linear") w.push_back(down + base);
+    else if (name == "zeros") w.push_back(base);
+    else
+      throw LoraError("network_args: " + key + "=" + spec +
+                      " is neither a comma-separated list of weights nor one of cosine, sine, linear, reverse_linear, "
+                      "zeros (each optionally +number)");
+  }
+  return w;
 }
 
 LoraNetworkArgs parseNetworkArgs(const std::vector<std::string>& args) {
   LoraNetworkArgs parsed;
+  std::optional<std::string> downLr, midLr, upLr;
+  double zeroThreshold = 0.0;
   for (const std::string& arg : args) {
     const size_t eq = arg.find('=');
     if (eq == std::string::npos || eq == 0)
       throw LoraError("network_args: '" + arg + "' is not key=value");
     const std::string key = arg.substr(0, eq);
     const std::string value = arg.substr(eq + 1);
+    const auto typeDim = std::find(fluxTypeDimKeys().begin(), fluxTypeDimKeys().end(), key);
     if (key == "loraplus_lr_ratio") {
-      parsed.loraplusLrRatio = parseRatio(key, value);
+      parsed.loraplusLrRatio = parseNumber(key, value);
     } else if (key == "loraplus_unet_lr_ratio") {
-      parsed.loraplusUnetLrRatio = parseRatio(key, value);
+      parsed.loraplusUnetLrRatio = parseNumber(key, value);
     } else if (key == "loraplus_text_encoder_lr_ratio") {
-      parsed.loraplusTextEncoderLrRatio = parseRatio(key, value);
+      parsed.loraplusTextEncoderLrRatio = parseNumber(key, value);
+    } else if (key == "conv_dim") {
+      parsed.convDim = parseInteger(key, value);
+      if (*parsed.convDim < 0) throw LoraError("network_args: conv_dim=" + value + " is negative");
+    } else if (key == "conv_alpha") {
+      parsed.convAlpha = parseNumber(key, value);
+    } else if (key == "rank_dropout") {
+      parsed.rankDropout = parseProbability(key, value);
+    } else if (key == "module_dropout") {
+      parsed.moduleDropout = parseProbability(key, value);
+    } else if (key == "block_dims") {
+      parsed.blockDims = parseBlockList<int64_t>(key, value, parseInteger);
+    } else if (key == "conv_block_dims") {
+      parsed.convBlockDims = parseBlockList<int64_t>(key, value, parseInteger);
+    } else if (key == "block_alphas") {
+      parsed.blockAlphas = parseBlockList<double>(key, value, parseNumber);
+    } else if (key == "conv_block_alphas") {
+      parsed.convBlockAlphas = parseBlockList<double>(key, value, parseNumber);
+    } else if (key == "down_lr_weight") {
+      downLr = value;
+    } else if (key == "mid_lr_weight") {
+      midLr = value;
+    } else if (key == "up_lr_weight") {
+      upLr = value;
+    } else if (key == "block_lr_zero_threshold") {
+      zeroThreshold = parseNumber(key, value);
     } else if (key == "train_blocks") {
       if (value != "all" && value != "double" && value != "single")
         throw LoraError("network_args: train_blocks='" + value + "' is not one of all, double, single");
       parsed.trainBlocks = value;
+    } else if (key == "train_double_block_indices") {
+      parsed.trainDoubleBlocks = parseBlockSelection(key, value, 19);
+    } else if (key == "train_single_block_indices") {
+      parsed.trainSingleBlocks = parseBlockSelection(key, value, 38);
+    } else if (typeDim != fluxTypeDimKeys().end()) {
+      const int64_t dim = parseInteger(key, value);
+      if (dim < 0) throw LoraError("network_args: " + key + "=" + value + " is negative");
+      parsed.fluxTypeDims[typeDim - fluxTypeDimKeys().begin()] = dim;
+    } else if (key == "split_qkv") {
+      if (pythonTrue(value))
+        throw LoraError("network_args: split_qkv=True is not supported by this build: its separate q/k/v (and mlp) "
+                        "adapters are not implemented; leave it out (False) for one adapter per qkv Linear");
+    } else if (key == "train_t5xxl") {
+      if (pythonTrue(value))
+        throw LoraError("network_args: train_t5xxl=True is not supported by this build: the FLUX family encodes with "
+                        "T5-XXL frozen, outside the trained models, so it has no lora_te3 adapters to train");
+    } else if (key == "verbose") {
+      // lora_flux's module listing in the log; nothing to train differently.
+    } else if (auto refused = refusedNetworkArgs().find(key); refused != refusedNetworkArgs().end()) {
+      throw LoraError("network_args: '" + key + "' is not supported: " + refused->second);
     } else {
       throw LoraError("network_args: '" + key + "' is not supported by this build of networks.lora (supported: " +
                       joinComma(supportedNetworkArgs()) + ")");
     }
     parsed.raw.emplace_back(key, value);
   }
+  if (parsed.convDim && !parsed.convAlpha) parsed.convAlpha = 1.0;  // create_network: conv_alpha None -> 1.0
+  // parse_block_lr_kwargs and get_block_lr_weight: a list has a ',' (down and up; mid always is a
+  // list), else it names a preset; missing blocks weigh 1, weights not above the threshold 0.
+  if (downLr || midLr || upLr) {
+    auto blockWeights = [&](const char* key, const std::optional<std::string>& v, size_t count, bool presets) {
+      std::vector<double> w(count, 1.0);
+      if (v) w = !presets || v->find(',') != std::string::npos ? lrWeightList(key, *v, count) : namedBlockLrWeights(key, *v);
+      if (v)
+        for (double& x : w)
+          if (!(x > zeroThreshold)) x = 0.0;
+      return w;
+    };
+    const std::vector<double> down = blockWeights("down_lr_weight", downLr, 9, true);
+    const std::vector<double> mid = blockWeights("mid_lr_weight", midLr, 3, false);
+    const std::vector<double> up = blockWeights("up_lr_weight", upLr, 9, true);
+    std::vector<double> all{1.0};  // time/label embeddings
+    all.insert(all.end(), down.begin(), down.end());
+    all.insert(all.end(), mid.begin(), mid.end());
+    all.insert(all.end(), up.begin(), up.end());
+    all.push_back(1.0);  // out
+    parsed.blockLrWeight = all;
+  }
   return parsed;
+}
+
+void checkNetworkArgsFamily(const LoraNetworkArgs& args, bool flux) {
+  static const std::vector<std::string> sdxlOnly{"block_dims",     "block_alphas",  "conv_block_dims",
+                                                 "conv_block_alphas", "down_lr_weight", "mid_lr_weight",
+                                                 "up_lr_weight",   "block_lr_zero_threshold"};
+  static const std::vector<std::string> fluxOnly{"train_blocks", "train_double_block_indices", "train_single_block_indices",
+                                                 "img_attn_dim", "txt_attn_dim", "img_mlp_dim", "txt_mlp_dim",
+                                                 "img_mod_dim",  "txt_mod_dim",  "single_dim", "single_mod_dim",
+                                                 "split_qkv",    "train_t5xxl",  "verbose"};
+  const std::vector<std::string>& foreign = flux ? sdxlOnly : fluxOnly;
+  for (const auto& [key, value] : args.raw)
+    if (std::find(foreign.begin(), foreign.end(), key) != foreign.end())
+      throw LoraError("network_args " + key + " is an argument of " +
+                      (flux ? std::string("networks.lora (SDXL), not of FLUX's networks.lora_flux")
+                            : std::string("networks.lora_flux (FLUX), not of SDXL's networks.lora")));
 }
 
 LoraNetwork::LoraNetwork(LoraNetworkOptions options) : options_(std::move(options)) {
@@ -72,64 +289,172 @@ LoraNetwork::LoraNetwork(LoraNetworkOptions options) : options_(std::move(option
     throw LoraError("network_dim must be at least 1 (got " + std::to_string(options_.dim) + ")");
   if (options_.dropout < 0.0 || options_.dropout >= 1.0)
     throw LoraError("network_dropout must be in [0, 1) (got " + std::to_string(options_.dropout) + ")");
+  const LoraNetworkArgs& a = options_.args;
+  // create_network: block_dims or lr weights turn per-block ranks on (get_block_dims_and_alphas),
+  // and blocks whose lr weight is 0 get none (remove_block_dims_and_alphas).
+  if (a.usesBlocks()) {
+    BlockRanks b;
+    b.dims = a.blockDims.value_or(std::vector<int64_t>(kSdxlBlockCount, options_.dim));
+    b.alphas = a.blockAlphas.value_or(std::vector<double>(kSdxlBlockCount, options_.alpha));
+    if (a.convBlockDims) {
+      b.convDims = a.convBlockDims;
+      b.convAlphas = a.convBlockAlphas.value_or(std::vector<double>(kSdxlBlockCount, a.convAlpha.value_or(1.0)));
+    } else if (a.convDim) {
+      b.convDims = std::vector<int64_t>(kSdxlBlockCount, *a.convDim);
+      b.convAlphas = std::vector<double>(kSdxlBlockCount, *a.convAlpha);
+    }
+    if (a.blockLrWeight)
+      for (int i = 0; i < kSdxlBlockCount; ++i)
+        if ((*a.blockLrWeight)[i] == 0.0) {
+          b.dims[i] = 0;
+          if (b.convDims) (*b.convDims)[i] = 0;
+        }
+    blocks_ = std::move(b);
+  }
 }
 
 LoraNetwork::~LoraNetwork() = default;
 
-int64_t LoraNetwork::rankFor(const std::string& name, double* alpha) const {
+namespace {
+
+// Python's list[-1] for get_block_index's -1 (a name it does not know).
+template <typename T>
+const T& blockEntry(const std::vector<T>& list, int index) {
+  return list[index < 0 ? list.size() - 1 : static_cast<size_t>(index)];
+}
+
+// lora_flux's type_dims: the first of these (all parts in the name) whose dim is given.
+std::optional<int64_t> fluxTypeDim(const LoraNetworkArgs& a, const std::string& name) {
+  static const std::vector<std::vector<std::string>> identifiers{
+      {"img_attn"}, {"txt_attn"}, {"img_mlp"}, {"txt_mlp"}, {"img_mod"}, {"txt_mod"}, {"single_blocks", "linear"}, {"modulation"}};
+  for (size_t i = 0; i < identifiers.size(); ++i) {
+    if (!a.fluxTypeDims[i]) continue;
+    bool all = true;
+    for (const std::string& part : identifiers[i]) all &= name.find(part) != std::string::npos;
+    if (all) return a.fluxTypeDims[i];
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int64_t LoraNetwork::rankFor(const LoraTargetRule& rule, const std::string& name, bool conv3x3, double* alpha) const {
+  const LoraNetworkArgs& a = options_.args;
   if (options_.moduleRanks) {
     auto it = options_.moduleRanks->find(name);
     if (it == options_.moduleRanks->end()) return 0;
     *alpha = it->second.alpha;
     return it->second.rank;
   }
+  const bool unet = rule.component == LoraComponent::Unet;
+  if (unet && blocks_) {
+    const int block = sdxlBlockIndex(name);
+    if (!conv3x3) {
+      *alpha = blockEntry(blocks_->alphas, block);
+      return blockEntry(blocks_->dims, block);
+    }
+    if (!blocks_->convDims) return 0;
+    *alpha = blockEntry(blocks_->convAlphas, block);
+    return blockEntry(*blocks_->convDims, block);
+  }
+  if (conv3x3) {
+    if (!a.convDim) return 0;
+    *alpha = *a.convAlpha;
+    return *a.convDim;
+  }
   *alpha = options_.alpha;
-  return options_.dim;
+  int64_t dim = options_.dim;
+  if (unet && rule.family == LoraFamily::FLUX) {
+    if (const std::optional<int64_t> typed = fluxTypeDim(a, name)) dim = *typed;  // may be 0: left out
+    // train_double_block_indices / train_single_block_indices: "lora_unet_double_blocks_<i>_...".
+    const bool isDouble = name.find("double") != std::string::npos, isSingle = name.find("single") != std::string::npos;
+    if (dim && (a.trainDoubleBlocks || a.trainSingleBlocks) && (isDouble || isSingle)) {
+      const std::vector<std::string> parts = splitOn(name, '_');
+      const size_t index = parts.size() > 4 ? static_cast<size_t>(std::stoul(parts[4])) : 0;
+      if (isDouble && a.trainDoubleBlocks && (index >= a.trainDoubleBlocks->size() || !(*a.trainDoubleBlocks)[index])) dim = 0;
+      else if (isSingle && !isDouble && a.trainSingleBlocks &&
+               (index >= a.trainSingleBlocks->size() || !(*a.trainSingleBlocks)[index]))
+        dim = 0;
+    }
+  }
+  return dim;
 }
 
 size_t LoraNetwork::attach(const LoraTargetRule& rule, torch::nn::Module& root, const std::string& pathPrefix) {
   const LoraComponent component = rule.component;
-  std::vector<std::pair<std::string, std::shared_ptr<models::LinearImpl>>> linears;
-  std::vector<std::string> linearPaths;
+  checkNetworkArgsFamily(options_.args, rule.family == LoraFamily::FLUX);
+  // One walk in module order, as sd-scripts' named_modules(): Linears and Conv2ds.
+  struct Candidate {
+    std::string path;
+    std::shared_ptr<models::LinearImpl> linear;
+    std::shared_ptr<models::Conv2dImpl> conv;
+  };
+  std::vector<Candidate> candidates;
+  std::vector<std::string> linearPaths, paths;
   for (const auto& item : root.named_modules("", /*include_self=*/false)) {
-    if (auto linear = std::dynamic_pointer_cast<models::LinearImpl>(item.value())) {
-      linears.emplace_back(pathPrefix + item.key(), linear);
-      linearPaths.push_back(pathPrefix + item.key());
-    }
+    auto linear = std::dynamic_pointer_cast<models::LinearImpl>(item.value());
+    auto conv = linear ? nullptr : std::dynamic_pointer_cast<models::Conv2dImpl>(item.value());
+    if (!linear && !conv) continue;
+    candidates.push_back({pathPrefix + item.key(), linear, conv});
+    paths.push_back(candidates.back().path);
+    if (linear) linearPaths.push_back(paths.back());
   }
-  const std::vector<bool> chosen = rule.select(linearPaths);
+  const std::vector<bool> linearChosen = rule.select(linearPaths);
+  // create_network adds the Conv2d-3x3 target modules with conv_dim, conv_block_dims or ranks from a file.
+  const LoraNetworkArgs& a = options_.args;
+  const bool convBlocks = rule.selectInConvBlocks && (options_.moduleRanks || a.convDim || (blocks_ && blocks_->convDims));
+  const std::vector<bool> inConvBlocks = convBlocks ? rule.selectInConvBlocks(paths) : std::vector<bool>(paths.size(), false);
 
-  size_t attached = 0;
+  size_t attached = 0, linearIndex = 0;
   torch::NoGradGuard noGrad;
-  for (size_t i = 0; i < linears.size(); ++i) {
-    if (!chosen[i]) continue;
-    const auto& [path, linear] = linears[i];
-    const std::string name = kohyaLoraName(component, path);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate& c = candidates[i];
+    const bool chosen = (c.linear && linearChosen[linearIndex++]) || inConvBlocks[i];
+    if (!chosen) continue;
+    const std::string name = kohyaLoraName(component, c.path);
     if (find(name)) throw LoraError("duplicated LoRA module name: " + name);
+    const bool conv3x3 = c.conv && c.conv->kernelSize() != 1;
     double alpha = 0.0;
-    const int64_t rank = rankFor(name, &alpha);
-    if (rank <= 0) continue;  // dim_from_weights: not in the file
+    const int64_t rank = rankFor(rule, name, conv3x3, &alpha);
+    if (rank <= 0) continue;  // not in the file, or a dim of 0
     if (alpha == 0.0) alpha = static_cast<double>(rank);
 
     auto adapter = std::make_shared<models::LoraAdapter>();
-    // Same initialisation as sd-scripts (and Microsoft's LoRA): Kaiming-uniform down, zero up.
-    torch::Tensor down = torch::empty({rank, linear->inFeatures()}, torch::kFloat32);
+    // Same initialisation as sd-scripts (and Microsoft's LoRA): Kaiming-uniform down, zero up. A
+    // Conv2d's down is a conv of its kernel, its up a 1x1 conv.
+    const int64_t in = c.linear ? c.linear->inFeatures() : c.conv->inChannels();
+    const int64_t out = c.linear ? c.linear->outFeatures() : c.conv->outChannels();
+    const int64_t k = c.conv ? c.conv->kernelSize() : 0;
+    torch::Tensor down = torch::empty(c.conv ? std::vector<int64_t>{rank, in, k, k} : std::vector<int64_t>{rank, in}, torch::kFloat32);
     torch::nn::init::kaiming_uniform_(down, std::sqrt(5.0));
     adapter->down = down.to(options_.device, options_.dtype).set_requires_grad(true);
-    adapter->up = torch::zeros({linear->outFeatures(), rank}, torch::TensorOptions(options_.dtype).device(options_.device))
+    adapter->up = torch::zeros(c.conv ? std::vector<int64_t>{out, rank, 1, 1} : std::vector<int64_t>{out, rank},
+                               torch::TensorOptions(options_.dtype).device(options_.device))
                       .set_requires_grad(true);
     adapter->alpha = alpha;
     adapter->dropout = options_.dropout;
+    adapter->rankDropout = a.rankDropout.value_or(0.0);
+    adapter->moduleDropout = a.moduleDropout.value_or(0.0);
     adapter->multiplier = options_.multiplier;
-    linear->lora = adapter;
-    modules_.push_back({name, path, component, models::Linear(linear), adapter});
+    LoraModule m{name, c.path, component, models::Linear(nullptr), models::Conv2d(nullptr), adapter};
+    if (c.linear) {
+      c.linear->lora = adapter;
+      m.linear = models::Linear(c.linear);
+    } else {
+      c.conv->lora = adapter;
+      m.conv = models::Conv2d(c.conv);
+    }
+    modules_.push_back(std::move(m));
     ++attached;
   }
   return attached;
 }
 
 void LoraNetwork::detach() {
-  for (LoraModule& m : modules_) m.linear->lora.reset();
+  for (LoraModule& m : modules_) {
+    if (m.linear) m.linear->lora.reset();
+    if (m.conv) m.conv->lora.reset();
+  }
   modules_.clear();
 }
 
@@ -164,22 +489,39 @@ int64_t LoraNetwork::parameterCount() const {
 std::vector<LoraParamGroup> LoraNetwork::parameterGroups(std::optional<double> textEncoderLr,
                                                          std::optional<double> unetLr, double defaultLr) const {
   const LoraNetworkArgs& a = options_.args;
-  auto assemble = [&](bool unet, double lr, std::optional<double> ratio, std::vector<LoraParamGroup>& out) {
-    LoraParamGroup plain{unet ? "unet" : "textencoder", lr, {}};
-    LoraParamGroup plus{unet ? "unet plus" : "textencoder plus", ratio ? lr * *ratio : lr, {}};
-    for (const LoraModule& m : modules_) {
-      if ((m.component == LoraComponent::Unet) != unet) continue;
-      plain.params.push_back(m.adapter->down);
-      (ratio ? plus : plain).params.push_back(m.adapter->up);
+  // assemble_params: one group at lr, its lora_up in a "plus" group at lr * ratio under LoRA+.
+  auto assemble = [&](const std::vector<const LoraModule*>& modules, const std::string& label, double lr,
+                      std::optional<double> ratio, std::vector<LoraParamGroup>& out) {
+    LoraParamGroup plain{label, lr, {}};
+    LoraParamGroup plus{label + " plus", ratio ? lr * *ratio : lr, {}};
+    for (const LoraModule* m : modules) {
+      plain.params.push_back(m->adapter->down);
+      (ratio ? plus : plain).params.push_back(m->adapter->up);
     }
     for (LoraParamGroup* g : {&plain, &plus})
       if (!g->params.empty() && g->lr != 0.0) out.push_back(std::move(*g));
   };
+  std::vector<const LoraModule*> textEncoder, unet;
+  for (const LoraModule& m : modules_) (m.component == LoraComponent::Unet ? unet : textEncoder).push_back(&m);
   std::vector<LoraParamGroup> groups;
-  assemble(false, textEncoderLr.value_or(defaultLr),
+  assemble(textEncoder, "textencoder", textEncoderLr.value_or(defaultLr),
            a.loraplusTextEncoderLrRatio ? a.loraplusTextEncoderLrRatio : a.loraplusLrRatio, groups);
-  assemble(true, unetLr.value_or(defaultLr), a.loraplusUnetLrRatio ? a.loraplusUnetLrRatio : a.loraplusLrRatio,
-           groups);
+  const std::optional<double> unetRatio = a.loraplusUnetLrRatio ? a.loraplusUnetLrRatio : a.loraplusLrRatio;
+  if (!a.blockLrWeight) {
+    assemble(unet, "unet", unetLr.value_or(defaultLr), unetRatio, groups);
+    return groups;
+  }
+  // Block lr weights: the UNet's modules by get_block_index, blocks in order of first appearance.
+  std::vector<std::pair<int, std::vector<const LoraModule*>>> byBlock;
+  for (const LoraModule* m : unet) {
+    const int block = sdxlBlockIndex(m->name);
+    auto it = std::find_if(byBlock.begin(), byBlock.end(), [&](const auto& b) { return b.first == block; });
+    if (it == byBlock.end()) it = byBlock.insert(byBlock.end(), {block, {}});
+    it->second.push_back(m);
+  }
+  for (const auto& [block, modules] : byBlock)
+    assemble(modules, "unet_block" + std::to_string(block), unetLr.value_or(defaultLr) * blockEntry(*a.blockLrWeight, block),
+             unetRatio, groups);
   return groups;
 }
 
@@ -189,7 +531,10 @@ void LoraNetwork::setMultiplier(double multiplier) {
 }
 
 void LoraNetwork::setTraining(bool training) {
-  for (LoraModule& m : modules_) m.linear->train(training);
+  for (LoraModule& m : modules_) {
+    if (m.linear) m.linear->train(training);
+    if (m.conv) m.conv->train(training);
+  }
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> LoraNetwork::stateDict(torch::Dtype dtype) const {

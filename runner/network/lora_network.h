@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/conv2d.h"
 #include "models/linear.h"
 #include "network/lora_targets.h"
 
@@ -24,16 +25,43 @@ class LoraError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// network_args ("key=value" strings) this build honours; anything else is a LoraError listing them.
+// network_args ("key=value" strings) this build honours, with sd-scripts' meaning
+// (networks/lora.py and networks/lora_flux.py create_network); anything else is a LoraError
+// naming the key (and why, for the ones sd-scripts has that this build does not train).
 struct LoraNetworkArgs {
   std::optional<double> loraplusLrRatio;             // loraplus_lr_ratio
   std::optional<double> loraplusUnetLrRatio;         // loraplus_unet_lr_ratio
   std::optional<double> loraplusTextEncoderLrRatio;  // loraplus_text_encoder_lr_ratio
-  std::optional<std::string> trainBlocks;             // train_blocks (networks.lora_flux): all, double, single
+  std::optional<int64_t> convDim;                    // conv_dim: LoRA on the UNet's 3x3 convs
+  std::optional<double> convAlpha;                   // conv_alpha (1 where conv_dim comes without it)
+  std::optional<double> rankDropout;                 // rank_dropout
+  std::optional<double> moduleDropout;               // module_dropout
+  // networks.lora (SDXL), 23 values each (get_block_index: 0 embeddings, 1-9 input_blocks,
+  // 10-12 middle_block, 13-21 output_blocks, 22 out).
+  std::optional<std::vector<int64_t>> blockDims, convBlockDims;   // block_dims, conv_block_dims
+  std::optional<std::vector<double>> blockAlphas, convBlockAlphas;  // block_alphas, conv_block_alphas
+  // down_lr_weight, mid_lr_weight, up_lr_weight, block_lr_zero_threshold, as get_block_lr_weight
+  // turns them into 23 factors of the UNet's learning rate.
+  std::optional<std::vector<double>> blockLrWeight;
+  // networks.lora_flux (FLUX)
+  std::optional<std::string> trainBlocks;             // train_blocks: all, double, single
+  std::optional<std::vector<bool>> trainDoubleBlocks;  // train_double_block_indices, 19 flags
+  std::optional<std::vector<bool>> trainSingleBlocks;  // train_single_block_indices, 38 flags
+  // img_attn_dim, txt_attn_dim, img_mlp_dim, txt_mlp_dim, img_mod_dim, txt_mod_dim, single_dim,
+  // single_mod_dim (0 leaves those modules out).
+  std::vector<std::optional<int64_t>> fluxTypeDims = std::vector<std::optional<int64_t>>(8);
   std::vector<std::pair<std::string, std::string>> raw;  // as given, in order (for ss_network_args)
+
+  bool usesBlocks() const { return blockDims || blockLrWeight; }  // sd-scripts' per-block dims are on
 };
 const std::vector<std::string>& supportedNetworkArgs();
 LoraNetworkArgs parseNetworkArgs(const std::vector<std::string>& args);
+// The keys of `args` that belong to the other family's network module: a LoraError naming the first
+// (block_dims with networks.lora_flux, train_blocks with networks.lora, ...).
+void checkNetworkArgsFamily(const LoraNetworkArgs& args, bool flux);
+// get_block_lr_weight's named weights for 9 blocks: cosine, sine, linear, reverse_linear, zeros,
+// each with an optional "+number" added; a LoraError for other names.
+std::vector<double> namedBlockLrWeights(const std::string& key, const std::string& spec);
 
 struct LoraRankAlpha {
   int64_t rank = 0;
@@ -43,7 +71,7 @@ struct LoraRankAlpha {
 struct LoraNetworkOptions {
   int64_t dim = 4;          // network_dim
   double alpha = 1.0;       // network_alpha; 0 means alpha = dim (no scaling), as sd-scripts
-  double dropout = 0.0;     // network_dropout
+  double dropout = 0.0;     // network_dropout (neuron dropout)
   double multiplier = 1.0;
   torch::Dtype dtype = torch::kFloat32;  // the adapters' dtype: fp32 unless full_bf16/full_fp16
   torch::Device device = torch::kCPU;
@@ -53,18 +81,19 @@ struct LoraNetworkOptions {
   std::optional<std::map<std::string, LoraRankAlpha>> moduleRanks;
 };
 
-// One adapter and where it sits.
+// One adapter and where it sits: on a Linear, or on a Conv2d (conv_dim).
 struct LoraModule {
   std::string name;        // lora_unet_..., lora_te1_..., lora_te2_...
   std::string modulePath;  // the path inside its model
   LoraComponent component = LoraComponent::Unet;
-  models::Linear linear;   // the module it is attached to
+  models::Linear linear{nullptr};  // the module it is attached to, or
+  models::Conv2d conv{nullptr};
   std::shared_ptr<models::LoraAdapter> adapter;
 };
 
 // An optimizer parameter group, as sd-scripts' prepare_optimizer_params builds them.
 struct LoraParamGroup {
-  std::string label;  // "textencoder", "textencoder plus", "unet", "unet plus"
+  std::string label;  // "textencoder", "textencoder plus", "unet", "unet plus", "unet_block5", ...
   double lr = 0.0;
   std::vector<torch::Tensor> params;
 };
@@ -83,8 +112,9 @@ class LoraNetwork {
   LoraNetwork(const LoraNetwork&) = delete;
   LoraNetwork& operator=(const LoraNetwork&) = delete;
 
-  // Attaches adapters to the models::Linear modules of `root` (found by walking named_modules())
-  // that the family's `rule` selects. `pathPrefix` is prepended to the module paths for naming
+  // Attaches adapters to the models::Linear (and, with conv_dim, conv_block_dims or ranks from a
+  // file, models::Conv2d) modules of `root` (found by walking named_modules()) that the family's
+  // `rule` selects, at the rank sd-scripts gives each. `pathPrefix` is prepended to the module paths for naming
   // (e.g. when `root` is a submodule of the Hugging Face layout). Returns how many were attached.
   size_t attach(const LoraTargetRule& rule, torch::nn::Module& root, const std::string& pathPrefix = "");
   // Removes every adapter from its Linear (the models become plain again).
@@ -98,8 +128,9 @@ class LoraNetwork {
   std::vector<torch::Tensor> parameters() const;  // down, up per module, in module order
   int64_t parameterCount() const;
   // sd-scripts' prepare_optimizer_params: text encoders at text_encoder_lr, UNet at unet_lr, each
-  // falling back to defaultLr; LoRA+ splits lora_up into a "plus" group at lr * ratio; groups
-  // whose lr is 0 are left out (their parameters are not trained).
+  // falling back to defaultLr; with per-block lr weights (SDXL) one UNet group per block
+  // ("unet_block<i>") at that lr times the block's weight; LoRA+ splits lora_up into a "plus"
+  // group at lr * ratio; groups whose lr is 0 are left out (their parameters are not trained).
   std::vector<LoraParamGroup> parameterGroups(std::optional<double> textEncoderLr, std::optional<double> unetLr,
                                               double defaultLr) const;
 
@@ -114,8 +145,18 @@ class LoraNetwork {
   LoraLoadReport loadStateDict(const std::map<std::string, torch::Tensor>& tensors, const std::string& source);
 
  private:
-  int64_t rankFor(const std::string& name, double* alpha) const;
+  // Per-block ranks (get_block_dims_and_alphas, then remove_block_dims_and_alphas): 23 each.
+  struct BlockRanks {
+    std::vector<int64_t> dims;
+    std::vector<double> alphas;
+    std::optional<std::vector<int64_t>> convDims;
+    std::vector<double> convAlphas;
+  };
+  // The rank (0: no adapter) and alpha sd-scripts' create_modules gives a module; `conv3x3` for
+  // a Conv2d whose kernel is not 1x1.
+  int64_t rankFor(const LoraTargetRule& rule, const std::string& name, bool conv3x3, double* alpha) const;
   LoraNetworkOptions options_;
+  std::optional<BlockRanks> blocks_;
   std::vector<LoraModule> modules_;
 };
 

@@ -1,6 +1,7 @@
 #include "network/lora_targets.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <stdexcept>
 
@@ -69,10 +70,46 @@ bool isTextEncoderLoraTarget(const std::string& linearPath) {
   return parentName == "self_attn" || parentName == "mlp";
 }
 
+bool isSdxlConvBlockPath(const std::string& path) {
+  if (path.rfind("input_blocks.", 0) != 0 && path.rfind("middle_block.", 0) != 0 && path.rfind("output_blocks.", 0) != 0)
+    return false;
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t dot; (dot = path.find('.', start)) != std::string::npos; start = dot + 1) parts.push_back(path.substr(start, dot - start));
+  parts.push_back(path.substr(start));
+  const std::string& last = parts.back();
+  if (last == "skip_connection" || last == "op" || last == "conv") return true;  // ResBlock's 1x1, Downsample, Upsample
+  if (parts.size() < 2) return false;
+  const std::string& parent = parts[parts.size() - 2];
+  return parent == "in_layers" || parent == "out_layers" || parent == "emb_layers";
+}
+
+int sdxlBlockIndex(const std::string& loraName) {
+  static const std::string prefix = "lora_unet_";
+  if (loraName.rfind(prefix, 0) != 0) return -1;
+  const std::string name = loraName.substr(prefix.size());
+  auto numberAfter = [&](size_t at) {
+    size_t end = at;
+    while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end]))) ++end;
+    return end == at ? -1 : std::stoi(name.substr(at, end - at));
+  };
+  if (name.rfind("time_embed_", 0) == 0 || name.rfind("label_emb_", 0) == 0) return 0;
+  if (name.rfind("input_blocks_", 0) == 0) return 1 + numberAfter(13);
+  if (name.rfind("middle_block_", 0) == 0) return 10 + numberAfter(13);
+  if (name.rfind("output_blocks_", 0) == 0) return 13 + numberAfter(14);
+  if (name.rfind("out_", 0) == 0) return 22;
+  return -1;
+}
+
 LoraTargetRule sdxlLoraRule(LoraComponent component) {
   LoraTargetRule rule;
   rule.component = component;
   if (component == LoraComponent::Unet) {
+    rule.selectInConvBlocks = [](const std::vector<std::string>& paths) {
+      std::vector<bool> chosen;
+      for (const std::string& path : paths) chosen.push_back(isSdxlConvBlockPath(path));
+      return chosen;
+    };
     rule.select = [](const std::vector<std::string>& linearPaths) {
       // Every transformer block holds Linears, so their paths show the transformer parents.
       const std::vector<std::string> parents = unetTransformerParents(linearPaths);
@@ -91,11 +128,16 @@ LoraTargetRule sdxlLoraRule(LoraComponent component) {
 }
 
 LoraTargetRule fluxLoraRule(LoraComponent component, const std::string& trainBlocks) {
-  if (component != LoraComponent::Unet) return sdxlLoraRule(component);  // CLIP's attention and MLP
+  if (component != LoraComponent::Unet) {
+    LoraTargetRule clip = sdxlLoraRule(component);  // CLIP's attention and MLP
+    clip.family = LoraFamily::FLUX;
+    return clip;
+  }
   if (trainBlocks != "all" && trainBlocks != "double" && trainBlocks != "single")
     throw std::invalid_argument("network_args train_blocks='" + trainBlocks + "' is not one of all, double, single");
   LoraTargetRule rule;
   rule.component = component;
+  rule.family = LoraFamily::FLUX;
   const bool doubles = trainBlocks != "single", singles = trainBlocks != "double";
   rule.select = [doubles, singles](const std::vector<std::string>& linearPaths) {
     std::vector<bool> chosen;

@@ -8,7 +8,11 @@
 //   UNet:          Transformer2DModel (SAI: the SpatialTransformer at input_blocks.N.1, middle_block.1,
 //                  output_blocks.N.1): proj_in, proj_out (Linear in SDXL), transformer_blocks.*.
 //                  attn1/attn2 to_q/to_k/to_v/to_out.0, ff.net.0.proj, ff.net.2.
-//                  ResBlocks, time/label embeddings and the 3x3 convs are only targeted with conv_dim.
+//                  With conv_dim, conv_block_dims or weights to load from, also ResnetBlock2D,
+//                  Downsample2D and Upsample2D (SAI: input_blocks.N.0, middle_block.0/2,
+//                  output_blocks.N.0, their .op and .conv): emb_layers.1 and the 1x1 skip_connection
+//                  at network_dim, the 3x3 in_layers.2, out_layers.3, op and conv at conv_dim.
+//                  Time/label embeddings, conv_in and out are never targeted.
 //   text encoders: CLIPAttention (self_attn: q/k/v/out_proj) and CLIPMLP (mlp: fc1, fc2).
 // The name is "<prefix>.<path>" with every '.' replaced by '_'.
 #include <cstdint>
@@ -47,10 +51,25 @@ bool isTextEncoderLoraTarget(const std::string& linearPath);
 // A model family's rule for one of its models: the kohya prefix the adapters are named with, and
 // which of the model's Linear layers (their paths, in module order) get one. Families declare
 // their rules (SDXL below, FLUX next); the network applies whichever it is given.
+enum class LoraFamily { SDXL, FLUX };  // networks.lora, networks.lora_flux
+
 struct LoraTargetRule {
   LoraComponent component = LoraComponent::Unet;
+  LoraFamily family = LoraFamily::SDXL;
   std::function<std::vector<bool>(const std::vector<std::string>& linearPaths)> select;
+  // sd-scripts' Conv2d-3x3 target modules (ResnetBlock2D, Downsample2D, Upsample2D), which
+  // conv_dim, conv_block_dims or weights to load from add: given module paths (Linears or Conv2ds),
+  // which lie inside one. Unset where the model has none (text encoders, FLUX).
+  std::function<std::vector<bool>(const std::vector<std::string>& paths)> selectInConvBlocks;
 };
+
+// Whether an SDXL UNet module path (SAI layout) lies inside a ResBlock, a Downsample or an Upsample.
+bool isSdxlConvBlockPath(const std::string& path);
+
+// sd-scripts' get_block_index for SDXL (networks/lora.py): 0 time_embed/label_emb, 1-9
+// input_blocks.0-8, 10-12 middle_block.0-2, 13-21 output_blocks.0-8, 22 out; -1 for other names.
+int sdxlBlockIndex(const std::string& loraName);
+constexpr int kSdxlBlockCount = 23;
 
 // SDXL (networks.lora): the UNet's transformer Linears, the text encoders' attention and MLP ones.
 LoraTargetRule sdxlLoraRule(LoraComponent component);

@@ -29,7 +29,7 @@ const std::set<std::string> kPending = {
     "token_warmup_min", "token_warmup_step", "alpha_mask", "save_last_n_steps_state", "log_tracker_name",
     "wandb_run_name", "log_tracker_config", "log_config", "noise_offset_random_strength",
     "ip_noise_gamma_random_strength", "adaptive_noise_scale", "zero_terminal_snr", "conditioning_data_dir",
-    "masked_loss", "use_8bit_adam", "use_lion_optimizer", "lr_scheduler_type", "lr_scheduler_args",
+    "masked_loss", "lr_scheduler_type", "lr_scheduler_args",
     "lr_decay_steps", "lr_scheduler_min_lr_ratio", "debiased_estimation_loss", "cpu_offload_checkpointing",
     "fp8_base_unet", "scale_weight_norms", "no_half_vae", "skip_until_initial_step", "initial_epoch",
     "initial_step", "validation_seed", "validation_split", "validate_every_n_steps", "validate_every_n_epochs",

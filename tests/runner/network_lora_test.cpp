@@ -322,10 +322,10 @@ TEST(LoraNetwork, ParameterGroupsFollowPrepareOptimizerParams) {
 
 TEST(LoraNetwork, UnsupportedNetworkArgsListWhatIsSupported) {
   try {
-    parseNetworkArgs({"conv_dim=4"});
+    parseNetworkArgs({"conv_dimension=4"});
     FAIL();
   } catch (const LoraError& e) {
-    EXPECT_NE(std::string(e.what()).find("conv_dim"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("conv_dimension"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("loraplus_lr_ratio"), std::string::npos);
   }
   EXPECT_THROW(parseNetworkArgs({"loraplus_lr_ratio"}), LoraError);

@@ -3,6 +3,7 @@
 // and bad inputs.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -142,6 +143,29 @@ TEST_F(SdxlLoraRun, SameSeedSameRun) {
   EXPECT_TRUE(sameTensors(path("out_a/t.safetensors"), path("out_b/t.safetensors"), 0));
 }
 
+// sd-scripts' network_args through a real run: conv_dim's 3x3 conv adapters train and are saved
+// as sd-scripts names them; rank/module dropout and block lr weights, with gradient checkpointing
+// (the recomputation replays the dropout draws); the same seed gives the same file.
+TEST_F(SdxlLoraRun, ConvDimAndDropoutNetworkArgsTrainReproducibly) {
+  const std::string extra =
+      "max_train_steps = 4\nnetwork_train_unet_only = true\ngradient_checkpointing = true\n"
+      "network_args = [\"conv_dim=2\", \"conv_alpha=1\", \"rank_dropout=0.2\", \"module_dropout=0.1\", \"down_lr_weight=sine+0.5\"]\n";
+  ProcessResult r = runRunner({"--config_file", writeConfig("conv.toml", path("out_conv"), extra), "--events", "jsonl"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const std::vector<double> l = losses(r);
+  ASSERT_EQ(l.size(), 4u);
+  for (double x : l) EXPECT_TRUE(std::isfinite(x));
+  const std::string lora = path("out_conv/t.safetensors");
+  sinter::io::SafetensorsFile f(lora);
+  const torch::Tensor down = f.tensor("lora_unet_input_blocks_1_0_in_layers_2.lora_down.weight");
+  EXPECT_EQ(down.sizes().vec(), (std::vector<int64_t>{2, 32, 3, 3}));
+  EXPECT_EQ(f.tensor("lora_unet_input_blocks_1_0_in_layers_2.lora_up.weight").sizes().vec(), (std::vector<int64_t>{32, 2, 1, 1}));
+  EXPECT_GT(f.tensor("lora_unet_input_blocks_1_0_in_layers_2.lora_up.weight").abs().sum().item<float>(), 0.0f);  // trained
+  EXPECT_NE(f.metadata().at("ss_network_args").find("\"conv_dim\": \"2\""), std::string::npos) << f.metadata().at("ss_network_args");
+  ASSERT_EQ(runRunner({"--config_file", path("conv.toml"), "--output_dir", path("out_conv2")}).exitCode, 0);
+  EXPECT_TRUE(sameTensors(path("out_conv2/t.safetensors"), lora, 0));
+}
+
 TEST_F(SdxlLoraRun, GracefulStopSavesAndExitsZero) {
   std::string cfg = writeConfig("stop.toml", path("out_stop"), "max_train_steps = 100000\nnetwork_train_unet_only = true\n");
   int steps = 0;
@@ -245,7 +269,8 @@ TEST_F(SdxlLoraRun, DryRunAndRunRefuseTheSameConfigsBeforeLoading) {
       {"optimizer_args", "optimizer_args = [\"momentum=0.9\"]\n", {}, "momentum"},
       {"scheduler_unknown", "lr_scheduler = \"cosine_annealing\"\n", {}, "cosine_annealing"},
       {"scheduler_warmup", "lr_scheduler = \"constant\"\nlr_warmup_steps = 10\n", {}, "constant_with_warmup"},
-      {"network_args", "network_args = [\"conv_dim=4\"]\n", {}, "conv_dim"},
+      {"network_args", "network_args = [\"conv_dims=4\"]\n", {}, "conv_dims"},
+      {"network_args_flux", "network_args = [\"train_blocks=single\"]\n", {}, "train_blocks is an argument of networks.lora_flux"},
       {"tokenizer_folder", "", {"--clip_tokenizer", path("empty_tokenizer")}, "empty_tokenizer"},
       {"output_name", "", {"--output_name", "../escaped"}, "output_name"},
       {"no_images", "", {"--train_data_dir", path("no_images")}, "no_images"},

@@ -70,7 +70,6 @@ FamilyRegistration fluxRegistration() {
   r.family = Family::FLUX;
   r.make = [](const RunContext& run) -> std::unique_ptr<FamilyPart> { return std::make_unique<FluxFamily>(run); };
   r.networkModule = "networks.lora_flux";  // flux_train_network.py's
-  r.loraTrainBlocks = true;
   r.checkConfig = checkFluxFiles;
   // sd-scripts samples FLUX with its own Euler loop and ignores sample_sampler and --ss.
   r.fixedSampler = "the flow-matching Euler sampler";

@@ -92,15 +92,6 @@ std::optional<Family> checkFamily(const Config& config, PreflightChecks& k) {
   }
 }
 
-// The networks that take network_args train_blocks, with their family: "networks.lora_flux (FLUX)".
-std::string trainBlocksNetworks() {
-  std::string names;
-  for (const FamilyRegistration& r : registeredFamilies())
-    if (r.loraTrainBlocks)
-      names += std::string(names.empty() ? "" : " or ") + r.networkModule + " (" + toString(r.family) + ")";
-  return names;
-}
-
 // What this build trains (training_table.h); everything else is refused before any work.
 bool checkBuilt(const Config& config, Family family, PreflightChecks& k) {
   const std::optional<std::string> reason = notBuiltReason(family, config.tab());
@@ -240,13 +231,12 @@ RunPreflight preflightRun(const Config& config, int ranks) {
       valuesParsed = false;
     }
   if (registration && registration->checkConfig) valuesParsed &= registration->checkConfig(config, k);
-  if (registration && !registration->loraTrainBlocks && !config.getList("network_args").empty()) {
+  // A key of the other family's network: block_dims with networks.lora_flux, train_blocks with networks.lora, ...
+  if (registration && !config.getList("network_args").empty())
     k.parse("network_args", [&] {
-      if (network::parseNetworkArgs(config.getList("network_args")).trainBlocks)
-        throw std::invalid_argument("network_args train_blocks is an argument of " + trainBlocksNetworks() + ", not of " +
-                                    std::string(toString(*family)) + "'s " + registration->networkModule);
+      network::checkNetworkArgsFamily(network::parseNetworkArgs(config.getList("network_args")),
+                                      registration->networkModule == "networks.lora_flux");
     });
-  }
   checkSamples(config, registration, k);
   result.dataset = checkDataset(config, valuesParsed, k);
   if (std::string why; config.has("profile_steps") && !profilerAvailable(&why))

@@ -23,8 +23,6 @@ struct FamilyRegistration {
   // sd-scripts' network_module for the family's LoRA ("networks.lora"), filled in when the config
   // leaves it empty (it is written into the metadata).
   std::string networkModule;
-  // Whether that network takes network_args train_blocks (networks.lora_flux does).
-  bool loraTrainBlocks = false;
   // The family's own preflight, after the generic values parsed: its other files and options,
   // parsed as the run parses them. False when one failed (the run's values are then not used).
   // Empty: nothing of its own to check.
