@@ -271,7 +271,8 @@ std::vector<OptionSpec> buildRegistry() {
       // ---- optimizer ----
       Opt("optimizer_type", T::String, none, Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Optimizer"),
           QT_TRANSLATE_NOOP("Option", "Optimizer name as in sd-scripts; AdamW when empty."))
-          .suggestions({"AdamW", "AdamW8bit", "PagedAdamW8bit", "Lion", "Adafactor", "Prodigy", "SGDNesterov", "DAdaptAdam"}),
+          .suggestions({"AdamW", "AdamW8bit", "PagedAdamW8bit", "Lion", "Adafactor", "Prodigy", "SGDNesterov", "DAdaptAdam",
+                        "DAdaptation", "DAdaptAdamPreprint", "DAdaptLion"}),
       Opt("optimizer_args", T::List, none, Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Optimizer arguments"),
           QT_TRANSLATE_NOOP("Option", "key=value pairs, e.g. weight_decay=0.01 betas=0.9,0.999.")).advanced(),
       Opt("fused_backward_pass", T::Bool, B(false), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Fused backward pass"),

@@ -37,13 +37,18 @@ std::pair<double, double> parsePair(const std::string& item, std::string text) {
 }  // namespace
 
 const std::vector<std::string>& availableOptimizerTypes() {
-  static const std::vector<std::string> types = {"AdamW", "Adafactor"};
+  static const std::vector<std::string> types = [] {
+    std::vector<std::string> t = {"AdamW", "Adafactor"};
+    t.insert(t.end(), dadaptationTypes().begin(), dadaptationTypes().end());
+    return t;
+  }();
   return types;
 }
 
 std::string resolveOptimizerType(const std::string& optimizerType) {
   const std::string wanted = lowerAscii(trimAscii(optimizerType));
   if (wanted.empty()) return "AdamW";
+  if (const auto refusal = unbuiltDAdaptationType(optimizerType)) throw std::invalid_argument(*refusal);
   for (const std::string& t : availableOptimizerTypes())
     if (lowerAscii(t) == wanted) return t;
   std::string list;
@@ -53,6 +58,7 @@ std::string resolveOptimizerType(const std::string& optimizerType) {
 }
 
 std::string OptimizerSettings::className() const {
+  if (isDAdaptationType(type)) return dadaptationClassName(type);
   return type == "Adafactor" ? "transformers.optimization.Adafactor" : "torch.optim.adamw.AdamW";
 }
 
@@ -68,6 +74,10 @@ OptimizerSettings parseOptimizerSettings(const std::string& optimizerType, const
       if (!items.empty() && w.find('=') == std::string::npos) items.back() += w;
       else items.push_back(w);
     }
+  }
+  if (isDAdaptationType(out.type)) {
+    out.dadaptation = parseDAdaptationArgs(out.type, items, out.pythonText);
+    return out;
   }
   // Each item as ss_optimizer shows it, in the order given (as sd-scripts' kwargs dict keeps it).
   std::vector<std::pair<std::string, std::string>> shown;

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "train/dadaptation_args.h"
+
 namespace sinter::train {
 
 struct AdamWHyperparameters {
@@ -38,6 +40,7 @@ struct OptimizerSettings {
   std::string type;  // canonical: "AdamW" or "Adafactor"
   AdamWHyperparameters adamw;
   AdafactorHyperparameters adafactor;
+  DAdaptationHyperparameters dadaptation;  // Prodigy and the DAdapt* types
   std::string pythonText;  // "weight_decay=0.01,betas=(0.9, 0.999)" as ss_optimizer shows it
   // The class sd-scripts names in ss_optimizer ("torch.optim.adamw.AdamW").
   std::string className() const;
