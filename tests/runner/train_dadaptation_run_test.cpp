@@ -104,10 +104,10 @@ TEST_P(DAdaptationRun, LossStaysFiniteAndFalls) {
   EXPECT_EQ(lora.metadata().at("ss_optimizer"), c.ssOptimizer);
 }
 
-// DAdaptLion's d grows slowly from its default d0 = 1e-6: a larger d0 lets 40 steps show.
+// DAdaptLion's d grows slowly from its default d0 = 1e-6: d0 = 1e-3 lets 40 steps show.
 INSTANTIATE_TEST_SUITE_P(EachOptimizer, DAdaptationRun,
                          ::testing::Values(Case{"Prodigy", "", "prodigyopt.prodigy.Prodigy"},
                                            Case{"DAdaptation", "", "dadaptation.experimental.dadapt_adam_preprint.DAdaptAdamPreprint"},
                                            Case{"DAdaptAdam", "\"decouple=True\"", "dadaptation.dadapt_adam.DAdaptAdam(decouple=True)"},
-                                           Case{"DAdaptLion", "\"d0=1e-4\"", "dadaptation.dadapt_lion.DAdaptLion(d0=0.0001)"}),
+                                           Case{"DAdaptLion", "\"d0=1e-3\"", "dadaptation.dadapt_lion.DAdaptLion(d0=0.001)"}),
                          [](const ::testing::TestParamInfo<Case>& info) { return info.param.type; });
