@@ -293,7 +293,8 @@ std::vector<OptionSpec> buildRegistry() {
       Opt("optimizer_type", T::String, none, Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Optimizer"),
           QT_TRANSLATE_NOOP("Option", "Optimizer name as in sd-scripts; AdamW when empty."))
           .suggestions({"AdamW", "AdamW8bit", "PagedAdamW8bit", "Lion", "Adafactor", "Prodigy", "SGDNesterov", "DAdaptAdam",
-                        "PagedAdamW", "PagedAdamW32bit", "Lion8bit", "PagedLion8bit", "SGDNesterov8bit"}),
+                        "PagedAdamW", "PagedAdamW32bit", "Lion8bit", "PagedLion8bit", "SGDNesterov8bit",
+                        "DAdaptation", "DAdaptAdamPreprint", "DAdaptLion"}),
       Opt("use_8bit_adam", T::Bool, B(false), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Use 8-bit Adam"),
           QT_TRANSLATE_NOOP("Option", "sd-scripts' older switch for optimizer_type = AdamW8bit; only with an empty optimizer_type.")).advanced(),
       Opt("use_lion_optimizer", T::Bool, B(false), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Use Lion"),

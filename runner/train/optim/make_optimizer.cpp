@@ -7,6 +7,10 @@
 #include "train/optim/bitsandbytes_adamw.h"
 #include "train/optim/lion.h"
 #include "train/optim/sgd_momentum.h"
+#include "train/optim/dadapt_adam.h"
+#include "train/optim/dadapt_adam_preprint.h"
+#include "train/optim/dadapt_lion.h"
+#include "train/optim/prodigy.h"
 
 namespace sinter::train {
 
@@ -40,6 +44,14 @@ std::unique_ptr<Optimizer> makeOptimizer(const OptimizerSettings& settings, std:
   if (settings.type == "Adafactor")
     return std::make_unique<Adafactor>(std::move(groups), settings.adafactor, /*persistentGradients=*/!fusedBackwardPass,
                                        /*stochasticRounding=*/fusedBackwardPass);
+  if (isDAdaptationType(settings.type)) {
+    for (const std::string& warning : dadaptationWarnings(settings.dadaptation, groups)) spdlog::warn("{}: {}", settings.type, warning);
+    const DAdaptationHyperparameters& h = settings.dadaptation;
+    if (settings.type == "Prodigy") return std::make_unique<Prodigy>(std::move(groups), h);
+    if (settings.type == "DAdaptAdam") return std::make_unique<DAdaptAdam>(std::move(groups), h);
+    if (settings.type == "DAdaptLion") return std::make_unique<DAdaptLion>(std::move(groups), h);
+    return std::make_unique<DAdaptAdamPreprint>(std::move(groups), h, settings.type);  // sd-scripts' DAdaptation
+  }
   if (std::unique_ptr<Optimizer> other = makeElementwiseOptimizer(settings, groups)) return other;
   return std::make_unique<AdamW>(std::move(groups), settings.adamw);
 }

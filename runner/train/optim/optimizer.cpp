@@ -84,6 +84,7 @@ std::vector<torch::Tensor> Optimizer::mutableTensors() const {
     for (const auto& group : kind->tensors)
       for (const torch::Tensor& t : group)
         if (t.defined()) all.push_back(t);
+  for (const auto& [name, t] : const_cast<Optimizer*>(this)->globalStates()) all.push_back(*t);
   return all;
 }
 
@@ -96,6 +97,7 @@ std::vector<std::pair<std::string, torch::Tensor>> Optimizer::stateTensors() con
       for (size_t i = 0; i < kind->tensors[g].size(); ++i)
         if (kind->tensors[g][i].defined())
           out.emplace_back(kind->name + "." + std::to_string(g) + "." + std::to_string(i), kind->tensors[g][i].detach().cpu().clone());
+  for (const auto& [name, t] : const_cast<Optimizer*>(this)->globalStates()) out.emplace_back(name, t->detach().cpu().clone());
   return out;
 }
 
@@ -117,6 +119,7 @@ void Optimizer::loadStateTensors(const std::map<std::string, torch::Tensor>& sta
     for (size_t g = 0; g < kind->tensors.size(); ++g)
       for (size_t i = 0; i < kind->tensors[g].size(); ++i)
         if (kind->tensors[g][i].defined()) take(kind->name + "." + std::to_string(g) + "." + std::to_string(i), kind->tensors[g][i]);
+  for (const auto& [name, t] : globalStates()) take(name, *t);
   if (state.size() != expected)
     throw std::invalid_argument("optimizer state: " + std::to_string(state.size()) + " tensors, expected " +
                                 std::to_string(expected) + " (a state saved by another optimizer or network?)");

@@ -60,7 +60,8 @@ class Optimizer {
   // Every tensor a step changes: parameters, gradients, state, step count and learning rates (the
   // live tensors, for undoing warm-up steps; stateTensors() is the saved form).
   std::vector<torch::Tensor> mutableTensors() const;
-  // State for resume: "step", "lr.<g>" and the optimizer's own "<name>.<g>.<i>" (CPU copies).
+  // State for resume: "step", "lr.<g>", the optimizer's own "<name>.<g>.<i>" and its optimizer-wide
+  // "<name>" (CPU copies).
   std::vector<std::pair<std::string, torch::Tensor>> stateTensors() const;
   // Loads a state written by stateTensors for the same groups; a missing key, a shape that differs
   // or a tensor count that differs is std::invalid_argument naming it.
@@ -75,6 +76,9 @@ class Optimizer {
   };
   virtual std::vector<StateKind*> stateKinds() = 0;
   std::vector<const StateKind*> stateKinds() const;
+  // The optimizer-wide state, by name without a dot (D-Adaptation's step size "d"): 0-dim tensors
+  // on the device, saved and loaded with the rest.
+  virtual std::vector<std::pair<std::string, torch::Tensor*>> globalStates() { return {}; }
 
   std::vector<OptimizerGroup> groups_;
   torch::Device device_ = torch::kCPU;

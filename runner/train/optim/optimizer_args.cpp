@@ -49,16 +49,21 @@ std::string supportedArguments(const std::string& type) {
 }  // namespace
 
 const std::vector<std::string>& availableOptimizerTypes() {
-  static const std::vector<std::string> types = {"AdamW", "Adafactor",
-                                                 // bitsandbytes' AdamW family, Lion, SGD with momentum
-                                                 "AdamW8bit", "PagedAdamW8bit", "PagedAdamW", "PagedAdamW32bit", "Lion",
-                                                 "Lion8bit", "PagedLion8bit", "SGDNesterov", "SGDNesterov8bit"};
+  static const std::vector<std::string> types = [] {
+    std::vector<std::string> t = {"AdamW", "Adafactor",
+                                  // bitsandbytes' AdamW family, Lion, SGD with momentum
+                                  "AdamW8bit", "PagedAdamW8bit", "PagedAdamW", "PagedAdamW32bit", "Lion",
+                                  "Lion8bit", "PagedLion8bit", "SGDNesterov", "SGDNesterov8bit"};
+    t.insert(t.end(), dadaptationTypes().begin(), dadaptationTypes().end());
+    return t;
+  }();
   return types;
 }
 
 std::string resolveOptimizerType(const std::string& optimizerType) {
   const std::string wanted = lowerAscii(trimAscii(optimizerType));
   if (wanted.empty()) return "AdamW";
+  if (const auto refusal = unbuiltDAdaptationType(optimizerType)) throw std::invalid_argument(*refusal);
   for (const std::string& t : availableOptimizerTypes())
     if (lowerAscii(t) == wanted) return t;
   std::string list;
@@ -69,6 +74,7 @@ std::string resolveOptimizerType(const std::string& optimizerType) {
 
 std::string OptimizerSettings::className() const {
   // optimizer_class.__module__ + "." + optimizer_class.__name__, as sd-scripts logs it.
+  if (isDAdaptationType(type)) return dadaptationClassName(type);
   static const std::map<std::string, std::string> classes = {
       {"Adafactor", "transformers.optimization.Adafactor"},
       {"AdamW8bit", "bitsandbytes.optim.adamw.AdamW8bit"},
@@ -102,6 +108,10 @@ OptimizerSettings parseOptimizerSettings(const std::string& optimizerType, const
       if (!items.empty() && w.find('=') == std::string::npos) items.back() += w;
       else items.push_back(w);
     }
+  }
+  if (isDAdaptationType(out.type)) {
+    out.dadaptation = parseDAdaptationArgs(out.type, items, out.pythonText);
+    return out;
   }
   // Each item as ss_optimizer shows it, in the order given (as sd-scripts' kwargs dict keeps it).
   std::vector<std::pair<std::string, std::string>> shown;

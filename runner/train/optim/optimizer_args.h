@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "train/optim/dadaptation_args.h"
+
 namespace sinter::train {
 
 struct AdamWHyperparameters {
@@ -55,6 +57,7 @@ struct OptimizerSettings {
   SgdHyperparameters sgd;
   // bitsandbytes' 8-bit optimizers keep 32-bit states for parameters under this many elements.
   long long min8bitSize = 4096;
+  DAdaptationHyperparameters dadaptation;  // Prodigy and the DAdapt* types
   std::string pythonText;  // "weight_decay=0.01,betas=(0.9, 0.999)" as ss_optimizer shows it
   // The class sd-scripts names in ss_optimizer ("torch.optim.adamw.AdamW").
   std::string className() const;
