@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
+
+#include "core/registry.h"
 
 #include "train/optim/adafactor.h"
 #include "train/optim/adamw.h"
@@ -372,4 +375,16 @@ TEST(LrSchedule, MatchesHandComputedValues) {
   EXPECT_THROW(LrSchedule({LrSchedulerType::Constant, 5, 100}), std::invalid_argument);
   EXPECT_EQ(parseLrSchedulerType("adafactor"), LrSchedulerType::Adafactor);
   EXPECT_THROW(parseLrSchedulerType("warmup_stable_decay"), std::invalid_argument);
+}
+
+// The app's Optimizer list is exactly what this runner can run.
+TEST(OptimizerArgs, TheAppsListIsWhatTheRunnerRuns) {
+  const sinter::OptionSpec* spec = nullptr;
+  for (const sinter::OptionSpec& s : sinter::optionRegistry())
+    if (std::string(s.key) == "optimizer_type") spec = &s;
+  ASSERT_NE(spec, nullptr);
+  std::vector<std::string> suggested = spec->suggestions, available = sinter::train::availableOptimizerTypes();
+  std::sort(suggested.begin(), suggested.end());
+  std::sort(available.begin(), available.end());
+  EXPECT_EQ(suggested, available);
 }
