@@ -134,6 +134,13 @@ int runTraining(RunPreflight preflight, EventSink& events) {
     std::string lockRefusal = !group || group->rank() == 0 ? takeOutputLock(config, outputLock, events) : "";
     if (group) lockRefusal = distributed::rankZeroVerdict(*group, "output-lock", lockRefusal);
     if (!lockRefusal.empty()) throw InputError(lockRefusal);
+    // An exit straight from a signal handler (stop_request.h) removes the lock's file too.
+    struct LockFileOnImmediateExit {
+      explicit LockFileOnImmediateExit(const std::optional<OutputLock>& lock) {
+        if (lock) removeOnImmediateExit(lock->path().c_str());
+      }
+      ~LockFileOnImmediateExit() { removeOnImmediateExit(nullptr); }
+    } lockFileOnImmediateExit(outputLock);
 
     const RunContext run{config, device, precision, seed, events, setupStart, std::move(compilePlan), group.get()};
     TrainingParts parts = makeTrainingParts(run, *config.family(), config.tab());

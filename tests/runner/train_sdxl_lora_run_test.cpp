@@ -521,7 +521,7 @@ TEST_F(SdxlLoraRun, AResumeWithAnotherBatchSizeSaysWhatHappensToTheEpoch) {
                                      state, "--events", "jsonl"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_EQ(losses(r).size(), 2u);
-  const nlohmann::json resumed = dataPositionOf(path("out_bs1/t-step00000004-state"));
+  const nlohmann::json resumed = dataPositionOf(path("out_bs1/t-state"));
   EXPECT_EQ(resumed.value("train_batch_size", 0), 1);
   const long long batches = resumed.value("batches_per_epoch", 0LL);
   EXPECT_GT(batches, savedBatches);  // smaller batches, more of them
@@ -608,5 +608,19 @@ TEST_F(SdxlLoraRun, ALockFileLeftByADeadRunIsTakenOverWithAWarning) {
   const ProcessResult failed = runRunner({"--config_file", cfg, "--resume", path("not_a_state")});
   EXPECT_EQ(failed.exitCode, 2) << failed.err;
   EXPECT_NE(failed.err.find("not_a_state"), std::string::npos) << failed.err;
+  EXPECT_FALSE(fs::exists(lock));
+  // A second stop signal ends the run at once, from the signal handler: the file goes too.
+  bool signalled = false;
+  const ProcessResult abrupt = runRunner({"--config_file", cfg, "--max_train_steps", "100000", "--events", "jsonl"}, [&](const std::string& line) {
+    if (!signalled && line.find("\"type\":\"step\"") != std::string::npos) {
+      ::kill(lastRunnerPid(), SIGINT);
+      ::kill(lastRunnerPid(), SIGTERM);
+      signalled = true;
+    }
+    return true;
+  });
+  EXPECT_TRUE(signalled);
+  EXPECT_EQ(abrupt.exitCode, 1) << abrupt.err;
+  EXPECT_NE(abrupt.err.find("second stop signal, exiting without saving"), std::string::npos) << abrupt.err;
   EXPECT_FALSE(fs::exists(lock));
 }
