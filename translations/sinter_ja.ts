@@ -1216,12 +1216,20 @@
     <message>
         <source>Filter used to resize images; area when shrinking and lanczos when enlarging when unset.</source>
         <translation>画像のリサイズに使うフィルター。未設定のときは縮小で area、拡大で lanczos。</translation>
+    </message>
+    <message>
         <source>Use 8-bit Adam</source>
         <translation>8ビット Adam を使用</translation>
+    </message>
+    <message>
         <source>sd-scripts&apos; older switch for optimizer_type = AdamW8bit; only with an empty optimizer_type.</source>
         <translation>optimizer_type = AdamW8bit を指定する sd-scripts の旧スイッチです。optimizer_type が空のときのみ使えます。</translation>
+    </message>
+    <message>
         <source>Use Lion</source>
         <translation>Lion を使用</translation>
+    </message>
+    <message>
         <source>sd-scripts&apos; older switch for optimizer_type = Lion; only with an empty optimizer_type.</source>
         <translation>optimizer_type = Lion を指定する sd-scripts の旧スイッチです。optimizer_type が空のときのみ使えます。</translation>
     </message>

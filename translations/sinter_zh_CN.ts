@@ -1216,12 +1216,20 @@
     <message>
         <source>Filter used to resize images; area when shrinking and lanczos when enlarging when unset.</source>
         <translation>缩放图像所用的滤波器;未设置时缩小用 area,放大用 lanczos。</translation>
+    </message>
+    <message>
         <source>Use 8-bit Adam</source>
         <translation>使用 8 位 Adam</translation>
+    </message>
+    <message>
         <source>sd-scripts&apos; older switch for optimizer_type = AdamW8bit; only with an empty optimizer_type.</source>
         <translation>sd-scripts 用于 optimizer_type = AdamW8bit 的旧开关；仅在 optimizer_type 为空时可用。</translation>
+    </message>
+    <message>
         <source>Use Lion</source>
         <translation>使用 Lion</translation>
+    </message>
+    <message>
         <source>sd-scripts&apos; older switch for optimizer_type = Lion; only with an empty optimizer_type.</source>
         <translation>sd-scripts 用于 optimizer_type = Lion 的旧开关；仅在 optimizer_type 为空时可用。</translation>
     </message>

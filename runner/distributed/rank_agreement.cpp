@@ -44,6 +44,13 @@ void requireSameConfig(ProcessGroup& group, const std::string& resolvedConfig) {
   if (!problem.empty()) throw std::invalid_argument(problem + " (every rank must train with the same settings)");
 }
 
+std::string rankZeroVerdict(ProcessGroup& group, const std::string& key, const std::string& verdictOnRankZero) {
+  if (group.rank() == 0) group.publish(key, verdictOnRankZero);
+  const std::string verdict = group.rank() == 0 ? verdictOnRankZero : group.await(key);
+  group.barrier();  // every rank has its answer before rank 0 (whose store serves it) may leave
+  return verdict;
+}
+
 void requireIdenticalWeights(ProcessGroup& group, const std::vector<torch::Tensor>& params) {
   std::string fingerprint;
   {

@@ -12,6 +12,11 @@ namespace sinter::distributed {
 // 0's, naming the rank and the first line that differs.
 void requireSameConfig(ProcessGroup& group, const std::string& resolvedConfig);
 
+// A check that rank 0 alone makes (it alone writes the run's files, and takes their lock): its
+// verdict ("" when all is well, else why not) returned on every rank, so that all of them refuse
+// together rather than wait for one that has left. `key` names the check in the store.
+std::string rankZeroVerdict(ProcessGroup& group, const std::string& key, const std::string& verdictOnRankZero);
+
 // After training: throws std::runtime_error on every rank when any rank's `params` differ from rank
 // 0's (compared by fingerprint: each tensor's float64 sum and sum of squares, exact), naming the rank.
 // A data-parallel run's ranks step the same averaged gradients, so they must stay identical.

@@ -18,6 +18,7 @@
 #include "distributed/worker_launcher.h"
 #include "io/safetensors.h"
 #include "runner_process.h"
+#include "train/loop/output_lock.h"
 
 namespace fs = std::filesystem;
 using sinter::test::ProcessResult;
@@ -256,6 +257,28 @@ TEST_F(DistributedRun, AKilledRankEndsTheRunWithExitOneAndNothingHalfWritten) {
     }
   }
   EXPECT_GE(saves, 2);
+  EXPECT_FALSE(fs::exists(out + "/t.lock"));  // rank 0 left at once, removing its output lock's file
+}
+
+// Rank 0 alone takes the output's lock; when another run holds it, every rank refuses (exit 2)
+// rather than wait for rank 0.
+TEST_F(DistributedRun, EveryRankRefusesAnOutputThatAnotherRunHolds) {
+  const std::string out = path("out_held");
+  fs::create_directories(out);
+  sinter::train::OutputLock held(sinter::train::outputLockPath(out, "t"));
+  const std::string cfg = writeConfig("held.toml", out, "max_train_steps = 2\n");
+  ProcessResult r = runRunner({"--config_file", cfg, "--events", "jsonl", "--nproc_per_node", "2"});
+  EXPECT_EQ(r.exitCode, 2) << r.err;
+  const std::string says = "'" + out + "/t.lock' is locked by another run (pid " + std::to_string(::getpid()) + ")";
+  EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+  // Torchrun's way: both workers refuse, each saying why.
+  const int port = sinter::distributed::freeLocalPort();
+  const pid_t r0 = startWorker(0, port, {"--config_file", cfg}, path("held-0.log"));
+  const pid_t r1 = startWorker(1, port, {"--config_file", cfg}, path("held-1.log"));
+  EXPECT_EQ(exitCodeOf(r0), 2);
+  EXPECT_EQ(exitCodeOf(r1), 2);
+  for (const std::string& log : {readFile(path("held-0.log")), readFile(path("held-1.log"))}) EXPECT_NE(log.find(says), std::string::npos) << log;
+  EXPECT_EQ(filesIn(out), std::vector<std::string>{"t.lock"});
 }
 
 TEST_F(DistributedRun, MoreProcessesThanTheLauncherCanStartOrABadCountIsRefused) {

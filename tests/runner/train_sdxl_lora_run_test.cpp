@@ -2,11 +2,19 @@
 // generated dataset, on the CPU: loss goes down, saves, resume continues exactly, graceful stop,
 // and bad inputs.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
 
+<<<<<<< ours
 #include <cmath>
+=======
+#include <atomic>
+#include <chrono>
+>>>>>>> theirs
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "core/events.h"
 #include "io/safetensors.h"
@@ -18,6 +26,8 @@ using sinter::test::runRunner;
 using sinter::test::doneStatus;
 using sinter::test::losses;
 using sinter::test::eventsOf;
+using sinter::test::eventsOfType;
+using sinter::test::lastRunnerPid;
 
 namespace {
 
@@ -184,6 +194,7 @@ TEST_F(SdxlLoraRun, GracefulStopSavesAndExitsZero) {
   for (const auto& entry : fs::directory_iterator(path("out_stop")))
     stateSaved = stateSaved || entry.path().filename().string().find("-state") != std::string::npos;
   EXPECT_TRUE(stateSaved);
+  EXPECT_FALSE(fs::exists(path("out_stop/t.lock")));  // released and removed on the way out
 }
 
 TEST_F(SdxlLoraRun, BadInputsExitTwoWithAClearMessage) {
@@ -480,6 +491,7 @@ TEST_F(SdxlLoraRun, FullDiskFailsCleanlyAndKeepsTheLastGoodSave) {
   EXPECT_EQ(left, std::vector<std::string>{"t-step00000001.safetensors"}) << "a half-written file was left behind";
 }
 
+<<<<<<< ours
 // clip_tokenizer unset: the CLIP tokenizer that ships with Sinter (share/sinter/tokenizers/clip beside
 // bin/), named by the dry run and the start event; a folder given still wins.
 TEST_F(SdxlLoraRun, UnsetClipTokenizerIsTheBundledOne) {
@@ -513,4 +525,166 @@ TEST_F(SdxlLoraRun, UnsetClipTokenizerIsTheBundledOne) {
   tokenizers = startTokenizers(run);
   ASSERT_EQ(tokenizers.size(), 1u);
   EXPECT_EQ(tokenizers[0], "clip_tokenizer: " + path("tokenizer"));
+=======
+// A logging_dir that is not there yet (kohya_ss presets name such folders) is made when the run
+// starts, as output_dir is; the dry run makes nothing; one that cannot be made is refused by both.
+TEST_F(SdxlLoraRun, ALoggingDirNotThereYetIsMadeByTheRunNotByTheDryRun) {
+  const std::string logs = path("logs/my-run");
+  const std::string cfg = writeConfig("logs.toml", path("out_logs"), "max_train_steps = 1\nnetwork_train_unet_only = true\nlogging_dir = \"" +
+                                                                          logs + "\"\n");
+  const ProcessResult dry = runRunner({"--config_file", cfg, "--dry_run"});
+  EXPECT_EQ(dry.exitCode, 0) << dry.err;
+  EXPECT_FALSE(fs::exists(path("logs")));
+  EXPECT_FALSE(fs::exists(path("out_logs")));
+  const ProcessResult r = runRunner({"--config_file", cfg});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_TRUE(fs::is_directory(logs));
+  writeText(path("logs_file"), "x");
+  for (const bool dryRun : {true, false}) {
+    std::vector<std::string> args{"--config_file", cfg, "--logging_dir", path("logs_file/run")};
+    if (dryRun) args.push_back("--dry_run");
+    const ProcessResult refused = runRunner(args);
+    EXPECT_EQ(refused.exitCode, 2) << refused.err;
+    EXPECT_NE(refused.err.find("logging_dir '" + path("logs_file/run") + "' cannot be created: '" + path("logs_file") + "' is not a folder"),
+              std::string::npos)
+        << refused.err;
+  }
+}
+
+nlohmann::json dataPositionOf(const std::string& stateFolder) {
+  std::ifstream in(fs::path(stateFolder) / "train_state.json");
+  return nlohmann::json::parse(in).at("data");
+}
+
+// A state records the batch size it was saved with; resumed with another, the run says so (log and
+// warning event) and goes on from the same share of the epoch, and its own states record its size.
+TEST_F(SdxlLoraRun, AResumeWithAnotherBatchSizeSaysWhatHappensToTheEpoch) {
+  const std::string extra = "max_train_steps = 4\nsave_every_n_steps = 2\nsave_state = true\nnetwork_train_unet_only = true\n";
+  const std::string bs2 = writeConfig("bs2.toml", path("out_bs2"), extra + "train_batch_size = 2\n");
+  ASSERT_EQ(runRunner({"--config_file", bs2}).exitCode, 0);
+  const std::string state = path("out_bs2/t-step00000002-state");
+  const nlohmann::json saved = dataPositionOf(state);
+  EXPECT_EQ(saved.value("train_batch_size", 0), 2);
+  EXPECT_EQ(saved.value("index", 0), 2);
+  const long long savedBatches = saved.value("batches_per_epoch", 0LL);
+  ASSERT_GT(savedBatches, 2);
+
+  auto batchSizeWarnings = [](const ProcessResult& r) {
+    std::vector<std::string> v;
+    for (const auto& w : eventsOfType<sinter::events::Warning>(r))
+      if (w.message.find("train_batch_size") != std::string::npos) v.push_back(w.message);
+    return v;
+  };
+  // The same batch size: nothing to say.
+  const ProcessResult same = runRunner({"--config_file", bs2, "--output_dir", path("out_bs2_again"), "--resume", state, "--events", "jsonl"});
+  ASSERT_EQ(same.exitCode, 0) << same.err;
+  EXPECT_TRUE(batchSizeWarnings(same).empty());
+
+  const ProcessResult r = runRunner({"--config_file", writeConfig("bs1.toml", path("out_bs1"), extra + "train_batch_size = 1\n"), "--resume",
+                                     state, "--events", "jsonl"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(losses(r).size(), 2u);
+  const nlohmann::json resumed = dataPositionOf(path("out_bs1/t-state"));
+  EXPECT_EQ(resumed.value("train_batch_size", 0), 1);
+  const long long batches = resumed.value("batches_per_epoch", 0LL);
+  EXPECT_GT(batches, savedBatches);  // smaller batches, more of them
+  const long long from = 2 * batches / savedBatches;  // the same share of the epoch
+  EXPECT_EQ(resumed.value("index", 0LL), from + 2);
+  const std::vector<std::string> warnings = batchSizeWarnings(r);
+  ASSERT_EQ(warnings.size(), 1u) << r.err;
+  for (const std::string& says : {"resume: " + state + " was saved with train_batch_size 2 and continues with 1",
+                                  "an epoch is now " + std::to_string(batches) + " batches (was " + std::to_string(savedBatches) + ")",
+                                  "goes on from batch " + std::to_string(from) + " (was 2)"}) {
+    EXPECT_NE(warnings[0].find(says), std::string::npos) << says << "\n" << warnings[0];
+    EXPECT_NE(r.err.find(says), std::string::npos) << says << "\n" << r.err;
+  }
+}
+
+// Two runs into one output_dir and output_name: the second is refused at start (exit 2, naming the
+// lock file and the first run's pid) while the first trains; a dry run takes no lock, and a run with
+// another output_name trains beside it. The lock file goes when the first run stops.
+TEST_F(SdxlLoraRun, ASecondRunIntoTheSameOutputIsRefusedWhileTheFirstRuns) {
+  const std::string cfg = writeConfig("busy.toml", path("out_busy"), "max_train_steps = 100000\nnetwork_train_unet_only = true\n");
+  std::atomic<bool> training{false}, finished{false}, othersDone{false};
+  std::atomic<pid_t> firstPid{-1};
+  ProcessResult first;
+  std::thread firstRun([&] {
+    first = runRunner({"--config_file", cfg, "--events", "jsonl"}, [&](const std::string& line) {
+      if (!training && line.find("\"type\":\"step\"") != std::string::npos) {
+        firstPid = lastRunnerPid();
+        training = true;
+      }
+      return !othersDone.load();
+    });
+    finished = true;
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  while (!training && !finished && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (!training) {
+    othersDone = true;
+    firstRun.join();
+    FAIL() << "the first run did not start training:\n" << first.err;
+  }
+  const ProcessResult second = runRunner({"--config_file", cfg, "--max_train_steps", "2", "--events", "jsonl"});
+  const ProcessResult dry = runRunner({"--config_file", cfg, "--dry_run"});
+  const ProcessResult other = runRunner({"--config_file", cfg, "--max_train_steps", "1", "--output_name", "t2"});
+  othersDone = true;
+  firstRun.join();
+
+  EXPECT_EQ(second.exitCode, 2) << second.err;
+  EXPECT_NE(second.err.find("another run is writing output_name 't' into output_dir '" + path("out_busy") + "': '" +
+                            path("out_busy/t.lock") + "' is locked by another run (pid " + std::to_string(firstPid) + ")"),
+            std::string::npos)
+      << second.err;
+  EXPECT_EQ(doneStatus(second), "failed");
+  EXPECT_EQ(second.err.find("loading "), std::string::npos) << second.err;  // refused before the models load
+  EXPECT_EQ(dry.exitCode, 0) << dry.err;
+  EXPECT_EQ(other.exitCode, 0) << other.err;
+  EXPECT_TRUE(fs::exists(path("out_busy/t2.safetensors")));
+  EXPECT_EQ(first.exitCode, 0) << first.err;
+  EXPECT_EQ(doneStatus(first), "stopped");
+  EXPECT_FALSE(fs::exists(path("out_busy/t.lock")));
+  EXPECT_FALSE(fs::exists(path("out_busy/t2.lock")));
+}
+
+// A lock file that nobody holds (its run was killed) is taken over with a warning naming the pid it
+// held; a run that fails after taking the lock removes it too.
+TEST_F(SdxlLoraRun, ALockFileLeftByADeadRunIsTakenOverWithAWarning) {
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ASSERT_GT(dead, 0);
+  ::waitpid(dead, nullptr, 0);
+  const std::string lock = path("out_stale/t.lock");
+  writeText(lock, std::to_string(dead) + "\n");
+  const std::string cfg = writeConfig("stale.toml", path("out_stale"), "max_train_steps = 1\nnetwork_train_unet_only = true\n");
+  const ProcessResult r = runRunner({"--config_file", cfg, "--events", "jsonl"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::vector<std::string> warnings;
+  for (const auto& w : eventsOfType<sinter::events::Warning>(r))
+    if (w.message.find(lock) != std::string::npos) warnings.push_back(w.message);
+  ASSERT_EQ(warnings.size(), 1u) << r.err;
+  EXPECT_NE(warnings[0].find("was left by pid " + std::to_string(dead)), std::string::npos) << warnings[0];
+  EXPECT_NE(r.err.find("was left by pid " + std::to_string(dead)), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(lock));
+  // A state folder that holds no state passes the checks and fails once the run has started.
+  fs::create_directories(path("not_a_state"));
+  const ProcessResult failed = runRunner({"--config_file", cfg, "--resume", path("not_a_state")});
+  EXPECT_EQ(failed.exitCode, 2) << failed.err;
+  EXPECT_NE(failed.err.find("not_a_state"), std::string::npos) << failed.err;
+  EXPECT_FALSE(fs::exists(lock));
+  // A second stop signal ends the run at once, from the signal handler: the file goes too.
+  bool signalled = false;
+  const ProcessResult abrupt = runRunner({"--config_file", cfg, "--max_train_steps", "100000", "--events", "jsonl"}, [&](const std::string& line) {
+    if (!signalled && line.find("\"type\":\"step\"") != std::string::npos) {
+      ::kill(lastRunnerPid(), SIGINT);
+      ::kill(lastRunnerPid(), SIGTERM);
+      signalled = true;
+    }
+    return true;
+  });
+  EXPECT_TRUE(signalled);
+  EXPECT_EQ(abrupt.exitCode, 1) << abrupt.err;
+  EXPECT_NE(abrupt.err.find("second stop signal, exiting without saving"), std::string::npos) << abrupt.err;
+  EXPECT_FALSE(fs::exists(lock));
+>>>>>>> theirs
 }

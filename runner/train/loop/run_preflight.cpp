@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-#include <filesystem>
+#include <algorithm>
 #include <functional>
 #include <optional>
 
@@ -32,37 +32,31 @@
 #include "train/parts/family_registration.h"
 #include "train/parts/preflight_checks.h"
 #include "train/optim/optimizer_choice.h"
+#include "train/loop/run_folders.h"
 
 namespace sinter::train {
 
 namespace {
 
-// Every path option that is set exists and is of the right kind (output_dir is created).
+// Every path option that is set exists and is of the right kind; the folders the run makes
+// (output_dir, logging_dir: run_folders.h) can be made and written.
 void checkPaths(const Config& config, PreflightChecks& k) {
   const Tab tab = config.tab();
   const std::optional<Family> family = config.family();
+  const std::vector<std::string>& created = foldersTheRunCreates();
   for (const auto& spec : optionRegistry()) {
     if (spec.type != OptionType::Path || !spec.appliesToTab(tab)) continue;
     if (family && !spec.appliesToFamily(*family)) continue;
     const std::string p = config.getString(spec.key);
-    if (p.empty() || std::string(spec.key) == "output_dir") continue;
+    if (p.empty()) continue;
+    if (std::find(created.begin(), created.end(), spec.key) != created.end()) {
+      if (const std::optional<std::string> why = whyFolderCannotBeCreated(spec.key, p)) k.error(spec.key, *why);
+      continue;
+    }
     if (spec.pathKind == PathKind::Directory && !isDir(p)) k.error(spec.key, std::string(spec.key) + ": folder '" + p + "' does not exist");
     if (spec.pathKind == PathKind::File && !isFile(p)) k.error(spec.key, std::string(spec.key) + ": file '" + p + "' does not exist");
   }
-  // output_dir is created by the run: it, or the nearest folder above it that exists, must be writable.
-  const std::string outputDir = config.getString("output_dir");
-  if (outputDir.empty()) {
-    k.error("output_dir", "output_dir is not set");
-    return;
-  }
-  std::error_code ec;
-  std::filesystem::path existing = std::filesystem::absolute(outputDir, ec);
-  while (!existing.empty() && !std::filesystem::exists(existing, ec) && existing != existing.parent_path())
-    existing = existing.parent_path();
-  if (!isDir(existing.string()))
-    k.error("output_dir", "output_dir '" + outputDir + "' cannot be created: '" + existing.string() + "' is not a folder");
-  else if (::access(existing.c_str(), W_OK) != 0)
-    k.error("output_dir", "output_dir '" + outputDir + "' cannot be written: '" + existing.string() + "' is not writable");
+  if (config.getString("output_dir").empty()) k.error("output_dir", "output_dir is not set");
 }
 
 // The family the config names or the checkpoint's tensor names show; nullopt after an error.

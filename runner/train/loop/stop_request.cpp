@@ -15,7 +15,16 @@ std::atomic<int> g_signals{0};
 std::atomic<int> g_saving{0};
 std::atomic<bool> g_peerFailed{false};
 
+// removeOnImmediateExit's file, copied where a signal handler may read it.
+char g_removeOnExit[4096];
+std::atomic<bool> g_removeOnExitSet{false};
+
+void removeFileOnImmediateExit() {
+  if (g_removeOnExitSet.load()) ::unlink(g_removeOnExit);
+}
+
 void leaveForFailedPeer() {
+  removeFileOnImmediateExit();
   const char msg[] = "sinter-runner: another rank failed; this one exits too (its last save is kept)\n";
   (void)!::write(2, msg, sizeof msg - 1);
   ::_exit(1);
@@ -31,6 +40,7 @@ void onSignal(int) {
     // Second signal: leave now, without saving (only async-signal-safe calls here).
     const char msg[] = "sinter-runner: second stop signal, exiting without saving\n";
     (void)!::write(2, msg, sizeof msg - 1);
+    removeFileOnImmediateExit();
     ::_exit(1);
   }
   const char msg[] = "sinter-runner: stop requested; finishing the current step and saving (signal again to exit now)\n";
@@ -49,6 +59,13 @@ void installStopHandlers() {
   sigaction(SIGTERM, &sa, nullptr);
   sa.sa_handler = onPeerFailed;
   sigaction(SIGUSR1, &sa, nullptr);
+}
+
+void removeOnImmediateExit(const char* path) {
+  g_removeOnExitSet.store(false);
+  if (!path || std::strlen(path) >= sizeof g_removeOnExit) return;
+  std::memcpy(g_removeOnExit, path, std::strlen(path) + 1);
+  g_removeOnExitSet.store(true);
 }
 
 SaveInProgress::SaveInProgress() { g_saving.fetch_add(1); }

@@ -11,6 +11,11 @@ bool stopRequested();
 // For tests and the app's in-process callers: ask for a stop as a signal would.
 void requestStop();
 
+// A file removed when a signal ends the process at once (a second stop signal, a failed peer's
+// SIGUSR1), where no destructor runs: the output lock's (output_lock.h), so that the next run does
+// not find it left behind. One file at a time; nullptr forgets it.
+void removeOnImmediateExit(const char* path);
+
 // Marks a save (model or state) for the whole of its life: a failed peer's SIGUSR1 waits for it.
 class SaveInProgress {
  public:

@@ -32,6 +32,7 @@
 #include "train/optim/optimizer_args.h"
 #include "train/optim/optimizer_update.h"
 #include "train/optim/optimizer_choice.h"
+#include "train/loop/resume_position.h"
 
 namespace sinter::train {
 
@@ -154,6 +155,10 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   execution.captureInTraining = group == nullptr;
   StepExecutor executor(run.device, update, execution, generators);
 
+  // How this run cuts its epochs: saved with every state, compared on resume.
+  const long long batchSize = dataset.datasets.empty() ? 1 : dataset.datasets.front().batchSize;
+  const EpochLayout epochLayout{run.worldSize(), batchSize, plan.allBatchesPerEpoch()};
+
   // Resume: the method's tensors, optimizer, noise RNG and data position continue exactly.
   long long globalStep = 0;
   data::DataOrderState position{run.seed, 0, 0};
@@ -167,17 +172,13 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     else spdlog::warn("resume: {} holds no noise state for rank {} (saved with fewer ranks); its noise starts from seed {}", options.resume,
                       run.rank(), run.noiseSeed());
     globalStep = state.progress.value("global_step", 0LL);
-    const auto& d = state.progress.at("data");
-    position = data::DataOrderState{d.at("seed").get<std::uint64_t>(), d.at("epoch").get<long long>(), d.at("index").get<long long>()};
-    // The position counts one rank's batches; saved by another number of ranks, it is carried over
-    // as the share of the epoch already trained.
-    if (const int savedRanks = d.value("ranks", 1); savedRanks != run.worldSize()) {
-      const long long index = position.indexInEpoch;
-      position.indexInEpoch = std::min(plan.batchesPerEpoch(), index * savedRanks / run.worldSize());
-      spdlog::warn("resume: {} was saved by {} rank{} and continues on {}: the epoch goes on from batch {} of {} per rank (was {} of "
-                   "{}); the step count and schedule are this run's",
-                   options.resume, savedRanks, savedRanks == 1 ? "" : "s", run.worldSize(), position.indexInEpoch, plan.batchesPerEpoch(),
-                   index, (plan.allBatchesPerEpoch() + savedRanks - 1) / savedRanks);
+    // Saved by another number of ranks or with another batch size, the position is carried over as
+    // the share of the epoch already trained (resume_position.h).
+    ResumedDataPosition resumed = resumeDataPosition(state.progress.at("data"), epochLayout, options.resume);
+    position = resumed.position;
+    for (const std::string& warning : resumed.warnings) {
+      spdlog::warn("{}", warning);
+      events.emit(events::Warning{warning});
     }
     if (position.seed != run.seed) spdlog::warn("resume: the data order continues with the saved seed {}", position.seed);
     spdlog::info("resumed from {} at step {}", options.resume, globalStep);
@@ -201,7 +202,6 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   auto dataPosition = [&] { return stager.hasStaged() ? stager.stagedPosition(loader.state().seed) : loader.state(); };
 
   // sd-scripts' summary, then the start event.
-  const long long batchSize = dataset.datasets.empty() ? 1 : dataset.datasets.front().batchSize;
   spdlog::info("running training");
   spdlog::info("  num train images * repeats: {}", dataset.numTrainImages);
   spdlog::info("  num reg images: {}", dataset.numRegImages);
@@ -243,8 +243,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     state.network = method.stateTensors();
     state.optimizer = optimizer.stateTensors();
     const data::DataOrderState p = dataPosition();
-    state.progress = {{"global_step", globalStep},
-                      {"data", {{"seed", p.seed}, {"epoch", p.epoch}, {"index", p.indexInEpoch}, {"ranks", run.worldSize()}}}};
+    state.progress = {{"global_step", globalStep}, {"data", dataPositionJson(p, epochLayout)}};
     const std::string path = (fs::path(options.outputDir) / folderName).string();
     saveTrainState(path, state);
     spdlog::info("saved state {}", path);

@@ -1,11 +1,8 @@
 #include "train/loop/training_run.h"
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
-#include <filesystem>
 #include <optional>
 #include <random>
 
@@ -23,23 +20,32 @@
 #include "train/loop/training_loop.h"
 #include "train/loop/training_table.h"
 #include "train/parts/family_registration.h"
+#include "train/loop/output_lock.h"
+#include "train/loop/run_folders.h"
 
 namespace sinter::train {
 
-namespace fs = std::filesystem;
-
 namespace {
 
-// output_dir must exist (it is created) and be writable before anything is trained.
-void prepareOutputDir(const std::string& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw InputError("output_dir '" + dir + "' cannot be created: " + ec.message());
-  const fs::path probe = fs::path(dir) / (".sinter-write-test-" + std::to_string(::getpid()));
-  FILE* f = std::fopen(probe.c_str(), "wb");
-  if (!f) throw InputError("output_dir '" + dir + "' is not writable");
-  std::fclose(f);
-  fs::remove(probe, ec);
+// Takes the lock of the run's output (output_lock.h) into `lock`: "" when taken, else why the run
+// is refused. A lock file that a dead run left is taken over with a warning.
+std::string takeOutputLock(const Config& config, std::optional<OutputLock>& lock, EventSink& events) {
+  const std::string dir = config.getString("output_dir"), name = outputName(config);
+  try {
+    lock.emplace(outputLockPath(dir, name));
+  } catch (const OutputLockHeld& e) {
+    return "another run is writing output_name '" + name + "' into output_dir '" + dir + "': " + e.what() +
+           "; wait for it to end, or choose another output_dir or output_name";
+  } catch (const std::exception& e) {
+    return std::string("output_dir: ") + e.what();
+  }
+  if (const std::optional<std::string>& previous = lock->takenOverFrom()) {
+    const std::string message = "'" + lock->path() + "' was left by pid " + *previous +
+                                ", a run that ended without removing it (nothing holds it now); this run takes it over";
+    spdlog::warn("{}", message);
+    events.emit(events::Warning{message});
+  }
+  return "";
 }
 
 int fail(EventSink& events, int code, const std::string& message) {
@@ -130,7 +136,20 @@ int runTraining(RunPreflight preflight, EventSink& events) {
     const PrecisionPlan precision =
         planPrecision(parseMixedPrecision(config.getString("mixed_precision")), config.getBool("full_fp16"), config.getBool("full_bf16"),
                       config.tab() != Tab::LoRA);
-    prepareOutputDir(config.getString("output_dir"));
+    for (const std::string& key : foldersTheRunCreates())
+      if (const std::string dir = config.getString(key); !dir.empty()) createRunFolder(key, dir);
+    // Rank 0 writes the run's files, so it alone takes their lock; every rank refuses with its answer.
+    std::optional<OutputLock> outputLock;
+    std::string lockRefusal = !group || group->rank() == 0 ? takeOutputLock(config, outputLock, events) : "";
+    if (group) lockRefusal = distributed::rankZeroVerdict(*group, "output-lock", lockRefusal);
+    if (!lockRefusal.empty()) throw InputError(lockRefusal);
+    // An exit straight from a signal handler (stop_request.h) removes the lock's file too.
+    struct LockFileOnImmediateExit {
+      explicit LockFileOnImmediateExit(const std::optional<OutputLock>& lock) {
+        if (lock) removeOnImmediateExit(lock->path().c_str());
+      }
+      ~LockFileOnImmediateExit() { removeOnImmediateExit(nullptr); }
+    } lockFileOnImmediateExit(outputLock);
 
     const RunContext run{config, device, precision, seed, events, setupStart, std::move(compilePlan), group.get()};
     TrainingParts parts = makeTrainingParts(run, *config.family(), config.tab());
