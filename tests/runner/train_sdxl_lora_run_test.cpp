@@ -5,12 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
-<<<<<<< ours
 #include <cmath>
-=======
 #include <atomic>
 #include <chrono>
->>>>>>> theirs
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -491,7 +488,6 @@ TEST_F(SdxlLoraRun, FullDiskFailsCleanlyAndKeepsTheLastGoodSave) {
   EXPECT_EQ(left, std::vector<std::string>{"t-step00000001.safetensors"}) << "a half-written file was left behind";
 }
 
-<<<<<<< ours
 // clip_tokenizer unset: the CLIP tokenizer that ships with Sinter (share/sinter/tokenizers/clip beside
 // bin/), named by the dry run and the start event; a folder given still wins.
 TEST_F(SdxlLoraRun, UnsetClipTokenizerIsTheBundledOne) {
@@ -525,7 +521,6 @@ TEST_F(SdxlLoraRun, UnsetClipTokenizerIsTheBundledOne) {
   tokenizers = startTokenizers(run);
   ASSERT_EQ(tokenizers.size(), 1u);
   EXPECT_EQ(tokenizers[0], "clip_tokenizer: " + path("tokenizer"));
-=======
 // A logging_dir that is not there yet (kohya_ss presets name such folders) is made when the run
 // starts, as output_dir is; the dry run makes nothing; one that cannot be made is refused by both.
 TEST_F(SdxlLoraRun, ALoggingDirNotThereYetIsMadeByTheRunNotByTheDryRun) {
@@ -686,5 +681,4 @@ TEST_F(SdxlLoraRun, ALockFileLeftByADeadRunIsTakenOverWithAWarning) {
   EXPECT_EQ(abrupt.exitCode, 1) << abrupt.err;
   EXPECT_NE(abrupt.err.find("second stop signal, exiting without saving"), std::string::npos) << abrupt.err;
   EXPECT_FALSE(fs::exists(lock));
->>>>>>> theirs
 }
