@@ -521,6 +521,8 @@ TEST_F(SdxlLoraRun, UnsetClipTokenizerIsTheBundledOne) {
   tokenizers = startTokenizers(run);
   ASSERT_EQ(tokenizers.size(), 1u);
   EXPECT_EQ(tokenizers[0], "clip_tokenizer: " + path("tokenizer"));
+}
+
 // A logging_dir that is not there yet (kohya_ss presets name such folders) is made when the run
 // starts, as output_dir is; the dry run makes nothing; one that cannot be made is refused by both.
 TEST_F(SdxlLoraRun, ALoggingDirNotThereYetIsMadeByTheRunNotByTheDryRun) {
