@@ -4,17 +4,7 @@ namespace sinter::train {
 
 DAdaptAdamPreprint::DAdaptAdamPreprint(std::vector<OptimizerGroup> groups, DAdaptationHyperparameters hyper, std::string name)
     : DAdaptationOptimizer(std::move(name), std::move(groups), hyper.d0), hyper_(hyper) {
-  for (const OptimizerGroup& g : groups_) {
-    std::vector<torch::Tensor> m, v, s;
-    for (const torch::Tensor& p : g.params) {
-      m.push_back(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
-      v.push_back(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
-      s.push_back(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
-    }
-    expAvg_.tensors.push_back(std::move(m));
-    expAvgSq_.tensors.push_back(std::move(v));
-    s_.tensors.push_back(std::move(s));
-  }
+  zeroStates({&expAvg_, &expAvgSq_, &s_});
   gsqWeighted_ = scalar(0.0);
 }
 

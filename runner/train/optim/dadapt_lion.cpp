@@ -6,15 +6,7 @@ namespace sinter::train {
 
 DAdaptLion::DAdaptLion(std::vector<OptimizerGroup> groups, DAdaptationHyperparameters hyper)
     : DAdaptationOptimizer("DAdaptLion", std::move(groups), hyper.d0), hyper_(hyper) {
-  for (const OptimizerGroup& g : groups_) {
-    std::vector<torch::Tensor> m, s;
-    for (const torch::Tensor& p : g.params) {
-      m.push_back(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
-      s.push_back(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
-    }
-    expAvg_.tensors.push_back(std::move(m));
-    s_.tensors.push_back(std::move(s));
-  }
+  zeroStates({&expAvg_, &s_});
   numeratorWeighted_ = scalar(0.0);
 }
 

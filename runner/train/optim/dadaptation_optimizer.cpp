@@ -27,6 +27,15 @@ torch::Tensor DAdaptationOptimizer::scalar(double value) const {
   return torch::full({}, value, torch::TensorOptions().dtype(torch::kFloat64).device(device_));
 }
 
+void DAdaptationOptimizer::zeroStates(std::initializer_list<StateKind*> kinds) {
+  for (StateKind* kind : kinds)
+    for (const OptimizerGroup& g : groups_) {
+      std::vector<torch::Tensor> zeros;
+      for (const torch::Tensor& p : g.params) zeros.push_back(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
+      kind->tensors.push_back(std::move(zeros));
+    }
+}
+
 torch::Tensor DAdaptationOptimizer::either(const torch::Tensor& on, double yes, double no) const {
   return torch::where(on > 0, scalar(yes), scalar(no));
 }

@@ -9,6 +9,7 @@
 // runs in float32.
 #include <torch/torch.h>
 
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,6 +43,8 @@ class DAdaptationOptimizer : public Optimizer {
   bool estimates(size_t group) const { return groups_[group].lr > 0.0; }
   // 0-dim float64 on the device.
   torch::Tensor scalar(double value) const;
+  // Fills each state kind with a zero tensor per parameter (contiguous, the parameter's dtype).
+  void zeroStates(std::initializer_list<StateKind*> kinds);
   // where(on, yes, no) for scalars: a factor that is exactly `no` on a skipped step.
   torch::Tensor either(const torch::Tensor& on, double yes, double no) const;
   // state <- value where `apply` (0-dim) is 1; kept otherwise (a NaN in an unused value stays out).
