@@ -1,5 +1,7 @@
 #include "core/events.h"
 
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 namespace sinter::events {
@@ -30,10 +32,12 @@ json toJson(const Event& e) {
           },
           [](const Warmup& w) { return json{{"type", "warmup"}, {"signature", w.signature}, {"seconds", w.seconds}}; },
           [](const Step& s) {
-            return json{{"type", "step"},         {"step", s.step},       {"total", s.total},
-                        {"epoch", s.epoch},       {"loss", s.loss},       {"avg_loss", s.avg_loss},
-                        {"lr", s.lr},             {"it_per_s", s.it_per_s}, {"eta_s", s.eta_s},
-                        {"step_ms", s.step_ms},   {"peak_mem_mb", s.peak_mem_mb}};
+            json j{{"type", "step"},         {"step", s.step},       {"total", s.total},
+                   {"epoch", s.epoch},       {"loss", s.loss},       {"avg_loss", s.avg_loss},
+                   {"lr", s.lr},             {"it_per_s", s.it_per_s}, {"eta_s", s.eta_s},
+                   {"step_ms", s.step_ms},   {"peak_mem_mb", s.peak_mem_mb}};
+            for (const auto& [name, value] : s.figures) j[name] = value;
+            return j;
           },
           [](const Epoch& e) {
             return json{{"type", "epoch"}, {"epoch", e.epoch}, {"epochs", e.epochs}, {"step", e.step},
@@ -104,6 +108,11 @@ std::optional<Event> parseJsonLine(const std::string& line) {
     read(j, "step", s.step), read(j, "total", s.total), read(j, "epoch", s.epoch), read(j, "loss", s.loss);
     read(j, "avg_loss", s.avg_loss), read(j, "lr", s.lr), read(j, "it_per_s", s.it_per_s), read(j, "eta_s", s.eta_s);
     read(j, "step_ms", s.step_ms), read(j, "peak_mem_mb", s.peak_mem_mb);
+    // Any other number is one of the method's figures.
+    static const std::set<std::string> known = {"type", "step", "total", "epoch", "loss", "avg_loss",
+                                                "lr", "it_per_s", "eta_s", "step_ms", "peak_mem_mb"};
+    for (const auto& [key, value] : j.items())
+      if (!known.count(key) && value.is_number()) s.figures.emplace_back(key, value.get<double>());
     return s;
   }
   if (type == "epoch") {

@@ -4,6 +4,7 @@
 // event types come back as UnknownEvent, so the protocol can grow.
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct Warmup {
 struct Step {
   long long step = 0, total = 0, epoch = 0;
   double loss = 0, avg_loss = 0, lr = 0, it_per_s = 0, eta_s = 0, step_ms = 0, peak_mem_mb = 0;
+  // The method's figures of the step, by sd-scripts' log names (scale_weight_norms:
+  // "max_norm/keys_scaled", "norm/avg_key_norm", "max_norm/max_key_norm"); written as extra keys.
+  std::vector<std::pair<std::string, double>> figures;
 };
 struct Epoch {
   long long epoch = 0, epochs = 0, step = 0;

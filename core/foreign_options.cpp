@@ -91,8 +91,6 @@ std::vector<ForeignOption> buildForeignOptions() {
       // add_optimizer_arguments
       {"lr_scheduler_timescale", T::Int, none, R, "the inverse_sqrt schedule is not in Sinter; lr_scheduler lists the schedules it has"},
       // custom_train_functions.add_custom_train_arguments
-      {"scale_v_pred_loss_like_noise_pred", T::Bool, B(false), R, "scaling the v-prediction loss like noise prediction is not in Sinter yet"},
-      {"v_pred_like_loss", T::Float, none, R, "the added v-prediction-like loss is not in Sinter yet"},
       {"weighted_captions", T::Bool, B(false), R, "weighted captions ((token:1.3)) are not in Sinter yet"},
       // train_network.py
       {"base_weights", T::List, none, R,

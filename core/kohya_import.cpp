@@ -266,9 +266,15 @@ void importGuiOnly(KohyaImportContext& ctx) {
   if (!ctx.text("sample_prompts").empty())
     ctx.notCarried({"sample_prompts"}, "sample_prompts: kohya_ss writes this text into <output_dir>/sample/prompt.txt; "
                                        "save it to a file and choose that file as Sample prompts");
-  if (ctx.has("sdxl_no_half_vae") && ctx.family == Family::SDXL)
-    ctx.atDefaults({"sdxl_no_half_vae"}, "sdxl_no_half_vae " + shown(ctx.value("sdxl_no_half_vae")) +
-                                             ": Sinter never runs the SDXL VAE in fp16");
+  // kohya_ss passes --no_half_vae when its SDXL checkbox sdxl_no_half_vae is ticked.
+  if (ctx.has("sdxl_no_half_vae") && ctx.family == Family::SDXL) {
+    if (!ctx.flag("sdxl_no_half_vae"))
+      ctx.atDefaults({"sdxl_no_half_vae"}, "sdxl_no_half_vae false: no_half_vae's default");
+    else if (std::string err = ctx.setOption("no_half_vae", true); err.empty())
+      ctx.carried({"sdxl_no_half_vae"}, "sdxl_no_half_vae true -> no_half_vae = true");
+    else
+      ctx.notCarried({"sdxl_no_half_vae"}, "sdxl_no_half_vae: " + err);
+  }
 }
 
 // Shell-style words: kohya_ss hands additional_parameters to its command line, which drops quotes.

@@ -72,6 +72,9 @@ std::vector<OptionSpec> buildRegistry() {
           .file(),
       Opt("vae", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "VAE"),
           QT_TRANSLATE_NOOP("Option", "A separate VAE to use instead of the checkpoint's own.")).families(NOT_FLUX).file().advanced(),
+      Opt("no_half_vae", T::Bool, B(false), Sec::Model, QT_TRANSLATE_NOOP("Option", "No half-precision VAE"),
+          QT_TRANSLATE_NOOP("Option", "Keep the VAE (FLUX's autoencoder) in float32 under mixed precision (it is float32 under fp16 anyway)."))
+          .advanced(),
       Opt("ae", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "Autoencoder (ae)"),
           QT_TRANSLATE_NOOP("Option", "FLUX autoencoder file, ae.safetensors.")).families(FLUX).file(),
       Opt("clip_l", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "CLIP-L"),
@@ -83,7 +86,8 @@ std::vector<OptionSpec> buildRegistry() {
                                       "tokenizer that ships with Sinter. Nothing is downloaded."))
           .dir().unsetMeans(QT_TRANSLATE_NOOP("Option", "bundled")),
       Opt("t5_tokenizer", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "T5 tokenizer"),
-          QT_TRANSLATE_NOOP("Option", "Folder with the T5 tokenizer (spiece.model or tokenizer.json).")).families(FLUX).dir(),
+          QT_TRANSLATE_NOOP("Option", "Folder with the T5 tokenizer (spiece.model or tokenizer.json). Unset: the copy sd-scripts downloaded (google/t5-v1_1-xxl in the Hugging Face cache)."))
+          .families(FLUX).dir().unsetMeans(QT_TRANSLATE_NOOP("Option", "sd-scripts' download (Hugging Face cache)")),
       Opt("v_parameterization", T::Bool, B(false), Sec::Model, QT_TRANSLATE_NOOP("Option", "V-parameterization"),
           QT_TRANSLATE_NOOP("Option", "Train with the v-prediction target (SD 2.x 768-v and v-pred SDXL models).")).families(NOT_FLUX).advanced(),
       Opt("output_dir", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "Output folder"),
@@ -140,6 +144,23 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "Shuffle the comma-separated tags of each caption every time it is used.")),
       Opt("keep_tokens", T::Int, I(0), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Keep tokens"),
           QT_TRANSLATE_NOOP("Option", "Number of leading tags kept in place when shuffling or dropping tags.")).min(0).max(255),
+      Opt("keep_tokens_separator", T::String, S(""), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Keep tokens separator"),
+          QT_TRANSLATE_NOOP("Option", "A separator in the caption (e.g. |||): the tags before it are kept in place, as keep_tokens does."))
+          .advanced(),
+      Opt("secondary_separator", T::String, none, Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Secondary separator"),
+          QT_TRANSLATE_NOOP("Option", "Joins tags that shuffle and drop together as one (e.g. ;;;), written as a comma in the caption."))
+          .advanced(),
+      Opt("enable_wildcard", T::Bool, B(false), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Wildcards"),
+          QT_TRANSLATE_NOOP("Option", "{a|b|c} in a caption picks one at random; a multi-line caption file picks a random line.")).advanced(),
+      Opt("caption_prefix", T::String, none, Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Caption prefix"),
+          QT_TRANSLATE_NOOP("Option", "Text put before every caption.")).advanced(),
+      Opt("caption_suffix", T::String, none, Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Caption suffix"),
+          QT_TRANSLATE_NOOP("Option", "Text put after every caption.")).advanced(),
+      Opt("token_warmup_min", T::Int, I(1), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Token warm-up minimum"),
+          QT_TRANSLATE_NOOP("Option", "Tags used at the first step of the token warm-up.")).min(1).max(1000000).advanced(),
+      Opt("token_warmup_step", T::Float, D(0.0), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Token warm-up steps"),
+          QT_TRANSLATE_NOOP("Option", "Steps until all tags are used (below 1: a fraction of the training steps); 0: no warm-up."))
+          .min(0).max(1e9).advanced(),
       Opt("caption_dropout_rate", T::Float, D(0.0), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Caption dropout rate"),
           QT_TRANSLATE_NOOP("Option", "Probability of training an image with an empty caption.")).min(0).max(1).advanced(),
       Opt("caption_tag_dropout_rate", T::Float, D(0.0), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Tag dropout rate"),
@@ -191,8 +212,13 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "Keep trained weights and gradients in fp16 too (needs mixed_precision fp16).")).advanced(),
       Opt("fp8_base", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "fp8 base model"),
           QT_TRANSLATE_NOOP("Option", "Store the frozen base model in fp8 to save memory.")).advanced(),
+      Opt("fp8_base_unet", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "fp8 base U-Net/DiT only"),
+          QT_TRANSLATE_NOOP("Option", "Store only the frozen U-Net/DiT in fp8; the text encoders stay in the training precision.")).tabs(LORA).advanced(),
       Opt("gradient_checkpointing", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Gradient checkpointing"),
           QT_TRANSLATE_NOOP("Option", "Recompute activations in the backward pass: less memory, slower steps.")),
+      Opt("cpu_offload_checkpointing", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Offload checkpoints to CPU"),
+          QT_TRANSLATE_NOOP("Option", "With gradient checkpointing (turned on by this), keep the blocks' saved inputs in CPU memory until the backward pass. Not with blocks_to_swap."))
+          .families(SDXL | FLUX).advanced(),
       Opt("seed", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Seed"),
           QT_TRANSLATE_NOOP("Option", "Random seed; the same seed gives the same run. Random when unset.")).min(0).max(4294967295.0),
       Opt("max_grad_norm", T::Float, D(1.0), Sec::Training, QT_TRANSLATE_NOOP("Option", "Max gradient norm"),
@@ -200,12 +226,30 @@ std::vector<OptionSpec> buildRegistry() {
       Opt("noise_offset", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Noise offset"),
           QT_TRANSLATE_NOOP("Option", "Adds a per-channel offset to the noise (helps very dark or bright images), e.g. 0.0357."))
           .families(NOT_FLUX).min(0).max(1).advanced(),
+      Opt("noise_offset_random_strength", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Random noise offset strength"),
+          QT_TRANSLATE_NOOP("Option", "Draw the noise offset's strength uniformly between 0 and noise_offset at each step."))
+          .families(NOT_FLUX).advanced(),
+      Opt("adaptive_noise_scale", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Adaptive noise scale"),
+          QT_TRANSLATE_NOOP("Option", "Adds this times each latent channel's mean magnitude to noise_offset (needs noise_offset), e.g. 0.00357."))
+          .families(NOT_FLUX).min(-1).max(1).advanced(),
       Opt("multires_noise_iterations", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Multi-resolution noise iterations"),
           QT_TRANSLATE_NOOP("Option", "Pyramid noise levels, e.g. 6-10.")).families(NOT_FLUX).min(1).max(64).advanced(),
       Opt("multires_noise_discount", T::Float, D(0.3), Sec::Training, QT_TRANSLATE_NOOP("Option", "Multi-resolution noise discount"),
           QT_TRANSLATE_NOOP("Option", "Weight of each coarser noise level.")).families(NOT_FLUX).min(0).max(1).advanced(),
       Opt("min_snr_gamma", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Min-SNR gamma"),
           QT_TRANSLATE_NOOP("Option", "Min-SNR loss weighting; 5 is the paper's recommendation.")).families(NOT_FLUX).min(0).max(1000).advanced(),
+      Opt("zero_terminal_snr", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Zero terminal SNR"),
+          QT_TRANSLATE_NOOP("Option", "Rescale the noise schedule so that the last timestep is pure noise (use with v-parameterization)."))
+          .families(NOT_FLUX).advanced(),
+      Opt("debiased_estimation_loss", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Debiased estimation loss"),
+          QT_TRANSLATE_NOOP("Option", "Weight each sample's loss by 1/sqrt(SNR) of its timestep (capped at 1000)."))
+          .families(NOT_FLUX).advanced(),
+      Opt("scale_v_pred_loss_like_noise_pred", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Scale v-prediction loss like noise prediction"),
+          QT_TRANSLATE_NOOP("Option", "Scale the v-prediction loss by SNR/(SNR+1), like a noise-prediction loss (needs v_parameterization)."))
+          .families(NOT_FLUX).advanced(),
+      Opt("v_pred_like_loss", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "v-prediction-like loss"),
+          QT_TRANSLATE_NOOP("Option", "Add this much of a v-prediction-like loss (the loss divided by SNR/(SNR+1)), e.g. 0.1."))
+          .families(NOT_FLUX).min(0).max(100).advanced(),
       Opt("loss_type", T::Enum, S("l2"), Sec::Training, QT_TRANSLATE_NOOP("Option", "Loss type"),
           QT_TRANSLATE_NOOP("Option", "l2 (MSE), l1, huber or smooth_l1.")).choices({"l2", "l1", "huber", "smooth_l1"}).advanced(),
       Opt("huber_c", T::Float, D(0.1), Sec::Training, QT_TRANSLATE_NOOP("Option", "Huber c"),
@@ -216,7 +260,9 @@ std::vector<OptionSpec> buildRegistry() {
       Opt("huber_scale", T::Float, D(1.0), Sec::Training, QT_TRANSLATE_NOOP("Option", "Huber scale"),
           QT_TRANSLATE_NOOP("Option", "Scale of the Huber parameter (constant and exponential schedules).")).min(0).max(100).advanced(),
       Opt("ip_noise_gamma", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Input perturbation noise gamma"),
-          QT_TRANSLATE_NOOP("Option", "Input perturbation noise, e.g. 0.1.")).families(NOT_FLUX).min(0).max(1).advanced(),
+          QT_TRANSLATE_NOOP("Option", "Input perturbation noise, e.g. 0.1.")).min(0).max(1).advanced(),
+      Opt("ip_noise_gamma_random_strength", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Random input perturbation strength"),
+          QT_TRANSLATE_NOOP("Option", "Draw the input perturbation's strength uniformly between 0 and ip_noise_gamma at each step.")).advanced(),
       Opt("min_timestep", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Min timestep"),
           QT_TRANSLATE_NOOP("Option", "Lowest timestep sampled (0 when unset).")).min(0).max(1000).advanced(),
       Opt("max_timestep", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Max timestep"),
@@ -276,6 +322,9 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "Extra key=value arguments for the network module.")).tabs(LORA).advanced(),
       Opt("network_dropout", T::Float, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Network dropout"),
           QT_TRANSLATE_NOOP("Option", "Dropout on the LoRA input while training.")).tabs(LORA).min(0).max(1).advanced(),
+      Opt("scale_weight_norms", T::Float, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Scale weight norms"),
+          QT_TRANSLATE_NOOP("Option", "Max-norm of each LoRA module's update: scaled back to it after every step (1 is typical); 0 or unset: off."))
+          .tabs(LORA).min(0).max(1e6).advanced(),
       Opt("network_weights", T::Path, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Network weights"),
           QT_TRANSLATE_NOOP("Option", "Continue training from this LoRA file.")).tabs(LORA).file().advanced(),
       Opt("dim_from_weights", T::Bool, B(false), Sec::Network, QT_TRANSLATE_NOOP("Option", "Rank from weights"),
@@ -303,6 +352,12 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "key=value pairs, e.g. weight_decay=0.01 betas=0.9,0.999.")).advanced(),
       Opt("fused_backward_pass", T::Bool, B(false), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Fused backward pass"),
           QT_TRANSLATE_NOOP("Option", "Step each weight as soon as its gradient is computed, so that the whole model's gradients never exist at once (Adafactor, no gradient accumulation).")).tabs(DB | FT).advanced(),
+      Opt("fused_optimizer_groups", T::Int, none, Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Fused optimizer groups"),
+          QT_TRANSLATE_NOOP("Option", "sd-scripts' N optimizers stepped as their gradients complete: here each weight is stepped as soon as its gradient is (per-weight optimizers, no gradient accumulation)."))
+          .tabs(DB | FT).families(SDXL | FLUX).min(1).max(100000).advanced(),
+      Opt("blockwise_fused_optimizers", T::Bool, B(false), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Blockwise fused optimizers"),
+          QT_TRANSLATE_NOOP("Option", "flux_train.py's optimizer per block, stepped as its gradients complete: here each weight is stepped as soon as its gradient is (per-weight optimizers, no gradient accumulation)."))
+          .tabs(DB | FT).families(FLUX).advanced(),
       Opt("learning_rate", T::Float, D(2e-6), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Learning rate"),
           QT_TRANSLATE_NOOP("Option", "Base learning rate.")).min(0).max(1),
       Opt("lr_scheduler", T::Enum, S("constant"), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "LR scheduler"),

@@ -140,10 +140,43 @@ std::vector<Diagnostic> validateConfig(const Config& config) {
       k.error("network_module", "networks.lora_flux is for FLUX; use networks.lora");
   }
 
+  if (k.on("cpu_offload_checkpointing") && k.set("blocks_to_swap") && k.num("blocks_to_swap") > 0)
+    k.error("cpu_offload_checkpointing", "blocks_to_swap cannot be used with cpu_offload_checkpointing (sd-scripts refuses it too)");
+
+  {
+    int fusedOptions = 0;
+    for (const char* key : {"fused_backward_pass", "blockwise_fused_optimizers"}) fusedOptions += k.on(key) ? 1 : 0;
+    if (k.set("fused_optimizer_groups") && k.num("fused_optimizer_groups") > 0) ++fusedOptions;
+    if (fusedOptions > 1)
+      k.error("fused_optimizer_groups", "fused_backward_pass, fused_optimizer_groups and blockwise_fused_optimizers are "
+                                        "alternatives: set one (sd-scripts refuses them together too)");
+  }
+
+  // Noise and loss (sd-scripts' verify_training_args).
+  if (k.set("adaptive_noise_scale") && !k.set("noise_offset"))
+    k.error("adaptive_noise_scale", "adaptive_noise_scale needs noise_offset (it is added to the noise offset)");
+  if (k.on("scale_v_pred_loss_like_noise_pred") && !k.on("v_parameterization"))
+    k.error("scale_v_pred_loss_like_noise_pred", "scale_v_pred_loss_like_noise_pred needs v_parameterization");
+  if (k.on("zero_terminal_snr") && !k.on("v_parameterization"))
+    k.warning("zero_terminal_snr", "zero_terminal_snr without v_parameterization: the last timestep's noise-prediction target "
+                                   "carries no signal, so training will be unexpected (sd-scripts warns the same)");
+  if (k.on("noise_offset_random_strength") && !k.set("noise_offset"))
+    k.warning("noise_offset_random_strength", "noise_offset_random_strength has no effect without noise_offset");
+  if (k.on("ip_noise_gamma_random_strength") && !k.set("ip_noise_gamma"))
+    k.warning("ip_noise_gamma_random_strength", "ip_noise_gamma_random_strength has no effect without ip_noise_gamma");
+
   // Buckets and timesteps.
   if (k.num("min_bucket_reso") > k.num("max_bucket_reso"))
     k.error("min_bucket_reso", "min_bucket_reso is larger than max_bucket_reso");
   const long long steps = config.getInt("bucket_reso_steps");
+  // The latents of a bucket must divide into the model's downsampling: sd-scripts'
+  // verify_bucket_reso_steps(32) for SDXL and FLUX LoRA, 16 for flux_train.py.
+  if (family && (*family == Family::SDXL || *family == Family::FLUX)) {
+    const long long multiple = *family == Family::FLUX && config.tab() != Tab::LoRA ? 16 : 32;
+    if (steps > 0 && steps % multiple != 0)
+      k.error("bucket_reso_steps", "bucket_reso_steps is " + std::to_string(steps) + "; " + toString(*family) +
+                                       " needs a multiple of " + std::to_string(multiple) + " (sd-scripts refuses it too)");
+  }
   for (const char* key : {"min_bucket_reso", "max_bucket_reso"})
     if (config.getInt(key) % steps != 0)
       k.warning(key, std::string(key) + " is not a multiple of bucket_reso_steps (" + std::to_string(steps) + ")");

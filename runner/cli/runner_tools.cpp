@@ -242,6 +242,14 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
         spdlog::error("--benchmark_steps: this build has no benchmark for model_family {}", toString(family));
         return kExitBadInput;
       }
+      if (args.hasFlag("benchmark_optimizers")) {
+        if (!registration->optimizerBenchmark) {
+          spdlog::error("--benchmark_optimizers: this build times the optimizers with model_family sdxl only, not {}",
+                        toString(family));
+          return kExitBadInput;
+        }
+        return registration->optimizerBenchmark(config, n, *tiny);
+      }
       return registration->benchmark(config, n, *tiny, scaling);
     }
   } catch (const std::exception& e) {

@@ -119,7 +119,7 @@ torch::Tensor FluxTransformerImpl::runBlockDefault(const std::vector<torch::Tens
     for (const torch::Tensor& t : inputs) anyInputNeedsGrad = anyInputNeedsGrad || (t.defined() && t.requires_grad());
     std::vector<torch::Tensor> in = inputs;
     if (!anyInputNeedsGrad) in[0] = in[0].detach().requires_grad_(true);
-    return runCheckpointed(body, in, preserveRngState_);
+    return runCheckpointed(body, in, preserveRngState_, checkpointOffload_);
   }
   return body(inputs);
 }

@@ -49,6 +49,9 @@ class FluxTransformerImpl : public torch::nn::Module {
     preserveRngState_ = preserveRngState;
   }
   bool gradientCheckpointing() const { return gradientCheckpointing_; }
+  // cpu_offload_checkpointing: the checkpointed blocks' inputs wait for the backward pass in host
+  // memory (less device memory, a copy each way per block).
+  void setCheckpointOffload(bool enabled) { checkpointOffload_ = enabled; }
 
   // The project's fused kernels where a block has one (QK RMSNorm + RoPE), on CUDA inputs;
   // within the compute dtype's rounding of the stock operators (tests/gpu/fused_kernels_check.cpp).
@@ -105,6 +108,7 @@ class FluxTransformerImpl : public torch::nn::Module {
   std::vector<std::string> regions_;
   bool gradientCheckpointing_ = false;
   bool preserveRngState_ = true;
+  bool checkpointOffload_ = false;
   BlockRunner blockRunner_;
   std::shared_ptr<BlockSwap> doubleSwap_, singleSwap_;
 };

@@ -14,8 +14,18 @@ using torch::autograd::variable_list;
 struct BlockHolder : torch::CustomClassHolder {
   CheckpointedBlock block;
   bool preserveRngState;
-  BlockHolder(CheckpointedBlock b, bool preserveRng) : block(std::move(b)), preserveRngState(preserveRng) {}
+  bool offloadInputs;
+  BlockHolder(CheckpointedBlock b, bool preserveRng, bool offload)
+      : block(std::move(b)), preserveRngState(preserveRng), offloadInputs(offload) {}
 };
+
+// A device tensor's copy in (pinned, where CUDA has it) host memory; host tensors as they are.
+torch::Tensor toHost(const torch::Tensor& t) {
+  if (!t.defined() || t.is_cpu()) return t;
+  torch::Tensor host = torch::empty(t.sizes(), t.options().device(torch::kCPU).pinned_memory(true));
+  host.copy_(t, /*non_blocking=*/true);
+  return host;
+}
 
 // CUDA autocast's state, which the recomputation runs under as the forward did (the per-device
 // calls replaced the GPU-only ones in PyTorch 2.4; the old ones warn on every call there).
@@ -61,14 +71,37 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
     ctx->saved_data["rng"] = rngStates;
     ctx->saved_data["autocast"] = cudaAutocastEnabled();
     ctx->saved_data["autocast_dtype"] = cudaAutocastDtype();
-    ctx->save_for_backward(inputs.vec());
+    if (holder->offloadInputs) {
+      // Host copies, kept outside autograd's saved variables (which would pin the device tensors).
+      // A block's inputs share one device; the host copies go back to it.
+      c10::List<at::Tensor> host;
+      std::string device = "cpu";
+      for (const torch::Tensor& t : inputs) {
+        host.push_back(toHost(t));
+        if (t.defined() && !t.is_cpu()) device = t.device().str();
+      }
+      ctx->saved_data["host_inputs"] = host;
+      ctx->saved_data["device"] = device;
+    } else {
+      ctx->save_for_backward(inputs.vec());
+    }
     return holder->block(inputs.vec());  // grad mode is off here: no activations kept
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list gradOutputs) {
     auto holder = c10::static_intrusive_pointer_cast<BlockHolder>(ctx->saved_data["block"].toCapsule());
     const c10::List<bool> needsGrad = ctx->saved_data["needs_grad"].toBoolList();
-    const variable_list saved = ctx->get_saved_variables();
+    variable_list saved;
+    if (holder->offloadInputs) {
+      const c10::List<at::Tensor> host = ctx->saved_data["host_inputs"].toTensorList();
+      const torch::Device device(ctx->saved_data["device"].toStringRef());
+      for (size_t i = 0; i < host.size(); ++i) {
+        const torch::Tensor t = host.get(i);
+        saved.push_back(t.defined() ? t.to(device, /*non_blocking=*/true) : t);
+      }
+    } else {
+      saved = ctx->get_saved_variables();
+    }
     variable_list inputs;
     for (size_t i = 0; i < saved.size(); ++i)
       inputs.push_back(saved[i].defined() ? saved[i].detach().requires_grad_(needsGrad[i]) : saved[i]);
@@ -103,8 +136,10 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
 
 }  // namespace
 
-torch::Tensor runCheckpointed(CheckpointedBlock block, const std::vector<torch::Tensor>& inputs, bool preserveRngState) {
-  return CheckpointFunction::apply(c10::make_intrusive<BlockHolder>(std::move(block), preserveRngState), at::TensorList(inputs));
+torch::Tensor runCheckpointed(CheckpointedBlock block, const std::vector<torch::Tensor>& inputs, bool preserveRngState,
+                              bool offloadInputs) {
+  return CheckpointFunction::apply(c10::make_intrusive<BlockHolder>(std::move(block), preserveRngState, offloadInputs),
+                                   at::TensorList(inputs));
 }
 
 }  // namespace sinter::models

@@ -14,7 +14,9 @@ namespace sinter::models {
 using CheckpointedBlock = std::function<torch::Tensor(const std::vector<torch::Tensor>& inputs)>;
 
 // Gradients reach the block's parameters (accumulated into .grad during backward) and every
-// input that requires grad.
-torch::Tensor runCheckpointed(CheckpointedBlock block, const std::vector<torch::Tensor>& inputs, bool preserveRngState = true);
+// input that requires grad. `offloadInputs` (cpu_offload_checkpointing): the inputs the backward
+// pass needs are kept in host memory until then, instead of on the device.
+torch::Tensor runCheckpointed(CheckpointedBlock block, const std::vector<torch::Tensor>& inputs, bool preserveRngState = true,
+                              bool offloadInputs = false);
 
 }  // namespace sinter::models

@@ -116,7 +116,7 @@ torch::Tensor SdxlUnetImpl::runBlockDefault(SdxlUnetBlock& block, const torch::T
     const bool anyInputNeedsGrad = h.requires_grad() || emb.requires_grad() || context.requires_grad();
     torch::Tensor hIn = anyInputNeedsGrad ? h : h.detach().requires_grad_(true);
     return runCheckpointed([b](const std::vector<torch::Tensor>& in) mutable { return b(in[0], in[1], in[2]); },
-                           {hIn, emb, context}, preserveRngState_);
+                           {hIn, emb, context}, preserveRngState_, checkpointOffload_);
   }
   return block(h, emb, context);
 }

@@ -48,6 +48,9 @@ class SdxlUnetImpl : public torch::nn::Module {
     preserveRngState_ = preserveRngState;
   }
   bool gradientCheckpointing() const { return gradientCheckpointing_; }
+  // cpu_offload_checkpointing: the checkpointed blocks' inputs wait for the backward pass in host
+  // memory (less device memory, a copy each way per block).
+  void setCheckpointOffload(bool enabled) { checkpointOffload_ = enabled; }
 
   // The project's fused kernels where a block has one (GEGLU, GroupNorm+SiLU), on CUDA inputs; numerically within
   // the compute dtype's rounding of the stock operators (tests/gpu/fused_kernels_check.cpp).
@@ -84,6 +87,7 @@ class SdxlUnetImpl : public torch::nn::Module {
   std::vector<SdxlUnetBlock> inputs_, outputs_;
   bool gradientCheckpointing_ = false;
   bool preserveRngState_ = true;
+  bool checkpointOffload_ = false;
   bool fusedOut_ = false;  // `out`'s GroupNorm32 and SiLU as one kernel each way
   BlockRunner blockRunner_;
   std::vector<std::string> regions_;  // inputs, middle, outputs in forward order

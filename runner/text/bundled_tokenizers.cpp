@@ -1,5 +1,7 @@
 #include "text/bundled_tokenizers.h"
 
+#include "text/hub_cache_tokenizers.h"
+
 #include <filesystem>
 #include <stdexcept>
 #include <system_error>
@@ -38,6 +40,8 @@ std::string describeTokenizer(const std::string& optionKey, const std::string& f
   std::error_code ec;
   const std::optional<std::string> bundled = findBundledTokenizer(name);
   if (bundled && fs::equivalent(folder, *bundled, ec)) return optionKey + ": bundled with Sinter (" + folder + ")";
+  for (const std::string& root : hubCacheRoots())
+    if (folder.rfind(root, 0) == 0) return optionKey + ": the copy sd-scripts downloaded (Hugging Face cache, " + folder + ")";
   return optionKey + ": " + folder;
 }
 

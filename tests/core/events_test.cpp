@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "core/events.h"
 
 using namespace sinter::events;
@@ -44,4 +46,21 @@ TEST(Events, ReadingIsTolerant) {
 TEST(Events, InvalidUtf8InMessagesDoesNotBreakTheStream) {
   std::string line = toJsonLine(Error{std::string("bad file caf\xe9.png")});
   EXPECT_TRUE(parseJsonLine(line).has_value());
+}
+
+// A method's figures (scale_weight_norms) ride on the step event as extra numbers, by sd-scripts' log names.
+TEST(Events, StepFiguresRoundTripAsExtraKeys) {
+  Step s{7, 100, 1, 0.25, 0.2, 1e-4, 2.5, 38.8, 400, 1234};
+  s.figures = {{"max_norm/keys_scaled", 3}, {"norm/avg_key_norm", 0.75}, {"max_norm/max_key_norm", 1.0}};
+  const std::string line = toJsonLine(s);
+  EXPECT_NE(line.find("\"max_norm/keys_scaled\":3"), std::string::npos) << line;
+  auto back = parseJsonLine(line);
+  ASSERT_TRUE(back);
+  const Step& b = std::get<Step>(*back);
+  ASSERT_EQ(b.figures.size(), 3u);
+  std::map<std::string, double> got(b.figures.begin(), b.figures.end());
+  EXPECT_EQ(got.at("max_norm/keys_scaled"), 3);
+  EXPECT_EQ(got.at("norm/avg_key_norm"), 0.75);
+  EXPECT_EQ(got.at("max_norm/max_key_norm"), 1.0);
+  EXPECT_EQ(toJsonLine(*back), line);
 }

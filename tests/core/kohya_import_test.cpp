@@ -88,9 +88,13 @@ TEST(KohyaImport, SdxlLoraPreset) {
   EXPECT_EQ(c.getInt("max_data_loader_n_workers"), 0);
 
   // Not carried: only what changes training.
-  EXPECT_NE(itemFor(r.notCarried, "scale_weight_norms"), nullptr);
   EXPECT_TRUE(mentions(r.notCarried, "--no_such_flag"));
-  EXPECT_EQ(r.notCarried.size(), 2u) << r.notCarried.front().text;
+  EXPECT_EQ(r.notCarried.size(), 1u) << r.notCarried.front().text;
+  EXPECT_DOUBLE_EQ(c.getDouble("scale_weight_norms"), 1.0);
+  EXPECT_NE(itemFor(r.carried, "scale_weight_norms"), nullptr);
+  // kohya_ss's SDXL checkbox passes --no_half_vae.
+  EXPECT_TRUE(c.getBool("no_half_vae"));
+  EXPECT_EQ(textFor(r.carried, "sdxl_no_half_vae"), "sdxl_no_half_vae true -> no_half_vae = true");
   // Carried, renames shown.
   EXPECT_EQ(textFor(r.carried, "optimizer"), "optimizer -> optimizer_type = \"AdamW8bit\"");
   EXPECT_EQ(textFor(r.carried, "sdxl"), "sdxl true -> model_family = \"sdxl\"");
@@ -98,7 +102,7 @@ TEST(KohyaImport, SdxlLoraPreset) {
   EXPECT_TRUE(mentions(r.carried, "additional_parameters: --max_grad_norm 0.5"));
   // kohya_ss's unset values and defaults: nothing lost.
   for (const char* key : {"vae_batch_size", "noise_offset_type", "num_cpu_threads_per_process", "conv_dim", "conv_alpha",
-                          "LyCORIS_preset", "use_wandb", "noise_offset", "v2", "model_list", "sdxl_no_half_vae"})
+                          "LyCORIS_preset", "use_wandb", "noise_offset", "v2", "model_list"})
     EXPECT_NE(itemFor(r.atDefaults, key), nullptr) << key;
   EXPECT_EQ(textFor(r.atDefaults, "conv_dim"), "conv_dim 1: not used by LoRA_type \"Standard\"");
 
@@ -130,7 +134,10 @@ TEST(KohyaImport, SdxlFineTuneMarksItsFamilyWithSdxlCheckbox) {
   EXPECT_TRUE(r.notCarried.empty()) << r.notCarried.front().text;
   for (const char* key : {"learning_rate_te", "lr_warmup", "dataset_repeats", "vae_batch_size", "seed", "dynamo_backend",
                           "dynamo_mode", "multires_noise_iterations", "batch_size", "caption_metadata_filename",
-                          "flux1_checkbox", "sd3_checkbox", "v2", "clip_skip", "block_lr", "sdxl_no_half_vae"})
+                          "flux1_checkbox", "sd3_checkbox", "v2", "clip_skip", "block_lr"})
+    EXPECT_NE(itemFor(r.atDefaults, key), nullptr) << key;
+  EXPECT_TRUE(c.getBool("no_half_vae"));
+  for (const char* key : {"adaptive_noise_scale"})
     EXPECT_NE(itemFor(r.atDefaults, key), nullptr) << key;
   EXPECT_EQ(textFor(r.atDefaults, "lr_warmup"), "lr_warmup 10: lr_warmup_steps overrides it");
   EXPECT_FALSE(hasErrors(validateConfig(c))) << formatAll(validateConfig(c));

@@ -129,3 +129,29 @@ TEST(CompileRequest, DefaultsAndDeprecatedCompileArgs) {
   EXPECT_EQ(limited.dynamicAsPython(), "True");
   EXPECT_FALSE(resolveCompileRequest(parse("compile_args = [\"a\",\"b\",\"c\",\"d\"]\n")).enabled);
 }
+
+// sd-scripts' rules for the noise, loss, bucket and memory options (verify_training_args,
+// verify_bucket_reso_steps, flux_train*.py's asserts).
+TEST(Validation, NoiseLossBucketAndFusedOptionRules) {
+  auto error = [](const std::string& text, const std::string& key) {
+    return find(validateConfig(parse(text)), key, Severity::Error) != nullptr;
+  };
+  auto warning = [](const std::string& text, const std::string& key) {
+    return find(validateConfig(parse(text)), key, Severity::Warning) != nullptr;
+  };
+  EXPECT_TRUE(error("adaptive_noise_scale = 0.00357\n", "adaptive_noise_scale"));
+  EXPECT_FALSE(hasErrors(validateConfig(parse("noise_offset = 0.0357\nadaptive_noise_scale = 0.00357\n"))));
+  EXPECT_TRUE(error("scale_v_pred_loss_like_noise_pred = true\n", "scale_v_pred_loss_like_noise_pred"));
+  EXPECT_TRUE(warning("zero_terminal_snr = true\n", "zero_terminal_snr"));
+  EXPECT_FALSE(warning("zero_terminal_snr = true\nv_parameterization = true\n", "zero_terminal_snr"));
+  // SDXL and FLUX LoRA buckets are multiples of 32; flux_train.py's of 16.
+  const Diagnostic* b = find(validateConfig(parse("model_family = \"sdxl\"\nbucket_reso_steps = 8\n")), "bucket_reso_steps", Severity::Error);
+  ASSERT_NE(b, nullptr);
+  EXPECT_NE(b->message.find("multiple of 32"), std::string::npos) << b->message;
+  EXPECT_FALSE(error("model_family = \"sdxl\"\nbucket_reso_steps = 32\n", "bucket_reso_steps"));
+  EXPECT_TRUE(error("model_family = \"flux\"\nbucket_reso_steps = 16\n", "bucket_reso_steps"));
+  EXPECT_FALSE(error("model_family = \"flux\"\ntraining_type = \"finetune\"\nbucket_reso_steps = 16\n", "bucket_reso_steps"));
+  EXPECT_TRUE(error("model_family = \"flux\"\ncpu_offload_checkpointing = true\nblocks_to_swap = 8\n", "cpu_offload_checkpointing"));
+  EXPECT_TRUE(error("model_family = \"sdxl\"\ntraining_type = \"finetune\"\nfused_backward_pass = true\nfused_optimizer_groups = 4\n",
+                    "fused_optimizer_groups"));
+}

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -171,6 +172,50 @@ TEST_F(SdxlLoraRun, ConvDimAndDropoutNetworkArgsTrainReproducibly) {
   EXPECT_NE(f.metadata().at("ss_network_args").find("\"conv_dim\": \"2\""), std::string::npos) << f.metadata().at("ss_network_args");
   ASSERT_EQ(runRunner({"--config_file", path("conv.toml"), "--output_dir", path("out_conv2")}).exitCode, 0);
   EXPECT_TRUE(sameTensors(path("out_conv2/t.safetensors"), lora, 0));
+}
+
+// sd-scripts' noise and loss options, scale_weight_norms, no_half_vae and the caption options
+// through a real run: it trains, every step event carries the max-norm figures, the saved modules
+// are within the limit, and the options change the run (the losses differ from the plain run's).
+TEST_F(SdxlLoraRun, NoiseLossMaxNormAndCaptionOptionsTrainAndReportTheirFigures) {
+  const std::string common = "max_train_steps = 4\nnetwork_train_unet_only = true\n";
+  const std::string options =
+      "noise_offset = 0.05\nadaptive_noise_scale = 0.01\nnoise_offset_random_strength = true\nmultires_noise_iterations = 4\n"
+      "multires_noise_discount = 0.3\nip_noise_gamma = 0.05\nip_noise_gamma_random_strength = true\n"
+      "v_parameterization = true\nzero_terminal_snr = true\nscale_v_pred_loss_like_noise_pred = true\n"
+      "debiased_estimation_loss = true\nscale_weight_norms = 0.01\nno_half_vae = true\n"
+      "caption_prefix = \"photo of \"\ncaption_suffix = \", detailed\"\nkeep_tokens_separator = \"|||\"\n";
+  ProcessResult r = runRunner({"--config_file", writeConfig("opts.toml", path("out_opts"), common + options), "--events", "jsonl"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const std::vector<double> l = losses(r);
+  ASSERT_EQ(l.size(), 4u);
+  for (double x : l) EXPECT_TRUE(std::isfinite(x));
+  for (const auto& s : eventsOfType<sinter::events::Step>(r)) {
+    std::map<std::string, double> f(s.figures.begin(), s.figures.end());
+    ASSERT_EQ(f.count("max_norm/keys_scaled"), 1u) << "step " << s.step;
+    EXPECT_GE(f.at("max_norm/keys_scaled"), 0.0);
+    EXPECT_LE(f.at("max_norm/max_key_norm"), 0.01 * (1 + 1e-4));
+    EXPECT_LE(f.at("norm/avg_key_norm"), f.at("max_norm/max_key_norm") * (1 + 1e-6));
+  }
+  EXPECT_NE(r.err.find("max_norm/keys_scaled"), std::string::npos) << "the log line shows the figures";
+  // The saved modules are within the limit (float32 rounding aside).
+  sinter::io::SafetensorsFile f(path("out_opts/t.safetensors"));
+  int checked = 0;
+  for (const auto& k : f.keys()) {
+    const std::string suffix = ".lora_down.weight";
+    if (k.size() < suffix.size() || k.compare(k.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+    const std::string base = k.substr(0, k.size() - suffix.size());
+    const torch::Tensor down = f.tensor(k).to(torch::kFloat64), up = f.tensor(base + ".lora_up.weight").to(torch::kFloat64);
+    if (down.dim() != 2) continue;
+    const double scale = f.tensor(base + ".alpha").item<double>() / static_cast<double>(down.size(0));
+    EXPECT_LE((torch::matmul(up, down) * scale).norm().item<double>(), 0.01 * (1 + 1e-3)) << base;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+  EXPECT_EQ(f.metadata().at("ss_scale_weight_norms"), "0.01");
+  ProcessResult plain = runRunner({"--config_file", writeConfig("opts_plain.toml", path("out_opts_plain"), common), "--events", "jsonl"});
+  ASSERT_EQ(plain.exitCode, 0) << plain.err;
+  EXPECT_NE(losses(plain), l);
 }
 
 TEST_F(SdxlLoraRun, GracefulStopSavesAndExitsZero) {

@@ -21,7 +21,12 @@ struct PrecisionPlan {
   // default): the models it may train load in float32, the values of its fp32 master weights, and
   // compute through copies in weightDtype (train/base/compute_copies.h).
   bool float32Masters = false;
+  // no_half_vae: the VAE (FLUX's autoencoder) stays float32 under mixed precision.
+  bool noHalfVae = false;
   torch::Dtype trainableModelDtype() const { return float32Masters ? torch::kFloat32 : weightDtype; }
+  // sd-scripts' vae_dtype: float32 with no_half_vae, else the weight dtype; fp16 is float32 here
+  // too, since the SDXL VAE overflows in fp16 (sd-scripts' users set no_half_vae for it).
+  torch::Dtype vaeDtype() const { return noHalfVae || weightDtype == torch::kFloat16 ? torch::kFloat32 : weightDtype; }
 };
 // full_fp16 needs mixed_precision fp16 and full_bf16 needs bf16 (std::invalid_argument otherwise).
 // fullWeights: a DreamBooth or fine-tune run (float32Masters under mixed precision without full_*).

@@ -28,6 +28,12 @@ compile::CaptureFacts captureFacts(const Config& config, const torch::Device& de
     facts.regionExclusions.push_back("blocks_to_swap: Linear layers excluded from capture: the swapped blocks run eagerly, their "
                                      "weights streaming from host memory; the other blocks are captured");
   }
+  if (!isUnset(config.get("multires_noise_iterations")) && config.getInt("multires_noise_iterations") > 0)
+    facts.barriers.push_back("multires_noise_iterations: each step draws new sizes for the noise pyramid's levels, as sd-scripts "
+                             "does (compile_fullgraph off captures the blocks, with the noise drawn eagerly)");
+  if (config.getBool("cpu_offload_checkpointing"))
+    facts.barriers.push_back("cpu_offload_checkpointing: the checkpointed blocks' inputs go to host memory and back during the "
+                             "step (compile_fullgraph off captures what it can)");
   if (fusedBackwardPassRequested(config)) {
     const std::string why = "fused_backward_pass: the optimizer steps each weight inside autograd's backward pass, where its "
                             "gradient is written (the step runs eagerly, with the fused kernels)";
@@ -47,7 +53,7 @@ compile::CaptureFacts captureFacts(const Config& config, const torch::Device& de
     facts.collectives = device.is_cuda() ? (nccl.empty() ? "NCCL" : "NCCL " + nccl) : "Gloo";
     facts.collectivesCapturable = device.is_cuda() && distributed::ncclCapturable(nccl);
   }
-  if (config.getBool("gradient_checkpointing"))
+  if (config.getBool("gradient_checkpointing") || config.getBool("cpu_offload_checkpointing"))
     facts.regionBarriers.push_back("gradient_checkpointing: a block's recomputation in the backward pass is not captured "
                                    "(compile_fullgraph captures the whole step with it)");
   return facts;

@@ -34,7 +34,7 @@ int runFluxBenchmark(const Config& config, long long steps, bool tiny, bool scal
   torch::manual_seed(0);
 
   FluxWeightPlacement placement;
-  placement.fp8Base = config.getBool("fp8_base");
+  placement.fp8Base = config.getBool("fp8_base") || config.getBool("fp8_base_unet");
   if (!isUnset(config.get("blocks_to_swap"))) placement.blocksToSwap = config.getInt("blocks_to_swap");
   // Checked before the model is built (minutes at full size), as full_weights_method.h refuses them.
   if (placement.fp8Base && config.tab() != Tab::LoRA)

@@ -41,8 +41,12 @@ FluxFamilyOptions FluxFamilyOptions::fromConfig(const Config& config, torch::Dty
   o.t5Tokenizer = config.getString("t5_tokenizer");
   if (!isUnset(config.get("t5xxl_max_token_length"))) o.t5MaxTokens = static_cast<int>(config.getInt("t5xxl_max_token_length"));
   o.trainBlocks = network::parseNetworkArgs(config.getList("network_args")).trainBlocks.value_or("all");
-  o.gradientCheckpointing = config.getBool("gradient_checkpointing");
-  o.placement.fp8Base = config.getBool("fp8_base");
+  // sd-scripts turns gradient checkpointing on for cpu_offload_checkpointing.
+  o.checkpointOffload = config.getBool("cpu_offload_checkpointing");
+  o.gradientCheckpointing = config.getBool("gradient_checkpointing") || o.checkpointOffload;
+  // fp8_base stores the transformer's frozen weights in float8 and keeps the text encoders in the
+  // weight dtype, which is what sd-scripts' fp8_base_unet asks for (it turns fp8_base on for FLUX).
+  o.placement.fp8Base = config.getBool("fp8_base") || config.getBool("fp8_base_unet");
   if (!isUnset(config.get("blocks_to_swap"))) o.placement.blocksToSwap = config.getInt("blocks_to_swap");
   o.cacheLatentsToDisk = config.getBool("cache_latents_to_disk");
   o.cacheLatents = config.getBool("cache_latents") || o.cacheLatentsToDisk;
@@ -73,7 +77,8 @@ FluxFamily::FluxFamily(const RunContext& run)
   t5MaxTokens_ = options_.t5MaxTokens.value_or(dev_ ? 512 : 256);
   spdlog::info("FLUX.1 {}: {} double and {} single blocks, T5 tokens {}", dev_ ? "dev" : "schnell",
                models_.transformer->config().depth, models_.transformer->config().depthSingleBlocks, t5MaxTokens_);
-  models_.toDevice(device_, run.precision.weightDtype, options_.placement, run.precision.trainableModelDtype());
+  models_.toDevice(device_, run.precision.weightDtype, options_.placement, run.precision.trainableModelDtype(),
+                   run.precision.vaeDtype());
   if (options_.placement.fp8Base) spdlog::info("fp8_base: the transformer's Linear weights stored as float8 e4m3, upcast per layer");
   if (const models::FluxTransformerImpl& t = *models_.transformer; !t.streamedBlocks().empty()) {
     const models::FluxBlockSwapSplit split = models::fluxBlockSwapSplit(t.config(), options_.placement.blocksToSwap);
@@ -117,6 +122,7 @@ void FluxFamily::setTraining(bool textEncoders) {
   models_.clipL->textModel()->setGradientCheckpointing(textEncoders && options_.gradientCheckpointing);
   // Set now that the method's adapters are attached: they decide whether the blocks draw random numbers.
   models_.transformer->setGradientCheckpointing(options_.gradientCheckpointing, models::anyLoraDropout(*models_.transformer));
+  models_.transformer->setCheckpointOffload(options_.checkpointOffload);
 }
 
 FluxFamily::TokenIds FluxFamily::tokenize(const std::vector<std::string>& captions) const {

@@ -21,6 +21,7 @@ struct FluxFamilyOptions {
   std::optional<int> t5MaxTokens;  // t5xxl_max_token_length; unset: 512 for dev, 256 for schnell
   std::string trainBlocks = "all";  // network_args train_blocks
   bool gradientCheckpointing = false;
+  bool checkpointOffload = false;  // cpu_offload_checkpointing
   FluxWeightPlacement placement;  // fp8_base, blocks_to_swap
   bool cacheLatents = false, cacheLatentsToDisk = false;
   bool cacheText = false, cacheTextToDisk = false;

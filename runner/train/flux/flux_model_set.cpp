@@ -18,13 +18,13 @@ void placeFluxTransformer(models::FluxTransformerImpl& transformer, const torch:
 }
 
 void FluxModelSet::toDevice(const torch::Device& device, torch::Dtype dtype, const FluxWeightPlacement& placement,
-                            std::optional<torch::Dtype> trainableDtype) {
+                            std::optional<torch::Dtype> trainableDtype, std::optional<torch::Dtype> aeDtype) {
   placeFluxTransformer(*transformer, device, trainableDtype.value_or(dtype), placement);
   for (torch::nn::Module* m : std::initializer_list<torch::nn::Module*>{clipL.get(), t5.get()}) {
     castFrozen(*m, dtype);
     models::moveToDevice(*m, device);
   }
-  castFrozen(*ae, dtype == torch::kHalf ? torch::kFloat32 : dtype);
+  castFrozen(*ae, aeDtype.value_or(dtype == torch::kHalf ? torch::kFloat32 : dtype));
   models::moveToDevice(*ae, device);
 }
 

@@ -38,8 +38,9 @@ struct FluxModelSet {
   // Frozen weights in `dtype` (the AE stays fp32 under fp16, as SDXL's VAE does), cast before they
   // move and moved module by module, with the transformer's placement applied on the way.
   // The transformer in `trainableDtype` where it is given (a full-weight run's float32 masters).
+  // The AE in `aeDtype` where it is given (no_half_vae: PrecisionPlan::vaeDtype()).
   void toDevice(const torch::Device& device, torch::Dtype dtype, const FluxWeightPlacement& placement = {},
-                std::optional<torch::Dtype> trainableDtype = std::nullopt);
+                std::optional<torch::Dtype> trainableDtype = std::nullopt, std::optional<torch::Dtype> aeDtype = std::nullopt);
   // CLIP-L in training mode only when its LoRA modules train (dropout); T5 and the AE eval.
   void setTraining(bool textEncoder);
   // FLUX's shifted and scaled latents of [-1, 1] images, without gradients, sampled with `generator`.

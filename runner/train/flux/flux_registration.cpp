@@ -8,6 +8,7 @@
 #include "models/flux_transformer.h"
 #include "models/served_weight.h"
 #include "models/t5_encoder.h"
+#include "text/hub_cache_tokenizers.h"
 #include "text/t5_tokenizer.h"
 #include "train/flux/flux_benchmark.h"
 #include "train/flux/flux_family.h"
@@ -42,17 +43,21 @@ bool checkFluxFiles(const Config& config, PreflightChecks& k) {
       ok = false;  // reported by checkPaths
     }
   }
-  const std::string tokenizer = config.getString("t5_tokenizer");
+  // Unset: the copy sd-scripts downloaded, when this machine has one (text/hub_cache_tokenizers.h).
+  const std::string tokenizer = config.getString("t5_tokenizer").empty() ? text::findCachedT5Tokenizer().value_or("")
+                                                                         : config.getString("t5_tokenizer");
   if (tokenizer.empty()) {
     ok = false;
-    k.error("t5_tokenizer", "t5_tokenizer is not set: point it at a folder with T5's spiece.model (google/t5-v1_1-xxl); "
-                            "nothing is downloaded");
+    k.error("t5_tokenizer", "t5_tokenizer is not set and no copy of T5's tokenizer was found (looked for " +
+                                text::describeT5TokenizerSearch() +
+                                "): point it at a folder with T5's spiece.model or tokenizer.json (google/t5-v1_1-xxl); "
+                                "nothing is downloaded");
   } else {
     ok &= k.parse("t5_tokenizer", [&] { text::T5Tokenizer checked(tokenizer); });
   }
   ok &= k.parse("timestep_sampling", [&] { FlowMatchingOptions::fromConfig(config); });
-  if (config.getBool("fp8_base") && !models::float8InBuild())
-    ok &= k.parse("fp8_base", [] { models::float8Dtype(); });  // names the libtorch
+  for (const char* key : {"fp8_base", "fp8_base_unet"})
+    if (config.getBool(key) && !models::float8InBuild()) ok &= k.parse(key, [] { models::float8Dtype(); });  // names the libtorch
   const std::string transformer = config.getString("pretrained_model_name_or_path");
   if (!isUnset(config.get("blocks_to_swap")) && config.getInt("blocks_to_swap") > 0 && isFile(transformer))
     ok &= k.parse("blocks_to_swap", [&] {

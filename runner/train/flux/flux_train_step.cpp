@@ -81,7 +81,8 @@ torch::Tensor FluxTrainStep::lossOf(StaticBuffers& in, const torch::Tensor& t5, 
   const int64_t b = latents.size(0), h = latents.size(2), w = latents.size(3);
   const torch::Tensor noise = at::randn(latents.sizes(), generator_, latents.options());
   const torch::Tensor sigmas = sampleFlowSigmas(options_.flow, b, h, w, generator_, device_, sigmaTable_);
-  const torch::Tensor noisy = flowNoisyLatents(latents, noise, sigmas, options_.computeDtype);
+  const torch::Tensor noisy =
+      flowNoisyLatents(latents, flowInputNoise(options_.flow, noise, generator_), sigmas, options_.computeDtype);
   const auto guidance = in.find("guidance");
   torch::Tensor out = transformer_->forward(models::packFluxLatents(noisy), in.at("img_ids"), t5, in.at("txt_ids"),
                                             flowModelTimesteps(sigmas, options_.computeDtype), pooled,

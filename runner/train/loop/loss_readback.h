@@ -16,11 +16,18 @@ class LossReadback {
   LossReadback();
   ~LossReadback();
 
-  // `loss`: a 0-dim float32 tensor (any device), detached.
-  void push(long long step, const torch::Tensor& loss);
+  // `loss`: a 0-dim float32 tensor (any device), detached; `figures`: other values of the step
+  // (a 1-dim tensor on the loss's device, e.g. scale_weight_norms' figures), or undefined.
+  void push(long long step, const torch::Tensor& loss, const torch::Tensor& figures = {});
   // The values pushed so far, oldest first: all of them, or all but the newest (which may still
   // be in flight). Waits only for the values it returns.
   std::vector<std::pair<long long, double>> take(bool includeNewest);
+  struct Reading {
+    long long step = 0;
+    double loss = 0;
+    std::vector<double> figures;  // as pushed
+  };
+  std::vector<Reading> takeReadings(bool includeNewest);
   bool empty() const { return pending_.empty(); }
 
  private:

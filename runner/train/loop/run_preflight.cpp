@@ -13,6 +13,7 @@
 #include "network/lora_file.h"
 #include "network/lora_network.h"
 #include "text/bundled_tokenizers.h"
+#include "text/hub_cache_tokenizers.h"
 #include "text/clip_tokenizer.h"
 #include "train/bench/capture_facts.h"
 #include "sample/diffusion_samplers.h"
@@ -112,7 +113,9 @@ bool checkValues(const Config& config, PreflightChecks& k) {
     else parseLrSchedulerType(config.getString("lr_scheduler"));
   });
   if (optimizer && fusedBackwardPassRequested(config))
-    ok &= k.parse("fused_backward_pass", [&] { checkFusedBackwardPass(*optimizer, config.getInt("gradient_accumulation_steps")); });
+    ok &= k.parse(fusedBackwardOption(config), [&] {
+      checkFusedBackwardPass(*optimizer, config.getInt("gradient_accumulation_steps"), fusedBackwardOption(config));
+    });
   ok &= k.parse("loss_type", [&] { parseLossType(config.getString("loss_type")); });
   ok &= k.parse("save_precision", [&] {
     if (!config.getString("save_precision").empty()) network::savePrecisionDtype(config.getString("save_precision"));
@@ -218,6 +221,10 @@ RunPreflight preflightRun(const Config& config, int ranks) {
   // see its folder (checkValues reports it when it is missing).
   if (config.getString("clip_tokenizer").empty())
     if (const std::optional<std::string> bundled = text::findBundledTokenizer("clip")) result.resolved.set("clip_tokenizer", *bundled);
+  // An unset t5_tokenizer is the copy sd-scripts downloaded into the Hugging Face cache, where there
+  // is one (the family's check says where it looked when there is none).
+  if (family && config.getString("t5_tokenizer").empty() && findOption("t5_tokenizer")->appliesToFamily(*family))
+    if (const std::optional<std::string> cached = text::findCachedT5Tokenizer()) result.resolved.set("t5_tokenizer", *cached);
   bool valuesParsed = checkValues(config, k);
   if (family && config.tab() != Tab::LoRA && valuesParsed)
     if (const std::optional<Refusal> refusal = fullWeightsRefusal(config)) {

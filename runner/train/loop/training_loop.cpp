@@ -61,7 +61,7 @@ LoopOptions LoopOptions::fromConfig(const Config& config, const PrecisionPlan& p
   o.optimizer = optimizerSettingsFromConfig(config);
   o.lr.type = resolveLrScheduler(config.getString("lr_scheduler"), o.optimizer, &o.lrSchedulerReplaced);
   o.fusedBackwardPass = fusedBackwardPassRequested(config);
-  if (o.fusedBackwardPass) checkFusedBackwardPass(o.optimizer, o.gradientAccumulationSteps);
+  if (o.fusedBackwardPass) checkFusedBackwardPass(o.optimizer, o.gradientAccumulationSteps, fusedBackwardOption(config));
   o.lr.numCycles = config.getInt("lr_scheduler_num_cycles");
   o.lr.power = config.getDouble("lr_scheduler_power");
   o.lr.initialLr = config.getDouble("learning_rate");
@@ -108,6 +108,8 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   const LrSchedule schedule(planned.lr);
   OptimizerUpdate update(optimizer, schedule, options.maxGradNorm, options.lossScaling, run.device, method.computeCopies(),
                          options.fusedBackwardPass);
+  update.setAfterStep(method.afterOptimizerStep());
+  const std::vector<std::string> figureNames = method.stepFigureNames();
   // A full-weight run's swapped blocks train too: their weights are stepped in the backward pass
   // (the run refuses blocks_to_swap without fused_backward_pass: full_weights_method.h).
   if (FusedBackwardPass* fused = update.fusedBackwardPass())
@@ -124,8 +126,8 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     return stopAgreement ? stopAgreement->stopAfter(step, stopRequested()) : stopRequested();
   };
   if (options.fusedBackwardPass)
-    spdlog::info("fused_backward_pass: each parameter is stepped by {} as soon as its gradient is complete{}", options.optimizer.type,
-                 options.maxGradNorm > 0 ? " (clipped by its own norm)" : "");
+    spdlog::info("{}: each parameter is stepped by {} as soon as its gradient is complete{}", fusedBackwardOption(run.config),
+                 options.optimizer.type, options.maxGradNorm > 0 ? " (clipped by its own norm)" : "");
   // The compile plan applied: micro-steps run eagerly or replay a captured graph of the whole step,
   // or the family's blocks replay graphs of their own.
   const std::vector<at::Generator> generators{family.generator(), at::globalContext().defaultGenerator(run.device)};  // noise; LoRA dropout
@@ -328,7 +330,9 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   std::map<long long, StepFacts> unreported;
   LossReadback readback;
   auto report = [&](bool includeNewest) {
-    for (const auto& [step, loss] : readback.take(includeNewest)) {
+    for (const LossReadback::Reading& reading : readback.takeReadings(includeNewest)) {
+      const long long step = reading.step;
+      const double loss = reading.loss;
       const StepFacts f = unreported.at(step);
       unreported.erase(step);
       if (!std::isfinite(loss)) throw std::runtime_error("the loss is " + std::to_string(loss) + " at step " + std::to_string(step));
@@ -339,9 +343,13 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
       s.step = step, s.total = length.maxTrainSteps, s.epoch = f.epoch + 1, s.loss = loss, s.avg_loss = meter.averageLoss();
       s.lr = f.lr, s.it_per_s = meter.itPerSecond(), s.eta_s = meter.etaSeconds(step), s.step_ms = f.seconds * 1000.0;
       s.peak_mem_mb = peakMemoryMb(run.device);
+      for (size_t i = 0; i < figureNames.size() && i < reading.figures.size(); ++i)
+        s.figures.emplace_back(figureNames[i], reading.figures[i]);
       events.emit(s);
-      if (progressLine) std::fprintf(stderr, "\r%s", meter.line(step).c_str());
-      else if (step % 10 == 0 || step == length.maxTrainSteps) spdlog::info("{}", meter.line(step));
+      std::string line = meter.line(step);
+      for (const auto& [name, value] : s.figures) line += fmt::format(", {} {:.4g}", name, value);
+      if (progressLine) std::fprintf(stderr, "\r%s", line.c_str());
+      else if (step % 10 == 0 || step == length.maxTrainSteps) spdlog::info("{}", line);
     }
   };
 
@@ -400,7 +408,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
       ++micro;
     } while (micro < gradAccum && !epochEnds);
     ++globalStep;
-    readback.push(globalStep, lossSum / micro);
+    readback.push(globalStep, lossSum / micro, method.stepFigures());
     const auto mark = Clock::now();
     facts.seconds = std::chrono::duration<double>(mark - lastMark).count() - savingSeconds - captureSeconds;
     lastMark = mark;

@@ -76,18 +76,17 @@ void reportUnsupportedOptions(const Config& config, EventSink& events) {
   };
   if (!config.getString("logging_dir").empty() || config.has("log_with"))
     warn("TensorBoard and W&B logging are not in this build; progress goes to the log and the event stream");
-  if (config.getBool("fp8_base")) {
+  if (config.getBool("fp8_base") || config.getBool("fp8_base_unet")) {
     const std::optional<Family> resolved = config.family();  // the preflight resolved it to a registered family
     const FamilyRegistration* family = resolved ? findRegisteredFamily(*resolved) : nullptr;
     if (family && !family->fp8Base) {
       std::string fp8Families;
       for (const FamilyRegistration& r : registeredFamilies())
         if (r.fp8Base) fp8Families += std::string(fp8Families.empty() ? "" : ", ") + toString(r.family);
-      warn("fp8_base is in this build for " + fp8Families + " only; the " + toString(family->family) +
+      warn(std::string(config.getBool("fp8_base") ? "fp8_base" : "fp8_base_unet") + " is in this build for " + fp8Families + " only; the " + toString(family->family) +
            " base model stays in the training precision");
     }
   }
-  if (config.has("multires_noise_iterations")) warn("multires_noise_iterations is not in this build yet; plain noise is used");
   if (config.getBool("split_attn")) warn("split_attn is not in this build yet; attention runs over the whole batch");
 }
 
@@ -133,9 +132,10 @@ int runTraining(RunPreflight preflight, EventSink& events) {
                                                config.getBool("cuda_cudnn_benchmark") || compilePlan.cudnnBenchmark);
         !flags.empty())
       spdlog::info("{}", flags);
-    const PrecisionPlan precision =
+    PrecisionPlan precision =
         planPrecision(parseMixedPrecision(config.getString("mixed_precision")), config.getBool("full_fp16"), config.getBool("full_bf16"),
                       config.tab() != Tab::LoRA);
+    precision.noHalfVae = config.getBool("no_half_vae");
     for (const std::string& key : foldersTheRunCreates())
       if (const std::string dir = config.getString(key); !dir.empty()) createRunFolder(key, dir);
     // Rank 0 writes the run's files, so it alone takes their lock; every rank refuses with its answer.

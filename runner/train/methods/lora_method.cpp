@@ -58,6 +58,8 @@ LoraMethodOptions LoraMethodOptions::fromConfig(const Config& config) {
   o.optimizerClass = optimizer.className();
   if (!config.getString("save_precision").empty()) o.savePrecision = config.getString("save_precision");
   o.noMetadata = config.getBool("no_metadata");
+  o.scaleWeightNorms = optionalDouble(config, "scale_weight_norms");
+  if (o.scaleWeightNorms && *o.scaleWeightNorms == 0.0) o.scaleWeightNorms.reset();  // sd-scripts: 0 is off
   return o;
 }
 
@@ -103,6 +105,7 @@ void LoraMethod::attach(FamilyPart& family) {
   spdlog::info("LoRA: {} U-Net modules, {} text encoder modules, {} parameters, rank {}, alpha {}", unetModules, textEncoderModules,
                network_->parameterCount(), options_.network.dim, options_.network.alpha);
   copies_ = loraComputeCopies(*network_, computeDtype_);
+  if (options_.scaleWeightNorms) maxNorm_ = std::make_unique<network::LoraMaxNorm>(*network_, *options_.scaleWeightNorms);
 
   const FamilyFacts familyFacts = family.facts();
   facts_.sessionId = std::to_string(std::random_device{}());
@@ -156,6 +159,16 @@ void LoraMethod::saveModel(const std::string& path, const SaveStamp& stamp) {
   network::stampSave(ss, unixNow(), stamp.step, stamp.epoch);
   network::Metadata spec = network::buildModelSpec(lookup, facts_, unixNow());
   network::saveLoraFile(*network_, path, saveDtype_, network::metadataForSave(ss, spec, options_.noMetadata));
+}
+
+std::function<void()> LoraMethod::afterOptimizerStep() {
+  if (!maxNorm_) return {};
+  return [this] { maxNorm_->apply(); };
+}
+
+std::vector<std::string> LoraMethod::stepFigureNames() const {
+  if (!maxNorm_) return {};
+  return {"max_norm/keys_scaled", "norm/avg_key_norm", "max_norm/max_key_norm"};
 }
 
 NamedTensors LoraMethod::stateTensors() const { return network_->stateDict(torch::kFloat32); }

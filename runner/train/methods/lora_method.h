@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 
+#include "network/lora_max_norm.h"
 #include "network/lora_metadata.h"
 #include "network/lora_network.h"
 #include "train/parts/training_parts.h"
@@ -34,6 +35,7 @@ struct LoraMethodOptions {
   std::string optimizerClass;     // "torch.optim.adamw.AdamW"
   std::optional<std::string> savePrecision;
   bool noMetadata = false;
+  std::optional<double> scaleWeightNorms;  // scale_weight_norms
 
   static LoraMethodOptions fromConfig(const Config& config);
 };
@@ -46,6 +48,9 @@ class LoraMethod : public MethodPart {
   bool trainsTextEncoders() const override { return options_.trainTextEncoders; }
   std::vector<OptimizerGroup> parameterGroups() const override;
   ComputeCopies* computeCopies() override { return copies_.get(); }
+  std::function<void()> afterOptimizerStep() override;
+  torch::Tensor stepFigures() const override { return maxNorm_ ? maxNorm_->figures() : torch::Tensor(); }
+  std::vector<std::string> stepFigureNames() const override;
   void describeRun(const data::Dataset& dataset, long long batchesPerEpoch, long long numEpochs, long long maxTrainSteps,
                    int gradientAccumulationSteps) override;
   void saveModel(const std::string& path, const SaveStamp& stamp) override;
@@ -58,6 +63,7 @@ class LoraMethod : public MethodPart {
   std::unique_ptr<network::LoraNetwork> network_;
   torch::Dtype computeDtype_;  // the models' activations
   std::unique_ptr<ComputeCopies> copies_;
+  std::unique_ptr<network::LoraMaxNorm> maxNorm_;
   network::LoraRunFacts facts_;
   network::Metadata ssMetadata_;
   torch::Dtype saveDtype_;

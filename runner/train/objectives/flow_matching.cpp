@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "train/base/config_values.h"
+
 namespace sinter::train {
 
 TimestepSampling parseTimestepSampling(const std::string& name) {
@@ -45,6 +47,8 @@ FlowMatchingOptions FlowMatchingOptions::fromConfig(const Config& config) {
   o.huberSchedule = parseHuberSchedule(config.getString("huber_schedule"));
   o.huberC = config.getDouble("huber_c");
   o.huberScale = config.getDouble("huber_scale");
+  o.ipNoiseGamma = optionalDouble(config, "ip_noise_gamma").value_or(0.0);
+  o.ipNoiseGammaRandomStrength = config.getBool("ip_noise_gamma_random_strength");
   if ((o.lossType == LossType::Huber || o.lossType == LossType::SmoothL1) && o.huberSchedule == HuberSchedule::Snr)
     throw std::invalid_argument(
         "huber_schedule 'snr' is defined by a DDPM noise schedule, which FLUX's flow matching has not; use 'constant' or "
@@ -120,6 +124,13 @@ torch::Tensor perSample(const torch::Tensor& sigmas, const torch::Tensor& like) 
 }
 
 }  // namespace
+
+torch::Tensor flowInputNoise(const FlowMatchingOptions& options, const torch::Tensor& noise, const at::Generator& generator) {
+  if (options.ipNoiseGamma == 0.0) return noise;
+  const torch::Tensor xi = at::randn(noise.sizes(), generator, noise.options());
+  if (!options.ipNoiseGammaRandomStrength) return noise + options.ipNoiseGamma * xi;
+  return noise + at::rand({1}, generator, noise.options()) * options.ipNoiseGamma * xi;
+}
 
 torch::Tensor flowNoisyLatents(const torch::Tensor& latents, const torch::Tensor& noise, const torch::Tensor& sigmas,
                                torch::ScalarType dtype) {

@@ -32,10 +32,12 @@ struct FlowMatchingOptions {
   LossType lossType = LossType::L2;
   HuberSchedule huberSchedule = HuberSchedule::Snr;
   double huberC = 0.1, huberScale = 1.0;
+  double ipNoiseGamma = 0.0;               // ip_noise_gamma (input perturbation)
+  bool ipNoiseGammaRandomStrength = false;  // ip_noise_gamma_random_strength
 
   // From the run's options (timestep_sampling, sigmoid_scale, discrete_flow_shift,
   // model_prediction_type, weighting_scheme, logit_mean, logit_std, mode_scale, loss_type,
-  // huber_schedule, huber_c, huber_scale). Throws std::invalid_argument for huber_schedule "snr"
+  // huber_schedule, huber_c, huber_scale, ip_noise_gamma, ip_noise_gamma_random_strength). Throws std::invalid_argument for huber_schedule "snr"
   // with a Huber loss: it is defined by a DDPM schedule, which flow matching has not.
   static FlowMatchingOptions fromConfig(const Config& config);
 };
@@ -63,6 +65,11 @@ torch::Tensor sampleFlowSigmas(const FlowMatchingOptions& options, int64_t batch
                                const torch::Tensor& sigmaTable = torch::Tensor());
 
 // (1 - sigma) x0 + sigma noise, computed in float32 and returned in `dtype`.
+// The noise that goes into x_t: `noise` itself, or with ip_noise_gamma noise + gamma * xi (gamma
+// drawn in [0, ip_noise_gamma) per step with the random strength), as flux_train_utils'
+// get_noisy_model_input_and_timesteps perturbs the input; the target stays noise - x0.
+torch::Tensor flowInputNoise(const FlowMatchingOptions& options, const torch::Tensor& noise, const at::Generator& generator);
+
 torch::Tensor flowNoisyLatents(const torch::Tensor& latents, const torch::Tensor& noise, const torch::Tensor& sigmas,
                                torch::ScalarType dtype);
 

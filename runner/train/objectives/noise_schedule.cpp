@@ -1,5 +1,7 @@
 #include "train/objectives/noise_schedule.h"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace sinter::train {
@@ -60,6 +62,27 @@ torch::Tensor DdpmNoiseSchedule::snrAt(const torch::Tensor& timesteps) const {
   return snr_.to(timesteps.device()).index_select(0, timesteps.to(torch::kLong));
 }
 
+torch::Tensor pyramidNoise(torch::Tensor noise, int64_t iterations, double discount, const at::Generator& generator) {
+  namespace F = torch::nn::functional;
+  const int64_t height = noise.size(2), width = noise.size(3);
+  const auto fopts = torch::TensorOptions().dtype(noise.scalar_type()).device(noise.device());
+  // sd-scripts draws each r with Python's random.random(); here they come from the step's generator.
+  const torch::Tensor r = (torch::rand({iterations}, generator, fopts.dtype(torch::kFloat64)) * 2 + 2).cpu();
+  for (int64_t i = 0; i < iterations; ++i) {
+    const double shrink = std::pow(r[i].item<double>(), static_cast<double>(i));
+    const int64_t h = std::max<int64_t>(1, static_cast<int64_t>(height / shrink));
+    const int64_t w = std::max<int64_t>(1, static_cast<int64_t>(width / shrink));
+    const torch::Tensor level = torch::randn({noise.size(0), noise.size(1), h, w}, generator, fopts);
+    noise = noise + F::interpolate(level, F::InterpolateFuncOptions()
+                                              .size(std::vector<int64_t>{height, width})
+                                              .mode(torch::kBilinear)
+                                              .align_corners(false)) *
+                        std::pow(discount, static_cast<double>(i));
+    if (h == 1 || w == 1) break;
+  }
+  return noise / noise.std();
+}
+
 NoisedBatch sampleNoisedBatch(const DdpmNoiseSchedule& schedule, const torch::Tensor& latents,
                               const NoiseSamplingOptions& options, const at::Generator& generator) {
   const auto fopts = torch::TensorOptions().dtype(latents.scalar_type()).device(latents.device());
@@ -78,6 +101,8 @@ NoisedBatch sampleNoisedBatch(const DdpmNoiseSchedule& schedule, const torch::Te
     const torch::Tensor shift = torch::randn({batch, latents.size(1), 1, 1}, generator, fopts);
     out.noise = out.noise + (offset * shift.to(torch::kFloat32)).to(latents.scalar_type());
   }
+  if (options.multiresIterations > 0)
+    out.noise = pyramidNoise(out.noise, options.multiresIterations, options.multiresDiscount, generator);
   const int64_t minT = options.minTimestep.value_or(0);
   const int64_t maxT = options.maxTimestep.value_or(schedule.numTrainTimesteps());
   const auto lopts = torch::TensorOptions().dtype(torch::kLong).device(latents.device());

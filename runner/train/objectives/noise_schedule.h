@@ -44,6 +44,8 @@ struct NoiseSamplingOptions {
   std::optional<double> adaptiveNoiseScale;
   double ipNoiseGamma = 0.0;            // ip_noise_gamma (input perturbation)
   bool ipNoiseGammaRandomStrength = false;
+  int64_t multiresIterations = 0;       // multires_noise_iterations (0: off)
+  double multiresDiscount = 0.3;        // multires_noise_discount
   std::optional<int64_t> minTimestep;   // min_timestep (default 0)
   std::optional<int64_t> maxTimestep;   // max_timestep (default T), exclusive as torch.randint
 };
@@ -53,6 +55,12 @@ struct NoisedBatch {
   torch::Tensor noisyLatents;
   torch::Tensor timesteps;     // [B] int64 on the latents' device
 };
+
+// sd-scripts' pyramid_noise_like: adds `iterations` levels of noise, level i drawn at the size
+// divided by r^i (r uniform in [2, 4), one per level) and upsampled bilinearly, weighted
+// discount^i, stopping after a level of side 1; then scales the sum to unit standard deviation.
+// The level sizes change every step, so r is read back to the host (this noise is never captured).
+torch::Tensor pyramidNoise(torch::Tensor noise, int64_t iterations, double discount, const at::Generator& generator);
 
 // Draws noise and timesteps with `generator` (a generator of the latents' device) and noises the
 // latents; no host synchronisation.

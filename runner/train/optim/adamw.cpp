@@ -65,26 +65,40 @@ void AdamW::step(const torch::Tensor& foundInf) {
 }
 
 void AdamW::stepElementwise() {
+  for (size_t g = 0; g < groups_.size(); ++g)
+    for (size_t i = 0; i < groups_[g].params.size(); ++i) {
+      torch::Tensor p = groups_[g].params[i];
+      if (p.grad().defined()) updateParameter(g, i, p, p.grad());
+    }
+}
+
+void AdamW::updateParameter(size_t g, size_t i, torch::Tensor& p, const torch::Tensor& grad) {
   const double b1 = hyper_.beta1, b2 = hyper_.beta2;
   // Bias corrections as device tensors from the device step count (no host read).
   const torch::Tensor biasCorrection1 = 1.0 - torch::pow(torch::full({}, b1, step_.options()), step_);
   const torch::Tensor biasCorrection2Sqrt = (1.0 - torch::pow(torch::full({}, b2, step_.options()), step_)).sqrt();
-  for (size_t g = 0; g < groups_.size(); ++g) {
-    const torch::Tensor& lr = lrs_[g];
-    const torch::Tensor stepSize = lr / biasCorrection1;
-    const torch::Tensor decay = 1.0 - lr * hyper_.weightDecay;
-    for (size_t i = 0; i < groups_[g].params.size(); ++i) {
-      torch::Tensor p = groups_[g].params[i];
-      const torch::Tensor grad = p.grad();
-      torch::Tensor& m = expAvg_.tensors[g][i];
-      torch::Tensor& v = expAvgSq_.tensors[g][i];
-      p.mul_(decay.to(p.scalar_type()));
-      m.lerp_(grad, 1.0 - b1);
-      v.mul_(b2).addcmul_(grad, grad, 1.0 - b2);
-      const torch::Tensor denom = (v.sqrt() / biasCorrection2Sqrt.to(v.scalar_type())).add_(hyper_.eps);
-      p.sub_((m / denom) * stepSize.to(p.scalar_type()));
-    }
-  }
+  const torch::Tensor& lr = lrs_[g];
+  const torch::Tensor stepSize = (lr / biasCorrection1).to(p.device());
+  const torch::Tensor decay = (1.0 - lr * hyper_.weightDecay).to(p.device());
+  torch::Tensor& m = expAvg_.tensors[g][i];
+  torch::Tensor& v = expAvgSq_.tensors[g][i];
+  const torch::Tensor gradHere = grad.to(m.device());
+  p.mul_(decay.to(p.scalar_type()));
+  m.lerp_(gradHere, 1.0 - b1);
+  v.mul_(b2).addcmul_(gradHere, gradHere, 1.0 - b2);
+  const torch::Tensor denom = (v.sqrt() / biasCorrection2Sqrt.to(v.device(), v.scalar_type())).add_(hyper_.eps);
+  p.sub_(((m / denom) * stepSize.to(m.device())).to(p.device(), p.scalar_type()));
+}
+
+void AdamW::stepParameter(size_t group, size_t index) {
+  torch::NoGradGuard noGrad;
+  torch::Tensor p = groups_[group].params[index];
+  if (p.grad().defined()) updateParameter(group, index, p, p.grad());
+}
+
+void AdamW::stepParameter(size_t group, size_t index, torch::Tensor& param, const torch::Tensor& grad) {
+  torch::NoGradGuard noGrad;
+  updateParameter(group, index, param, grad);
 }
 
 void AdamW::stepFused(const torch::Tensor& foundInf) {

@@ -23,6 +23,9 @@ class AdamW : public Optimizer {
 
   void step() override;
   void step(const torch::Tensor& foundInf) override;
+  // Per parameter, as its gradient completes (fused_optimizer_groups, blockwise_fused_optimizers).
+  void stepParameter(size_t group, size_t index) override;
+  void stepParameter(size_t group, size_t index, torch::Tensor& param, const torch::Tensor& grad) override;
   const AdamWHyperparameters& hyper() const { return hyper_; }
   bool usesFusedKernel() const { return fused_; }
 
@@ -31,6 +34,7 @@ class AdamW : public Optimizer {
 
  private:
   void stepElementwise();
+  void updateParameter(size_t group, size_t index, torch::Tensor& p, const torch::Tensor& grad);
   void stepFused(const torch::Tensor& foundInf);
   AdamWHyperparameters hyper_;
   bool fused_ = false;

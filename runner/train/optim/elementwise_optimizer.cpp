@@ -61,6 +61,17 @@ void ElementwiseOptimizer::step() {
       if (groups_[g].params[i].grad().defined()) update(g, i);
 }
 
+void ElementwiseOptimizer::advanceStep() {
+  torch::NoGradGuard noGrad;
+  step_.add_(1.0);
+  beginStep();
+}
+
+void ElementwiseOptimizer::stepParameter(size_t group, size_t index) {
+  torch::NoGradGuard noGrad;
+  if (groups_[group].params[index].grad().defined()) update(group, index);
+}
+
 void ElementwiseOptimizer::step(const torch::Tensor& foundInf) {
   torch::NoGradGuard noGrad;
   skip_ = foundInf.to(step_.device(), torch::kFloat32).reshape({}) > 0;

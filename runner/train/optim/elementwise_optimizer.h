@@ -23,6 +23,10 @@ class ElementwiseOptimizer : public Optimizer {
  public:
   void step() override;
   void step(const torch::Tensor& foundInf) override;
+  // Per parameter, as its gradient completes (fused_optimizer_groups, blockwise_fused_optimizers):
+  // advanceStep() once, then stepParameter() for each.
+  void advanceStep() override;
+  void stepParameter(size_t group, size_t index) override;
   // Whether parameter [group][index] keeps 8-bit states.
   bool eightBitStates(size_t group, size_t index) const { return layouts_[group][index].eightBit; }
 

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -40,15 +41,27 @@ class StepWhenAccumulated : public torch::autograd::FunctionPostHook {
 
 }  // namespace
 
-bool fusedBackwardPassRequested(const Config& config) {
-  return config.tab() != Tab::LoRA && config.getBool("fused_backward_pass");
+std::string fusedBackwardOption(const Config& config) {
+  if (config.tab() == Tab::LoRA) return "";
+  if (config.getBool("fused_backward_pass")) return "fused_backward_pass";
+  if (!isUnset(config.get("fused_optimizer_groups")) && config.getInt("fused_optimizer_groups") > 0) return "fused_optimizer_groups";
+  if (config.getBool("blockwise_fused_optimizers")) return "blockwise_fused_optimizers";
+  return "";
 }
 
-void checkFusedBackwardPass(const OptimizerSettings& optimizer, long long gradientAccumulationSteps) {
-  if (optimizer.type != "Adafactor")
+bool fusedBackwardPassRequested(const Config& config) { return !fusedBackwardOption(config).empty(); }
+
+void checkFusedBackwardPass(const OptimizerSettings& optimizer, long long gradientAccumulationSteps, const std::string& option) {
+  static const std::set<std::string> perParameter = {"Adafactor", "AdamW", "AdamW8bit", "PagedAdamW8bit", "PagedAdamW",
+                                                     "PagedAdamW32bit", "Lion", "Lion8bit", "PagedLion8bit", "SGDNesterov",
+                                                     "SGDNesterov8bit"};
+  if (option == "fused_backward_pass" && optimizer.type != "Adafactor")
     throw std::invalid_argument("fused_backward_pass works with optimizer_type Adafactor (as in sd-scripts), not " + optimizer.type);
+  if (!perParameter.count(optimizer.type))
+    throw std::invalid_argument(option + " steps each parameter as soon as its gradient is complete; " + optimizer.type +
+                                " estimates its step size across the parameters, so it needs them all (use it without " + option + ")");
   if (gradientAccumulationSteps > 1)
-    throw std::invalid_argument("fused_backward_pass steps each parameter within its backward pass: it cannot accumulate "
+    throw std::invalid_argument(option + " steps each parameter within its backward pass: it cannot accumulate "
                                 "gradients (gradient_accumulation_steps is " + std::to_string(gradientAccumulationSteps) + ")");
 }
 

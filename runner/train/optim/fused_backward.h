@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -18,13 +19,21 @@
 
 namespace sinter::train {
 
-// fused_backward_pass as the config sets it; a DreamBooth and fine-tune option (on the LoRA tab it
-// is ignored, as core's validation warns).
+// The DreamBooth/fine-tune option that steps parameters within the backward pass, as the config
+// sets it: "fused_backward_pass", "fused_optimizer_groups" (sdxl_train.py: N optimizers, each
+// stepped once its group's gradients are complete), "blockwise_fused_optimizers" (flux_train.py:
+// one optimizer per block), or "" (none; on the LoRA tab they are ignored, as core's validation
+// warns). The last two run as the first does, one parameter at a time: the same arithmetic for an
+// optimizer whose update is per parameter, with each gradient freed sooner.
+std::string fusedBackwardOption(const Config& config);
 bool fusedBackwardPassRequested(const Config& config);
 
-// Whether a run may use it, as sd-scripts allows it: Adafactor, no gradient accumulation (the
-// registry offers it to DreamBooth and fine-tune runs only). Else std::invalid_argument saying why.
-void checkFusedBackwardPass(const OptimizerSettings& optimizer, long long gradientAccumulationSteps);
+// Whether a run may use it, as sd-scripts allows it: fused_backward_pass with Adafactor; the group
+// options with an optimizer whose update is per parameter (not Prodigy or D-Adaptation, whose step
+// size is estimated across the parameters); no gradient accumulation. Else std::invalid_argument
+// saying why.
+void checkFusedBackwardPass(const OptimizerSettings& optimizer, long long gradientAccumulationSteps,
+                            const std::string& option = "fused_backward_pass");
 
 class FusedBackwardPass {
  public:

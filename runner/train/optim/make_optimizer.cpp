@@ -52,8 +52,15 @@ std::unique_ptr<Optimizer> makeOptimizer(const OptimizerSettings& settings, std:
     if (settings.type == "DAdaptLion") return std::make_unique<DAdaptLion>(std::move(groups), h);
     return std::make_unique<DAdaptAdamPreprint>(std::move(groups), h, settings.type);  // sd-scripts' DAdaptation
   }
-  if (std::unique_ptr<Optimizer> other = makeElementwiseOptimizer(settings, groups)) return other;
-  return std::make_unique<AdamW>(std::move(groups), settings.adamw);
+  std::unique_ptr<Optimizer> optimizer = makeElementwiseOptimizer(settings, groups);
+  if (!optimizer) optimizer = std::make_unique<AdamW>(std::move(groups), settings.adamw);
+  // Stepped within the backward pass (fused_optimizer_groups, blockwise_fused_optimizers), each
+  // gradient lives only until its parameter's step: drop the persistent buffers, so that the whole
+  // model's gradients never exist at once, the first step included.
+  if (fusedBackwardPass)
+    for (size_t g = 0; g < optimizer->groupCount(); ++g)
+      for (torch::Tensor p : optimizer->group(g).params) p.mutable_grad() = torch::Tensor();
+  return optimizer;
 }
 
 }  // namespace sinter::train

@@ -56,7 +56,11 @@ std::vector<torch::Tensor> OptimizerUpdate::mutableTensors() const {
 }
 
 void OptimizerUpdate::apply() {
-  if (fused_) return;
+  if (fused_) {
+    // Every parameter has stepped within backward() by now.
+    if (afterStep_) afterStep_();
+    return;
+  }
   if (reducer_) reducer_->finish();
   schedule_.apply(optimizer_);
   if (scaler_) {
@@ -69,6 +73,7 @@ void OptimizerUpdate::apply() {
     clipGradNorm(params_, maxGradNorm_);
     optimizer_.step();
   }
+  if (afterStep_) afterStep_();
   optimizer_.zeroGrad();
 }
 

@@ -7,9 +7,9 @@
 // pass instead (fused_backward.h).
 #include <torch/torch.h>
 
-#include <optional>
-
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "distributed/gradient_reducer.h"
@@ -44,6 +44,9 @@ class OptimizerUpdate {
   std::string describeAveraging() const;
   // Every tensor a micro-step changes (the optimizer's, the loss scaler's and the compute copies).
   std::vector<torch::Tensor> mutableTensors() const;
+  // Runs right after every optimizer step (device work only: it may be captured with the step),
+  // e.g. scale_weight_norms' max-norm of the LoRA weights.
+  void setAfterStep(std::function<void()> afterStep) { afterStep_ = std::move(afterStep); }
   // The fused backward pass, or null.
   FusedBackwardPass* fusedBackwardPass() { return fused_.get(); }
 
@@ -56,6 +59,7 @@ class OptimizerUpdate {
   std::vector<torch::Tensor> params_;  // the fixed list the step works on
   std::unique_ptr<FusedBackwardPass> fused_;
   std::unique_ptr<distributed::GradientReducer> reducer_;
+  std::function<void()> afterStep_;
 };
 
 }  // namespace sinter::train

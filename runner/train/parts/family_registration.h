@@ -38,6 +38,9 @@ struct FamilyRegistration {
   // --benchmark_steps: the family's training step at full (or tiny) size with random weights,
   // printed on stdout; returns an exit code. Empty: the family has no benchmark yet.
   std::function<int(const Config& config, long long steps, bool tiny, bool scalingRows)> benchmark;
+  // --benchmark_steps with --benchmark_optimizers: the same step with each optimizer this build
+  // has (eager and captured), beside AdamW's. Empty: the family has no such rows.
+  std::function<int(const Config& config, long long steps, bool tiny)> optimizerBenchmark;
 };
 
 // Every family this build trains, in the order the training table lists them (train/families.cpp).

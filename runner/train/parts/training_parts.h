@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -130,6 +131,13 @@ class MethodPart {
   // Compute-dtype copies of the trained weights that the forward pass uses, or null (the weights
   // are cast where they are used, or need no cast).
   virtual ComputeCopies* computeCopies() { return nullptr; }
+  // Run right after each optimizer step (eagerly or inside the captured step: device work only),
+  // e.g. scale_weight_norms' max-norm; empty: nothing.
+  virtual std::function<void()> afterOptimizerStep() { return {}; }
+  // Figures of the step just taken, as a 1-dim device tensor that the loop reads back with the
+  // loss (stepFigureNames() names them, in the order of sd-scripts' logs); undefined: none.
+  virtual torch::Tensor stepFigures() const { return {}; }
+  virtual std::vector<std::string> stepFigureNames() const { return {}; }
   // Dataset facts for the metadata, once the loop knows them.
   virtual void describeRun(const data::Dataset& dataset, long long batchesPerEpoch, long long numEpochs, long long maxTrainSteps,
                            int gradientAccumulationSteps) = 0;

@@ -20,6 +20,8 @@
 #include "train/methods/lora_method.h"
 #include "train/optim/adamw.h"
 #include "train/optim/lr_schedule.h"
+#include "train/optim/make_optimizer.h"
+#include "train/optim/optimizer_args.h"
 #include "train/optim/optimizer_update.h"
 #include "train/sdxl/sdxl_train_step.h"
 #include "train/sdxl/sdxl_unet_regions.h"
@@ -34,7 +36,7 @@ double relativeError(const torch::Tensor& out, const torch::Tensor& ref) {
 
 }  // namespace
 
-int runSdxlBenchmark(const Config& config, long long steps, bool tiny, bool scalingRows) {
+int runSdxlBenchmark(const Config& config, long long steps, bool tiny, bool scalingRows, bool optimizerRows) {
   BenchRanks ranks;
   const torch::Device device = ranks.device();
   scalingRows |= ranks.several();
@@ -112,25 +114,37 @@ int runSdxlBenchmark(const Config& config, long long steps, bool tiny, bool scal
   };
 
   std::vector<BenchRow> rows;
-  if (scalingRows) {
+  if (optimizerRows) {
+    // Each optimizer at its default arguments, with its own update around the same step; the
+    // learning rate is AdamW's 1e-4 (D-Adaptation and Prodigy scale it by their estimate).
+    const StepShape shape = stageRandom(1, side, side);
+    for (const std::string& type : availableOptimizerTypes()) {
+      const std::unique_ptr<Optimizer> other = makeOptimizer(parseOptimizerSettings(type, {}), groups, /*fusedBackwardPass=*/false);
+      OptimizerUpdate otherUpdate(*other, schedule, 1.0, false, device, copies.get());
+      ranks.attach(otherUpdate);
+      for (const BenchMode& m : {modes[0], modes[4]})
+        rows.push_back(runBenchRow(config, device, otherUpdate, model, m, {shape}, "bs1 " + std::to_string(side) + ", " + type, steps));
+    }
+  }
+  if (scalingRows && !optimizerRows) {
     const StepShape shape = stageRandom(1, side, side);
     for (const BenchMode& m : {modes[0], modes[4]})
       rows.push_back(row(m, {shape}, "bs1 " + std::to_string(side) + "x" + std::to_string(side)));
   }
-  for (int64_t batch : scalingRows ? std::vector<int64_t>{} : batchSizes) {
+  for (int64_t batch : scalingRows || optimizerRows ? std::vector<int64_t>{} : batchSizes) {
     const StepShape shape = stageRandom(batch, side, side);
     for (const BenchMode& m : modes)
       rows.push_back(row(m, {shape}, "bs" + std::to_string(batch) + " " + std::to_string(side) + "x" + std::to_string(side)));
   }
   std::vector<StepShape> mixed;
-  if (!scalingRows) {
+  if (!scalingRows && !optimizerRows) {
     for (const auto& [w, h] : threeBuckets) mixed.push_back(stageRandom(1, w, h));
     for (const BenchMode& m : {modes[0], modes[2], modes[4]}) rows.push_back(row(m, mixed, "bs1, 3 buckets"));
   }
   // channels_last: the U-Net's convolution weights in NHWC, so that cuDNN convolves without
   // converting layouts each time (its NCHW-to-NHWC conversions are ~4% of the captured step's
   // kernel time). Measured last: the weights stay converted.
-  if (!scalingRows) {
+  if (!scalingRows && !optimizerRows) {
     {
       torch::NoGradGuard noGrad;
       for (torch::Tensor& p : unet->parameters())

@@ -7,6 +7,8 @@ namespace sinter::train {
 
 // Prints the numbers on stdout; returns an exit code. `scalingRows`: only what the multi-GPU scaling
 // table compares (batch 1: eager and the whole step captured), as runs on several ranks always do.
-int runSdxlBenchmark(const Config& config, long long steps, bool tiny, bool scalingRows = false);
+// `optimizerRows`: instead, bs1 eager and captured (whole step) with AdamW and then with each other
+// optimizer this build has, at its default arguments (--benchmark_optimizers).
+int runSdxlBenchmark(const Config& config, long long steps, bool tiny, bool scalingRows = false, bool optimizerRows = false);
 
 }  // namespace sinter::train

@@ -22,7 +22,8 @@ SdxlFamilyOptions SdxlFamilyOptions::fromConfig(const Config& config, torch::Dty
   o.vae = config.getString("vae");
   o.clipTokenizer = config.getString("clip_tokenizer");
   o.maxTokenLength = isUnset(config.get("max_token_length")) ? 75 : static_cast<int>(config.getInt("max_token_length"));
-  o.gradientCheckpointing = config.getBool("gradient_checkpointing");
+  o.checkpointOffload = config.getBool("cpu_offload_checkpointing");
+  o.gradientCheckpointing = config.getBool("gradient_checkpointing") || o.checkpointOffload;
   o.cacheLatentsToDisk = config.getBool("cache_latents_to_disk");
   o.cacheLatents = config.getBool("cache_latents") || o.cacheLatentsToDisk;
   o.cacheTextToDisk = config.getBool("cache_text_encoder_outputs_to_disk");
@@ -30,7 +31,15 @@ SdxlFamilyOptions SdxlFamilyOptions::fromConfig(const Config& config, torch::Dty
   o.vaeBatchSize = static_cast<int>(config.getInt("vae_batch_size"));
   o.sampleSampler = config.getString("sample_sampler");
   o.step.noise.noiseOffset = optionalDouble(config, "noise_offset").value_or(0.0);
+  o.step.noise.noiseOffsetRandomStrength = config.getBool("noise_offset_random_strength");
+  o.step.noise.adaptiveNoiseScale = optionalDouble(config, "adaptive_noise_scale");
   o.step.noise.ipNoiseGamma = optionalDouble(config, "ip_noise_gamma").value_or(0.0);
+  o.step.noise.ipNoiseGammaRandomStrength = config.getBool("ip_noise_gamma_random_strength");
+  if (!isUnset(config.get("multires_noise_iterations"))) {
+    o.step.noise.multiresIterations = config.getInt("multires_noise_iterations");
+    o.step.noise.multiresDiscount = config.getDouble("multires_noise_discount");
+  }
+  o.step.schedule.zeroTerminalSnr = config.getBool("zero_terminal_snr");
   if (!isUnset(config.get("min_timestep"))) o.step.noise.minTimestep = config.getInt("min_timestep");
   if (!isUnset(config.get("max_timestep"))) o.step.noise.maxTimestep = config.getInt("max_timestep");
   o.step.loss.lossType = parseLossType(config.getString("loss_type"));
@@ -39,6 +48,9 @@ SdxlFamilyOptions SdxlFamilyOptions::fromConfig(const Config& config, torch::Dty
   o.step.loss.huberScale = config.getDouble("huber_scale");
   o.step.loss.vPrediction = config.getBool("v_parameterization");
   o.step.loss.minSnrGamma = optionalDouble(config, "min_snr_gamma");
+  o.step.loss.scaleVPredLossLikeNoisePred = config.getBool("scale_v_pred_loss_like_noise_pred");
+  o.step.loss.vPredLikeLoss = optionalDouble(config, "v_pred_like_loss");
+  o.step.loss.debiasedEstimation = config.getBool("debiased_estimation_loss");
   o.step.computeDtype = computeDtype;
   return o;
 }
@@ -54,7 +66,7 @@ SdxlFamily::SdxlFamily(const RunContext& run)
       tokenizer_(text::ClipTokenizer::fromPath(options_.clipTokenizer)) {
   spdlog::info("loading {}", options_.checkpoint);
   models_ = loadSdxlModelSet(options_.checkpoint, options_.vae);
-  models_.toDevice(device_, run.precision.weightDtype, run.precision.trainableModelDtype());
+  models_.toDevice(device_, run.precision.weightDtype, run.precision.trainableModelDtype(), run.precision.vaeDtype());
   models_.unet->setFusedKernels(run.compile.fuseKernels);
   step_ = std::make_unique<SdxlTrainStep>(models_.unet, options_.step, device_, run.noiseSeed());
 }
@@ -86,6 +98,7 @@ void SdxlFamily::setTraining(bool textEncoders) {
   models_.setTraining(textEncoders);
   // Set now that the method's adapters are attached: they decide whether the blocks draw random numbers.
   models_.unet->setGradientCheckpointing(options_.gradientCheckpointing, models::anyLoraDropout(*models_.unet));
+  models_.unet->setCheckpointOffload(options_.checkpointOffload);
 }
 
 SdxlFamily::TokenIds SdxlFamily::tokenize(const std::vector<std::string>& captions) const {

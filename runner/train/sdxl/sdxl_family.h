@@ -21,6 +21,7 @@ struct SdxlFamilyOptions {
   std::string clipTokenizer;
   int maxTokenLength = 75;
   bool gradientCheckpointing = false;
+  bool checkpointOffload = false;  // cpu_offload_checkpointing
   bool cacheLatents = false, cacheLatentsToDisk = false;
   bool cacheText = false, cacheTextToDisk = false;
   int vaeBatchSize = 1;

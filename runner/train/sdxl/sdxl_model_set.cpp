@@ -6,13 +6,14 @@
 
 namespace sinter::train {
 
-void SdxlModelSet::toDevice(const torch::Device& device, torch::Dtype dtype, std::optional<torch::Dtype> trainableDtype) {
+void SdxlModelSet::toDevice(const torch::Device& device, torch::Dtype dtype, std::optional<torch::Dtype> trainableDtype,
+                            std::optional<torch::Dtype> vaeDtype) {
   for (torch::nn::Module* m : std::initializer_list<torch::nn::Module*>{unet.get(), clipL.get(), bigG.get()}) {
     m->to(device);
     castFrozen(*m, trainableDtype.value_or(dtype));
   }
   vae->to(device);
-  castFrozen(*vae, dtype == torch::kHalf ? torch::kFloat32 : dtype);
+  castFrozen(*vae, vaeDtype.value_or(dtype == torch::kHalf ? torch::kFloat32 : dtype));
 }
 
 void SdxlModelSet::setTraining(bool textEncoders) {

@@ -21,7 +21,10 @@ struct SdxlModelSet {
 
   // Frozen weights in `dtype` (the VAE stays fp32 under fp16: SDXL's VAE overflows in fp16); the
   // models a run may train (the UNet and text encoders) in `trainableDtype` where it is given.
-  void toDevice(const torch::Device& device, torch::Dtype dtype, std::optional<torch::Dtype> trainableDtype = std::nullopt);
+  // The VAE in `vaeDtype` where it is given (no_half_vae: PrecisionPlan::vaeDtype()), else float32
+  // under fp16 and `dtype` otherwise.
+  void toDevice(const torch::Device& device, torch::Dtype dtype, std::optional<torch::Dtype> trainableDtype = std::nullopt,
+                std::optional<torch::Dtype> vaeDtype = std::nullopt);
   // Text encoders in training mode only when their LoRA modules train (dropout); the rest eval.
   void setTraining(bool textEncoders);
   // Scaled latents of [-1, 1] images, without gradients, sampled with `generator` (so a resumed

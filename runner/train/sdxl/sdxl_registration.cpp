@@ -12,7 +12,12 @@ FamilyRegistration sdxlRegistration() {
   r.networkModule = "networks.lora";  // sdxl_train_network.py's
   // Samples: sample_sampler's schedulers (sample/diffusion_samplers.h); fp8_base is FLUX's only so
   // far; sdxl_train.py trains the text encoders with train_text_encoder.
-  r.benchmark = runSdxlBenchmark;
+  r.benchmark = [](const Config& config, long long steps, bool tiny, bool scalingRows) {
+    return runSdxlBenchmark(config, steps, tiny, scalingRows);
+  };
+  r.optimizerBenchmark = [](const Config& config, long long steps, bool tiny) {
+    return runSdxlBenchmark(config, steps, tiny, /*scalingRows=*/false, /*optimizerRows=*/true);
+  };
   return r;
 }
 

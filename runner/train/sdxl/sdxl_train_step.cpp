@@ -10,7 +10,7 @@ SdxlTrainStep::SdxlTrainStep(models::SdxlUnet unet, SdxlStepOptions options, tor
     : unet_(std::move(unet)),
       options_(std::move(options)),
       device_(device),
-      schedule_(NoiseScheduleOptions{}, device),
+      schedule_(options_.schedule, device),
       generator_(makeGenerator(device, seed)) {}
 
 StepShape SdxlTrainStep::shapeOf(const SdxlStepBatch& b) {

@@ -21,6 +21,7 @@ struct SdxlStepBatch {
 };
 
 struct SdxlStepOptions {
+  NoiseScheduleOptions schedule;
   NoiseSamplingOptions noise;
   DiffusionLossOptions loss;
   torch::Dtype computeDtype = torch::kFloat32;  // the frozen weights' dtype
