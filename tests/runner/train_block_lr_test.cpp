@@ -45,12 +45,11 @@ TEST(BlockLr, NamesMapToSdScriptsBlocks) {
   EXPECT_THROW(sdxlBlockLrIndex("outer.weight"), std::invalid_argument);
 }
 
-// Every parameter of the U-Net (full SDXL layout) has a block, and every block has parameters.
+// Every parameter of the U-Net has a block (the tiny U-Net has the SDXL layout with fewer input
+// and output blocks): the embeddings, the three middle blocks and the out layers among them.
 TEST(BlockLr, EveryUnetParameterHasABlock) {
   models::SdxlUnet unet(models::SdxlUnetConfig::tiny());
   std::map<int, int> perBlock;
   for (const auto& p : unet->named_parameters(/*recurse=*/true)) ++perBlock[sdxlBlockLrIndex(p.key())];
-  EXPECT_EQ(perBlock.size(), 23u);
-  EXPECT_EQ(perBlock.begin()->first, 0);
-  EXPECT_EQ(perBlock.rbegin()->first, 22);
+  for (int block : {0, 1, 10, 11, 12, 13, 22}) EXPECT_GT(perBlock[block], 0) << block;
 }
