@@ -426,7 +426,7 @@ TEST_F(FullWeightsRun, InitialStepStartsTheCountersNotTheSchedule) {
 
   // initial_epoch 2 of 2 with skip_until_initial_step: the second epoch's steps alone.
   ProcessResult e = runRunner({"--config_file", writeConfig("initial_epoch.toml", path("out_initial_epoch"),
-                                                            "training_type = \"finetune\"\nmax_train_epochs = 2\ninitial_epoch = 2\n"
+                                                            "training_type = \"finetune\"\nmax_train_epochs = 2\ninitial_epoch = 2\ntrain_batch_size = 8\n"
                                                             "skip_until_initial_step = true\n"),
                                "--events", "jsonl"});
   ASSERT_EQ(e.exitCode, 0) << e.err;
