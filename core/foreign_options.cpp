@@ -65,8 +65,6 @@ std::vector<ForeignOption> buildForeignOptions() {
        "resuming from the Hugging Face Hub is not in Sinter: download the state folder and set resume to it"},
       {"async_upload", T::Bool, B(false), R, kHub},
       {"save_n_epoch_ratio", T::Int, none, R, "saving by a ratio of the epochs is not in Sinter: use save_every_n_epochs"},
-      {"save_last_n_epochs_state", T::Int, none, R,
-       "keeping a different number of states than models is not in Sinter; save_last_n_epochs removes old states with their models"},
       {"mem_eff_attn", T::Bool, B(false), I, kAttention},
       {"torch_compile", T::Bool, B(false), R, "Sinter compiles natively: use compile = true (and compile_backend)"},
       {"dynamo_backend", T::String, S("inductor"), R, "Sinter compiles natively: use compile_backend (with compile = true)"},
@@ -89,7 +87,6 @@ std::vector<ForeignOption> buildForeignOptions() {
       {"zero3_save_16bit_model", T::Bool, B(false), R, kDeepSpeed},
       {"fp16_master_weights_and_gradients", T::Bool, B(false), R, kDeepSpeed},
       // add_optimizer_arguments
-      {"lr_scheduler_timescale", T::Int, none, R, "the inverse_sqrt schedule is not in Sinter; lr_scheduler lists the schedules it has"},
       // custom_train_functions.add_custom_train_arguments
       {"weighted_captions", T::Bool, B(false), R, "weighted captions ((token:1.3)) are not in Sinter yet"},
       // train_network.py

@@ -285,6 +285,9 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "Learning rate of CLIP-L; learning_rate when unset.")).tabs(DB | FT).families(SDXL).min(0).max(1),
       Opt("learning_rate_te2", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Learning rate TE2"),
           QT_TRANSLATE_NOOP("Option", "Learning rate of OpenCLIP bigG; learning_rate when unset.")).tabs(DB | FT).families(SDXL).min(0).max(1),
+      Opt("block_lr", T::String, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "U-Net block learning rates"),
+          QT_TRANSLATE_NOOP("Option", "23 comma-separated learning rates for the U-Net's blocks (time/label embedding, 9 input, 3 middle, "
+                                      "9 output, out), used instead of learning_rate for the U-Net; 0 freezes a block.")).tabs(DB | FT).families(SDXL).advanced(),
       Opt("guidance_scale", T::Float, D(3.5), Sec::Training, QT_TRANSLATE_NOOP("Option", "Guidance scale"),
           QT_TRANSLATE_NOOP("Option", "FLUX.1-dev guidance value fed to the model while training.")).families(FLUX).min(0).max(100),
       Opt("timestep_sampling", T::Enum, S("sigma"), Sec::Training, QT_TRANSLATE_NOOP("Option", "Timestep sampling"),
@@ -361,14 +364,32 @@ std::vector<OptionSpec> buildRegistry() {
       Opt("learning_rate", T::Float, D(2e-6), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Learning rate"),
           QT_TRANSLATE_NOOP("Option", "Base learning rate.")).min(0).max(1),
       Opt("lr_scheduler", T::Enum, S("constant"), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "LR scheduler"),
-          QT_TRANSLATE_NOOP("Option", "Learning-rate schedule.")).choices({"constant", "constant_with_warmup", "linear", "cosine",
-                                                 "cosine_with_restarts", "polynomial", "adafactor"}),
+          QT_TRANSLATE_NOOP("Option", "Learning-rate schedule (diffusers/transformers names, as sd-scripts); lr_scheduler_type replaces it."))
+          .choices({"constant", "constant_with_warmup", "linear", "cosine", "cosine_with_restarts", "polynomial", "adafactor",
+                    "inverse_sqrt", "cosine_with_min_lr", "warmup_stable_decay", "piecewise_constant"}),
+      Opt("lr_scheduler_type", T::String, none, Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "LR scheduler class"),
+          QT_TRANSLATE_NOOP("Option", "A torch.optim.lr_scheduler class (short or full name) used instead of lr_scheduler, with "
+                                      "lr_scheduler_args as its arguments (e.g. T_max=1000), stepped once per optimizer step."))
+          .suggestions({"CosineAnnealingLR", "CosineAnnealingWarmRestarts", "StepLR", "MultiStepLR", "ExponentialLR", "LinearLR",
+                        "ConstantLR", "PolynomialLR", "OneCycleLR"})
+          .advanced(),
+      Opt("lr_scheduler_args", T::List, none, Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "LR scheduler arguments"),
+          QT_TRANSLATE_NOOP("Option", "key=value pairs with Python values for the schedule, e.g. T_max=1000 eta_min=1e-6, "
+                                      "milestones=[500,800], step_rules='1:10,0.1:20,0.01', warmup_type='linear'."))
+          .advanced(),
       Opt("lr_warmup_steps", T::Float, I(0), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "LR warmup steps"),
           QT_TRANSLATE_NOOP("Option", "Warm-up steps, or a ratio of the total steps when below 1.")).min(0).max(1e12),
       Opt("lr_scheduler_num_cycles", T::Int, I(1), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "LR cycles"),
           QT_TRANSLATE_NOOP("Option", "Restarts of cosine_with_restarts.")).min(1).max(1000).advanced(),
       Opt("lr_scheduler_power", T::Float, D(1.0), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "LR power"),
           QT_TRANSLATE_NOOP("Option", "Power of the polynomial schedule.")).min(0).max(100).advanced(),
+      Opt("lr_decay_steps", T::Float, I(0), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "LR decay steps"),
+          QT_TRANSLATE_NOOP("Option", "Decay steps of warmup_stable_decay, or a ratio of the total steps when below 1.")).min(0).max(1e12).advanced(),
+      Opt("lr_scheduler_min_lr_ratio", T::Float, none, Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "LR minimum ratio"),
+          QT_TRANSLATE_NOOP("Option", "Lowest learning rate as a ratio of the initial one, for cosine_with_min_lr and "
+                                      "warmup_stable_decay.")).min(0).max(1).advanced(),
+      Opt("lr_scheduler_timescale", T::Int, none, Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "LR timescale"),
+          QT_TRANSLATE_NOOP("Option", "Timescale of inverse_sqrt; the warmup steps when unset (10000 without warmup).")).min(1).max(1e12).advanced(),
 
       // ---- compile (SDXL and FLUX only) ----
       Opt("compile", T::Bool, B(false), Sec::Compile, QT_TRANSLATE_NOOP("Option", "Enable torch.compile"),
@@ -412,12 +433,23 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "Delete older per-epoch saves, keeping the last N.")).min(1).max(1e9).advanced(),
       Opt("save_last_n_steps", T::Int, none, Sec::Saving, QT_TRANSLATE_NOOP("Option", "Keep last N steps"),
           QT_TRANSLATE_NOOP("Option", "Delete per-step saves older than N steps.")).min(1).max(1e12).advanced(),
+      Opt("save_last_n_epochs_state", T::Int, none, Sec::Saving, QT_TRANSLATE_NOOP("Option", "Keep last N epoch states"),
+          QT_TRANSLATE_NOOP("Option", "Delete older per-epoch states, keeping the last N (instead of save_last_n_epochs for states).")).min(1).max(1e9).advanced(),
+      Opt("save_last_n_steps_state", T::Int, none, Sec::Saving, QT_TRANSLATE_NOOP("Option", "Keep last N step states"),
+          QT_TRANSLATE_NOOP("Option", "Delete per-step states older than N steps (instead of save_last_n_steps for states).")).min(1).max(1e12).advanced(),
       Opt("save_state", T::Bool, B(false), Sec::Saving, QT_TRANSLATE_NOOP("Option", "Save training state"),
           QT_TRANSLATE_NOOP("Option", "Save optimizer, scheduler and data position with each save, for resuming.")),
       Opt("save_state_on_train_end", T::Bool, B(false), Sec::Saving, QT_TRANSLATE_NOOP("Option", "Save state at the end"),
           QT_TRANSLATE_NOOP("Option", "Save the training state once training ends.")).advanced(),
       Opt("resume", T::Path, none, Sec::Saving, QT_TRANSLATE_NOOP("Option", "Resume from state"),
           QT_TRANSLATE_NOOP("Option", "A saved state folder to continue from.")).dir(),
+      Opt("initial_step", T::Int, none, Sec::Saving, QT_TRANSLATE_NOOP("Option", "Initial step"),
+          QT_TRANSLATE_NOOP("Option", "Start the step count here (all epochs counted; overrides initial_epoch and a resumed state's step). "
+                                      "The lr schedule keeps its own count: from 0, or from the resumed state.")).min(0).max(1e12).advanced(),
+      Opt("initial_epoch", T::Int, none, Sec::Saving, QT_TRANSLATE_NOOP("Option", "Initial epoch"),
+          QT_TRANSLATE_NOOP("Option", "Start at this epoch (1 is the first): the step count starts at its first step.")).min(1).max(1e9).advanced(),
+      Opt("skip_until_initial_step", T::Bool, B(false), Sec::Saving, QT_TRANSLATE_NOOP("Option", "Skip data until initial step"),
+          QT_TRANSLATE_NOOP("Option", "With initial_step or initial_epoch, continue the data from that step's batch instead of the start of its epoch.")).advanced(),
       Opt("huggingface_token", T::String, none, Sec::Saving, QT_TRANSLATE_NOOP("Option", "Hugging Face token"),
           QT_TRANSLATE_NOOP("Option", "Token for uploads. Never written to configs or presets.")).secret().advanced(),
 

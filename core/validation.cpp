@@ -37,13 +37,14 @@ void checkApplicability(const Config& config, Checker& k) {
     const OptionSpec* spec = findOption(key);
     if (!spec || spec->isUnsetValue(value) || value == spec->defaultValue) continue;
     if (family && !spec->appliesToFamily(*family)) {
-      if (key == "blocks_to_swap") continue;  // an error of its own below
+      if (key == "blocks_to_swap" || key == "block_lr") continue;  // an error of its own below
       if (spec->section == Section::Compile)
         k.warning(key, key + ": compile settings apply to SDXL and FLUX only; ignored for " +
                            toString(*family) + " and not saved");
       else
         k.warning(key, key + " does not apply to " + std::string(toString(*family)) + "; ignored and not saved");
     } else if (!spec->appliesToTab(tab)) {
+      if (key == "block_lr") continue;  // an error of its own below
       k.warning(key, key + " does not apply to " + std::string(toString(tab)) + " training; ignored and not saved");
     }
   }
@@ -197,13 +198,45 @@ std::vector<Diagnostic> validateConfig(const Config& config) {
   }
 
   // Schedules and saving.
-  if (k.str("lr_scheduler") == "constant" && k.num("lr_warmup_steps") > 0)
+  if (k.str("lr_scheduler") == "constant" && !k.set("lr_scheduler_type") && k.num("lr_warmup_steps") > 0)
     k.warning("lr_warmup_steps", "lr_warmup_steps is ignored by the constant scheduler; use constant_with_warmup");
   if (k.on("sdpa") && k.on("xformers")) k.warning("xformers", "sdpa and xformers are both set; sdpa is used");
   if (k.set("save_last_n_epochs") && !k.set("save_every_n_epochs"))
     k.warning("save_last_n_epochs", "save_last_n_epochs has no effect without save_every_n_epochs");
   if (k.set("save_last_n_steps") && !k.set("save_every_n_steps"))
     k.warning("save_last_n_steps", "save_last_n_steps has no effect without save_every_n_steps");
+  for (const char* key : {"save_last_n_epochs_state", "save_last_n_steps_state"}) {
+    const std::string every = std::string(key) == "save_last_n_steps_state" ? "save_every_n_steps" : "save_every_n_epochs";
+    if (k.set(key) && (!k.set(every) || !k.on("save_state")))
+      k.warning(key, std::string(key) + " has no effect without " + every + " and save_state");
+  }
+  // Options that only some schedules read (sd-scripts' get_scheduler_fix passes them to those alone).
+  const std::string scheduler = k.set("lr_scheduler_type") ? "" : k.str("lr_scheduler");
+  if (k.set("lr_scheduler_type") && k.num("lr_warmup_steps") > 0)
+    k.error("lr_warmup_steps", "lr_scheduler_type " + k.str("lr_scheduler_type") + " does not take lr_warmup_steps: set it to 0");
+  if (k.set("lr_scheduler_min_lr_ratio") && scheduler != "cosine_with_min_lr" && scheduler != "warmup_stable_decay")
+    k.warning("lr_scheduler_min_lr_ratio", "lr_scheduler_min_lr_ratio is used by the cosine_with_min_lr and warmup_stable_decay "
+                                           "schedules only; ignored here");
+  if (k.num("lr_decay_steps") > 0 && scheduler != "warmup_stable_decay")
+    k.warning("lr_decay_steps", "lr_decay_steps is used by the warmup_stable_decay schedule only; ignored here");
+  if (k.set("lr_scheduler_timescale") && scheduler != "inverse_sqrt")
+    k.warning("lr_scheduler_timescale", "lr_scheduler_timescale is used by the inverse_sqrt schedule only; ignored here");
+  if (scheduler == "piecewise_constant" && k.num("lr_warmup_steps") > 0)
+    k.warning("lr_warmup_steps", "piecewise_constant has no warmup (its step_rules set every step's rate); lr_warmup_steps is ignored");
+  if (k.on("skip_until_initial_step") && !k.set("initial_step") && !k.set("initial_epoch"))
+    k.warning("skip_until_initial_step", "skip_until_initial_step has no effect without initial_step or initial_epoch (a resumed run "
+                                         "always goes on from its state's data position)");
+  if (k.set("initial_step") && k.set("initial_epoch"))
+    k.warning("initial_epoch", "initial_step is set, so initial_epoch is ignored");
+  // block_lr is sdxl_train.py's: SDXL DreamBooth and fine-tuning only.
+  if (k.set("block_lr")) {
+    if (family && *family != Family::SDXL)
+      k.error("block_lr", "block_lr sets learning rates for the blocks of the SDXL U-Net (sdxl_train.py); " + std::string(toString(*family)) +
+                              " has none (its training script refuses --block_lr: unrecognized arguments)");
+    else if (config.tab() == Tab::LoRA)
+      k.error("block_lr", "block_lr is for SDXL DreamBooth and fine-tuning (sdxl_train.py); LoRA training refuses it (train_network.py: "
+                          "unrecognized arguments): use network_args down_lr_weight, mid_lr_weight and up_lr_weight");
+  }
   if (k.set("train_data_dir") && k.set("dataset_config"))
     k.warning("train_data_dir", "dataset_config is set, so train_data_dir and reg_data_dir are ignored");
   return k.take();

@@ -371,3 +371,94 @@ TEST_F(FullWeightsRun, FineTuneReadsCaptionsFromInJson) {
   EXPECT_EQ(bad.exitCode, 2);
   EXPECT_NE(bad.err.find("bad_meta.json: \"nowhere\": no image"), std::string::npos) << bad.err;
 }
+
+// block_lr (sdxl_train.py): the U-Net's blocks train at their own rates, and a block at 0 keeps its
+// weights exactly; the text encoders and the VAE stay frozen.
+TEST_F(FullWeightsRun, BlockLrTrainsEachBlockAtItsRate) {
+  std::string rates;
+  for (int b = 0; b < 23; ++b) rates += (b ? "," : "") + std::string(b <= 9 ? "0" : "0.001");  // embeddings and input blocks frozen
+  const std::string cfg = writeConfig("block_lr.toml", path("out_block_lr"),
+                                      "training_type = \"finetune\"\nmax_train_steps = 3\nblock_lr = \"" + rates + "\"\n");
+  ProcessResult r = runRunner({"--config_file", cfg});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.err.find("U-Net block10"), std::string::npos) << r.err;
+  const std::string saved = path("out_block_lr/db.safetensors"), base = path("tiny_sdxl.safetensors");
+  EXPECT_EQ(maxDifference(saved, base, "model.diffusion_model.time_embed."), 0.0);
+  EXPECT_EQ(maxDifference(saved, base, "model.diffusion_model.label_emb."), 0.0);
+  EXPECT_EQ(maxDifference(saved, base, "model.diffusion_model.input_blocks."), 0.0);
+  EXPECT_GT(maxDifference(saved, base, "model.diffusion_model.middle_block."), 1e-6);
+  EXPECT_GT(maxDifference(saved, base, "model.diffusion_model.output_blocks."), 1e-6);
+  EXPECT_GT(maxDifference(saved, base, "model.diffusion_model.out."), 1e-6);
+  EXPECT_EQ(maxDifference(saved, base, "conditioner."), 0.0);
+
+  // Refused where sd-scripts has no block_lr (FLUX, LoRA), and with a count other than 23.
+  const std::string flux = path("block_lr_flux.toml");
+  std::ofstream(flux) << "model_family = \"flux\"\ntraining_type = \"finetune\"\npretrained_model_name_or_path = \"" +
+                             path("flux/flux1-dev.safetensors") + "\"\nblock_lr = \"" + rates + "\"\n";
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--config_file", flux, "--dry_run"},
+           {"--config_file", writeConfig("block_lr_lora.toml", path("out_block_lr_lora"), "training_type = \"lora\"\nblock_lr = \"" + rates + "\"\n"),
+            "--dry_run"},
+           {"--config_file", writeConfig("block_lr_count.toml", path("out_block_lr_count"), "training_type = \"finetune\"\nblock_lr = \"0.001,0\"\n"),
+            "--dry_run"}}) {
+    const ProcessResult refused = runRunner(args);
+    EXPECT_EQ(refused.exitCode, 2) << args[1] << ":\n" << refused.err;
+    EXPECT_NE(refused.err.find("block_lr"), std::string::npos) << refused.err;
+  }
+}
+
+// initial_step / initial_epoch (train_network.py): the step and epoch counters start there, and the
+// lr schedule starts from its beginning (a fresh run has no state to continue it from).
+TEST_F(FullWeightsRun, InitialStepStartsTheCountersNotTheSchedule) {
+  const std::string cfg = writeConfig("initial_step.toml", path("out_initial_step"),
+                                      "training_type = \"finetune\"\nmax_train_steps = 6\ninitial_step = 3\n"
+                                      "lr_scheduler = \"constant_with_warmup\"\nlr_warmup_steps = 2\n");
+  ProcessResult r = runRunner({"--config_file", cfg, "--events", "jsonl"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const auto steps = sinter::test::eventsOfType<sinter::events::Step>(r);
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[0].step, 4);
+  EXPECT_EQ(steps[2].step, 6);
+  EXPECT_NEAR(steps[0].lr, 0.0, 1e-12);      // warmup step 0 of 2
+  EXPECT_NEAR(steps[1].lr, 0.0005, 1e-12);   // 1 of 2
+  EXPECT_NEAR(steps[2].lr, 0.001, 1e-12);
+  EXPECT_EQ(sinter::test::eventsOfType<sinter::events::Done>(r).back().steps, 6);
+
+  // initial_epoch 2 of 2 with skip_until_initial_step: the second epoch's steps alone.
+  ProcessResult e = runRunner({"--config_file", writeConfig("initial_epoch.toml", path("out_initial_epoch"),
+                                                            "training_type = \"finetune\"\nmax_train_epochs = 2\ninitial_epoch = 2\ntrain_batch_size = 8\n"
+                                                            "skip_until_initial_step = true\n"),
+                               "--events", "jsonl"});
+  ASSERT_EQ(e.exitCode, 0) << e.err;
+  const auto epochSteps = sinter::test::eventsOfType<sinter::events::Step>(e);
+  const auto epochs = sinter::test::eventsOfType<sinter::events::Epoch>(e);
+  ASSERT_EQ(epochs.size(), 1u);
+  EXPECT_EQ(epochs[0].epoch, 2);
+  const long long perEpoch = epochs[0].step / 2;
+  ASSERT_EQ(static_cast<long long>(epochSteps.size()), perEpoch);
+  EXPECT_EQ(epochSteps.front().step, perEpoch + 1);
+  EXPECT_EQ(epochSteps.front().epoch, 2);
+
+  // initial_step at or past max_train_steps is refused naming it.
+  const ProcessResult past = runRunner({"--config_file", cfg, "--initial_step", "6", "--dry_run"});
+  EXPECT_EQ(past.exitCode, 2) << past.err;
+  EXPECT_NE(past.err.find("initial_step"), std::string::npos) << past.err;
+}
+
+// save_last_n_steps_state keeps the states of the last N steps; the models follow save_last_n_steps
+// (unset here: all kept).
+TEST_F(FullWeightsRun, SaveLastNStepsStatePrunesOnlyStates) {
+  const std::string cfg = writeConfig("last_states.toml", path("out_last_states"),
+                                      "training_type = \"finetune\"\nmax_train_steps = 5\nsave_every_n_steps = 1\nsave_state = true\n"
+                                      "save_last_n_steps_state = 1\n");
+  ProcessResult r = runRunner({"--config_file", cfg});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  for (int step = 1; step <= 4; ++step) {
+    char stem[64];
+    std::snprintf(stem, sizeof stem, "out_last_states/db-step%08d", step);
+    EXPECT_TRUE(fs::exists(path(std::string(stem) + ".safetensors"))) << stem;
+    // sd-scripts: saving step s removes the state of step s - 1 - 1 (rounded to the save interval).
+    EXPECT_EQ(fs::exists(path(std::string(stem) + "-state")), step >= 3) << stem;
+  }
+  EXPECT_TRUE(fs::exists(path("out_last_states/db-state")));
+}

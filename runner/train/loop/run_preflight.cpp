@@ -29,6 +29,7 @@
 #include "train/objectives/diffusion_loss.h"
 #include "train/optim/fused_backward.h"
 #include "train/optim/lr_schedule.h"
+#include "train/optim/lr_schedule_config.h"
 #include "train/optim/optimizer_args.h"
 #include "train/parts/family_registration.h"
 #include "train/parts/preflight_checks.h"
@@ -112,6 +113,9 @@ bool checkValues(const Config& config, PreflightChecks& k) {
     if (optimizer) resolveLrScheduler(config.getString("lr_scheduler"), *optimizer);
     else parseLrSchedulerType(config.getString("lr_scheduler"));
   });
+  if (optimizer)
+    ok &= k.parse(config.getString("lr_scheduler_type").empty() ? "lr_scheduler_args" : "lr_scheduler_type",
+                  [&] { lrScheduleOptionsFromConfig(config, *optimizer); });
   if (optimizer && fusedBackwardPassRequested(config))
     ok &= k.parse(fusedBackwardOption(config), [&] {
       checkFusedBackwardPass(*optimizer, config.getInt("gradient_accumulation_steps"), fusedBackwardOption(config));
@@ -149,9 +153,13 @@ std::optional<data::Dataset> checkDataset(const Config& config, bool valuesParse
   });
   if (!dataset) return std::nullopt;
   if (!valuesParsed) return dataset;
-  k.parse("lr_warmup_steps", [&] {
+  k.parse("lr_scheduler", [&] {
     const LoopOptions options = LoopOptions::fromConfig(config, PrecisionPlan{});
     const LrSchedule checked(planSchedule(options, data::BatchPlan(*dataset, 0).batchesPerEpoch()).lr);
+  });
+  k.parse(config.has("initial_step") ? "initial_step" : "initial_epoch", [&] {
+    const LoopOptions options = LoopOptions::fromConfig(config, PrecisionPlan{});
+    checkInitialStep(options, planSchedule(options, data::BatchPlan(*dataset, 0).batchesPerEpoch()));
   });
   return dataset;
 }

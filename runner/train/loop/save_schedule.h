@@ -1,6 +1,7 @@
 #pragma once
 // What to save when, and what to delete, with sd-scripts' file names and rules
-// (train_util.py: "{name}-{epoch:06d}", "{name}-step{step:08d}", "{name}"; save_last_n_*).
+// (train_util.py: "{name}-{epoch:06d}", "{name}-step{step:08d}", "{name}"; save_last_n_*, and
+// save_last_n_*_state, which keep states by their own window in place of save_last_n_*'s).
 #include <optional>
 #include <string>
 
@@ -14,6 +15,7 @@ std::string stepFileStem(const std::string& name, long long step);
 
 struct SaveSchedule {
   std::optional<long long> everyEpochs, everySteps, lastEpochs, lastSteps;
+  std::optional<long long> lastEpochsState, lastStepsState;  // save_last_n_epochs_state, save_last_n_steps_state
   bool saveState = false;
   bool saveStateOnTrainEnd = false;
 
@@ -24,6 +26,9 @@ struct SaveSchedule {
   // The epoch / step save that falls out of the kept window once `epoch` / `step` is saved.
   std::optional<long long> epochToRemove(long long epoch) const;
   std::optional<long long> stepToRemove(long long step) const;
+  // The same for the states saved with them (save_last_n_*_state, else save_last_n_*).
+  std::optional<long long> epochStateToRemove(long long epoch) const;
+  std::optional<long long> stepStateToRemove(long long step) const;
 };
 
 }  // namespace sinter::train

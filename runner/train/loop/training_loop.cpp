@@ -28,6 +28,7 @@
 #include "train/loop/sample_images.h"
 #include "train/loop/stop_request.h"
 #include "train/optim/fused_backward.h"
+#include "train/optim/lr_schedule_config.h"
 #include "train/optim/make_optimizer.h"
 #include "train/optim/optimizer_args.h"
 #include "train/optim/optimizer_update.h"
@@ -59,16 +60,17 @@ LoopOptions LoopOptions::fromConfig(const Config& config, const PrecisionPlan& p
   o.maxTrainSteps = config.getInt("max_train_steps");
   o.workers = static_cast<int>(config.getInt("max_data_loader_n_workers"));
   o.optimizer = optimizerSettingsFromConfig(config);
-  o.lr.type = resolveLrScheduler(config.getString("lr_scheduler"), o.optimizer, &o.lrSchedulerReplaced);
+  o.lr = lrScheduleOptionsFromConfig(config, o.optimizer, &o.lrSchedulerReplaced);
   o.fusedBackwardPass = fusedBackwardPassRequested(config);
   if (o.fusedBackwardPass) checkFusedBackwardPass(o.optimizer, o.gradientAccumulationSteps, fusedBackwardOption(config));
-  o.lr.numCycles = config.getInt("lr_scheduler_num_cycles");
-  o.lr.power = config.getDouble("lr_scheduler_power");
-  o.lr.initialLr = config.getDouble("learning_rate");
   o.lrWarmupSteps = config.getDouble("lr_warmup_steps");
+  o.lrDecaySteps = config.getDouble("lr_decay_steps");
   o.maxGradNorm = config.getDouble("max_grad_norm");
   o.lossScaling = precision.lossScaling;
   o.resume = config.getString("resume");
+  o.initialStep = optionalInt(config, "initial_step");
+  o.initialEpoch = optionalInt(config, "initial_epoch");
+  o.skipUntilInitialStep = config.getBool("skip_until_initial_step");
   o.saves = SaveSchedule::fromConfig(config);
   o.profileSteps = optionalInt(config, "profile_steps").value_or(0);
   return o;
@@ -81,7 +83,18 @@ RunSchedule planSchedule(const LoopOptions& options, long long batchesPerEpoch) 
   s.lr = options.lr;
   s.lr.totalSteps = s.length.maxTrainSteps;
   s.lr.warmupSteps = resolveWarmupSteps(options.lrWarmupSteps, s.length.maxTrainSteps);
+  s.lr.decaySteps = resolveWarmupSteps(options.lrDecaySteps, s.length.maxTrainSteps, "lr_decay_steps");
+  s.initialStep = options.initialStep.value_or(options.initialEpoch ? (*options.initialEpoch - 1) * s.length.stepsPerEpoch : 0);
   return s;
+}
+
+void checkInitialStep(const LoopOptions& options, const RunSchedule& schedule) {
+  if (schedule.initialStep < 0) throw std::invalid_argument("initial_step must not be negative");
+  // train_network.py: "max_train_steps should be greater than initial step".
+  if (schedule.initialStep > 0 && schedule.length.maxTrainSteps <= schedule.initialStep)
+    throw std::invalid_argument("max_train_steps (" + std::to_string(schedule.length.maxTrainSteps) + ") must be greater than " +
+                                (options.initialStep ? "initial_step" : "the step initial_epoch starts at") + " (" +
+                                std::to_string(schedule.initialStep) + ")");
 }
 
 int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& method, const data::Dataset& dataset,
@@ -96,6 +109,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   const data::BatchPlan plan(dataset, run.seed, shard);
   const RunSchedule planned = planSchedule(options, plan.batchesPerEpoch());
   const data::TrainingLength& length = planned.length;
+  checkInitialStep(options, planned);
   method.describeRun(dataset, plan.batchesPerEpoch(), length.numEpochs, length.maxTrainSteps, gradAccum);
 
   // Optimizer and schedule.
@@ -185,6 +199,27 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     if (position.seed != run.seed) spdlog::warn("resume: the data order continues with the saved seed {}", position.seed);
     spdlog::info("resumed from {} at step {}", options.resume, globalStep);
   }
+  // What the lr schedule reads: the optimizer's completed steps (a resumed state's, or 0).
+  long long scheduleStep = static_cast<long long>(optimizer.stepCount().item<double>());
+  // initial_step / initial_epoch (train_network.py): the step and epoch counters start there, in
+  // place of a resumed state's step; the lr schedule keeps its own count. The data goes on from that
+  // step's batch with skip_until_initial_step, else from the start of its epoch.
+  if (options.initialStep || options.initialEpoch) {
+    const std::string key = options.initialStep ? "initial_step" : "initial_epoch";
+    if (!options.resume.empty())
+      spdlog::warn("resume: the step saved in {} ({}) is ignored because {} is set (as sd-scripts does); the optimizer and the lr "
+                   "schedule continue from the state", options.resume, globalStep, key);
+    globalStep = planned.initialStep;
+    position = options.skipUntilInitialStep
+                   ? data::positionForStep(position.seed, globalStep, plan.batchesPerEpoch(), gradAccum)
+                   : data::DataOrderState{position.seed, globalStep / std::max(1LL, length.stepsPerEpoch), 0};
+    spdlog::info("{}: training starts at step {} of {} (epoch {}), the data {}; the lr schedule {}", key, globalStep,
+                 length.maxTrainSteps, position.epoch + 1,
+                 options.skipUntilInitialStep ? "from that step's batch (skip_until_initial_step)" : "from the start of that epoch",
+                 options.resume.empty() ? "starts from its beginning (initial_step does not move it; a resumed state does)"
+                                        : "continues from the state at its step " + std::to_string(scheduleStep));
+  }
+  const long long startStep = globalStep;
   data::LoaderOptions loaderOptions;
   loaderOptions.workers = options.workers;
   loaderOptions.maxTrainSteps = length.maxTrainSteps;
@@ -251,11 +286,14 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     spdlog::info("saved state {}", path);
     events.emit(events::Saved{path, "state"});
   };
-  auto removeSave = [&](const std::string& stem, const std::string& stateFolder) {
-    if (!writes) return;
+  // A save that fell out of its kept window (save_last_n_*; states by save_last_n_*_state).
+  auto removeModel = [&](const std::string& stem) {
     std::error_code ec;
-    fs::remove(fs::path(options.outputDir) / (stem + ".safetensors"), ec);
-    fs::remove_all(fs::path(options.outputDir) / stateFolder, ec);
+    if (writes && fs::remove(fs::path(options.outputDir) / (stem + ".safetensors"), ec)) spdlog::info("removed old model {}.safetensors", stem);
+  };
+  auto removeState = [&](const std::string& stateFolder) {
+    std::error_code ec;
+    if (writes && fs::remove_all(fs::path(options.outputDir) / stateFolder, ec) > 0) spdlog::info("removed old state {}", stateFolder);
   };
 
   // Training.
@@ -311,7 +349,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     if (regions) takeRegionCaptures();  // counted in the warm-up above
   }
   // Without graphs captured ahead, the first step allocates buffers and picks kernels: it is the warm-up.
-  const bool firstStepIsWarmup = !resumed && !executor.captures();
+  const bool firstStepIsWarmup = !resumed && !executor.captures();  // the run's first step, startStep + 1
   // Sample images: their time is kept out of the steps' (and so out of it/s and ETA) and the total.
   // With several ranks, rank 0 alone makes them (the others wait at the next step's all-reduce).
   SampleImages samples(run, family);
@@ -336,7 +374,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
       const StepFacts f = unreported.at(step);
       unreported.erase(step);
       if (!std::isfinite(loss)) throw std::runtime_error("the loss is " + std::to_string(loss) + " at step " + std::to_string(step));
-      const bool warmup = step == 1 && firstStepIsWarmup;
+      const bool warmup = step == startStep + 1 && firstStepIsWarmup;
       if (warmup) reportWarmup("first step, " + f.signature, f.seconds);
       meter.record(loss, warmup ? std::nullopt : std::optional<double>(f.seconds));
       events::Step s;
@@ -377,7 +415,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
       spdlog::warn("{}", e.what());
       events.emit(events::Warning{e.what()});
     }
-    facts.lr = optimizer.ownLearningRate(globalStep + 1).value_or(optimizer.group(0).lr * schedule.factor(globalStep));
+    facts.lr = optimizer.ownLearningRate(scheduleStep + 1).value_or(schedule.learningRate(optimizer.group(0).lr, scheduleStep));
     do {
       data::Batch batch = nextBatch();
       facts.epoch = batch.epoch;
@@ -408,6 +446,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
       ++micro;
     } while (micro < gradAccum && !epochEnds);
     ++globalStep;
+    ++scheduleStep;
     readback.push(globalStep, lossSum / micro, method.stepFigures());
     const auto mark = Clock::now();
     facts.seconds = std::chrono::duration<double>(mark - lastMark).count() - savingSeconds - captureSeconds;
@@ -428,7 +467,8 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     if (saveStep) {
       saveModel(stepFileStem(name, globalStep), "step", epoch + 1);
       if (options.saves.saveState) saveState(stepStateFolderName(name, globalStep));
-      if (auto old = options.saves.stepToRemove(globalStep)) removeSave(stepFileStem(name, *old), stepStateFolderName(name, *old));
+      if (auto old = options.saves.stepToRemove(globalStep)) removeModel(stepFileStem(name, *old));
+      if (auto old = options.saves.stepStateToRemove(globalStep)) removeState(stepStateFolderName(name, *old));
     }
     if (epochEnds) {
       const long long done = epoch + 1;
@@ -438,7 +478,8 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
       if (saveEpoch) {
         saveModel(epochFileStem(name, done), "epoch", done);
         if (options.saves.saveState) saveState(epochStateFolderName(name, done));
-        if (auto old = options.saves.epochToRemove(done)) removeSave(epochFileStem(name, *old), epochStateFolderName(name, *old));
+        if (auto old = options.saves.epochToRemove(done)) removeModel(epochFileStem(name, *old));
+        if (auto old = options.saves.epochStateToRemove(done)) removeState(epochStateFolderName(name, *old));
       }
       if (writes && samples.schedule().afterEpoch(done)) sampleSeconds += samples.make(globalStep, done, textEncodersTrain);
     }

@@ -26,9 +26,13 @@ struct LoopOptions {
   LrScheduleOptions lr;      // totalSteps and warmupSteps are set once the length is known
   bool lrSchedulerReplaced = false;  // Adafactor's relative step took the named lr_scheduler's place
   double lrWarmupSteps = 0;  // lr_warmup_steps as given: steps, or a fraction of the total
+  double lrDecaySteps = 0;   // lr_decay_steps as given (warmup_stable_decay)
   double maxGradNorm = 1.0;
   bool lossScaling = false;
   std::string resume;  // a state folder, or empty
+  // train_network.py's initial_step / initial_epoch (1-based) and skip_until_initial_step.
+  std::optional<long long> initialStep, initialEpoch;
+  bool skipUntilInitialStep = false;
   SaveSchedule saves;
   long long profileSteps = 0;  // profile_steps (0: off)
 
@@ -40,8 +44,11 @@ struct LoopOptions {
 struct RunSchedule {
   data::TrainingLength length;
   LrScheduleOptions lr;
+  long long initialStep = 0;  // initial_step, or the first step of initial_epoch (0: none)
 };
 RunSchedule planSchedule(const LoopOptions& options, long long batchesPerEpoch);
+// initial_step / initial_epoch within the run (below max_train_steps); else std::invalid_argument.
+void checkInitialStep(const LoopOptions& options, const RunSchedule& schedule);
 
 // Trains `method` on `family` over `dataset`; returns 0 when completed or stopped on request and
 // throws on errors. `trainingStarted` turns true once setup is done (errors before it are bad input).

@@ -12,6 +12,7 @@
 #include "train/base/config_values.h"
 #include "train/base/mixed_precision.h"
 #include "train/base/run_errors.h"
+#include "train/methods/block_learning_rates.h"
 #include "train/methods/lora_method.h"
 #include "train/optim/fused_backward.h"
 #include "train/parts/family_registration.h"
@@ -60,6 +61,16 @@ void FullWeightsMethod::attach(FamilyPart& family) {
   const double lr = config_.getDouble("learning_rate");
   // sdxl_train.py: learning_rate_te1 / learning_rate_te2, each defaulting to learning_rate.
   const std::optional<double> teLr[2] = {optionalDouble(config_, "learning_rate_te1"), optionalDouble(config_, "learning_rate_te2")};
+  // block_lr (sdxl_train.py): the denoiser's parameters in one group per block, at the block's rate.
+  const std::string blockLrText = config_.getString("block_lr");
+  std::vector<double> blockLrs;
+  const FamilyRegistration* registration = config_.family() ? findRegisteredFamily(*config_.family()) : nullptr;
+  if (!blockLrText.empty()) {
+    if (!registration || registration->blockLrCount == 0)
+      throw InputError("block_lr: " + family.facts().familyName + " has no per-block learning rates (sdxl_train.py's option)");
+    blockLrs = parseBlockLearningRates(blockLrText, static_cast<size_t>(registration->blockLrCount));
+    if (lr == 0) spdlog::warn("block_lr is not used: learning_rate is 0, so the U-Net does not train (as sdxl_train.py)");
+  }
   int textEncoder = 0;
   int64_t count = 0;
   for (const TrainableModel& model : family.trainableModels()) {
@@ -67,6 +78,20 @@ void FullWeightsMethod::attach(FamilyPart& family) {
     const double groupLr = model.textEncoder ? teLr[std::min(textEncoder, 1)].value_or(lr) : lr;
     if (model.textEncoder) ++textEncoder;
     if (!trains) continue;
+    if (!model.textEncoder && !blockLrs.empty() && lr != 0) {
+      std::vector<OptimizerGroup> blocks(blockLrs.size());
+      for (size_t b = 0; b < blocks.size(); ++b) blocks[b] = OptimizerGroup{model.label + " block" + std::to_string(b), blockLrs[b], {}};
+      for (const auto& p : model.module->named_parameters(/*recurse=*/true)) {
+        torch::Tensor param = p.value();
+        const size_t b = static_cast<size_t>(registration->blockLrIndex(p.key()));
+        param.set_requires_grad(blockLrs[b] > 0);  // sd-scripts leaves a block of rate 0 out of the optimizer
+        blocks[b].params.push_back(param);
+        if (blockLrs[b] > 0) trained_.emplace_back(model.label + "/" + p.key(), param), count += param.numel();
+      }
+      for (OptimizerGroup& g : blocks)
+        if (g.lr > 0 && !g.params.empty()) groups_.push_back(std::move(g));
+      continue;
+    }
     OptimizerGroup group{model.label, groupLr, {}};
     for (const auto& p : model.module->named_parameters(/*recurse=*/true)) {
       torch::Tensor param = p.value();

@@ -10,6 +10,7 @@ OptimizerUpdate::OptimizerUpdate(Optimizer& optimizer, const LrSchedule& schedul
                                  torch::Device device, ComputeCopies* copies, bool fusedBackwardPass)
     : optimizer_(optimizer), schedule_(schedule), maxGradNorm_(maxGradNorm), copies_(copies), params_(optimizer.parameters()) {
   if (lossScaling) scaler_.emplace(device);
+  schedule_.prepare(optimizer.device());  // its table is on the device before anything is captured
   if (fusedBackwardPass) {
     // The parameters are stepped where autograd writes their gradients: nothing between (no
     // unscaling, no compute copies) could see them.

@@ -35,6 +35,10 @@ struct FamilyRegistration {
   // DreamBooth / fine-tune with train_text_encoder: why the family refuses it (its full-weight
   // script trains the denoiser only), or empty when its text encoders train whole.
   std::string fullWeightsTextEncoderRefusal;
+  // block_lr (DreamBooth / fine-tune): how many blocks of the denoiser take their own learning rate,
+  // and the block of a denoiser parameter by its name. 0 / empty: the family has no block_lr.
+  int blockLrCount = 0;
+  std::function<int(const std::string& parameterName)> blockLrIndex;
   // --benchmark_steps: the family's training step at full (or tiny) size with random weights,
   // printed on stdout; returns an exit code. Empty: the family has no benchmark yet.
   std::function<int(const Config& config, long long steps, bool tiny, bool scalingRows)> benchmark;

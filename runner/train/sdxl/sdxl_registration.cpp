@@ -1,6 +1,8 @@
 #include "train/sdxl/sdxl_registration.h"
 
+#include "train/methods/block_learning_rates.h"
 #include "train/sdxl/sdxl_benchmark.h"
+#include "train/sdxl/sdxl_block_lr.h"
 #include "train/sdxl/sdxl_family.h"
 
 namespace sinter::train {
@@ -17,6 +19,13 @@ FamilyRegistration sdxlRegistration() {
   };
   r.optimizerBenchmark = [](const Config& config, long long steps, bool tiny) {
     return runSdxlBenchmark(config, steps, tiny, /*scalingRows=*/false, /*optimizerRows=*/true);
+  };
+  // sdxl_train.py's block_lr: 23 rates for the U-Net's blocks.
+  r.blockLrCount = kSdxlBlockLrCount;
+  r.blockLrIndex = sdxlBlockLrIndex;
+  r.checkConfig = [](const Config& config, PreflightChecks& k) {
+    if (config.getString("block_lr").empty()) return true;
+    return k.parse("block_lr", [&] { parseBlockLearningRates(config.getString("block_lr"), kSdxlBlockLrCount); });
   };
   return r;
 }
