@@ -26,10 +26,10 @@ const std::string kTableEnd = "<!-- end of sd-scripts options table -->";
 // the registry (the test says so).
 const std::set<std::string> kPending = {
     "keep_tokens_separator", "secondary_separator", "enable_wildcard", "caption_prefix", "caption_suffix",
-    "token_warmup_min", "token_warmup_step", "alpha_mask", "save_last_n_steps_state", "log_tracker_name",
+    "token_warmup_min", "token_warmup_step", "save_last_n_steps_state", "log_tracker_name",
     "wandb_run_name", "log_tracker_config", "log_config", "noise_offset_random_strength",
-    "ip_noise_gamma_random_strength", "adaptive_noise_scale", "zero_terminal_snr", "conditioning_data_dir",
-    "masked_loss", "lr_scheduler_type", "lr_scheduler_args",
+    "ip_noise_gamma_random_strength", "adaptive_noise_scale", "zero_terminal_snr",
+    "lr_scheduler_type", "lr_scheduler_args",
     "lr_decay_steps", "lr_scheduler_min_lr_ratio", "debiased_estimation_loss", "cpu_offload_checkpointing",
     "fp8_base_unet", "scale_weight_norms", "no_half_vae", "skip_until_initial_step", "initial_epoch",
     "initial_step", "validation_seed", "validation_split", "validate_every_n_steps", "validate_every_n_epochs",
