@@ -3,6 +3,8 @@
 // and flip_aug, carried by the latent cache, and the errors sd-scripts' users meet.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/config.h"
 #include "data/batch_loader.h"
 #include "data/batch_plan.h"
