@@ -3,12 +3,18 @@
 #include <cmath>
 
 #include "data/image_tensor.h"
+#include "data/loss_mask.h"
 
 namespace sinter::data {
 
 BatchLoader::BatchLoader(const Dataset& dataset, const BatchPlan& plan, LoaderOptions options,
                          const LatentCache* latents, const TextCache* texts)
-    : dataset_(dataset), plan_(plan), options_(options), latents_(latents), texts_(texts) {
+    : dataset_(dataset),
+      plan_(plan),
+      options_(options),
+      latents_(latents),
+      texts_(texts),
+      lossMasks_(dataset.hasLossMasks()) {
   position_.seed = plan.seed();
   scheduled_ = position_;
 }
@@ -89,7 +95,7 @@ Batch BatchLoader::makeBatch(long long epoch, long long indexInEpoch) const {
   b.networkMultiplier = ds.networkMultiplier;
   std::vector<int64_t> originalHW, cropTL, targetHW;
   std::vector<float> weights;
-  std::vector<torch::Tensor> pixels, latents;
+  std::vector<torch::Tensor> pixels, latents, masks;
   std::map<std::string, std::vector<torch::Tensor>> texts;
 
   for (long long k = 0; k < n; ++k) {
@@ -105,19 +111,24 @@ Batch BatchLoader::makeBatch(long long epoch, long long indexInEpoch) const {
     if (latents_ && latents_->has(index)) {
       const CachedLatent& c = latents_->get(index);
       latents.push_back(flip ? c.flippedLatents : c.latents);
+      if (c.mask.defined()) masks.push_back(flip ? c.mask.flip({1}) : c.mask);
       crop = c.crop;
       original = c.originalSize;
     } else {
-      RgbImage img;
+      MaskedImage img;
       try {
-        img = resizeAndCrop(loadImageFile(e.path), e.choice, subset.randomCrop, rng, subset.resizeFilter);
+        img = resizeAndCrop(loadMaskedImage(e, subset), e.choice, subset.randomCrop, rng, subset.resizeFilter);
       } catch (const ImageError& err) {
         throw DatasetError(std::string("cannot load a training image: ") + err.what());
       }
       if (flip) img = flipHorizontal(img);
-      pixels.push_back(imageToTensor(img));
+      pixels.push_back(imageToTensor(img.rgb));
+      if (!img.mask.pixels.empty()) masks.push_back(maskToTensor(img.mask));
       crop = cropLtrb(e.choice.bucket, original);
     }
+    // sd-scripts: where some images of a batch have masks, the others get ones.
+    if (lossMasks_ && masks.size() < static_cast<size_t>(k + 1))
+      masks.push_back(torch::ones({planned.bucket.height, planned.bucket.width}, torch::kFloat32));
     const Resolution target = planned.bucket;
     // Mirrored, the crop's right edge becomes its left (sd-scripts' crop_left_top for flips).
     const double cropLeft = flip ? target.width - crop.right : crop.left;
@@ -142,6 +153,7 @@ Batch BatchLoader::makeBatch(long long epoch, long long indexInEpoch) const {
     throw std::logic_error("a batch mixes cached latents and images: cache every image or none");
   if (!pixels.empty()) b.images = torch::stack(pixels);
   if (!latents.empty()) b.latents = torch::stack(latents);
+  if (!masks.empty()) b.lossMasks = torch::stack(masks);
   for (auto& [name, list] : texts) {
     if (static_cast<long long>(list.size()) != n)
       throw std::logic_error("a batch mixes cached and uncached text-encoder outputs");

@@ -1,7 +1,7 @@
 #pragma once
 // Yields training batches in the plan's order: images (or cached latents) of one bucket shape,
-// processed captions (or cached text-encoder outputs), SDXL's size/crop conditioning and the
-// per-sample loss weights. Worker threads decode and resize ahead; every random decision comes
+// processed captions (or cached text-encoder outputs), SDXL's size/crop conditioning, the
+// per-sample loss weights and the loss masks. Worker threads decode and resize ahead; every random decision comes
 // from (seed, epoch, index, slot), so batches are the same whatever the number of threads and
 // a resumed loader continues exactly.
 #include <torch/torch.h>
@@ -34,6 +34,9 @@ struct Batch {
   torch::Tensor cropTopLefts;
   torch::Tensor targetSizesHW;
   torch::Tensor lossWeights;  // [B] float: prior_loss_weight for regularisation images, else 1
+  // [B, H, W] float in [0, 1] at the bucket size (data/loss_mask.h), flipped and cropped with the
+  // images; ones for images without a mask. Defined in every batch of a dataset with loss masks.
+  torch::Tensor lossMasks;
   std::vector<bool> flipped;
   double networkMultiplier = 1.0;
 };
@@ -72,6 +75,7 @@ class BatchLoader {
   LoaderOptions options_;
   const LatentCache* latents_;
   const TextCache* texts_;
+  bool lossMasks_;                 // the dataset has loss masks: every batch carries them
   DataOrderState position_;        // next batch to hand out
   DataOrderState scheduled_;       // next batch to schedule on a worker
   std::deque<std::future<Batch>> pending_;

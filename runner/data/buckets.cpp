@@ -164,26 +164,43 @@ CropLtrb cropLtrb(Resolution bucket, Resolution imageSize) {
   return c;
 }
 
+CropOrigin cropOrigin(const BucketChoice& choice, bool randomCrop, Rng& rng) {
+  if (choice.resized.width < choice.bucket.width || choice.resized.height < choice.bucket.height)
+    throw std::logic_error("resizeAndCrop: resized image " + toString(choice.resized) + " does not cover bucket " +
+                           toString(choice.bucket));
+  CropOrigin o;
+  if (const int trim = choice.resized.width - choice.bucket.width; trim > 0)
+    o.left = randomCrop ? static_cast<int>(rng.uniformInt(0, trim)) : trim / 2;
+  if (const int trim = choice.resized.height - choice.bucket.height; trim > 0)
+    o.top = randomCrop ? static_cast<int>(rng.uniformInt(0, trim)) : trim / 2;
+  return o;
+}
+
+namespace {
+
+template <typename Image>
+Image resizeAndCropAt(const Image& image, const BucketChoice& choice, CropOrigin o, ResizeFilter filter) {
+  Image resized = (image.width == choice.resized.width && image.height == choice.resized.height)
+                      ? image
+                      : resizeImage(image, choice.resized.width, choice.resized.height, filter);
+  if (o.left == 0 && o.top == 0 && resized.width == choice.bucket.width && resized.height == choice.bucket.height)
+    return resized;
+  return cropImage(resized, o.left, o.top, choice.bucket.width, choice.bucket.height);
+}
+
+}  // namespace
+
+RgbImage resizeAndCrop(const RgbImage& image, const BucketChoice& choice, CropOrigin origin, ResizeFilter filter) {
+  return resizeAndCropAt(image, choice, origin, filter);
+}
+
+GrayImage resizeAndCrop(const GrayImage& plane, const BucketChoice& choice, CropOrigin origin, ResizeFilter filter) {
+  return resizeAndCropAt(plane, choice, origin, filter);
+}
+
 RgbImage resizeAndCrop(const RgbImage& image, const BucketChoice& choice, bool randomCrop, Rng& rng,
                        ResizeFilter filter) {
-  RgbImage resized = (image.width == choice.resized.width && image.height == choice.resized.height)
-                         ? image
-                         : resizeImage(image, choice.resized.width, choice.resized.height, filter);
-  int left = 0, top = 0;
-  if (resized.width > choice.bucket.width) {
-    const int trim = resized.width - choice.bucket.width;
-    left = randomCrop ? static_cast<int>(rng.uniformInt(0, trim)) : trim / 2;
-  }
-  if (resized.height > choice.bucket.height) {
-    const int trim = resized.height - choice.bucket.height;
-    top = randomCrop ? static_cast<int>(rng.uniformInt(0, trim)) : trim / 2;
-  }
-  if (resized.width < choice.bucket.width || resized.height < choice.bucket.height)
-    throw std::logic_error("resizeAndCrop: resized image " + toString({resized.width, resized.height}) +
-                           " does not cover bucket " + toString(choice.bucket));
-  if (left == 0 && top == 0 && resized.width == choice.bucket.width && resized.height == choice.bucket.height)
-    return resized;
-  return cropImage(resized, left, top, choice.bucket.width, choice.bucket.height);
+  return resizeAndCrop(image, choice, cropOrigin(choice, randomCrop, rng), filter);
 }
 
 }  // namespace sinter::data

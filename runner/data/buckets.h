@@ -72,4 +72,15 @@ CropLtrb cropLtrb(Resolution bucket, Resolution imageSize);
 RgbImage resizeAndCrop(const RgbImage& image, const BucketChoice& choice, bool randomCrop, Rng& rng,
                        ResizeFilter filter = ResizeFilter::Default);
 
+// The same in two halves, so that a loss mask gets the very crop of its image: where the crop
+// starts in the resized image (drawn from `rng` when randomCrop, width first), and the resize and
+// crop at that origin.
+struct CropOrigin {
+  int left = 0;
+  int top = 0;
+};
+CropOrigin cropOrigin(const BucketChoice& choice, bool randomCrop, Rng& rng);
+RgbImage resizeAndCrop(const RgbImage& image, const BucketChoice& choice, CropOrigin origin, ResizeFilter filter);
+GrayImage resizeAndCrop(const GrayImage& plane, const BucketChoice& choice, CropOrigin origin, ResizeFilter filter);
+
 }  // namespace sinter::data

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "data/caption_file.h"
+#include "data/loss_mask.h"
 #include "data/metadata_file.h"
 #include "data/parallel_for.h"
 
@@ -68,8 +69,18 @@ std::string Dataset::report() const {
   return out;
 }
 
+bool Dataset::hasLossMasks() const {
+  for (const ImageEntry& e : images)
+    if (e.repeats > 0 && maskSourceOf(subsetOf(e)) != MaskSource::None) return true;
+  return false;
+}
+
 Dataset buildDataset(std::vector<DatasetSettings> settings, const DiscoveryOptions& options) {
   Dataset out;
+  // conditioning_data_dir: each folder listed once, and which of its images are paired (a folder
+  // may serve several subsets; sd-scripts refuses images that pair with no training image).
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> maskFolders;
+  std::set<std::string> pairedMasks;
   for (size_t di = 0; di < settings.size(); ++di) {
     DatasetSettings& ds = settings[di];
     BucketSelector selector = [&] {
@@ -129,6 +140,14 @@ Dataset buildDataset(std::vector<DatasetSettings> settings, const DiscoveryOptio
           errors[i] = e.what();
         }
       });
+      const std::map<std::string, std::vector<std::string>>* masks = nullptr;
+      if (!subset.conditioningDataDir.empty()) {
+        auto it = maskFolders.find(subset.conditioningDataDir);
+        if (it == maskFolders.end())
+          it = maskFolders.emplace(subset.conditioningDataDir, imagesByStem(subset.conditioningDataDir)).first;
+        masks = &it->second;
+      }
+      std::vector<std::string> missingMasks;
       size_t missingCaptions = 0;
       for (size_t i = 0; i < paths.size(); ++i) {
         if (!errors[i].empty()) {
@@ -158,6 +177,25 @@ Dataset buildDataset(std::vector<DatasetSettings> settings, const DiscoveryOptio
           out.warnings.push_back(e.path + " (" + toString({e.size.width, e.size.height}) + ") gets bucket " +
                                  toString(e.choice.bucket) + ", below min_bucket_reso " +
                                  std::to_string(ds.buckets.minBucketReso));
+        if (masks) {
+          const auto found = masks->find(fs::path(e.path).stem().string());
+          if (found == masks->end()) {
+            missingMasks.push_back(e.path);
+            continue;
+          }
+          e.maskPath = found->second.front();
+          pairedMasks.insert(found->second.begin(), found->second.end());  // sd-scripts pairs by name
+          ImageSize maskSize;
+          try {
+            maskSize = readImageSize(e.maskPath);
+          } catch (const ImageError& err) {
+            throw DatasetError(std::string("cannot read a mask image: ") + err.what());
+          }
+          if (maskSize.width != e.size.width || maskSize.height != e.size.height)
+            throw DatasetError("mask image " + e.maskPath + " is " + toString({maskSize.width, maskSize.height}) +
+                               " but its training image " + e.path + " is " + toString({e.size.width, e.size.height}) +
+                               "; a mask must have its image's size");
+        }
         const auto caption = fineTuning ? std::optional<std::string>(metadataCaptions.at(e.path))
                                         : readCaptionFor(e.path, subset.captionExtension, subset.caption.enableWildcard);
         if (caption) {
@@ -170,6 +208,12 @@ Dataset buildDataset(std::vector<DatasetSettings> settings, const DiscoveryOptio
         if (subset.isReg) regIndices.push_back(out.images.size());
         out.images.push_back(std::move(e));
       }
+      if (!missingMasks.empty()) {
+        std::string msg = std::to_string(missingMasks.size()) + " image(s) of " + subset.imageDir + located(subset) +
+                          " have no mask image of the same name in conditioning_data_dir " + subset.conditioningDataDir + ":";
+        for (const auto& p : missingMasks) msg += "\n  " + p;
+        throw DatasetError(msg);
+      }
       if (missingCaptions > 0)
         out.warnings.push_back(std::to_string(missingCaptions) + " image(s) in " + subset.imageDir + " have no " +
                                subset.captionExtension + " caption file; " +
@@ -181,6 +225,18 @@ Dataset buildDataset(std::vector<DatasetSettings> settings, const DiscoveryOptio
     balanceRegImages(out.images, regIndices, numTrain);
     out.numTrainImages += numTrain;
     out.numRegImages += numReg;
+  }
+  for (const auto& [dir, byStem] : maskFolders) {
+    std::vector<std::string> extra;
+    for (const auto& [stem, paths] : byStem)
+      for (const auto& p : paths)
+        if (!pairedMasks.count(p)) extra.push_back(p);
+    if (!extra.empty()) {
+      std::string msg = "conditioning_data_dir " + dir + " has " + std::to_string(extra.size()) +
+                        " image(s) that pair with no training image (by file name):";
+      for (const auto& p : extra) msg += "\n  " + p;
+      throw DatasetError(msg);
+    }
   }
   out.datasets = std::move(settings);
   if (out.numTrainImages == 0) {

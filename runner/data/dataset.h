@@ -20,6 +20,7 @@ struct ImageEntry {
   int repeats = 1;      // after regularisation balancing; 0: not used (more reg images than needed)
   ImageSize size;       // as displayed (EXIF orientation applied)
   BucketChoice choice;
+  std::string maskPath;  // the subset's conditioning_data_dir image of the same name, if it has one
 };
 
 struct SkippedImage {
@@ -43,13 +44,17 @@ struct Dataset {
 
   const SubsetSettings& subsetOf(const ImageEntry& e) const { return datasets[e.datasetIndex].subsets[e.subsetIndex]; }
   const DatasetSettings& datasetOf(const ImageEntry& e) const { return datasets[e.datasetIndex]; }
+  // Whether any image in use has a loss mask: then every batch carries masks (ones for images
+  // without), so the training step is the same for every batch.
+  bool hasLossMasks() const;
   // The skipped images and warnings as lines for the log.
   std::string report() const;
 };
 
 // Throws DatasetError when a folder is missing or nothing is left to train on (the message lists
 // what was skipped and why), ConfigError for bad bucket settings, and DatasetError for caption
-// files that are not UTF-8.
+// files that are not UTF-8, and for a conditioning_data_dir whose images do not pair one to one
+// with the subset's images by file name (or differ from them in size).
 Dataset buildDataset(std::vector<DatasetSettings> datasets, const DiscoveryOptions& options = {});
 
 }  // namespace sinter::data

@@ -68,8 +68,10 @@ const std::vector<KeySpec>& schema() {
       // DB_SUBSET_DISTINCT_SCHEMA and the fine-tuning subset's metadata_file
       {"image_dir", Kind::String, kSubset},
       {"is_reg", Kind::Bool, kSubset},
-      {"alpha_mask", Kind::Bool, kSubset, "alpha_mask is not supported yet"},
+      {"alpha_mask", Kind::Bool, kSubset},
       {"metadata_file", Kind::String, kSubset},
+      // CN_SUBSET_DISTINCT_SCHEMA (accepted with masked_loss, as sd-scripts' ConfigSanitizer does)
+      {"conditioning_data_dir", Kind::String, kSubset},
   };
   return specs;
 }

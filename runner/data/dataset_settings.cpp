@@ -28,6 +28,7 @@ const std::vector<std::pair<const char*, const char*>>& configKeys() {
       {"token_warmup_step", "token_warmup_step"}, {"flip_aug", "flip_aug"}, {"random_crop", "random_crop"},
       {"color_aug", "color_aug"}, {"resize_interpolation", "resize_interpolation"},
       {"prior_loss_weight", "prior_loss_weight"}, {"network_multiplier", "network_multiplier"},
+      {"alpha_mask", "alpha_mask"}, {"conditioning_data_dir", "conditioning_data_dir"},
   };
   return keys;
 }
@@ -95,6 +96,19 @@ SubsetSettings resolveSubset(const Chain& c, const ParamLayer& subsetLayer) {
   s.captionExtension = c.getString("caption_extension", ".caption");
   s.flipAug = c.getBool("flip_aug", false);
   s.randomCrop = c.getBool("random_crop", false);
+  s.alphaMask = c.getBool("alpha_mask", false);
+  s.conditioningDataDir = c.getString("conditioning_data_dir", "");
+  if (!s.conditioningDataDir.empty()) {
+    // sd-scripts' ControlNet-style subsets (all it reads conditioning_data_dir for) have no
+    // alpha_mask and no metadata_file.
+    if (const auto it = subsetLayer.find("alpha_mask"); it != subsetLayer.end() && asBool(it->second.value, false))
+      failAt(&it->second, "alpha_mask",
+             "a subset with conditioning_data_dir takes its mask from there; alpha_mask is for subsets without one");
+    if (!s.metadataFile.empty())
+      failAt(c.find("conditioning_data_dir"), "conditioning_data_dir",
+             "conditioning_data_dir pairs mask images with an image folder's images; a fine-tuning subset "
+             "(metadata_file) cannot have one");
+  }
   if (c.getBool("color_aug", false)) failAt(c.find("color_aug"), "color_aug", "color_aug is not supported yet");
   if (const auto* v = c.find("resize_interpolation")) {
     try {
@@ -232,6 +246,36 @@ std::vector<DatasetSettings> resolveDatasetSettings(const DatasetConfigFile* fil
   return out;
 }
 
+namespace {
+
+// masked_loss is what turns conditioning_data_dir on (sd-scripts accepts the key only then), and
+// asks for a mask: without any source it would train unmasked, silently.
+void checkMaskSources(const Config& config, const std::vector<DatasetSettings>& datasets) {
+  const bool maskedLoss = config.getBool("masked_loss");
+  bool anyMask = false;
+  for (const DatasetSettings& d : datasets)
+    for (const SubsetSettings& s : d.subsets) {
+      if (!s.conditioningDataDir.empty() && !maskedLoss) {
+        const SourceLocation where = s.where.file.empty() ? config.whereSet("conditioning_data_dir") : s.where;
+        throw ConfigError({{Severity::Error, where, "conditioning_data_dir",
+                            "conditioning_data_dir (" + s.conditioningDataDir +
+                                ") holds loss masks, read only with masked_loss = true"}});
+      }
+      anyMask = anyMask || s.alphaMask || !s.conditioningDataDir.empty();
+    }
+  if (maskedLoss && !anyMask)
+    throw ConfigError({{Severity::Error, config.whereSet("masked_loss"), "masked_loss",
+                        "masked_loss needs masks: set conditioning_data_dir (a folder of mask images named as the "
+                        "training images) or alpha_mask (the images' alpha channels)"}});
+}
+
+std::vector<DatasetSettings> checked(const Config& config, std::vector<DatasetSettings> datasets) {
+  checkMaskSources(config, datasets);
+  return datasets;
+}
+
+}  // namespace
+
 std::vector<DatasetSettings> datasetSettingsFromConfig(const Config& config, std::vector<std::string>& warnings) {
   const ParamLayer commandLine = paramLayerFromConfig(config);
   const std::string datasetConfig = config.getString("dataset_config");
@@ -239,18 +283,18 @@ std::vector<DatasetSettings> datasetSettingsFromConfig(const Config& config, std
     if (!config.getString("train_data_dir").empty())
       warnings.push_back("train_data_dir is ignored because dataset_config is set");
     const DatasetConfigFile file = loadDatasetConfigFile(datasetConfig);
-    return resolveDatasetSettings(&file, {}, commandLine);
+    return checked(config, resolveDatasetSettings(&file, {}, commandLine));
   }
   if (const std::string inJson = config.getString("in_json"); !inJson.empty()) {
     if (!config.getString("reg_data_dir").empty()) warnings.push_back("reg_data_dir is ignored with in_json (a fine-tuning dataset)");
     ParamLayer subset;
     subset["image_dir"] = {config.getString("train_data_dir"), config.whereSet("train_data_dir")};
     subset["metadata_file"] = {inJson, config.whereSet("in_json")};
-    return resolveDatasetSettings(nullptr, {subset}, commandLine);
+    return checked(config, resolveDatasetSettings(nullptr, {subset}, commandLine));
   }
   const auto subsets =
       folderModeSubsets(config.getString("train_data_dir"), config.getString("reg_data_dir"), warnings);
-  return resolveDatasetSettings(nullptr, subsets, commandLine);
+  return checked(config, resolveDatasetSettings(nullptr, subsets, commandLine));
 }
 
 }  // namespace sinter::data

@@ -31,6 +31,10 @@ struct SubsetSettings {
   bool flipAug = false;
   bool randomCrop = false;
   ResizeFilter resizeFilter = ResizeFilter::Default;
+  // The loss mask (data/loss_mask.h): the image's alpha channel (alpha_mask), or the red channel
+  // of the image of the same name in this folder (conditioning_data_dir, with masked_loss).
+  bool alphaMask = false;
+  std::string conditioningDataDir;
   CaptionSettings caption;
   SourceLocation where;  // the subset's place in a dataset_config, if it came from one
 };

@@ -65,6 +65,17 @@ std::string readFile(const std::string& path, size_t maxBytes = std::string::npo
 
 const std::uint8_t* bytesOf(const std::string& s) { return reinterpret_cast<const std::uint8_t*>(s.data()); }
 
+// RGBA bytes (4 per pixel) into the colour image and its alpha plane.
+RgbaImage splitRgba(const std::uint8_t* rgba, int w, int h) {
+  RgbaImage out{RgbImage(w, h), GrayImage(w, h)};
+  const size_t n = static_cast<size_t>(w) * h;
+  for (size_t i = 0; i < n; ++i) {
+    std::memcpy(out.rgb.pixels.data() + i * 3, rgba + i * 4, 3);
+    out.alpha.pixels[i] = rgba[i * 4 + 3];
+  }
+  return out;
+}
+
 RgbImage decodeWithStb(const std::string& bytes, const std::string& name) {
   int w = 0, h = 0, channelsInFile = 0;
   // Asking for 3 channels drops alpha and replicates grey, as PIL's convert("RGB") does.
@@ -77,6 +88,16 @@ RgbImage decodeWithStb(const std::string& bytes, const std::string& name) {
   return img;
 }
 
+// The same with the alpha channel kept (an opaque one for files without alpha).
+RgbaImage decodeWithStbAlpha(const std::string& bytes, const std::string& name) {
+  int w = 0, h = 0, channelsInFile = 0;
+  std::unique_ptr<stbi_uc, void (*)(void*)> data(
+      stbi_load_from_memory(bytesOf(bytes), static_cast<int>(bytes.size()), &w, &h, &channelsInFile, 4),
+      stbi_image_free);
+  if (!data) throw ImageError(name, std::string("cannot decode image: ") + stbi_failure_reason());
+  return splitRgba(data.get(), w, h);
+}
+
 RgbImage decodeWebP(const std::string& bytes, const std::string& name) {
   int w = 0, h = 0;
   std::unique_ptr<std::uint8_t, void (*)(void*)> data(WebPDecodeRGB(bytesOf(bytes), bytes.size(), &w, &h),
@@ -85,6 +106,14 @@ RgbImage decodeWebP(const std::string& bytes, const std::string& name) {
   RgbImage img(w, h);
   std::memcpy(img.pixels.data(), data.get(), img.pixels.size());
   return img;
+}
+
+RgbaImage decodeWebPAlpha(const std::string& bytes, const std::string& name) {
+  int w = 0, h = 0;
+  std::unique_ptr<std::uint8_t, void (*)(void*)> data(WebPDecodeRGBA(bytesOf(bytes), bytes.size(), &w, &h),
+                                                       WebPFree);
+  if (!data) throw ImageError(name, "cannot decode WebP image (corrupt or unsupported)");
+  return splitRgba(data.get(), w, h);
 }
 
 }  // namespace
@@ -109,6 +138,28 @@ RgbImage decodeImage(const std::string& bytes, const std::string& name) {
 }
 
 RgbImage loadImageFile(const std::string& path) { return decodeImage(readFile(path), path); }
+
+RgbaImage decodeImageWithAlpha(const std::string& bytes, const std::string& name) {
+  if (bytes.empty()) throw ImageError(name, "empty file");
+  switch (sniffImageFormat(bytesOf(bytes), bytes.size())) {
+    case ImageFormat::Png:
+    case ImageFormat::Bmp:
+      return decodeWithStbAlpha(bytes, name);
+    case ImageFormat::WebP:
+      return decodeWebPAlpha(bytes, name);
+    case ImageFormat::Jpeg: {  // no alpha in JPEG: opaque, after the EXIF orientation
+      RgbaImage out;
+      out.rgb = decodeImage(bytes, name);
+      out.alpha = GrayImage(out.rgb.width, out.rgb.height, 255);
+      return out;
+    }
+    case ImageFormat::Unknown:
+      break;
+  }
+  throw ImageError(name, "not a PNG, JPEG, WebP or BMP image");
+}
+
+RgbaImage loadImageFileWithAlpha(const std::string& path) { return decodeImageWithAlpha(readFile(path), path); }
 
 ImageSize readImageSize(const std::string& path) {
   // Headers sit at the start, but a JPEG's size comes after its EXIF block (thumbnails included),

@@ -12,6 +12,7 @@ namespace sinter::data {
 
 // Pixels in row-major HWC order, 3 bytes per pixel.
 struct RgbImage {
+  static constexpr int kChannels = 3;
   int width = 0;
   int height = 0;
   std::vector<std::uint8_t> pixels;
@@ -22,6 +23,19 @@ struct RgbImage {
   const std::uint8_t* pixel(int x, int y) const {
     return pixels.data() + (static_cast<size_t>(y) * width + x) * 3;
   }
+};
+
+// One 8-bit plane, row-major: an image's alpha channel or a loss mask (data/loss_mask.h).
+struct GrayImage {
+  static constexpr int kChannels = 1;
+  int width = 0;
+  int height = 0;
+  std::vector<std::uint8_t> pixels;
+
+  GrayImage() = default;
+  GrayImage(int w, int h, std::uint8_t fill = 0) : width(w), height(h), pixels(static_cast<size_t>(w) * h, fill) {}
+  std::uint8_t* pixel(int x, int y) { return pixels.data() + static_cast<size_t>(y) * width + x; }
+  const std::uint8_t* pixel(int x, int y) const { return pixels.data() + static_cast<size_t>(y) * width + x; }
 };
 
 // Every problem reading an image: the message names the file.
@@ -47,6 +61,15 @@ bool hasImageExtension(const std::string& path);
 RgbImage decodeImage(const std::string& bytes, const std::string& name);
 // Reads and decodes a file. Throws ImageError naming the path.
 RgbImage loadImageFile(const std::string& path);
+
+// An image with its alpha channel, as sd-scripts' load_image(path, alpha=True) reads it with
+// PIL's convert("RGBA"): a file without alpha gets an opaque one (255 everywhere).
+struct RgbaImage {
+  RgbImage rgb;
+  GrayImage alpha;
+};
+RgbaImage decodeImageWithAlpha(const std::string& bytes, const std::string& name);
+RgbaImage loadImageFileWithAlpha(const std::string& path);
 
 struct ImageSize {
   int width = 0;

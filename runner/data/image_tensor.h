@@ -11,5 +11,7 @@ namespace sinter::data {
 torch::Tensor imageToTensor(const RgbImage& image);
 // The inverse for a [3, H, W] tensor in [-1, 1] (any device or float type); values are clamped.
 RgbImage tensorToImage(const torch::Tensor& chw);
+// A loss mask or alpha plane as [H, W] float32 in [0, 1] on the CPU, value/255.
+torch::Tensor maskToTensor(const GrayImage& plane);
 
 }  // namespace sinter::data

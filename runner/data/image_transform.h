@@ -1,5 +1,6 @@
 #pragma once
-// Resizing, cropping and mirroring RGB images for bucketing and flip_aug.
+// Resizing, cropping and mirroring RGB images (and one-channel planes: alpha, loss masks, which
+// go through the same geometry) for bucketing and flip_aug.
 #include <string>
 
 #include "data/image_decode.h"
@@ -17,5 +18,10 @@ RgbImage resizeImage(const RgbImage& in, int width, int height, ResizeFilter fil
 // The region [left, left+width) x [top, top+height); must lie inside the image.
 RgbImage cropImage(const RgbImage& in, int left, int top, int width, int height);
 RgbImage flipHorizontal(const RgbImage& in);
+
+// The same for a one-channel plane, each channel resized on its own as for RGB.
+GrayImage resizeImage(const GrayImage& in, int width, int height, ResizeFilter filter = ResizeFilter::Default);
+GrayImage cropImage(const GrayImage& in, int left, int top, int width, int height);
+GrayImage flipHorizontal(const GrayImage& in);
 
 }  // namespace sinter::data

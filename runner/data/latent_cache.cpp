@@ -6,6 +6,7 @@
 
 #include "data/file_fingerprint.h"
 #include "data/image_tensor.h"
+#include "data/loss_mask.h"
 #include "data/parallel_for.h"
 #include "io/safetensors.h"
 
@@ -22,8 +23,15 @@ std::string exact(double v) {
 std::map<std::string, std::string> expectedMetadata(const ImageEntry& e, const SubsetSettings& s,
                                                     const LatentCacheOptions& o) {
   const CropLtrb crop = cropLtrb(e.choice.bucket, {e.size.width, e.size.height});
+  std::string mask = "none";
+  switch (maskSourceOf(s)) {
+    case MaskSource::None: break;
+    case MaskSource::Alpha: mask = "alpha"; break;
+    case MaskSource::ConditioningImage: mask = "image:" + e.maskPath + ":" + fingerprintOf(e.maskPath).toString(); break;
+  }
   return {
-      {"sinter.cache", "latents/1"},
+      {"sinter.cache", "latents/2"},  // 2: the loss mask ("alpha_mask" and sinter.mask)
+      {"sinter.mask", mask},
       {"sinter.image", fingerprintOf(e.path).toString()},
       {"sinter.bucket", toString(e.choice.bucket)},
       {"sinter.resized", toString(e.choice.resized)},
@@ -45,7 +53,7 @@ bool sameMetadata(const std::map<std::string, std::string>& stored, const std::m
 }
 
 std::optional<CachedLatent> loadIfValid(const std::string& path, const std::map<std::string, std::string>& expected,
-                                        bool flip, const ImageEntry& e) {
+                                        bool flip, bool masked, const ImageEntry& e) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::nullopt;
   try {
@@ -58,6 +66,12 @@ std::optional<CachedLatent> loadIfValid(const std::string& path, const std::map<
         c.latents.size(2) * 8 != e.choice.bucket.width)
       return std::nullopt;
     if (flip) c.flippedLatents = file.tensor("latents_flipped").to(torch::kFloat32).clone();
+    if (masked) {
+      if (!file.has("alpha_mask")) return std::nullopt;
+      c.mask = file.tensor("alpha_mask").to(torch::kFloat32).clone();
+      if (c.mask.dim() != 2 || c.mask.size(0) != e.choice.bucket.height || c.mask.size(1) != e.choice.bucket.width)
+        return std::nullopt;
+    }
     c.originalSize = {e.size.width, e.size.height};
     c.crop = cropLtrb(e.choice.bucket, c.originalSize);
     return c;
@@ -96,7 +110,8 @@ LatentCache LatentCache::build(const Dataset& dataset, const ImageEncoder& encod
     const SubsetSettings& s = dataset.subsetOf(e);
     if (options.toDisk) {
       metadata[i] = expectedMetadata(e, s, options);
-      if (auto c = loadIfValid(latentCachePath(e.path, e.choice.bucket), metadata[i], s.flipAug, e)) {
+      if (auto c = loadIfValid(latentCachePath(e.path, e.choice.bucket), metadata[i], s.flipAug,
+                               maskSourceOf(s) != MaskSource::None, e)) {
         cache.entries_[i] = std::move(c);
         ++local.loadedFromDisk;
         continue;
@@ -110,19 +125,20 @@ LatentCache LatentCache::build(const Dataset& dataset, const ImageEncoder& encod
     for (size_t start = 0; start < indices.size(); start += batchSize) {
       const std::vector<size_t> batch(indices.begin() + static_cast<long>(start),
                                       indices.begin() + static_cast<long>(std::min(indices.size(), start + batchSize)));
-      std::vector<torch::Tensor> images(batch.size()), flipped(batch.size());
+      std::vector<torch::Tensor> images(batch.size()), flipped(batch.size()), masks(batch.size());
       parallelFor(batch.size(), options.workers, [&](size_t k) {
         const ImageEntry& e = dataset.images[batch[k]];
         const SubsetSettings& s = dataset.subsetOf(e);
         Rng unused(0);  // centre crops only
-        RgbImage img;
+        MaskedImage img;
         try {
-          img = resizeAndCrop(loadImageFile(e.path), e.choice, false, unused, s.resizeFilter);
+          img = resizeAndCrop(loadMaskedImage(e, s), e.choice, false, unused, s.resizeFilter);
         } catch (const ImageError& err) {
           throw DatasetError(std::string("cannot cache latents: ") + err.what());
         }
-        images[k] = imageToTensor(img);
-        if (s.flipAug) flipped[k] = imageToTensor(flipHorizontal(img));
+        images[k] = imageToTensor(img.rgb);
+        if (s.flipAug) flipped[k] = imageToTensor(flipHorizontal(img.rgb));
+        if (!img.mask.pixels.empty()) masks[k] = maskToTensor(img.mask);
       });
       const torch::Tensor latents = encode(torch::stack(images)).detach().to(torch::kCPU, torch::kFloat32);
       // Only images whose subset has flip_aug get mirrored latents (subsets may share a bucket).
@@ -140,11 +156,13 @@ LatentCache LatentCache::build(const Dataset& dataset, const ImageEncoder& encod
         CachedLatent c;
         c.latents = latents[static_cast<long>(k)].clone();
         if (flipRow[k] >= 0) c.flippedLatents = flippedLatents[flipRow[k]].clone();
+        c.mask = masks[k];
         c.originalSize = {e.size.width, e.size.height};
         c.crop = cropLtrb(e.choice.bucket, c.originalSize);
         if (options.toDisk) {
           std::vector<std::pair<std::string, torch::Tensor>> tensors = {{"latents", c.latents}};
           if (c.flippedLatents.defined()) tensors.emplace_back("latents_flipped", c.flippedLatents);
+          if (c.mask.defined()) tensors.emplace_back("alpha_mask", c.mask);
           io::writeSafetensors(latentCachePath(e.path, e.choice.bucket), tensors, metadata[batch[k]]);
         }
         cache.entries_[batch[k]] = std::move(c);

@@ -2,7 +2,9 @@
 // Latents cached once before training, in memory or on disk beside each image
 // ("<stem>_<w>x<h>_sinter_sdxl.safetensors"). A disk cache is reused only when the image file
 // (size, mtime) and every setting that shaped the latents (bucket, resized size, flip, crop,
-// resize filter, encoder identity) match; otherwise it is encoded again and rewritten atomically.
+// resize filter, encoder identity, the loss mask's source and mask file) match; otherwise it is
+// encoded again and rewritten atomically. A loss mask (data/loss_mask.h) is cached with its
+// latents at the bucket size, as sd-scripts keeps "alpha_mask" in its latent files.
 #include <torch/torch.h>
 
 #include <functional>
@@ -28,6 +30,8 @@ struct LatentCacheOptions {
 struct CachedLatent {
   torch::Tensor latents;         // [C, h, w] float32 on the CPU
   torch::Tensor flippedLatents;  // of the mirrored image; defined when the subset has flip_aug
+  torch::Tensor mask;            // [H, W] float32 in [0, 1] at the bucket size; defined with a loss mask
+                                 // (mirrored where the flipped latents are used)
   Resolution originalSize;
   CropLtrb crop;
 };

@@ -13,6 +13,7 @@
 #include "train/base/device_info.h"
 #include "train/capture/graphed_encoder.h"
 #include "train/flux/flux_regions.h"
+#include "train/objectives/masked_loss.h"
 
 namespace sinter::train {
 
@@ -154,6 +155,8 @@ FluxFamily::TextConditioning FluxFamily::encode(const TokenIds& ids, bool clipGr
 }
 
 void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
+  // The dataset says whether batches carry loss masks (alpha_mask, conditioning_data_dir).
+  step_->useLossMasks(dataset.hasLossMasks());
   if (options_.cacheLatents) {
     data::LatentCacheOptions o;
     o.toDisk = options_.cacheLatentsToDisk;
@@ -224,6 +227,8 @@ FluxStepBatch FluxFamily::stepInputs(const data::Batch& batch, bool textEncoders
     in.pooled = t.pooled;
   }
   in.lossWeights = batch.lossWeights.to(device_);
+  if (batch.lossMasks.defined())
+    in.lossMask = lossMaskAt(batch.lossMasks.to(device_), in.latents.size(2), in.latents.size(3));
   return in;
 }
 

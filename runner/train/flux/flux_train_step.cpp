@@ -34,8 +34,24 @@ StaticBuffers& FluxTrainStep::buffers(const StepShape& s) {
                     {"img_ids", models::fluxImageIds(s.batch, s.height / 2, s.width / 2, f32)},
                     {"txt_ids", models::fluxTextIds(s.batch, s.tokens, f32)}};
     if (c.guidanceEmbed) b["guidance"] = torch::full({s.batch}, options_.guidanceScale, f32);
+    if (options_.lossMasks) b["loss_mask"] = torch::ones({s.batch, 1, s.height, s.width}, f32);
     return b;
   });
+}
+
+void FluxTrainStep::useLossMasks(bool on) {
+  if (on != options_.lossMasks && shapes_.shapesWithBuffers() > 0)
+    throw std::logic_error("FluxTrainStep::useLossMasks: shapes are staged already");
+  options_.lossMasks = on;
+}
+
+void FluxTrainStep::stageLossMask(StaticBuffers& in, const FluxStepBatch& batch) const {
+  if (!options_.lossMasks) {
+    if (batch.lossMask.defined()) throw std::logic_error("FluxTrainStep: a batch with loss masks, but the step has none");
+    return;
+  }
+  if (!batch.lossMask.defined()) throw std::logic_error("FluxTrainStep: a batch without the loss masks the step expects");
+  in.at("loss_mask").copy_(batch.lossMask);
 }
 
 torch::Tensor FluxTrainStep::loss(const FluxStepBatch& batch) {
@@ -46,6 +62,7 @@ torch::Tensor FluxTrainStep::loss(const FluxStepBatch& batch) {
   in.at("latents").copy_(batch.latents);
   in.at("loss_weights").copy_(batch.lossWeights);
   if (options_.applyT5AttnMask) in.at("t5_mask").copy_(batch.t5Mask);
+  stageLossMask(in, batch);
   return lossOf(in, batch.t5.to(device_, options_.computeDtype), batch.pooled.to(device_, options_.computeDtype));
 }
 
@@ -59,6 +76,7 @@ StepShape FluxTrainStep::stage(const FluxStepBatch& batch) {
   in.at("pooled").copy_(batch.pooled);
   in.at("loss_weights").copy_(batch.lossWeights);
   if (options_.applyT5AttnMask) in.at("t5_mask").copy_(batch.t5Mask);
+  stageLossMask(in, batch);
   return shape;
 }
 
@@ -67,6 +85,7 @@ void FluxTrainStep::stageNeutral(const StepShape& shape) {
   for (const char* name : {"latents", "t5", "pooled"}) in.at(name).zero_();
   in.at("t5_mask").fill_(1.0);
   in.at("loss_weights").fill_(1.0);
+  if (options_.lossMasks) in.at("loss_mask").fill_(1.0);
 }
 
 torch::Tensor FluxTrainStep::stagedLoss(const StepShape& shape) {
@@ -91,8 +110,9 @@ torch::Tensor FluxTrainStep::lossOf(StaticBuffers& in, const torch::Tensor& t5, 
   out = models::unpackFluxLatents(out, h / 2, w / 2);
   const FlowPrediction prediction = applyModelPredictionType(options_.flow, out.to(torch::kFloat32),
                                                              noisy.to(torch::kFloat32), sigmas);
+  const auto mask = in.find("loss_mask");
   return flowMatchingLoss(options_.flow, prediction, noise.to(torch::kFloat32) - latents.to(torch::kFloat32), sigmas,
-                          in.at("loss_weights"));
+                          in.at("loss_weights"), mask == in.end() ? torch::Tensor() : mask->second);
 }
 
 }  // namespace sinter::train

@@ -19,6 +19,7 @@ struct FluxStepBatch {
   torch::Tensor t5Mask;       // [B, T]: 1 a token, 0 padding (read with apply_t5_attn_mask)
   torch::Tensor pooled;       // [B, 768] CLIP-L pooled output
   torch::Tensor lossWeights;  // [B]
+  torch::Tensor lossMask;     // [B, 1, h, w] at the latents' size (masked_loss.h); with lossMasks only
 };
 
 struct FluxStepOptions {
@@ -26,6 +27,7 @@ struct FluxStepOptions {
   double guidanceScale = 3.5;                   // guidance_scale, fed to dev's guidance embedding
   bool applyT5AttnMask = false;                 // apply_t5_attn_mask: padding tokens masked in attention
   torch::Dtype computeDtype = torch::kFloat32;  // the frozen weights' dtype
+  bool lossMasks = false;  // every batch has a loss mask (alpha_mask, masked_loss): a static buffer
 };
 
 class FluxTrainStep {
@@ -42,8 +44,12 @@ class FluxTrainStep {
   void stageNeutral(const StepShape& shape);
 
   at::Generator& generator() { return generator_; }
+  // Whether batches carry loss masks (the dataset's, known once it is built); before any shape is
+  // staged, since the masks are one of each shape's buffers.
+  void useLossMasks(bool on);
 
  private:
+  void stageLossMask(StaticBuffers& in, const FluxStepBatch& batch) const;
   StepShape shapeOf(const FluxStepBatch& batch) const;
   StaticBuffers& buffers(const StepShape& shape);
   torch::Tensor lossOf(StaticBuffers& in, const torch::Tensor& t5, const torch::Tensor& pooled);

@@ -13,7 +13,9 @@ namespace {
 // Every tensor a batch carries, for moving them together.
 template <typename F>
 void forEachTensor(data::Batch& b, F&& f) {
-  for (torch::Tensor* t : {&b.images, &b.latents, &b.originalSizesHW, &b.cropTopLefts, &b.targetSizesHW, &b.lossWeights}) f(*t);
+  for (torch::Tensor* t : {&b.images, &b.latents, &b.originalSizesHW, &b.cropTopLefts, &b.targetSizesHW, &b.lossWeights,
+                          &b.lossMasks})
+    f(*t);
   for (auto& [name, t] : b.textOutputs) f(t);
 }
 

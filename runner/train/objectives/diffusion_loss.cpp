@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "train/objectives/masked_loss.h"
+
 namespace sinter::train {
 
 LossType parseLossType(const std::string& name) {
@@ -76,9 +78,10 @@ torch::Tensor snrScale(const torch::Tensor& timesteps, const DdpmNoiseSchedule& 
 
 torch::Tensor diffusionLoss(const torch::Tensor& pred, const torch::Tensor& target, const torch::Tensor& timesteps,
                             const torch::Tensor& lossWeights, const DdpmNoiseSchedule& schedule,
-                            const DiffusionLossOptions& options) {
+                            const DiffusionLossOptions& options, const torch::Tensor& lossMask) {
   const torch::Tensor huberC = huberThreshold(options, timesteps, schedule);
   torch::Tensor loss = elementwiseLoss(pred.to(torch::kFloat32), target.to(torch::kFloat32), options.lossType, huberC);
+  loss = applyLossMask(loss, lossMask);
   std::vector<int64_t> dims;
   for (int64_t d = 1; d < loss.dim(); ++d) dims.push_back(d);
   if (!dims.empty()) loss = loss.mean(dims);

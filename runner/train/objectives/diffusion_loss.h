@@ -1,8 +1,8 @@
 #pragma once
 // The training loss as sd-scripts' train_network.py computes it: conditional_loss per element
-// (l2, l1, huber, smooth_l1), mean over all but the batch, per-sample loss weights (prior loss
-// weight), then min-SNR / v-pred scaling / debiased estimation, then the batch mean. All tensor
-// math on the device.
+// (l2, l1, huber, smooth_l1), times the loss mask (masked_loss.h), mean over all but the batch,
+// per-sample loss weights (prior loss weight), then min-SNR / v-pred scaling / debiased
+// estimation, then the batch mean. All tensor math on the device.
 #include <torch/torch.h>
 
 #include <optional>
@@ -41,9 +41,10 @@ torch::Tensor minSnrWeight(const torch::Tensor& timesteps, const DdpmNoiseSchedu
                            bool vPrediction);
 
 // The scalar loss of one batch. `lossWeights` is [B] (1, or prior_loss_weight for reg images) or
-// undefined for all ones.
+// undefined for all ones; `lossMask` is [B, 1, h, w] at the prediction's size (masked_loss.h
+// lossMaskAt) or undefined for none.
 torch::Tensor diffusionLoss(const torch::Tensor& pred, const torch::Tensor& target, const torch::Tensor& timesteps,
                             const torch::Tensor& lossWeights, const DdpmNoiseSchedule& schedule,
-                            const DiffusionLossOptions& options);
+                            const DiffusionLossOptions& options, const torch::Tensor& lossMask = {});
 
 }  // namespace sinter::train

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "train/base/config_values.h"
+#include "train/objectives/masked_loss.h"
 
 namespace sinter::train {
 
@@ -165,7 +166,8 @@ FlowPrediction applyModelPredictionType(const FlowMatchingOptions& options, cons
 }
 
 torch::Tensor flowMatchingLoss(const FlowMatchingOptions& options, const FlowPrediction& prediction,
-                               const torch::Tensor& target, const torch::Tensor& sigmas, const torch::Tensor& lossWeights) {
+                               const torch::Tensor& target, const torch::Tensor& sigmas, const torch::Tensor& lossWeights,
+                               const torch::Tensor& lossMask) {
   torch::Tensor huberC;
   if (options.lossType == LossType::Huber || options.lossType == LossType::SmoothL1) {
     // sd-scripts' get_huber_threshold_if_needed on the timesteps sigma * 1000.
@@ -180,6 +182,7 @@ torch::Tensor flowMatchingLoss(const FlowMatchingOptions& options, const FlowPre
   torch::Tensor loss =
       elementwiseLoss(prediction.prediction.to(torch::kFloat32), target.to(torch::kFloat32), options.lossType, huberC);
   if (prediction.weighting.defined()) loss = loss * perSample(prediction.weighting.to(torch::kFloat32), loss);
+  loss = applyLossMask(loss, lossMask);
   std::vector<int64_t> dims;
   for (int64_t d = 1; d < loss.dim(); ++d) dims.push_back(d);
   if (!dims.empty()) loss = loss.mean(dims);

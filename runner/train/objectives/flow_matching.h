@@ -91,9 +91,11 @@ struct FlowPrediction {
 FlowPrediction applyModelPredictionType(const FlowMatchingOptions& options, const torch::Tensor& modelOutput,
                                         const torch::Tensor& noisyLatents, const torch::Tensor& sigmas);
 
-// The scalar loss: conditional_loss per element against noise - x0, times the weighting, mean over
-// all but the batch, times the per-sample `lossWeights` (undefined: ones), batch mean.
+// The scalar loss: conditional_loss per element against noise - x0, times the weighting, times
+// the loss mask ([B, 1, h, w] from masked_loss.h lossMaskAt; undefined: none), mean over all but
+// the batch, times the per-sample `lossWeights` (undefined: ones), batch mean.
 torch::Tensor flowMatchingLoss(const FlowMatchingOptions& options, const FlowPrediction& prediction,
-                               const torch::Tensor& target, const torch::Tensor& sigmas, const torch::Tensor& lossWeights);
+                               const torch::Tensor& target, const torch::Tensor& sigmas, const torch::Tensor& lossWeights,
+                               const torch::Tensor& lossMask = {});
 
 }  // namespace sinter::train

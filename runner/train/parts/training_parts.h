@@ -81,7 +81,8 @@ class FamilyPart {
   virtual FamilyFacts facts() const = 0;
   // The models a method may train, in the order sd-scripts creates their modules.
   virtual std::vector<TrainableModel> trainableModels() = 0;
-  // Caches latents and text-encoder outputs where the config asks (the encoders are frozen).
+  // Caches latents and text-encoder outputs where the config asks (the encoders are frozen), and
+  // tells the step whether the dataset's batches carry loss masks (before any shape is staged).
   virtual void buildCaches(const data::Dataset& dataset, int workers) = 0;
   virtual const data::LatentCache* latentCache() const = 0;
   virtual const data::TextCache* textCache() const = 0;

@@ -10,6 +10,7 @@
 #include "train/base/config_values.h"
 #include "train/base/device_info.h"
 #include "train/capture/graphed_encoder.h"
+#include "train/objectives/masked_loss.h"
 #include "train/sdxl/sdxl_unet_regions.h"
 
 namespace sinter::train {
@@ -117,6 +118,8 @@ models::SdxlTextConditioning SdxlFamily::encodeCaptions(const std::vector<std::s
 }
 
 void SdxlFamily::buildCaches(const data::Dataset& dataset, int workers) {
+  // The dataset says whether batches carry loss masks (alpha_mask, conditioning_data_dir).
+  step_->useLossMasks(dataset.hasLossMasks());
   if (options_.cacheLatents) {
     data::LatentCacheOptions o;
     o.toDisk = options_.cacheLatentsToDisk;
@@ -188,6 +191,8 @@ SdxlStepBatch SdxlFamily::stepInputs(const data::Batch& batch, bool textEncoders
   in.admVector = models::sdxlAdmVector(pooled, batch.originalSizesHW.to(device_), batch.cropTopLefts.to(device_),
                                        batch.targetSizesHW.to(device_));
   in.lossWeights = batch.lossWeights.to(device_);
+  if (batch.lossMasks.defined())
+    in.lossMask = lossMaskAt(batch.lossMasks.to(device_), in.latents.size(2), in.latents.size(3));
   return in;
 }
 

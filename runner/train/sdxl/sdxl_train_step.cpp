@@ -5,6 +5,15 @@
 #include "train/base/device_info.h"
 
 namespace sinter::train {
+namespace {
+
+// The staged loss mask, undefined when the step has none.
+torch::Tensor maskOf(StaticBuffers& in) {
+  const auto it = in.find("loss_mask");
+  return it == in.end() ? torch::Tensor() : it->second;
+}
+
+}  // namespace
 
 SdxlTrainStep::SdxlTrainStep(models::SdxlUnet unet, SdxlStepOptions options, torch::Device device, std::uint64_t seed)
     : unet_(std::move(unet)),
@@ -21,12 +30,30 @@ StaticBuffers& SdxlTrainStep::buffers(const StepShape& s) {
   return shapes_.buffers(s, [&] {
     const models::SdxlUnetConfig& c = unet_->config();
     const auto inputs = torch::TensorOptions().device(device_).dtype(options_.computeDtype);
-    return StaticBuffers{{"latents", torch::zeros({s.batch, c.inChannels, s.height, s.width}, inputs)},
-                         {"context", torch::zeros({s.batch, s.tokens, c.contextDim}, inputs)},
-                         {"adm_vector", torch::zeros({s.batch, c.admInChannels}, inputs)},
-                         {"loss_weights", torch::ones({s.batch}, inputs.dtype(torch::kFloat32))}};
+    StaticBuffers b{{"latents", torch::zeros({s.batch, c.inChannels, s.height, s.width}, inputs)},
+                    {"context", torch::zeros({s.batch, s.tokens, c.contextDim}, inputs)},
+                    {"adm_vector", torch::zeros({s.batch, c.admInChannels}, inputs)},
+                    {"loss_weights", torch::ones({s.batch}, inputs.dtype(torch::kFloat32))}};
+    if (options_.lossMasks) b["loss_mask"] = torch::ones({s.batch, 1, s.height, s.width}, inputs.dtype(torch::kFloat32));
+    return b;
   });
 }
+
+void SdxlTrainStep::useLossMasks(bool on) {
+  if (on != options_.lossMasks && shapes_.shapesWithBuffers() > 0)
+    throw std::logic_error("SdxlTrainStep::useLossMasks: shapes are staged already");
+  options_.lossMasks = on;
+}
+
+void SdxlTrainStep::stageLossMask(StaticBuffers& in, const SdxlStepBatch& batch) const {
+  if (!options_.lossMasks) {
+    if (batch.lossMask.defined()) throw std::logic_error("SdxlTrainStep: a batch with loss masks, but the step has none");
+    return;
+  }
+  if (!batch.lossMask.defined()) throw std::logic_error("SdxlTrainStep: a batch without the loss masks the step expects");
+  in.at("loss_mask").copy_(batch.lossMask);
+}
+
 
 torch::Tensor SdxlTrainStep::loss(const SdxlStepBatch& batch) {
   const bool conditioningTrains = batch.context.requires_grad() || batch.admVector.requires_grad();
@@ -36,8 +63,9 @@ torch::Tensor SdxlTrainStep::loss(const SdxlStepBatch& batch) {
   StaticBuffers& in = buffers(shapeOf(batch));
   in.at("latents").copy_(batch.latents);
   in.at("loss_weights").copy_(batch.lossWeights);
+  stageLossMask(in, batch);
   return lossOf(in.at("latents"), batch.context.to(device_, options_.computeDtype), batch.admVector.to(device_, options_.computeDtype),
-                in.at("loss_weights"));
+                in.at("loss_weights"), maskOf(in));
 }
 
 StepShape SdxlTrainStep::stage(const SdxlStepBatch& batch) {
@@ -49,6 +77,7 @@ StepShape SdxlTrainStep::stage(const SdxlStepBatch& batch) {
   in.at("context").copy_(batch.context);
   in.at("adm_vector").copy_(batch.admVector);
   in.at("loss_weights").copy_(batch.lossWeights);
+  stageLossMask(in, batch);
   return shape;
 }
 
@@ -56,20 +85,21 @@ void SdxlTrainStep::stageNeutral(const StepShape& shape) {
   StaticBuffers& in = buffers(shape);
   for (const char* name : {"latents", "context", "adm_vector"}) in.at(name).zero_();
   in.at("loss_weights").fill_(1.0);
+  if (options_.lossMasks) in.at("loss_mask").fill_(1.0);
 }
 
 torch::Tensor SdxlTrainStep::stagedLoss(const StepShape& shape) {
   StaticBuffers& in = buffers(shape);
-  return lossOf(in.at("latents"), in.at("context"), in.at("adm_vector"), in.at("loss_weights"));
+  return lossOf(in.at("latents"), in.at("context"), in.at("adm_vector"), in.at("loss_weights"), maskOf(in));
 }
 
 torch::Tensor SdxlTrainStep::lossOf(const torch::Tensor& latents, const torch::Tensor& context, const torch::Tensor& admVector,
-                                    const torch::Tensor& lossWeights) {
+                                    const torch::Tensor& lossWeights, const torch::Tensor& lossMask) {
   NoisedBatch noised = sampleNoisedBatch(schedule_, latents, options_.noise, generator_);
   torch::Tensor pred = unet_->forward(noised.noisyLatents, noised.timesteps, context, admVector);
   torch::Tensor target = options_.loss.vPrediction ? schedule_.velocity(latents, noised.noise, noised.timesteps) : noised.noise;
   return diffusionLoss(pred.to(torch::kFloat32), target.to(torch::kFloat32), noised.timesteps, lossWeights, schedule_,
-                       options_.loss);
+                       options_.loss, lossMask);
 }
 
 }  // namespace sinter::train

@@ -18,12 +18,14 @@ struct SdxlStepBatch {
   torch::Tensor context;      // [B, T, 2048]
   torch::Tensor admVector;    // [B, 2816]
   torch::Tensor lossWeights;  // [B]
+  torch::Tensor lossMask;     // [B, 1, h, w] at the latents' size (masked_loss.h); with lossMasks only
 };
 
 struct SdxlStepOptions {
   NoiseScheduleOptions schedule;
   NoiseSamplingOptions noise;
   DiffusionLossOptions loss;
+  bool lossMasks = false;  // every batch has a loss mask (alpha_mask, masked_loss): a static buffer
   torch::Dtype computeDtype = torch::kFloat32;  // the frozen weights' dtype
 };
 
@@ -45,12 +47,16 @@ class SdxlTrainStep {
 
   at::Generator& generator() { return generator_; }
   const DdpmNoiseSchedule& noiseSchedule() const { return schedule_; }
+  // Whether batches carry loss masks (the dataset's, known once it is built); before any shape is
+  // staged, since the masks are one of each shape's buffers.
+  void useLossMasks(bool on);
 
  private:
   static StepShape shapeOf(const SdxlStepBatch& batch);
   StaticBuffers& buffers(const StepShape& shape);
   torch::Tensor lossOf(const torch::Tensor& latents, const torch::Tensor& context, const torch::Tensor& admVector,
-                       const torch::Tensor& lossWeights);
+                       const torch::Tensor& lossWeights, const torch::Tensor& lossMask);
+  void stageLossMask(StaticBuffers& in, const SdxlStepBatch& batch) const;
 
   models::SdxlUnet unet_;
   SdxlStepOptions options_;
