@@ -42,6 +42,10 @@ class SdxlTrainStep {
   // before any batch of it is seen.
   void stageNeutral(const StepShape& shape);
 
+  // The validation pass's loss of a batch: without gradients, every sample at `timestep`, the noise
+  // drawn from `generator` (the step's own is left untouched); the static buffers are not used.
+  torch::Tensor validationLoss(const SdxlStepBatch& batch, int64_t timestep, const at::Generator& generator);
+
   at::Generator& generator() { return generator_; }
   const DdpmNoiseSchedule& noiseSchedule() const { return schedule_; }
 
@@ -49,7 +53,7 @@ class SdxlTrainStep {
   static StepShape shapeOf(const SdxlStepBatch& batch);
   StaticBuffers& buffers(const StepShape& shape);
   torch::Tensor lossOf(const torch::Tensor& latents, const torch::Tensor& context, const torch::Tensor& admVector,
-                       const torch::Tensor& lossWeights);
+                       const torch::Tensor& lossWeights, const NoiseSamplingOptions& noise, const at::Generator& generator);
 
   models::SdxlUnet unet_;
   SdxlStepOptions options_;
