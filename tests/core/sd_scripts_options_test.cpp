@@ -32,8 +32,7 @@ const std::set<std::string> kPending = {
     "masked_loss", "lr_scheduler_type", "lr_scheduler_args",
     "lr_decay_steps", "lr_scheduler_min_lr_ratio", "debiased_estimation_loss", "cpu_offload_checkpointing",
     "fp8_base_unet", "scale_weight_norms", "no_half_vae", "skip_until_initial_step", "initial_epoch",
-    "initial_step", "validation_seed", "validation_split", "validate_every_n_steps", "validate_every_n_epochs",
-    "max_validation_steps", "block_lr", "fused_optimizer_groups", "blockwise_fused_optimizers"};
+    "initial_step", "block_lr", "fused_optimizer_groups", "blockwise_fused_optimizers"};
 
 // sinter-runner's own command-line options (parsed beside the registry).
 const std::map<std::string, std::string> kRunnerOwn = {
