@@ -1,5 +1,5 @@
-// validation_split end to end through the real sinter-runner on the tiny SDXL checkpoint, on the
-// CPU: validation events after the right steps and epochs, the pass's size, training losses and
+// validation_split end to end through the real sinter-runner on the tiny SDXL checkpoint (and the
+// tiny FLUX.1-dev files), on the CPU: validation events after the right steps and epochs, the pass's size, training losses and
 // weights identical to a run on the training images alone, ss_* metadata, bad values refused;
 // and the fixed validation timesteps (sd-scripts' linspace).
 #include <gtest/gtest.h>
@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "core/config.h"
 #include "core/events.h"
@@ -34,12 +35,17 @@ void writeText(const std::string& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
 }
 
-// The tiny model on `dataDir` (folder mode, one repeat, batch size 1: 9 batches an epoch when 9
-// of the 12 images train); `extra` lines are appended.
+// The tiny model of `family` on `dataDir` (folder mode, one repeat, batch size 1: 9 batches an
+// epoch when 9 of the 12 images train); `extra` lines are appended.
 std::string writeConfig(const std::string& name, const std::string& outputDir, const std::string& dataDir,
-                        const std::string& extra) {
-  const std::string text = "model_family = \"sdxl\"\n"
-                           "pretrained_model_name_or_path = \"" + path("tiny_sdxl.safetensors") + "\"\n"
+                        const std::string& extra, const std::string& family = "sdxl") {
+  const std::string model =
+      family == "sdxl" ? "pretrained_model_name_or_path = \"" + path("tiny_sdxl.safetensors") + "\"\n"
+                       : "pretrained_model_name_or_path = \"" + path("flux/flux1-dev.safetensors") + "\"\n"
+                         "ae = \"" + path("flux/ae.safetensors") + "\"\nclip_l = \"" + path("flux/clip_l.safetensors") + "\"\n"
+                         "t5xxl = \"" + path("flux/t5xxl_fp16.safetensors") + "\"\nt5_tokenizer = \"" + path("tokenizer") + "\"\n"
+                         "t5xxl_max_token_length = 16\n";
+  const std::string text = "model_family = \"" + family + "\"\n" + model +
                            "clip_tokenizer = \"" + path("tokenizer") + "\"\n"
                            "train_data_dir = \"" + dataDir + "\"\n"
                            "output_dir = \"" + outputDir + "\"\n"
@@ -94,6 +100,8 @@ class ValidationRun : public ::testing::Test {
     g_root = fs::temp_directory_path() / ("sinter_validation_run_" + std::to_string(::getpid()));
     fs::create_directories(g_root);
     ASSERT_EQ(runRunner({"--init_checkpoint", path("tiny_sdxl.safetensors"), "--model_family", "sdxl", "--model_size", "tiny", "--seed", "3"}).exitCode, 0);
+    ASSERT_EQ(runRunner({"--init_checkpoint", path("flux/flux1-dev.safetensors"), "--model_family", "flux", "--model_size", "tiny",
+                         "--seed", "3"}).exitCode, 0);
     ASSERT_EQ(runRunner({"--init_dataset", path("images"), "--seed", "3"}).exitCode, 0);
     ASSERT_EQ(runRunner({"--init_tokenizer", path("tokenizer")}).exitCode, 0);
     copyDataset(path("all"));
@@ -191,4 +199,34 @@ TEST_F(ValidationRun, BadValuesAreRefusedBeforeLoading) {
     const std::string key = bad.find("max_validation_steps") != std::string::npos ? "max_validation_steps" : "validation_split";
     EXPECT_NE(r.err.find(key), std::string::npos) << bad << r.err;
   }
+}
+
+TEST_F(ValidationRun, FluxValidatesAtFixedSigmasAndLeavesTrainingAlone) {
+  const std::string cfg = writeConfig("flux_val.toml", path("out_flux_val"), path("all"),
+                                      "max_train_steps = 6\nvalidation_split = 0.25\nvalidate_every_n_steps = 3\n"
+                                      "max_validation_steps = 2\n", "flux");
+  ProcessResult r = runRunner({"--config_file", cfg, "--events", "jsonl"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const auto v = eventsOfType<sinter::events::Validation>(r);
+  ASSERT_EQ(v.size(), 3u) << r.err;  // steps 3 and 6, and the end of training (step 6, in epoch 1)
+  EXPECT_EQ(v[0].step, 3);
+  EXPECT_EQ(v[1].step, 6);
+  EXPECT_EQ(v[1].kind, "step");
+  EXPECT_EQ(v[2].step, 6);
+  EXPECT_EQ(v[2].kind, "epoch");
+  EXPECT_EQ(v[1].loss, v[2].loss);  // the same weights, images and noise
+  EXPECT_NE(v[0].loss, v[1].loss);
+  EXPECT_NE(r.err.find("validation: 2 batches x 4 timesteps per pass"), std::string::npos) << r.err;
+
+  std::set<std::string> train;
+  const std::set<std::string> held = heldOutStems(path("all"), 0.25, 7);
+  for (const auto& entry : fs::directory_iterator(path("all/1_demo shapes")))
+    if (!held.count(entry.path().stem().string())) train.insert(entry.path().stem().string());
+  copyDataset(path("flux_kept"), train);
+  ProcessResult plain = runRunner(
+      {"--config_file", writeConfig("flux_plain.toml", path("out_flux_plain"), path("flux_kept"), "max_train_steps = 6\n", "flux"),
+       "--events", "jsonl"});
+  ASSERT_EQ(plain.exitCode, 0) << plain.err;
+  ASSERT_EQ(losses(plain).size(), 6u);
+  EXPECT_EQ(losses(plain), losses(r));
 }
