@@ -1233,6 +1233,58 @@
         <source>sd-scripts&apos; older switch for optimizer_type = Lion; only with an empty optimizer_type.</source>
         <translation>optimizer_type = Lion を指定する sd-scripts の旧スイッチです。optimizer_type が空のときのみ使えます。</translation>
     </message>
+    <message>
+        <source>Validation split</source>
+        <translation>検証用の割合</translation>
+    </message>
+    <message>
+        <source>Fraction of each dataset&apos;s images held out for validation (0: no validation), e.g. 0.1. Regularisation images are never held out.</source>
+        <translation>各データセットの画像のうち検証用に取り分ける割合(0 なら検証なし)。例: 0.1。正則化画像は取り分けません。</translation>
+    </message>
+    <message>
+        <source>Validation seed</source>
+        <translation>検証シード</translation>
+    </message>
+    <message>
+        <source>Seed of which images are held out and of the validation noise.</source>
+        <translation>取り分ける画像の選び方と検証ノイズのシード。</translation>
+    </message>
+    <message>
+        <source>the run&apos;s seed</source>
+        <translation>実行のシード</translation>
+    </message>
+    <message>
+        <source>Validate every N steps</source>
+        <translation>N ステップごとに検証</translation>
+    </message>
+    <message>
+        <source>Also compute the validation loss every N steps, besides at the end of epochs.</source>
+        <translation>エポックの終わりに加えて、N ステップごとにも検証損失を計算します。</translation>
+    </message>
+    <message>
+        <source>Validate every N epochs</source>
+        <translation>N エポックごとに検証</translation>
+    </message>
+    <message>
+        <source>Compute the validation loss at the end of every Nth epoch.</source>
+        <translation>N エポックごとに、その終わりで検証損失を計算します。</translation>
+    </message>
+    <message>
+        <source>every epoch</source>
+        <translation>毎エポック</translation>
+    </message>
+    <message>
+        <source>Max validation batches</source>
+        <translation>検証バッチの上限</translation>
+    </message>
+    <message>
+        <source>Validate on at most this many batches of the held-out images.</source>
+        <translation>取り分けた画像のうち、最大でこのバッチ数を使って検証します。</translation>
+    </message>
+    <message>
+        <source>all of them</source>
+        <translation>すべて</translation>
+    </message>
 </context>
 <context>
     <name>PresetChanges</name>
@@ -1342,6 +1394,10 @@
     <message>
         <source>Smoothed</source>
         <translation>平滑化</translation>
+    </message>
+    <message>
+        <source>Validation loss</source>
+        <translation>検証損失</translation>
     </message>
 </context>
 <context>

@@ -1233,6 +1233,58 @@
         <source>sd-scripts&apos; older switch for optimizer_type = Lion; only with an empty optimizer_type.</source>
         <translation>sd-scripts 用于 optimizer_type = Lion 的旧开关；仅在 optimizer_type 为空时可用。</translation>
     </message>
+    <message>
+        <source>Validation split</source>
+        <translation>验证集比例</translation>
+    </message>
+    <message>
+        <source>Fraction of each dataset&apos;s images held out for validation (0: no validation), e.g. 0.1. Regularisation images are never held out.</source>
+        <translation>每个数据集中留作验证的图像比例(0 表示不验证),例如 0.1。正则化图像从不留出。</translation>
+    </message>
+    <message>
+        <source>Validation seed</source>
+        <translation>验证种子</translation>
+    </message>
+    <message>
+        <source>Seed of which images are held out and of the validation noise.</source>
+        <translation>决定留出哪些图像以及验证噪声的种子。</translation>
+    </message>
+    <message>
+        <source>the run&apos;s seed</source>
+        <translation>本次运行的种子</translation>
+    </message>
+    <message>
+        <source>Validate every N steps</source>
+        <translation>每 N 步验证</translation>
+    </message>
+    <message>
+        <source>Also compute the validation loss every N steps, besides at the end of epochs.</source>
+        <translation>除每轮结束时外,还每 N 步计算一次验证损失。</translation>
+    </message>
+    <message>
+        <source>Validate every N epochs</source>
+        <translation>每 N 轮验证</translation>
+    </message>
+    <message>
+        <source>Compute the validation loss at the end of every Nth epoch.</source>
+        <translation>每 N 轮在该轮结束时计算验证损失。</translation>
+    </message>
+    <message>
+        <source>every epoch</source>
+        <translation>每轮</translation>
+    </message>
+    <message>
+        <source>Max validation batches</source>
+        <translation>最大验证批次数</translation>
+    </message>
+    <message>
+        <source>Validate on at most this many batches of the held-out images.</source>
+        <translation>最多使用留出图像中的这么多个批次进行验证。</translation>
+    </message>
+    <message>
+        <source>all of them</source>
+        <translation>全部</translation>
+    </message>
 </context>
 <context>
     <name>PresetChanges</name>
@@ -1342,6 +1394,10 @@
     <message>
         <source>Smoothed</source>
         <translation>平滑</translation>
+    </message>
+    <message>
+        <source>Validation loss</source>
+        <translation>验证损失</translation>
     </message>
 </context>
 <context>
