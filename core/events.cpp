@@ -43,6 +43,9 @@ json toJson(const Event& e) {
             return json{{"type", "epoch"}, {"epoch", e.epoch}, {"epochs", e.epochs}, {"step", e.step},
                         {"avg_loss", e.avg_loss}};
           },
+          [](const Validation& v) {
+            return json{{"type", "validation"}, {"step", v.step}, {"epoch", v.epoch}, {"loss", v.loss}, {"kind", v.kind}};
+          },
           [](const Saved& s) { return json{{"type", "saved"}, {"path", s.path}, {"kind", s.kind}}; },
           [](const Sample& s) {
             return json{{"type", "sample"}, {"path", s.path}, {"prompt", s.prompt}, {"step", s.step},
@@ -119,6 +122,11 @@ std::optional<Event> parseJsonLine(const std::string& line) {
     Epoch e;
     read(j, "epoch", e.epoch), read(j, "epochs", e.epochs), read(j, "step", e.step), read(j, "avg_loss", e.avg_loss);
     return e;
+  }
+  if (type == "validation") {
+    Validation v;
+    read(j, "step", v.step), read(j, "epoch", v.epoch), read(j, "loss", v.loss), read(j, "kind", v.kind);
+    return v;
   }
   if (type == "saved") {
     Saved s;

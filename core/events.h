@@ -40,6 +40,14 @@ struct Epoch {
   long long epoch = 0, epochs = 0, step = 0;
   double avg_loss = 0;
 };
+// The loss on the images validation_split holds out (sd-scripts' "loss/validation/step_average" and
+// "loss/validation/epoch_average"): the mean over the pass's batches and fixed timesteps, after
+// optimizer step `step`. `kind`: "step" (validate_every_n_steps) or "epoch" (at an epoch's end).
+struct Validation {
+  long long step = 0, epoch = 0;
+  double loss = 0;
+  std::string kind;
+};
 struct Saved {
   std::string path, kind;  // kind: lora, state, final, ...
 };
@@ -67,7 +75,7 @@ struct Unknown {
   std::string type;
 };
 
-using Event = std::variant<Start, CompilePlan, Warmup, Step, Epoch, Saved, Sample, Warning, Error, Done, Unknown>;
+using Event = std::variant<Start, CompilePlan, Warmup, Step, Epoch, Validation, Saved, Sample, Warning, Error, Done, Unknown>;
 
 std::string typeName(const Event& e);
 // One line of JSON, without the trailing newline.

@@ -273,6 +273,23 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "Lowest timestep sampled (0 when unset).")).min(0).max(1000).advanced(),
       Opt("max_timestep", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Max timestep"),
           QT_TRANSLATE_NOOP("Option", "Timesteps are sampled below this (1000 when unset).")).min(1).max(1000).advanced(),
+      // Validation (train_network.py): held-out images, their loss at fixed timesteps, no training.
+      Opt("validation_split", T::Float, D(0.0), Sec::Training, QT_TRANSLATE_NOOP("Option", "Validation split"),
+          QT_TRANSLATE_NOOP("Option", "Fraction of each dataset's images held out for validation (0: no validation), e.g. 0.1. "
+                                      "Regularisation images are never held out."))
+          .min(0).max(1).advanced(),
+      Opt("validation_seed", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Validation seed"),
+          QT_TRANSLATE_NOOP("Option", "Seed of which images are held out and of the validation noise.")).unsetMeans(QT_TRANSLATE_NOOP("Option", "the run's seed"))
+          .min(0).max(4294967295.0).advanced(),
+      Opt("validate_every_n_steps", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Validate every N steps"),
+          QT_TRANSLATE_NOOP("Option", "Also compute the validation loss every N steps, besides at the end of epochs."))
+          .min(1).max(1e12).advanced(),
+      Opt("validate_every_n_epochs", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Validate every N epochs"),
+          QT_TRANSLATE_NOOP("Option", "Compute the validation loss at the end of every Nth epoch.")).unsetMeans(QT_TRANSLATE_NOOP("Option", "every epoch"))
+          .min(1).max(1e9).advanced(),
+      Opt("max_validation_steps", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Max validation batches"),
+          QT_TRANSLATE_NOOP("Option", "Validate on at most this many batches of the held-out images.")).unsetMeans(QT_TRANSLATE_NOOP("Option", "all of them"))
+          .min(1).max(1e12).advanced(),
       Opt("sdpa", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Scaled dot-product attention"),
           QT_TRANSLATE_NOOP("Option", "Use fused scaled dot-product attention (Sinter uses the fastest attention it has either way).")).advanced(),
       Opt("xformers", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "xformers"),

@@ -237,6 +237,14 @@ std::vector<Diagnostic> validateConfig(const Config& config) {
       k.error("block_lr", "block_lr is for SDXL DreamBooth and fine-tuning (sdxl_train.py); LoRA training refuses it (train_network.py: "
                           "unrecognized arguments): use network_args down_lr_weight, mid_lr_weight and up_lr_weight");
   }
+  // Validation: sd-scripts holds out a fraction below 1 (all images held out would leave nothing to train on).
+  if (k.set("validation_split") && (k.num("validation_split") < 0 || k.num("validation_split") >= 1))
+    k.error("validation_split", "validation_split must be at least 0 and below 1 (a fraction of each dataset's images), not " +
+                                    k.str("validation_split"));
+  // A dataset_config may set validation_split per dataset, so these only warn without one.
+  if (!(k.set("validation_split") && k.num("validation_split") > 0) && !k.set("dataset_config"))
+    for (const char* key : {"validation_seed", "validate_every_n_steps", "validate_every_n_epochs", "max_validation_steps"})
+      if (k.set(key)) k.warning(key, std::string(key) + " has no effect without validation_split");
   if (k.set("train_data_dir") && k.set("dataset_config"))
     k.warning("train_data_dir", "dataset_config is set, so train_data_dir and reg_data_dir are ignored");
   return k.take();

@@ -1,5 +1,7 @@
 #include "loss_chart.h"
 
+#include <QLegend>
+#include <QLegendMarker>
 #include <QLineSeries>
 #include <QValueAxis>
 #include <algorithm>
@@ -21,15 +23,22 @@ LossChart::LossChart(QWidget* parent) : QChartView(parent) {
   QPen smoothPen(QColor(220, 90, 30));
   smoothPen.setWidthF(2.0);
   smooth_->setPen(smoothPen);
+  validation_ = new QLineSeries(chart);
+  validation_->setName(tr("Validation loss"));
+  QPen validationPen(QColor(40, 150, 70));
+  validationPen.setWidthF(2.0);
+  validation_->setPen(validationPen);
+  validation_->setPointsVisible(true);  // passes are far apart: each one a visible point
   chart->addSeries(raw_);
   chart->addSeries(smooth_);
+  chart->addSeries(validation_);
   axisX_ = new QValueAxis(chart);
   axisX_->setLabelFormat(QStringLiteral("%.0f"));
   axisY_ = new QValueAxis(chart);
   axisY_->setLabelFormat(QStringLiteral("%.3g"));
   chart->addAxis(axisX_, Qt::AlignBottom);
   chart->addAxis(axisY_, Qt::AlignLeft);
-  for (QLineSeries* s : {raw_, smooth_}) {
+  for (QLineSeries* s : {raw_, smooth_, validation_}) {
     s->attachAxis(axisX_);
     s->attachAxis(axisY_);
   }
@@ -45,14 +54,25 @@ LossChart::LossChart(QWidget* parent) : QChartView(parent) {
 
 void LossChart::addPoint(double step, double loss) {
   if (!std::isfinite(loss)) return;
-  smoothed_ = empty_ ? loss : smoothing_ * smoothed_ + (1.0 - smoothing_) * loss;
+  smoothed_ = raw_->count() == 0 ? loss : smoothing_ * smoothed_ + (1.0 - smoothing_) * loss;
+  extendRange(step, loss);
+  raw_->append(step, loss);
+  smooth_->append(step, smoothed_);
+}
+
+void LossChart::addValidationPoint(double step, double loss) {
+  if (!std::isfinite(loss)) return;
+  extendRange(step, loss);
+  validation_->append(step, loss);
+  for (QLegendMarker* marker : chart()->legend()->markers(validation_)) marker->setVisible(true);
+}
+
+void LossChart::extendRange(double step, double loss) {
   if (empty_) minY_ = maxY_ = loss;
   minY_ = std::min(minY_, loss);
   maxY_ = std::max(maxY_, loss);
   maxX_ = std::max(maxX_, step);
   empty_ = false;
-  raw_->append(step, loss);
-  smooth_->append(step, smoothed_);
   if (!axisTimer_.isActive()) axisTimer_.start();
 }
 
@@ -67,6 +87,9 @@ void LossChart::updateAxes() {
 void LossChart::clear() {
   raw_->clear();
   smooth_->clear();
+  validation_->clear();
+  // Runs without validation_split show no validation entry in the legend.
+  for (QLegendMarker* marker : chart()->legend()->markers(validation_)) marker->setVisible(false);
   empty_ = true;
   smoothed_ = minY_ = maxY_ = maxX_ = totalSteps_ = 0;
   axisX_->setRange(0, 10);
@@ -75,5 +98,7 @@ void LossChart::clear() {
 }
 
 int LossChart::pointCount() const { return raw_->count(); }
+
+int LossChart::validationPointCount() const { return validation_->count(); }
 
 }  // namespace sinter::gui

@@ -132,6 +132,8 @@ void RunPanel::onEvent(const events::Event& event) {
     gallery_->startRun();
   } else if (const auto* step = std::get_if<Step>(&event)) {
     chart_->addPoint(static_cast<double>(step->step), step->loss);
+  } else if (const auto* validation = std::get_if<Validation>(&event)) {
+    chart_->addValidationPoint(static_cast<double>(validation->step), validation->loss);
   } else if (const auto* plan = std::get_if<CompilePlan>(&event)) {
     log_->appendLine(tr("Compile plan: %1; mechanisms: %2; regions: %3")
                          .arg(plan->enabled ? tr("backend=%1, mode=%2, dynamic=%3").arg(q(plan->backend), q(plan->mode), q(plan->dynamic))

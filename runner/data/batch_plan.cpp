@@ -35,14 +35,15 @@ DataOrderState positionForStep(std::uint64_t seed, long long globalStep, long lo
   return s;
 }
 
-BatchPlan::BatchPlan(const Dataset& dataset, std::uint64_t seed, BatchShard shard) : seed_(seed), shard_(shard) {
+BatchPlan::BatchPlan(const Dataset& dataset, std::uint64_t seed, BatchShard shard, PlanImages images)
+    : seed_(seed), shard_(shard), shuffled_(images == PlanImages::Training) {
   if (shard.worldSize < 1 || shard.rank < 0 || shard.rank >= shard.worldSize)
     throw std::invalid_argument("rank " + std::to_string(shard.rank) + " of " + std::to_string(shard.worldSize) + " processes");
   // Buckets per dataset in resolution order (sd-scripts sorts them); images in dataset order.
   std::map<std::tuple<int, Resolution>, size_t> index;
   for (size_t i = 0; i < dataset.images.size(); ++i) {
     const ImageEntry& e = dataset.images[i];
-    if (e.repeats <= 0) continue;
+    if (e.repeats <= 0 || e.validation != (images == PlanImages::Validation)) continue;
     const auto key = std::make_tuple(e.datasetIndex, e.choice.bucket);
     auto it = index.find(key);
     if (it == index.end()) {
@@ -63,15 +64,19 @@ std::vector<PlannedBatch> BatchPlan::epochBatches(long long epoch) const {
   for (size_t bi = 0; bi < buckets_.size(); ++bi) {
     const Bucket& b = buckets_[bi];
     std::vector<size_t> items = b.items;
-    Rng rng(deriveSeed(seed_, static_cast<std::uint64_t>(epoch), bi));
-    rng.shuffle(items);
+    if (shuffled_) {
+      Rng rng(deriveSeed(seed_, static_cast<std::uint64_t>(epoch), bi));
+      rng.shuffle(items);
+    }
     for (size_t start = 0; start < items.size(); start += static_cast<size_t>(b.batchSize)) {
       const size_t end = std::min(items.size(), start + static_cast<size_t>(b.batchSize));
       batches.push_back({b.datasetIndex, b.resolution, {items.begin() + static_cast<long>(start), items.begin() + static_cast<long>(end)}});
     }
   }
-  Rng order(deriveSeed(seed_, static_cast<std::uint64_t>(epoch), kOrderStream));
-  order.shuffle(batches);
+  if (shuffled_) {
+    Rng order(deriveSeed(seed_, static_cast<std::uint64_t>(epoch), kOrderStream));
+    order.shuffle(batches);
+  }
   if (shard_.worldSize == 1 || batches.empty()) return batches;
   std::vector<PlannedBatch> mine;
   const size_t n = batches.size(), world = static_cast<size_t>(shard_.worldSize);

@@ -60,9 +60,16 @@ struct BatchShard {
   int worldSize = 1;
 };
 
+// Which of the dataset's images a plan cuts into batches.
+enum class PlanImages {
+  Training,    // every image but the held-out ones; shuffled every epoch
+  Validation,  // the images validation_split holds out (with repeats), in a fixed order: every
+               // validation pass sees the same batches, as sd-scripts' unshuffled validation loader
+};
+
 class BatchPlan {
  public:
-  BatchPlan(const Dataset& dataset, std::uint64_t seed, BatchShard shard = {});
+  BatchPlan(const Dataset& dataset, std::uint64_t seed, BatchShard shard = {}, PlanImages images = PlanImages::Training);
 
   // This rank's batches per epoch (len(train_dataloader) after accelerate's prepare).
   long long batchesPerEpoch() const { return (allBatchesPerEpoch_ + shard_.worldSize - 1) / shard_.worldSize; }
@@ -87,6 +94,7 @@ class BatchPlan {
   std::vector<Bucket> buckets_;
   std::uint64_t seed_;
   BatchShard shard_;
+  bool shuffled_ = true;
   long long allBatchesPerEpoch_ = 0;
 };
 

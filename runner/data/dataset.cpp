@@ -10,6 +10,7 @@
 #include "data/loss_mask.h"
 #include "data/metadata_file.h"
 #include "data/parallel_for.h"
+#include "data/validation_split.h"
 
 namespace sinter::data {
 namespace fs = std::filesystem;
@@ -149,6 +150,7 @@ Dataset buildDataset(std::vector<DatasetSettings> settings, const DiscoveryOptio
       }
       std::vector<std::string> missingMasks;
       size_t missingCaptions = 0;
+      const size_t subsetStart = out.images.size();
       for (size_t i = 0; i < paths.size(); ++i) {
         if (!errors[i].empty()) {
           // ImageError's message starts with the path; keep only the reason.
@@ -204,8 +206,10 @@ Dataset buildDataset(std::vector<DatasetSettings> settings, const DiscoveryOptio
           ++missingCaptions;
           e.caption = subset.classTokens.value_or("");
         }
-        (subset.isReg ? numReg : numTrain) += subset.numRepeats;
-        if (subset.isReg) regIndices.push_back(out.images.size());
+        if (subset.isReg) {
+          numReg += subset.numRepeats;
+          regIndices.push_back(out.images.size());
+        }
         out.images.push_back(std::move(e));
       }
       if (!missingMasks.empty()) {
@@ -213,6 +217,13 @@ Dataset buildDataset(std::vector<DatasetSettings> settings, const DiscoveryOptio
                           " have no mask image of the same name in conditioning_data_dir " + subset.conditioningDataDir + ":";
         for (const auto& p : missingMasks) msg += "\n  " + p;
         throw DatasetError(msg);
+      }
+      if (!subset.isReg) {
+        // validation_split holds out part of the usable images (which ones: markValidationImages).
+        const size_t usable = out.images.size() - subsetStart;
+        const size_t training = ds.validationSplit > 0.0 ? trainingShare(usable, ds.validationSplit) : usable;
+        numTrain += static_cast<long long>(training) * subset.numRepeats;
+        out.numValidationImages += static_cast<long long>(usable - training) * subset.numRepeats;
       }
       if (missingCaptions > 0)
         out.warnings.push_back(std::to_string(missingCaptions) + " image(s) in " + subset.imageDir + " have no " +
@@ -239,6 +250,7 @@ Dataset buildDataset(std::vector<DatasetSettings> settings, const DiscoveryOptio
     }
   }
   out.datasets = std::move(settings);
+  markValidationImages(out, options.validationSeed);
   if (out.numTrainImages == 0) {
     std::string msg = "nothing to train on: no usable training images";
     if (!out.skipped.empty()) {

@@ -1,7 +1,9 @@
 #pragma once
 // The images a run trains on: each subset's folder listed, captions read, sizes read from the
 // headers, buckets chosen, and regularisation images balanced to the training images as
-// sd-scripts' DreamBoothDataset does. Unreadable images are listed and skipped.
+// sd-scripts' DreamBoothDataset does. Unreadable images are listed and skipped. With
+// validation_split, part of each subset is held out for validation (validation_split.h).
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,7 @@ struct ImageEntry {
   int subsetIndex = 0;  // into DatasetSettings::subsets
   bool isReg = false;
   int repeats = 1;      // after regularisation balancing; 0: not used (more reg images than needed)
+  bool validation = false;  // held out by validation_split: never trained on (validation_split.h)
   ImageSize size;       // as displayed (EXIF orientation applied)
   BucketChoice choice;
   std::string maskPath;  // the subset's conditioning_data_dir image of the same name, if it has one
@@ -31,6 +34,8 @@ struct SkippedImage {
 struct DiscoveryOptions {
   // Decode every image fully while listing (catches corrupt pixel data, not just bad headers).
   bool verifyPixels = false;
+  // Which images validation_split holds out, where a dataset sets no validation_seed (the run's seed).
+  std::uint64_t validationSeed = 0;
   int workers = 1;  // threads for reading sizes / verifying
 };
 
@@ -41,6 +46,7 @@ struct Dataset {
   std::vector<std::string> warnings;
   long long numTrainImages = 0;  // train images x repeats (sd-scripts' "train images with repeats")
   long long numRegImages = 0;    // reg images x repeats, before balancing
+  long long numValidationImages = 0;  // held-out images x repeats (sd-scripts' validation dataset)
 
   const SubsetSettings& subsetOf(const ImageEntry& e) const { return datasets[e.datasetIndex].subsets[e.subsetIndex]; }
   const DatasetSettings& datasetOf(const ImageEntry& e) const { return datasets[e.datasetIndex]; }

@@ -36,7 +36,7 @@ const std::vector<KeySpec>& schema() {
       {"max_bucket_reso", Kind::Int, kDatasetLevel},
       {"min_bucket_reso", Kind::Int, kDatasetLevel},
       {"validation_seed", Kind::Int, kDatasetLevel},
-      {"validation_split", Kind::Float, kDatasetLevel, "validation datasets are not supported yet"},
+      {"validation_split", Kind::Float, kDatasetLevel},
       {"resolution", Kind::Resolution, kDatasetLevel},
       {"network_multiplier", Kind::Float, kDatasetLevel},
       // SUBSET_ASCENDABLE_SCHEMA

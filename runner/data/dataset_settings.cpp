@@ -29,6 +29,7 @@ const std::vector<std::pair<const char*, const char*>>& configKeys() {
       {"color_aug", "color_aug"}, {"resize_interpolation", "resize_interpolation"},
       {"prior_loss_weight", "prior_loss_weight"}, {"network_multiplier", "network_multiplier"},
       {"alpha_mask", "alpha_mask"}, {"conditioning_data_dir", "conditioning_data_dir"},
+      {"validation_split", "validation_split"}, {"validation_seed", "validation_seed"},
   };
   return keys;
 }
@@ -149,6 +150,16 @@ DatasetSettings resolveDataset(const ParamLayer* datasetLayer, const ParamLayer*
   if (d.batchSize < 1) failAt(c.find("batch_size"), "batch_size", "batch size must be at least 1");
   d.priorLossWeight = c.getDouble("prior_loss_weight", 1.0);
   d.networkMultiplier = c.getDouble("network_multiplier", 1.0);
+  d.validationSplit = c.getDouble("validation_split", 0.0);
+  if (!(d.validationSplit >= 0.0 && d.validationSplit < 1.0))
+    failAt(c.find("validation_split"), "validation_split",
+           "validation_split must be at least 0 and below 1 (the share of each subset's images held out), not " +
+               asString(c.find("validation_split")->value));
+  if (const auto* v = c.find("validation_seed")) {
+    const long long seed = asInt(v->value, -1);
+    if (seed < 0 || seed > 4294967295LL) failAt(v, "validation_seed", "validation_seed must be an integer from 0 to 4294967295");
+    d.validationSeed = static_cast<std::uint64_t>(seed);
+  }
   for (const auto& subset : subsets)
     d.subsets.push_back(resolveSubset(Chain({&subset, datasetLayer, general, &commandLine}), subset));
   // sd-scripts: a dataset is DreamBooth-style or fine-tuning, by whether its subsets have metadata_file.

@@ -2,6 +2,7 @@
 // Typed dataset and subset settings, resolved through sd-scripts' fallback chain (subset ->
 // dataset -> [general] -> the training config/command line -> defaults), for a dataset_config
 // file or for folder mode (train_data_dir/reg_data_dir with "<repeats>_<class tokens>" folders).
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -44,6 +45,10 @@ struct DatasetSettings {
   int batchSize = 1;
   double priorLossWeight = 1.0;
   double networkMultiplier = 1.0;
+  // validation_split: the share of each subset's images held out for validation (never
+  // regularisation images); validation_seed: which ones (unset: the run's seed).
+  double validationSplit = 0.0;
+  std::optional<std::uint64_t> validationSeed;
   std::vector<SubsetSettings> subsets;
 };
 

@@ -102,7 +102,9 @@ LatentCache LatentCache::build(const Dataset& dataset, const ImageEncoder& encod
   LatentCache cache;
   cache.entries_.resize(dataset.images.size());
   LatentCacheStats local;
-  std::map<Resolution, std::vector<size_t>> toEncode;  // by bucket, so batches share a shape
+  // By bucket, so batches share a shape; held-out images after all others, so that the VAE's draws
+  // for the training images are the same as without validation_split.
+  std::map<std::pair<bool, Resolution>, std::vector<size_t>> toEncode;
   std::vector<std::map<std::string, std::string>> metadata(dataset.images.size());
   for (size_t i = 0; i < dataset.images.size(); ++i) {
     const ImageEntry& e = dataset.images[i];
@@ -117,11 +119,11 @@ LatentCache LatentCache::build(const Dataset& dataset, const ImageEncoder& encod
         continue;
       }
     }
-    toEncode[e.choice.bucket].push_back(i);
+    toEncode[{e.validation, e.choice.bucket}].push_back(i);
   }
 
   const size_t batchSize = static_cast<size_t>(std::max(1, options.batchSize));
-  for (const auto& [bucket, indices] : toEncode) {
+  for (const auto& [key, indices] : toEncode) {
     for (size_t start = 0; start < indices.size(); start += batchSize) {
       const std::vector<size_t> batch(indices.begin() + static_cast<long>(start),
                                       indices.begin() + static_cast<long>(std::min(indices.size(), start + batchSize)));

@@ -12,6 +12,8 @@ TEST(Events, EveryTypeRoundTrips) {
                          Warmup{"1x4x128x128", 1.5},
                          Step{3, 100, 1, 0.25, 0.2, 1e-4, 2.5, 38.8, 400, 1234},
                          Epoch{1, 2, 50, 0.21},
+                         Validation{40, 1, 0.125, "step"},
+                         Validation{50, 1, 0.11, "epoch"},
                          Saved{"/out/a.safetensors", "lora"},
                          Sample{"/out/s.png", "a cat", 20, 2, 1, 3.5},
                          Warning{"careful"},
@@ -41,6 +43,16 @@ TEST(Events, ReadingIsTolerant) {
   EXPECT_FALSE(parseJsonLine("[1,2]"));
   EXPECT_FALSE(parseJsonLine(R"({"type":3})"));
   EXPECT_FALSE(parseJsonLine(""));
+}
+
+TEST(Events, ValidationFields) {
+  const std::string line = toJsonLine(Validation{40, 2, 0.125, "epoch"});
+  EXPECT_EQ(line, R"({"epoch":2,"kind":"epoch","loss":0.125,"step":40,"type":"validation"})");
+  const Validation v = std::get<Validation>(*parseJsonLine(line));
+  EXPECT_EQ(v.step, 40);
+  EXPECT_EQ(v.epoch, 2);
+  EXPECT_EQ(v.loss, 0.125);
+  EXPECT_EQ(v.kind, "epoch");
 }
 
 TEST(Events, InvalidUtf8InMessagesDoesNotBreakTheStream) {

@@ -62,6 +62,33 @@ TEST(Validation, SdScriptsRules) {
   EXPECT_TRUE(validateConfig(parse("model_family = \"sdxl\"\nresolution = \"1024,1024\"\n")).empty());
 }
 
+TEST(Validation, ValidationSplitOptions) {
+  // A fraction below 1: the registry's range takes 0..1, the rule refuses 1 itself.
+  const Diagnostic* one = find(validateConfig(parse("validation_split = 1.0\n")), "validation_split", Severity::Error);
+  ASSERT_NE(one, nullptr);
+  EXPECT_NE(one->message.find("below 1"), std::string::npos) << one->message;
+  // Outside the registry's ranges the config does not even parse; the message names the key.
+  for (const char* bad : {"validation_split = 1.5\n", "validation_split = -0.1\n", "max_validation_steps = 0\n",
+                          "validate_every_n_steps = 0\n", "validate_every_n_epochs = 0\n", "validation_seed = -1\n"}) {
+    try {
+      parse(bad);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const std::exception& e) {
+      const std::string key = std::string(bad).substr(0, std::string(bad).find(' '));
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_TRUE(validateConfig(parse("validation_split = 0.1\nvalidation_seed = 3\nvalidate_every_n_steps = 50\n"
+                                   "validate_every_n_epochs = 2\nmax_validation_steps = 10\n"))
+                  .empty());
+  // Without a split the schedule does nothing, unless a dataset_config may set one per dataset.
+  EXPECT_NE(find(validateConfig(parse("validate_every_n_steps = 50\n")), "validate_every_n_steps", Severity::Warning), nullptr);
+  EXPECT_NE(find(validateConfig(parse("validation_split = 0.0\nvalidation_seed = 1\n")), "validation_seed", Severity::Warning), nullptr);
+  EXPECT_EQ(find(validateConfig(parse("dataset_config = \"d.toml\"\nvalidate_every_n_steps = 50\n")), "validate_every_n_steps",
+                 Severity::Warning),
+            nullptr);
+}
+
 TEST(Validation, ResolutionSidesArePositive) {
   for (const char* bad : {"0", "1024,0", "0,1024", "-512", "00"}) {
     const Diagnostic* e = find(validateConfig(parse(std::string("resolution = \"") + bad + "\"\n")), "resolution", Severity::Error);

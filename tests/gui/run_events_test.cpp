@@ -1,6 +1,8 @@
 // Runs: the event stream and the log of a real process (recorded runner sessions replayed by
 // gui_replay_runner, and the real sinter-runner when this build has it) drive the progress bar,
 // warm-up phase, loss chart, log view and final status; Stop and Force stop.
+#include <QLegendMarker>
+#include <QLineSeries>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -67,6 +69,30 @@ class RunEventsTest : public QObject {
     QVERIFY(log.contains("not json at all"));  // a stray stdout line is shown, not lost
     QVERIFY(!log.contains("telemetry"));       // unknown events are ignored
     QVERIFY(panel.startButton()->isEnabled());
+  }
+
+  void validationEventsAddPointsToTheValidationSeries() {
+    RunPanel panel;
+    LossChart* chart = panel.lossChart();
+    const auto validationMarker = [&] { return chart->chart()->legend()->markers(chart->chart()->series().at(2)).value(0); };
+    QVERIFY(validationMarker() && !validationMarker()->isVisible());  // no validation, no legend entry
+    panel.startProcess(kReplay, replayArgs("validation_run", {"--delay-ms", "2"}), QString());
+    QVERIFY(waitForFinish(panel));
+    QCOMPARE(panel.monitor()->finalStatus(), QString("completed"));
+    QCOMPARE(chart->pointCount(), 6);
+    QCOMPARE(chart->validationPointCount(), 3);
+    auto* series = qobject_cast<QLineSeries*>(chart->chart()->series().at(2));
+    QVERIFY(series);
+    QCOMPARE(series->name(), QString("Validation loss"));
+    QCOMPARE(series->at(0), QPointF(2, 0.31));
+    QCOMPARE(series->at(1), QPointF(3, 0.29));
+    QCOMPARE(series->at(2), QPointF(6, 0.27));
+    QVERIFY(validationMarker()->isVisible());
+    chart->addValidationPoint(7, std::nan(""));  // not finite: not drawn
+    QCOMPARE(chart->validationPointCount(), 3);
+    chart->clear();
+    QCOMPARE(chart->validationPointCount(), 0);
+    QVERIFY(!validationMarker()->isVisible());
   }
 
   void failedRunShowsExitCodeAndLastError() {

@@ -14,6 +14,7 @@
 #include "train/capture/graphed_encoder.h"
 #include "train/flux/flux_regions.h"
 #include "train/objectives/masked_loss.h"
+#include "train/objectives/validation_timesteps.h"
 
 namespace sinter::train {
 
@@ -58,6 +59,8 @@ FluxFamilyOptions FluxFamilyOptions::fromConfig(const Config& config, torch::Dty
   o.step.guidanceScale = config.getDouble("guidance_scale");
   o.step.applyT5AttnMask = config.getBool("apply_t5_attn_mask");
   o.step.computeDtype = computeDtype;
+  if (!isUnset(config.get("min_timestep"))) o.minTimestep = config.getInt("min_timestep");
+  if (!isUnset(config.get("max_timestep"))) o.maxTimestep = config.getInt("max_timestep");
   return o;
 }
 
@@ -210,11 +213,11 @@ void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
   }
 }
 
-FluxStepBatch FluxFamily::stepInputs(const data::Batch& batch, bool textEncodersTrain) {
+FluxStepBatch FluxFamily::stepInputs(const data::Batch& batch, bool textEncodersTrain, const at::Generator* latentGenerator) {
   FluxStepBatch in;
   {
     torch::NoGradGuard noGrad;
-    in.latents = batch.latents.defined() ? batch.latents.to(device_) : models_.encodeLatents(batch.images.to(device_), step_->generator());
+    in.latents = batch.latents.defined() ? batch.latents.to(device_) : models_.encodeLatents(batch.images.to(device_), latentGenerator ? *latentGenerator : step_->generator());
   }
   if (options_.cacheText) {
     in.t5 = batch.textOutputs.at("t5").to(device_);
@@ -234,6 +237,20 @@ FluxStepBatch FluxFamily::stepInputs(const data::Batch& batch, bool textEncoders
 
 torch::Tensor FluxFamily::loss(const data::Batch& batch, bool textEncodersTrain) {
   return step_->loss(stepInputs(batch, textEncodersTrain));
+}
+
+std::vector<int64_t> FluxFamily::validationTimesteps() const {
+  return train::validationTimesteps(options_.minTimestep.value_or(0), options_.maxTimestep.value_or(kFlowTrainTimesteps));
+}
+
+torch::Tensor FluxFamily::validationLoss(const data::Batch& batch, int64_t timestep, const at::Generator& generator) {
+  torch::NoGradGuard noGrad;
+  models_.transformer->eval();  // LoRA dropout off, as sd-scripts' network.eval()
+  models_.clipL->eval();
+  // Flow matching noises at sigma = timestep / 1000, the fixed timesteps' place on its schedule
+  // (sd-scripts' FLUX sampling ignores the min/max_timestep its validation pass sets; Sinter holds
+  // the timesteps fixed for FLUX as for SDXL, so every pass measures the same thing).
+  return step_->validationLoss(stepInputs(batch, false, &generator), static_cast<double>(timestep) / kFlowTrainTimesteps, generator);
 }
 
 StepShape FluxFamily::stage(const data::Batch& batch) {

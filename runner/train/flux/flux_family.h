@@ -27,6 +27,9 @@ struct FluxFamilyOptions {
   bool cacheText = false, cacheTextToDisk = false;
   int vaeBatchSize = 1;
   FluxStepOptions step;
+  // min_timestep/max_timestep: FLUX's training draws sigmas without them (as sd-scripts); only the
+  // validation pass's fixed timesteps are read from them.
+  std::optional<int64_t> minTimestep, maxTimestep;
 
   static FluxFamilyOptions fromConfig(const Config& config, torch::Dtype computeDtype);
 };
@@ -45,6 +48,8 @@ class FluxFamily : public FamilyPart {
   StepShape stage(const data::Batch& batch) override;
   torch::Tensor stagedLoss(const StepShape& shape) override { return step_->stagedLoss(shape); }
   StepShape stageWarmup(const data::ShapeSignature& signature) override;
+  std::vector<int64_t> validationTimesteps() const override;
+  torch::Tensor validationLoss(const data::Batch& batch, int64_t timestep, const at::Generator& generator) override;
   void captureRegions(GraphedRegions* regions) override;
   std::vector<std::pair<std::string, torch::Tensor>> checkpointTensors() const override;
   at::Generator& generator() override { return step_->generator(); }
@@ -65,7 +70,8 @@ class FluxFamily : public FamilyPart {
   TokenIds tokenize(const std::vector<std::string>& captions) const;
   // CLIP-L's pooled vector (with gradients when `clipGrad`) and T5's hidden states (never).
   TextConditioning encode(const TokenIds& ids, bool clipGrad);
-  FluxStepBatch stepInputs(const data::Batch& batch, bool textEncodersTrain);
+  // Latents not cached are encoded with `latentGenerator`, or the step's generator when null.
+  FluxStepBatch stepInputs(const data::Batch& batch, bool textEncodersTrain, const at::Generator* latentGenerator = nullptr);
 
   FluxFamilyOptions options_;
   torch::Device device_;

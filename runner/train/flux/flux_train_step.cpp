@@ -63,7 +63,18 @@ torch::Tensor FluxTrainStep::loss(const FluxStepBatch& batch) {
   in.at("loss_weights").copy_(batch.lossWeights);
   if (options_.applyT5AttnMask) in.at("t5_mask").copy_(batch.t5Mask);
   stageLossMask(in, batch);
-  return lossOf(in, batch.t5.to(device_, options_.computeDtype), batch.pooled.to(device_, options_.computeDtype));
+  return lossOf(in, batch.t5.to(device_, options_.computeDtype), batch.pooled.to(device_, options_.computeDtype), generator_);
+}
+
+torch::Tensor FluxTrainStep::validationLoss(const FluxStepBatch& batch, double sigma, const at::Generator& generator) {
+  torch::NoGradGuard noGrad;
+  // The shape's constant inputs (position ids, guidance) shared; the batch's own in fresh tensors.
+  StaticBuffers in = buffers(shapeOf(batch));
+  in["latents"] = batch.latents.to(device_, options_.computeDtype);
+  in["loss_weights"] = batch.lossWeights.to(device_, torch::kFloat32);
+  if (options_.applyT5AttnMask) in["t5_mask"] = batch.t5Mask.to(device_, torch::kFloat32);
+  if (options_.lossMasks) in["loss_mask"] = batch.lossMask.to(device_, torch::kFloat32);
+  return lossOf(in, batch.t5.to(device_, options_.computeDtype), batch.pooled.to(device_, options_.computeDtype), generator, sigma);
 }
 
 StepShape FluxTrainStep::stage(const FluxStepBatch& batch) {
@@ -90,18 +101,20 @@ void FluxTrainStep::stageNeutral(const StepShape& shape) {
 
 torch::Tensor FluxTrainStep::stagedLoss(const StepShape& shape) {
   StaticBuffers& in = buffers(shape);
-  return lossOf(in, in.at("t5"), in.at("pooled"));
+  return lossOf(in, in.at("t5"), in.at("pooled"), generator_);
 }
 
 // flux_train_network.get_noise_pred_and_target: noise, sigmas, x_t; the transformer on x_t's 2x2
 // patches; its output unpacked and turned into the prediction; the loss against noise - x0.
-torch::Tensor FluxTrainStep::lossOf(StaticBuffers& in, const torch::Tensor& t5, const torch::Tensor& pooled) {
+torch::Tensor FluxTrainStep::lossOf(StaticBuffers& in, const torch::Tensor& t5, const torch::Tensor& pooled, const at::Generator& generator,
+                                    std::optional<double> fixedSigma) {
   const torch::Tensor& latents = in.at("latents");
   const int64_t b = latents.size(0), h = latents.size(2), w = latents.size(3);
-  const torch::Tensor noise = at::randn(latents.sizes(), generator_, latents.options());
-  const torch::Tensor sigmas = sampleFlowSigmas(options_.flow, b, h, w, generator_, device_, sigmaTable_);
+  const torch::Tensor noise = at::randn(latents.sizes(), generator, latents.options());
+  const torch::Tensor sigmas = fixedSigma ? torch::full({b}, *fixedSigma, torch::TensorOptions().dtype(torch::kFloat32).device(device_))
+                                          : sampleFlowSigmas(options_.flow, b, h, w, generator, device_, sigmaTable_);
   const torch::Tensor noisy =
-      flowNoisyLatents(latents, flowInputNoise(options_.flow, noise, generator_), sigmas, options_.computeDtype);
+      flowNoisyLatents(latents, flowInputNoise(options_.flow, noise, generator), sigmas, options_.computeDtype);
   const auto guidance = in.find("guidance");
   torch::Tensor out = transformer_->forward(models::packFluxLatents(noisy), in.at("img_ids"), t5, in.at("txt_ids"),
                                             flowModelTimesteps(sigmas, options_.computeDtype), pooled,

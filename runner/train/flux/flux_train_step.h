@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <optional>
 
 #include "models/flux_transformer.h"
 #include "train/base/shape_plan.h"
@@ -43,6 +44,11 @@ class FluxTrainStep {
   // Neutral inputs (zero latents and conditioning, every T5 token present) for a shape.
   void stageNeutral(const StepShape& shape);
 
+  // The validation pass's loss of a batch: without gradients, every sample at noise level `sigma`,
+  // the noise drawn from `generator` (the step's own is left untouched); the batch's inputs are not
+  // copied into the static buffers.
+  torch::Tensor validationLoss(const FluxStepBatch& batch, double sigma, const at::Generator& generator);
+
   at::Generator& generator() { return generator_; }
   // Whether batches carry loss masks (the dataset's, known once it is built); before any shape is
   // staged, since the masks are one of each shape's buffers.
@@ -52,7 +58,9 @@ class FluxTrainStep {
   void stageLossMask(StaticBuffers& in, const FluxStepBatch& batch) const;
   StepShape shapeOf(const FluxStepBatch& batch) const;
   StaticBuffers& buffers(const StepShape& shape);
-  torch::Tensor lossOf(StaticBuffers& in, const torch::Tensor& t5, const torch::Tensor& pooled);
+  // `fixedSigma`: every sample at it (validation); otherwise drawn by the timestep sampling.
+  torch::Tensor lossOf(StaticBuffers& in, const torch::Tensor& t5, const torch::Tensor& pooled, const at::Generator& generator,
+                       std::optional<double> fixedSigma = std::nullopt);
 
   models::FluxTransformer transformer_;
   FluxStepOptions options_;

@@ -147,6 +147,8 @@ std::optional<data::Dataset> checkDataset(const Config& config, bool valuesParse
     std::vector<data::DatasetSettings> settings = data::datasetSettingsFromConfig(config, warnings);
     data::DiscoveryOptions discovery;
     discovery.workers = std::max(1, static_cast<int>(config.getInt("max_data_loader_n_workers")));
+    // Without a seed the run draws one later and holds out images again with it (training_run.cpp).
+    if (!isUnset(config.get("seed"))) discovery.validationSeed = static_cast<std::uint64_t>(config.getInt("seed"));
     dataset = data::buildDataset(std::move(settings), discovery);
     for (const auto& w : warnings) k.warning(key, w);
     if (std::string report = dataset->report(); !report.empty()) k.warning(key, report);

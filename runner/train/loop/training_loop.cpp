@@ -27,6 +27,7 @@
 #include "train/loop/run_preflight.h"
 #include "train/loop/sample_images.h"
 #include "train/loop/stop_request.h"
+#include "train/loop/validation_pass.h"
 #include "train/optim/fused_backward.h"
 #include "train/optim/lr_schedule_config.h"
 #include "train/optim/make_optimizer.h"
@@ -242,6 +243,12 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   spdlog::info("running training");
   spdlog::info("  num train images * repeats: {}", dataset.numTrainImages);
   spdlog::info("  num reg images: {}", dataset.numRegImages);
+  // validation_split: the held-out images' loss, on rank 0 (the others wait at the next step's all-reduce).
+  std::optional<ValidationPass> validation;
+  if (dataset.numValidationImages > 0) {
+    spdlog::info("  num validation images * repeats: {}", dataset.numValidationImages);
+    if (writes) validation.emplace(run, family, dataset, loaderOptions);
+  }
   spdlog::info("  num batches per epoch: {}", plan.batchesPerEpoch());
   if (group) spdlog::info("  processes: {} (each takes one of every {} batches of an epoch)", group->size(), group->size());
   spdlog::info("  num epochs: {}", length.numEpochs);
@@ -356,6 +363,20 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   const double firstSampleSeconds =
       writes && samples.schedule().beforeTraining() ? samples.make(globalStep, std::nullopt, textEncodersTrain) : 0;
   double sampleSeconds = 0;  // while training
+  double validationSeconds = 0;  // kept out of the steps' time and the total, as sample images
+  if (validation && validation->enabled())
+    spdlog::info("validation: {} batches x {} timesteps per pass", validation->batches(), validation->timesteps());
+  // A validation pass after `step`: its event and log line (sd-scripts' loss/validation/*_average).
+  auto validate = [&](long long step, long long epoch, const char* kind) {
+    const auto start = Clock::now();
+    const double loss = validation->run(textEncodersTrain);
+    const double s = seconds(start);
+    validationSeconds += s;
+    if (!std::isfinite(loss)) throw std::runtime_error("the validation loss is " + std::to_string(loss) + " at step " + std::to_string(step));
+    if (progressLine) std::fprintf(stderr, "\n");
+    spdlog::info("validation loss ({}) at step {}, epoch {}: {:.6f} ({:.1f} s)", kind, step, epoch, loss, s);
+    events.emit(events::Validation{step, epoch, loss, kind});
+  };
   const auto trainStart = Clock::now();
   bool stopped = false;
 
@@ -458,8 +479,11 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     const bool saveEpoch = epochEnds && options.saves.saveAfterEpoch(epoch + 1, length.numEpochs) && globalStep < length.maxTrainSteps;
     const bool stopNow = stopAfter(globalStep) && globalStep < length.maxTrainSteps;
     const bool sampleStep = writes && samples.schedule().afterStep(globalStep);
-    // A save, a sample, an epoch's end or a stop waits for the step anyway: report it now.
-    report(saveStep || sampleStep || epochEnds || stopNow || globalStep == length.maxTrainSteps);
+    const bool validateStep = validation && validation->afterStep(globalStep);
+    // The last step ends its epoch for validation too (sd-scripts validates after the loop's break).
+    const bool validateEpoch = validation && (epochEnds || globalStep == length.maxTrainSteps) && validation->afterEpoch(epoch + 1);
+    // A save, a sample, a validation, an epoch's end or a stop waits for the step anyway: report it now.
+    report(saveStep || sampleStep || validateStep || validateEpoch || epochEnds || stopNow || globalStep == length.maxTrainSteps);
 
     const auto savingStart = Clock::now();
     profileWritten(profiler.stepEnded(globalStep));
@@ -470,6 +494,8 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
       if (auto old = options.saves.stepToRemove(globalStep)) removeModel(stepFileStem(name, *old));
       if (auto old = options.saves.stepStateToRemove(globalStep)) removeState(stepStateFolderName(name, *old));
     }
+    if (validateStep) validate(globalStep, epoch + 1, "step");
+    if (validateEpoch) validate(globalStep, epoch + 1, "epoch");
     if (epochEnds) {
       const long long done = epoch + 1;
       events.emit(events::Epoch{done, length.numEpochs, globalStep, meter.averageLoss()});
@@ -515,10 +541,11 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   }
   // Rank 0 serves the ranks' store: every rank is done with it before any leaves.
   if (group) group->barrier();
-  const double trainSeconds = seconds(trainStart) - sampleSeconds;
+  const double trainSeconds = seconds(trainStart) - sampleSeconds - validationSeconds;
   events.emit(events::Done{stopped ? "stopped" : "completed", globalStep, trainSeconds});
-  spdlog::info("{} after {} steps in {:.1f} s (warm-up {:.1f} s; sample images another {:.1f} s)", stopped ? "stopped" : "completed",
-               globalStep, trainSeconds, warmupSeconds, firstSampleSeconds + sampleSeconds);
+  spdlog::info("{} after {} steps in {:.1f} s (warm-up {:.1f} s; sample images another {:.1f} s, validation {:.1f} s)",
+               stopped ? "stopped" : "completed", globalStep, trainSeconds, warmupSeconds, firstSampleSeconds + sampleSeconds,
+               validationSeconds);
   return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "train/base/device_info.h"
 #include "train/base/mixed_precision.h"
 #include "train/base/run_errors.h"
+#include "data/validation_split.h"
 #include "train/loop/run_preflight.h"
 #include "train/loop/stop_request.h"
 #include "train/loop/training_loop.h"
@@ -128,6 +129,8 @@ int runTraining(RunPreflight preflight, EventSink& events) {
         isUnset(config.get("seed")) ? std::random_device{}() : static_cast<std::uint64_t>(config.getInt("seed"));
     torch::manual_seed(seed);
     spdlog::info("device: {}, seed: {}", describeDevice(device), seed);
+    // The preflight could hold out validation images with the config's seed only; a drawn one picks them now.
+    if (isUnset(config.get("seed"))) data::markValidationImages(*preflight.dataset, seed);
     if (std::string flags = applyCudaMathFlags(device, config.getBool("cuda_allow_tf32"),
                                                config.getBool("cuda_cudnn_benchmark") || compilePlan.cudnnBenchmark);
         !flags.empty())

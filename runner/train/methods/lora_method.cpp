@@ -136,6 +136,7 @@ void LoraMethod::describeRun(const data::Dataset& dataset, long long batchesPerE
                              int gradientAccumulationSteps) {
   facts_.numTrainImages = dataset.numTrainImages;
   facts_.numRegImages = dataset.numRegImages;
+  facts_.numValidationImages = dataset.numValidationImages;
   facts_.numBatchesPerEpoch = batchesPerEpoch;
   facts_.numEpochs = numEpochs;
   facts_.maxTrainSteps = maxTrainSteps;

@@ -96,6 +96,13 @@ class FamilyPart {
   // is device work only, on whatever those buffers hold.
   virtual StepShape stage(const data::Batch& batch) = 0;
   virtual torch::Tensor stagedLoss(const StepShape& shape) = 0;
+  // The validation pass (validation_split): the timesteps every held-out batch is evaluated at
+  // (validation_timesteps.h, from the run's min/max_timestep), and the loss of one batch at one of
+  // them (0-dim, float32, on the device) with its noise, and its latents when not cached, drawn from
+  // `generator`, never the training generator. Without gradients and always eager (never a captured
+  // step); it leaves the models in eval mode (setTraining restores them).
+  virtual std::vector<int64_t> validationTimesteps() const = 0;
+  virtual torch::Tensor validationLoss(const data::Batch& batch, int64_t timestep, const at::Generator& generator) = 0;
   // Neutral inputs for a planned signature, to warm up and capture it before step 1.
   virtual StepShape stageWarmup(const data::ShapeSignature& signature) = 0;
   // Per-block CUDA graphs (compile_fullgraph=false): the model's blocks run through `regions` from

@@ -11,6 +11,7 @@
 #include "train/base/device_info.h"
 #include "train/capture/graphed_encoder.h"
 #include "train/objectives/masked_loss.h"
+#include "train/objectives/validation_timesteps.h"
 #include "train/sdxl/sdxl_unet_regions.h"
 
 namespace sinter::train {
@@ -171,11 +172,11 @@ void SdxlFamily::buildCaches(const data::Dataset& dataset, int workers) {
   }
 }
 
-SdxlStepBatch SdxlFamily::stepInputs(const data::Batch& batch, bool textEncodersTrain) {
+SdxlStepBatch SdxlFamily::stepInputs(const data::Batch& batch, bool textEncodersTrain, const at::Generator* latentGenerator) {
   SdxlStepBatch in;
   {
     torch::NoGradGuard noGrad;
-    in.latents = batch.latents.defined() ? batch.latents.to(device_) : models_.encodeLatents(batch.images.to(device_), step_->generator());
+    in.latents = batch.latents.defined() ? batch.latents.to(device_) : models_.encodeLatents(batch.images.to(device_), latentGenerator ? *latentGenerator : step_->generator());
   }
   torch::Tensor pooled;
   if (options_.cacheText) {
@@ -198,6 +199,19 @@ SdxlStepBatch SdxlFamily::stepInputs(const data::Batch& batch, bool textEncoders
 
 torch::Tensor SdxlFamily::loss(const data::Batch& batch, bool textEncodersTrain) {
   return step_->loss(stepInputs(batch, textEncodersTrain));
+}
+
+std::vector<int64_t> SdxlFamily::validationTimesteps() const {
+  return train::validationTimesteps(options_.step.noise.minTimestep.value_or(0),
+                                    options_.step.noise.maxTimestep.value_or(step_->noiseSchedule().numTrainTimesteps()));
+}
+
+torch::Tensor SdxlFamily::validationLoss(const data::Batch& batch, int64_t timestep, const at::Generator& generator) {
+  torch::NoGradGuard noGrad;
+  models_.unet->eval();  // LoRA dropout off, as sd-scripts' network.eval()
+  models_.clipL->eval();
+  models_.bigG->eval();
+  return step_->validationLoss(stepInputs(batch, false, &generator), timestep, generator);
 }
 
 StepShape SdxlFamily::stage(const data::Batch& batch) {

@@ -45,6 +45,8 @@ class SdxlFamily : public FamilyPart {
   StepShape stage(const data::Batch& batch) override;
   torch::Tensor stagedLoss(const StepShape& shape) override { return step_->stagedLoss(shape); }
   StepShape stageWarmup(const data::ShapeSignature& signature) override;
+  std::vector<int64_t> validationTimesteps() const override;
+  torch::Tensor validationLoss(const data::Batch& batch, int64_t timestep, const at::Generator& generator) override;
   void captureRegions(GraphedRegions* regions) override;
   std::vector<std::pair<std::string, torch::Tensor>> checkpointTensors() const override;
   at::Generator& generator() override { return step_->generator(); }
@@ -54,7 +56,8 @@ class SdxlFamily : public FamilyPart {
  private:
   // The step's inputs for a batch: latents (encoded here when not cached) and the conditioning
   // (with gradients only when the text encoders train).
-  SdxlStepBatch stepInputs(const data::Batch& batch, bool textEncodersTrain);
+  // Latents not cached are encoded with `latentGenerator`, or the step's generator when null.
+  SdxlStepBatch stepInputs(const data::Batch& batch, bool textEncodersTrain, const at::Generator* latentGenerator = nullptr);
   models::SdxlTextConditioning encodeCaptions(const std::vector<std::string>& captions);
   struct TokenIds {
     torch::Tensor clipL, bigG;  // [B, chunks, 77] on the device

@@ -65,7 +65,20 @@ torch::Tensor SdxlTrainStep::loss(const SdxlStepBatch& batch) {
   in.at("loss_weights").copy_(batch.lossWeights);
   stageLossMask(in, batch);
   return lossOf(in.at("latents"), batch.context.to(device_, options_.computeDtype), batch.admVector.to(device_, options_.computeDtype),
-                in.at("loss_weights"), maskOf(in));
+                in.at("loss_weights"), maskOf(in), options_.noise, generator_);
+}
+
+torch::Tensor SdxlTrainStep::validationLoss(const SdxlStepBatch& batch, int64_t timestep, const at::Generator& generator) {
+  torch::NoGradGuard noGrad;
+  // sd-scripts sets min_timestep = max_timestep = timestep: every sample at it, the rest of the
+  // noise options as in training.
+  NoiseSamplingOptions noise = options_.noise;
+  noise.minTimestep = timestep;
+  noise.maxTimestep = timestep;
+  const torch::Tensor mask = options_.lossMasks ? batch.lossMask.to(device_, torch::kFloat32) : torch::Tensor();
+  return lossOf(batch.latents.to(device_, options_.computeDtype), batch.context.to(device_, options_.computeDtype),
+                batch.admVector.to(device_, options_.computeDtype), batch.lossWeights.to(device_, torch::kFloat32), mask, noise,
+                generator);
 }
 
 StepShape SdxlTrainStep::stage(const SdxlStepBatch& batch) {
@@ -90,12 +103,14 @@ void SdxlTrainStep::stageNeutral(const StepShape& shape) {
 
 torch::Tensor SdxlTrainStep::stagedLoss(const StepShape& shape) {
   StaticBuffers& in = buffers(shape);
-  return lossOf(in.at("latents"), in.at("context"), in.at("adm_vector"), in.at("loss_weights"), maskOf(in));
+  return lossOf(in.at("latents"), in.at("context"), in.at("adm_vector"), in.at("loss_weights"), maskOf(in), options_.noise,
+                generator_);
 }
 
 torch::Tensor SdxlTrainStep::lossOf(const torch::Tensor& latents, const torch::Tensor& context, const torch::Tensor& admVector,
-                                    const torch::Tensor& lossWeights, const torch::Tensor& lossMask) {
-  NoisedBatch noised = sampleNoisedBatch(schedule_, latents, options_.noise, generator_);
+                                    const torch::Tensor& lossWeights, const torch::Tensor& lossMask, const NoiseSamplingOptions& noise,
+                                    const at::Generator& generator) {
+  NoisedBatch noised = sampleNoisedBatch(schedule_, latents, noise, generator);
   torch::Tensor pred = unet_->forward(noised.noisyLatents, noised.timesteps, context, admVector);
   torch::Tensor target = options_.loss.vPrediction ? schedule_.velocity(latents, noised.noise, noised.timesteps) : noised.noise;
   return diffusionLoss(pred.to(torch::kFloat32), target.to(torch::kFloat32), noised.timesteps, lossWeights, schedule_,

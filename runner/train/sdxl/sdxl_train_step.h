@@ -45,6 +45,10 @@ class SdxlTrainStep {
   // before any batch of it is seen.
   void stageNeutral(const StepShape& shape);
 
+  // The validation pass's loss of a batch: without gradients, every sample at `timestep`, the noise
+  // drawn from `generator` (the step's own is left untouched); the static buffers are not used.
+  torch::Tensor validationLoss(const SdxlStepBatch& batch, int64_t timestep, const at::Generator& generator);
+
   at::Generator& generator() { return generator_; }
   const DdpmNoiseSchedule& noiseSchedule() const { return schedule_; }
   // Whether batches carry loss masks (the dataset's, known once it is built); before any shape is
@@ -55,7 +59,8 @@ class SdxlTrainStep {
   static StepShape shapeOf(const SdxlStepBatch& batch);
   StaticBuffers& buffers(const StepShape& shape);
   torch::Tensor lossOf(const torch::Tensor& latents, const torch::Tensor& context, const torch::Tensor& admVector,
-                       const torch::Tensor& lossWeights, const torch::Tensor& lossMask);
+                       const torch::Tensor& lossWeights, const torch::Tensor& lossMask, const NoiseSamplingOptions& noise,
+                       const at::Generator& generator);
   void stageLossMask(StaticBuffers& in, const SdxlStepBatch& batch) const;
 
   models::SdxlUnet unet_;
