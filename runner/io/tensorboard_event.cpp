@@ -1,0 +1,109 @@
+#include "io/tensorboard_event.h"
+
+#include <cstring>
+
+namespace sinter::io::tensorboard {
+
+namespace {
+
+// Protobuf's wire format: each field is a key (field number << 3 | wire type) followed by a
+// varint, 8 or 4 little-endian bytes, or a varint length and that many bytes.
+enum WireType : std::uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
+
+class Message {
+ public:
+  Message& varint(std::uint32_t field, std::uint64_t v) {
+    key(field, kVarint);
+    putVarint(v);
+    return *this;
+  }
+  Message& fixed64(std::uint32_t field, double v) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    key(field, kFixed64);
+    putLittleEndian(bits, 8);
+    return *this;
+  }
+  Message& fixed32(std::uint32_t field, float v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    key(field, kFixed32);
+    putLittleEndian(bits, 4);
+    return *this;
+  }
+  // Strings, bytes and embedded messages alike.
+  Message& bytes(std::uint32_t field, const std::string& payload) {
+    key(field, kLengthDelimited);
+    putVarint(payload.size());
+    out_ += payload;
+    return *this;
+  }
+  Message& message(std::uint32_t field, const Message& m) { return bytes(field, m.out_); }
+  const std::string& str() const { return out_; }
+
+ private:
+  void key(std::uint32_t field, WireType type) { putVarint((static_cast<std::uint64_t>(field) << 3) | type); }
+  void putVarint(std::uint64_t v) {
+    while (v >= 0x80) {
+      out_ += static_cast<char>((v & 0x7F) | 0x80);
+      v >>= 7;
+    }
+    out_ += static_cast<char>(v);
+  }
+  void putLittleEndian(std::uint64_t v, int size) {
+    for (int i = 0; i < size; ++i) out_ += static_cast<char>((v >> (8 * i)) & 0xFF);
+  }
+  std::string out_;
+};
+
+// Field numbers (event.proto, summary.proto, tensor.proto, tensor_shape.proto).
+namespace event {
+constexpr std::uint32_t kWallTime = 1, kStep = 2, kFileVersion = 3, kSummary = 5, kSessionLog = 7;
+}
+namespace summary {
+constexpr std::uint32_t kValue = 1;                                                  // Summary
+constexpr std::uint32_t kTag = 1, kSimpleValue = 2, kTensor = 8, kMetadata = 9;      // Summary.Value
+constexpr std::uint32_t kPluginData = 1, kPluginName = 1;                            // SummaryMetadata(.PluginData)
+}  // namespace summary
+namespace tensor {
+constexpr std::uint32_t kDtype = 1, kShape = 2, kStringVal = 8;  // TensorProto
+constexpr std::uint32_t kDim = 2, kDimSize = 1;                  // TensorShapeProto(.Dim)
+constexpr std::uint64_t kDtString = 7;                           // DataType.DT_STRING
+}  // namespace tensor
+constexpr std::uint32_t kSessionStatus = 1;  // SessionLog.status
+constexpr std::uint64_t kSessionStart = 1;   // SessionLog.START
+
+// An Event's common head. proto3 leaves a zero step out, as protobuf's own encoders do.
+Message eventHead(double wallTime, std::int64_t step) {
+  Message e;
+  e.fixed64(event::kWallTime, wallTime);
+  if (step != 0) e.varint(event::kStep, static_cast<std::uint64_t>(step));  // int64: two's complement
+  return e;
+}
+
+}  // namespace
+
+std::string fileVersionEvent(double wallTime, std::int64_t step) {
+  return eventHead(wallTime, step).bytes(event::kFileVersion, kFileVersion).str();
+}
+
+std::string scalarsEvent(double wallTime, std::int64_t step, const std::vector<Scalar>& scalars) {
+  Message s;
+  for (const Scalar& v : scalars) s.message(summary::kValue, Message().bytes(summary::kTag, v.tag).fixed32(summary::kSimpleValue, v.value));
+  return eventHead(wallTime, step).message(event::kSummary, s).str();
+}
+
+std::string textEvent(double wallTime, std::int64_t step, const std::string& tag, const std::string& text) {
+  // The text plugin's own content (TextPluginData, version 0) encodes to nothing.
+  const Message metadata = Message().message(summary::kPluginData, Message().bytes(summary::kPluginName, "text"));
+  const Message shape = Message().message(tensor::kDim, Message().varint(tensor::kDimSize, 1));
+  const Message t = Message().varint(tensor::kDtype, tensor::kDtString).message(tensor::kShape, shape).bytes(tensor::kStringVal, text);
+  const Message value = Message().bytes(summary::kTag, tag).message(summary::kMetadata, metadata).message(summary::kTensor, t);
+  return eventHead(wallTime, step).message(event::kSummary, Message().message(summary::kValue, value)).str();
+}
+
+std::string sessionStartEvent(double wallTime, std::int64_t step) {
+  return eventHead(wallTime, step).message(event::kSessionLog, Message().varint(kSessionStatus, kSessionStart)).str();
+}
+
+}  // namespace sinter::io::tensorboard
