@@ -26,8 +26,8 @@ const std::string kTableEnd = "<!-- end of sd-scripts options table -->";
 // the registry (the test says so).
 const std::set<std::string> kPending = {
     "keep_tokens_separator", "secondary_separator", "enable_wildcard", "caption_prefix", "caption_suffix",
-    "token_warmup_min", "token_warmup_step", "alpha_mask", "save_last_n_steps_state", "log_tracker_name",
-    "wandb_run_name", "log_tracker_config", "log_config", "noise_offset_random_strength",
+    "token_warmup_min", "token_warmup_step", "alpha_mask", "save_last_n_steps_state",
+    "noise_offset_random_strength",
     "ip_noise_gamma_random_strength", "adaptive_noise_scale", "zero_terminal_snr", "conditioning_data_dir",
     "masked_loss", "lr_scheduler_type", "lr_scheduler_args",
     "lr_decay_steps", "lr_scheduler_min_lr_ratio", "debiased_estimation_loss", "cpu_offload_checkpointing",

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <optional>
 #include <filesystem>
 #include <map>
@@ -27,6 +28,8 @@
 #include "train/loop/run_preflight.h"
 #include "train/loop/sample_images.h"
 #include "train/loop/stop_request.h"
+#include "train/loop/tracker_settings.h"
+#include "train/loop/training_log.h"
 #include "train/optim/fused_backward.h"
 #include "train/optim/make_optimizer.h"
 #include "train/optim/optimizer_args.h"
@@ -256,6 +259,12 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     fs::remove_all(fs::path(options.outputDir) / stateFolder, ec);
   };
 
+  // The TensorBoard log (rank 0): D-Adaptation's and Prodigy's step size is read back a step late,
+  // as the loss is.
+  TrainingLog log(TrackerSettings::fromConfig(run.config), run.config, writes, events, std::time(nullptr));
+  const std::optional<torch::Tensor> stepSizeEstimate = log.active() ? optimizer.globalState("d") : std::nullopt;
+  LossReadback stepSizeReadback;
+
   // Training.
   trainingStarted = true;
   if (stopAfter(0)) {
@@ -324,10 +333,14 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     long long epoch = 0;
     double lr = 0, seconds = 0;
     std::string signature;
+    std::vector<double> loggedLrs;  // each group's, after the step (the TensorBoard log's)
   };
   std::map<long long, StepFacts> unreported;
   LossReadback readback;
   auto report = [&](bool includeNewest) {
+    std::map<long long, double> stepSizes;
+    if (stepSizeEstimate)
+      for (const auto& [step, d] : stepSizeReadback.take(includeNewest)) stepSizes[step] = d;
     for (const auto& [step, loss] : readback.take(includeNewest)) {
       const StepFacts f = unreported.at(step);
       unreported.erase(step);
@@ -340,6 +353,15 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
       s.lr = f.lr, s.it_per_s = meter.itPerSecond(), s.eta_s = meter.etaSeconds(step), s.step_ms = f.seconds * 1000.0;
       s.peak_mem_mb = peakMemoryMb(run.device);
       events.emit(s);
+      if (log.active()) {
+        std::vector<GroupRate> rates;
+        for (size_t g = 0; g < f.loggedLrs.size(); ++g) {
+          GroupRate r{optimizer.group(g).label, f.loggedLrs[g], std::nullopt};
+          if (auto d = stepSizes.find(step); d != stepSizes.end()) r.d = d->second;
+          rates.push_back(r);
+        }
+        log.step(step, loss, meter.averageLoss(), rates);
+      }
       if (progressLine) std::fprintf(stderr, "\r%s", meter.line(step).c_str());
       else if (step % 10 == 0 || step == length.maxTrainSteps) spdlog::info("{}", meter.line(step));
     }
@@ -401,6 +423,13 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     } while (micro < gradAccum && !epochEnds);
     ++globalStep;
     readback.push(globalStep, lossSum / micro);
+    if (log.active()) {
+      // sd-scripts logs lr_scheduler.get_last_lr(): the rate after this step's scheduler step.
+      const std::optional<double> own = optimizer.ownLearningRate(globalStep);
+      for (size_t g = 0; g < optimizer.groupCount(); ++g)
+        facts.loggedLrs.push_back(own.value_or(optimizer.group(g).lr * schedule.factor(globalStep)));
+      if (stepSizeEstimate) stepSizeReadback.push(globalStep, stepSizeEstimate->detach().clone());
+    }
     const auto mark = Clock::now();
     facts.seconds = std::chrono::duration<double>(mark - lastMark).count() - savingSeconds - captureSeconds;
     lastMark = mark;
@@ -425,6 +454,8 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     if (epochEnds) {
       const long long done = epoch + 1;
       events.emit(events::Epoch{done, length.numEpochs, globalStep, meter.averageLoss()});
+      log.epochEnd(done, meter.averageLoss());
+      log.flush();
       if (progressLine) std::fprintf(stderr, "\n");
       spdlog::info("epoch {}/{} done", done, length.numEpochs);
       if (saveEpoch) {
@@ -445,6 +476,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     savingSeconds = seconds(savingStart);
   }
   report(true);
+  log.close();
   profileWritten(profiler.finish());
   if (group) {
     distributed::requireIdenticalWeights(*group, optimizer.parameters());

@@ -1,0 +1,110 @@
+#include "train/loop/training_log.h"
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <functional>
+#include <set>
+
+#include "core/registry.h"
+#include "train/base/run_errors.h"
+
+namespace sinter::train {
+
+namespace {
+
+// sd-scripts' append_lr_to_logs names full-weight groups unet, text_encoder1, text_encoder2.
+std::string fullWeightsGroupName(const std::string& label) {
+  const std::string textEncoder = "Text Encoder ";
+  return label.rfind(textEncoder, 0) == 0 ? "text_encoder" + label.substr(textEncoder.size()) : "unet";
+}
+
+std::string markdownCell(std::string s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n' || c == '\r') out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string sanitizedConfigTable(const Config& config) {
+  // train_util.get_sanitized_config_or_none leaves out the keys and the paths that locate the
+  // user's files; every path option is left out here (Sinter's own, such as clip_tokenizer, too).
+  static const std::set<std::string> secrets{"wandb_api_key", "huggingface_token"};
+  const Tab tab = config.tab();
+  const std::optional<Family> family = config.family();
+  std::string table = "| option | value |\n| --- | --- |\n";
+  for (const OptionSpec& spec : optionRegistry()) {
+    if (spec.secret || secrets.count(spec.key) || spec.type == OptionType::Path) continue;
+    if (!spec.appliesToTab(tab) || (family && !spec.appliesToFamily(*family))) continue;
+    const Value v = config.get(spec.key);
+    if (isUnset(v)) continue;
+    std::string shown;
+    if (const auto* list = std::get_if<StringList>(&v)) {
+      for (const std::string& item : *list) shown += (shown.empty() ? "" : ", ") + item;
+      shown = "[" + shown + "]";
+    } else {
+      shown = asString(v);
+    }
+    table += "| " + markdownCell(spec.key) + " | " + markdownCell(shown) + " |\n";
+  }
+  return table;
+}
+
+TrainingLog::TrainingLog(const TrackerSettings& settings, const Config& config, bool writes, EventSink& events, std::time_t start)
+    : network_(config.tab() == Tab::LoRA), events_(events) {
+  if (!settings.tensorboard || !writes) return;
+  folder_ = (std::filesystem::path(settings.loggingDir) / runLogFolderName(settings.prefix, start) / settings.trackerName).string();
+  try {
+    writer_ = std::make_unique<io::tensorboard::EventFileWriter>(folder_, settings.file);
+  } catch (const std::exception& e) {
+    throw InputError(std::string("logging_dir: ") + e.what());
+  }
+  spdlog::info("TensorBoard log: {} (tensorboard --logdir {})", writer_->path(), settings.loggingDir);
+  if (settings.logConfig) write([&] { writer_->addText(0, "config/text_summary", sanitizedConfigTable(config)); });
+}
+
+void TrainingLog::write(const std::function<void()>& what) {
+  if (!writer_) return;
+  try {
+    what();
+  } catch (const std::exception& e) {
+    const std::string message = std::string(e.what()) + "; the run goes on without its TensorBoard log";
+    spdlog::warn("{}", message);
+    events_.emit(events::Warning{message});
+    writer_.reset();
+  }
+}
+
+void TrainingLog::step(long long step, double loss, double averageLoss, const std::vector<GroupRate>& rates) {
+  write([&] {
+    std::vector<io::tensorboard::Scalar> scalars;
+    if (network_) scalars = {{"loss/current", static_cast<float>(loss)}, {"loss/average", static_cast<float>(averageLoss)}};
+    else scalars = {{"loss", static_cast<float>(loss)}};
+    for (const GroupRate& r : rates) {
+      const std::string name = network_ ? r.label : fullWeightsGroupName(r.label);
+      scalars.push_back({"lr/" + name, static_cast<float>(r.lr)});
+      if (r.d) scalars.push_back({"lr/d*lr/" + name, static_cast<float>(*r.d * r.lr)});
+    }
+    writer_->addScalars(step, scalars);
+  });
+}
+
+void TrainingLog::epochEnd(long long epoch, double averageLoss) {
+  write([&] { writer_->addScalars(epoch, {{network_ ? "loss/epoch_average" : "loss/epoch", static_cast<float>(averageLoss)}}); });
+}
+
+void TrainingLog::flush() {
+  write([&] { writer_->flush(); });
+}
+
+void TrainingLog::close() {
+  write([&] { writer_->close(); });
+  writer_.reset();
+}
+
+}  // namespace sinter::train
