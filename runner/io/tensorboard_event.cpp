@@ -73,7 +73,8 @@ constexpr std::uint64_t kDtString = 7;                           // DataType.DT_
 constexpr std::uint32_t kSessionStatus = 1;  // SessionLog.status
 constexpr std::uint64_t kSessionStart = 1;   // SessionLog.START
 
-// An Event's common head. proto3 leaves a zero step out, as protobuf's own encoders do.
+// An Event's common head. proto3 leaves a zero step out, as protobuf's own encoders do; a zero
+// simple_value is written (it is in Summary.Value's oneof, so it has presence).
 Message eventHead(double wallTime, std::int64_t step) {
   Message e;
   e.fixed64(event::kWallTime, wallTime);
@@ -98,7 +99,8 @@ std::string textEvent(double wallTime, std::int64_t step, const std::string& tag
   const Message metadata = Message().message(summary::kPluginData, Message().bytes(summary::kPluginName, "text"));
   const Message shape = Message().message(tensor::kDim, Message().varint(tensor::kDimSize, 1));
   const Message t = Message().varint(tensor::kDtype, tensor::kDtString).message(tensor::kShape, shape).bytes(tensor::kStringVal, text);
-  const Message value = Message().bytes(summary::kTag, tag).message(summary::kMetadata, metadata).message(summary::kTensor, t);
+  // Fields in number order, as protobuf's own encoders write them.
+  const Message value = Message().bytes(summary::kTag, tag).message(summary::kTensor, t).message(summary::kMetadata, metadata);
   return eventHead(wallTime, step).message(event::kSummary, Message().message(summary::kValue, value)).str();
 }
 
