@@ -184,6 +184,7 @@ TEST_F(TensorboardLogRun, ProdigyLogsDTimesLr) {
 TEST_F(TensorboardLogRun, RefusedLoggingOptionsSayWhy) {
   writeText(path("bad_key.toml"), "[tensorboard]\nflush_sec = 10\n");
   writeText(path("bad_tracker.toml"), "[mlflow]\nexperiment = \"x\"\n");
+  writeText(path("not_toml.toml"), "[tensorboard\n");
   struct Case {
     std::string name, extra, says;
   };
@@ -193,6 +194,7 @@ TEST_F(TensorboardLogRun, RefusedLoggingOptionsSayWhy) {
       {"no_dir", "log_with = \"tensorboard\"\n", "needs logging_dir"},
       {"bad_key", logs + "log_tracker_config = \"" + path("bad_key.toml") + "\"\n", "[tensorboard] flush_sec is not a setting"},
       {"bad_tracker", logs + "log_tracker_config = \"" + path("bad_tracker.toml") + "\"\n", "'mlflow' is not a tracker"},
+      {"not_toml", logs + "log_tracker_config = \"" + path("not_toml.toml") + "\"\n", "log_tracker_config '" + path("not_toml.toml") + "': "},
   };
   for (const Case& c : cases)
     for (const bool dryRun : {true, false}) {
@@ -204,9 +206,17 @@ TEST_F(TensorboardLogRun, RefusedLoggingOptionsSayWhy) {
     }
   EXPECT_FALSE(fs::exists(path("logs_refused")));
 
+  // Without logging_dir nothing is logged, and the options that shape the log say so.
+  const ProcessResult unused = runRunner({"--config_file", writeConfig("unused", "max_train_steps = 1\nlog_config = true\n"), "--dry_run"});
+  EXPECT_EQ(unused.exitCode, 0) << unused.err;
+  EXPECT_NE(unused.err.find("log_config is set but nothing is logged"), std::string::npos) << unused.err;
+
+  writeText(path("with_wandb.toml"), "[tensorboard]\nflush_secs = 5\n[wandb]\nentity = \"me\"\n");
   const ProcessResult all = runRunner({"--config_file", writeConfig("all", "max_train_steps = 1\nnetwork_train_unet_only = true\n" + logs +
-                                                                               "log_with = \"all\"\nwandb_run_name = \"r\"\n")});
+                                                                               "log_with = \"all\"\nwandb_run_name = \"r\"\n"
+                                                                               "log_tracker_config = \"" + path("with_wandb.toml") + "\"\n")});
   ASSERT_EQ(all.exitCode, 0) << all.err;
+  EXPECT_NE(all.err.find("the [wandb] table is for W&B"), std::string::npos) << all.err;
   EXPECT_NE(all.err.find("W&B is not in this build; the run logs to TensorBoard only"), std::string::npos) << all.err;
   EXPECT_NE(all.err.find("wandb_run_name"), std::string::npos) << all.err;
   const std::string file = onlyEventFile(path("logs_refused"), "", "network_train");

@@ -111,7 +111,8 @@ void checkTrackerOptions(const Config& config, PreflightChecks& k) {
   k.parse("log_with", [&] { checkLogWith(config); });
   if (with == "all") k.warning("log_with", "log_with = \"all\": W&B is not in this build; the run logs to TensorBoard only");
   const std::string path = config.getString("log_tracker_config");
-  if (!path.empty() && k.parse("log_tracker_config", [&] { readTrackerConfig(path); }) && toml::parse(path).contains("wandb"))
+  // A file that is not there is reported by the path checks.
+  if (!path.empty() && isFile(path) && k.parse("log_tracker_config", [&] { readTrackerConfig(path); }) && toml::parse(path).contains("wandb"))
     k.warning("log_tracker_config", "log_tracker_config '" + path + "': the [wandb] table is for W&B, which is not in this build; it is not used");
   if (logsToTensorboard(config) || with == "wandb") return;
   std::vector<std::string> unused;
