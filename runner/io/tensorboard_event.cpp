@@ -70,6 +70,20 @@ constexpr std::uint32_t kDtype = 1, kShape = 2, kStringVal = 8;  // TensorProto
 constexpr std::uint32_t kDim = 2, kDimSize = 1;                  // TensorShapeProto(.Dim)
 constexpr std::uint64_t kDtString = 7;                           // DataType.DT_STRING
 }  // namespace tensor
+namespace plugin {
+constexpr std::uint32_t kContent = 2;  // SummaryMetadata.PluginData.content
+}
+// tensorboard/plugins/hparams: plugin_data.proto, api.proto; google/protobuf/struct.proto's Value.
+namespace hparams {
+constexpr std::uint32_t kExperiment = 2, kSessionStartInfo = 3, kSessionEndInfo = 4;  // HParamsPluginData
+constexpr std::uint32_t kHparamInfos = 4;                                            // Experiment
+constexpr std::uint32_t kInfoName = 1, kInfoType = 4;                                // HParamInfo
+constexpr std::uint64_t kTypeString = 1, kTypeBool = 2, kTypeFloat64 = 3;            // DataType
+constexpr std::uint32_t kStartHparams = 1, kMapKey = 1, kMapValue = 2;               // SessionStartInfo's map
+constexpr std::uint32_t kEndStatus = 1;                                              // SessionEndInfo
+constexpr std::uint64_t kStatusSuccess = 1;                                          // Status
+constexpr std::uint32_t kNumberValue = 2, kStringValue = 3, kBoolValue = 4;          // google.protobuf.Value
+}  // namespace hparams
 constexpr std::uint32_t kSessionStatus = 1;  // SessionLog.status
 constexpr std::uint64_t kSessionStart = 1;   // SessionLog.START
 
@@ -102,6 +116,30 @@ std::string textEvent(double wallTime, std::int64_t step, const std::string& tag
   // Fields in number order, as protobuf's own encoders write them.
   const Message value = Message().bytes(summary::kTag, tag).message(summary::kTensor, t).message(summary::kMetadata, metadata);
   return eventHead(wallTime, step).message(event::kSummary, Message().message(summary::kValue, value)).str();
+}
+
+std::vector<std::string> hparamsEvents(double wallTime, const std::vector<HParam>& hparams) {
+  // A Summary.Value of the hparams plugin: its data is all in the metadata's content
+  // (HParamsPluginData, version 0 left out).
+  auto event = [&](const char* tag, std::uint32_t field, const Message& data) {
+    const Message content = Message().message(field, data);
+    const Message pluginData = Message().bytes(summary::kPluginName, "hparams").bytes(plugin::kContent, content.str());
+    const Message value = Message().bytes(summary::kTag, tag).message(summary::kMetadata, Message().message(summary::kPluginData, pluginData));
+    return eventHead(wallTime, 0).message(event::kSummary, Message().message(summary::kValue, value)).str();
+  };
+  Message experiment, start;
+  for (const HParam& h : hparams) {
+    Message v;
+    std::uint64_t type = hparams::kTypeFloat64;
+    if (const auto* d = std::get_if<double>(&h.value)) v.fixed64(hparams::kNumberValue, *d);
+    else if (const auto* text = std::get_if<std::string>(&h.value)) v.bytes(hparams::kStringValue, *text), type = hparams::kTypeString;
+    else v.varint(hparams::kBoolValue, std::get<bool>(h.value) ? 1 : 0), type = hparams::kTypeBool;
+    experiment.message(hparams::kHparamInfos, Message().bytes(hparams::kInfoName, h.name).varint(hparams::kInfoType, type));
+    start.message(hparams::kStartHparams, Message().bytes(hparams::kMapKey, h.name).message(hparams::kMapValue, v));
+  }
+  return {event("_hparams_/experiment", hparams::kExperiment, experiment),
+          event("_hparams_/session_start_info", hparams::kSessionStartInfo, start),
+          event("_hparams_/session_end_info", hparams::kSessionEndInfo, Message().varint(hparams::kEndStatus, hparams::kStatusSuccess))};
 }
 
 std::string sessionStartEvent(double wallTime, std::int64_t step) {

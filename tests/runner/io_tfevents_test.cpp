@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
+#include <map>
 #include <regex>
 
 #include "io/crc32c.h"
@@ -184,4 +186,66 @@ TEST_F(TfEventsTest, UnwritableFolderIsAnErrorNamingIt) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find((file / "logs").string()), std::string::npos) << e.what();
   }
+}
+
+// SummaryWriter.add_hparams without metrics: the experiment names each hyperparameter with its
+// type (DataType: 1 string, 2 bool, 3 float64), the session start holds the values in its map
+// (google.protobuf.Value: 2 number, 3 string, 4 bool), the session end says success (1).
+TEST(TensorboardEvent, Hparams) {
+  using sinter::test::tfevents_detail::Field;
+  using sinter::test::tfevents_detail::fields;
+  const std::vector<std::string> events = tb::hparamsEvents(2.0, {{"learning_rate", 0.5}, {"optimizer_type", std::string("AdamW")},
+                                                                   {"cache_latents", false}});
+  ASSERT_EQ(events.size(), 3u);
+  std::vector<sinter::test::TfValue> values;
+  for (const std::string& e : events) {
+    const sinter::test::TfEvent decoded = sinter::test::tfevents_detail::event(e);
+    ASSERT_EQ(decoded.values.size(), 1u);
+    EXPECT_EQ(decoded.values[0].pluginName, "hparams");
+    EXPECT_FALSE(decoded.values[0].simpleValue.has_value());
+    values.push_back(decoded.values[0]);
+  }
+  EXPECT_EQ(values[0].tag, "_hparams_/experiment");
+  EXPECT_EQ(values[1].tag, "_hparams_/session_start_info");
+  EXPECT_EQ(values[2].tag, "_hparams_/session_end_info");
+  // HParamsPluginData: version 0 (left out), then the oneof's field 2, 3 or 4.
+  auto only = [](const std::string& content, std::uint32_t field) {
+    const std::vector<Field> f = fields(content);
+    EXPECT_EQ(f.size(), 1u);
+    EXPECT_EQ(f.at(0).number, field);
+    return f.at(0).bytes;
+  };
+  std::vector<std::pair<std::string, std::uint64_t>> infos;
+  for (const Field& info : fields(only(values[0].pluginContent, 2))) {
+    ASSERT_EQ(info.number, 4u);  // hparam_infos
+    std::pair<std::string, std::uint64_t> nameType;
+    for (const Field& f : fields(info.bytes)) {
+      if (f.number == 1) nameType.first = f.bytes;
+      if (f.number == 4) nameType.second = f.bits;
+    }
+    infos.push_back(nameType);
+  }
+  EXPECT_EQ(infos, (std::vector<std::pair<std::string, std::uint64_t>>{{"learning_rate", 3}, {"optimizer_type", 1}, {"cache_latents", 2}}));
+  std::map<std::string, Field> start;
+  for (const Field& entry : fields(only(values[1].pluginContent, 3))) {
+    ASSERT_EQ(entry.number, 1u);  // the hparams map
+    const std::vector<Field> kv = fields(entry.bytes);
+    ASSERT_EQ(kv.size(), 2u);
+    const std::vector<Field> value = fields(kv[1].bytes);
+    ASSERT_EQ(value.size(), 1u);
+    start[kv[0].bytes] = value[0];
+  }
+  ASSERT_EQ(start.size(), 3u);
+  double lr;
+  std::memcpy(&lr, &start.at("learning_rate").bits, 8);
+  EXPECT_EQ(start.at("learning_rate").number, 2u);
+  EXPECT_EQ(lr, 0.5);
+  EXPECT_EQ(start.at("optimizer_type").number, 3u);
+  EXPECT_EQ(start.at("optimizer_type").bytes, "AdamW");
+  EXPECT_EQ(start.at("cache_latents").number, 4u);
+  EXPECT_EQ(start.at("cache_latents").bits, 0u);
+  const std::vector<Field> end = fields(only(values[2].pluginContent, 4));
+  ASSERT_EQ(end.size(), 1u);
+  EXPECT_EQ(end[0].number, 1u);
+  EXPECT_EQ(end[0].bits, 1u);
 }

@@ -20,6 +20,7 @@ struct TfValue {
   std::string tag;
   std::optional<float> simpleValue;
   std::string pluginName;            // metadata.plugin_data.plugin_name
+  std::string pluginContent;         // metadata.plugin_data.content
   std::vector<std::string> strings;  // tensor.string_val
   std::optional<std::uint64_t> dtype;
 };
@@ -100,8 +101,10 @@ inline TfValue value(const std::string& m) {
     if (f.number == 9)
       for (const Field& md : fields(f.bytes))
         if (md.number == 1)
-          for (const Field& pd : fields(md.bytes))
+          for (const Field& pd : fields(md.bytes)) {
             if (pd.number == 1) v.pluginName = pd.bytes;
+            else if (pd.number == 2) v.pluginContent = pd.bytes;
+          }
     if (f.number == 8)
       for (const Field& t : fields(f.bytes)) {
         if (t.number == 1) v.dtype = t.bits;

@@ -59,7 +59,8 @@ std::string onlyEventFile(const std::string& logs, const std::string& prefix, co
   if (runs.size() != 1) return "";
   EXPECT_TRUE(std::regex_match(runs[0].filename().string(), std::regex(prefix + R"(\d{14})"))) << runs[0];
   std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(runs[0] / tracker)) files.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(runs[0] / tracker))
+    if (e.is_regular_file()) files.push_back(e.path());
   EXPECT_EQ(files.size(), 1u);
   if (files.size() != 1) return "";
   EXPECT_EQ(files[0].filename().string().rfind("events.out.tfevents.", 0), 0u) << files[0];
@@ -132,6 +133,25 @@ TEST_F(TensorboardLogRun, LoraRunLogsSdScriptsTagsAtEveryStep) {
   EXPECT_NE(config.find("| lr_scheduler | linear |"), std::string::npos) << config;
   EXPECT_EQ(config.find("pretrained_model_name_or_path"), std::string::npos) << config;
   EXPECT_EQ(config.find(g_root.string()), std::string::npos) << config;  // no path of output_dir, train_data_dir...
+
+  // And as hyperparameters, in a folder named by the time beside the event file (add_hparams).
+  std::vector<fs::path> hparamsFiles;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(file).parent_path()))
+    if (e.is_regular_file() && e.path().parent_path() != fs::path(file).parent_path()) hparamsFiles.push_back(e.path());
+  ASSERT_EQ(hparamsFiles.size(), 1u);
+  EXPECT_TRUE(std::regex_match(hparamsFiles[0].parent_path().filename().string(), std::regex(R"(\d{10}\.\d{6})")))
+      << hparamsFiles[0];
+  std::vector<std::string> tags;
+  for (const TfEvent& e : readEventFile(hparamsFiles[0].string()))
+    for (const auto& v : e.values) {
+      EXPECT_EQ(v.pluginName, "hparams");
+      tags.push_back(v.tag);
+      if (v.tag == "_hparams_/session_start_info") {
+        EXPECT_NE(v.pluginContent.find("network_dim"), std::string::npos);
+        EXPECT_EQ(v.pluginContent.find(g_root.string()), std::string::npos);
+      }
+    }
+  EXPECT_EQ(tags, (std::vector<std::string>{"_hparams_/experiment", "_hparams_/session_start_info", "_hparams_/session_end_info"}));
 }
 
 // Full weights (sdxl_train.py's tags: loss, lr/unet, loss/epoch) under the default tracker name

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <set>
@@ -31,29 +32,49 @@ std::string markdownCell(std::string s) {
 
 }  // namespace
 
-std::string sanitizedConfigTable(const Config& config) {
+std::vector<std::pair<std::string, Value>> sanitizedConfig(const Config& config) {
   // train_util.get_sanitized_config_or_none leaves out the keys and the paths that locate the
   // user's files; every path option is left out here (Sinter's own, such as clip_tokenizer, too).
   static const std::set<std::string> secrets{"wandb_api_key", "huggingface_token"};
   const Tab tab = config.tab();
   const std::optional<Family> family = config.family();
-  std::string table = "| option | value |\n| --- | --- |\n";
+  std::vector<std::pair<std::string, Value>> out;
   for (const OptionSpec& spec : optionRegistry()) {
     if (spec.secret || secrets.count(spec.key) || spec.type == OptionType::Path) continue;
     if (!spec.appliesToTab(tab) || (family && !spec.appliesToFamily(*family))) continue;
-    const Value v = config.get(spec.key);
-    if (isUnset(v)) continue;
-    std::string shown;
-    if (const auto* list = std::get_if<StringList>(&v)) {
-      for (const std::string& item : *list) shown += (shown.empty() ? "" : ", ") + item;
-      shown = "[" + shown + "]";
-    } else {
-      shown = asString(v);
-    }
-    table += "| " + markdownCell(spec.key) + " | " + markdownCell(shown) + " |\n";
+    if (Value v = config.get(spec.key); !isUnset(v)) out.emplace_back(spec.key, std::move(v));
   }
+  return out;
+}
+
+namespace {
+
+// A list as accelerate passes one on: its text ("[a, b]").
+std::string shown(const Value& v) {
+  const auto* list = std::get_if<StringList>(&v);
+  if (!list) return asString(v);
+  std::string items;
+  for (const std::string& item : *list) items += (items.empty() ? "" : ", ") + item;
+  return "[" + items + "]";
+}
+
+std::string configTable(const std::vector<std::pair<std::string, Value>>& values) {
+  std::string table = "| option | value |\n| --- | --- |\n";
+  for (const auto& [key, v] : values) table += "| " + markdownCell(key) + " | " + markdownCell(shown(v)) + " |\n";
   return table;
 }
+
+std::vector<io::tensorboard::HParam> configHparams(const std::vector<std::pair<std::string, Value>>& values) {
+  std::vector<io::tensorboard::HParam> out;
+  for (const auto& [key, v] : values) {
+    if (const auto* b = std::get_if<bool>(&v)) out.push_back({key, *b});
+    else if (std::holds_alternative<long long>(v) || std::holds_alternative<double>(v)) out.push_back({key, asDouble(v)});
+    else out.push_back({key, shown(v)});
+  }
+  return out;
+}
+
+}  // namespace
 
 TrainingLog::TrainingLog(const TrackerSettings& settings, const Config& config, bool writes, EventSink& events, std::time_t start)
     : network_(config.tab() == Tab::LoRA), events_(events) {
@@ -65,7 +86,18 @@ TrainingLog::TrainingLog(const TrackerSettings& settings, const Config& config, 
     throw InputError(std::string("logging_dir: ") + e.what());
   }
   spdlog::info("TensorBoard log: {} (tensorboard --logdir {})", writer_->path(), settings.loggingDir);
-  if (settings.logConfig) write([&] { writer_->addText(0, "config/text_summary", sanitizedConfigTable(config)); });
+  if (!settings.logConfig) return;
+  // accelerate's store_init_configuration: SummaryWriter.add_hparams, which writes into a folder
+  // named by the time beside the scalars; and the same as text, readable in the Text tab.
+  const std::vector<std::pair<std::string, Value>> values = sanitizedConfig(config);
+  write([&] { writer_->addText(0, "config/text_summary", configTable(values)); });
+  write([&] {
+    char stamp[64];
+    std::snprintf(stamp, sizeof stamp, "%.6f", io::tensorboard::wallTimeNow());
+    io::tensorboard::EventFileWriter hparams((std::filesystem::path(folder_) / stamp).string(), {});
+    for (const std::string& event : io::tensorboard::hparamsEvents(io::tensorboard::wallTimeNow(), configHparams(values))) hparams.add(event);
+    hparams.close();
+  });
 }
 
 void TrainingLog::write(const std::function<void()>& what) {

@@ -6,6 +6,8 @@
 //     loss/epoch_average.
 //   Full weights (sdxl_train.py, flux_train.py): loss, lr/unet, lr/text_encoder<n>, lr/d*lr/...;
 //     loss/epoch at each epoch's end.
+// log_config: the config as hyperparameters (the HPARAMS tab, in a folder named by the time
+// beside the event file, as SummaryWriter.add_hparams writes them) and as text (config/text_summary).
 // The learning rates are the scheduler's after the step (lr_scheduler.get_last_lr()), as logged
 // there. Only rank 0 writes; a write that fails is reported once and ends the log, not the run.
 #include <ctime>
@@ -13,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/config.h"
@@ -55,8 +58,7 @@ class TrainingLog {
 };
 
 // The config as log_config writes it (sd-scripts' get_sanitized_config_or_none): every option of
-// the run's method and family with a value, secrets and paths left out, as a Markdown table of
-// key and value.
-std::string sanitizedConfigTable(const Config& config);
+// the run's method and family with a value, secrets and paths left out, in registry order.
+std::vector<std::pair<std::string, Value>> sanitizedConfig(const Config& config);
 
 }  // namespace sinter::train
