@@ -65,6 +65,8 @@ std::vector<ForeignOption> buildForeignOptions() {
        "resuming from the Hugging Face Hub is not in Sinter: download the state folder and set resume to it"},
       {"async_upload", T::Bool, B(false), R, kHub},
       {"save_n_epoch_ratio", T::Int, none, R, "saving by a ratio of the epochs is not in Sinter: use save_every_n_epochs"},
+      {"wandb_run_name", T::String, none, I,
+       "names a W&B run; this build has no W&B client, so the run's log is TensorBoard's (logging_dir) and the name is not used"},
       {"mem_eff_attn", T::Bool, B(false), I, kAttention},
       {"torch_compile", T::Bool, B(false), R, "Sinter compiles natively: use compile = true (and compile_backend)"},
       {"dynamo_backend", T::String, S("inductor"), R, "Sinter compiles natively: use compile_backend (with compile = true)"},

@@ -266,6 +266,20 @@ void importGuiOnly(KohyaImportContext& ctx) {
   if (!ctx.text("sample_prompts").empty())
     ctx.notCarried({"sample_prompts"}, "sample_prompts: kohya_ss writes this text into <output_dir>/sample/prompt.txt; "
                                        "save it to a file and choose that file as Sample prompts");
+  // W&B: the runner refuses log_with = "wandb" (no W&B client here); what it logs goes to
+  // TensorBoard when a logging folder is set. Training is the same either way.
+  if (ctx.has("log_with")) {
+    const std::string with = ctx.text("log_with");
+    const bool folder = !ctx.text("logging_dir").empty();
+    if (with == "wandb" || with == "all") {
+      if (folder && ctx.setOption("log_with", std::string("tensorboard")).empty())
+        ctx.carried({"log_with"}, "log_with \"" + with + "\" -> log_with = \"tensorboard\": Sinter has no W&B client; the losses "
+                                  "and learning rates go to TensorBoard in logging_dir (training is unchanged)");
+      else
+        ctx.notCarried({"log_with"}, "log_with \"" + with + "\": Sinter has no W&B client, so nothing is logged to W&B (training is "
+                                     "unchanged; set logging_dir for a TensorBoard log)");
+    }
+  }
   // kohya_ss passes --no_half_vae when its SDXL checkbox sdxl_no_half_vae is ticked.
   if (ctx.has("sdxl_no_half_vae") && ctx.family == Family::SDXL) {
     if (!ctx.flag("sdxl_no_half_vae"))

@@ -498,6 +498,13 @@ std::vector<OptionSpec> buildRegistry() {
           .choices({"tensorboard", "wandb", "all"}),
       Opt("log_prefix", T::String, none, Sec::Logging, QT_TRANSLATE_NOOP("Option", "Log prefix"),
           QT_TRANSLATE_NOOP("Option", "Prefix for the log folder name.")).advanced(),
+      Opt("log_tracker_name", T::String, none, Sec::Logging, QT_TRANSLATE_NOOP("Option", "Tracker name"),
+          QT_TRANSLATE_NOOP("Option", "Folder of the TensorBoard log inside the run's log folder."))
+          .unsetMeans(QT_TRANSLATE_NOOP("Option", "network_train for LoRA, finetuning otherwise")).advanced(),
+      Opt("log_tracker_config", T::Path, none, Sec::Logging, QT_TRANSLATE_NOOP("Option", "Tracker settings"),
+          QT_TRANSLATE_NOOP("Option", "A TOML file whose [tensorboard] table sets flush_secs, max_queue, filename_suffix and purge_step.")).file().advanced(),
+      Opt("log_config", T::Bool, B(false), Sec::Logging, QT_TRANSLATE_NOOP("Option", "Log the config"),
+          QT_TRANSLATE_NOOP("Option", "Write the training settings into the TensorBoard log (paths and secrets left out).")).advanced(),
       Opt("wandb_api_key", T::String, none, Sec::Logging, QT_TRANSLATE_NOOP("Option", "W&B API key"),
           QT_TRANSLATE_NOOP("Option", "Weights & Biases key. Never written to configs or presets.")).secret().advanced(),
       Opt("profile_steps", T::Int, none, Sec::Logging, QT_TRANSLATE_NOOP("Option", "Profile steps"),

@@ -1122,6 +1122,34 @@
         <translation>ログフォルダー名の接頭辞。</translation>
     </message>
     <message>
+        <source>Tracker name</source>
+        <translation>トラッカー名</translation>
+    </message>
+    <message>
+        <source>Folder of the TensorBoard log inside the run&apos;s log folder.</source>
+        <translation>実行のログフォルダー内で TensorBoard ログを置くフォルダー。</translation>
+    </message>
+    <message>
+        <source>network_train for LoRA, finetuning otherwise</source>
+        <translation>LoRA では network_train、それ以外では finetuning</translation>
+    </message>
+    <message>
+        <source>Tracker settings</source>
+        <translation>トラッカー設定</translation>
+    </message>
+    <message>
+        <source>A TOML file whose [tensorboard] table sets flush_secs, max_queue, filename_suffix and purge_step.</source>
+        <translation>[tensorboard] テーブルで flush_secs、max_queue、filename_suffix、purge_step を設定する TOML ファイル。</translation>
+    </message>
+    <message>
+        <source>Log the config</source>
+        <translation>設定をログに記録</translation>
+    </message>
+    <message>
+        <source>Write the training settings into the TensorBoard log (paths and secrets left out).</source>
+        <translation>学習設定を TensorBoard ログに書き込みます（パスと秘密情報は除く）。</translation>
+    </message>
+    <message>
         <source>W&amp;B API key</source>
         <translation>W&amp;B API キー</translation>
     </message>

@@ -1122,6 +1122,34 @@
         <translation>日志文件夹名称的前缀。</translation>
     </message>
     <message>
+        <source>Tracker name</source>
+        <translation>跟踪器名称</translation>
+    </message>
+    <message>
+        <source>Folder of the TensorBoard log inside the run&apos;s log folder.</source>
+        <translation>运行日志文件夹中存放 TensorBoard 日志的文件夹。</translation>
+    </message>
+    <message>
+        <source>network_train for LoRA, finetuning otherwise</source>
+        <translation>LoRA 为 network_train，其他为 finetuning</translation>
+    </message>
+    <message>
+        <source>Tracker settings</source>
+        <translation>跟踪器设置</translation>
+    </message>
+    <message>
+        <source>A TOML file whose [tensorboard] table sets flush_secs, max_queue, filename_suffix and purge_step.</source>
+        <translation>一个 TOML 文件，其 [tensorboard] 表设置 flush_secs、max_queue、filename_suffix 和 purge_step。</translation>
+    </message>
+    <message>
+        <source>Log the config</source>
+        <translation>记录配置</translation>
+    </message>
+    <message>
+        <source>Write the training settings into the TensorBoard log (paths and secrets left out).</source>
+        <translation>将训练设置写入 TensorBoard 日志（不含路径和密钥）。</translation>
+    </message>
+    <message>
         <source>W&amp;B API key</source>
         <translation>W&amp;B API 密钥</translation>
     </message>

@@ -352,3 +352,16 @@ TEST(KohyaImport, RunnerNetworkArgsMatchTheRunnersSource) {
     runner.insert((*it)[1].str());
   EXPECT_EQ(runner, std::set<std::string>(sinterRunnerNetworkArgs().begin(), sinterRunnerNetworkArgs().end()));
 }
+
+// log_with "wandb": no W&B client here; with a logging folder the log goes to TensorBoard, without
+// one nothing is logged, and training is the same either way (the runner refuses "wandb" itself).
+TEST(KohyaImport, WandbLoggingBecomesTensorBoardOrIsNotCarried) {
+  KohyaImportResult none = importKohyaJson(R"({"LoRA_type": "Standard", "sdxl": true, "log_with": "wandb"})", "w.json");
+  EXPECT_FALSE(none.config.has("log_with"));
+  ASSERT_NE(itemFor(none.notCarried, "log_with"), nullptr);
+  EXPECT_TRUE(mentions(none.notCarried, "no W&B client"));
+  KohyaImportResult folder =
+      importKohyaJson(R"({"LoRA_type": "Standard", "sdxl": true, "log_with": "wandb", "logging_dir": "/tmp/logs"})", "w.json");
+  EXPECT_EQ(folder.config.getString("log_with"), "tensorboard");
+  EXPECT_NE(itemFor(folder.carried, "log_with"), nullptr);
+}

@@ -35,6 +35,7 @@
 #include "train/parts/preflight_checks.h"
 #include "train/optim/optimizer_choice.h"
 #include "train/loop/run_folders.h"
+#include "train/loop/tracker_settings.h"
 
 namespace sinter::train {
 
@@ -249,6 +250,7 @@ RunPreflight preflightRun(const Config& config, int ranks) {
                                       registration->networkModule == "networks.lora_flux");
     });
   checkSamples(config, registration, k);
+  checkTrackerOptions(config, k);
   result.dataset = checkDataset(config, valuesParsed, k);
   if (std::string why; config.has("profile_steps") && !profilerAvailable(&why))
     k.warning("profile_steps", "profile_steps: " + why + "; the run trains without a trace");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <optional>
 #include <filesystem>
 #include <map>
@@ -28,6 +29,8 @@
 #include "train/loop/sample_images.h"
 #include "train/loop/stop_request.h"
 #include "train/loop/validation_pass.h"
+#include "train/loop/tracker_settings.h"
+#include "train/loop/training_log.h"
 #include "train/optim/fused_backward.h"
 #include "train/optim/lr_schedule_config.h"
 #include "train/optim/make_optimizer.h"
@@ -303,6 +306,12 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     if (writes && fs::remove_all(fs::path(options.outputDir) / stateFolder, ec) > 0) spdlog::info("removed old state {}", stateFolder);
   };
 
+  // The TensorBoard log (rank 0): D-Adaptation's and Prodigy's step size is read back a step late,
+  // as the loss is.
+  TrainingLog log(TrackerSettings::fromConfig(run.config), run.config, writes, events, std::time(nullptr));
+  const std::optional<torch::Tensor> stepSizeEstimate = log.active() ? optimizer.globalState("d") : std::nullopt;
+  LossReadback stepSizeReadback;
+
   // Training.
   trainingStarted = true;
   if (stopAfter(0)) {
@@ -376,6 +385,8 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     if (progressLine) std::fprintf(stderr, "\n");
     spdlog::info("validation loss ({}) at step {}, epoch {}: {:.6f} ({:.1f} s)", kind, step, epoch, loss, s);
     events.emit(events::Validation{step, epoch, loss, kind});
+    const bool epochEnd = std::string(kind) == "epoch";
+    if (log.active()) log.validation(epochEnd, epochEnd ? epoch : step, loss, meter.averageLoss());
   };
   const auto trainStart = Clock::now();
   bool stopped = false;
@@ -385,10 +396,14 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     long long epoch = 0;
     double lr = 0, seconds = 0;
     std::string signature;
+    std::vector<double> loggedLrs;  // each group's, after the step (the TensorBoard log's)
   };
   std::map<long long, StepFacts> unreported;
   LossReadback readback;
   auto report = [&](bool includeNewest) {
+    std::map<long long, double> stepSizes;
+    if (stepSizeEstimate)
+      for (const auto& [step, d] : stepSizeReadback.take(includeNewest)) stepSizes[step] = d;
     for (const LossReadback::Reading& reading : readback.takeReadings(includeNewest)) {
       const long long step = reading.step;
       const double loss = reading.loss;
@@ -405,6 +420,15 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
       for (size_t i = 0; i < figureNames.size() && i < reading.figures.size(); ++i)
         s.figures.emplace_back(figureNames[i], reading.figures[i]);
       events.emit(s);
+      if (log.active()) {
+        std::vector<GroupRate> rates;
+        for (size_t g = 0; g < f.loggedLrs.size(); ++g) {
+          GroupRate r{optimizer.group(g).label, f.loggedLrs[g], std::nullopt};
+          if (auto d = stepSizes.find(step); d != stepSizes.end()) r.d = d->second;
+          rates.push_back(r);
+        }
+        log.step(step, loss, meter.averageLoss(), rates, s.figures);
+      }
       std::string line = meter.line(step);
       for (const auto& [name, value] : s.figures) line += fmt::format(", {} {:.4g}", name, value);
       if (progressLine) std::fprintf(stderr, "\r%s", line.c_str());
@@ -469,6 +493,13 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     ++globalStep;
     ++scheduleStep;
     readback.push(globalStep, lossSum / micro, method.stepFigures());
+    if (log.active()) {
+      // sd-scripts logs lr_scheduler.get_last_lr(): the rate after this step's scheduler step.
+      const std::optional<double> own = optimizer.ownLearningRate(scheduleStep);
+      for (size_t g = 0; g < optimizer.groupCount(); ++g)
+        facts.loggedLrs.push_back(own.value_or(schedule.learningRate(optimizer.group(g).lr, scheduleStep)));
+      if (stepSizeEstimate) stepSizeReadback.push(globalStep, stepSizeEstimate->detach().clone());
+    }
     const auto mark = Clock::now();
     facts.seconds = std::chrono::duration<double>(mark - lastMark).count() - savingSeconds - captureSeconds;
     lastMark = mark;
@@ -499,6 +530,8 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     if (epochEnds) {
       const long long done = epoch + 1;
       events.emit(events::Epoch{done, length.numEpochs, globalStep, meter.averageLoss()});
+      log.epochEnd(done, meter.averageLoss());
+      log.flush();
       if (progressLine) std::fprintf(stderr, "\n");
       spdlog::info("epoch {}/{} done", done, length.numEpochs);
       if (saveEpoch) {
@@ -520,6 +553,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     savingSeconds = seconds(savingStart);
   }
   report(true);
+  log.close();
   profileWritten(profiler.finish());
   if (group) {
     distributed::requireIdenticalWeights(*group, optimizer.parameters());

@@ -75,8 +75,6 @@ void reportUnsupportedOptions(const Config& config, EventSink& events) {
     spdlog::warn("{}", message);
     events.emit(events::Warning{message});
   };
-  if (!config.getString("logging_dir").empty() || config.has("log_with"))
-    warn("TensorBoard and W&B logging are not in this build; progress goes to the log and the event stream");
   if (config.getBool("fp8_base") || config.getBool("fp8_base_unet")) {
     const std::optional<Family> resolved = config.family();  // the preflight resolved it to a registered family
     const FamilyRegistration* family = resolved ? findRegisteredFamily(*resolved) : nullptr;

@@ -88,6 +88,12 @@ std::vector<torch::Tensor> Optimizer::mutableTensors() const {
   return all;
 }
 
+std::optional<torch::Tensor> Optimizer::globalState(const std::string& name) const {
+  for (const auto& [stateName, t] : const_cast<Optimizer*>(this)->globalStates())
+    if (stateName == name) return *t;
+  return std::nullopt;
+}
+
 std::vector<std::pair<std::string, torch::Tensor>> Optimizer::stateTensors() const {
   std::vector<std::pair<std::string, torch::Tensor>> out;
   out.emplace_back("step", step_.detach().cpu().clone());

@@ -56,6 +56,9 @@ class Optimizer {
   // The learning rate the optimizer sets itself for step `step` (1-based), when it ignores the
   // scheduler's (Adafactor's relative step); nullopt otherwise.
   virtual std::optional<double> ownLearningRate(long long /*step*/) const { return std::nullopt; }
+  // An optimizer-wide state by name (D-Adaptation's and Prodigy's step size "d", which the run's
+  // log reads): the live 0-dim tensor on the device, or nullopt where the optimizer has none.
+  std::optional<torch::Tensor> globalState(const std::string& name) const;
 
   // Every tensor a step changes: parameters, gradients, state, step count and learning rates (the
   // live tensors, for undoing warm-up steps; stateTensors() is the saved form).
