@@ -166,10 +166,6 @@
         <translation>T5 トークナイザー</translation>
     </message>
     <message>
-        <source>Folder with the T5 tokenizer (spiece.model or tokenizer.json).</source>
-        <translation>T5 トークナイザーのフォルダー(spiece.model または tokenizer.json)。</translation>
-    </message>
-    <message>
         <source>V-parameterization</source>
         <translation>v-パラメータ化</translation>
     </message>
@@ -878,10 +874,6 @@
         <translation>LR スケジューラ</translation>
     </message>
     <message>
-        <source>Learning-rate schedule.</source>
-        <translation>学習率のスケジュール。</translation>
-    </message>
-    <message>
         <source>LR warmup steps</source>
         <translation>LR ウォームアップステップ数</translation>
     </message>
@@ -1312,6 +1304,290 @@
     <message>
         <source>all of them</source>
         <translation>すべて</translation>
+    </message>
+    <message>
+        <source>No half-precision VAE</source>
+        <translation>VAEを半精度にしない</translation>
+    </message>
+    <message>
+        <source>Keep the VAE (FLUX&apos;s autoencoder) in float32 under mixed precision (it is float32 under fp16 anyway).</source>
+        <translation>混合精度でもVAE(FLUXのオートエンコーダ)をfloat32のままにします(fp16ではいずれにせよfloat32です)。</translation>
+    </message>
+    <message>
+        <source>Folder with the T5 tokenizer (spiece.model or tokenizer.json). Unset: the copy sd-scripts downloaded (google/t5-v1_1-xxl in the Hugging Face cache).</source>
+        <translation>T5トークナイザーのフォルダー(spiece.model または tokenizer.json)。未設定: sd-scriptsがダウンロードしたもの(Hugging Faceキャッシュ内の google/t5-v1_1-xxl)。</translation>
+    </message>
+    <message>
+        <source>sd-scripts&apos; download (Hugging Face cache)</source>
+        <translation>sd-scriptsのダウンロード(Hugging Faceキャッシュ)</translation>
+    </message>
+    <message>
+        <source>Keep tokens separator</source>
+        <translation>保持タグの区切り</translation>
+    </message>
+    <message>
+        <source>A separator in the caption (e.g. |||): the tags before it are kept in place, as keep_tokens does.</source>
+        <translation>キャプション内の区切り(例: |||): その前のタグは keep_tokens と同様に位置を保持します。</translation>
+    </message>
+    <message>
+        <source>Secondary separator</source>
+        <translation>第2区切り</translation>
+    </message>
+    <message>
+        <source>Joins tags that shuffle and drop together as one (e.g. ;;;), written as a comma in the caption.</source>
+        <translation>まとめてシャッフル・ドロップするタグをつなぐ区切り(例: ;;;)。キャプションではカンマとして書かれます。</translation>
+    </message>
+    <message>
+        <source>Wildcards</source>
+        <translation>ワイルドカード</translation>
+    </message>
+    <message>
+        <source>{a|b|c} in a caption picks one at random; a multi-line caption file picks a random line.</source>
+        <translation>キャプション内の {a|b|c} はランダムに1つを選びます。複数行のキャプションファイルはランダムな1行を選びます。</translation>
+    </message>
+    <message>
+        <source>Caption prefix</source>
+        <translation>キャプションの接頭辞</translation>
+    </message>
+    <message>
+        <source>Text put before every caption.</source>
+        <translation>すべてのキャプションの前に付けるテキスト。</translation>
+    </message>
+    <message>
+        <source>Caption suffix</source>
+        <translation>キャプションの接尾辞</translation>
+    </message>
+    <message>
+        <source>Text put after every caption.</source>
+        <translation>すべてのキャプションの後に付けるテキスト。</translation>
+    </message>
+    <message>
+        <source>Token warm-up minimum</source>
+        <translation>トークンウォームアップの最小数</translation>
+    </message>
+    <message>
+        <source>Tags used at the first step of the token warm-up.</source>
+        <translation>トークンウォームアップの最初のステップで使うタグ数。</translation>
+    </message>
+    <message>
+        <source>Token warm-up steps</source>
+        <translation>トークンウォームアップのステップ数</translation>
+    </message>
+    <message>
+        <source>Steps until all tags are used (below 1: a fraction of the training steps); 0: no warm-up.</source>
+        <translation>すべてのタグを使うまでのステップ数(1未満: 学習ステップ数に対する割合)。0: ウォームアップなし。</translation>
+    </message>
+    <message>
+        <source>Alpha channel as loss mask</source>
+        <translation>アルファチャンネルを損失マスクに</translation>
+    </message>
+    <message>
+        <source>Weight each pixel&apos;s loss by the image&apos;s alpha channel (transparent pixels are not learned). Images without alpha count as opaque.</source>
+        <translation>画像のアルファチャンネルで各ピクセルの損失に重みを付けます(透明なピクセルは学習しません)。アルファのない画像は不透明として扱います。</translation>
+    </message>
+    <message>
+        <source>Masked loss</source>
+        <translation>マスク付き損失</translation>
+    </message>
+    <message>
+        <source>Weight each pixel&apos;s loss by a mask image&apos;s red channel (white learned, black ignored), from conditioning_data_dir.</source>
+        <translation>conditioning_data_dir のマスク画像の赤チャンネルで各ピクセルの損失に重みを付けます(白は学習、黒は無視)。</translation>
+    </message>
+    <message>
+        <source>Mask image folder</source>
+        <translation>マスク画像フォルダー</translation>
+    </message>
+    <message>
+        <source>With masked loss: a folder of mask images named as the training images, each of its image&apos;s size.</source>
+        <translation>マスク付き損失用: 学習画像と同じ名前・同じサイズのマスク画像を入れたフォルダー。</translation>
+    </message>
+    <message>
+        <source>fp8 base U-Net/DiT only</source>
+        <translation>fp8ベース(U-Net/DiTのみ)</translation>
+    </message>
+    <message>
+        <source>Store only the frozen U-Net/DiT in fp8; the text encoders stay in the training precision.</source>
+        <translation>凍結したU-Net/DiTだけをfp8で保持し、テキストエンコーダーは学習精度のままにします。</translation>
+    </message>
+    <message>
+        <source>Offload checkpoints to CPU</source>
+        <translation>チェックポイントをCPUへ退避</translation>
+    </message>
+    <message>
+        <source>With gradient checkpointing (turned on by this), keep the blocks&apos; saved inputs in CPU memory until the backward pass. Not with blocks_to_swap.</source>
+        <translation>勾配チェックポイント(これで有効になります)で、ブロックの保存入力を逆伝播までCPUメモリに置きます。blocks_to_swap とは併用できません。</translation>
+    </message>
+    <message>
+        <source>Random noise offset strength</source>
+        <translation>ノイズオフセットの強さをランダムに</translation>
+    </message>
+    <message>
+        <source>Draw the noise offset&apos;s strength uniformly between 0 and noise_offset at each step.</source>
+        <translation>各ステップでノイズオフセットの強さを0から noise_offset の間で一様に選びます。</translation>
+    </message>
+    <message>
+        <source>Adaptive noise scale</source>
+        <translation>適応ノイズスケール</translation>
+    </message>
+    <message>
+        <source>Adds this times each latent channel&apos;s mean magnitude to noise_offset (needs noise_offset), e.g. 0.00357.</source>
+        <translation>各潜在チャンネルの平均の大きさにこの値を掛けて noise_offset に加えます(noise_offset が必要)。例: 0.00357。</translation>
+    </message>
+    <message>
+        <source>Zero terminal SNR</source>
+        <translation>終端SNRをゼロに</translation>
+    </message>
+    <message>
+        <source>Rescale the noise schedule so that the last timestep is pure noise (use with v-parameterization).</source>
+        <translation>最後のタイムステップが純粋なノイズになるようにノイズスケジュールを再スケールします(v-parameterization と併用)。</translation>
+    </message>
+    <message>
+        <source>Debiased estimation loss</source>
+        <translation>デバイアス推定損失</translation>
+    </message>
+    <message>
+        <source>Weight each sample&apos;s loss by 1/sqrt(SNR) of its timestep (capped at 1000).</source>
+        <translation>各サンプルの損失をそのタイムステップの 1/sqrt(SNR) で重み付けします(SNRの上限は1000)。</translation>
+    </message>
+    <message>
+        <source>Scale v-prediction loss like noise prediction</source>
+        <translation>v予測の損失をノイズ予測のようにスケール</translation>
+    </message>
+    <message>
+        <source>Scale the v-prediction loss by SNR/(SNR+1), like a noise-prediction loss (needs v_parameterization).</source>
+        <translation>v予測の損失をノイズ予測の損失のように SNR/(SNR+1) でスケールします(v_parameterization が必要)。</translation>
+    </message>
+    <message>
+        <source>v-prediction-like loss</source>
+        <translation>v予測風の損失</translation>
+    </message>
+    <message>
+        <source>Add this much of a v-prediction-like loss (the loss divided by SNR/(SNR+1)), e.g. 0.1.</source>
+        <translation>v予測風の損失(損失を SNR/(SNR+1) で割ったもの)をこの割合で加えます。例: 0.1。</translation>
+    </message>
+    <message>
+        <source>Random input perturbation strength</source>
+        <translation>入力摂動の強さをランダムに</translation>
+    </message>
+    <message>
+        <source>Draw the input perturbation&apos;s strength uniformly between 0 and ip_noise_gamma at each step.</source>
+        <translation>各ステップで入力摂動の強さを0から ip_noise_gamma の間で一様に選びます。</translation>
+    </message>
+    <message>
+        <source>U-Net block learning rates</source>
+        <translation>U-Netブロックごとの学習率</translation>
+    </message>
+    <message>
+        <source>23 comma-separated learning rates for the U-Net&apos;s blocks (time/label embedding, 9 input, 3 middle, 9 output, out), used instead of learning_rate for the U-Net; 0 freezes a block.</source>
+        <translation>U-Netの各ブロックの学習率をカンマ区切りで23個(時刻/ラベル埋め込み、入力9、中間3、出力9、out)。U-Netでは learning_rate の代わりに使われ、0 のブロックは凍結されます。</translation>
+    </message>
+    <message>
+        <source>Scale weight norms</source>
+        <translation>重みノルムのスケーリング</translation>
+    </message>
+    <message>
+        <source>Max-norm of each LoRA module&apos;s update: scaled back to it after every step (1 is typical); 0 or unset: off.</source>
+        <translation>各LoRAモジュールの更新量の最大ノルム。毎ステップ後にこの値まで縮小します(一般的には1)。0または未設定: オフ。</translation>
+    </message>
+    <message>
+        <source>Fused optimizer groups</source>
+        <translation>融合オプティマイザーグループ</translation>
+    </message>
+    <message>
+        <source>sd-scripts&apos; N optimizers stepped as their gradients complete: here each weight is stepped as soon as its gradient is (per-weight optimizers, no gradient accumulation).</source>
+        <translation>sd-scriptsでは勾配がそろったN個のオプティマイザーを順に更新します。ここでは各重みを勾配ができ次第すぐ更新します(重みごとのオプティマイザー、勾配累積なし)。</translation>
+    </message>
+    <message>
+        <source>Blockwise fused optimizers</source>
+        <translation>ブロックごとの融合オプティマイザー</translation>
+    </message>
+    <message>
+        <source>flux_train.py&apos;s optimizer per block, stepped as its gradients complete: here each weight is stepped as soon as its gradient is (per-weight optimizers, no gradient accumulation).</source>
+        <translation>flux_train.py ではブロックごとのオプティマイザーを勾配がそろい次第更新します。ここでは各重みを勾配ができ次第すぐ更新します(重みごとのオプティマイザー、勾配累積なし)。</translation>
+    </message>
+    <message>
+        <source>Learning-rate schedule (diffusers/transformers names, as sd-scripts); lr_scheduler_type replaces it.</source>
+        <translation>学習率スケジュール(sd-scripts と同じ diffusers/transformers の名前)。lr_scheduler_type があればそちらが優先されます。</translation>
+    </message>
+    <message>
+        <source>LR scheduler class</source>
+        <translation>学習率スケジューラーのクラス</translation>
+    </message>
+    <message>
+        <source>A torch.optim.lr_scheduler class (short or full name) used instead of lr_scheduler, with lr_scheduler_args as its arguments (e.g. T_max=1000), stepped once per optimizer step.</source>
+        <translation>lr_scheduler の代わりに使う torch.optim.lr_scheduler のクラス(短い名前または完全名)。引数は lr_scheduler_args(例: T_max=1000)で、オプティマイザーのステップごとに1回進みます。</translation>
+    </message>
+    <message>
+        <source>LR scheduler arguments</source>
+        <translation>学習率スケジューラーの引数</translation>
+    </message>
+    <message>
+        <source>key=value pairs with Python values for the schedule, e.g. T_max=1000 eta_min=1e-6, milestones=[500,800], step_rules=&apos;1:10,0.1:20,0.01&apos;, warmup_type=&apos;linear&apos;.</source>
+        <translation>スケジュールの key=value の組(値はPythonの書き方)。例: T_max=1000 eta_min=1e-6、milestones=[500,800]、step_rules=&apos;1:10,0.1:20,0.01&apos;、warmup_type=&apos;linear&apos;。</translation>
+    </message>
+    <message>
+        <source>LR decay steps</source>
+        <translation>学習率の減衰ステップ数</translation>
+    </message>
+    <message>
+        <source>Decay steps of warmup_stable_decay, or a ratio of the total steps when below 1.</source>
+        <translation>warmup_stable_decay の減衰ステップ数。1未満なら総ステップ数に対する割合。</translation>
+    </message>
+    <message>
+        <source>LR minimum ratio</source>
+        <translation>学習率の最小比率</translation>
+    </message>
+    <message>
+        <source>Lowest learning rate as a ratio of the initial one, for cosine_with_min_lr and warmup_stable_decay.</source>
+        <translation>cosine_with_min_lr と warmup_stable_decay での、初期値に対する最小学習率の比率。</translation>
+    </message>
+    <message>
+        <source>LR timescale</source>
+        <translation>学習率のタイムスケール</translation>
+    </message>
+    <message>
+        <source>Timescale of inverse_sqrt; the warmup steps when unset (10000 without warmup).</source>
+        <translation>inverse_sqrt のタイムスケール。未設定ならウォームアップのステップ数(ウォームアップなしなら10000)。</translation>
+    </message>
+    <message>
+        <source>Keep last N epoch states</source>
+        <translation>最新Nエポックの状態を保持</translation>
+    </message>
+    <message>
+        <source>Delete older per-epoch states, keeping the last N (instead of save_last_n_epochs for states).</source>
+        <translation>古いエポックごとの状態を削除し、最新N個を残します(状態には save_last_n_epochs の代わりにこれを使います)。</translation>
+    </message>
+    <message>
+        <source>Keep last N step states</source>
+        <translation>最新Nステップの状態を保持</translation>
+    </message>
+    <message>
+        <source>Delete per-step states older than N steps (instead of save_last_n_steps for states).</source>
+        <translation>Nステップより古いステップごとの状態を削除します(状態には save_last_n_steps の代わりにこれを使います)。</translation>
+    </message>
+    <message>
+        <source>Initial step</source>
+        <translation>開始ステップ</translation>
+    </message>
+    <message>
+        <source>Start the step count here (all epochs counted; overrides initial_epoch and a resumed state&apos;s step). The lr schedule keeps its own count: from 0, or from the resumed state.</source>
+        <translation>ステップ数をここから数え始めます(全エポック通算。initial_epoch や再開した状態のステップより優先)。学習率スケジュールは独自のカウント(0から、または再開した状態から)を保ちます。</translation>
+    </message>
+    <message>
+        <source>Initial epoch</source>
+        <translation>開始エポック</translation>
+    </message>
+    <message>
+        <source>Start at this epoch (1 is the first): the step count starts at its first step.</source>
+        <translation>このエポックから開始します(1が最初)。ステップ数はそのエポックの最初のステップから数えます。</translation>
+    </message>
+    <message>
+        <source>Skip data until initial step</source>
+        <translation>開始ステップまでデータを飛ばす</translation>
+    </message>
+    <message>
+        <source>With initial_step or initial_epoch, continue the data from that step&apos;s batch instead of the start of its epoch.</source>
+        <translation>initial_step または initial_epoch と併用すると、そのエポックの最初ではなく、そのステップのバッチからデータを続けます。</translation>
     </message>
 </context>
 <context>

@@ -166,10 +166,6 @@
         <translation>T5 分词器</translation>
     </message>
     <message>
-        <source>Folder with the T5 tokenizer (spiece.model or tokenizer.json).</source>
-        <translation>T5 分词器所在文件夹(spiece.model 或 tokenizer.json)。</translation>
-    </message>
-    <message>
         <source>V-parameterization</source>
         <translation>v 参数化</translation>
     </message>
@@ -878,10 +874,6 @@
         <translation>学习率调度器</translation>
     </message>
     <message>
-        <source>Learning-rate schedule.</source>
-        <translation>学习率的调度方式。</translation>
-    </message>
-    <message>
         <source>LR warmup steps</source>
         <translation>学习率预热步数</translation>
     </message>
@@ -1312,6 +1304,290 @@
     <message>
         <source>all of them</source>
         <translation>全部</translation>
+    </message>
+    <message>
+        <source>No half-precision VAE</source>
+        <translation>VAE 不使用半精度</translation>
+    </message>
+    <message>
+        <source>Keep the VAE (FLUX&apos;s autoencoder) in float32 under mixed precision (it is float32 under fp16 anyway).</source>
+        <translation>混合精度下仍将 VAE(FLUX 的自编码器)保持为 float32(fp16 下本来就是 float32)。</translation>
+    </message>
+    <message>
+        <source>Folder with the T5 tokenizer (spiece.model or tokenizer.json). Unset: the copy sd-scripts downloaded (google/t5-v1_1-xxl in the Hugging Face cache).</source>
+        <translation>T5 分词器所在文件夹(spiece.model 或 tokenizer.json)。未设置:使用 sd-scripts 已下载的副本(Hugging Face 缓存中的 google/t5-v1_1-xxl)。</translation>
+    </message>
+    <message>
+        <source>sd-scripts&apos; download (Hugging Face cache)</source>
+        <translation>sd-scripts 的下载(Hugging Face 缓存)</translation>
+    </message>
+    <message>
+        <source>Keep tokens separator</source>
+        <translation>保留标签分隔符</translation>
+    </message>
+    <message>
+        <source>A separator in the caption (e.g. |||): the tags before it are kept in place, as keep_tokens does.</source>
+        <translation>标题中的分隔符(例如 |||):其前面的标签像 keep_tokens 一样保持原位。</translation>
+    </message>
+    <message>
+        <source>Secondary separator</source>
+        <translation>次级分隔符</translation>
+    </message>
+    <message>
+        <source>Joins tags that shuffle and drop together as one (e.g. ;;;), written as a comma in the caption.</source>
+        <translation>将一起打乱和丢弃的标签连接为一个(例如 ;;;),在标题中写作逗号。</translation>
+    </message>
+    <message>
+        <source>Wildcards</source>
+        <translation>通配符</translation>
+    </message>
+    <message>
+        <source>{a|b|c} in a caption picks one at random; a multi-line caption file picks a random line.</source>
+        <translation>标题中的 {a|b|c} 随机选择一个;多行标题文件随机选择一行。</translation>
+    </message>
+    <message>
+        <source>Caption prefix</source>
+        <translation>标题前缀</translation>
+    </message>
+    <message>
+        <source>Text put before every caption.</source>
+        <translation>添加在每个标题前面的文本。</translation>
+    </message>
+    <message>
+        <source>Caption suffix</source>
+        <translation>标题后缀</translation>
+    </message>
+    <message>
+        <source>Text put after every caption.</source>
+        <translation>添加在每个标题后面的文本。</translation>
+    </message>
+    <message>
+        <source>Token warm-up minimum</source>
+        <translation>标签预热最小数</translation>
+    </message>
+    <message>
+        <source>Tags used at the first step of the token warm-up.</source>
+        <translation>标签预热第一步使用的标签数。</translation>
+    </message>
+    <message>
+        <source>Token warm-up steps</source>
+        <translation>标签预热步数</translation>
+    </message>
+    <message>
+        <source>Steps until all tags are used (below 1: a fraction of the training steps); 0: no warm-up.</source>
+        <translation>直到使用全部标签的步数(小于 1:训练步数的比例);0:不预热。</translation>
+    </message>
+    <message>
+        <source>Alpha channel as loss mask</source>
+        <translation>以 Alpha 通道作为损失掩码</translation>
+    </message>
+    <message>
+        <source>Weight each pixel&apos;s loss by the image&apos;s alpha channel (transparent pixels are not learned). Images without alpha count as opaque.</source>
+        <translation>用图像的 Alpha 通道为每个像素的损失加权(透明像素不学习)。没有 Alpha 的图像视为不透明。</translation>
+    </message>
+    <message>
+        <source>Masked loss</source>
+        <translation>掩码损失</translation>
+    </message>
+    <message>
+        <source>Weight each pixel&apos;s loss by a mask image&apos;s red channel (white learned, black ignored), from conditioning_data_dir.</source>
+        <translation>用 conditioning_data_dir 中掩码图像的红色通道为每个像素的损失加权(白色学习,黑色忽略)。</translation>
+    </message>
+    <message>
+        <source>Mask image folder</source>
+        <translation>掩码图像文件夹</translation>
+    </message>
+    <message>
+        <source>With masked loss: a folder of mask images named as the training images, each of its image&apos;s size.</source>
+        <translation>用于掩码损失:存放与训练图像同名、同尺寸的掩码图像的文件夹。</translation>
+    </message>
+    <message>
+        <source>fp8 base U-Net/DiT only</source>
+        <translation>fp8 基础模型(仅 U-Net/DiT)</translation>
+    </message>
+    <message>
+        <source>Store only the frozen U-Net/DiT in fp8; the text encoders stay in the training precision.</source>
+        <translation>仅以 fp8 存储冻结的 U-Net/DiT;文本编码器保持训练精度。</translation>
+    </message>
+    <message>
+        <source>Offload checkpoints to CPU</source>
+        <translation>将检查点卸载到 CPU</translation>
+    </message>
+    <message>
+        <source>With gradient checkpointing (turned on by this), keep the blocks&apos; saved inputs in CPU memory until the backward pass. Not with blocks_to_swap.</source>
+        <translation>在梯度检查点(此选项会启用它)下,将各块保存的输入放在 CPU 内存中直到反向传播。不能与 blocks_to_swap 同时使用。</translation>
+    </message>
+    <message>
+        <source>Random noise offset strength</source>
+        <translation>随机噪声偏移强度</translation>
+    </message>
+    <message>
+        <source>Draw the noise offset&apos;s strength uniformly between 0 and noise_offset at each step.</source>
+        <translation>每一步在 0 到 noise_offset 之间均匀抽取噪声偏移的强度。</translation>
+    </message>
+    <message>
+        <source>Adaptive noise scale</source>
+        <translation>自适应噪声缩放</translation>
+    </message>
+    <message>
+        <source>Adds this times each latent channel&apos;s mean magnitude to noise_offset (needs noise_offset), e.g. 0.00357.</source>
+        <translation>将每个潜变量通道平均幅值乘以此值加到 noise_offset 上(需要 noise_offset),例如 0.00357。</translation>
+    </message>
+    <message>
+        <source>Zero terminal SNR</source>
+        <translation>终端 SNR 置零</translation>
+    </message>
+    <message>
+        <source>Rescale the noise schedule so that the last timestep is pure noise (use with v-parameterization).</source>
+        <translation>重新缩放噪声调度,使最后一个时间步为纯噪声(与 v-parameterization 一起使用)。</translation>
+    </message>
+    <message>
+        <source>Debiased estimation loss</source>
+        <translation>去偏估计损失</translation>
+    </message>
+    <message>
+        <source>Weight each sample&apos;s loss by 1/sqrt(SNR) of its timestep (capped at 1000).</source>
+        <translation>按其时间步的 1/sqrt(SNR) 对每个样本的损失加权(SNR 上限 1000)。</translation>
+    </message>
+    <message>
+        <source>Scale v-prediction loss like noise prediction</source>
+        <translation>像噪声预测一样缩放 v 预测损失</translation>
+    </message>
+    <message>
+        <source>Scale the v-prediction loss by SNR/(SNR+1), like a noise-prediction loss (needs v_parameterization).</source>
+        <translation>像噪声预测损失一样,用 SNR/(SNR+1) 缩放 v 预测损失(需要 v_parameterization)。</translation>
+    </message>
+    <message>
+        <source>v-prediction-like loss</source>
+        <translation>类 v 预测损失</translation>
+    </message>
+    <message>
+        <source>Add this much of a v-prediction-like loss (the loss divided by SNR/(SNR+1)), e.g. 0.1.</source>
+        <translation>按此比例加上类 v 预测损失(损失除以 SNR/(SNR+1)),例如 0.1。</translation>
+    </message>
+    <message>
+        <source>Random input perturbation strength</source>
+        <translation>随机输入扰动强度</translation>
+    </message>
+    <message>
+        <source>Draw the input perturbation&apos;s strength uniformly between 0 and ip_noise_gamma at each step.</source>
+        <translation>每一步在 0 到 ip_noise_gamma 之间均匀抽取输入扰动的强度。</translation>
+    </message>
+    <message>
+        <source>U-Net block learning rates</source>
+        <translation>U-Net 分块学习率</translation>
+    </message>
+    <message>
+        <source>23 comma-separated learning rates for the U-Net&apos;s blocks (time/label embedding, 9 input, 3 middle, 9 output, out), used instead of learning_rate for the U-Net; 0 freezes a block.</source>
+        <translation>U-Net 各块的学习率,逗号分隔共 23 个(时间/标签嵌入、9 个输入、3 个中间、9 个输出、out),用于代替 U-Net 的 learning_rate;0 表示冻结该块。</translation>
+    </message>
+    <message>
+        <source>Scale weight norms</source>
+        <translation>权重范数缩放</translation>
+    </message>
+    <message>
+        <source>Max-norm of each LoRA module&apos;s update: scaled back to it after every step (1 is typical); 0 or unset: off.</source>
+        <translation>每个 LoRA 模块更新量的最大范数:每步之后缩放回此值(常用 1);0 或未设置:关闭。</translation>
+    </message>
+    <message>
+        <source>Fused optimizer groups</source>
+        <translation>融合优化器分组</translation>
+    </message>
+    <message>
+        <source>sd-scripts&apos; N optimizers stepped as their gradients complete: here each weight is stepped as soon as its gradient is (per-weight optimizers, no gradient accumulation).</source>
+        <translation>sd-scripts 中 N 个优化器在其梯度完成时更新:这里每个权重在其梯度完成时立即更新(逐权重优化器,不累积梯度)。</translation>
+    </message>
+    <message>
+        <source>Blockwise fused optimizers</source>
+        <translation>逐块融合优化器</translation>
+    </message>
+    <message>
+        <source>flux_train.py&apos;s optimizer per block, stepped as its gradients complete: here each weight is stepped as soon as its gradient is (per-weight optimizers, no gradient accumulation).</source>
+        <translation>flux_train.py 中每块一个优化器,在其梯度完成时更新:这里每个权重在其梯度完成时立即更新(逐权重优化器,不累积梯度)。</translation>
+    </message>
+    <message>
+        <source>Learning-rate schedule (diffusers/transformers names, as sd-scripts); lr_scheduler_type replaces it.</source>
+        <translation>学习率调度(与 sd-scripts 相同的 diffusers/transformers 名称);设置 lr_scheduler_type 时由其代替。</translation>
+    </message>
+    <message>
+        <source>LR scheduler class</source>
+        <translation>学习率调度器类</translation>
+    </message>
+    <message>
+        <source>A torch.optim.lr_scheduler class (short or full name) used instead of lr_scheduler, with lr_scheduler_args as its arguments (e.g. T_max=1000), stepped once per optimizer step.</source>
+        <translation>代替 lr_scheduler 使用的 torch.optim.lr_scheduler 类(短名或全名),其参数为 lr_scheduler_args(例如 T_max=1000),每个优化器步骤前进一次。</translation>
+    </message>
+    <message>
+        <source>LR scheduler arguments</source>
+        <translation>学习率调度器参数</translation>
+    </message>
+    <message>
+        <source>key=value pairs with Python values for the schedule, e.g. T_max=1000 eta_min=1e-6, milestones=[500,800], step_rules=&apos;1:10,0.1:20,0.01&apos;, warmup_type=&apos;linear&apos;.</source>
+        <translation>调度的 key=value 对(值为 Python 写法),例如 T_max=1000 eta_min=1e-6、milestones=[500,800]、step_rules=&apos;1:10,0.1:20,0.01&apos;、warmup_type=&apos;linear&apos;。</translation>
+    </message>
+    <message>
+        <source>LR decay steps</source>
+        <translation>学习率衰减步数</translation>
+    </message>
+    <message>
+        <source>Decay steps of warmup_stable_decay, or a ratio of the total steps when below 1.</source>
+        <translation>warmup_stable_decay 的衰减步数;小于 1 时表示占总步数的比例。</translation>
+    </message>
+    <message>
+        <source>LR minimum ratio</source>
+        <translation>学习率最小比例</translation>
+    </message>
+    <message>
+        <source>Lowest learning rate as a ratio of the initial one, for cosine_with_min_lr and warmup_stable_decay.</source>
+        <translation>cosine_with_min_lr 和 warmup_stable_decay 的最低学习率,以初始学习率的比例表示。</translation>
+    </message>
+    <message>
+        <source>LR timescale</source>
+        <translation>学习率时间尺度</translation>
+    </message>
+    <message>
+        <source>Timescale of inverse_sqrt; the warmup steps when unset (10000 without warmup).</source>
+        <translation>inverse_sqrt 的时间尺度;未设置时为预热步数(无预热时为 10000)。</translation>
+    </message>
+    <message>
+        <source>Keep last N epoch states</source>
+        <translation>保留最近 N 轮的状态</translation>
+    </message>
+    <message>
+        <source>Delete older per-epoch states, keeping the last N (instead of save_last_n_epochs for states).</source>
+        <translation>删除较旧的按轮保存的状态,只保留最近 N 个(对状态代替 save_last_n_epochs)。</translation>
+    </message>
+    <message>
+        <source>Keep last N step states</source>
+        <translation>保留最近 N 步的状态</translation>
+    </message>
+    <message>
+        <source>Delete per-step states older than N steps (instead of save_last_n_steps for states).</source>
+        <translation>删除早于 N 步的按步保存的状态(对状态代替 save_last_n_steps)。</translation>
+    </message>
+    <message>
+        <source>Initial step</source>
+        <translation>起始步数</translation>
+    </message>
+    <message>
+        <source>Start the step count here (all epochs counted; overrides initial_epoch and a resumed state&apos;s step). The lr schedule keeps its own count: from 0, or from the resumed state.</source>
+        <translation>从这里开始计步(所有轮次累计;覆盖 initial_epoch 和恢复状态的步数)。学习率调度保持自己的计数:从 0 开始,或从恢复的状态开始。</translation>
+    </message>
+    <message>
+        <source>Initial epoch</source>
+        <translation>起始轮次</translation>
+    </message>
+    <message>
+        <source>Start at this epoch (1 is the first): the step count starts at its first step.</source>
+        <translation>从此轮次开始(1 为第一轮):步数从该轮次的第一步开始计。</translation>
+    </message>
+    <message>
+        <source>Skip data until initial step</source>
+        <translation>跳过数据直到起始步</translation>
+    </message>
+    <message>
+        <source>With initial_step or initial_epoch, continue the data from that step&apos;s batch instead of the start of its epoch.</source>
+        <translation>与 initial_step 或 initial_epoch 一起使用时,数据从该步的批次继续,而不是从该轮次开头开始。</translation>
     </message>
 </context>
 <context>
