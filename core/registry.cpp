@@ -86,7 +86,7 @@ std::vector<OptionSpec> buildRegistry() {
                                       "tokenizer that ships with Sinter. Nothing is downloaded."))
           .dir().unsetMeans(QT_TRANSLATE_NOOP("Option", "bundled")),
       Opt("t5_tokenizer", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "T5 tokenizer"),
-          QT_TRANSLATE_NOOP("Option", "Folder with the T5 tokenizer (spiece.model or tokenizer.json). Unset: the copy sd-scripts downloaded (google/t5-v1_1-xxl in the Hugging Face cache)."))
+          QT_TRANSLATE_NOOP("Option", "Folder with T5's spiece.model. Unset: the copy sd-scripts downloaded (google/t5-v1_1-xxl in the Hugging Face cache)."))
           .families(FLUX).dir().unsetMeans(QT_TRANSLATE_NOOP("Option", "sd-scripts' download (Hugging Face cache)")),
       Opt("v_parameterization", T::Bool, B(false), Sec::Model, QT_TRANSLATE_NOOP("Option", "V-parameterization"),
           QT_TRANSLATE_NOOP("Option", "Train with the v-prediction target (SD 2.x 768-v and v-pred SDXL models).")).families(NOT_FLUX).advanced(),

@@ -1314,10 +1314,6 @@
         <translation>混合精度でもVAE(FLUXのオートエンコーダ)をfloat32のままにします(fp16ではいずれにせよfloat32です)。</translation>
     </message>
     <message>
-        <source>Folder with the T5 tokenizer (spiece.model or tokenizer.json). Unset: the copy sd-scripts downloaded (google/t5-v1_1-xxl in the Hugging Face cache).</source>
-        <translation>T5トークナイザーのフォルダー(spiece.model または tokenizer.json)。未設定: sd-scriptsがダウンロードしたもの(Hugging Faceキャッシュ内の google/t5-v1_1-xxl)。</translation>
-    </message>
-    <message>
         <source>sd-scripts&apos; download (Hugging Face cache)</source>
         <translation>sd-scriptsのダウンロード(Hugging Faceキャッシュ)</translation>
     </message>
@@ -1588,6 +1584,10 @@
     <message>
         <source>With initial_step or initial_epoch, continue the data from that step&apos;s batch instead of the start of its epoch.</source>
         <translation>initial_step または initial_epoch と併用すると、そのエポックの最初ではなく、そのステップのバッチからデータを続けます。</translation>
+    </message>
+    <message>
+        <source>Folder with T5&apos;s spiece.model. Unset: the copy sd-scripts downloaded (google/t5-v1_1-xxl in the Hugging Face cache).</source>
+        <translation>T5の spiece.model があるフォルダー。未設定: sd-scriptsがダウンロードしたもの(Hugging Faceキャッシュ内の google/t5-v1_1-xxl)。</translation>
     </message>
 </context>
 <context>

@@ -1314,10 +1314,6 @@
         <translation>混合精度下仍将 VAE(FLUX 的自编码器)保持为 float32(fp16 下本来就是 float32)。</translation>
     </message>
     <message>
-        <source>Folder with the T5 tokenizer (spiece.model or tokenizer.json). Unset: the copy sd-scripts downloaded (google/t5-v1_1-xxl in the Hugging Face cache).</source>
-        <translation>T5 分词器所在文件夹(spiece.model 或 tokenizer.json)。未设置:使用 sd-scripts 已下载的副本(Hugging Face 缓存中的 google/t5-v1_1-xxl)。</translation>
-    </message>
-    <message>
         <source>sd-scripts&apos; download (Hugging Face cache)</source>
         <translation>sd-scripts 的下载(Hugging Face 缓存)</translation>
     </message>
@@ -1588,6 +1584,10 @@
     <message>
         <source>With initial_step or initial_epoch, continue the data from that step&apos;s batch instead of the start of its epoch.</source>
         <translation>与 initial_step 或 initial_epoch 一起使用时,数据从该步的批次继续,而不是从该轮次开头开始。</translation>
+    </message>
+    <message>
+        <source>Folder with T5&apos;s spiece.model. Unset: the copy sd-scripts downloaded (google/t5-v1_1-xxl in the Hugging Face cache).</source>
+        <translation>T5 的 spiece.model 所在文件夹。未设置:使用 sd-scripts 已下载的副本(Hugging Face 缓存中的 google/t5-v1_1-xxl)。</translation>
     </message>
 </context>
 <context>

@@ -59,7 +59,7 @@ std::optional<std::string> findHubCacheSnapshot(const std::string& repoId, const
 }
 
 std::optional<std::string> findCachedT5Tokenizer() {
-  return findHubCacheSnapshot(kT5TokenizerRepo, {"spiece.model", "tokenizer.json"});
+  return findHubCacheSnapshot(kT5TokenizerRepo, {"spiece.model"});
 }
 
 std::string describeT5TokenizerSearch() {

@@ -18,7 +18,7 @@ std::vector<std::string> hubCacheRoots();
 // holding any of `files`: the revision refs/main names, else any snapshot that has them.
 std::optional<std::string> findHubCacheSnapshot(const std::string& repoId, const std::vector<std::string>& files);
 
-// T5's tokenizer as sd-scripts' FLUX scripts download it (spiece.model or tokenizer.json).
+// T5's tokenizer as sd-scripts' FLUX scripts download it (the repository's spiece.model).
 constexpr const char* kT5TokenizerRepo = "google/t5-v1_1-xxl";
 std::optional<std::string> findCachedT5Tokenizer();
 // Where findCachedT5Tokenizer() looked, for an error message.

@@ -56,7 +56,9 @@ TEST(HubCache, FindsTheMainRevisionsSnapshotThenAnyThatHasTheFiles) {
   // A snapshot without the tokenizer (a config only) is not taken.
   touch(repo / "snapshots" / "aaa" / "config.json");
   EXPECT_FALSE(findCachedT5Tokenizer());
-  touch(repo / "snapshots" / "bbb" / "tokenizer.json");
+  touch(repo / "snapshots" / "bbb" / "tokenizer.json");  // not what T5Tokenizer reads
+  EXPECT_FALSE(findCachedT5Tokenizer());
+  touch(repo / "snapshots" / "bbb" / "spiece.model");
   EXPECT_EQ(findCachedT5Tokenizer(), (repo / "snapshots" / "bbb").string());
   touch(repo / "snapshots" / "ccc" / "spiece.model");
   touch(repo / "refs" / "main", "ccc");

@@ -50,7 +50,7 @@ bool checkFluxFiles(const Config& config, PreflightChecks& k) {
     ok = false;
     k.error("t5_tokenizer", "t5_tokenizer is not set and no copy of T5's tokenizer was found (looked for " +
                                 text::describeT5TokenizerSearch() +
-                                "): point it at a folder with T5's spiece.model or tokenizer.json (google/t5-v1_1-xxl); "
+                                "): point it at a folder with T5's spiece.model (google/t5-v1_1-xxl); "
                                 "nothing is downloaded");
   } else {
     ok &= k.parse("t5_tokenizer", [&] { text::T5Tokenizer checked(tokenizer); });
