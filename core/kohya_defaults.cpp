@@ -63,7 +63,6 @@ std::string kohyaNoEffectOnTraining(const std::string& key) {
       {"highvram", "a memory placement hint"},
       {"lowvram", "a memory placement hint (sd-scripts no longer has it)"},
       {"skip_cache_check", "skips checking cached latents"},
-      {"wandb_run_name", "names a W&B run (Sinter has no W&B; its log is TensorBoard's)"},
       {"async_upload", "uploads to Hugging Face in the background"},
       {"save_as_bool", "an old kohya_ss GUI switch"},
       {"show_timesteps", "plots the timestep distribution before training"},

@@ -6,6 +6,7 @@
 
 #include "core/argv.h"
 #include "core/atomic_file.h"
+#include "core/foreign_options.h"
 #include "core/kohya_accelerate.h"
 #include "core/kohya_defaults.h"
 #include "core/kohya_import_context.h"
@@ -372,6 +373,8 @@ void importRemaining(KohyaImportContext& ctx) {
       else if (guiDefault && ctx.number(key) && guiDefault->is_number() && *ctx.number(key) == guiDefault->get<double>())
         ctx.atDefaults({key}, key + " " + value + ": kohya_ss's default");
       else if (!noEffect.empty()) ctx.atDefaults({key}, key + " " + value + ": " + noEffect + "; no effect on what is trained");
+      else if (const ForeignOption* f = findForeignOption(key); f && f->handling == ForeignHandling::Ignored)
+        ctx.atDefaults({key}, key + " " + value + ": " + f->reason + "; no effect on what is trained");
       else ctx.notCarried({key}, key + " " + value + ": Sinter has no such setting");
       continue;
     }

@@ -365,3 +365,13 @@ TEST(KohyaImport, WandbLoggingBecomesTensorBoardOrIsNotCarried) {
   EXPECT_EQ(folder.config.getString("log_with"), "tensorboard");
   EXPECT_NE(itemFor(folder.carried, "log_with"), nullptr);
 }
+
+// A kohya_ss key that is an sd-scripts option Sinter ignores (core/foreign_options.cpp) is at its
+// defaults with the foreign option's reason, not "no such setting".
+TEST(KohyaImport, IgnoredSdScriptsOptionsCarryTheirReason) {
+  KohyaImportResult r = importKohyaJson(R"({"LoRA_type": "Standard", "sdxl": true, "wandb_run_name": "my run"})", "w.json");
+  const KohyaImportItem* item = itemFor(r.atDefaults, "wandb_run_name");
+  ASSERT_NE(item, nullptr);
+  EXPECT_NE(item->text.find("no W&B client"), std::string::npos) << item->text;
+  EXPECT_EQ(itemFor(r.notCarried, "wandb_run_name"), nullptr);
+}

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -29,6 +30,13 @@ struct ProcessResult {
 };
 
 // The pid of the runner process runRunner started last (for tests that look at its children).
+// Writes `text` to `path`, making its folder (configs, captions and datasets of the run tests).
+inline void writeText(const std::string& path, const std::string& text) {
+  const auto slash = path.find_last_of('/');
+  if (slash != std::string::npos) std::filesystem::create_directories(path.substr(0, slash));
+  std::ofstream(path, std::ios::binary) << text;
+}
+
 inline pid_t& lastRunnerPid() {
   static pid_t pid = -1;
   return pid;

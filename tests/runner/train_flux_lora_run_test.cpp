@@ -14,6 +14,7 @@
 #include "runner_process.h"
 
 namespace fs = std::filesystem;
+using sinter::test::writeText;
 using sinter::test::ProcessResult;
 using sinter::test::runRunner;
 using sinter::test::doneStatus;
@@ -25,11 +26,6 @@ namespace {
 fs::path g_root;
 
 std::string path(const std::string& rel) { return (g_root / rel).string(); }
-
-void writeText(const std::string& p, const std::string& text) {
-  fs::create_directories(fs::path(p).parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
 
 // A config for the tiny FLUX.1-dev files; `extra` lines are appended (keys must not repeat).
 std::string writeConfig(const std::string& name, const std::string& outputDir, const std::string& extra) {

@@ -16,6 +16,7 @@
 #include <stb/stb_image_write.h>
 
 namespace fs = std::filesystem;
+using sinter::test::writeText;
 using sinter::test::ProcessResult;
 using sinter::test::doneStatus;
 using sinter::test::losses;
@@ -26,11 +27,6 @@ namespace {
 fs::path g_root;
 
 std::string path(const std::string& rel) { return (g_root / rel).string(); }
-
-void writeText(const std::string& p, const std::string& text) {
-  fs::create_directories(fs::path(p).parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
 
 // Four 128x128 pictures (a disc on a gradient) with captions; alpha (and the mask image's red
 // channel) keeps the disc and drops the background.

@@ -19,6 +19,7 @@
 #include "runner_process.h"
 
 namespace fs = std::filesystem;
+using sinter::test::writeText;
 using sinter::test::ProcessResult;
 using sinter::test::runRunner;
 using sinter::test::doneStatus;
@@ -32,11 +33,6 @@ namespace {
 fs::path g_root;
 
 std::string path(const std::string& rel) { return (g_root / rel).string(); }
-
-void writeText(const std::string& p, const std::string& text) {
-  fs::create_directories(fs::path(p).parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
 
 // A config for the tiny model; `extra` lines are appended (later keys must not repeat earlier ones).
 std::string writeConfig(const std::string& name, const std::string& outputDir, const std::string& extra,

@@ -14,6 +14,7 @@
 #include "tfevents_reader.h"
 
 namespace fs = std::filesystem;
+using sinter::test::writeText;
 using sinter::test::eventsOfType;
 using sinter::test::ProcessResult;
 using sinter::test::readEventFile;
@@ -26,11 +27,6 @@ namespace {
 fs::path g_root;
 
 std::string path(const std::string& rel) { return (g_root / rel).string(); }
-
-void writeText(const std::string& p, const std::string& text) {
-  fs::create_directories(fs::path(p).parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
 
 // Two images at one repeat: an epoch is two steps at batch size 1.
 std::string writeConfig(const std::string& name, const std::string& extra) {

@@ -18,6 +18,7 @@
 #include "train/objectives/validation_timesteps.h"
 
 namespace fs = std::filesystem;
+using sinter::test::writeText;
 using sinter::test::doneStatus;
 using sinter::test::eventsOfType;
 using sinter::test::losses;
@@ -29,11 +30,6 @@ namespace {
 fs::path g_root;
 
 std::string path(const std::string& rel) { return (g_root / rel).string(); }
-
-void writeText(const std::string& p, const std::string& text) {
-  fs::create_directories(fs::path(p).parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
 
 // The tiny model of `family` on `dataDir` (folder mode, one repeat, batch size 1: 9 batches an
 // epoch when 9 of the 12 images train); `extra` lines are appended.

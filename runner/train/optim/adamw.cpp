@@ -64,7 +64,13 @@ void AdamW::step(const torch::Tensor& foundInf) {
   step_.sub_(skip.to(torch::kFloat32));
 }
 
+void AdamW::computeBiasCorrections() {
+  biasCorrection1_ = 1.0 - torch::pow(torch::full({}, hyper_.beta1, step_.options()), step_);
+  biasCorrection2Sqrt_ = (1.0 - torch::pow(torch::full({}, hyper_.beta2, step_.options()), step_)).sqrt();
+}
+
 void AdamW::stepElementwise() {
+  computeBiasCorrections();
   for (size_t g = 0; g < groups_.size(); ++g)
     for (size_t i = 0; i < groups_[g].params.size(); ++i) {
       torch::Tensor p = groups_[g].params[i];
@@ -74,11 +80,8 @@ void AdamW::stepElementwise() {
 
 void AdamW::updateParameter(size_t g, size_t i, torch::Tensor& p, const torch::Tensor& grad) {
   const double b1 = hyper_.beta1, b2 = hyper_.beta2;
-  // Bias corrections as device tensors from the device step count (no host read).
-  const torch::Tensor biasCorrection1 = 1.0 - torch::pow(torch::full({}, b1, step_.options()), step_);
-  const torch::Tensor biasCorrection2Sqrt = (1.0 - torch::pow(torch::full({}, b2, step_.options()), step_)).sqrt();
   const torch::Tensor& lr = lrs_[g];
-  const torch::Tensor stepSize = (lr / biasCorrection1).to(p.device());
+  const torch::Tensor stepSize = (lr / biasCorrection1_).to(p.device());
   const torch::Tensor decay = (1.0 - lr * hyper_.weightDecay).to(p.device());
   torch::Tensor& m = expAvg_.tensors[g][i];
   torch::Tensor& v = expAvgSq_.tensors[g][i];
@@ -86,8 +89,14 @@ void AdamW::updateParameter(size_t g, size_t i, torch::Tensor& p, const torch::T
   p.mul_(decay.to(p.scalar_type()));
   m.lerp_(gradHere, 1.0 - b1);
   v.mul_(b2).addcmul_(gradHere, gradHere, 1.0 - b2);
-  const torch::Tensor denom = (v.sqrt() / biasCorrection2Sqrt.to(v.device(), v.scalar_type())).add_(hyper_.eps);
+  const torch::Tensor denom = (v.sqrt() / biasCorrection2Sqrt_.to(v.device(), v.scalar_type())).add_(hyper_.eps);
   p.sub_(((m / denom) * stepSize.to(m.device())).to(p.device(), p.scalar_type()));
+}
+
+void AdamW::advanceStep() {
+  Optimizer::advanceStep();
+  torch::NoGradGuard noGrad;
+  computeBiasCorrections();
 }
 
 void AdamW::stepParameter(size_t group, size_t index) {

@@ -23,7 +23,9 @@ class AdamW : public Optimizer {
 
   void step() override;
   void step(const torch::Tensor& foundInf) override;
-  // Per parameter, as its gradient completes (fused_optimizer_groups, blockwise_fused_optimizers).
+  // Per parameter, as its gradient completes (fused_optimizer_groups, blockwise_fused_optimizers):
+  // advanceStep() once (it also computes the step's bias corrections), then stepParameter() each.
+  void advanceStep() override;
   void stepParameter(size_t group, size_t index) override;
   void stepParameter(size_t group, size_t index, torch::Tensor& param, const torch::Tensor& grad) override;
   const AdamWHyperparameters& hyper() const { return hyper_; }
@@ -34,11 +36,14 @@ class AdamW : public Optimizer {
 
  private:
   void stepElementwise();
+  // The step's bias corrections, from the device step count (no host read), once per step.
+  void computeBiasCorrections();
   void updateParameter(size_t group, size_t index, torch::Tensor& p, const torch::Tensor& grad);
   void stepFused(const torch::Tensor& foundInf);
   AdamWHyperparameters hyper_;
   bool fused_ = false;
   StateKind expAvg_{"exp_avg", {}}, expAvgSq_{"exp_avg_sq", {}};
+  torch::Tensor biasCorrection1_, biasCorrection2Sqrt_;  // of the current step
 };
 
 }  // namespace sinter::train

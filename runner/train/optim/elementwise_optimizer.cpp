@@ -53,12 +53,9 @@ std::vector<Optimizer::StateKind*> ElementwiseOptimizer::stateKinds() {
 }
 
 void ElementwiseOptimizer::step() {
-  torch::NoGradGuard noGrad;
-  step_.add_(1.0);
-  beginStep();
+  advanceStep();
   for (size_t g = 0; g < groups_.size(); ++g)
-    for (size_t i = 0; i < groups_[g].params.size(); ++i)
-      if (groups_[g].params[i].grad().defined()) update(g, i);
+    for (size_t i = 0; i < groups_[g].params.size(); ++i) stepParameter(g, i);
 }
 
 void ElementwiseOptimizer::advanceStep() {
