@@ -228,7 +228,7 @@ RunPreflight preflightRun(const Config& config, int ranks) {
   // A key of the other family's network: block_dims with networks.lora_flux, train_blocks with networks.lora, ...
   if (registration && !config.getList("network_args").empty())
     k.parse("network_args", [&] {
-      network::checkNetworkArgsFamily(network::parseNetworkArgs(config.getList("network_args")),
+      network::checkNetworkArgsFamily(network::parseNetworkArgs(config.getList("network_args"), result.resolved.getString("network_module")),
                                       registration->networkModule == "networks.lora_flux");
     });
   checkSamples(config, registration, k);
