@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <set>
+#include <unistd.h>
 
 #include "io/safetensors.h"
 #include "models/clip_text_model.h"
