@@ -315,7 +315,15 @@ void importKohyaNetwork(KohyaImportContext& ctx) {
                              ": the imported config trains a standard LoRA instead");
   } else {
     ctx.config().set("network_module", plan.module, SourceLocation{ctx.fileName(), 0, 0});
-    if (contains(sinterRunnerNetworkModules(), plan.module))
+    // The type's own constant (algo=...) may name what the runner refuses (LyCORIS/GLoRA's algo=glora).
+    std::string refusedConstant;
+    for (const FieldArgs& a : plan.args)
+      for (const std::string& t : a.tokens)
+        if (a.field.empty() && contains(runnerRefusedValues(), t)) refusedConstant = t;
+    if (!refusedConstant.empty())
+      ctx.notCarried({"LoRA_type"}, typeShown + " -> network_module = \"" + plan.module + "\" with " + refusedConstant +
+                                        ": Sinter's runner does not train it and refuses the run");
+    else if (contains(sinterRunnerNetworkModules(), plan.module))
       ctx.carried({"LoRA_type"}, typeShown + " -> network_module = \"" + plan.module + "\"");
     else
       ctx.notCarried({"LoRA_type"}, typeShown + " -> network_module = \"" + plan.module +

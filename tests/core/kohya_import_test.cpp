@@ -204,7 +204,7 @@ TEST(KohyaImport, LycorisValuesTheRunnerRefusesAreSaid) {
   EXPECT_EQ(r.config.getString("network_module"), "lycoris.kohya");
   EXPECT_NE(textFor(r.notCarried, "train_norm").find("refuses the run"), std::string::npos);
   EXPECT_NE(textFor(r.notCarried, "LoRA_type").find("algo=glora"), std::string::npos);
-  KohyaImportResult lokr = importKohyaJson(R"({"sdxl": true, "LoRA_type": "LyCORIS/LoKr", "factor": 8})", "k.json");
+  KohyaImportResult lokr = importKohyaJson(R"({"sdxl": true, "LoRA_type": "LyCORIS/LoKr", "factor": 8, "decompose_both": false})", "k.json");
   EXPECT_TRUE(lokr.notCarried.empty()) << lokr.notCarried.front().text;
   EXPECT_NE(textFor(lokr.carried, "decompose_both").find("LyCORIS tests the value as a string"), std::string::npos);
 }
