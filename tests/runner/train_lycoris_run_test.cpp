@@ -125,3 +125,82 @@ TEST_F(LycorisRun, ResumeContinuesExactly) {
   EXPECT_EQ(losses(r).size(), 2u);
   EXPECT_TRUE(sameTensors(path("out_straight/t.safetensors"), path("out_resumed/t.safetensors"), 1e-6));
 }
+
+namespace {
+
+std::string writeFluxConfig(const std::string& name, const std::string& outputDir, const std::string& extra) {
+  std::string text = "model_family = \"flux\"\n"
+                     "pretrained_model_name_or_path = \"" + path("flux/flux1-dev.safetensors") + "\"\n"
+                     "ae = \"" + path("flux/ae.safetensors") + "\"\n"
+                     "clip_l = \"" + path("flux/clip_l.safetensors") + "\"\n"
+                     "t5xxl = \"" + path("flux/t5xxl_fp16.safetensors") + "\"\n"
+                     "clip_tokenizer = \"" + path("tokenizer") + "\"\n"
+                     "t5_tokenizer = \"" + path("tokenizer") + "\"\n"
+                     "t5xxl_max_token_length = 16\n"
+                     "train_data_dir = \"" + path("images") + "\"\n"
+                     "output_dir = \"" + outputDir + "\"\n"
+                     "output_name = \"t\"\n"
+                     "resolution = \"128,128\"\n"
+                     "enable_bucket = true\n"
+                     "min_bucket_reso = 64\n"
+                     "max_bucket_reso = 256\n"
+                     "bucket_reso_steps = 32\n"
+                     "caption_extension = \".txt\"\n"
+                     "max_data_loader_n_workers = 0\n"
+                     "network_module = \"lycoris.kohya\"\n"
+                     "network_dim = 4\n"
+                     "network_alpha = 2.0\n"
+                     "learning_rate = 0.01\n"
+                     "seed = 7\n" + extra;
+  const std::string p = path(name);
+  writeText(p, text);
+  return p;
+}
+
+class LycorisFluxRun : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    g_root = fs::temp_directory_path() / ("sinter_lycoris_flux_run_" + std::to_string(::getpid()));
+    fs::create_directories(g_root);
+    ASSERT_EQ(runRunner({"--init_checkpoint", path("flux/flux1-dev.safetensors"), "--model_family", "flux", "--model_size", "tiny",
+                         "--seed", "3"}).exitCode, 0);
+    ASSERT_EQ(runRunner({"--init_dataset", path("images"), "--seed", "3"}).exitCode, 0);
+    ASSERT_EQ(runRunner({"--init_tokenizer", path("tokenizer")}).exitCode, 0);
+  }
+  static void TearDownTestSuite() { fs::remove_all(g_root); }
+};
+
+}  // namespace
+
+// FLUX: the transformer's double and single blocks and CLIP-L (lora_te1_) take LyCORIS modules;
+// attn-only keeps the double blocks' SelfAttentions only.
+TEST_F(LycorisFluxRun, LohaAndAttnOnlyLokrTrainAndReload) {
+  const std::string args = "network_args = [\"algo=loha\", \"dora_wd=True\"]\n";
+  ProcessResult r = runRunner({"--config_file", writeFluxConfig("loha.toml", path("out_loha"), "max_train_steps = 2\n" + args),
+                               "--events", "jsonl"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  for (double x : losses(r)) EXPECT_TRUE(std::isfinite(x));
+  const std::string file = path("out_loha/t.safetensors");
+  {
+    sinter::io::SafetensorsFile f(file);
+    for (const char* key : {"lora_unet_double_blocks_0_img_attn_qkv.hada_w1_a", "lora_unet_double_blocks_0_txt_mlp_2.dora_scale",
+                            "lora_unet_single_blocks_0_linear1.hada_w2_b", "lora_unet_single_blocks_0_modulation_lin.alpha",
+                            "lora_te1_text_model_encoder_layers_0_self_attn_q_proj.hada_w1_b"})
+      EXPECT_NO_THROW(f.tensor(key)) << key;
+    EXPECT_EQ(f.metadata().at("ss_network_module"), "lycoris.kohya");
+  }
+  ProcessResult again = runRunner({"--config_file", writeFluxConfig("loha_again.toml", path("again_loha"),
+                                                                    "max_train_steps = 1\n" + args + "network_weights = \"" + file + "\"\n")});
+  ASSERT_EQ(again.exitCode, 0) << again.err;
+  EXPECT_EQ(again.err.find("network_weights: 0 modules"), std::string::npos) << again.err;
+
+  ProcessResult attn = runRunner({"--config_file", writeFluxConfig("attn.toml", path("out_attn"),
+                                                                   "max_train_steps = 1\nnetwork_train_unet_only = true\n"
+                                                                   "network_args = [\"algo=lokr\", \"preset=attn-only\"]\n")});
+  ASSERT_EQ(attn.exitCode, 0) << attn.err;
+  sinter::io::SafetensorsFile f(path("out_attn/t.safetensors"));
+  for (const auto& k : f.keys()) {
+    EXPECT_EQ(k.rfind("lora_unet_double_blocks_", 0), 0u) << k;
+    EXPECT_TRUE(k.find("_img_attn_") != std::string::npos || k.find("_txt_attn_") != std::string::npos) << k;
+  }
+}
