@@ -113,6 +113,20 @@ TEST_F(LycorisRun, EachAlgorithmTrainsSavesLycorisKeysAndReloads) {
   }
 }
 
+// What the build does not train is refused before anything loads, naming the key.
+TEST_F(LycorisRun, UntrainedChoicesAreRefusedByTheDryRun) {
+  for (const auto& [extra, says] : std::vector<std::pair<std::string, std::string>>{
+           {"network_args = [\"algo=dylora\"]\n", "algo=dylora"},
+           {"network_args = [\"algo=loha\", \"train_norm=True\"]\n", "train_norm"},
+           {"network_args = [\"algo=full\", \"bypass_mode=True\"]\n", "bypass_mode"},
+           {"network_args = [\"algo=lokr\", \"block_dims=1\"]\n", "block_dims"},
+           {"network_weights = \"" + path("tiny_sdxl.safetensors") + "\"\ndim_from_weights = true\n", "dim_from_weights"}}) {
+    ProcessResult r = runRunner({"--config_file", writeConfig("refused.toml", path("out_refused"), extra), "--dry_run"});
+    EXPECT_EQ(r.exitCode, 2) << extra << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+  }
+}
+
 TEST_F(LycorisRun, ResumeContinuesExactly) {
   const std::string extra = "max_train_steps = 4\nsave_every_n_steps = 2\nsave_state = true\n"
                             "network_args = [\"algo=lokr\", \"factor=4\", \"use_scalar=True\", \"dora_wd=True\"]\n";
