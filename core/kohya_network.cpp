@@ -107,6 +107,14 @@ NetworkPlan planFor(const std::string& type, const KohyaImportContext& ctx, bool
     E all = common;
     all.insert(all.end(), rest.begin(), rest.end());
     addTemplate(plan, ctx, all);
+    // What LyCORIS's create_network makes of some of them (kohya_ss's runs and Sinter's alike).
+    for (FieldArgs& a : plan.args) {
+      const std::string key = a.tokens.empty() ? "" : a.tokens.front().substr(0, a.tokens.front().find('='));
+      if (key == "rank_dropout_scale" || key == "train_on_input")
+        a.note = "lycoris.kohya's create_network does not read it: it changes nothing";
+      else if (key == "decompose_both")
+        a.note = "LyCORIS tests the value as a string, so decompose_both=False decomposes LoKr's w1 too";
+    }
   };
   if (type == "LyCORIS/BOFT") {
     lycoris({{"module_dropout", "module_dropout"}, {"use_tucker", "use_tucker"}, {"rank_dropout", "rank_dropout"},
@@ -249,9 +257,11 @@ bool contains(const std::vector<std::string>& list, const std::string& s) {
 }
 
 // Keys the runner takes only at their default: it refuses these values (runner/network/lora_network.cpp,
-// parseNetworkArgs: split q/k/v adapters and T5-XXL LoRA are not trained).
+// parseNetworkArgs: split q/k/v adapters and T5-XXL LoRA are not trained; lycoris_args.cpp: LyCORIS's
+// DyLoRA, GLoRA, Diag-OFT and BOFT and its norm modules are not trained).
 const std::vector<std::string>& runnerRefusedValues() {
-  static const std::vector<std::string> tokens{"split_qkv=True", "train_t5xxl=True"};
+  static const std::vector<std::string> tokens{"split_qkv=True", "train_t5xxl=True", "algo=dylora", "algo=glora",
+                                               "algo=diag-oft", "algo=boft", "train_norm=True", "preset=ia3"};
   return tokens;
 }
 
@@ -268,8 +278,17 @@ const std::vector<std::string>& sinterRunnerNetworkArgs() {
   return keys;
 }
 
+const std::vector<std::string>& sinterRunnerLycorisArgs() {
+  static const std::vector<std::string> keys{
+      "algo", "preset", "conv_dim", "conv_alpha", "dropout", "rank_dropout", "module_dropout", "use_tucker", "use_cp",
+      "use_conv_cp", "disable_conv_cp", "use_scalar", "decompose_both", "factor", "dora_wd", "bypass_mode", "train_norm",
+      "rank_dropout_scale", "train_on_input", "loraplus_lr_ratio", "loraplus_unet_lr_ratio",
+      "loraplus_text_encoder_lr_ratio"};
+  return keys;
+}
+
 const std::vector<std::string>& sinterRunnerNetworkModules() {
-  static const std::vector<std::string> modules{"networks.lora", "networks.lora_flux"};
+  static const std::vector<std::string> modules{"networks.lora", "networks.lora_flux", "lycoris.kohya"};
   return modules;
 }
 
@@ -296,7 +315,15 @@ void importKohyaNetwork(KohyaImportContext& ctx) {
                              ": the imported config trains a standard LoRA instead");
   } else {
     ctx.config().set("network_module", plan.module, SourceLocation{ctx.fileName(), 0, 0});
-    if (contains(sinterRunnerNetworkModules(), plan.module))
+    // The type's own constant (algo=...) may name what the runner refuses (LyCORIS/GLoRA's algo=glora).
+    std::string refusedConstant;
+    for (const FieldArgs& a : plan.args)
+      for (const std::string& t : a.tokens)
+        if (a.field.empty() && contains(runnerRefusedValues(), t)) refusedConstant = t;
+    if (!refusedConstant.empty())
+      ctx.notCarried({"LoRA_type"}, typeShown + " -> network_module = \"" + plan.module + "\" with " + refusedConstant +
+                                        ": Sinter's runner does not train it and refuses the run");
+    else if (contains(sinterRunnerNetworkModules(), plan.module))
       ctx.carried({"LoRA_type"}, typeShown + " -> network_module = \"" + plan.module + "\"");
     else
       ctx.notCarried({"LoRA_type"}, typeShown + " -> network_module = \"" + plan.module +
@@ -312,8 +339,10 @@ void importKohyaNetwork(KohyaImportContext& ctx) {
       for (const FieldArgs& b : plan.args)
         if ((b.field.empty() ? "LoRA_type" : b.field) == key) tokens.insert(tokens.end(), b.tokens.begin(), b.tokens.end());
       std::vector<std::string> refused;
+      const std::vector<std::string>& runnerKeys =
+          plan.module == "lycoris.kohya" ? sinterRunnerLycorisArgs() : sinterRunnerNetworkArgs();
       for (const std::string& t : tokens)
-        if (!contains(sinterRunnerNetworkArgs(), t.substr(0, t.find('='))) || contains(runnerRefusedValues(), t))
+        if (!contains(runnerKeys, t.substr(0, t.find('='))) || contains(runnerRefusedValues(), t))
           refused.push_back(t);
       const std::string head = key + " " + shown(ctx.value(key)) + " -> network_args " + joined(tokens);
       if (refused.empty()) {

@@ -14,6 +14,8 @@ void importKohyaNetwork(KohyaImportContext& ctx);
 // network_args keys Sinter's runner trains with: runner/network/lora_network.cpp's
 // supportedNetworkArgs() (a test keeps the two lists equal). Any other key makes it refuse the run.
 const std::vector<std::string>& sinterRunnerNetworkArgs();
+// The same for network_module = "lycoris.kohya": runner/network/lycoris_args.cpp's supportedLycorisArgs().
+const std::vector<std::string>& sinterRunnerLycorisArgs();
 // network_module values Sinter's runner trains.
 const std::vector<std::string>& sinterRunnerNetworkModules();
 

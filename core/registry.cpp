@@ -338,8 +338,9 @@ std::vector<OptionSpec> buildRegistry() {
 
       // ---- network ----
       Opt("network_module", T::Enum, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Network module"),
-          QT_TRANSLATE_NOOP("Option", "networks.lora (SDXL, SD) or networks.lora_flux (FLUX); chosen from the family when unset."))
-          .tabs(LORA).choices({"networks.lora", "networks.lora_flux"}),
+          QT_TRANSLATE_NOOP("Option", "networks.lora (SDXL, SD) or networks.lora_flux (FLUX); chosen from the family when unset. "
+                                      "lycoris.kohya trains LyCORIS's LoCon, LoHa, LoKr, IA3 or full (network_args algo=...)."))
+          .tabs(LORA).choices({"networks.lora", "networks.lora_flux", "lycoris.kohya"}),
       Opt("network_dim", T::Int, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Network rank (dim)"),
           QT_TRANSLATE_NOOP("Option", "LoRA rank; 4 when unset.")).tabs(LORA).min(1).max(4096),
       Opt("network_alpha", T::Float, D(1.0), Sec::Network, QT_TRANSLATE_NOOP("Option", "Network alpha"),

@@ -184,7 +184,7 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
       if (!tiny) return kExitBadInput;
       try {
         // networks.lora_flux's train_blocks (network_args) picks the blocks, as in a run.
-        const std::optional<std::string> trainBlocks = network::parseNetworkArgs(config.getList("network_args")).trainBlocks;
+        const std::optional<std::string> trainBlocks = network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module")).trainBlocks;
         if (trainBlocks && config.family() != Family::FLUX)
           throw std::invalid_argument("network_args train_blocks is an argument of networks.lora_flux (FLUX), not of SDXL's networks.lora");
         std::cout << loraLayoutJson(config.family() == Family::FLUX ? "flux" : "sdxl", *tiny,

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "models/lycoris_adapter.h"
+
 namespace sinter::models {
 
 namespace F = torch::nn::functional;
@@ -17,6 +19,12 @@ Conv2dImpl::Conv2dImpl(int64_t inChannels, int64_t outChannels, int64_t kernelSi
 
 torch::Tensor Conv2dImpl::forward(const torch::Tensor& x) {
   const auto options = F::Conv2dFuncOptions().stride(stride).padding(padding);
+  if (lycoris) {
+    const LycorisLayer layer{weight, bias, [&](const torch::Tensor& in) {
+                               return F::conv2d(in, weight, F::Conv2dFuncOptions(options).bias(bias));
+                             }};
+    return lycorisForward(*lycoris, x, layer, is_training());
+  }
   torch::Tensor out = F::conv2d(x, weight, F::Conv2dFuncOptions(options).bias(bias));
   if (!lora) return out;
   // The adapter computes in the activations' dtype, as on a Linear (mixed precision).

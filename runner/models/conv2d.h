@@ -10,6 +10,8 @@
 
 namespace sinter::models {
 
+struct LycorisAdapter;  // models/lycoris_adapter.h
+
 class Conv2dImpl : public torch::nn::Module {
  public:
   Conv2dImpl(int64_t inChannels, int64_t outChannels, int64_t kernelSize, int64_t stride = 1, int64_t padding = 0);
@@ -25,6 +27,7 @@ class Conv2dImpl : public torch::nn::Module {
   torch::Tensor bias;    // [out]
   int64_t stride = 1, padding = 0;
   std::shared_ptr<LoraAdapter> lora;  // null: a plain Conv2d
+  std::shared_ptr<LycorisAdapter> lycoris;  // set instead of lora for a lycoris.kohya network
 };
 TORCH_MODULE(Conv2d);
 

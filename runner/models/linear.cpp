@@ -2,6 +2,7 @@
 
 #include "models/conv2d.h"
 #include "models/frozen_linear_lora.h"
+#include "models/lycoris_adapter.h"
 
 namespace sinter::models {
 
@@ -18,6 +19,14 @@ LinearImpl::LinearImpl(int64_t inFeatures, int64_t outFeatures, bool withBias) {
 }
 
 torch::Tensor LinearImpl::forward(const torch::Tensor& x) {
+  if (lycoris) {
+    // The frozen weight as the forward uses it (a served one in the activations' dtype).
+    const torch::Tensor w = served ? served->get(x.scalar_type()) : weight;
+    const LycorisLayer layer{w, bias, [this](const torch::Tensor& in) {
+                               return served ? servedLinear(in, served, bias) : F::linear(in, weight, bias);
+                             }};
+    return lycorisForward(*lycoris, x, layer, is_training());
+  }
   if (!lora) return served ? servedLinear(x, served, bias) : F::linear(x, weight, bias);
   // As sd-scripts trains under autocast, the adapter computes in the activations' dtype (bf16 or
   // fp16 under mixed precision): its fp32 weights are cast (or their kept copies used), and their
@@ -45,9 +54,9 @@ torch::Tensor LinearImpl::forward(const torch::Tensor& x) {
 bool anyLoraDropout(torch::nn::Module& root) {
   for (const auto& module : root.modules(/*include_self=*/false))
     if (auto linear = std::dynamic_pointer_cast<LinearImpl>(module)) {
-      if (linear->lora && linear->lora->drawsRandom()) return true;
+      if ((linear->lora && linear->lora->drawsRandom()) || (linear->lycoris && linear->lycoris->drawsRandom())) return true;
     } else if (auto conv = std::dynamic_pointer_cast<Conv2dImpl>(module)) {
-      if (conv->lora && conv->lora->drawsRandom()) return true;
+      if ((conv->lora && conv->lora->drawsRandom()) || (conv->lycoris && conv->lycoris->drawsRandom())) return true;
     }
   return false;
 }

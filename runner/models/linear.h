@@ -10,6 +10,8 @@
 
 namespace sinter::models {
 
+struct LycorisAdapter;  // models/lycoris_adapter.h
+
 class LinearImpl : public torch::nn::Module {
  public:
   LinearImpl(int64_t inFeatures, int64_t outFeatures, bool withBias = true);
@@ -21,13 +23,14 @@ class LinearImpl : public torch::nn::Module {
   torch::Tensor weight;  // [out, in]
   torch::Tensor bias;    // [out] or undefined
   std::shared_ptr<LoraAdapter> lora;  // null: a plain Linear
+  std::shared_ptr<LycorisAdapter> lycoris;  // set instead of lora for a lycoris.kohya network
   // Set (fp8_base, blocks_to_swap): the weight comes from here, in the activations' dtype, and
   // `weight` holds its stored form (float8 on the device, or the host copy of a swapped block).
   std::shared_ptr<ServedWeight> served;
 };
 TORCH_MODULE(Linear);
 
-// Whether any Linear or Conv2d under `root` has an adapter that draws random numbers (a dropout
+// Whether any Linear or Conv2d under `root` has an adapter (LoRA or LyCORIS) that draws random numbers (a dropout
 // > 0): then a checkpointed recomputation needs the forward's RNG state.
 bool anyLoraDropout(torch::nn::Module& root);
 

@@ -171,7 +171,32 @@ std::vector<double> namedBlockLrWeights(const std::string& key, const std::strin
   return w;
 }
 
-LoraNetworkArgs parseNetworkArgs(const std::vector<std::string>& args) {
+namespace {
+
+// lycoris.kohya: LoRA+'s ratios as networks.lora reads them, the rest LyCORIS's.
+LoraNetworkArgs parseLycorisNetworkArgs(const std::vector<std::string>& args) {
+  LoraNetworkArgs parsed;
+  for (const std::string& arg : args) {
+    const size_t eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0) throw LoraError("network_args: '" + arg + "' is not key=value");
+    const std::string key = arg.substr(0, eq), value = arg.substr(eq + 1);
+    if (key == "loraplus_lr_ratio") parsed.loraplusLrRatio = parseNumber(key, value);
+    else if (key == "loraplus_unet_lr_ratio") parsed.loraplusUnetLrRatio = parseNumber(key, value);
+    else if (key == "loraplus_text_encoder_lr_ratio") parsed.loraplusTextEncoderLrRatio = parseNumber(key, value);
+    parsed.raw.emplace_back(key, value);
+  }
+  try {
+    parsed.lycoris = parseLycorisArgs(parsed.raw);
+  } catch (const std::invalid_argument& e) {
+    throw LoraError(e.what());
+  }
+  return parsed;
+}
+
+}  // namespace
+
+LoraNetworkArgs parseNetworkArgs(const std::vector<std::string>& args, const std::string& networkModule) {
+  if (networkModule == "lycoris.kohya") return parseLycorisNetworkArgs(args);
   LoraNetworkArgs parsed;
   std::optional<std::string> downLr, midLr, upLr;
   double zeroThreshold = 0.0;
@@ -269,6 +294,7 @@ LoraNetworkArgs parseNetworkArgs(const std::vector<std::string>& args) {
 }
 
 void checkNetworkArgsFamily(const LoraNetworkArgs& args, bool flux) {
+  if (args.lycoris) return;  // lycoris.kohya's arguments are the same for every model
   static const std::vector<std::string> sdxlOnly{"block_dims",     "block_alphas",  "conv_block_dims",
                                                  "conv_block_alphas", "down_lr_weight", "mid_lr_weight",
                                                  "up_lr_weight",   "block_lr_zero_threshold"};
@@ -381,6 +407,7 @@ int64_t LoraNetwork::rankFor(const LoraTargetRule& rule, const std::string& name
 }
 
 size_t LoraNetwork::attach(const LoraTargetRule& rule, torch::nn::Module& root, const std::string& pathPrefix) {
+  if (options_.args.lycoris) return attachLycoris(rule, root, pathPrefix);
   const LoraComponent component = rule.component;
   checkNetworkArgsFamily(options_.args, rule.family == LoraFamily::FLUX);
   // One walk in module order, as sd-scripts' named_modules(): Linears and Conv2ds.
@@ -452,8 +479,14 @@ size_t LoraNetwork::attach(const LoraTargetRule& rule, torch::nn::Module& root, 
 
 void LoraNetwork::detach() {
   for (LoraModule& m : modules_) {
-    if (m.linear) m.linear->lora.reset();
-    if (m.conv) m.conv->lora.reset();
+    if (m.linear) {
+      m.linear->lora.reset();
+      m.linear->lycoris.reset();
+    }
+    if (m.conv) {
+      m.conv->lora.reset();
+      m.conv->lycoris.reset();
+    }
   }
   modules_.clear();
 }
@@ -470,13 +503,21 @@ const LoraModule* LoraNetwork::find(const std::string& name) const {
   return nullptr;
 }
 
+std::vector<std::pair<std::string, torch::Tensor>> LoraModule::trainedTensors() const {
+  if (lycoris) {
+    std::vector<std::pair<std::string, torch::Tensor>> out;
+    for (const std::string& n : lycoris->tensors.names)
+      if (lycoris->tensors.trained.at(n)) out.emplace_back(n, lycoris->tensors.at(n));
+    return out;
+  }
+  return {{"lora_down.weight", adapter->down}, {"lora_up.weight", adapter->up}};
+}
+
 std::vector<torch::Tensor> LoraNetwork::parameters() const {
   std::vector<torch::Tensor> params;
   params.reserve(modules_.size() * 2);
-  for (const LoraModule& m : modules_) {
-    params.push_back(m.adapter->down);
-    params.push_back(m.adapter->up);
-  }
+  for (const LoraModule& m : modules_)
+    for (const auto& [name, t] : m.trainedTensors()) params.push_back(t);
   return params;
 }
 
@@ -494,10 +535,10 @@ std::vector<LoraParamGroup> LoraNetwork::parameterGroups(std::optional<double> t
                       std::optional<double> ratio, std::vector<LoraParamGroup>& out) {
     LoraParamGroup plain{label, lr, {}};
     LoraParamGroup plus{label + " plus", ratio ? lr * *ratio : lr, {}};
-    for (const LoraModule* m : modules) {
-      plain.params.push_back(m->adapter->down);
-      (ratio ? plus : plain).params.push_back(m->adapter->up);
-    }
+    // As assemble_params: a tensor whose name has "lora_up" goes to the plus group.
+    for (const LoraModule* m : modules)
+      for (const auto& [name, t] : m->trainedTensors())
+        (ratio && name.find("lora_up") != std::string::npos ? plus : plain).params.push_back(t);
     for (LoraParamGroup* g : {&plain, &plus})
       if (!g->params.empty() && g->lr != 0.0) out.push_back(std::move(*g));
   };
@@ -527,7 +568,7 @@ std::vector<LoraParamGroup> LoraNetwork::parameterGroups(std::optional<double> t
 
 void LoraNetwork::setMultiplier(double multiplier) {
   options_.multiplier = multiplier;
-  for (LoraModule& m : modules_) m.adapter->multiplier = multiplier;
+  for (LoraModule& m : modules_) (m.lycoris ? m.lycoris->multiplier : m.adapter->multiplier) = multiplier;
 }
 
 void LoraNetwork::setTraining(bool training) {
@@ -542,6 +583,10 @@ std::vector<std::pair<std::string, torch::Tensor>> LoraNetwork::stateDict(torch:
   out.reserve(modules_.size() * 3);
   torch::NoGradGuard noGrad;
   for (const LoraModule& m : modules_) {
+    if (m.lycoris) {
+      appendLycorisState(m, dtype, out);
+      continue;
+    }
     // sd-scripts registers alpha as a buffer (a 0-dim tensor), saved in save_precision too.
     out.emplace_back(m.name + ".alpha", torch::tensor(static_cast<float>(m.adapter->alpha)).to(dtype));
     out.emplace_back(m.name + ".lora_down.weight", m.adapter->down.detach().to(torch::kCPU, dtype).contiguous());
@@ -569,6 +614,10 @@ LoraLoadReport LoraNetwork::loadStateDict(const std::map<std::string, torch::Ten
   };
 
   for (LoraModule& m : modules_) {
+    if (m.lycoris) {
+      report.loadedModules += loadLycorisModule(m, tensors, source, used, report);
+      continue;
+    }
     const std::string downKey = m.name + ".lora_down.weight";
     const std::string upKey = m.name + ".lora_up.weight";
     const std::string alphaKey = m.name + ".alpha";

@@ -15,7 +15,9 @@
 
 #include "models/conv2d.h"
 #include "models/linear.h"
+#include "models/lycoris_adapter.h"
 #include "network/lora_targets.h"
+#include "network/lycoris_args.h"
 
 namespace sinter::network {
 
@@ -51,11 +53,15 @@ struct LoraNetworkArgs {
   // single_mod_dim (0 leaves those modules out).
   std::vector<std::optional<int64_t>> fluxTypeDims = std::vector<std::optional<int64_t>>(8);
   std::vector<std::pair<std::string, std::string>> raw;  // as given, in order (for ss_network_args)
+  // network_module = "lycoris.kohya": its arguments (network/lycoris_args.h); the loraplus ratios
+  // above still apply, everything else of networks.lora is not read.
+  std::optional<LycorisArgs> lycoris;
 
   bool usesBlocks() const { return blockDims || blockLrWeight; }  // sd-scripts' per-block dims are on
 };
 const std::vector<std::string>& supportedNetworkArgs();
-LoraNetworkArgs parseNetworkArgs(const std::vector<std::string>& args);
+// `networkModule` "lycoris.kohya" reads LyCORIS's arguments instead (parseLycorisArgs).
+LoraNetworkArgs parseNetworkArgs(const std::vector<std::string>& args, const std::string& networkModule = "networks.lora");
 // The keys of `args` that belong to the other family's network module: a LoraError naming the first
 // (block_dims with networks.lora_flux, train_blocks with networks.lora, ...).
 void checkNetworkArgsFamily(const LoraNetworkArgs& args, bool flux);
@@ -88,7 +94,11 @@ struct LoraModule {
   LoraComponent component = LoraComponent::Unet;
   models::Linear linear{nullptr};  // the module it is attached to, or
   models::Conv2d conv{nullptr};
-  std::shared_ptr<models::LoraAdapter> adapter;
+  std::shared_ptr<models::LoraAdapter> adapter;    // networks.lora / networks.lora_flux, or
+  std::shared_ptr<models::LycorisAdapter> lycoris;  // lycoris.kohya
+
+  // The trained tensors by their state-dict names (lora_down.weight, lora_up.weight; LyCORIS's).
+  std::vector<std::pair<std::string, torch::Tensor>> trainedTensors() const;
 };
 
 // An optimizer parameter group, as sd-scripts' prepare_optimizer_params builds them.
@@ -144,6 +154,11 @@ class LoraNetwork {
   // `source` names the file in error messages.
   LoraLoadReport loadStateDict(const std::map<std::string, torch::Tensor>& tensors, const std::string& source);
 
+  // A training state's tensors: the state dict, except that LyCORIS modules keep their tensors as
+  // trained (scalar unfolded, full's weight rather than its difference), so a resume is exact.
+  std::vector<std::pair<std::string, torch::Tensor>> resumeTensors() const;
+  LoraLoadReport loadResumeTensors(const std::map<std::string, torch::Tensor>& tensors, const std::string& source);
+
  private:
   // Per-block ranks (get_block_dims_and_alphas, then remove_block_dims_and_alphas): 23 each.
   struct BlockRanks {
@@ -155,6 +170,11 @@ class LoraNetwork {
   // The rank (0: no adapter) and alpha sd-scripts' create_modules gives a module; `conv3x3` for
   // a Conv2d whose kernel is not 1x1.
   int64_t rankFor(const LoraTargetRule& rule, const std::string& name, bool conv3x3, double* alpha) const;
+  // lycoris.kohya's modules (network/lycoris_network.cpp).
+  size_t attachLycoris(const LoraTargetRule& rule, torch::nn::Module& root, const std::string& pathPrefix);
+  void appendLycorisState(const LoraModule& m, torch::Dtype dtype, std::vector<std::pair<std::string, torch::Tensor>>& out) const;
+  bool loadLycorisModule(LoraModule& m, const std::map<std::string, torch::Tensor>& tensors, const std::string& source,
+                         std::map<std::string, bool>& used, LoraLoadReport& report);
   LoraNetworkOptions options_;
   std::optional<BlockRanks> blocks_;
   std::vector<LoraModule> modules_;

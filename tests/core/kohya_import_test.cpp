@@ -187,24 +187,33 @@ TEST(KohyaImport, FluxLoraCarriesTrainBlocksNetworkArgsAndDynamo) {
   EXPECT_EQ(textFor(r.atDefaults, "weighting_scheme"), "weighting_scheme \"logit_normal\": kohya_ss passes it on only for SD3");
 }
 
-TEST(KohyaImport, LyCorisLoConIsNotCarriedAndSaysWhatKohyaSsWouldTrain) {
+TEST(KohyaImport, LyCorisLoConIsCarriedAsLycorisKohya) {
   KohyaImportResult r = importFixture("sdxl_locon_gui.json");
   const Config& c = r.config;
   EXPECT_EQ(c.getString("training_type"), "lora");
-  EXPECT_FALSE(c.has("network_module"));  // the registry has no lycoris.kohya
-  EXPECT_FALSE(c.has("network_args"));
-  ASSERT_EQ(r.notCarried.size(), 1u) << r.notCarried.back().text;
-  const KohyaImportItem& lost = r.notCarried.front();
-  EXPECT_EQ(lost.text,
-            "LoRA_type \"LyCORIS/LoCon\": kohya_ss trains network_module \"lycoris.kohya\" with network_args "
-            "\"preset=attn-mlp conv_dim=8 conv_alpha=4 use_tucker=False rank_dropout=0.1 bypass_mode=False dora_wd=True "
-            "module_dropout=0 use_tucker=False use_scalar=False rank_dropout_scale=False algo=locon train_norm=False\"; "
-            "Sinter does not train lycoris.kohya: the imported config trains a standard LoRA instead");
-  // The fields LoCon reads belong to that line; the others are unused by it.
-  for (const char* key : {"LoRA_type", "LyCORIS_preset", "conv_dim", "conv_alpha", "rank_dropout", "dora_wd", "train_norm"})
-    EXPECT_NE(itemFor(r.notCarried, key), nullptr) << key;
+  EXPECT_EQ(c.getString("network_module"), "lycoris.kohya");
+  EXPECT_EQ(c.getList("network_args"),
+            (StringList{"preset=attn-mlp", "conv_dim=8", "conv_alpha=4", "use_tucker=False", "rank_dropout=0.1",
+                        "bypass_mode=False", "dora_wd=True", "module_dropout=0", "use_tucker=False", "use_scalar=False",
+                        "rank_dropout_scale=False", "algo=locon", "train_norm=False"}));
+  EXPECT_TRUE(r.notCarried.empty()) << r.notCarried.front().text;
+  EXPECT_EQ(textFor(r.carried, "LoRA_type").rfind("LoRA_type \"LyCORIS/LoCon\" -> network_module = \"lycoris.kohya\"", 0), 0u);
+  for (const char* key : {"LyCORIS_preset", "conv_dim", "conv_alpha", "rank_dropout", "dora_wd", "train_norm"})
+    EXPECT_NE(itemFor(r.carried, key), nullptr) << key;
+  EXPECT_NE(textFor(r.carried, "rank_dropout_scale").find("does not read it"), std::string::npos);
   for (const char* key : {"factor", "use_cp", "decompose_both", "unit", "train_on_input"})
     EXPECT_NE(itemFor(r.atDefaults, key), nullptr) << key;
+}
+
+// The LyCORIS algorithms the runner does not train, and train_norm, are carried but named as refused.
+TEST(KohyaImport, LycorisValuesTheRunnerRefusesAreSaid) {
+  KohyaImportResult r = importKohyaJson(R"({"sdxl": true, "LoRA_type": "LyCORIS/GLoRA", "train_norm": true})", "g.json");
+  EXPECT_EQ(r.config.getString("network_module"), "lycoris.kohya");
+  EXPECT_NE(textFor(r.notCarried, "train_norm").find("refuses the run"), std::string::npos);
+  EXPECT_NE(textFor(r.notCarried, "LoRA_type").find("algo=glora"), std::string::npos);
+  KohyaImportResult lokr = importKohyaJson(R"({"sdxl": true, "LoRA_type": "LyCORIS/LoKr", "factor": 8, "decompose_both": false})", "k.json");
+  EXPECT_TRUE(lokr.notCarried.empty()) << lokr.notCarried.front().text;
+  EXPECT_NE(textFor(lokr.carried, "decompose_both").find("LyCORIS tests the value as a string"), std::string::npos);
 }
 
 TEST(KohyaImport, KohyaLoConPassesConvArgumentsTheRunnerTrains) {
@@ -232,8 +241,7 @@ TEST(KohyaImport, SplitModeTrainsSingleBlocks) {
 
 TEST(KohyaImport, OtherNetworkTypesAreNotCarried) {
   for (const auto& [type, module] : std::vector<std::pair<std::string, std::string>>{
-           {"Kohya LoKr", "networks.lokr"}, {"LoRA-FA", "networks.lora_fa"}, {"Kohya DyLoRA", "networks.dylora"},
-           {"LyCORIS/LoKr", "lycoris.kohya"}, {"LyCORIS/iA3", "lycoris.kohya"}}) {
+           {"Kohya LoKr", "networks.lokr"}, {"LoRA-FA", "networks.lora_fa"}, {"Kohya DyLoRA", "networks.dylora"}}) {
     KohyaImportResult r = importKohyaJson(R"({"sdxl": true, "LoRA_type": ")" + type + R"("})", "t.json");
     EXPECT_NE(textFor(r.notCarried, "LoRA_type").find("network_module \"" + module + "\""), std::string::npos) << type;
     EXPECT_FALSE(r.config.has("network_module")) << type;
@@ -374,4 +382,20 @@ TEST(KohyaImport, IgnoredSdScriptsOptionsCarryTheirReason) {
   ASSERT_NE(item, nullptr);
   EXPECT_NE(item->text.find("no W&B client"), std::string::npos) << item->text;
   EXPECT_EQ(itemFor(r.notCarried, "wandb_run_name"), nullptr);
+}
+
+TEST(KohyaImport, RunnerLycorisArgsMatchTheRunnersSource) {
+  std::ifstream in(std::string(SINTER_SOURCE_DIR) + "/runner/network/lycoris_args.cpp");
+  ASSERT_TRUE(in) << "runner/network/lycoris_args.cpp";
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string source = text.str();
+  const std::size_t start = source.find("supportedLycorisArgs() {");
+  ASSERT_NE(start, std::string::npos);
+  const std::string body = source.substr(start, source.find("};", start) - start);
+  std::set<std::string> runner;
+  const std::regex quoted("\"([a-z0-9_]+)\"");
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), quoted); it != std::sregex_iterator(); ++it)
+    runner.insert((*it)[1].str());
+  EXPECT_EQ(runner, std::set<std::string>(sinterRunnerLycorisArgs().begin(), sinterRunnerLycorisArgs().end()));
 }

@@ -4,6 +4,9 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "models/sdxl_unet.h"
@@ -95,4 +98,109 @@ TEST(LoraMaxNorm, RefusesANonPositiveLimit) {
   net.attach(sdxlLoraRule(LoraComponent::Unet), *unet);
   EXPECT_THROW(LoraMaxNorm(net, 0.0), std::invalid_argument);
   EXPECT_THROW(LoraMaxNorm(net, -1.0), std::invalid_argument);
+}
+
+// lycoris.kohya's apply_max_norm_regularization: LoCon and LoHa scale their scalar (folded into
+// lora_up / hada_w1_a when use_scalar is off) by the ratio, LoKr each of its n factors by
+// ratio^(1/n); IA3 has no max norm and is neither scaled nor counted. The figures are all 0 when
+// no module was scaled.
+TEST(LoraMaxNorm, LycorisModulesScaleAsLycorisDoes) {
+  struct Case {
+    std::vector<std::string> args;
+    std::vector<std::string> scaledNames;  // the tensors each over-limit module multiplies
+    bool rootOfFactors;                    // LoKr: each by ratio^(1/n)
+  };
+  const std::vector<Case> cases{{{"algo=locon", "conv_dim=2"}, {"lora_up.weight"}, false},
+                                {{"algo=locon", "use_scalar=True"}, {"scalar"}, false},
+                                {{"algo=loha", "conv_dim=2"}, {"hada_w1_a"}, false},
+                                {{"algo=lokr", "factor=4", "decompose_both=True"}, {}, true}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args.front() + (c.args.size() > 1 ? " " + c.args[1] : ""));
+    torch::manual_seed(5);
+    models::SdxlUnet unet(models::SdxlUnetConfig::tiny());
+    LoraNetworkOptions o;
+    o.dim = 4;
+    o.alpha = 2.0;
+    o.args = parseNetworkArgs(c.args, "lycoris.kohya");
+    LoraNetwork net(o);
+    net.attach(sdxlLoraRule(LoraComponent::Unet), *unet);
+    ASSERT_GT(net.modules().size(), 2u);
+    {
+      torch::NoGradGuard noGrad;
+      int i = 0;
+      for (const LoraModule& m : net.modules()) {
+        const double spread = (i++ % 2 == 0) ? 2.0 : 0.01;
+        for (torch::Tensor& t : m.lycoris->trainedTensors()) t.copy_(torch::randn(t.sizes()) * spread + (t.dim() == 0 ? 1.0 : 0.0));
+      }
+    }
+    auto norm = [](const models::LycorisAdapter& a) {
+      models::LycorisTensors t = a.tensors;
+      for (auto& item : t.byName) item.second = item.second.detach().to(torch::kFloat64);
+      if (a.algo == models::LycorisAlgo::LoKr) {  // LoKr's get_weight leaves the scalar out
+        t.byName.erase("scalar");
+      }
+      return models::lycorisDelta(a.algo, a.shape, t, a.scale, {}).norm().item<double>();
+    };
+    std::vector<std::map<std::string, torch::Tensor>> before;
+    std::vector<double> norms;
+    for (const LoraModule& m : net.modules()) {
+      std::map<std::string, torch::Tensor> copy;
+      for (const auto& item : m.lycoris->tensors.byName) copy[item.first] = item.second.detach().to(torch::kFloat64).clone();
+      before.push_back(copy);
+      norms.push_back(norm(*m.lycoris));
+    }
+    const double limit = 1.0;
+    LoraMaxNorm maxNorm(net, limit);
+    maxNorm.apply();
+    int scaled = 0;
+    double sum = 0, largest = 0;
+    for (size_t i = 0; i < net.modules().size(); ++i) {
+      const models::LycorisAdapter& a = *net.modules()[i].lycoris;
+      const double clamped = std::max(norms[i], limit / 2);
+      const double ratio = std::min(clamped, limit) / clamped;
+      if (ratio != 1.0) ++scaled;
+      std::vector<std::string> factors = c.scaledNames;
+      if (c.rootOfFactors)
+        for (const std::string& name : a.tensors.names)
+          if (a.tensors.trained.at(name)) factors.push_back(name);
+      for (const std::string& name : a.tensors.names) {
+        const bool isFactor = std::find(factors.begin(), factors.end(), name) != factors.end();
+        const double f = !isFactor ? 1.0 : c.rootOfFactors ? std::pow(ratio, 1.0 / static_cast<double>(factors.size())) : ratio;
+        EXPECT_TRUE(torch::allclose(a.tensors.at(name).to(torch::kFloat64), before[i].at(name) * f, 1e-6, 1e-7)) << i << " " << name;
+      }
+      if (norms[i] > limit) EXPECT_NEAR(norm(a), limit, 1e-5) << i;
+      sum += norms[i] * ratio;
+      largest = std::max(largest, norms[i] * ratio);
+    }
+    EXPECT_GT(scaled, 0);
+    EXPECT_LT(scaled, static_cast<int>(net.modules().size()));
+    const torch::Tensor f = maxNorm.figures();
+    EXPECT_EQ(f[0].item<double>(), scaled);
+    EXPECT_NEAR(f[1].item<double>(), sum / net.modules().size(), 1e-5 * sum / net.modules().size());
+    EXPECT_NEAR(f[2].item<double>(), largest, 1e-5 * largest);
+    // Every module within the limit now: lycoris.kohya reports (0, 0, 0).
+    maxNorm.apply();
+    if (maxNorm.figures()[0].item<double>() == 0) EXPECT_EQ(maxNorm.figures().abs().sum().item<double>(), 0.0);
+  }
+}
+
+TEST(LoraMaxNorm, LycorisIa3HasNoMaxNorm) {
+  torch::manual_seed(6);
+  models::SdxlUnet unet(models::SdxlUnetConfig::tiny());
+  LoraNetworkOptions o;
+  o.args = parseNetworkArgs({"algo=ia3"}, "lycoris.kohya");
+  LoraNetwork net(o);
+  net.attach(sdxlLoraRule(LoraComponent::Unet), *unet);
+  std::vector<torch::Tensor> before;
+  {
+    torch::NoGradGuard noGrad;
+    for (torch::Tensor& p : net.parameters()) {
+      p.copy_(torch::randn(p.sizes()) * 100.0);
+      before.push_back(p.clone());
+    }
+  }
+  LoraMaxNorm maxNorm(net, 1.0);
+  maxNorm.apply();
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_TRUE(torch::equal(net.parameters()[i], before[i])) << i;
+  EXPECT_EQ(maxNorm.figures().abs().sum().item<double>(), 0.0);
 }

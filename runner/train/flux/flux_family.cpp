@@ -42,7 +42,7 @@ FluxFamilyOptions FluxFamilyOptions::fromConfig(const Config& config, torch::Dty
   o.clipTokenizer = config.getString("clip_tokenizer");
   o.t5Tokenizer = config.getString("t5_tokenizer");
   if (!isUnset(config.get("t5xxl_max_token_length"))) o.t5MaxTokens = static_cast<int>(config.getInt("t5xxl_max_token_length"));
-  o.trainBlocks = network::parseNetworkArgs(config.getList("network_args")).trainBlocks.value_or("all");
+  o.trainBlocks = network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module")).trainBlocks.value_or("all");
   // sd-scripts turns gradient checkpointing on for cpu_offload_checkpointing.
   o.checkpointOffload = config.getBool("cpu_offload_checkpointing");
   o.gradientCheckpointing = config.getBool("gradient_checkpointing") || o.checkpointOffload;

@@ -128,6 +128,12 @@ bool checkValues(const Config& config, PreflightChecks& k) {
   ok &= k.parse("network_args", [&] {
     network::LoraNetwork checked(loraNetworkOptions(config));  // the constructor checks rank and dropout
   });
+  if (config.getString("network_module") == "lycoris.kohya" && config.getBool("dim_from_weights"))
+    ok &= k.parse("dim_from_weights", [] {
+      throw std::invalid_argument("dim_from_weights is not supported with network_module = \"lycoris.kohya\" in this build: "
+                                  "the module shapes come from network_dim, conv_dim and network_args, and network_weights "
+                                  "loads into them");
+    });
   // Unset: the CLIP vocabulary that ships with Sinter (preflightRun puts its folder in the resolved config).
   ok &= k.parse("clip_tokenizer", [&] {
     text::ClipTokenizer::fromPath(text::tokenizerFolder("clip_tokenizer", config.getString("clip_tokenizer"), "clip"));
@@ -246,7 +252,7 @@ RunPreflight preflightRun(const Config& config, int ranks) {
   // A key of the other family's network: block_dims with networks.lora_flux, train_blocks with networks.lora, ...
   if (registration && !config.getList("network_args").empty())
     k.parse("network_args", [&] {
-      network::checkNetworkArgsFamily(network::parseNetworkArgs(config.getList("network_args")),
+      network::checkNetworkArgsFamily(network::parseNetworkArgs(config.getList("network_args"), result.resolved.getString("network_module")),
                                       registration->networkModule == "networks.lora_flux");
     });
   checkSamples(config, registration, k);

@@ -39,7 +39,7 @@ network::LoraNetworkOptions loraNetworkOptions(const Config& config) {
   o.dim = isUnset(config.get("network_dim")) ? 4 : config.getInt("network_dim");
   o.alpha = config.getDouble("network_alpha");
   o.dropout = optionalDouble(config, "network_dropout").value_or(0.0);
-  o.args = network::parseNetworkArgs(config.getList("network_args"));
+  o.args = network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module"));
   return o;
 }
 
@@ -64,7 +64,8 @@ LoraMethodOptions LoraMethodOptions::fromConfig(const Config& config) {
 }
 
 std::unique_ptr<ComputeCopies> loraComputeCopies(network::LoraNetwork& network, torch::Dtype computeDtype) {
-  if (network.modules().empty() || network.options().dtype == computeDtype) return nullptr;
+  // LyCORIS adapters cast their tensors in their own forward (models/lycoris_adapter.cpp).
+  if (network.modules().empty() || network.options().dtype == computeDtype || network.options().args.lycoris) return nullptr;
   std::vector<torch::Tensor> masters;
   for (const network::LoraModule& m : network.modules()) {
     masters.push_back(m.adapter->down);
@@ -102,8 +103,16 @@ void LoraMethod::attach(FamilyPart& family) {
     spdlog::info("network_weights: {} modules loaded from {}", r.loadedModules, options_.weightsFile);
     for (const auto& w : r.warnings) spdlog::warn("{}", w);
   }
-  spdlog::info("LoRA: {} U-Net modules, {} text encoder modules, {} parameters, rank {}, alpha {}", unetModules, textEncoderModules,
-               network_->parameterCount(), options_.network.dim, options_.network.alpha);
+  if (const auto& lycoris = options_.network.args.lycoris) {
+    spdlog::info("LyCORIS {}: {} U-Net modules, {} text encoder modules, {} parameters, dim {}, alpha {}",
+                 models::lycorisAlgoName(lycoris->algo), unetModules, textEncoderModules, network_->parameterCount(),
+                 options_.network.dim, options_.network.alpha);
+    for (const std::string& key : lycoris->unread)
+      spdlog::warn("network_args {}: lycoris.kohya's create_network does not read it, so it changes nothing", key);
+  } else {
+    spdlog::info("LoRA: {} U-Net modules, {} text encoder modules, {} parameters, rank {}, alpha {}", unetModules,
+                 textEncoderModules, network_->parameterCount(), options_.network.dim, options_.network.alpha);
+  }
   copies_ = loraComputeCopies(*network_, computeDtype_);
   if (options_.scaleWeightNorms) maxNorm_ = std::make_unique<network::LoraMaxNorm>(*network_, *options_.scaleWeightNorms);
 
@@ -172,11 +181,11 @@ std::vector<std::string> LoraMethod::stepFigureNames() const {
   return {"max_norm/keys_scaled", "norm/avg_key_norm", "max_norm/max_key_norm"};
 }
 
-NamedTensors LoraMethod::stateTensors() const { return network_->stateDict(torch::kFloat32); }
+NamedTensors LoraMethod::stateTensors() const { return network_->resumeTensors(); }
 
 void LoraMethod::loadStateTensors(const NamedTensors& tensors, const std::string& source) {
   std::map<std::string, torch::Tensor> byName(tensors.begin(), tensors.end());
-  network::LoraLoadReport r = network_->loadStateDict(byName, source);
+  network::LoraLoadReport r = network_->loadResumeTensors(byName, source);
   if (!r.missing.empty())
     throw InputError("resume: the state in '" + source + "' lacks " + std::to_string(r.missing.size()) +
                      " of this network's modules (e.g. " + r.missing.front() + "); was it saved with other network settings?");
