@@ -762,10 +762,6 @@
         <translation>ネットワークモジュール</translation>
     </message>
     <message>
-        <source>networks.lora (SDXL, SD) or networks.lora_flux (FLUX); chosen from the family when unset.</source>
-        <translation>networks.lora(SDXL、SD)または networks.lora_flux(FLUX)。未設定ならファミリーから選びます。</translation>
-    </message>
-    <message>
         <source>Network rank (dim)</source>
         <translation>ネットワークランク (dim)</translation>
     </message>
@@ -1588,6 +1584,10 @@
     <message>
         <source>Folder with T5&apos;s spiece.model. Unset: the copy sd-scripts downloaded (google/t5-v1_1-xxl in the Hugging Face cache).</source>
         <translation>T5の spiece.model があるフォルダー。未設定: sd-scriptsがダウンロードしたもの(Hugging Faceキャッシュ内の google/t5-v1_1-xxl)。</translation>
+    </message>
+    <message>
+        <source>networks.lora (SDXL, SD) or networks.lora_flux (FLUX); chosen from the family when unset. lycoris.kohya trains LyCORIS&apos;s LoCon, LoHa, LoKr, IA3 or full (network_args algo=...).</source>
+        <translation>networks.lora(SDXL、SD)または networks.lora_flux(FLUX)。未設定のときはモデルファミリーから選ばれます。lycoris.kohya は LyCORIS の LoCon、LoHa、LoKr、IA3、full を学習します(network_args の algo=...)。</translation>
     </message>
 </context>
 <context>

@@ -762,10 +762,6 @@
         <translation>网络模块</translation>
     </message>
     <message>
-        <source>networks.lora (SDXL, SD) or networks.lora_flux (FLUX); chosen from the family when unset.</source>
-        <translation>networks.lora(SDXL、SD)或 networks.lora_flux(FLUX);未设置时根据模型系列选择。</translation>
-    </message>
-    <message>
         <source>Network rank (dim)</source>
         <translation>网络秩 (dim)</translation>
     </message>
@@ -1588,6 +1584,10 @@
     <message>
         <source>Folder with T5&apos;s spiece.model. Unset: the copy sd-scripts downloaded (google/t5-v1_1-xxl in the Hugging Face cache).</source>
         <translation>T5 的 spiece.model 所在文件夹。未设置:使用 sd-scripts 已下载的副本(Hugging Face 缓存中的 google/t5-v1_1-xxl)。</translation>
+    </message>
+    <message>
+        <source>networks.lora (SDXL, SD) or networks.lora_flux (FLUX); chosen from the family when unset. lycoris.kohya trains LyCORIS&apos;s LoCon, LoHa, LoKr, IA3 or full (network_args algo=...).</source>
+        <translation>networks.lora(SDXL、SD)或 networks.lora_flux(FLUX);未设置时按模型系列选择。lycoris.kohya 训练 LyCORIS 的 LoCon、LoHa、LoKr、IA3 或 full(network_args 中的 algo=...)。</translation>
     </message>
 </context>
 <context>

@@ -65,7 +65,8 @@ const char* kUsage =
     "                         (batch 1, 1024x1024, rank 32, bf16 on a GPU; --model_size tiny for a smoke run;\n"
     "                         --benchmark_scaling: eager and the captured step only; with --nproc_per_node N\n"
     "                         each of N GPUs times the step with its gradients all-reduced;\n"
-    "                         --benchmark_optimizers: eager and captured with each optimizer, beside AdamW)\n"
+    "                         --benchmark_optimizers: eager and captured with each optimizer, beside AdamW;\n"
+    "                         --benchmark_networks: eager and captured with each LyCORIS algorithm, beside LoRA)\n"
     "  --module_outputs OUT.safetensors --module_inputs IN.safetensors --pretrained_model_name_or_path CKPT\n"
     "                         run the checkpoint's U-Net, VAE and text encoders in fp32 on the inputs IN\n"
     "                         names (x, timesteps, context, y; images; input_ids) and write their outputs\n"
@@ -80,7 +81,7 @@ const std::vector<ExtraArg> kRunnerArgs{{"config_file", true},     {"dry_run", f
                                         {"init_tokenizer", true},  {"benchmark_steps", true}, {"module_outputs", true},
                                         {"module_inputs", true},  {"print_lora_layout", false},
                                         {"nproc_per_node", true}, {"benchmark_scaling", false},
-                                        {"benchmark_optimizers", false}};
+                                        {"benchmark_optimizers", false}, {"benchmark_networks", false}};
 
 bool fileExists(const std::string& p) {
   struct stat st {};

@@ -250,6 +250,14 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
         }
         return registration->optimizerBenchmark(config, n, *tiny);
       }
+      if (args.hasFlag("benchmark_networks")) {
+        if (!registration->networkBenchmark) {
+          spdlog::error("--benchmark_networks: this build times the LyCORIS networks with model_family sdxl only, not {}",
+                        toString(family));
+          return kExitBadInput;
+        }
+        return registration->networkBenchmark(config, n, *tiny);
+      }
       return registration->benchmark(config, n, *tiny, scaling);
     }
   } catch (const std::exception& e) {

@@ -38,9 +38,13 @@ torch::Tensor maybeDropout(const LycorisAdapter& a, torch::Tensor h, bool traini
   return F::dropout(h, F::DropoutFuncOptions().p(a.dropout).training(true));
 }
 
-// LoCon's delta applied through its factors: up(mid(down(x))) * scale * multiplier (* scalar),
-// with the rank channels dropped when `dropRank`.
-torch::Tensor lowRankDiff(const LycorisAdapter& a, const torch::Tensor& x, bool dropRank = false) {
+// LoCon through its factors: base + up(mid(down(x))) * scale * multiplier (* scalar). Everything
+// that scales the product (scale, multiplier, scalar, a mask of output rows, module dropout's keep
+// factor) is folded into the small up weight, so the path costs what standard LoRA's does: the
+// down product and one up product accumulated onto the base output. `rankKeep` masks the rank
+// channels (bypass mode's rank dropout), `outKeep` the output channels (rebuild mode's).
+torch::Tensor lowRankForward(const LycorisAdapter& a, const torch::Tensor& x, const torch::Tensor& base, const torch::Tensor& rankKeep,
+                             const torch::Tensor& outKeep, const torch::Tensor& keep) {
   const torch::ScalarType dtype = x.scalar_type();
   const LycorisTensors& t = a.tensors;
   torch::Tensor h;
@@ -50,14 +54,27 @@ torch::Tensor lowRankDiff(const LycorisAdapter& a, const torch::Tensor& x, bool 
   } else {
     h = layerOp(a, x, t.at("lora_down.weight").to(dtype), {});
   }
-  if (dropRank) {
-    torch::Tensor mask = rankMask(a, h.size(a.shape.conv() ? 1 : -1), h);
-    h = h * (a.shape.conv() ? mask.view({1, -1, 1, 1}) : mask);
-  }
-  const torch::Tensor up = t.at("lora_up.weight").to(dtype);
-  torch::Tensor out = a.shape.conv() ? F::conv2d(h, up) : F::linear(h, up);
-  out = out * (a.scale * a.multiplier);
-  if (t.has("scalar")) out = out * t.at("scalar").to(dtype);
+  torch::Tensor up = t.at("lora_up.weight").to(dtype) * (a.scale * a.multiplier);  // [out, rank(, 1, 1)]
+  std::vector<int64_t> rows(up.dim(), 1), cols(up.dim(), 1);
+  rows[0] = up.size(0);
+  cols[1] = up.size(1);
+  if (t.has("scalar")) up = up * t.at("scalar").to(dtype);
+  if (rankKeep.defined()) up = up * rankKeep.to(dtype).view(cols);
+  if (outKeep.defined()) up = up * outKeep.to(dtype).view(rows);
+  if (keep.defined()) up = up * keep;
+  if (a.shape.conv()) return base + F::conv2d(h, up);
+  // base + h up^T as one accumulating product.
+  const torch::Tensor flat = torch::addmm(base.reshape({-1, up.size(0)}), h.reshape({-1, up.size(1)}), up.t());
+  return flat.view(base.sizes());
+}
+
+// The trained tensors as a rebuilt weight uses them: cast to the compute dtype, as autocast casts
+// LyCORIS's factors for their products under mixed precision (the delta is then formed at the
+// activations' precision, at half the memory). dora_scale keeps its dtype: DoRA's norms are float32.
+LycorisTensors computeTensors(const LycorisTensors& t, torch::ScalarType dtype) {
+  LycorisTensors out = t;
+  for (auto& [name, tensor] : out.byName)
+    if (out.trained.at(name) && name != "dora_scale" && tensor.is_floating_point()) tensor = tensor.to(dtype);
   return out;
 }
 
@@ -66,11 +83,6 @@ torch::Tensor bypassDiff(const LycorisAdapter& a, const torch::Tensor& x, bool t
   const torch::ScalarType dtype = x.scalar_type();
   const LycorisTensors& t = a.tensors;
   switch (a.algo) {
-    case LycorisAlgo::LoCon: {
-      // Bypass drops rank channels (rebuild mode drops output rows instead).
-      torch::Tensor out = lowRankDiff(a, x, training && a.rankDropout > 0.0);
-      return maybeDropout(a, out, training);
-    }
     case LycorisAlgo::LoHa: {
       torch::Tensor d = lycorisDelta(a.algo, a.shape, t, a.scale, {});
       if (training && a.rankDropout > 0.0) d = maskRows(d, rankMask(a, d.size(0), d));
@@ -95,12 +107,20 @@ std::vector<torch::Tensor> LycorisAdapter::trainedTensors() const {
   return out;
 }
 
-torch::Tensor lycorisWeightDelta(const LycorisAdapter& a, const torch::Tensor& baseWeight, bool training) {
-  torch::Tensor d = lycorisDelta(a.algo, a.shape, a.tensors, a.scale, baseWeight);
+namespace {
+
+torch::Tensor weightDelta(const LycorisAdapter& a, const LycorisTensors& tensors, const torch::Tensor& baseWeight, bool training) {
+  torch::Tensor d = lycorisDelta(a.algo, a.shape, tensors, a.scale, baseWeight);
   const bool dropRows = training && a.rankDropout > 0.0 && a.algo != LycorisAlgo::IA3;
   if (dropRows) d = maskRows(d, rankMask(a, d.size(0), d));
-  if (a.doraWd()) return lycorisDecomposedDelta(baseWeight, d, a.tensors.at("dora_scale"), a.multiplier);
+  if (a.doraWd()) return lycorisDecomposedDelta(baseWeight, d, tensors.at("dora_scale"), a.multiplier);
   return a.multiplier == 1.0 ? d : d * a.multiplier;
+}
+
+}  // namespace
+
+torch::Tensor lycorisWeightDelta(const LycorisAdapter& a, const torch::Tensor& baseWeight, bool training) {
+  return weightDelta(a, a.tensors, baseWeight, training);
 }
 
 torch::Tensor lycorisForward(const LycorisAdapter& a, const torch::Tensor& x, const LycorisLayer& layer, bool training) {
@@ -116,48 +136,53 @@ torch::Tensor lycorisForward(const LycorisAdapter& a, const torch::Tensor& x, co
     const bool onInput = a.tensors.at("on_input").item<int64_t>() != 0;
     return onInput ? layer.base(x * s) : layer.base(x) * s;
   }
+  const bool dropRank = training && a.rankDropout > 0.0;
+  // LoCon without DoRA goes through its factors in both modes. Bypass drops rank channels and
+  // applies LyCORIS's own dropout to the adapter's output; rebuild mode drops rows of the delta,
+  // which are the output channels of the path.
+  if (a.algo == LycorisAlgo::LoCon && !a.doraWd()) {
+    const torch::Tensor base = layer.base(x);
+    if (a.bypass && a.dropout > 0.0 && training) {
+      const torch::Tensor zero = torch::zeros_like(base);
+      torch::Tensor extra = lowRankForward(a, x, zero, dropRank ? rankMask(a, a.tensors.at("lora_up.weight").size(1), x) : torch::Tensor(),
+                                           {}, keep);
+      return base + maybeDropout(a, extra, training);
+    }
+    const torch::Tensor rankKeep = a.bypass && dropRank ? rankMask(a, a.tensors.at("lora_up.weight").size(1), x) : torch::Tensor();
+    const torch::Tensor outKeep = !a.bypass && dropRank ? rankMask(a, a.shape.out, x) : torch::Tensor();
+    return lowRankForward(a, x, base, rankKeep, outKeep, keep);
+  }
   if (a.bypass) {
     torch::Tensor extra = bypassDiff(a, x, training);
     if (keep.defined()) extra = extra * keep;
     return layer.base(x) + extra;
   }
   // Rebuild mode. LyCORIS computes base(x) + op(x, delta): two full-size products. The same sum
-  // is formed here more cheaply: LoCon without DoRA as standard LoRA does, through its low-rank
-  // factors (rank dropout drops rows of the delta, which are the output channels of that path);
-  // everything else as one product with the merged weight W + delta.
-  if (a.algo == LycorisAlgo::LoCon && !a.doraWd()) {
-    torch::Tensor extra = lowRankDiff(a, x);
-    if (training && a.rankDropout > 0.0) {
-      const torch::Tensor mask = rankMask(a, a.shape.out, extra);
-      extra = extra * (a.shape.conv() ? mask.view({1, -1, 1, 1}) : mask);
-    }
-    if (keep.defined()) extra = extra * keep;
-    return layer.base(x) + extra;
-  }
-  torch::Tensor dw, db;
+  // is one product here, with the merged weight W + delta formed at the activations' precision.
+  const torch::Tensor baseWeight = layer.weight.to(dtype);
+  torch::Tensor bias = layer.bias.defined() ? layer.bias.to(dtype) : torch::Tensor();
+  torch::Tensor weight;
   if (a.algo == LycorisAlgo::Full) {
     // FullModule: the trained weight and bias in place of the base ones, rank dropout by out rows.
-    dw = lycorisDelta(a.algo, a.shape, a.tensors, 1.0, layer.weight);
-    if (a.tensors.has("bias") && layer.bias.defined()) db = a.tensors.at("bias") - layer.bias.to(a.tensors.at("bias").scalar_type());
-    if (training && a.rankDropout > 0.0) {
-      const torch::Tensor mask = (uniform({a.shape.out}, dw) > a.rankDropout).to(dw.scalar_type());
-      dw = maskRows(dw, mask);
-      if (db.defined()) db = db * mask;
-    }
-    if (a.multiplier != 1.0) {
-      dw = dw * a.multiplier;
-      if (db.defined()) db = db * a.multiplier;
+    const torch::Tensor& trained = a.tensors.at("weight");
+    const bool hasBias = a.tensors.has("bias") && layer.bias.defined();
+    if (!dropRank && a.multiplier == 1.0 && !keep.defined()) {
+      weight = trained.to(dtype);
+      if (hasBias) bias = a.tensors.at("bias").to(dtype);
+    } else {
+      torch::Tensor dw = trained.to(dtype) - baseWeight, db;
+      if (hasBias) db = a.tensors.at("bias").to(dtype) - bias;
+      torch::Tensor factor = torch::full({a.shape.out}, a.multiplier, x.options());
+      if (dropRank) factor = factor * (uniform({a.shape.out}, dw) > a.rankDropout).to(dtype);
+      if (keep.defined()) factor = factor * keep;
+      weight = baseWeight + maskRows(dw, factor);
+      if (hasBias) bias = bias + db * factor;
     }
   } else {
-    dw = lycorisWeightDelta(a, layer.weight, training);
+    torch::Tensor dw = weightDelta(a, computeTensors(a.tensors, dtype), baseWeight, training).to(dtype);
+    if (keep.defined()) dw = dw * keep;
+    weight = baseWeight + dw;
   }
-  if (keep.defined()) {
-    dw = dw * keep.to(dw.scalar_type());
-    if (db.defined()) db = db * keep.to(db.scalar_type());
-  }
-  const torch::Tensor weight = layer.weight.to(dtype) + dw.to(dtype);
-  torch::Tensor bias = layer.bias.defined() ? layer.bias.to(dtype) : torch::Tensor();
-  if (db.defined()) bias = bias + db.to(dtype);
   return layerOp(a, x, weight, bias);
 }
 

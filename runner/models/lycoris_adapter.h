@@ -42,8 +42,10 @@ struct LycorisLayer {
 torch::Tensor lycorisWeightDelta(const LycorisAdapter& adapter, const torch::Tensor& baseWeight, bool training);
 
 // The layer's output with the adapter: base(x) + op(x, delta) in rebuild mode (LyCORIS's default),
-// or the algorithm's bypass forward; module dropout zeroes the adapter's part with probability
-// moduleDropout (a factor rather than a skipped computation, so captured graphs replay it).
+// computed as one product with W + delta formed at the activations' precision, and for LoCon
+// through its factors as standard LoRA; or the algorithm's bypass forward. Module dropout zeroes
+// the adapter's part with probability moduleDropout (a factor rather than a skipped computation,
+// so captured graphs replay it).
 torch::Tensor lycorisForward(const LycorisAdapter& adapter, const torch::Tensor& x, const LycorisLayer& layer, bool training);
 
 }  // namespace sinter::models

@@ -139,6 +139,17 @@ TEST_F(RunnerCli, DryRunChecksWhatTheRunNeeds) {
   EXPECT_NE(r.output.find("/nonexistent/images"), std::string::npos) << r.output;
 }
 
+// --benchmark_networks: standard LoRA and each LyCORIS algorithm time the same step, eager and
+// captured, and no row fails (the tiny model on the CPU, where a captured row may be refused).
+TEST_F(RunnerCli, BenchmarkNetworksTimesEachLycorisAlgorithm) {
+  Result r = run({"--benchmark_steps", "1", "--model_size", "tiny", "--benchmark_networks"});
+  ASSERT_EQ(r.code, 0) << r.output;
+  for (const char* label : {"bs1 256, LoRA, ", "LyCORIS locon, ", "LyCORIS locon dora_wd=True, ", "LyCORIS loha, ",
+                            "LyCORIS lokr factor=2, ", "LyCORIS ia3, ", "LyCORIS full, "})
+    EXPECT_NE(r.output.find(label), std::string::npos) << label << "\n" << r.output;
+  EXPECT_EQ(r.output.find("| failed"), std::string::npos) << r.output;
+}
+
 // profile_steps in a benchmark: each row's trace goes to output_dir, made if missing; a libtorch
 // without Kineto says so instead of writing nothing silently.
 TEST_F(RunnerCli, BenchmarkProfileTracesGoToOutputDirOrSayWhyNot) {

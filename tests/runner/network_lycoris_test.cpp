@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <unistd.h>
 
@@ -113,6 +116,52 @@ TEST(LycorisTargets, FullSizeModuleSetsPerPreset) {
   EXPECT_TRUE(attn.count("lora_unet_double_blocks_18_txt_attn_proj"));
   EXPECT_FALSE(attn.count("lora_unet_double_blocks_0_img_mlp_0"));
   EXPECT_FALSE(attn.count("lora_unet_single_blocks_0_linear1"));
+}
+
+// The module lists LyCORIS's own create_network makes on sd-scripts' models, per preset, as
+// tests/gpu/lycoris_module_lists.py wrote them (LyCORIS f49d30d; sd-scripts' SDXL UNet, CLIP-L,
+// bigG and FLUX.1-dev built on the meta device; CLIP under its text_model level, as sd-scripts'
+// transformers names it): "<lora name> <kernel>" per line, 0 for a Linear.
+TEST(LycorisTargets, ModuleListsEqualLycorisOwn) {
+  const std::vector<LayerPath> unet = sdxlUnetLayers();
+  const std::vector<LayerPath> clipL = linearsOf(models::clipTextLinearLayers(models::ClipTextConfig::sdxlClipL()));
+  const std::vector<LayerPath> bigG = linearsOf(models::clipTextLinearLayers(models::ClipTextConfig::sdxlOpenClipBigG()));
+  const std::vector<LayerPath> flux = linearsOf(models::fluxTransformerLinearLayers(models::FluxConfig::dev()));
+  auto listed = [](LycorisPreset preset, LoraFamily family, LoraComponent component, const std::vector<LayerPath>& layers,
+                   int64_t convDim, std::set<std::string>& out) {
+    const std::vector<bool> chosen = lycorisSelect(preset, family, component, layers, convDim);
+    for (size_t i = 0; i < layers.size(); ++i)
+      if (chosen[i]) out.insert(kohyaLoraName(component, layers[i].path) + " " + std::to_string(layers[i].kernel));
+  };
+  size_t files = 0;
+  for (const bool isFlux : {false, true}) {
+    for (size_t p = 0; p < lycorisPresetNames().size(); ++p) {
+      for (const int64_t convDim : {int64_t{4}, int64_t{0}}) {
+        const LycorisPreset preset = static_cast<LycorisPreset>(p);
+        if (convDim == 0 && preset != LycorisPreset::Full) continue;
+        const std::string name = std::string(isFlux ? "flux_" : "sdxl_") + lycorisPresetNames()[p] + (convDim == 0 ? "_conv_dim_0" : "");
+        SCOPED_TRACE(name);
+        const fs::path file = fs::path(SINTER_TEST_DATA_DIR) / "lycoris" / (name + ".txt");
+        std::ifstream in(file);
+        ASSERT_TRUE(in) << file;
+        std::set<std::string> theirs;
+        for (std::string line; std::getline(in, line);)
+          if (!line.empty()) theirs.insert(line);
+        std::set<std::string> ours;
+        const LoraFamily family = isFlux ? LoraFamily::FLUX : LoraFamily::SDXL;
+        listed(preset, family, LoraComponent::Unet, isFlux ? flux : unet, convDim, ours);
+        listed(preset, family, LoraComponent::TextEncoder1, clipL, convDim, ours);
+        if (!isFlux) listed(preset, family, LoraComponent::TextEncoder2, bigG, convDim, ours);
+        std::vector<std::string> onlyOurs, onlyTheirs;
+        std::set_difference(ours.begin(), ours.end(), theirs.begin(), theirs.end(), std::back_inserter(onlyOurs));
+        std::set_difference(theirs.begin(), theirs.end(), ours.begin(), ours.end(), std::back_inserter(onlyTheirs));
+        EXPECT_TRUE(onlyOurs.empty()) << onlyOurs.size() << " not LyCORIS's, first " << onlyOurs.front();
+        EXPECT_TRUE(onlyTheirs.empty()) << onlyTheirs.size() << " missing, first " << onlyTheirs.front();
+        ++files;
+      }
+    }
+  }
+  EXPECT_EQ(files, 14u);
 }
 
 TEST(LycorisArgs, ReadAsLycorisReadsThem) {

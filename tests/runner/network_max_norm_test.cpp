@@ -166,7 +166,8 @@ TEST(LoraMaxNorm, LycorisModulesScaleAsLycorisDoes) {
       for (const std::string& name : a.tensors.names) {
         const bool isFactor = std::find(factors.begin(), factors.end(), name) != factors.end();
         const double f = !isFactor ? 1.0 : c.rootOfFactors ? std::pow(ratio, 1.0 / static_cast<double>(factors.size())) : ratio;
-        EXPECT_TRUE(torch::allclose(a.tensors.at(name).to(torch::kFloat64), before[i].at(name) * f, 1e-6, 1e-7)) << i << " " << name;
+        // The ratio comes from a float32 norm over the whole delta (up to 2^17 terms here).
+        EXPECT_TRUE(torch::allclose(a.tensors.at(name).to(torch::kFloat64), before[i].at(name) * f, 1e-5, 1e-7)) << i << " " << name;
       }
       if (norms[i] > limit) EXPECT_NEAR(norm(a), limit, 1e-5) << i;
       sum += norms[i] * ratio;

@@ -45,6 +45,9 @@ struct FamilyRegistration {
   // --benchmark_steps with --benchmark_optimizers: the same step with each optimizer this build
   // has (eager and captured), beside AdamW's. Empty: the family has no such rows.
   std::function<int(const Config& config, long long steps, bool tiny)> optimizerBenchmark;
+  // --benchmark_steps with --benchmark_networks: the same step with standard LoRA and each LyCORIS
+  // algorithm (eager and captured). Empty: the family has no such rows.
+  std::function<int(const Config& config, long long steps, bool tiny)> networkBenchmark;
 };
 
 // Every family this build trains, in the order the training table lists them (train/families.cpp).

@@ -36,7 +36,8 @@ double relativeError(const torch::Tensor& out, const torch::Tensor& ref) {
 
 }  // namespace
 
-int runSdxlBenchmark(const Config& config, long long steps, bool tiny, bool scalingRows, bool optimizerRows) {
+int runSdxlBenchmark(const Config& config, long long steps, bool tiny, bool scalingRows, bool optimizerRows, bool networkRows) {
+  optimizerRows &= !networkRows;
   BenchRanks ranks;
   const torch::Device device = ranks.device();
   scalingRows |= ranks.several();
@@ -126,25 +127,57 @@ int runSdxlBenchmark(const Config& config, long long steps, bool tiny, bool scal
         rows.push_back(runBenchRow(config, device, otherUpdate, model, m, {shape}, "bs1 " + std::to_string(side) + ", " + type, steps));
     }
   }
-  if (scalingRows && !optimizerRows) {
+  if (networkRows) {
+    // Standard LoRA first, then each LyCORIS algorithm in its place on the same U-Net (attn-mlp is
+    // the preset that adapts what networks.lora adapts), each with its own AdamW around the step.
+    const StepShape shape = stageRandom(1, side, side);
+    const std::string at = "bs1 " + std::to_string(side) + ", ";
+    for (const BenchMode& m : {modes[0], modes[4]})
+      rows.push_back(row(m, {shape}, at + "LoRA, " + std::to_string(lora.parameterCount()) + " params"));
+    lora.detach();
+    const std::string factor = tiny ? "factor=2" : "factor=8";
+    const std::vector<std::vector<std::string>> algos{{"algo=locon"}, {"algo=locon", "dora_wd=True"}, {"algo=loha"},
+                                                      {"algo=lokr", factor}, {"algo=ia3"}, {"algo=full"}};
+    for (std::vector<std::string> args : algos) {
+      args.push_back("preset=attn-mlp");
+      network::LoraNetworkOptions o = loraOptions;
+      o.args = network::parseNetworkArgs(args, "lycoris.kohya");
+      network::LoraNetwork net(o);
+      net.attach(network::sdxlLoraRule(network::LoraComponent::Unet), *unet);
+      std::vector<OptimizerGroup> netGroups;
+      for (auto& g : net.parameterGroups(std::nullopt, std::nullopt, 1e-4))
+        netGroups.push_back(OptimizerGroup{g.label, g.lr, g.params});
+      AdamW netOptimizer(netGroups, AdamWHyperparameters{});
+      OptimizerUpdate netUpdate(netOptimizer, schedule, 1.0, false, device, nullptr);
+      ranks.attach(netUpdate);
+      std::string label = at + "LyCORIS " + args[0].substr(5);
+      if (args.size() > 2) label += " " + args[1];
+      label += ", " + std::to_string(net.parameterCount()) + " params";
+      for (const BenchMode& m : {modes[0], modes[4]})
+        rows.push_back(runBenchRow(config, device, netUpdate, model, m, {shape}, label, steps));
+      net.detach();
+    }
+  }
+  if (scalingRows && !optimizerRows && !networkRows) {
     const StepShape shape = stageRandom(1, side, side);
     for (const BenchMode& m : {modes[0], modes[4]})
       rows.push_back(row(m, {shape}, "bs1 " + std::to_string(side) + "x" + std::to_string(side)));
   }
-  for (int64_t batch : scalingRows || optimizerRows ? std::vector<int64_t>{} : batchSizes) {
+  const bool modeRows = !scalingRows && !optimizerRows && !networkRows;
+  for (int64_t batch : modeRows ? batchSizes : std::vector<int64_t>{}) {
     const StepShape shape = stageRandom(batch, side, side);
     for (const BenchMode& m : modes)
       rows.push_back(row(m, {shape}, "bs" + std::to_string(batch) + " " + std::to_string(side) + "x" + std::to_string(side)));
   }
   std::vector<StepShape> mixed;
-  if (!scalingRows && !optimizerRows) {
+  if (modeRows) {
     for (const auto& [w, h] : threeBuckets) mixed.push_back(stageRandom(1, w, h));
     for (const BenchMode& m : {modes[0], modes[2], modes[4]}) rows.push_back(row(m, mixed, "bs1, 3 buckets"));
   }
   // channels_last: the U-Net's convolution weights in NHWC, so that cuDNN convolves without
   // converting layouts each time (its NCHW-to-NHWC conversions are ~4% of the captured step's
   // kernel time). Measured last: the weights stay converted.
-  if (!scalingRows && !optimizerRows) {
+  if (modeRows) {
     {
       torch::NoGradGuard noGrad;
       for (torch::Tensor& p : unet->parameters())

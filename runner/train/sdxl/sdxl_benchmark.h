@@ -8,7 +8,10 @@ namespace sinter::train {
 // Prints the numbers on stdout; returns an exit code. `scalingRows`: only what the multi-GPU scaling
 // table compares (batch 1: eager and the whole step captured), as runs on several ranks always do.
 // `optimizerRows`: instead, bs1 eager and captured (whole step) with AdamW and then with each other
-// optimizer this build has, at its default arguments (--benchmark_optimizers).
-int runSdxlBenchmark(const Config& config, long long steps, bool tiny, bool scalingRows = false, bool optimizerRows = false);
+// optimizer this build has, at its default arguments (--benchmark_optimizers). `networkRows`:
+// instead, bs1 eager and captured with standard LoRA and then with each LyCORIS algorithm on the
+// same modules (preset attn-mlp; dim 32, LoKr factor 8), each with AdamW (--benchmark_networks).
+int runSdxlBenchmark(const Config& config, long long steps, bool tiny, bool scalingRows = false, bool optimizerRows = false,
+                     bool networkRows = false);
 
 }  // namespace sinter::train

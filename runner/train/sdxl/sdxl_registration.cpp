@@ -20,6 +20,9 @@ FamilyRegistration sdxlRegistration() {
   r.optimizerBenchmark = [](const Config& config, long long steps, bool tiny) {
     return runSdxlBenchmark(config, steps, tiny, /*scalingRows=*/false, /*optimizerRows=*/true);
   };
+  r.networkBenchmark = [](const Config& config, long long steps, bool tiny) {
+    return runSdxlBenchmark(config, steps, tiny, /*scalingRows=*/false, /*optimizerRows=*/false, /*networkRows=*/true);
+  };
   // sdxl_train.py's block_lr: 23 rates for the U-Net's blocks.
   r.blockLrCount = kSdxlBlockLrCount;
   r.blockLrIndex = sdxlBlockLrIndex;
