@@ -342,7 +342,9 @@ std::vector<OptionSpec> buildRegistry() {
                                       "lycoris.kohya trains LyCORIS's LoCon, LoHa, LoKr, IA3 or full (network_args algo=...)."))
           .tabs(LORA).choices({"networks.lora", "networks.lora_flux", "lycoris.kohya"}),
       Opt("network_dim", T::Int, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Network rank (dim)"),
-          QT_TRANSLATE_NOOP("Option", "LoRA rank; 4 when unset.")).tabs(LORA).min(1).max(4096),
+          QT_TRANSLATE_NOOP("Option", "LoRA rank; 4 when unset. With LyCORIS's LoKr a rank of at least half a layer's size "
+                                      "(kohya_ss's 100000) trains its second Kronecker factor whole."))
+          .tabs(LORA).min(1).max(100000),
       Opt("network_alpha", T::Float, D(1.0), Sec::Network, QT_TRANSLATE_NOOP("Option", "Network alpha"),
           QT_TRANSLATE_NOOP("Option", "LoRA alpha; the update is scaled by alpha / rank.")).tabs(LORA).min(0).max(4096),
       Opt("network_args", T::List, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Network arguments"),

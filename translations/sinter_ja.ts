@@ -766,10 +766,6 @@
         <translation>ネットワークランク (dim)</translation>
     </message>
     <message>
-        <source>LoRA rank; 4 when unset.</source>
-        <translation>LoRA のランク。未設定なら 4。</translation>
-    </message>
-    <message>
         <source>Network alpha</source>
         <translation>ネットワークアルファ</translation>
     </message>
@@ -1588,6 +1584,10 @@
     <message>
         <source>networks.lora (SDXL, SD) or networks.lora_flux (FLUX); chosen from the family when unset. lycoris.kohya trains LyCORIS&apos;s LoCon, LoHa, LoKr, IA3 or full (network_args algo=...).</source>
         <translation>networks.lora(SDXL、SD)または networks.lora_flux(FLUX)。未設定のときはモデルファミリーから選ばれます。lycoris.kohya は LyCORIS の LoCon、LoHa、LoKr、IA3、full を学習します(network_args の algo=...)。</translation>
+    </message>
+    <message>
+        <source>LoRA rank; 4 when unset. With LyCORIS&apos;s LoKr a rank of at least half a layer&apos;s size (kohya_ss&apos;s 100000) trains its second Kronecker factor whole.</source>
+        <translation>LoRAのランク。未設定のときは4。LyCORISのLoKrでは、層の大きさの半分以上のランク(kohya_ssの100000)で2つ目のクロネッカー因子を分解せずに学習します。</translation>
     </message>
 </context>
 <context>

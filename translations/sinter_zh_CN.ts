@@ -766,10 +766,6 @@
         <translation>网络秩 (dim)</translation>
     </message>
     <message>
-        <source>LoRA rank; 4 when unset.</source>
-        <translation>LoRA 的秩;未设置时为 4。</translation>
-    </message>
-    <message>
         <source>Network alpha</source>
         <translation>网络 alpha</translation>
     </message>
@@ -1588,6 +1584,10 @@
     <message>
         <source>networks.lora (SDXL, SD) or networks.lora_flux (FLUX); chosen from the family when unset. lycoris.kohya trains LyCORIS&apos;s LoCon, LoHa, LoKr, IA3 or full (network_args algo=...).</source>
         <translation>networks.lora(SDXL、SD)或 networks.lora_flux(FLUX);未设置时按模型系列选择。lycoris.kohya 训练 LyCORIS 的 LoCon、LoHa、LoKr、IA3 或 full(network_args 中的 algo=...)。</translation>
+    </message>
+    <message>
+        <source>LoRA rank; 4 when unset. With LyCORIS&apos;s LoKr a rank of at least half a layer&apos;s size (kohya_ss&apos;s 100000) trains its second Kronecker factor whole.</source>
+        <translation>LoRA 秩;未设置时为 4。使用 LyCORIS 的 LoKr 时,秩不小于层尺寸的一半(kohya_ss 的 100000)会完整训练第二个克罗内克因子。</translation>
     </message>
 </context>
 <context>

@@ -109,18 +109,35 @@ std::vector<torch::Tensor> LycorisAdapter::trainedTensors() const {
 
 namespace {
 
-torch::Tensor weightDelta(const LycorisAdapter& a, const LycorisTensors& tensors, const torch::Tensor& baseWeight, bool training) {
+torch::Tensor weightDelta(const LycorisAdapter& a, const LycorisTensors& tensors, const torch::Tensor& baseWeight,
+                          const torch::Tensor& rowMask) {
   torch::Tensor d = lycorisDelta(a.algo, a.shape, tensors, a.scale, baseWeight);
-  const bool dropRows = training && a.rankDropout > 0.0 && a.algo != LycorisAlgo::IA3;
-  if (dropRows) d = maskRows(d, rankMask(a, d.size(0), d));
+  if (rowMask.defined()) d = maskRows(d, rowMask.to(d.scalar_type()));
   if (a.doraWd()) return lycorisDecomposedDelta(baseWeight, d, tensors.at("dora_scale"), a.multiplier);
   return a.multiplier == 1.0 ? d : d * a.multiplier;
 }
 
+bool dropsRows(const LycorisAdapter& a, bool training) { return training && a.rankDropout > 0.0 && a.algo != LycorisAlgo::IA3; }
+
 }  // namespace
 
 torch::Tensor lycorisWeightDelta(const LycorisAdapter& a, const torch::Tensor& baseWeight, bool training) {
-  return weightDelta(a, a.tensors, baseWeight, training);
+  const torch::Tensor like = a.trainedTensors().front();
+  return weightDelta(a, a.tensors, baseWeight, dropsRows(a, training) ? lycorisRowMask(a, like) : torch::Tensor());
+}
+
+bool lycorisBuildsFullDelta(const LycorisAdapter& a) {
+  if (a.bypass) return false;
+  return a.algo == LycorisAlgo::LoHa || a.algo == LycorisAlgo::LoKr || (a.algo == LycorisAlgo::LoCon && a.doraWd());
+}
+
+torch::Tensor lycorisComputeDelta(const LycorisAdapter& a, const torch::Tensor& baseWeight, torch::ScalarType dtype,
+                                  const torch::Tensor& rowMask) {
+  return weightDelta(a, computeTensors(a.tensors, dtype), baseWeight.to(dtype), rowMask).to(dtype);
+}
+
+torch::Tensor lycorisRowMask(const LycorisAdapter& a, const torch::Tensor& like) {
+  return rankMask(a, a.shape.out, torch::empty({0}, like.options().dtype(torch::kFloat32)));  // float32, on like's device
 }
 
 torch::Tensor lycorisForward(const LycorisAdapter& a, const torch::Tensor& x, const LycorisLayer& layer, bool training) {
@@ -179,7 +196,10 @@ torch::Tensor lycorisForward(const LycorisAdapter& a, const torch::Tensor& x, co
       if (hasBias) bias = bias + db * factor;
     }
   } else {
-    torch::Tensor dw = weightDelta(a, computeTensors(a.tensors, dtype), baseWeight, training).to(dtype);
+    // The step's delta where it is built once per step (network/lycoris_step_deltas.h).
+    torch::Tensor dw = training && a.stepDelta.defined()
+                           ? a.stepDelta
+                           : lycorisComputeDelta(a, baseWeight, dtype, dropsRows(a, training) ? lycorisRowMask(a, x) : torch::Tensor());
     if (keep.defined()) dw = dw * keep;
     weight = baseWeight + dw;
   }

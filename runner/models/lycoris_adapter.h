@@ -23,6 +23,10 @@ struct LycorisAdapter {
   double dropout = 0.0;        // LyCORIS's own dropout argument, on the bypass output only
   bool bypass = false;         // bypass_mode: base(x) + adapter(x) rather than a rebuilt weight
   int64_t stride = 1, padding = 0;
+  // Set by network/lycoris_step_deltas.h while a run builds this module's delta once per step:
+  // the step's delta (multiplier, rank dropout's mask and DoRA applied), in the compute dtype, a
+  // leaf the training forward passes use instead of rebuilding it.
+  torch::Tensor stepDelta;
 
   bool doraWd() const { return tensors.has("dora_scale"); }
   bool drawsRandom() const { return rankDropout > 0.0 || moduleDropout > 0.0 || (bypass && dropout > 0.0); }
@@ -40,6 +44,19 @@ struct LycorisLayer {
 // The delta the adapter adds to the base weight at `multiplier`, with DoRA applied and, while
 // training, rank dropout (draws from the device's generator); in the tensors' dtype.
 torch::Tensor lycorisWeightDelta(const LycorisAdapter& adapter, const torch::Tensor& baseWeight, bool training);
+
+// Whether the rebuild forward forms this adapter's delta as a full-size weight whose building is
+// worth doing once per step (LoHa, LoKr, DoRA; not bypass mode, LoCon's factor path, IA3's
+// scaling or full's difference).
+bool lycorisBuildsFullDelta(const LycorisAdapter& adapter);
+
+// The delta the rebuild forward adds to `baseWeight` (in `dtype`, the compute dtype): formed at
+// that precision, times the multiplier, its rows times `rowMask` (rank dropout; undefined: none),
+// DoRA applied.
+torch::Tensor lycorisComputeDelta(const LycorisAdapter& adapter, const torch::Tensor& baseWeight, torch::ScalarType dtype,
+                                  const torch::Tensor& rowMask);
+// Rank dropout's mask of the delta's rows, as the forward draws it (rank_dropout_scale applied).
+torch::Tensor lycorisRowMask(const LycorisAdapter& adapter, const torch::Tensor& like);
 
 // The layer's output with the adapter: base(x) + op(x, delta) in rebuild mode (LyCORIS's default),
 // computed as one product with W + delta formed at the activations' precision, and for LoCon

@@ -205,6 +205,15 @@ TEST(KohyaImport, LyCorisLoConIsCarriedAsLycorisKohya) {
     EXPECT_NE(itemFor(r.atDefaults, key), nullptr) << key;
 }
 
+// kohya_ss's full-rank LoKr idiom (its "SDXL - 1 image LoRA" preset): network_dim = conv_dim =
+// 100000, which LyCORIS reads as "w2 whole" for every layer. sd-scripts takes any dim, so does this.
+TEST(KohyaImport, LokrFullRankDimIsCarried) {
+  KohyaImportResult r = importKohyaJson(
+      R"({"sdxl": true, "LoRA_type": "LyCORIS/LoKr", "network_dim": 100000, "conv_dim": 100000, "network_alpha": 1, "factor": 6})", "k.json");
+  EXPECT_EQ(r.config.getInt("network_dim"), 100000);
+  EXPECT_EQ(itemFor(r.notCarried, "network_dim"), nullptr) << textFor(r.notCarried, "network_dim");
+}
+
 // The LyCORIS algorithms the runner does not train, and train_norm, are carried but named as refused.
 TEST(KohyaImport, LycorisValuesTheRunnerRefusesAreSaid) {
   KohyaImportResult r = importKohyaJson(R"({"sdxl": true, "LoRA_type": "LyCORIS/GLoRA", "train_norm": true})", "g.json");

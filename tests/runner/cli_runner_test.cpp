@@ -145,7 +145,8 @@ TEST_F(RunnerCli, BenchmarkNetworksTimesEachLycorisAlgorithm) {
   Result r = run({"--benchmark_steps", "1", "--model_size", "tiny", "--benchmark_networks"});
   ASSERT_EQ(r.code, 0) << r.output;
   for (const char* label : {"bs1 256, LoRA, ", "LyCORIS locon, ", "LyCORIS locon dora_wd=True, ", "LyCORIS loha, ",
-                            "LyCORIS lokr factor=2, ", "LyCORIS ia3, ", "LyCORIS full, "})
+                            "LyCORIS lokr factor=2, ", "LyCORIS ia3, ", "LyCORIS full, ", "4 micro-batches, delta per forward",
+                            "4 micro-batches, delta per step"})
     EXPECT_NE(r.output.find(label), std::string::npos) << label << "\n" << r.output;
   EXPECT_EQ(r.output.find("| failed"), std::string::npos) << r.output;
 }

@@ -236,6 +236,24 @@ std::vector<torch::Tensor> outputs(torch::nn::Module& root) {
 
 }  // namespace
 
+// LoKr at kohya_ss's network_dim = 100000: w2 is kept whole (lokr_w2) wherever the dim is at
+// least half the layer's larger factor, as LyCORIS decides per layer; w1 is whole anyway.
+TEST(LycorisNetwork, LokrAtFullRankDimKeepsW2Whole) {
+  auto root = tinyUnet();
+  LoraNetworkOptions o;
+  o.dim = 100000;
+  o.alpha = 1.0;
+  o.args = parseNetworkArgs({"algo=lokr", "factor=4", "conv_dim=100000"}, "lycoris.kohya");
+  LoraNetwork net(o);
+  ASSERT_GT(net.attach(sdxlLoraRule(LoraComponent::Unet), *root), 0u);
+  for (const LoraModule& m : net.modules()) {
+    EXPECT_TRUE(m.lycoris->tensors.has("lokr_w1")) << m.name;
+    EXPECT_TRUE(m.lycoris->tensors.has("lokr_w2")) << m.name;
+    EXPECT_FALSE(m.lycoris->tensors.has("lokr_w2_a")) << m.name;
+    EXPECT_EQ(m.lycoris->scale, 1.0) << m.name;  // both factors whole: LyCORIS's scale is 1
+  }
+}
+
 TEST(LycorisNetwork, EachAlgorithmSavesLycorisKeysAndLoadsBack) {
   const fs::path dir = fs::temp_directory_path() / ("sinter_lycoris_" + std::to_string(::getpid()));
   fs::create_directories(dir);

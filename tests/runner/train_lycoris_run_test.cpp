@@ -140,6 +140,31 @@ TEST_F(LycorisRun, ResumeContinuesExactly) {
   EXPECT_TRUE(sameTensors(path("out_straight/t.safetensors"), path("out_resumed/t.safetensors"), 1e-6));
 }
 
+// gradient_accumulation_steps 2: LoHa's and DoRA's deltas are built once per step. The run trains
+// as one that rebuilds them in every forward pass (gradient checkpointing keeps that path; it
+// changes no values), and a resume from its state continues exactly.
+TEST_F(LycorisRun, AccumulatedStepsBuildTheDeltaOncePerStep) {
+  const std::string extra = "max_train_steps = 2\ngradient_accumulation_steps = 2\noptimizer_type = \"SGDNesterov\"\n"
+                            "network_args = [\"algo=loha\", \"dora_wd=True\", \"conv_dim=2\"]\n";
+  ProcessResult once = runRunner({"--config_file", writeConfig("accum_once.toml", path("out_accum_once"), extra)});
+  ASSERT_EQ(once.exitCode, 0) << once.err;
+  EXPECT_NE(once.err.find("deltas built once per step"), std::string::npos) << once.err;
+  ProcessResult each = runRunner(
+      {"--config_file", writeConfig("accum_each.toml", path("out_accum_each"), extra + "gradient_checkpointing = true\n")});
+  ASSERT_EQ(each.exitCode, 0) << each.err;
+  EXPECT_NE(each.err.find("rebuilt in every forward pass"), std::string::npos) << each.err;
+  EXPECT_TRUE(sameTensors(path("out_accum_once/t.safetensors"), path("out_accum_each/t.safetensors"), 1e-5));
+
+  const std::string stateful = "max_train_steps = 4\nsave_every_n_steps = 2\nsave_state = true\ngradient_accumulation_steps = 2\n"
+                               "network_args = [\"algo=lokr\", \"factor=4\", \"dora_wd=True\"]\n";
+  ASSERT_EQ(runRunner({"--config_file", writeConfig("accum_straight.toml", path("out_accum_straight"), stateful)}).exitCode, 0);
+  const std::string resumed = writeConfig("accum_resumed.toml", path("out_accum_resumed"),
+                                          stateful + "resume = \"" + path("out_accum_straight/t-step00000002-state") + "\"\n");
+  ProcessResult r = runRunner({"--config_file", resumed});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_TRUE(sameTensors(path("out_accum_straight/t.safetensors"), path("out_accum_resumed/t.safetensors"), 1e-6));
+}
+
 namespace {
 
 std::string writeFluxConfig(const std::string& name, const std::string& outputDir, const std::string& extra) {

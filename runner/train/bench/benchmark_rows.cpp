@@ -57,7 +57,7 @@ namespace {
 
 BenchRow timeRow(const Config& config, const torch::Device& device, OptimizerUpdate& update, BenchModel& model, const BenchMode& m,
                  const std::vector<StepShape>& shapes, const std::string& shapesLabel, long long steps,
-                 const compile::CompilePlan& plan, std::optional<GraphedRegions>& regions) {
+                 const compile::CompilePlan& plan, std::optional<GraphedRegions>& regions, int microBatches) {
   const bool fused = plan.fuseKernels && model.setFusedKernels;
   if (model.setFusedKernels) model.setFusedKernels(plan.fuseKernels);
   if (plan.cudnnBenchmark) at::globalContext().setBenchmarkCuDNN(true);
@@ -72,7 +72,13 @@ BenchRow timeRow(const Config& config, const torch::Device& device, OptimizerUpd
   if (regions) options.regions = &*regions;
   options.fatalOnCaptureFailure = true;  // the benchmark's step has nothing that prevents capture
   options.cacheLimit = plan.cacheLimit;
+  options.lossDivisor = microBatches;
   StepExecutor executor(device, update, options, {model.generator});
+  // One optimizer step: its micro-batches, the last with the update.
+  auto step = [&](const StepShape& s) {
+    for (int i = 1; i < microBatches; ++i) executor.run(s, false, [&] { return model.stagedLoss(s); });
+    return executor.run(s, true, [&] { return model.stagedLoss(s); });
+  };
   synchronizeDevice(device);
   resetPeakMemory(device);
 
@@ -83,7 +89,7 @@ BenchRow timeRow(const Config& config, const torch::Device& device, OptimizerUpd
   if (fused) row.mechanism += " + fused " + compile::fusedKernelNames(model.family);
   // First step: warm-up and capture of every shape (as a run's warm-up phase), then one step.
   const auto first = Clock::now();
-  for (const StepShape& s : shapes) executor.run(s, true, [&] { return model.stagedLoss(s); });
+  for (const StepShape& s : shapes) step(s);
   synchronizeDevice(device);
   row.firstStepS = msSince(first) / 1000.0;
   // profile_steps with output_dir: the first timed steps of each row traced (Kineto), one file per row.
@@ -98,7 +104,7 @@ BenchRow timeRow(const Config& config, const torch::Device& device, OptimizerUpd
     const StepShape& s = shapes[static_cast<size_t>(i) % shapes.size()];
     profiler.stepStarts(i + 2);
     const auto start = Clock::now();
-    executor.run(s, true, [&] { return model.stagedLoss(s); });
+    step(s);
     synchronizeDevice(device);
     ms.push_back(msSince(start));
     if (auto trace = profiler.stepEnded(i + 2)) spdlog::info("trace of {}: {}", m.label, *trace);
@@ -110,7 +116,7 @@ BenchRow timeRow(const Config& config, const torch::Device& device, OptimizerUpd
   torch::Tensor loss;
   for (long long i = 0; i < steps; ++i) {
     const StepShape& s = shapes[static_cast<size_t>(i) % shapes.size()];
-    loss = executor.run(s, true, [&] { return model.stagedLoss(s); }).loss;
+    loss = step(s).loss;
   }
   synchronizeDevice(device);
   row.pipelinedMs = msSince(pipelined) / static_cast<double>(steps);
@@ -123,7 +129,8 @@ BenchRow timeRow(const Config& config, const torch::Device& device, OptimizerUpd
 }  // namespace
 
 BenchRow runBenchRow(const Config& config, const torch::Device& device, OptimizerUpdate& update, BenchModel& model,
-                     const BenchMode& m, const std::vector<StepShape>& shapes, const std::string& shapesLabel, long long steps) {
+                     const BenchMode& m, const std::vector<StepShape>& shapes, const std::string& shapesLabel, long long steps,
+                     int microBatches) {
   Config rowConfig = config;
   rowConfig.set("compile", m.compile);
   rowConfig.set("compile_backend", m.backend);
@@ -143,7 +150,7 @@ BenchRow runBenchRow(const Config& config, const torch::Device& device, Optimize
   std::optional<GraphedRegions> regions;  // the row's per-block graphs, if it has them
   BenchRow row;
   try {
-    row = timeRow(rowConfig, device, update, model, m, shapes, shapesLabel, steps, plan, regions);
+    row = timeRow(rowConfig, device, update, model, m, shapes, shapesLabel, steps, plan, regions, microBatches);
   } catch (const std::exception& e) {
     // The other rows still run; the table says which failed and why.
     spdlog::error("{}: failed: {}", m.label, e.what());

@@ -67,9 +67,10 @@ class BenchRanks {
 void synchronizeDevice(const torch::Device& device);
 
 // Times `steps` steps of one compile mode over `shapes` (staged already), as a training run's
-// executor runs them.
+// executor runs them; each step of `microBatches` micro-batches (gradient accumulation).
 BenchRow runBenchRow(const Config& config, const torch::Device& device, OptimizerUpdate& update, BenchModel& model,
-                     const BenchMode& mode, const std::vector<StepShape>& shapes, const std::string& shapesLabel, long long steps);
+                     const BenchMode& mode, const std::vector<StepShape>& shapes, const std::string& shapesLabel, long long steps,
+                     int microBatches = 1);
 
 // The rows as a Markdown table, each against the eager row of its shapes.
 void printBenchRows(const std::vector<BenchRow>& rows);

@@ -127,6 +127,11 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   OptimizerUpdate update(optimizer, schedule, options.maxGradNorm, options.lossScaling, run.device, method.computeCopies(),
                          options.fusedBackwardPass);
   update.setAfterStep(method.afterOptimizerStep());
+  // Weights derived once per step rather than per micro-batch (LyCORIS's full-size deltas), where
+  // a step has several micro-batches; not where parameters step inside the backward pass, where
+  // several ranks reduce gradients as backward completes them, or where blocks swap out.
+  if (gradAccum > 1 && !options.fusedBackwardPass && !group && family.blockSwaps().empty())
+    if (std::optional<StepDerivedWeights> derived = method.derivePerStep()) update.setDerivedWeights(std::move(*derived));
   const std::vector<std::string> figureNames = method.stepFigureNames();
   // A full-weight run's swapped blocks train too: their weights are stepped in the backward pass
   // (the run refuses blocks_to_swap without fused_backward_pass: full_weights_method.h).

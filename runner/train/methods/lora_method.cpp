@@ -189,6 +189,30 @@ void LoraMethod::loadStateTensors(const NamedTensors& tensors, const std::string
   if (!r.missing.empty())
     throw InputError("resume: the state in '" + source + "' lacks " + std::to_string(r.missing.size()) +
                      " of this network's modules (e.g. " + r.missing.front() + "); was it saved with other network settings?");
+  if (stepDeltas_) stepDeltas_->refresh();  // the step deltas of the loaded tensors
+}
+
+std::optional<StepDerivedWeights> LoraMethod::derivePerStep() {
+  if (!options_.network.args.lycoris) return std::nullopt;
+  auto deltas = std::make_unique<network::LycorisStepDeltas>(*network_, computeDtype_);
+  if (deltas->size() == 0) return std::nullopt;
+  const double mib = static_cast<double>(deltas->deltaElements()) * 2.0 * static_cast<double>(torch::elementSize(computeDtype_)) / 1048576.0;
+  // Under gradient checkpointing the forward keeps no delta between micro-batches; a step delta
+  // (and its gradient) would be memory the run chose not to spend.
+  if (config_.getBool("gradient_checkpointing")) {
+    spdlog::info("LyCORIS: {} deltas rebuilt in every forward pass (gradient_checkpointing: building them once per step would "
+                 "keep {:.0f} MiB)", deltas->size(), mib);
+    return std::nullopt;
+  }
+  stepDeltas_ = std::move(deltas);
+  stepDeltas_->start();
+  spdlog::info("LyCORIS: {} deltas built once per step, not per micro-batch ({:.0f} MiB with their gradients)", stepDeltas_->size(), mib);
+  network::LycorisStepDeltas* d = stepDeltas_.get();
+  StepDerivedWeights derived;
+  derived.backpropagate = [d] { d->backpropagate(); };
+  derived.refresh = [d] { d->refresh(); };
+  derived.mutableTensors = [d] { return d->mutableTensors(); };
+  return derived;
 }
 
 }  // namespace sinter::train

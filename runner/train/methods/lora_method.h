@@ -8,6 +8,7 @@
 #include "network/lora_max_norm.h"
 #include "network/lora_metadata.h"
 #include "network/lora_network.h"
+#include "network/lycoris_step_deltas.h"
 #include "train/parts/training_parts.h"
 
 namespace sinter::train {
@@ -49,6 +50,8 @@ class LoraMethod : public MethodPart {
   std::vector<OptimizerGroup> parameterGroups() const override;
   ComputeCopies* computeCopies() override { return copies_.get(); }
   std::function<void()> afterOptimizerStep() override;
+  // LyCORIS's LoHa, LoKr and DoRA deltas built once per step (network/lycoris_step_deltas.h).
+  std::optional<StepDerivedWeights> derivePerStep() override;
   torch::Tensor stepFigures() const override { return maxNorm_ ? maxNorm_->figures() : torch::Tensor(); }
   std::vector<std::string> stepFigureNames() const override;
   void describeRun(const data::Dataset& dataset, long long batchesPerEpoch, long long numEpochs, long long maxTrainSteps,
@@ -64,6 +67,7 @@ class LoraMethod : public MethodPart {
   torch::Dtype computeDtype_;  // the models' activations
   std::unique_ptr<ComputeCopies> copies_;
   std::unique_ptr<network::LoraMaxNorm> maxNorm_;
+  std::unique_ptr<network::LycorisStepDeltas> stepDeltas_;
   network::LoraRunFacts facts_;
   network::Metadata ssMetadata_;
   torch::Dtype saveDtype_;

@@ -53,6 +53,8 @@ std::vector<torch::Tensor> OptimizerUpdate::mutableTensors() const {
     for (const torch::Tensor& t : scaler_->mutableTensors()) all.push_back(t);
   if (copies_)
     for (const torch::Tensor& t : copies_->mutableTensors()) all.push_back(t);
+  if (derived_.mutableTensors)
+    for (const torch::Tensor& t : derived_.mutableTensors()) all.push_back(t);
   return all;
 }
 
@@ -62,6 +64,7 @@ void OptimizerUpdate::apply() {
     if (afterStep_) afterStep_();
     return;
   }
+  if (derived_.backpropagate) derived_.backpropagate();
   if (reducer_) reducer_->finish();
   schedule_.apply(optimizer_);
   if (scaler_) {
@@ -75,6 +78,7 @@ void OptimizerUpdate::apply() {
     optimizer_.step();
   }
   if (afterStep_) afterStep_();
+  if (derived_.refresh) derived_.refresh();
   optimizer_.zeroGrad();
 }
 

@@ -17,6 +17,7 @@
 #include "train/base/mixed_precision.h"
 #include "train/optim/fused_backward.h"
 #include "train/optim/lr_schedule.h"
+#include "train/base/step_derived_weights.h"
 #include "train/optim/optimizer.h"
 
 namespace sinter::train {
@@ -47,6 +48,9 @@ class OptimizerUpdate {
   // Runs right after every optimizer step (device work only: it may be captured with the step),
   // e.g. scale_weight_norms' max-norm of the LoRA weights.
   void setAfterStep(std::function<void()> afterStep) { afterStep_ = std::move(afterStep); }
+  // Weights derived once per step (not with a fused backward pass): their gradients are carried
+  // to the trained tensors before each update, and they are derived again after it.
+  void setDerivedWeights(StepDerivedWeights derived) { derived_ = std::move(derived); }
   // The fused backward pass, or null.
   FusedBackwardPass* fusedBackwardPass() { return fused_.get(); }
 
@@ -60,6 +64,7 @@ class OptimizerUpdate {
   std::unique_ptr<FusedBackwardPass> fused_;
   std::unique_ptr<distributed::GradientReducer> reducer_;
   std::function<void()> afterStep_;
+  StepDerivedWeights derived_;
 };
 
 }  // namespace sinter::train

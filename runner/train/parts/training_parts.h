@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@
 #include "train/base/event_sink.h"
 #include "train/base/mixed_precision.h"
 #include "train/base/shape_plan.h"
+#include "train/base/step_derived_weights.h"
 #include "train/base/train_state.h"
 #include "train/capture/graphed_regions.h"
 #include "train/optim/optimizer.h"
@@ -142,6 +144,10 @@ class MethodPart {
   // Run right after each optimizer step (eagerly or inside the captured step: device work only),
   // e.g. scale_weight_norms' max-norm; empty: nothing.
   virtual std::function<void()> afterOptimizerStep() { return {}; }
+  // Weights the forward passes take from a derivation made once per step instead of in each pass
+  // (the loop asks only where a step accumulates micro-batches); the method switches to them and
+  // returns how the update keeps them, or nullopt when it has none.
+  virtual std::optional<StepDerivedWeights> derivePerStep() { return std::nullopt; }
   // Figures of the step just taken, as a 1-dim device tensor that the loop reads back with the
   // loss (stepFigureNames() names them, in the order of sd-scripts' logs); undefined: none.
   virtual torch::Tensor stepFigures() const { return {}; }

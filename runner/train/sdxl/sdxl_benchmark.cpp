@@ -11,6 +11,7 @@
 #include "compile/gemm_tuning.h"
 #include "models/sdxl_unet.h"
 #include "network/lora_network.h"
+#include "network/lycoris_step_deltas.h"
 #include "train/base/device_info.h"
 #include "train/base/mixed_precision.h"
 #include "train/bench/benchmark_rows.h"
@@ -155,6 +156,18 @@ int runSdxlBenchmark(const Config& config, long long steps, bool tiny, bool scal
       label += ", " + std::to_string(net.parameterCount()) + " params";
       for (const BenchMode& m : {modes[0], modes[4]})
         rows.push_back(runBenchRow(config, device, netUpdate, model, m, {shape}, label, steps));
+      // Gradient accumulation: a full-size delta rebuilt in each micro-batch's forward (LyCORIS's
+      // way) against built once per step (network/lycoris_step_deltas.h), captured.
+      network::LycorisStepDeltas deltas(net, dtype);
+      if (deltas.size() > 0) {
+        const int micro = 4;
+        const std::string accumulated = label + ", " + std::to_string(micro) + " micro-batches, delta per ";
+        rows.push_back(runBenchRow(config, device, netUpdate, model, modes[4], {shape}, accumulated + "forward", steps, micro));
+        deltas.start();
+        netUpdate.setDerivedWeights({[&] { deltas.backpropagate(); }, [&] { deltas.refresh(); }, [&] { return deltas.mutableTensors(); }});
+        rows.push_back(runBenchRow(config, device, netUpdate, model, modes[4], {shape}, accumulated + "step", steps, micro));
+        netUpdate.setDerivedWeights({});
+      }
       net.detach();
     }
   }

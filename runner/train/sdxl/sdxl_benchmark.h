@@ -10,7 +10,9 @@ namespace sinter::train {
 // `optimizerRows`: instead, bs1 eager and captured (whole step) with AdamW and then with each other
 // optimizer this build has, at its default arguments (--benchmark_optimizers). `networkRows`:
 // instead, bs1 eager and captured with standard LoRA and then with each LyCORIS algorithm on the
-// same modules (preset attn-mlp; dim 32, LoKr factor 8), each with AdamW (--benchmark_networks).
+// same modules (preset attn-mlp; dim 32, LoKr factor 8), each with AdamW, and for the algorithms
+// whose delta is full-size, captured steps of 4 micro-batches with the delta built per forward and
+// per step (--benchmark_networks).
 int runSdxlBenchmark(const Config& config, long long steps, bool tiny, bool scalingRows = false, bool optimizerRows = false,
                      bool networkRows = false);
 
