@@ -42,7 +42,8 @@ torch::Tensor maybeDropout(const LycorisAdapter& a, torch::Tensor h, bool traini
 // that scales the product (scale, multiplier, scalar, a mask of output rows, module dropout's keep
 // factor) is folded into the small up weight, so the path costs what standard LoRA's does: the
 // down product and one up product accumulated onto the base output. `rankKeep` masks the rank
-// channels (bypass mode's rank dropout), `outKeep` the output channels (rebuild mode's).
+// channels (bypass mode's rank dropout), `outKeep` the output channels (rebuild mode's). An
+// undefined `base` returns the adapter's part alone.
 torch::Tensor lowRankForward(const LycorisAdapter& a, const torch::Tensor& x, const torch::Tensor& base, const torch::Tensor& rankKeep,
                              const torch::Tensor& outKeep, const torch::Tensor& keep) {
   const torch::ScalarType dtype = x.scalar_type();
@@ -62,6 +63,7 @@ torch::Tensor lowRankForward(const LycorisAdapter& a, const torch::Tensor& x, co
   if (rankKeep.defined()) up = up * rankKeep.to(dtype).view(cols);
   if (outKeep.defined()) up = up * outKeep.to(dtype).view(rows);
   if (keep.defined()) up = up * keep;
+  if (!base.defined()) return a.shape.conv() ? F::conv2d(h, up) : F::linear(h, up);
   if (a.shape.conv()) return base + F::conv2d(h, up);
   // base + h up^T as one accumulating product.
   const torch::Tensor flat = torch::addmm(base.reshape({-1, up.size(0)}), h.reshape({-1, up.size(1)}), up.t());
@@ -98,17 +100,6 @@ torch::Tensor bypassDiff(const LycorisAdapter& a, const torch::Tensor& x, bool t
   throw std::logic_error(std::string("bypass_mode has no additive form for LyCORIS algo ") + lycorisAlgoName(a.algo));
 }
 
-}  // namespace
-
-std::vector<torch::Tensor> LycorisAdapter::trainedTensors() const {
-  std::vector<torch::Tensor> out;
-  for (const std::string& name : tensors.names)
-    if (tensors.trained.at(name)) out.push_back(tensors.at(name));
-  return out;
-}
-
-namespace {
-
 torch::Tensor weightDelta(const LycorisAdapter& a, const LycorisTensors& tensors, const torch::Tensor& baseWeight,
                           const torch::Tensor& rowMask) {
   torch::Tensor d = lycorisDelta(a.algo, a.shape, tensors, a.scale, baseWeight);
@@ -121,9 +112,11 @@ bool dropsRows(const LycorisAdapter& a, bool training) { return training && a.ra
 
 }  // namespace
 
-torch::Tensor lycorisWeightDelta(const LycorisAdapter& a, const torch::Tensor& baseWeight, bool training) {
-  const torch::Tensor like = a.trainedTensors().front();
-  return weightDelta(a, a.tensors, baseWeight, dropsRows(a, training) ? lycorisRowMask(a, like) : torch::Tensor());
+std::vector<torch::Tensor> LycorisAdapter::trainedTensors() const {
+  std::vector<torch::Tensor> out;
+  for (const std::string& name : tensors.names)
+    if (tensors.trained.at(name)) out.push_back(tensors.at(name));
+  return out;
 }
 
 bool lycorisBuildsFullDelta(const LycorisAdapter& a) {
@@ -133,7 +126,8 @@ bool lycorisBuildsFullDelta(const LycorisAdapter& a) {
 
 torch::Tensor lycorisComputeDelta(const LycorisAdapter& a, const torch::Tensor& baseWeight, torch::ScalarType dtype,
                                   const torch::Tensor& rowMask) {
-  return weightDelta(a, computeTensors(a.tensors, dtype), baseWeight.to(dtype), rowMask).to(dtype);
+  const torch::Tensor base = baseWeight.defined() ? baseWeight.to(dtype) : baseWeight;
+  return weightDelta(a, computeTensors(a.tensors, dtype), base, rowMask).to(dtype);
 }
 
 torch::Tensor lycorisRowMask(const LycorisAdapter& a, const torch::Tensor& like) {
@@ -159,14 +153,11 @@ torch::Tensor lycorisForward(const LycorisAdapter& a, const torch::Tensor& x, co
   // which are the output channels of the path.
   if (a.algo == LycorisAlgo::LoCon && !a.doraWd()) {
     const torch::Tensor base = layer.base(x);
-    if (a.bypass && a.dropout > 0.0 && training) {
-      const torch::Tensor zero = torch::zeros_like(base);
-      torch::Tensor extra = lowRankForward(a, x, zero, dropRank ? rankMask(a, a.tensors.at("lora_up.weight").size(1), x) : torch::Tensor(),
-                                           {}, keep);
-      return base + maybeDropout(a, extra, training);
-    }
-    const torch::Tensor rankKeep = a.bypass && dropRank ? rankMask(a, a.tensors.at("lora_up.weight").size(1), x) : torch::Tensor();
-    const torch::Tensor outKeep = !a.bypass && dropRank ? rankMask(a, a.shape.out, x) : torch::Tensor();
+    torch::Tensor rankKeep, outKeep;
+    if (dropRank && a.bypass) rankKeep = rankMask(a, a.tensors.at("lora_up.weight").size(1), x);
+    else if (dropRank) outKeep = rankMask(a, a.shape.out, x);
+    if (a.bypass && a.dropout > 0.0 && training)
+      return base + maybeDropout(a, lowRankForward(a, x, {}, rankKeep, outKeep, keep), training);
     return lowRankForward(a, x, base, rankKeep, outKeep, keep);
   }
   if (a.bypass) {

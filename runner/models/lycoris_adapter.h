@@ -41,10 +41,6 @@ struct LycorisLayer {
   std::function<torch::Tensor(const torch::Tensor&)> base;
 };
 
-// The delta the adapter adds to the base weight at `multiplier`, with DoRA applied and, while
-// training, rank dropout (draws from the device's generator); in the tensors' dtype.
-torch::Tensor lycorisWeightDelta(const LycorisAdapter& adapter, const torch::Tensor& baseWeight, bool training);
-
 // Whether the rebuild forward forms this adapter's delta as a full-size weight whose building is
 // worth doing once per step (LoHa, LoKr, DoRA; not bypass mode, LoCon's factor path, IA3's
 // scaling or full's difference).
@@ -52,7 +48,8 @@ bool lycorisBuildsFullDelta(const LycorisAdapter& adapter);
 
 // The delta the rebuild forward adds to `baseWeight` (in `dtype`, the compute dtype): formed at
 // that precision, times the multiplier, its rows times `rowMask` (rank dropout; undefined: none),
-// DoRA applied.
+// DoRA applied. `baseWeight` may be undefined where the algorithm does not read it (LoCon, LoHa,
+// LoKr without DoRA).
 torch::Tensor lycorisComputeDelta(const LycorisAdapter& adapter, const torch::Tensor& baseWeight, torch::ScalarType dtype,
                                   const torch::Tensor& rowMask);
 // Rank dropout's mask of the delta's rows, as the forward draws it (rank_dropout_scale applied).

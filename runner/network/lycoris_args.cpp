@@ -179,4 +179,9 @@ LycorisArgs parseLycorisArgs(const std::vector<std::pair<std::string, std::strin
   return out;
 }
 
+std::string lycorisDimFromWeightsRefusal() {
+  return "dim_from_weights is not supported with network_module = \"lycoris.kohya\" in this build: the module shapes come "
+         "from network_dim, conv_dim and network_args, and network_weights loads into them";
+}
+
 }  // namespace sinter::network

@@ -40,5 +40,7 @@ const std::vector<std::string>& supportedLycorisArgs();
 // build does not train (dylora, glora, diag-oft, boft; ia3 and preset files), train_norm, and
 // combinations LyCORIS itself refuses (algo=full with bypass_mode).
 LycorisArgs parseLycorisArgs(const std::vector<std::pair<std::string, std::string>>& args);
+// Why dim_from_weights is refused with lycoris.kohya (the preflight and the network both say it).
+std::string lycorisDimFromWeightsRefusal();
 
 }  // namespace sinter::network

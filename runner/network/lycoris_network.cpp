@@ -26,8 +26,7 @@ torch::Tensor baseBiasOf(const LoraModule& m) { return m.linear ? m.linear->bias
 size_t LoraNetwork::attachLycoris(const LoraTargetRule& rule, torch::nn::Module& root, const std::string& pathPrefix) {
   const LycorisArgs& a = *options_.args.lycoris;
   if (options_.moduleRanks)
-    throw LoraError("dim_from_weights is not supported with network_module = \"lycoris.kohya\" in this build; the module "
-                    "shapes come from network_dim, conv_dim and network_args, and network_weights loads into them");
+    throw LoraError(lycorisDimFromWeightsRefusal());
   struct Candidate {
     std::string path;
     std::shared_ptr<models::LinearImpl> linear;

@@ -34,7 +34,9 @@ int64_t LycorisStepDeltas::deltaElements() const {
 }
 
 torch::Tensor LycorisStepDeltas::build(const Entry& e) const {
-  return models::lycorisComputeDelta(*e.adapter, e.baseWeight(), computeDtype_, e.rowMask);
+  // Only DoRA reads the frozen weight (a served one would be fetched in full for nothing).
+  const torch::Tensor base = e.adapter->doraWd() ? e.baseWeight() : torch::Tensor();
+  return models::lycorisComputeDelta(*e.adapter, base, computeDtype_, e.rowMask);
 }
 
 void LycorisStepDeltas::start() {

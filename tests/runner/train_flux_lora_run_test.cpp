@@ -12,11 +12,13 @@
 #include "models/flux_transformer.h"
 #include "models/served_weight.h"
 #include "runner_process.h"
+#include "safetensors_compare.h"
 
 namespace fs = std::filesystem;
 using sinter::test::writeText;
 using sinter::test::ProcessResult;
 using sinter::test::runRunner;
+using sinter::test::sameTensors;
 using sinter::test::doneStatus;
 using sinter::test::losses;
 using sinter::test::eventsOf;
@@ -56,14 +58,6 @@ std::string writeConfig(const std::string& name, const std::string& outputDir, c
   const std::string p = path(name);
   writeText(p, text);
   return p;
-}
-
-bool sameTensors(const std::string& a, const std::string& b, double tol) {
-  sinter::io::SafetensorsFile fa(a), fb(b);
-  if (fa.keys() != fb.keys()) return false;
-  for (const auto& k : fa.keys())
-    if (!torch::allclose(fa.tensor(k).to(torch::kFloat64), fb.tensor(k).to(torch::kFloat64), 0, tol)) return false;
-  return true;
 }
 
 class FluxLoraRun : public ::testing::Test {

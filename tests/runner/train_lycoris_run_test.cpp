@@ -9,10 +9,13 @@
 
 #include "io/safetensors.h"
 #include "runner_process.h"
+#include "safetensors_compare.h"
 
 namespace fs = std::filesystem;
 using sinter::test::ProcessResult;
 using sinter::test::runRunner;
+using sinter::test::writeText;
+using sinter::test::sameTensors;
 using sinter::test::losses;
 
 namespace {
@@ -20,11 +23,6 @@ namespace {
 fs::path g_root;
 
 std::string path(const std::string& rel) { return (g_root / rel).string(); }
-
-void writeText(const std::string& p, const std::string& text) {
-  fs::create_directories(fs::path(p).parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
 
 std::string writeConfig(const std::string& name, const std::string& outputDir, const std::string& extra) {
   const std::string text = "model_family = \"sdxl\"\n"
@@ -48,14 +46,6 @@ std::string writeConfig(const std::string& name, const std::string& outputDir, c
   const std::string p = path(name);
   writeText(p, text);
   return p;
-}
-
-bool sameTensors(const std::string& a, const std::string& b, double tol) {
-  sinter::io::SafetensorsFile fa(a), fb(b);
-  if (fa.keys() != fb.keys()) return false;
-  for (const auto& k : fa.keys())
-    if (!torch::allclose(fa.tensor(k).to(torch::kFloat64), fb.tensor(k).to(torch::kFloat64), 0, tol)) return false;
-  return true;
 }
 
 class LycorisRun : public ::testing::Test {

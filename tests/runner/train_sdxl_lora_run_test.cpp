@@ -17,11 +17,13 @@
 #include "core/events.h"
 #include "io/safetensors.h"
 #include "runner_process.h"
+#include "safetensors_compare.h"
 
 namespace fs = std::filesystem;
 using sinter::test::writeText;
 using sinter::test::ProcessResult;
 using sinter::test::runRunner;
+using sinter::test::sameTensors;
 using sinter::test::doneStatus;
 using sinter::test::losses;
 using sinter::test::eventsOf;
@@ -70,14 +72,6 @@ double relativeDifference(const std::string& a, const std::string& b) {
     norm += y.pow(2).sum().item<double>();
   }
   return std::sqrt(diff / norm);
-}
-
-bool sameTensors(const std::string& a, const std::string& b, double tol) {
-  sinter::io::SafetensorsFile fa(a), fb(b);
-  if (fa.keys() != fb.keys()) return false;
-  for (const auto& k : fa.keys())
-    if (!torch::allclose(fa.tensor(k).to(torch::kFloat64), fb.tensor(k).to(torch::kFloat64), 0, tol)) return false;
-  return true;
 }
 
 class SdxlLoraRun : public ::testing::Test {

@@ -67,7 +67,7 @@ int runFluxBenchmark(const Config& config, long long steps, bool tiny, bool scal
     groups.push_back(std::move(all));
   } else {
     lora.attach(network::fluxLoraRule(network::LoraComponent::Unet), *transformer);
-    for (auto& g : lora.parameterGroups(std::nullopt, std::nullopt, 1e-4)) groups.push_back(OptimizerGroup{g.label, g.lr, g.params});
+    groups = loraOptimizerGroups(lora.parameterGroups(std::nullopt, std::nullopt, 1e-4));
     trainedParameters = lora.parameterCount();
   }
   const bool fused = fullWeights && fusedBackwardPassRequested(config);

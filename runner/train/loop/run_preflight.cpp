@@ -129,11 +129,7 @@ bool checkValues(const Config& config, PreflightChecks& k) {
     network::LoraNetwork checked(loraNetworkOptions(config));  // the constructor checks rank and dropout
   });
   if (config.getString("network_module") == "lycoris.kohya" && config.getBool("dim_from_weights"))
-    ok &= k.parse("dim_from_weights", [] {
-      throw std::invalid_argument("dim_from_weights is not supported with network_module = \"lycoris.kohya\" in this build: "
-                                  "the module shapes come from network_dim, conv_dim and network_args, and network_weights "
-                                  "loads into them");
-    });
+    ok &= k.parse("dim_from_weights", [] { throw std::invalid_argument(network::lycorisDimFromWeightsRefusal()); });
   // Unset: the CLIP vocabulary that ships with Sinter (preflightRun puts its folder in the resolved config).
   ok &= k.parse("clip_tokenizer", [&] {
     text::ClipTokenizer::fromPath(text::tokenizerFolder("clip_tokenizer", config.getString("clip_tokenizer"), "clip"));

@@ -133,10 +133,20 @@ void LoraMethod::attach(FamilyPart& family) {
   facts_.familyValues = familyFacts.metadataValues;
 }
 
+std::vector<OptimizerGroup> loraOptimizerGroups(const std::vector<network::LoraParamGroup>& groups) {
+  std::vector<OptimizerGroup> out;
+  for (const auto& g : groups) out.push_back(OptimizerGroup{g.label, g.lr, g.params});
+  return out;
+}
+
+StepDerivedWeights lycorisStepDerivedWeights(network::LycorisStepDeltas& deltas) {
+  network::LycorisStepDeltas* d = &deltas;
+  return {[d] { d->backpropagate(); }, [d] { d->refresh(); }, [d] { return d->mutableTensors(); }};
+}
+
 std::vector<OptimizerGroup> LoraMethod::parameterGroups() const {
-  std::vector<OptimizerGroup> groups;
-  for (auto& g : network_->parameterGroups(options_.textEncoderLr, options_.unetLr, options_.learningRate))
-    groups.push_back(OptimizerGroup{g.label, g.lr, g.params});
+  const std::vector<OptimizerGroup> groups =
+      loraOptimizerGroups(network_->parameterGroups(options_.textEncoderLr, options_.unetLr, options_.learningRate));
   if (groups.empty()) throw InputError("nothing to train: every LoRA parameter group has a learning rate of 0");
   return groups;
 }
@@ -207,12 +217,7 @@ std::optional<StepDerivedWeights> LoraMethod::derivePerStep() {
   stepDeltas_ = std::move(deltas);
   stepDeltas_->start();
   spdlog::info("LyCORIS: {} deltas built once per step, not per micro-batch ({:.0f} MiB with their gradients)", stepDeltas_->size(), mib);
-  network::LycorisStepDeltas* d = stepDeltas_.get();
-  StepDerivedWeights derived;
-  derived.backpropagate = [d] { d->backpropagate(); };
-  derived.refresh = [d] { d->refresh(); };
-  derived.mutableTensors = [d] { return d->mutableTensors(); };
-  return derived;
+  return lycorisStepDerivedWeights(*stepDeltas_);
 }
 
 }  // namespace sinter::train

@@ -22,6 +22,10 @@ network::LoraNetworkOptions loraNetworkOptions(const Config& config);
 // Compute copies of every adapter's lora_down and lora_up, wired into the adapters, when the models
 // compute in another dtype than the network's (fp32 LoRA under bf16/fp16 mixed precision); else null.
 std::unique_ptr<ComputeCopies> loraComputeCopies(network::LoraNetwork& network, torch::Dtype computeDtype);
+// The network's parameter groups (sd-scripts' prepare_optimizer_params) as the optimizer takes them.
+std::vector<OptimizerGroup> loraOptimizerGroups(const std::vector<network::LoraParamGroup>& groups);
+// How the update keeps LyCORIS's step deltas (network/lycoris_step_deltas.h), once started.
+StepDerivedWeights lycorisStepDerivedWeights(network::LycorisStepDeltas& deltas);
 
 // The config's LoRA options, typed.
 struct LoraMethodOptions {

@@ -37,11 +37,10 @@ double relativeError(const torch::Tensor& out, const torch::Tensor& ref) {
 
 }  // namespace
 
-int runSdxlBenchmark(const Config& config, long long steps, bool tiny, bool scalingRows, bool optimizerRows, bool networkRows) {
-  optimizerRows &= !networkRows;
+int runSdxlBenchmark(const Config& config, long long steps, bool tiny, SdxlBenchRows which) {
   BenchRanks ranks;
   const torch::Device device = ranks.device();
-  scalingRows |= ranks.several();
+  if (ranks.several() && which == SdxlBenchRows::Modes) which = SdxlBenchRows::Scaling;
   applyCudaMathFlags(device, config.getBool("cuda_allow_tf32"), config.getBool("cuda_cudnn_benchmark"));
   const torch::Dtype dtype = device.is_cuda() ? torch::kBFloat16 : torch::kFloat32;
   const models::SdxlUnetConfig unetConfig = tiny ? models::SdxlUnetConfig::tiny() : models::SdxlUnetConfig::full();
@@ -72,8 +71,7 @@ int runSdxlBenchmark(const Config& config, long long steps, bool tiny, bool scal
   loraOptions.device = device;
   network::LoraNetwork lora(loraOptions);
   lora.attach(network::sdxlLoraRule(network::LoraComponent::Unet), *unet);
-  std::vector<OptimizerGroup> groups;
-  for (auto& g : lora.parameterGroups(std::nullopt, std::nullopt, 1e-4)) groups.push_back(OptimizerGroup{g.label, g.lr, g.params});
+  const std::vector<OptimizerGroup> groups = loraOptimizerGroups(lora.parameterGroups(std::nullopt, std::nullopt, 1e-4));
   AdamW optimizer(groups, AdamWHyperparameters{});
   LrScheduleOptions lrOptions;
   lrOptions.totalSteps = 1000000;
@@ -116,7 +114,7 @@ int runSdxlBenchmark(const Config& config, long long steps, bool tiny, bool scal
   };
 
   std::vector<BenchRow> rows;
-  if (optimizerRows) {
+  if (which == SdxlBenchRows::Optimizers) {
     // Each optimizer at its default arguments, with its own update around the same step; the
     // learning rate is AdamW's 1e-4 (D-Adaptation and Prodigy scale it by their estimate).
     const StepShape shape = stageRandom(1, side, side);
@@ -128,7 +126,7 @@ int runSdxlBenchmark(const Config& config, long long steps, bool tiny, bool scal
         rows.push_back(runBenchRow(config, device, otherUpdate, model, m, {shape}, "bs1 " + std::to_string(side) + ", " + type, steps));
     }
   }
-  if (networkRows) {
+  if (which == SdxlBenchRows::Networks) {
     // Standard LoRA first, then each LyCORIS algorithm in its place on the same U-Net (attn-mlp is
     // the preset that adapts what networks.lora adapts), each with its own AdamW around the step.
     const StepShape shape = stageRandom(1, side, side);
@@ -145,10 +143,7 @@ int runSdxlBenchmark(const Config& config, long long steps, bool tiny, bool scal
       o.args = network::parseNetworkArgs(args, "lycoris.kohya");
       network::LoraNetwork net(o);
       net.attach(network::sdxlLoraRule(network::LoraComponent::Unet), *unet);
-      std::vector<OptimizerGroup> netGroups;
-      for (auto& g : net.parameterGroups(std::nullopt, std::nullopt, 1e-4))
-        netGroups.push_back(OptimizerGroup{g.label, g.lr, g.params});
-      AdamW netOptimizer(netGroups, AdamWHyperparameters{});
+      AdamW netOptimizer(loraOptimizerGroups(net.parameterGroups(std::nullopt, std::nullopt, 1e-4)), AdamWHyperparameters{});
       OptimizerUpdate netUpdate(netOptimizer, schedule, 1.0, false, device, nullptr);
       ranks.attach(netUpdate);
       std::string label = at + "LyCORIS " + args[0].substr(5);
@@ -164,19 +159,19 @@ int runSdxlBenchmark(const Config& config, long long steps, bool tiny, bool scal
         const std::string accumulated = label + ", " + std::to_string(micro) + " micro-batches, delta per ";
         rows.push_back(runBenchRow(config, device, netUpdate, model, modes[4], {shape}, accumulated + "forward", steps, micro));
         deltas.start();
-        netUpdate.setDerivedWeights({[&] { deltas.backpropagate(); }, [&] { deltas.refresh(); }, [&] { return deltas.mutableTensors(); }});
+        netUpdate.setDerivedWeights(lycorisStepDerivedWeights(deltas));
         rows.push_back(runBenchRow(config, device, netUpdate, model, modes[4], {shape}, accumulated + "step", steps, micro));
         netUpdate.setDerivedWeights({});
       }
       net.detach();
     }
   }
-  if (scalingRows && !optimizerRows && !networkRows) {
+  if (which == SdxlBenchRows::Scaling) {
     const StepShape shape = stageRandom(1, side, side);
     for (const BenchMode& m : {modes[0], modes[4]})
       rows.push_back(row(m, {shape}, "bs1 " + std::to_string(side) + "x" + std::to_string(side)));
   }
-  const bool modeRows = !scalingRows && !optimizerRows && !networkRows;
+  const bool modeRows = which == SdxlBenchRows::Modes;
   for (int64_t batch : modeRows ? batchSizes : std::vector<int64_t>{}) {
     const StepShape shape = stageRandom(batch, side, side);
     for (const BenchMode& m : modes)

@@ -5,15 +5,18 @@
 
 namespace sinter::train {
 
-// Prints the numbers on stdout; returns an exit code. `scalingRows`: only what the multi-GPU scaling
-// table compares (batch 1: eager and the whole step captured), as runs on several ranks always do.
-// `optimizerRows`: instead, bs1 eager and captured (whole step) with AdamW and then with each other
-// optimizer this build has, at its default arguments (--benchmark_optimizers). `networkRows`:
-// instead, bs1 eager and captured with standard LoRA and then with each LyCORIS algorithm on the
-// same modules (preset attn-mlp; dim 32, LoKr factor 8), each with AdamW, and for the algorithms
-// whose delta is full-size, captured steps of 4 micro-batches with the delta built per forward and
-// per step (--benchmark_networks).
-int runSdxlBenchmark(const Config& config, long long steps, bool tiny, bool scalingRows = false, bool optimizerRows = false,
-                     bool networkRows = false);
+// Which rows the benchmark prints.
+enum class SdxlBenchRows {
+  Modes,       // every compile mode at bs1 and bs4, three buckets, channels_last
+  Scaling,     // what the multi-GPU scaling table compares (bs1: eager and the whole step captured);
+               // runs on several ranks always print these in place of Modes
+  Optimizers,  // bs1 eager and captured with AdamW, then each other optimizer at its defaults (--benchmark_optimizers)
+  Networks,    // bs1 eager and captured with standard LoRA, then each LyCORIS algorithm on the same
+               // modules (preset attn-mlp; dim 32, LoKr factor 8), and for the algorithms whose delta
+               // is full-size, 4 micro-batches with the delta built per forward and per step (--benchmark_networks)
+};
+
+// Prints the numbers on stdout; returns an exit code.
+int runSdxlBenchmark(const Config& config, long long steps, bool tiny, SdxlBenchRows rows);
 
 }  // namespace sinter::train

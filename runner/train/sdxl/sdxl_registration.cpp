@@ -15,13 +15,13 @@ FamilyRegistration sdxlRegistration() {
   // Samples: sample_sampler's schedulers (sample/diffusion_samplers.h); fp8_base is FLUX's only so
   // far; sdxl_train.py trains the text encoders with train_text_encoder.
   r.benchmark = [](const Config& config, long long steps, bool tiny, bool scalingRows) {
-    return runSdxlBenchmark(config, steps, tiny, scalingRows);
+    return runSdxlBenchmark(config, steps, tiny, scalingRows ? SdxlBenchRows::Scaling : SdxlBenchRows::Modes);
   };
   r.optimizerBenchmark = [](const Config& config, long long steps, bool tiny) {
-    return runSdxlBenchmark(config, steps, tiny, /*scalingRows=*/false, /*optimizerRows=*/true);
+    return runSdxlBenchmark(config, steps, tiny, SdxlBenchRows::Optimizers);
   };
   r.networkBenchmark = [](const Config& config, long long steps, bool tiny) {
-    return runSdxlBenchmark(config, steps, tiny, /*scalingRows=*/false, /*optimizerRows=*/false, /*networkRows=*/true);
+    return runSdxlBenchmark(config, steps, tiny, SdxlBenchRows::Networks);
   };
   // sdxl_train.py's block_lr: 23 rates for the U-Net's blocks.
   r.blockLrCount = kSdxlBlockLrCount;
