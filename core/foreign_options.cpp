@@ -35,7 +35,6 @@ std::vector<ForeignOption> buildForeignOptions() {
       {"console_log_file", T::Path, none, R, "the runner logs to stderr: redirect it to keep a file (sinter-runner ... 2> run.log)"},
       {"console_log_simple", T::Bool, B(false), I, "the runner's log lines are already plain (level and message)"},
       // add_sd_models_arguments
-      {"v2", T::Bool, B(false), R, "SD 2.x is not trained yet; Sinter trains SDXL and FLUX.1 (model_family)"},
       {"tokenizer_cache_dir", T::Path, none, R,
        "Sinter downloads nothing: set clip_tokenizer (and t5_tokenizer for FLUX.1) to folders with the tokenizer files"},
       // sai_model_spec.add_model_spec_arguments (title, author, description, license, tags are options)

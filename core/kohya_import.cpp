@@ -90,7 +90,10 @@ void readFamily(KohyaImportContext& ctx) {
     ctx.familyName = chosen->name;
     if (chosen->family) {
       ctx.config().set("model_family", std::string(toString(*chosen->family)));
-      ctx.carried({chosen->key}, std::string(chosen->key) + " true -> model_family = \"" + toString(*chosen->family) + "\"");
+      // sd-scripts' own v2 flag, which the runner checks against the checkpoint.
+      if (*chosen->family == Family::SD2) ctx.config().set("v2", true);
+      ctx.carried({chosen->key}, std::string(chosen->key) + " true -> model_family = \"" + toString(*chosen->family) + "\"" +
+                                     (*chosen->family == Family::SD2 ? ", v2 = true" : ""));
     } else {
       ctx.notCarried({chosen->key}, std::string(chosen->key) + " true: kohya_ss trains " + chosen->name +
                                         "; Sinter does not train " + chosen->name + ", so model_family stays auto");

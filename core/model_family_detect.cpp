@@ -1,5 +1,7 @@
 #include "core/model_family_detect.h"
 
+#include "core/pickle_file.h"
+
 #include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -19,6 +21,7 @@ std::vector<std::string> readSafetensorsKeys(const std::string& path) {
   unsigned char lenBytes[8];
   if (!in.read(reinterpret_cast<char*>(lenBytes), 8))
     throw std::runtime_error("'" + path + "' is too short to be a safetensors file");
+  if (const std::optional<std::string> pickle = pickleCheckpointProblem(lenBytes, 8)) throw std::runtime_error("'" + path + "' is " + *pickle);
   std::uint64_t len = 0;
   for (int i = 7; i >= 0; --i) len = (len << 8) | lenBytes[i];
   if (len == 0 || len > kMaxHeaderBytes)

@@ -88,6 +88,9 @@ std::vector<OptionSpec> buildRegistry() {
       Opt("t5_tokenizer", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "T5 tokenizer"),
           QT_TRANSLATE_NOOP("Option", "Folder with T5's spiece.model. Unset: the copy sd-scripts downloaded (google/t5-v1_1-xxl in the Hugging Face cache)."))
           .families(FLUX).dir().unsetMeans(QT_TRANSLATE_NOOP("Option", "sd-scripts' download (Hugging Face cache)")),
+      Opt("v2", T::Bool, B(false), Sec::Model, QT_TRANSLATE_NOOP("Option", "SD 2.x"),
+          QT_TRANSLATE_NOOP("Option", "The checkpoint is SD 2.x (OpenCLIP ViT-H text encoder), as sd-scripts' --v2. With model_family auto "
+                                      "the checkpoint's keys decide; v2 on an SD 1.x checkpoint is an error.")).families(SD1_2),
       Opt("v_parameterization", T::Bool, B(false), Sec::Model, QT_TRANSLATE_NOOP("Option", "V-parameterization"),
           QT_TRANSLATE_NOOP("Option", "Train with the v-prediction target (SD 2.x 768-v and v-pred SDXL models).")).families(NOT_FLUX).advanced(),
       Opt("output_dir", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "Output folder"),
@@ -303,7 +306,7 @@ std::vector<OptionSpec> buildRegistry() {
       Opt("clip_skip", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "CLIP skip"),
           QT_TRANSLATE_NOOP("Option", "Use the output of this many layers from the end of the text encoder.")).families(SD1_2).min(1).max(12),
       Opt("train_text_encoder", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Train text encoders"),
-          QT_TRANSLATE_NOOP("Option", "Also train the text encoders (SDXL DreamBooth and fine-tune).")).tabs(DB | FT).families(SDXL),
+          QT_TRANSLATE_NOOP("Option", "Also train the text encoders (SDXL, SD 1.x/2.x DreamBooth and fine-tune).")).tabs(DB | FT).families(SDXL | SD1_2),
       Opt("learning_rate_te1", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Learning rate TE1"),
           QT_TRANSLATE_NOOP("Option", "Learning rate of CLIP-L; learning_rate when unset.")).tabs(DB | FT).families(SDXL).min(0).max(1),
       Opt("learning_rate_te2", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Learning rate TE2"),

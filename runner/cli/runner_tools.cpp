@@ -18,9 +18,11 @@
 #include "models/text_encoder_random_checkpoint.h"
 #include "network/lora_network.h"
 #include "models/random_checkpoint.h"
+#include "models/sd_checkpoint.h"
 #include "train/base/device_info.h"
 #include "train/bench/step_profiler.h"
 #include "train/parts/family_registration.h"
+#include "train/sd/sd_module_outputs.h"
 #include "train/sdxl/sdxl_module_outputs.h"
 
 namespace sinter::runner {
@@ -72,6 +74,27 @@ int writeModuleOutputs(const Config& config, const std::string& outPath, const s
   }
   const std::map<std::string, torch::Tensor> inputs = readInputs(inPath);
   const torch::Device device = comparisonDevice(config);
+  if (config.family() == Family::SD15 || config.family() == Family::SD2) {
+    models::SdCheckpoint sd = models::loadSdCheckpoint(checkpoint);
+    for (torch::nn::Module* m : {static_cast<torch::nn::Module*>(sd.unet.get()), &sd.textEncoder()}) {
+      m->to(device, torch::kFloat32);
+      m->eval();
+    }
+    spdlog::info("running the UNet and text encoder of {} on {} in fp32", checkpoint, train::describeDevice(device));
+    std::vector<std::pair<std::string, torch::Tensor>> outputs;
+    try {
+      for (auto& [name, tensor] : train::sdModuleOutputs(sd, inputs)) outputs.emplace_back(name, tensor.cpu());
+    } catch (const std::invalid_argument& e) {
+      spdlog::error("{}: {}", inPath, e.what());
+      return kExitBadInput;
+    }
+    if (outputs.empty()) {
+      spdlog::error("{}: no model has all of its inputs (x, timesteps, context; input_ids)", inPath);
+      return kExitBadInput;
+    }
+    io::writeSafetensors(outPath, outputs, {{"checkpoint", checkpoint}});
+    return kExitOk;
+  }
   train::SdxlModelSet models =
       train::loadSdxlModelSet(checkpoint, config.getString("vae"));
   models.toDevice(device, torch::kFloat32);
@@ -147,8 +170,8 @@ std::uint64_t seedOf(const Config& config) { return isUnset(config.get("seed")) 
 std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
   try {
     if (auto out = value(args, "init_checkpoint")) {
-      if (config.family() != Family::SDXL && config.family() != Family::FLUX) {
-        spdlog::error("--init_checkpoint needs --model_family sdxl or flux");
+      if (!config.family()) {
+        spdlog::error("--init_checkpoint needs --model_family sdxl, flux, sd15 or sd2");
         return kExitBadInput;
       }
       std::optional<bool> tiny = tinySize(args);
@@ -168,6 +191,13 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
         models::writeRandomClipL(clipL, *tiny, seedOf(config) + 2);
         models::writeRandomT5Xxl(t5, *tiny, seedOf(config) + 3);
         spdlog::info("wrote {}, {}, {} and {}", *out, ae, clipL, t5);
+        return kExitOk;
+      }
+      if (config.family() == Family::SD15 || config.family() == Family::SD2) {
+        const bool v1 = config.family() == Family::SD15;
+        spdlog::info("writing a {} {} checkpoint with random weights to {}", *tiny ? "tiny" : "full-size", v1 ? "SD 1.5" : "SD 2.1", *out);
+        models::writeRandomSdCheckpoint(*out, v1 ? models::SdVersion::V1 : models::SdVersion::V2, *tiny, seedOf(config));
+        spdlog::info("wrote {}", *out);
         return kExitOk;
       }
       spdlog::info("writing a {} SDXL checkpoint with random weights to {}", *tiny ? "tiny" : "full-size", *out);

@@ -11,6 +11,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "core/pickle_file.h"
+
 namespace sinter::io {
 
 namespace {
@@ -146,6 +148,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path), mapping
   mapping_->size = fileSize;
   const auto* bytes = static_cast<const unsigned char*>(mapping_->base);
 
+  if (const std::optional<std::string> pickle = pickleCheckpointProblem(bytes, fileSize)) throw SafetensorsError(path, *pickle);
   uint64_t headerLength = 0;
   for (int i = 7; i >= 0; --i) headerLength = (headerLength << 8) | bytes[i];  // little-endian
   if (headerLength > kMaxHeaderBytes)

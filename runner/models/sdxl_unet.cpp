@@ -33,7 +33,8 @@ SdxlUnetBlockImpl::SdxlUnetBlockImpl(const std::vector<SdxlUnetLayer>& layers, c
         break;
       }
       case Kind::SpatialTransformer: {
-        auto st = register_module(name, SpatialTransformer(l.inChannels, l.heads, l.depth, c.contextDim, c.normGroups));
+        auto st = register_module(name, SpatialTransformer(l.inChannels, l.heads, l.depth, c.contextDim, c.normGroups,
+                                                           c.linearProjection));
         layers_.push_back([st](const torch::Tensor& x, const torch::Tensor&, const torch::Tensor& ctx) mutable {
           return st->forward(x, ctx);
         });
@@ -68,10 +69,13 @@ SdxlUnetImpl::SdxlUnetImpl(const SdxlUnetConfig& config) : config_(config) {
   const int64_t embDim = config.timeEmbedDim();
   time_embed = register_module("time_embed", torch::nn::Sequential(Linear(config.modelChannels, embDim),
                                                                     torch::nn::SiLU(), Linear(embDim, embDim)));
-  // label_emb.0 is a Sequential inside a list (libtorch cannot nest Sequentials directly).
-  label_emb = register_module("label_emb", torch::nn::ModuleList());
-  labelEmbed_ = torch::nn::Sequential(Linear(config.admInChannels, embDim), torch::nn::SiLU(), Linear(embDim, embDim));
-  label_emb->push_back(labelEmbed_);
+  // label_emb.0 is a Sequential inside a list (libtorch cannot nest Sequentials directly). SD 1.x
+  // and 2.x have none.
+  if (config.admInChannels > 0) {
+    label_emb = register_module("label_emb", torch::nn::ModuleList());
+    labelEmbed_ = torch::nn::Sequential(Linear(config.admInChannels, embDim), torch::nn::SiLU(), Linear(embDim, embDim));
+    label_emb->push_back(labelEmbed_);
+  }
   input_blocks = register_module("input_blocks", torch::nn::ModuleList());
   for (const auto& layers : plan.inputBlocks) {
     regions_.push_back("input_blocks." + std::to_string(inputs_.size()));
@@ -125,18 +129,21 @@ torch::Tensor SdxlUnetImpl::forward(const torch::Tensor& x, const torch::Tensor&
                                     const torch::Tensor& y) {
   const int64_t factor = int64_t(1) << (config_.channelMult.size() - 1);
   if (x.dim() != 4 || x.size(1) != config_.inChannels || x.size(2) % factor || x.size(3) % factor)
-    throw std::invalid_argument("SDXL UNet: x must be [batch, " + std::to_string(config_.inChannels) +
+    throw std::invalid_argument("UNet: x must be [batch, " + std::to_string(config_.inChannels) +
                                 ", h, w] with h and w multiples of " + std::to_string(factor) + ", got " +
                                 c10::str(x.sizes()));
   if (context.dim() != 3 || context.size(2) != config_.contextDim)
-    throw std::invalid_argument("SDXL UNet: context must be [batch, tokens, " + std::to_string(config_.contextDim) +
+    throw std::invalid_argument("UNet: context must be [batch, tokens, " + std::to_string(config_.contextDim) +
                                 "], got " + c10::str(context.sizes()));
-  if (y.dim() != 2 || y.size(1) != config_.admInChannels)
-    throw std::invalid_argument("SDXL UNet: y must be [batch, " + std::to_string(config_.admInChannels) + "], got " +
-                                c10::str(y.sizes()));
+  if (config_.admInChannels > 0 ? (!y.defined() || y.dim() != 2 || y.size(1) != config_.admInChannels) : y.defined())
+    throw std::invalid_argument("UNet: y must be " +
+                                (config_.admInChannels > 0 ? "[batch, " + std::to_string(config_.admInChannels) + "]"
+                                                           : std::string("undefined (the UNet has no label embedding)")) +
+                                ", got " + (y.defined() ? c10::str(y.sizes()) : std::string("undefined")));
 
   const torch::Tensor tEmb = timestepEmbedding(timesteps, config_.modelChannels).to(x.scalar_type());
-  const torch::Tensor emb = time_embed->forward(tEmb) + labelEmbed_->forward(y.to(x.scalar_type()));
+  torch::Tensor emb = time_embed->forward(tEmb);
+  if (labelEmbed_) emb = emb + labelEmbed_->forward(y.to(x.scalar_type()));
   const torch::Tensor ctx = context.to(x.scalar_type());
 
   std::vector<torch::Tensor> skips;
@@ -160,7 +167,7 @@ SdxlUnetConfig SdxlUnetImpl::inferFromCheckpoint(const io::SafetensorsFile& file
 }
 
 void SdxlUnetImpl::loadFromCheckpoint(const io::SafetensorsFile& file, const std::string& prefix) {
-  loadModuleFromCheckpoint(*this, file, prefix, "SDXL UNet");
+  loadModuleFromCheckpoint(*this, file, prefix, config_.admInChannels > 0 ? "SDXL UNet" : "UNet");
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> SdxlUnetImpl::checkpointTensors(const std::string& prefix) const {

@@ -69,24 +69,27 @@ torch::Tensor BasicTransformerBlockImpl::forward(const torch::Tensor& input, con
 }
 
 SpatialTransformerImpl::SpatialTransformerImpl(int64_t channels, int64_t heads, int64_t depth, int64_t contextDim,
-                                               int64_t groups) {
+                                               int64_t groups, bool linearProjection) {
   norm = register_module("norm", GroupNorm32(groups, channels, 1e-6));
-  proj_in = register_module("proj_in", Linear(channels, channels));
+  if (linearProjection) proj_in = register_module("proj_in", Linear(channels, channels));
+  else proj_in_conv = register_module("proj_in", Conv2d(channels, channels, 1));
   transformer_blocks = register_module("transformer_blocks", torch::nn::ModuleList());
   for (int64_t k = 0; k < depth; ++k) {
     blocks_.push_back(BasicTransformerBlock(channels, heads, channels / heads, contextDim));
     transformer_blocks->push_back(blocks_.back());
   }
-  proj_out = register_module("proj_out", Linear(channels, channels));
+  if (linearProjection) proj_out = register_module("proj_out", Linear(channels, channels));
+  else proj_out_conv = register_module("proj_out", Conv2d(channels, channels, 1));
 }
 
 torch::Tensor SpatialTransformerImpl::forward(const torch::Tensor& x, const torch::Tensor& context) {
   const int64_t b = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
-  // [b, c, h, w] -> [b, h*w, c]: one token per position.
-  torch::Tensor tokens = proj_in(norm(x).permute({0, 2, 3, 1}).reshape({b, h * w, c}));
+  // [b, c, h, w] <-> [b, h*w, c]: one token per position.
+  auto toTokens = [&](const torch::Tensor& map) { return map.permute({0, 2, 3, 1}).reshape({b, h * w, c}); };
+  auto toMap = [&](const torch::Tensor& tokens) { return tokens.reshape({b, h, w, c}).permute({0, 3, 1, 2}); };
+  torch::Tensor tokens = proj_in ? proj_in(toTokens(norm(x))) : toTokens(proj_in_conv(norm(x)));
   for (BasicTransformerBlock& block : blocks_) tokens = block(tokens, context);
-  tokens = proj_out(tokens);
-  return tokens.reshape({b, h, w, c}).permute({0, 3, 1, 2}) + x;
+  return (proj_out ? toMap(proj_out(tokens)) : proj_out_conv(toMap(tokens))) + x;
 }
 
 DownsampleImpl::DownsampleImpl(int64_t channels) { op = register_module("op", conv3x3(channels, channels, 2)); }

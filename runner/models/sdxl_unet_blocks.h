@@ -58,14 +58,18 @@ class BasicTransformerBlockImpl : public torch::nn::Module {
 };
 TORCH_MODULE(BasicTransformerBlock);
 
-// GroupNorm, Linear in, transformer blocks over the h*w tokens, Linear out, plus the input.
+// GroupNorm, projection in, transformer blocks over the h*w tokens, projection out, plus the input.
+// The projections are Linears on the tokens (SDXL, SD 2.x: use_linear_in_transformer) or 1x1
+// convolutions on the feature map (SD 1.x), under the same key names.
 class SpatialTransformerImpl : public torch::nn::Module {
  public:
-  SpatialTransformerImpl(int64_t channels, int64_t heads, int64_t depth, int64_t contextDim, int64_t groups);
+  SpatialTransformerImpl(int64_t channels, int64_t heads, int64_t depth, int64_t contextDim, int64_t groups,
+                         bool linearProjection = true);
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& context);
 
   GroupNorm32 norm{nullptr};
-  Linear proj_in{nullptr}, proj_out{nullptr};
+  Linear proj_in{nullptr}, proj_out{nullptr};            // linear projections
+  Conv2d proj_in_conv{nullptr}, proj_out_conv{nullptr};  // or 1x1 convs, registered as proj_in / proj_out
   torch::nn::ModuleList transformer_blocks{nullptr};
 
  private:

@@ -7,7 +7,7 @@ namespace {
 using Kind = SdxlUnetLayer::Kind;
 
 SdxlUnetLayer transformer(const SdxlUnetConfig& c, int64_t channels, int64_t depth) {
-  return {Kind::SpatialTransformer, channels, channels, depth, channels / c.numHeadChannels};
+  return {Kind::SpatialTransformer, channels, channels, depth, c.headsFor(channels)};
 }
 
 }  // namespace
@@ -80,8 +80,10 @@ std::vector<LinearInfo> linearLayers(const SdxlUnetConfig& c, bool withEmbedding
   if (withEmbeddings) {
     out.push_back({"time_embed.0", c.modelChannels, embDim, true});
     out.push_back({"time_embed.2", embDim, embDim, true});
-    out.push_back({"label_emb.0.0", c.admInChannels, embDim, true});
-    out.push_back({"label_emb.0.2", embDim, embDim, true});
+    if (c.admInChannels > 0) {
+      out.push_back({"label_emb.0.0", c.admInChannels, embDim, true});
+      out.push_back({"label_emb.0.2", embDim, embDim, true});
+    }
   }
   auto visit = [&](const std::string& path, const SdxlUnetLayer& layer) {
     if (layer.kind == SdxlUnetLayer::Kind::SpatialTransformer) appendTransformerLinears(out, path, layer, c.contextDim);

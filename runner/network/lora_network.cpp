@@ -424,7 +424,7 @@ size_t LoraNetwork::attach(const LoraTargetRule& rule, torch::nn::Module& root, 
     if (!linear && !conv) continue;
     candidates.push_back({pathPrefix + item.key(), linear, conv});
     paths.push_back(candidates.back().path);
-    if (linear) linearPaths.push_back(paths.back());
+    if (linear || (rule.selectsConv1x1 && conv->kernelSize() == 1)) linearPaths.push_back(paths.back());
   }
   const std::vector<bool> linearChosen = rule.select(linearPaths);
   // create_network adds the Conv2d-3x3 target modules with conv_dim, conv_block_dims or ranks from a file.
@@ -436,9 +436,10 @@ size_t LoraNetwork::attach(const LoraTargetRule& rule, torch::nn::Module& root, 
   torch::NoGradGuard noGrad;
   for (size_t i = 0; i < candidates.size(); ++i) {
     const Candidate& c = candidates[i];
-    const bool chosen = (c.linear && linearChosen[linearIndex++]) || inConvBlocks[i];
-    if (!chosen) continue;
-    const std::string name = kohyaLoraName(component, c.path);
+    const bool selectable = c.linear || (rule.selectsConv1x1 && c.conv->kernelSize() == 1);
+    const bool chosen = (selectable && linearChosen[linearIndex++]) || inConvBlocks[i];
+    if (!chosen || (rule.notInSdScriptsModel && rule.notInSdScriptsModel(c.path))) continue;
+    const std::string name = loraModuleName(rule, c.path);
     if (find(name)) throw LoraError("duplicated LoRA module name: " + name);
     const bool conv3x3 = c.conv && c.conv->kernelSize() != 1;
     double alpha = 0.0;

@@ -12,6 +12,7 @@ const char* loraPrefix(LoraComponent component) {
     case LoraComponent::Unet: return "lora_unet";
     case LoraComponent::TextEncoder1: return "lora_te1";
     case LoraComponent::TextEncoder2: return "lora_te2";
+    case LoraComponent::TextEncoder: return "lora_te";
   }
   return "lora_unet";
 }
@@ -21,6 +22,7 @@ const char* componentLabel(LoraComponent component) {
     case LoraComponent::Unet: return "U-Net";
     case LoraComponent::TextEncoder1: return "Text Encoder 1";
     case LoraComponent::TextEncoder2: return "Text Encoder 2";
+    case LoraComponent::TextEncoder: return "Text Encoder";
   }
   return "U-Net";
 }
@@ -29,6 +31,66 @@ std::string kohyaLoraName(LoraComponent component, const std::string& modulePath
   std::string name = std::string(loraPrefix(component)) + "." + modulePath;
   std::replace(name.begin(), name.end(), '.', '_');
   return name;
+}
+
+std::string loraModuleName(const LoraTargetRule& rule, const std::string& modulePath) {
+  return kohyaLoraName(rule.component, rule.sdScriptsPath ? rule.sdScriptsPath(modulePath) : modulePath);
+}
+
+namespace {
+
+std::vector<std::string> splitPath(const std::string& path) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t dot; (dot = path.find('.', start)) != std::string::npos; start = dot + 1) parts.push_back(path.substr(start, dot - start));
+  parts.push_back(path.substr(start));
+  return parts;
+}
+
+std::string joinPath(const std::vector<std::string>& parts, size_t from) {
+  std::string out;
+  for (size_t i = from; i < parts.size(); ++i) out += (out.empty() ? "" : ".") + parts[i];
+  return out;
+}
+
+// A ResBlock's own names in diffusers' ResnetBlock2D.
+std::string resnetChild(const std::vector<std::string>& parts, size_t from) {
+  const std::string rest = joinPath(parts, from);
+  static const std::vector<std::pair<std::string, std::string>> renames = {
+      {"in_layers.0", "norm1"}, {"in_layers.2", "conv1"}, {"emb_layers.1", "time_emb_proj"},
+      {"out_layers.0", "norm2"}, {"out_layers.3", "conv2"}, {"skip_connection", "conv_shortcut"}};
+  for (const auto& [sai, diffusers] : renames)
+    if (rest == sai || rest.rfind(sai + ".", 0) == 0) return diffusers + rest.substr(sai.size());
+  return rest;
+}
+
+}  // namespace
+
+std::string sdDiffusersUnetPath(const std::string& saiPath, int64_t numResBlocks) {
+  const std::vector<std::string> parts = splitPath(saiPath);
+  const int64_t perLevel = numResBlocks + 1;
+  auto layer = [&](size_t at) { return parts.size() > at ? std::stoll(parts[at]) : -1; };
+  if (parts[0] == "middle_block" && parts.size() > 2) {
+    const int64_t m = layer(1);
+    if (m == 1) return "mid_block.attentions.0." + joinPath(parts, 2);
+    return "mid_block.resnets." + std::to_string(m == 0 ? 0 : 1) + "." + resnetChild(parts, 2);
+  }
+  if ((parts[0] != "input_blocks" && parts[0] != "output_blocks") || parts.size() < 4) return saiPath;
+  const int64_t k = layer(1), m = layer(2);
+  if (parts[0] == "input_blocks") {
+    if (k == 0) return saiPath;  // conv_in
+    const int64_t level = (k - 1) / perLevel, index = (k - 1) % perLevel;
+    const std::string block = "down_blocks." + std::to_string(level) + ".";
+    if (parts[3] == "op") return block + "downsamplers.0.conv" + (parts.size() > 4 ? "." + joinPath(parts, 4) : "");
+    if (m == 0) return block + "resnets." + std::to_string(index) + "." + resnetChild(parts, 3);
+    return block + "attentions." + std::to_string(index) + "." + joinPath(parts, 3);
+  }
+  const int64_t level = k / perLevel, index = k % perLevel;
+  const std::string block = "up_blocks." + std::to_string(level) + ".";
+  if (m == 0) return block + "resnets." + std::to_string(index) + "." + resnetChild(parts, 3);
+  // An Upsample's only weight is "conv"; a transformer never has a direct child of that name.
+  if (parts[3] == "conv") return block + "upsamplers.0.conv" + (parts.size() > 4 ? "." + joinPath(parts, 4) : "");
+  return block + "attentions." + std::to_string(index) + "." + joinPath(parts, 3);
 }
 
 std::vector<std::string> unetTransformerParents(const std::vector<std::string>& modulePaths) {
@@ -127,6 +189,24 @@ LoraTargetRule sdxlLoraRule(LoraComponent component) {
   return rule;
 }
 
+LoraTargetRule sdLoraRule(LoraComponent component, int64_t numResBlocks, int64_t textEncoderLayers) {
+  if (component == LoraComponent::Unet) {
+    LoraTargetRule rule = sdxlLoraRule(component);
+    rule.selectsConv1x1 = true;
+    rule.sdScriptsPath = [numResBlocks](const std::string& path) { return sdDiffusersUnetPath(path, numResBlocks); };
+    return rule;
+  }
+  LoraTargetRule rule = sdxlLoraRule(component);
+  if (textEncoderLayers > 0) {
+    rule.notInSdScriptsModel = [textEncoderLayers](const std::string& path) {
+      static const std::string layers = "encoder.layers.";
+      const size_t at = path.find(layers);
+      return at != std::string::npos && std::stoll(path.substr(at + layers.size())) >= textEncoderLayers;
+    };
+  }
+  return rule;
+}
+
 LoraTargetRule fluxLoraRule(LoraComponent component, const std::string& trainBlocks) {
   if (component != LoraComponent::Unet) {
     LoraTargetRule clip = sdxlLoraRule(component);  // CLIP's attention and MLP
@@ -155,9 +235,9 @@ std::vector<LoraModuleShape> listLoraModules(const LoraTargetRule& rule, const s
   const std::vector<bool> chosen = rule.select(paths);
   std::vector<LoraModuleShape> modules;
   for (size_t i = 0; i < linears.size(); ++i) {
-    if (!chosen[i]) continue;
+    if (!chosen[i] || (rule.notInSdScriptsModel && rule.notInSdScriptsModel(linears[i].path))) continue;
     const LinearShape& l = linears[i];
-    modules.push_back({kohyaLoraName(rule.component, l.path), l.path, rule.component, l.inFeatures, l.outFeatures});
+    modules.push_back({loraModuleName(rule, l.path), l.path, rule.component, l.inFeatures, l.outFeatures});
   }
   return modules;
 }

@@ -22,9 +22,9 @@
 
 namespace sinter::network {
 
-enum class LoraComponent { Unet, TextEncoder1, TextEncoder2 };
+enum class LoraComponent { Unet, TextEncoder1, TextEncoder2, TextEncoder };
 
-// "lora_unet", "lora_te1" (CLIP-L), "lora_te2" (OpenCLIP bigG).
+// "lora_unet", "lora_te1" (CLIP-L), "lora_te2" (OpenCLIP bigG), "lora_te" (SD 1.x/2.x's one encoder).
 const char* loraPrefix(LoraComponent component);
 const char* componentLabel(LoraComponent component);  // "U-Net", "Text Encoder 1", ...
 
@@ -61,7 +61,26 @@ struct LoraTargetRule {
   // conv_dim, conv_block_dims or weights to load from add: given module paths (Linears or Conv2ds),
   // which lie inside one. Unset where the model has none (text encoders, FLUX).
   std::function<std::vector<bool>(const std::vector<std::string>& paths)> selectInConvBlocks;
+  // The module path sd-scripts' model has where ours differs (SD 1.x/2.x: diffusers' names for the
+  // SAI layout's UNet), which the kohya name is made from. Unset: the same path.
+  std::function<std::string(const std::string& modulePath)> sdScriptsPath;
+  // Modules our model has and sd-scripts' does not (SD 2.x: the checkpoint's last text-encoder
+  // layer, which sd-scripts drops): never given an adapter. Unset: none.
+  std::function<bool(const std::string& modulePath)> notInSdScriptsModel;
+  // sd-scripts walks Linears and 1x1 Conv2ds alike (SD 1.x's transformer projections are 1x1
+  // convs): `select` is also given the 1x1 Conv2ds' paths.
+  bool selectsConv1x1 = false;
 };
+
+// The kohya name of the module at `modulePath` under `rule`: kohyaLoraName of its sd-scripts path.
+std::string loraModuleName(const LoraTargetRule& rule, const std::string& modulePath);
+
+// SD 1.x/2.x: sd-scripts loads their UNet in diffusers' layout, so a module of the SAI layout
+// (input_blocks.4.1.proj_in, output_blocks.2.1.conv, middle_block.0.in_layers.2) is named after its
+// diffusers path (down_blocks.1.attentions.0.proj_in, up_blocks.0.upsamplers.0.conv,
+// mid_block.resnets.0.conv1). `numResBlocks`: the UNet's ResBlocks per level (2 at full size).
+// Paths outside the blocks are returned unchanged.
+std::string sdDiffusersUnetPath(const std::string& saiPath, int64_t numResBlocks);
 
 // Whether an SDXL UNet module path (SAI layout) lies inside a ResBlock, a Downsample or an Upsample.
 bool isSdxlConvBlockPath(const std::string& path);
@@ -73,6 +92,12 @@ constexpr int kSdxlBlockCount = 23;
 
 // SDXL (networks.lora): the UNet's transformer Linears, the text encoders' attention and MLP ones.
 LoraTargetRule sdxlLoraRule(LoraComponent component);
+
+// SD 1.x/2.x (networks.lora, train_network.py): the SDXL rule's choice (transformer Linears and 1x1
+// convs, the conv blocks with conv_dim) under diffusers' names for the UNet, "lora_te" for the text
+// encoder. SD 2.x's encoder: sd-scripts' model has 23 of the checkpoint's 24 layers, so
+// `textEncoderLayers` (23) leaves the last layer's Linears out; 0 keeps every layer.
+LoraTargetRule sdLoraRule(LoraComponent component, int64_t numResBlocks, int64_t textEncoderLayers = 0);
 
 // FLUX (networks.lora_flux): every Linear inside the transformer's DoubleStreamBlocks (img/txt
 // mod.lin, attn.qkv, attn.proj, mlp.0, mlp.2) and SingleStreamBlocks (linear1, linear2,

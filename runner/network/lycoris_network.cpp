@@ -49,9 +49,9 @@ size_t LoraNetwork::attachLycoris(const LoraTargetRule& rule, torch::nn::Module&
   size_t attached = 0;
   torch::NoGradGuard noGrad;
   for (size_t i = 0; i < candidates.size(); ++i) {
-    if (!chosen[i]) continue;
     const Candidate& c = candidates[i];
-    const std::string name = kohyaLoraName(rule.component, c.path);
+    if (!chosen[i] || (rule.notInSdScriptsModel && rule.notInSdScriptsModel(c.path))) continue;
+    const std::string name = loraModuleName(rule, c.path);
     if (find(name)) throw LoraError("duplicated LyCORIS module name: " + name);
     const bool conv3x3 = c.conv && c.conv->kernelSize() != 1;
     models::LycorisSettings s;

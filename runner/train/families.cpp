@@ -3,6 +3,7 @@
 // training table (loop/training_table.cpp) builds LoRA, DreamBooth and fine-tune for each.
 #include "train/flux/flux_registration.h"
 #include "train/parts/family_registration.h"
+#include "train/sd/sd_registration.h"
 #include "train/sdxl/sdxl_registration.h"
 
 namespace sinter::train {
@@ -11,6 +12,8 @@ const std::vector<FamilyRegistration>& registeredFamilies() {
   static const std::vector<FamilyRegistration> families{
       sdxlRegistration(),
       fluxRegistration(),
+      sd15Registration(),
+      sd2Registration(),
   };
   return families;
 }

@@ -39,3 +39,23 @@ TEST(FamilyDetection, ReadsOnlyTheHeader) {
   std::remove(path.c_str());
   std::remove(bad.c_str());
 }
+
+TEST(FamilyDetection, PickleCheckpointsAreRefusedUnread) {
+  // torch.save's zip archive (PyTorch >= 1.6) and a bare protocol-2 pickle, as .ckpt files hold them.
+  const std::string zip = (std::filesystem::temp_directory_path() / "sinter_detect_model.ckpt").string();
+  std::ofstream(zip, std::ios::binary) << std::string("PK\x03\x04", 4) << std::string(60, '\0');
+  const std::string pickle = (std::filesystem::temp_directory_path() / "sinter_detect_old.ckpt").string();
+  std::ofstream(pickle, std::ios::binary) << std::string("\x80\x02}q\x00(X", 7) << std::string(60, 'x');
+  for (const std::string& path : {zip, pickle}) {
+    try {
+      detectModelFamily(path);
+      ADD_FAILURE() << path << " was read";
+    } catch (const std::runtime_error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(path), std::string::npos) << what;
+      EXPECT_NE(what.find("PyTorch pickle checkpoint"), std::string::npos) << what;
+      EXPECT_NE(what.find("convert it to .safetensors"), std::string::npos) << what;
+    }
+    std::remove(path.c_str());
+  }
+}

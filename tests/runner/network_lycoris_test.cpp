@@ -17,46 +17,17 @@
 #include "network/lora_file.h"
 #include "network/lora_network.h"
 #include "network/lycoris_targets.h"
+#include "unet_layer_paths.h"
 
 namespace fs = std::filesystem;
 using namespace sinter;
 using namespace sinter::network;
+using sinter::test::linearsOf;
+using sinter::test::unetLayerPaths;
 
 namespace {
 
-std::vector<LayerPath> linearsOf(const std::vector<models::LinearInfo>& infos) {
-  std::vector<LayerPath> out;
-  for (const auto& i : infos) out.push_back({i.path, 0});
-  return out;
-}
-
-// The SDXL UNet's Linears and Conv2ds (SAI layout) from its plan: conv_in, the ResBlocks' 3x3 and
-// 1x1 skip convs, Downsample's op, Upsample's conv and out.2.
-std::vector<LayerPath> sdxlUnetLayers() {
-  const models::SdxlUnetConfig config = models::SdxlUnetConfig::full();
-  std::vector<LayerPath> out = linearsOf(models::sdxlUnetLinearLayers(config));
-  const models::SdxlUnetPlan plan = models::sdxlUnetPlan(config);
-  auto add = [&](const std::string& p, const models::SdxlUnetLayer& l) {
-    using K = models::SdxlUnetLayer::Kind;
-    if (l.kind == K::ConvIn) out.push_back({p, 3});
-    if (l.kind == K::ResBlock) {
-      out.push_back({p + ".in_layers.2", 3});
-      out.push_back({p + ".out_layers.3", 3});
-      if (l.inChannels != l.outChannels) out.push_back({p + ".skip_connection", 1});
-    }
-    if (l.kind == K::Downsample) out.push_back({p + ".op", 3});
-    if (l.kind == K::Upsample) out.push_back({p + ".conv", 3});
-  };
-  for (size_t n = 0; n < plan.inputBlocks.size(); ++n)
-    for (size_t m = 0; m < plan.inputBlocks[n].size(); ++m)
-      add("input_blocks." + std::to_string(n) + "." + std::to_string(m), plan.inputBlocks[n][m]);
-  for (size_t m = 0; m < plan.middleBlock.size(); ++m) add("middle_block." + std::to_string(m), plan.middleBlock[m]);
-  for (size_t n = 0; n < plan.outputBlocks.size(); ++n)
-    for (size_t m = 0; m < plan.outputBlocks[n].size(); ++m)
-      add("output_blocks." + std::to_string(n) + "." + std::to_string(m), plan.outputBlocks[n][m]);
-  out.push_back({"out.2", 3});
-  return out;
-}
+std::vector<LayerPath> sdxlUnetLayers() { return unetLayerPaths(models::SdxlUnetConfig::full()); }
 
 std::set<std::string> names(LycorisPreset preset, LoraFamily family, LoraComponent component, const std::vector<LayerPath>& layers,
                             int64_t convDim = 4) {

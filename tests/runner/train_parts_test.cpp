@@ -13,18 +13,11 @@
 using namespace sinter;
 using namespace sinter::train;
 
-TEST(TrainingTable, SaysWhatIsBuiltAndWhatIsNot) {
-  EXPECT_FALSE(notBuiltReason(Family::SDXL, Tab::LoRA).has_value());
-  EXPECT_FALSE(notBuiltReason(Family::FLUX, Tab::LoRA).has_value());
-  const std::optional<std::string> sd15 = notBuiltReason(Family::SD15, Tab::LoRA);
-  ASSERT_TRUE(sd15.has_value());
-  EXPECT_NE(sd15->find("training sd15 is not in this build yet"), std::string::npos) << *sd15;
-  EXPECT_NE(sd15->find("sdxl lora, flux lora, sdxl dreambooth"), std::string::npos) << *sd15;  // and what is
-  for (Family family : {Family::SDXL, Family::FLUX})
-    for (Tab tab : {Tab::DreamBooth, Tab::FineTune}) EXPECT_FALSE(notBuiltReason(family, tab).has_value());
-  const std::optional<std::string> sd2 = notBuiltReason(Family::SD2, Tab::FineTune);
-  ASSERT_TRUE(sd2.has_value());
-  EXPECT_NE(sd2->find("training sd2 is not in this build yet"), std::string::npos) << *sd2;
+TEST(TrainingTable, EveryFamilyAndTabIsBuilt) {
+  for (Family family : {Family::SDXL, Family::FLUX, Family::SD15, Family::SD2})
+    for (Tab tab : {Tab::LoRA, Tab::DreamBooth, Tab::FineTune})
+      EXPECT_FALSE(notBuiltReason(family, tab).has_value()) << toString(family) << " " << toString(tab) << ": "
+                                                            << notBuiltReason(family, tab).value_or("");
 }
 
 TEST(ShapePlan, SharesAndBuffersMadeOncePerShape) {

@@ -9,7 +9,7 @@
 #include "train/flux/flux_sampling.h"
 #include "train/objectives/flow_matching.h"
 #include "train/objectives/noise_schedule.h"
-#include "train/sdxl/sdxl_sampling.h"
+#include "sample/unet_denoise.h"
 
 using namespace sinter;
 
@@ -36,14 +36,14 @@ TEST(SdxlSampling, GuidedStepsAreTheSamplersUpdatesOfTheGuidedOutput) {
   torch::NoGradGuard noGrad;
   const auto& c = unet->config();
   torch::manual_seed(2);
-  const train::SdxlSampleConditioning cond{torch::randn({2, 5, c.contextDim}), torch::randn({2, c.admInChannels})};
+  const sample::UnetSampleConditioning cond{torch::randn({2, 5, c.contextDim}), torch::randn({2, c.admInChannels})};
   const torch::Tensor start = torch::randn({1, c.inChannels, 8, 8});
   const double scale = 4.0;
   for (const char* name : {"ddim", "euler", "euler_a", "dpmsolver++"}) {
     sample::DiffusionSampler sampler(sample::parseDiffusionSampler(name), 3, trainingAlphas(), false);
     sample::DiffusionSampler reference(sample::parseDiffusionSampler(name), 3, trainingAlphas(), false);
     at::Generator g1 = at::detail::createCPUGenerator(9), g2 = at::detail::createCPUGenerator(9);
-    const torch::Tensor got = train::sdxlDenoise(*unet, sampler, start * sampler.initNoiseSigma(), cond, scale, torch::kFloat32, g1);
+    const torch::Tensor got = sample::unetDenoise(*unet, sampler, start * sampler.initNoiseSigma(), cond, scale, torch::kFloat32, g1);
     torch::Tensor x = start * reference.initNoiseSigma();
     for (int i = 0; i < 3; ++i) {
       const torch::Tensor in = reference.scaleModelInput(x, i);

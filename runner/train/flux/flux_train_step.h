@@ -1,6 +1,6 @@
 #pragma once
 // FLUX's objective for one micro-batch (flow matching, flow_matching.h), written like SDXL's
-// (sdxl_train_step.h) so that it can be captured as a graph: inputs copied into static buffers
+// (objectives/unet_train_step.h) so that it can be captured as a graph: inputs copied into static buffers
 // kept per batch shape (with the shape's position ids and guidance), sigmas and noise drawn on the
 // device, the loss a device tensor until the loop reads it.
 #include <torch/torch.h>

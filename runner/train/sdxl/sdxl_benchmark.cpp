@@ -24,7 +24,7 @@
 #include "train/optim/make_optimizer.h"
 #include "train/optim/optimizer_args.h"
 #include "train/optim/optimizer_update.h"
-#include "train/sdxl/sdxl_train_step.h"
+#include "train/objectives/unet_train_step.h"
 #include "train/sdxl/sdxl_unet_regions.h"
 
 namespace sinter::train {
@@ -76,9 +76,9 @@ int runSdxlBenchmark(const Config& config, long long steps, bool tiny, SdxlBench
   LrScheduleOptions lrOptions;
   lrOptions.totalSteps = 1000000;
   LrSchedule schedule(lrOptions);
-  SdxlStepOptions stepOptions;
+  UnetStepOptions stepOptions;
   stepOptions.computeDtype = dtype;
-  SdxlTrainStep step(unet, stepOptions, device, 0);
+  UnetTrainStep step(unet, stepOptions, device, 0);
   // fp32 LoRA weights, bf16 U-Net: the step uses bf16 copies kept current, as a training run does.
   const std::unique_ptr<ComputeCopies> copies = loraComputeCopies(lora, dtype);
   OptimizerUpdate update(optimizer, schedule, 1.0, false, device, copies.get());
@@ -86,7 +86,7 @@ int runSdxlBenchmark(const Config& config, long long steps, bool tiny, SdxlBench
 
   // Random inputs of a shape, staged once (a training run stages each batch the same way).
   auto stageRandom = [&](int64_t batch, int64_t width, int64_t height) {
-    SdxlStepBatch in{torch::randn({batch, 4, height / 8, width / 8}, on).to(dtype), torch::randn({batch, tokens, unetConfig.contextDim}, on).to(dtype),
+    UnetStepBatch in{torch::randn({batch, 4, height / 8, width / 8}, on).to(dtype), torch::randn({batch, tokens, unetConfig.contextDim}, on).to(dtype),
                      torch::randn({batch, unetConfig.admInChannels}, on).to(dtype), torch::ones({batch}, on)};
     return step.stage(in);
   };

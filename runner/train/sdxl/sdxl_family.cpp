@@ -32,28 +32,7 @@ SdxlFamilyOptions SdxlFamilyOptions::fromConfig(const Config& config, torch::Dty
   o.cacheText = config.getBool("cache_text_encoder_outputs") || o.cacheTextToDisk;
   o.vaeBatchSize = static_cast<int>(config.getInt("vae_batch_size"));
   o.sampleSampler = config.getString("sample_sampler");
-  o.step.noise.noiseOffset = optionalDouble(config, "noise_offset").value_or(0.0);
-  o.step.noise.noiseOffsetRandomStrength = config.getBool("noise_offset_random_strength");
-  o.step.noise.adaptiveNoiseScale = optionalDouble(config, "adaptive_noise_scale");
-  o.step.noise.ipNoiseGamma = optionalDouble(config, "ip_noise_gamma").value_or(0.0);
-  o.step.noise.ipNoiseGammaRandomStrength = config.getBool("ip_noise_gamma_random_strength");
-  if (!isUnset(config.get("multires_noise_iterations"))) {
-    o.step.noise.multiresIterations = config.getInt("multires_noise_iterations");
-    o.step.noise.multiresDiscount = config.getDouble("multires_noise_discount");
-  }
-  o.step.schedule.zeroTerminalSnr = config.getBool("zero_terminal_snr");
-  if (!isUnset(config.get("min_timestep"))) o.step.noise.minTimestep = config.getInt("min_timestep");
-  if (!isUnset(config.get("max_timestep"))) o.step.noise.maxTimestep = config.getInt("max_timestep");
-  o.step.loss.lossType = parseLossType(config.getString("loss_type"));
-  o.step.loss.huberC = config.getDouble("huber_c");
-  o.step.loss.huberSchedule = parseHuberSchedule(config.getString("huber_schedule"));
-  o.step.loss.huberScale = config.getDouble("huber_scale");
-  o.step.loss.vPrediction = config.getBool("v_parameterization");
-  o.step.loss.minSnrGamma = optionalDouble(config, "min_snr_gamma");
-  o.step.loss.scaleVPredLossLikeNoisePred = config.getBool("scale_v_pred_loss_like_noise_pred");
-  o.step.loss.vPredLikeLoss = optionalDouble(config, "v_pred_like_loss");
-  o.step.loss.debiasedEstimation = config.getBool("debiased_estimation_loss");
-  o.step.computeDtype = computeDtype;
+  o.step = UnetStepOptions::fromConfig(config, computeDtype);
   return o;
 }
 
@@ -70,7 +49,7 @@ SdxlFamily::SdxlFamily(const RunContext& run)
   models_ = loadSdxlModelSet(options_.checkpoint, options_.vae);
   models_.toDevice(device_, run.precision.weightDtype, run.precision.trainableModelDtype(), run.precision.vaeDtype());
   models_.unet->setFusedKernels(run.compile.fuseKernels);
-  step_ = std::make_unique<SdxlTrainStep>(models_.unet, options_.step, device_, run.noiseSeed());
+  step_ = std::make_unique<UnetTrainStep>(models_.unet, options_.step, device_, run.noiseSeed());
 }
 
 FamilyFacts SdxlFamily::facts() const {
@@ -172,8 +151,8 @@ void SdxlFamily::buildCaches(const data::Dataset& dataset, int workers) {
   }
 }
 
-SdxlStepBatch SdxlFamily::stepInputs(const data::Batch& batch, bool textEncodersTrain, const at::Generator* latentGenerator) {
-  SdxlStepBatch in;
+UnetStepBatch SdxlFamily::stepInputs(const data::Batch& batch, bool textEncodersTrain, const at::Generator* latentGenerator) {
+  UnetStepBatch in;
   {
     torch::NoGradGuard noGrad;
     in.latents = batch.latents.defined() ? batch.latents.to(device_) : models_.encodeLatents(batch.images.to(device_), latentGenerator ? *latentGenerator : step_->generator());

@@ -1,7 +1,7 @@
 #pragma once
 // SDXL's part of a run: the four models from one single-file checkpoint, caption encoding through
 // CLIP-L and bigG (or their cached outputs), cached latents, the size/crop conditioning, and the
-// DDPM noise-prediction objective of the UNet (sdxl_train_step.h).
+// DDPM noise-prediction objective of the UNet (objectives/unet_train_step.h).
 #include <memory>
 #include <optional>
 
@@ -10,7 +10,7 @@
 #include "train/base/host_parking.h"
 #include "train/parts/training_parts.h"
 #include "train/sdxl/sdxl_model_set.h"
-#include "train/sdxl/sdxl_train_step.h"
+#include "train/objectives/unet_train_step.h"
 
 namespace sinter::train {
 
@@ -26,7 +26,7 @@ struct SdxlFamilyOptions {
   bool cacheText = false, cacheTextToDisk = false;
   int vaeBatchSize = 1;
   std::string sampleSampler = "ddim";  // sample_sampler
-  SdxlStepOptions step;
+  UnetStepOptions step;
 
   static SdxlFamilyOptions fromConfig(const Config& config, torch::Dtype computeDtype);
 };
@@ -57,7 +57,7 @@ class SdxlFamily : public FamilyPart {
   // The step's inputs for a batch: latents (encoded here when not cached) and the conditioning
   // (with gradients only when the text encoders train).
   // Latents not cached are encoded with `latentGenerator`, or the step's generator when null.
-  SdxlStepBatch stepInputs(const data::Batch& batch, bool textEncodersTrain, const at::Generator* latentGenerator = nullptr);
+  UnetStepBatch stepInputs(const data::Batch& batch, bool textEncodersTrain, const at::Generator* latentGenerator = nullptr);
   models::SdxlTextConditioning encodeCaptions(const std::vector<std::string>& captions);
   struct TokenIds {
     torch::Tensor clipL, bigG;  // [B, chunks, 77] on the device
@@ -74,7 +74,7 @@ class SdxlFamily : public FamilyPart {
   text::ClipTokenizer tokenizer_;
   std::optional<data::LatentCache> latentCache_;
   std::optional<data::TextCache> textCache_;
-  std::unique_ptr<SdxlTrainStep> step_;
+  std::unique_ptr<UnetTrainStep> step_;
 };
 
 }  // namespace sinter::train

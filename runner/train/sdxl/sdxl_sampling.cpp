@@ -1,31 +1,15 @@
-#include "train/sdxl/sdxl_sampling.h"
-
+// SDXL sample images (sd-scripts' SdxlStableDiffusionLongPromptWeightingPipeline without prompt
+// weighting): the prompt and the negative prompt encoded as training encodes captions, the size
+// conditioning of the image itself (original = target = the image's size, crop at 0, 0), and the
+// UNet's denoising loop (sample/unet_denoise.h), decoded by the VAE.
 #include <algorithm>
 
 #include "models/sdxl_size_conditioning.h"
+#include "sample/unet_denoise.h"
 #include "train/objectives/noise_schedule.h"
 #include "train/sdxl/sdxl_family.h"
 
 namespace sinter::train {
-
-torch::Tensor sdxlDenoise(models::SdxlUnetImpl& unet, sample::DiffusionSampler& sampler, torch::Tensor latents,
-                          const SdxlSampleConditioning& conditioning, double scale, torch::Dtype computeDtype,
-                          const at::Generator& generator) {
-  const bool guided = conditioning.context.size(0) == 2;
-  const torch::Tensor context = conditioning.context.to(computeDtype), y = conditioning.admVector.to(computeDtype);
-  for (int i = 0; i < sampler.steps(); ++i) {
-    torch::Tensor in = sampler.scaleModelInput(latents, i);
-    if (guided) in = torch::cat({in, in});
-    const torch::Tensor t = torch::full({in.size(0)}, sampler.timestep(i), in.options().dtype(torch::kFloat32));
-    torch::Tensor out = unet.forward(in.to(computeDtype), t, context, y).to(torch::kFloat32);
-    if (guided) {
-      const auto halves = out.chunk(2);
-      out = halves[0] + scale * (halves[1] - halves[0]);
-    }
-    latents = sampler.step(out, i, latents, generator);
-  }
-  return latents;
-}
 
 sample::ResolvedSample SdxlFamily::sampleDefaults() const {
   sample::ResolvedSample s;  // sd-scripts' sample_image_inference: 512x512, 30 steps, CFG 7.5
@@ -57,7 +41,7 @@ torch::Tensor SdxlFamily::renderSample(sample::ResolvedSample& s, const at::Gene
   const auto longs = torch::TensorOptions().dtype(torch::kLong).device(device_);
   const torch::Tensor size =
       torch::tensor({static_cast<int64_t>(s.height), static_cast<int64_t>(s.width)}, longs).repeat({static_cast<int64_t>(texts.size()), 1});
-  const SdxlSampleConditioning conditioning{text.context, models::sdxlAdmVector(text.pooled, size, torch::zeros_like(size), size)};
+  const sample::UnetSampleConditioning conditioning{text.context, models::sdxlAdmVector(text.pooled, size, torch::zeros_like(size), size)};
 
   const torch::Tensor table = DdpmNoiseSchedule().alphasCumprod().to(torch::kFloat64).contiguous();
   sample::DiffusionSampler sampler(kind, s.steps, std::vector<double>(table.data_ptr<double>(), table.data_ptr<double>() + table.numel()),
@@ -66,7 +50,7 @@ torch::Tensor SdxlFamily::renderSample(sample::ResolvedSample& s, const at::Gene
   const torch::Tensor noise = at::randn({1, models_.unet->config().inChannels, s.height / down, s.width / down}, generator,
                                         torch::TensorOptions().dtype(torch::kFloat32).device(device_));
   const torch::Tensor latents =
-      sdxlDenoise(*models_.unet, sampler, noise * sampler.initNoiseSigma(), conditioning, s.scale, options_.step.computeDtype, generator);
+      sample::unetDenoise(*models_.unet, sampler, noise * sampler.initNoiseSigma(), conditioning, s.scale, options_.step.computeDtype, generator);
   return models_.vae->decodeLatents(latents.to(models_.vae->parameters().front().scalar_type()));
 }
 

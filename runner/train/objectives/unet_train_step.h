@@ -1,11 +1,12 @@
 #pragma once
-// SDXL's objective for one micro-batch, written so that it can later be captured as a graph:
+// The latent-diffusion UNet's objective for one micro-batch (SDXL and SD 1.x/2.x), written so that it can later be captured as a graph:
 // inputs are copied into static buffers kept per batch shape, timesteps and noise are drawn on the
 // device, and the loss stays a device tensor until the loop reads it after the step. The backward
 // pass and the optimizer update are the loop's (optimizer_update.h).
 #include <torch/torch.h>
 
 
+#include "core/config.h"
 #include "models/sdxl_unet.h"
 #include "train/base/shape_plan.h"
 #include "train/objectives/diffusion_loss.h"
@@ -13,33 +14,36 @@
 
 namespace sinter::train {
 
-struct SdxlStepBatch {
+struct UnetStepBatch {
   torch::Tensor latents;      // [B, 4, h, w], already scaled by the VAE factor
-  torch::Tensor context;      // [B, T, 2048]
-  torch::Tensor admVector;    // [B, 2816]
+  torch::Tensor context;      // [B, T, context width]: 2048 (SDXL), 768 (SD 1.x), 1024 (SD 2.x)
+  torch::Tensor admVector;    // [B, 2816] for SDXL; undefined for a UNet without label_emb (SD 1.x/2.x)
   torch::Tensor lossWeights;  // [B]
   torch::Tensor lossMask;     // [B, 1, h, w] at the latents' size (masked_loss.h); with lossMasks only
 };
 
-struct SdxlStepOptions {
+struct UnetStepOptions {
   NoiseScheduleOptions schedule;
   NoiseSamplingOptions noise;
   DiffusionLossOptions loss;
   bool lossMasks = false;  // every batch has a loss mask (alpha_mask, masked_loss): a static buffer
   torch::Dtype computeDtype = torch::kFloat32;  // the frozen weights' dtype
+
+  // The config's noise, timestep and loss options (noise_offset, min_snr_gamma, v_parameterization, ...).
+  static UnetStepOptions fromConfig(const Config& config, torch::Dtype computeDtype);
 };
 
-class SdxlTrainStep {
+class UnetTrainStep {
  public:
-  SdxlTrainStep(models::SdxlUnet unet, SdxlStepOptions options, torch::Device device, std::uint64_t seed);
+  UnetTrainStep(models::SdxlUnet unet, UnetStepOptions options, torch::Device device, std::uint64_t seed);
 
   // The loss of one micro-batch: a 0-dim float32 device tensor with its autograd graph. Inputs
   // that need no gradient go through static per-shape buffers.
-  torch::Tensor loss(const SdxlStepBatch& batch);
+  torch::Tensor loss(const UnetStepBatch& batch);
 
   // For capture, the same in two halves: copying a batch without gradients into its shape's static
   // buffers, and the loss of whatever those buffers hold (device work only).
-  StepShape stage(const SdxlStepBatch& batch);
+  StepShape stage(const UnetStepBatch& batch);
   torch::Tensor stagedLoss(const StepShape& shape);
   // Neutral inputs (zero latents and conditioning, unit loss weights) for warming up a shape
   // before any batch of it is seen.
@@ -47,7 +51,7 @@ class SdxlTrainStep {
 
   // The validation pass's loss of a batch: without gradients, every sample at `timestep`, the noise
   // drawn from `generator` (the step's own is left untouched); the static buffers are not used.
-  torch::Tensor validationLoss(const SdxlStepBatch& batch, int64_t timestep, const at::Generator& generator);
+  torch::Tensor validationLoss(const UnetStepBatch& batch, int64_t timestep, const at::Generator& generator);
 
   at::Generator& generator() { return generator_; }
   const DdpmNoiseSchedule& noiseSchedule() const { return schedule_; }
@@ -56,15 +60,15 @@ class SdxlTrainStep {
   void useLossMasks(bool on);
 
  private:
-  static StepShape shapeOf(const SdxlStepBatch& batch);
+  static StepShape shapeOf(const UnetStepBatch& batch);
   StaticBuffers& buffers(const StepShape& shape);
   torch::Tensor lossOf(const torch::Tensor& latents, const torch::Tensor& context, const torch::Tensor& admVector,
                        const torch::Tensor& lossWeights, const torch::Tensor& lossMask, const NoiseSamplingOptions& noise,
                        const at::Generator& generator);
-  void stageLossMask(StaticBuffers& in, const SdxlStepBatch& batch) const;
+  void stageLossMask(StaticBuffers& in, const UnetStepBatch& batch) const;
 
   models::SdxlUnet unet_;
-  SdxlStepOptions options_;
+  UnetStepOptions options_;
   torch::Device device_;
   DdpmNoiseSchedule schedule_;
   at::Generator generator_;
