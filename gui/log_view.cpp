@@ -13,6 +13,7 @@
 #include <QTextBlock>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
 
 namespace sinter::gui {
 
@@ -62,12 +63,48 @@ LogView::LogView(QWidget* parent) : QWidget(parent) {
 }
 
 void LogView::appendLine(const QString& text, bool transient) {
-  if (pendingLastTransient_ && !pending_.isEmpty()) pending_.removeLast();
-  pending_.append(text);
+  if (pendingLastTransient_ && !pending_.isEmpty()) {
+    pendingChars_ -= pending_.last().size() + 1;
+    pending_.removeLast();
+  }
+  if (text.size() > kMaxLineChars) {
+    int keep = kMaxLineChars;
+    if (text.at(keep - 1).isHighSurrogate()) --keep;  // whole characters only
+    pending_.append(tr("%1 [… line cut: %n more characters]", nullptr, static_cast<int>(text.size() - keep)).arg(text.left(keep)));
+  } else {
+    pending_.append(text);
+  }
+  pendingChars_ += pending_.last().size() + 1;
   pendingLastTransient_ = transient;
   // More than the view keeps would be trimmed right away: drop it before it costs anything.
-  if (pending_.size() > maxLines_ * 2) pending_.erase(pending_.begin(), pending_.end() - maxLines_);
+  if (pending_.size() > maxLines_ * 2 || pendingChars_ > maxChars_ * 2) dropOldestPending();
   if (!flushTimer_.isActive()) flushTimer_.start();
+}
+
+void LogView::dropOldestPending() {
+  int first = std::max(0, static_cast<int>(pending_.size()) - maxLines_);
+  qint64 chars = 0;
+  for (int i = 0; i < first; ++i) chars += pending_.at(i).size() + 1;
+  while (first < pending_.size() - 1 && pendingChars_ - chars > maxChars_) chars += pending_.at(first++).size() + 1;
+  pending_.erase(pending_.begin(), pending_.begin() + first);
+  pendingChars_ -= chars;
+}
+
+void LogView::dropOldestBeyondCharacterLimit() {
+  QTextDocument* document = edit_->document();
+  const qint64 excess = document->characterCount() - maxChars_;
+  if (excess <= 0 || document->blockCount() <= 1) return;
+  // Whole lines from the top, as maximumBlockCount drops them, until the rest fits.
+  QTextBlock last = document->firstBlock();
+  qint64 dropped = last.length();
+  while (dropped < excess && last.next().isValid() && last.next() != document->lastBlock()) {
+    last = last.next();
+    dropped += last.length();
+  }
+  QTextCursor cursor(document);
+  cursor.movePosition(QTextCursor::Start);
+  cursor.setPosition(last.next().position(), QTextCursor::KeepAnchor);
+  cursor.removeSelectedText();
 }
 
 void LogView::flush() {
@@ -75,7 +112,7 @@ void LogView::flush() {
   if (pending_.isEmpty()) return;
   QScrollBar* scroll = edit_->verticalScrollBar();
   const bool following = scroll->value() >= scroll->maximum() - 1;
-  if (pending_.size() > maxLines_) pending_.erase(pending_.begin(), pending_.end() - maxLines_);
+  dropOldestPending();
 
   if (shownLastTransient_ && edit_->document()->blockCount() == 1) {
     edit_->clear();
@@ -91,12 +128,15 @@ void LogView::flush() {
   edit_->appendPlainText(pending_.join(QLatin1Char('\n')));
   shownLastTransient_ = pendingLastTransient_;
   pending_.clear();
+  pendingChars_ = 0;
   pendingLastTransient_ = false;
+  dropOldestBeyondCharacterLimit();
   if (following) scroll->setValue(scroll->maximum());
 }
 
 void LogView::clear() {
   pending_.clear();
+  pendingChars_ = 0;
   pendingLastTransient_ = shownLastTransient_ = false;
   edit_->clear();
 }
@@ -107,6 +147,9 @@ void LogView::setMaximumLines(int lines) {
 }
 
 int LogView::lineCount() const { return edit_->document()->isEmpty() ? 0 : edit_->document()->blockCount(); }
+
+// QTextDocument counts one more character than its text holds (the document's end).
+qint64 LogView::characterCount() const { return edit_->document()->isEmpty() ? 0 : edit_->document()->characterCount() - 1; }
 
 QString LogView::text() const { return edit_->toPlainText(); }
 
