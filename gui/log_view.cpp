@@ -14,6 +14,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <limits>
 
 namespace sinter::gui {
 
@@ -58,8 +59,12 @@ LogView::LogView(QWidget* parent) : QWidget(parent) {
   connect(copyButton, &QToolButton::clicked, this, &LogView::copy);
   connect(saveButton, &QToolButton::clicked, this, &LogView::saveAs);
 
-  flushTimer_.setInterval(50);
-  connect(&flushTimer_, &QTimer::timeout, this, &LogView::flush);
+  flushTimer_.setSingleShot(true);
+  connect(&flushTimer_, &QTimer::timeout, this, [this] {
+    // A flood is shown in slices, the event loop running between them.
+    showPending(kFlushSliceChars);
+    if (!pending_.isEmpty()) flushTimer_.start(0);
+  });
 }
 
 void LogView::appendLine(const QString& text, bool transient) {
@@ -68,9 +73,13 @@ void LogView::appendLine(const QString& text, bool transient) {
     pending_.removeLast();
   }
   if (text.size() > kMaxLineChars) {
-    int keep = kMaxLineChars;
-    if (text.at(keep - 1).isHighSurrogate()) --keep;  // whole characters only
-    pending_.append(tr("%1 [… line cut: %n more characters]", nullptr, static_cast<int>(text.size() - keep)).arg(text.left(keep)));
+    // The start and the end stay (a long line's end often says what went wrong); whole characters.
+    int head = kMaxLineChars - kTailChars;
+    int tail = kTailChars;
+    if (text.at(head - 1).isHighSurrogate()) --head;
+    if (text.at(text.size() - tail).isLowSurrogate()) --tail;
+    const int hidden = static_cast<int>(text.size()) - head - tail;
+    pending_.append(text.left(head) + tr(" [… %n characters not shown …] ", nullptr, hidden) + text.right(tail));
   } else {
     pending_.append(text);
   }
@@ -78,7 +87,7 @@ void LogView::appendLine(const QString& text, bool transient) {
   pendingLastTransient_ = transient;
   // More than the view keeps would be trimmed right away: drop it before it costs anything.
   if (pending_.size() > maxLines_ * 2 || pendingChars_ > maxChars_ * 2) dropOldestPending();
-  if (!flushTimer_.isActive()) flushTimer_.start();
+  if (!flushTimer_.isActive()) flushTimer_.start(kFlushMs);
 }
 
 void LogView::dropOldestPending() {
@@ -109,10 +118,20 @@ void LogView::dropOldestBeyondCharacterLimit() {
 
 void LogView::flush() {
   flushTimer_.stop();
+  showPending(std::numeric_limits<qint64>::max());
+}
+
+void LogView::showPending(qint64 maxChars) {
   if (pending_.isEmpty()) return;
   QScrollBar* scroll = edit_->verticalScrollBar();
   const bool following = scroll->value() >= scroll->maximum() - 1;
   dropOldestPending();
+  // The oldest lines up to maxChars (at least one): laying out text costs time per character.
+  int count = 0;
+  qint64 chars = 0;
+  while (count < pending_.size() && (count == 0 || chars + pending_.at(count).size() <= maxChars))
+    chars += pending_.at(count++).size() + 1;
+  const bool all = count == pending_.size();
 
   if (shownLastTransient_ && edit_->document()->blockCount() == 1) {
     edit_->clear();
@@ -125,11 +144,12 @@ void LogView::flush() {
     cursor.removeSelectedText();
   }
   // appendPlainText is QPlainTextEdit's fast path under a maximum block count.
-  edit_->appendPlainText(pending_.join(QLatin1Char('\n')));
-  shownLastTransient_ = pendingLastTransient_;
-  pending_.clear();
-  pendingChars_ = 0;
-  pendingLastTransient_ = false;
+  edit_->appendPlainText(all ? pending_.join(QLatin1Char('\n')) : pending_.mid(0, count).join(QLatin1Char('\n')));
+  // Only the last pending line can be a progress redraw.
+  shownLastTransient_ = all && pendingLastTransient_;
+  pending_.erase(pending_.begin(), pending_.begin() + count);
+  pendingChars_ -= chars;
+  if (all) pendingLastTransient_ = false;
   dropOldestBeyondCharacterLimit();
   if (following) scroll->setValue(scroll->maximum());
 }

@@ -1,8 +1,10 @@
 #pragma once
-// The run's log: bounded, batched (a flood of lines costs one repaint per tick), follows the end
+// The run's log: bounded, batched (a flood of lines costs one repaint per tick, and is shown in
+// slices of kFlushSliceChars so that no tick stalls the window), follows the end
 // unless the user scrolled up; find, copy and save to file. Bounded twice: by lines (20000) and by
-// characters (kMaxChars, dropping the oldest lines), and each line is cut at kMaxLineChars before
-// it reaches the text view (a line of megabytes would freeze its layout for seconds).
+// characters (kMaxChars, dropping the oldest lines), and a line longer than kMaxLineChars is cut
+// to its start and its end before it reaches the text view (a line of megabytes would freeze its
+// layout for seconds).
 #include <QStringList>
 #include <QTimer>
 #include <QWidget>
@@ -15,7 +17,10 @@ namespace sinter::gui {
 class LogView : public QWidget {
   Q_OBJECT
  public:
-  static constexpr int kMaxLineChars = 4096;
+  static constexpr int kMaxLineChars = 1024;
+  static constexpr int kTailChars = 256;  // of a cut line, its end is shown too
+  static constexpr int kFlushMs = 50;
+  static constexpr qint64 kFlushSliceChars = 64 * 1024;  // shown per turn of the event loop
   static constexpr qint64 kMaxChars = 4'000'000;
 
   explicit LogView(QWidget* parent = nullptr);
@@ -35,6 +40,7 @@ class LogView : public QWidget {
  private:
   void copy();
   void saveAs();
+  void showPending(qint64 maxChars);      // the oldest queued lines, up to maxChars of them
   void dropOldestPending();               // beyond the line and character limits
   void dropOldestBeyondCharacterLimit();  // of the text view
 

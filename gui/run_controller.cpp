@@ -81,13 +81,13 @@ void RunController::handleStderrLine(const OutputLine& line) {
     emit logLine(line.text, line.transient);
     return;
   }
-  emit logLine(tr("%1 [… line cut: %2 more]").arg(line.text, cutNote(line.cutBytes)), line.transient);
+  emit logLine(tr("%1 [… line cut: %2 more not read]").arg(line.text, cutNote(line.cutBytes)), line.transient);
 }
 
 void RunController::handleStdoutLine(const OutputLine& line) {
   if (line.cutBytes > 0) {
     // No event is this long: the first part of it is shown, as any other stray stdout line.
-    emit logLine(tr("%1 [… line cut: %2 more; a line this long is not read as an event]")
+    emit logLine(tr("%1 [… line cut: %2 more not read; a line this long is not read as an event]")
                      .arg(line.text, cutNote(line.cutBytes)),
                  false);
     return;

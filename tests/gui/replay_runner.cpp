@@ -9,7 +9,7 @@
 //                 [--long-event N]           a warning event whose message is N bytes
 //                 [--stderr-lines COUNT N]   COUNT stderr lines of N bytes each
 //                 [--step-flood N [TOTAL]]   N step events as fast as the pipe takes them (total
-//                                            TOTAL, default N), then `done`
+//                                            TOTAL, default N)
 //                 [--done-steps N]           a `done` event (status completed) counting N steps
 // Called as the app calls the runner (`--config_file RUN.toml --events jsonl`), it replays
 // $SINTER_REPLAY_EVENTS and first echoes the run file to stderr, so tests can check what Start wrote;
@@ -44,7 +44,6 @@ void stepFlood(long long count, long long total) {
                 "\"lr\":0.0001,\"it_per_s\":500,\"eta_s\":%lld,\"step_ms\":2,\"peak_mem_mb\":100}\n",
                 step, total, 0.1 + 0.05 * ((step * 7919) % 101) / 100.0 + (step == count / 2 ? 1.0 : 0.0),
                 (total - step) / 500);
-  std::printf("{\"type\":\"done\",\"status\":\"completed\",\"steps\":%lld,\"seconds\":1.0}\n", count);
   std::fflush(stdout);
 }
 }  // namespace
