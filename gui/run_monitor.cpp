@@ -11,6 +11,15 @@
 
 namespace sinter::gui {
 
+namespace {
+// The runner's own words in the status line, at most a few lines' worth: a word-wrapped label of
+// tens of kilobytes would stall every relayout of the window.
+QString clipped(const QString& text, int maxChars = 500) {
+  return text.size() > maxChars ? text.left(maxChars - 1) + QChar(0x2026) : text;
+}
+QString clipped(const std::string& text) { return clipped(QString::fromStdString(text)); }
+}  // namespace
+
 QString formatDuration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("–");
   const long long s = std::llround(seconds);
@@ -176,7 +185,7 @@ void RunMonitor::handleEvent(const events::Event& event) {
       progress_->setRange(0, 0);
     }
     statusLabel_->setText(tr("Warm-up: %1 captured in %2 s (total %3 s)")
-                              .arg(QString::fromStdString(warmup->signature))
+                              .arg(clipped(warmup->signature))
                               .arg(warmup->seconds, 0, 'f', 1)
                               .arg(warmupSeconds_, 0, 'f', 1));
   } else if (const auto* epoch = std::get_if<Epoch>(&event)) {
@@ -185,9 +194,9 @@ void RunMonitor::handleEvent(const events::Event& event) {
                              .arg(epoch->epochs)
                              .arg(epoch->avg_loss, 0, 'g', 4));
   } else if (const auto* saved = std::get_if<Saved>(&event)) {
-    statusLabel_->setText(tr("Saved %1: %2").arg(QString::fromStdString(saved->kind), QString::fromStdString(saved->path)));
+    statusLabel_->setText(tr("Saved %1: %2").arg(clipped(saved->kind), clipped(saved->path)));
   } else if (const auto* error = std::get_if<Error>(&event)) {
-    lastError_ = QString::fromStdString(error->message);
+    lastError_ = clipped(error->message);
   } else if (const auto* done = std::get_if<Done>(&event)) {
     handleDone(*done);
   }
@@ -196,7 +205,7 @@ void RunMonitor::handleEvent(const events::Event& event) {
 }
 
 void RunMonitor::noteLogLine(const QString& line) {
-  if (!line.trimmed().isEmpty()) lastLogLine_ = line.trimmed();
+  if (!line.trimmed().isEmpty()) lastLogLine_ = clipped(line.trimmed());
 }
 
 void RunMonitor::handleFinished(int exitCode, bool crashed, bool forced) {

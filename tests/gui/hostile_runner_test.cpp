@@ -174,6 +174,16 @@ class HostileRunnerTest : public QObject {
     QVERIFY(longestLine(s.panel->logView()->text()) < LogView::kMaxLineChars + 200);
   }
 
+  void aLongLastLineExplainsAFailureInAFewLines() {
+    Session s;
+    prepare(s);
+    QVERIFY(runThroughStart(s, "--stderr-lines 1 100000 --exit 1"));
+    RunMonitor* monitor = s.panel->monitor();
+    QCOMPARE(monitor->finalStatus(), QString("failed"));
+    QVERIFY(monitor->statusText().contains("[info] long line 1: xxxx"));  // the runner's last word, clipped
+    QVERIFY2(monitor->statusText().size() < 600, qPrintable(QString::number(monitor->statusText().size())));
+  }
+
   void thousandsOfLongStderrLinesStayWithinTheCharacterBound() {
     Session s;
     prepare(s);
