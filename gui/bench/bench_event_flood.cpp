@@ -3,10 +3,11 @@
 // RunController into the real RunPanel (monitor, log, chart) in a shown window, and prints how
 // long it took, the event (or byte) throughput, the event loop's longest stall (a 10 ms timer's
 // worst lateness), how many stalls passed 100 ms and 1 s, and how far the peak resident memory rose.
-//   sinter_bench_event_flood [CASE...] [--steps N]
+//   sinter_bench_event_flood [CASE...] [--steps N] [--screenshots DIR]
 // Cases: steps (N step events as fast as the pipe takes them, default 1000000), line (one 10 MB
 // stdout line), event (one 10 MB warning event), stderr (2000 stderr lines of 100 KB), nonewline
-// (300 MB on stdout without a newline). No case named: all of them.
+// (300 MB on stdout without a newline). No case named: all of them. --screenshots writes the
+// window after each case to DIR/<case>.png, for a person to look at.
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFile>
@@ -79,7 +80,7 @@ bool resetPeakMemory() {
   return clear.open(QIODevice::WriteOnly) && clear.write("5") == 1;
 }
 
-void runCase(const std::string& kind, long long steps) {
+void runCase(const std::string& kind, long long steps, const QString& screenshots) {
   QWidget window;
   window.resize(1280, 800);
   auto* panel = new sinter::gui::RunPanel(&window);
@@ -125,6 +126,10 @@ void runCase(const std::string& kind, long long steps) {
   if (peakMeasured) std::printf("  peak memory +%.0f MiB", statusMiB("VmHWM:") - residentBefore);
   std::printf("  (%s)\n", qPrintable(panel->monitor()->statusText().section(QLatin1Char('\n'), 0, 0)));
   std::fflush(stdout);
+  if (!screenshots.isEmpty()) {
+    QApplication::processEvents();
+    window.grab().save(screenshots + QStringLiteral("/") + QString::fromStdString(kind) + QStringLiteral(".png"));
+  }
 }
 
 }  // namespace
@@ -133,14 +138,16 @@ int main(int argc, char** argv) {
   if (argc > 3 && std::string(argv[1]) == "--emit") return emitFlood(argv[2], std::atoll(argv[3]));
   QApplication app(argc, argv);
   long long steps = 1'000'000;
+  QString screenshots;
   std::vector<std::string> cases;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--steps" && i + 1 < argc) steps = std::atoll(argv[++i]);
+    else if (a == "--screenshots" && i + 1 < argc) screenshots = QString::fromLocal8Bit(argv[++i]);
     else cases.push_back(a);
   }
   if (cases.empty()) cases = {"steps", "line", "event", "stderr", "nonewline"};
   std::printf("event floods through the run area (RunController -> RunPanel), window 1280x800\n");
-  for (const std::string& kind : cases) runCase(kind, steps);
+  for (const std::string& kind : cases) runCase(kind, steps, screenshots);
   return 0;
 }
