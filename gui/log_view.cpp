@@ -13,6 +13,8 @@
 #include <QTextBlock>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <limits>
 
 namespace sinter::gui {
 
@@ -57,25 +59,79 @@ LogView::LogView(QWidget* parent) : QWidget(parent) {
   connect(copyButton, &QToolButton::clicked, this, &LogView::copy);
   connect(saveButton, &QToolButton::clicked, this, &LogView::saveAs);
 
-  flushTimer_.setInterval(50);
-  connect(&flushTimer_, &QTimer::timeout, this, &LogView::flush);
+  flushTimer_.setSingleShot(true);
+  connect(&flushTimer_, &QTimer::timeout, this, [this] {
+    // A flood is shown in slices, the event loop running between them.
+    showPending(kFlushSliceChars);
+    if (!pending_.isEmpty()) flushTimer_.start(0);
+  });
 }
 
 void LogView::appendLine(const QString& text, bool transient) {
-  if (pendingLastTransient_ && !pending_.isEmpty()) pending_.removeLast();
-  pending_.append(text);
+  if (pendingLastTransient_ && !pending_.isEmpty()) {
+    pendingChars_ -= pending_.last().size() + 1;
+    pending_.removeLast();
+  }
+  if (text.size() > kMaxLineChars) {
+    // The start and the end stay (a long line's end often says what went wrong); whole characters.
+    int head = kMaxLineChars - kTailChars;
+    int tail = kTailChars;
+    if (text.at(head - 1).isHighSurrogate()) --head;
+    if (text.at(text.size() - tail).isLowSurrogate()) --tail;
+    const int hidden = static_cast<int>(text.size()) - head - tail;
+    pending_.append(text.left(head) + tr(" [… %n characters not shown …] ", nullptr, hidden) + text.right(tail));
+  } else {
+    pending_.append(text);
+  }
+  pendingChars_ += pending_.last().size() + 1;
   pendingLastTransient_ = transient;
   // More than the view keeps would be trimmed right away: drop it before it costs anything.
-  if (pending_.size() > maxLines_ * 2) pending_.erase(pending_.begin(), pending_.end() - maxLines_);
-  if (!flushTimer_.isActive()) flushTimer_.start();
+  if (pending_.size() > maxLines_ * 2 || pendingChars_ > maxChars_ * 2) dropOldestPending();
+  if (!flushTimer_.isActive()) flushTimer_.start(kFlushMs);
+}
+
+void LogView::dropOldestPending() {
+  int first = std::max(0, static_cast<int>(pending_.size()) - maxLines_);
+  qint64 chars = 0;
+  for (int i = 0; i < first; ++i) chars += pending_.at(i).size() + 1;
+  while (first < pending_.size() - 1 && pendingChars_ - chars > maxChars_) chars += pending_.at(first++).size() + 1;
+  pending_.erase(pending_.begin(), pending_.begin() + first);
+  pendingChars_ -= chars;
+}
+
+void LogView::dropOldestBeyondCharacterLimit() {
+  QTextDocument* document = edit_->document();
+  const qint64 excess = document->characterCount() - maxChars_;
+  if (excess <= 0 || document->blockCount() <= 1) return;
+  // Whole lines from the top, as maximumBlockCount drops them, until the rest fits.
+  QTextBlock last = document->firstBlock();
+  qint64 dropped = last.length();
+  while (dropped < excess && last.next().isValid() && last.next() != document->lastBlock()) {
+    last = last.next();
+    dropped += last.length();
+  }
+  QTextCursor cursor(document);
+  cursor.movePosition(QTextCursor::Start);
+  cursor.setPosition(last.next().position(), QTextCursor::KeepAnchor);
+  cursor.removeSelectedText();
 }
 
 void LogView::flush() {
   flushTimer_.stop();
+  showPending(std::numeric_limits<qint64>::max());
+}
+
+void LogView::showPending(qint64 maxChars) {
   if (pending_.isEmpty()) return;
   QScrollBar* scroll = edit_->verticalScrollBar();
   const bool following = scroll->value() >= scroll->maximum() - 1;
-  if (pending_.size() > maxLines_) pending_.erase(pending_.begin(), pending_.end() - maxLines_);
+  dropOldestPending();
+  // The oldest lines up to maxChars (at least one): laying out text costs time per character.
+  int count = 0;
+  qint64 chars = 0;
+  while (count < pending_.size() && (count == 0 || chars + pending_.at(count).size() <= maxChars))
+    chars += pending_.at(count++).size() + 1;
+  const bool all = count == pending_.size();
 
   if (shownLastTransient_ && edit_->document()->blockCount() == 1) {
     edit_->clear();
@@ -88,15 +144,19 @@ void LogView::flush() {
     cursor.removeSelectedText();
   }
   // appendPlainText is QPlainTextEdit's fast path under a maximum block count.
-  edit_->appendPlainText(pending_.join(QLatin1Char('\n')));
-  shownLastTransient_ = pendingLastTransient_;
-  pending_.clear();
-  pendingLastTransient_ = false;
+  edit_->appendPlainText(all ? pending_.join(QLatin1Char('\n')) : pending_.mid(0, count).join(QLatin1Char('\n')));
+  // Only the last pending line can be a progress redraw.
+  shownLastTransient_ = all && pendingLastTransient_;
+  pending_.erase(pending_.begin(), pending_.begin() + count);
+  pendingChars_ -= chars;
+  if (all) pendingLastTransient_ = false;
+  dropOldestBeyondCharacterLimit();
   if (following) scroll->setValue(scroll->maximum());
 }
 
 void LogView::clear() {
   pending_.clear();
+  pendingChars_ = 0;
   pendingLastTransient_ = shownLastTransient_ = false;
   edit_->clear();
 }
@@ -107,6 +167,9 @@ void LogView::setMaximumLines(int lines) {
 }
 
 int LogView::lineCount() const { return edit_->document()->isEmpty() ? 0 : edit_->document()->blockCount(); }
+
+// QTextDocument counts one more character than its text holds (the document's end).
+qint64 LogView::characterCount() const { return edit_->document()->isEmpty() ? 0 : edit_->document()->characterCount() - 1; }
 
 QString LogView::text() const { return edit_->toPlainText(); }
 

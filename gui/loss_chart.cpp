@@ -3,6 +3,7 @@
 #include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
+#include <QMouseEvent>
 #include <QValueAxis>
 #include <algorithm>
 #include <cmath>
@@ -45,60 +46,120 @@ LossChart::LossChart(QWidget* parent) : QChartView(parent) {
   setChart(chart);
   setRenderHint(QPainter::Antialiasing);
   setMinimumSize(320, 160);
-  // Axes follow the data a few times a second rather than on every point.
-  axisTimer_.setSingleShot(true);
-  axisTimer_.setInterval(200);
-  connect(&axisTimer_, &QTimer::timeout, this, &LossChart::updateAxes);
+  setRubberBand(QChartView::HorizontalRubberBand);
+  setToolTip(tr("Drag across steps to zoom in; right-click to see the whole run again."));
+  connect(axisX_, &QValueAxis::rangeChanged, this, [this] {
+    if (settingRange_) return;
+    zoomed_ = true;  // the rubber band (or a wheel) moved the step axis
+    scheduleRefresh();
+  });
+  // A flood of points costs one redraw per tick, not one per point.
+  refreshTimer_.setSingleShot(true);
+  refreshTimer_.setInterval(kRefreshMs);
+  connect(&refreshTimer_, &QTimer::timeout, this, &LossChart::refresh);
   clear();
 }
 
 void LossChart::addPoint(double step, double loss) {
-  if (!std::isfinite(loss)) return;
-  smoothed_ = raw_->count() == 0 ? loss : smoothing_ * smoothed_ + (1.0 - smoothing_) * loss;
-  extendRange(step, loss);
-  raw_->append(step, loss);
-  smooth_->append(step, smoothed_);
+  if (!std::isfinite(loss) || !std::isfinite(step)) return;
+  smoothed_ = rawData_.size() == 0 ? loss : smoothing_ * smoothed_ + (1.0 - smoothing_) * loss;
+  rawData_.append(step, loss);
+  smoothData_.append(step, smoothed_);
+  maxX_ = std::max(maxX_, step);
+  scheduleRefresh();
 }
 
 void LossChart::addValidationPoint(double step, double loss) {
-  if (!std::isfinite(loss)) return;
-  extendRange(step, loss);
-  validation_->append(step, loss);
-  for (QLegendMarker* marker : chart()->legend()->markers(validation_)) marker->setVisible(true);
-}
-
-void LossChart::extendRange(double step, double loss) {
-  if (empty_) minY_ = maxY_ = loss;
-  minY_ = std::min(minY_, loss);
-  maxY_ = std::max(maxY_, loss);
+  if (!std::isfinite(loss) || !std::isfinite(step)) return;
+  validationData_.append(step, loss);
   maxX_ = std::max(maxX_, step);
-  empty_ = false;
-  if (!axisTimer_.isActive()) axisTimer_.start();
+  for (QLegendMarker* marker : chart()->legend()->markers(validation_)) marker->setVisible(true);
+  scheduleRefresh();
 }
 
-void LossChart::updateAxes() {
-  axisX_->setRange(0, std::max({10.0, maxX_, totalSteps_}));
-  if (totalSteps_ <= 0) axisX_->applyNiceNumbers();
-  if (empty_) return;
-  const double pad = std::max((maxY_ - minY_) * 0.05, 1e-3);
-  axisY_->setRange(std::max(0.0, minY_ - pad), maxY_ + pad);
+void LossChart::scheduleRefresh() {
+  if (!refreshTimer_.isActive()) refreshTimer_.start();
+}
+
+void LossChart::setAxisRange(QValueAxis* axis, double low, double high) {
+  settingRange_ = true;
+  axis->setRange(low, high);
+  settingRange_ = false;
+}
+
+void LossChart::refresh() {
+  refreshTimer_.stop();
+  if (!zoomed_) {
+    setAxisRange(axisX_, 0, std::max({10.0, maxX_, totalSteps_}));
+    if (totalSteps_ <= 0) {
+      settingRange_ = true;
+      axisX_->applyNiceNumbers();
+      settingRange_ = false;
+    }
+  }
+  // One pixel column per point pair; before the chart is laid out, a typical width.
+  const double plotWidth = chart()->plotArea().width();
+  const int columns = plotWidth >= 16 ? static_cast<int>(plotWidth) : 800;
+  const double x0 = axisX_->min(), x1 = axisX_->max();
+  bool any = false;
+  double minY = 0, maxY = 0;
+  for (auto [series, data] : {std::pair{raw_, &rawData_}, std::pair{smooth_, &smoothData_},
+                              std::pair{validation_, &validationData_}}) {
+    DecimatedSeries::View view = data->visible(x0, x1, columns);
+    series->replace(view.points);
+    if (view.empty) continue;
+    minY = any ? std::min(minY, view.minY) : view.minY;
+    maxY = any ? std::max(maxY, view.maxY) : view.maxY;
+    any = true;
+  }
+  if (!any) return;
+  const double pad = std::max((maxY - minY) * 0.05, 1e-3);
+  setAxisRange(axisY_, std::max(0.0, minY - pad), maxY + pad);
+}
+
+void LossChart::resetZoom() {
+  zoomed_ = false;
+  refresh();
+}
+
+void LossChart::mouseReleaseEvent(QMouseEvent* event) {
+  // QChartView zooms out by half on a right click; the whole run is what a person wants back.
+  if (event->button() == Qt::RightButton) {
+    resetZoom();
+    event->accept();
+    return;
+  }
+  QChartView::mouseReleaseEvent(event);
+}
+
+void LossChart::resizeEvent(QResizeEvent* event) {
+  QChartView::resizeEvent(event);
+  scheduleRefresh();  // as many columns as the plot is wide
 }
 
 void LossChart::clear() {
+  refreshTimer_.stop();
+  rawData_.clear();
+  smoothData_.clear();
+  validationData_.clear();
   raw_->clear();
   smooth_->clear();
   validation_->clear();
   // Runs without validation_split show no validation entry in the legend.
   for (QLegendMarker* marker : chart()->legend()->markers(validation_)) marker->setVisible(false);
-  empty_ = true;
-  smoothed_ = minY_ = maxY_ = maxX_ = totalSteps_ = 0;
-  axisX_->setRange(0, 10);
+  smoothed_ = maxX_ = totalSteps_ = 0;
+  zoomed_ = false;
+  setAxisRange(axisX_, 0, 10);
+  settingRange_ = true;
   axisX_->applyNiceNumbers();
-  axisY_->setRange(0, 1);
+  settingRange_ = false;
+  setAxisRange(axisY_, 0, 1);
 }
 
-int LossChart::pointCount() const { return raw_->count(); }
+int LossChart::pointCount() const { return rawData_.size(); }
 
-int LossChart::validationPointCount() const { return validation_->count(); }
+int LossChart::validationPointCount() const { return validationData_.size(); }
+
+int LossChart::shownPointCount() const { return raw_->count(); }
 
 }  // namespace sinter::gui

@@ -1,8 +1,13 @@
 #pragma once
 // Loss per step, raw and smoothed (an exponential moving average, as TensorBoard draws it), and the
 // validation loss (validation_split) where the run computes it, as points of a series of its own.
+// Points arrive as fast as the runner sends them and are kept in full; the chart redraws from them
+// a few times a second, decimated to at most two points per pixel column (DecimatedSeries). Dragging
+// zooms into a range of steps, drawn from all of its points; a right click shows the whole run again.
 #include <QChartView>
 #include <QTimer>
+
+#include "decimated_series.h"
 
 class QLineSeries;
 class QValueAxis;
@@ -12,35 +17,49 @@ namespace sinter::gui {
 class LossChart : public QChartView {
   Q_OBJECT
  public:
+  static constexpr int kRefreshMs = 100;
+
   explicit LossChart(QWidget* parent = nullptr);
   void addPoint(double step, double loss);
   // One validation pass's mean loss after `step`; its legend entry shows from the first one on.
   void addValidationPoint(double step, double loss);
   void clear();
-  int pointCount() const;
-  int validationPointCount() const;
+  int pointCount() const;             // training losses received
+  int validationPointCount() const;   // validation losses received
+  int shownPointCount() const;        // training losses drawn now (decimated)
   double smoothedLast() const { return smoothed_; }
   void setSmoothing(double weight) { smoothing_ = weight; }
   // The step axis spans the whole run when its length is known.
   void setTotalSteps(double steps) {
     totalSteps_ = steps;
-    updateAxes();
+    scheduleRefresh();
   }
+  // Draws what has arrived now (also done by a timer).
+  void refresh();
+  bool isZoomed() const { return zoomed_; }
+  // Back to the whole run, following new steps.
+  void resetZoom();
+
+ protected:
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
-  void updateAxes();
-  void extendRange(double step, double loss);
+  void scheduleRefresh();
+  void setAxisRange(QValueAxis* axis, double low, double high);
 
   QLineSeries* raw_;
   QLineSeries* smooth_;
   QLineSeries* validation_;
   QValueAxis* axisX_;
   QValueAxis* axisY_;
-  QTimer axisTimer_;
+  DecimatedSeries rawData_, smoothData_, validationData_;
+  QTimer refreshTimer_;
   double smoothing_ = 0.9;
   double smoothed_ = 0;
-  double minY_ = 0, maxY_ = 0, maxX_ = 0, totalSteps_ = 0;
-  bool empty_ = true;
+  double maxX_ = 0, totalSteps_ = 0;
+  bool zoomed_ = false;        // the user chose a step range: new points do not move it
+  bool settingRange_ = false;  // the chart itself is moving an axis (not the user zooming)
 };
 
 }  // namespace sinter::gui

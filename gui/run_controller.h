@@ -1,6 +1,7 @@
 #pragma once
 // One sinter-runner process: started with an argument list (never a shell), its stdout read as
-// JSONL events and its stderr as log lines. Stop asks politely (SIGTERM: the runner saves and
+// JSONL events and its stderr as log lines (each line capped by LineSplitter; a cut line says how
+// much was cut). Stop asks politely (SIGTERM: the runner saves and
 // exits 0); after a timeout Force stop becomes available and kills it.
 #include <QObject>
 #include <QProcess>
@@ -39,7 +40,8 @@ class RunController : public QObject {
   void readStdout();
   void readStderr();
   void onFinished(int exitCode, QProcess::ExitStatus status);
-  void handleStdoutLine(const QString& line);
+  void handleStdoutLine(const OutputLine& line);
+  void handleStderrLine(const OutputLine& line);
 
   QProcess* process_ = nullptr;
   LineSplitter stdoutLines_;

@@ -3,11 +3,22 @@
 #include <QGridLayout>
 #include <QLabel>
 #include <QProgressBar>
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/exit_codes.h"
 
 namespace sinter::gui {
+
+namespace {
+// The runner's own words in the status line, at most a few lines' worth: a word-wrapped label of
+// tens of kilobytes would stall every relayout of the window.
+QString clipped(const QString& text, int maxChars = 500) {
+  return text.size() > maxChars ? text.left(maxChars - 1) + QChar(0x2026) : text;
+}
+QString clipped(const std::string& text) { return clipped(QString::fromStdString(text)); }
+}  // namespace
 
 QString formatDuration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("–");
@@ -41,6 +52,8 @@ RunMonitor::RunMonitor(QWidget* parent) : QWidget(parent) {
   layout->setColumnStretch(1, 1);
   layout->setColumnStretch(2, 1);
   layout->setColumnStretch(3, 1);
+  stepTimer_.setSingleShot(true);
+  connect(&stepTimer_, &QTimer::timeout, this, &RunMonitor::showPendingStep);
   reset();
   setPhase(Phase::Idle, tr("Idle"));
   progress_->setFormat(QString());
@@ -54,6 +67,9 @@ void RunMonitor::reset() {
   lastLogLine_.clear();
   warmupSeconds_ = 0;
   totalSteps_ = totalEpochs_ = lastStep_ = 0;
+  pendingStep_.reset();
+  stepTimer_.stop();
+  sinceStepShown_.invalidate();
   progress_->setRange(0, 1);
   progress_->setValue(0);
   progress_->setFormat(tr("%v / %m steps"));
@@ -75,13 +91,84 @@ void RunMonitor::setPhase(Phase phase, const QString& text) {
   phaseLabel_->setText(text);
 }
 
+void RunMonitor::setProgress(long long step, long long total) {
+  total = std::max<long long>(1, total);
+  step = std::clamp<long long>(step, 0, total);
+  if (total <= std::numeric_limits<int>::max()) {
+    progress_->setRange(0, static_cast<int>(total));
+    progress_->setValue(static_cast<int>(step));
+    progress_->setFormat(tr("%v / %m steps"));
+  } else {
+    // QProgressBar counts in int: a longer run is drawn in millionths and its text says the steps.
+    constexpr int kScale = 1000000;
+    progress_->setRange(0, kScale);
+    progress_->setValue(static_cast<int>(static_cast<double>(step) / static_cast<double>(total) * kScale));
+    progress_->setFormat(tr("%1 / %2 steps").arg(step).arg(total));
+  }
+}
+
+void RunMonitor::handleStep(const events::Step& step) {
+  if (phase_ != Phase::Training) {
+    setPhase(Phase::Training, tr("Training"));
+    if (warmupSeconds_ > 0) statusLabel_->setText(tr("Warm-up took %1 s").arg(warmupSeconds_, 0, 'f', 1));
+    hideEmptyLabels();
+  }
+  if (step.total > 0) totalSteps_ = step.total;
+  lastStep_ = step.step;
+  pendingStep_ = step;
+  if (stepTimer_.isActive()) return;
+  const qint64 since = sinceStepShown_.isValid() ? sinceStepShown_.elapsed() : kStepDisplayMs;
+  if (since >= kStepDisplayMs)
+    showPendingStep();
+  else
+    stepTimer_.start(static_cast<int>(kStepDisplayMs - since));
+}
+
+void RunMonitor::showPendingStep() {
+  stepTimer_.stop();
+  if (!pendingStep_) return;
+  const events::Step step = *pendingStep_;
+  pendingStep_.reset();
+  sinceStepShown_.start();
+  setProgress(step.step, totalSteps_);
+  epochLabel_->setText(totalEpochs_ > 0 ? tr("Epoch %1 / %2").arg(step.epoch).arg(totalEpochs_)
+                                        : tr("Epoch %1").arg(step.epoch));
+  speedLabel_->setText(step.it_per_s >= 1 || step.it_per_s == 0 ? tr("%1 it/s").arg(step.it_per_s, 0, 'f', 2)
+                                                                 : tr("%1 s/it").arg(1.0 / step.it_per_s, 0, 'f', 2));
+  etaLabel_->setText(tr("ETA %1").arg(formatDuration(step.eta_s)));
+  hideEmptyLabels();
+}
+
+void RunMonitor::handleDone(const events::Done& done) {
+  doneStatus_ = QString::fromStdString(done.status);
+  // The count is believed when it fits the run: between 0 and its total (or, with no total known,
+  // the last step an event showed). A hostile or broken runner's count is reported, not shown.
+  const long long limit = totalSteps_ > 0 ? totalSteps_ : lastStep_;
+  if (done.steps >= 0 && done.steps <= std::max(limit, lastStep_)) {
+    lastStep_ = std::max(lastStep_, done.steps);
+  } else if (totalSteps_ > 0) {
+    emit notice(tr("The runner's done event counts %1 steps, not between 0 and the run's %2; the last step seen, %3, is shown.")
+                    .arg(done.steps)
+                    .arg(totalSteps_)
+                    .arg(lastStep_));
+  } else {
+    emit notice(tr("The runner's done event counts %1 steps, which no step event showed; the last step seen, %2, is shown.")
+                    .arg(done.steps)
+                    .arg(lastStep_));
+  }
+}
+
 void RunMonitor::handleEvent(const events::Event& event) {
   using namespace events;
+  if (const auto* step = std::get_if<Step>(&event)) {
+    handleStep(*step);
+    return;
+  }
+  showPendingStep();  // what came before this event is shown before it
   if (const auto* start = std::get_if<Start>(&event)) {
     totalSteps_ = start->total_steps;
     totalEpochs_ = start->epochs;
-    progress_->setRange(0, static_cast<int>(std::max<long long>(1, totalSteps_)));
-    progress_->setValue(0);
+    setProgress(0, totalSteps_);
     statusLabel_->setText(tr("%1 on %2, %3 steps").arg(QString::fromStdString(start->training_mode),
                                                         QString::fromStdString(start->device))
                               .arg(totalSteps_));
@@ -98,46 +185,31 @@ void RunMonitor::handleEvent(const events::Event& event) {
       progress_->setRange(0, 0);
     }
     statusLabel_->setText(tr("Warm-up: %1 captured in %2 s (total %3 s)")
-                              .arg(QString::fromStdString(warmup->signature))
+                              .arg(clipped(warmup->signature))
                               .arg(warmup->seconds, 0, 'f', 1)
                               .arg(warmupSeconds_, 0, 'f', 1));
-  } else if (const auto* step = std::get_if<Step>(&event)) {
-    if (phase_ != Phase::Training) {
-      setPhase(Phase::Training, tr("Training"));
-      if (warmupSeconds_ > 0) statusLabel_->setText(tr("Warm-up took %1 s").arg(warmupSeconds_, 0, 'f', 1));
-    }
-    const long long total = step->total > 0 ? step->total : totalSteps_;
-    progress_->setRange(0, static_cast<int>(std::max<long long>(1, total)));
-    progress_->setValue(static_cast<int>(std::min(step->step, std::max<long long>(1, total))));
-    lastStep_ = step->step;
-    epochLabel_->setText(totalEpochs_ > 0 ? tr("Epoch %1 / %2").arg(step->epoch).arg(totalEpochs_)
-                                          : tr("Epoch %1").arg(step->epoch));
-    speedLabel_->setText(step->it_per_s >= 1 || step->it_per_s == 0
-                             ? tr("%1 it/s").arg(step->it_per_s, 0, 'f', 2)
-                             : tr("%1 s/it").arg(1.0 / step->it_per_s, 0, 'f', 2));
-    etaLabel_->setText(tr("ETA %1").arg(formatDuration(step->eta_s)));
   } else if (const auto* epoch = std::get_if<Epoch>(&event)) {
     epochLabel_->setText(tr("Epoch %1 / %2 done, average loss %3")
                              .arg(epoch->epoch)
                              .arg(epoch->epochs)
                              .arg(epoch->avg_loss, 0, 'g', 4));
   } else if (const auto* saved = std::get_if<Saved>(&event)) {
-    statusLabel_->setText(tr("Saved %1: %2").arg(QString::fromStdString(saved->kind), QString::fromStdString(saved->path)));
+    statusLabel_->setText(tr("Saved %1: %2").arg(clipped(saved->kind), clipped(saved->path)));
   } else if (const auto* error = std::get_if<Error>(&event)) {
-    lastError_ = QString::fromStdString(error->message);
+    lastError_ = clipped(error->message);
   } else if (const auto* done = std::get_if<Done>(&event)) {
-    doneStatus_ = QString::fromStdString(done->status);
-    lastStep_ = std::max(lastStep_, done->steps);
+    handleDone(*done);
   }
-  // Warning, Sample and Unknown events change nothing here (warnings reach the log).
+  // Step is handled above; Warning, Sample and Unknown events change nothing here (warnings reach the log).
   hideEmptyLabels();
 }
 
 void RunMonitor::noteLogLine(const QString& line) {
-  if (!line.trimmed().isEmpty()) lastLogLine_ = line.trimmed();
+  if (!line.trimmed().isEmpty()) lastLogLine_ = clipped(line.trimmed());
 }
 
 void RunMonitor::handleFinished(int exitCode, bool crashed, bool forced) {
+  showPendingStep();
   if (progress_->maximum() == 0) progress_->setRange(0, 1);
   QString text;
   if (forced) {

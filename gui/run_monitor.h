@@ -1,7 +1,12 @@
 #pragma once
 // The run's progress at a glance, driven by the runner's events: phase (preparing, warm-up,
 // training), a progress bar with step/total, epoch, it/s, ETA, and the final status.
+// Step events are coalesced: the bar and labels show the latest step at most kStepDisplayMs apart
+// (a tiny model writes hundreds of steps a second; each label change relays out the window).
+#include <QElapsedTimer>
+#include <QTimer>
 #include <QWidget>
+#include <optional>
 
 #include "core/events.h"
 
@@ -14,6 +19,7 @@ class RunMonitor : public QWidget {
   Q_OBJECT
  public:
   enum class Phase { Idle, Starting, WarmingUp, Training, Finished };
+  static constexpr int kStepDisplayMs = 250;
   explicit RunMonitor(QWidget* parent = nullptr);
 
   void reset();  // a new run begins
@@ -29,10 +35,19 @@ class RunMonitor : public QWidget {
   QProgressBar* progressBar() const { return progress_; }
   double warmupSeconds() const { return warmupSeconds_; }
   long long lastStep() const { return lastStep_; }
+  // Shows the latest step now (also done by a timer, and before any other event or the end).
+  void showPendingStep();
+
+ signals:
+  // Something the user should read in the log (a runner's report the monitor did not believe).
+  void notice(const QString& text);
 
  private:
   void setPhase(Phase phase, const QString& text);
   void hideEmptyLabels();
+  void setProgress(long long step, long long total);
+  void handleStep(const events::Step& step);
+  void handleDone(const events::Done& done);
 
   QProgressBar* progress_;
   QLabel* phaseLabel_;
@@ -47,6 +62,9 @@ class RunMonitor : public QWidget {
   QString lastLogLine_;
   double warmupSeconds_ = 0;
   long long totalSteps_ = 0, totalEpochs_ = 0, lastStep_ = 0;
+  std::optional<events::Step> pendingStep_;  // the latest step not shown yet
+  QTimer stepTimer_;
+  QElapsedTimer sinceStepShown_;
 };
 
 QString formatDuration(double seconds);

@@ -92,6 +92,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
     log_->appendLine(text, transient);
     if (!transient) monitor_->noteLogLine(text);
   });
+  connect(monitor_, &RunMonitor::notice, this, [this](const QString& text) { log_->appendLine(text); });
   connect(controller_, &RunController::forceStopAvailable, this, [this] {
     force_->setVisible(true);
     log_->appendLine(tr("The runner has not stopped yet; Force stop kills it."));
@@ -156,6 +157,7 @@ void RunPanel::onFinished(int exitCode, bool crashed) {
   monitor_->handleFinished(exitCode, crashed, controller_->forceStopped());
   log_->appendLine(tr("Runner exited with code %1.").arg(exitCode));
   log_->flush();
+  chart_->refresh();
   setRunning(false);
 }
 

@@ -1688,6 +1688,12 @@
         <source>Log files (*.log *.txt);;All files (*)</source>
         <translation>ログファイル (*.log *.txt);;すべてのファイル (*)</translation>
     </message>
+    <message numerus="yes">
+        <source> [… %n characters not shown …] </source>
+        <translation>
+            <numerusform> [… %n 文字を省略 …] </numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>sinter::gui::LossChart</name>
@@ -1702,6 +1708,10 @@
     <message>
         <source>Validation loss</source>
         <translation>検証損失</translation>
+    </message>
+    <message>
+        <source>Drag across steps to zoom in; right-click to see the whole run again.</source>
+        <translation>ステップ範囲をドラッグして拡大、右クリックで実行全体に戻ります。</translation>
     </message>
 </context>
 <context>
@@ -2026,6 +2036,18 @@
         <source>Could not start %1: %2</source>
         <translation>%1 を起動できませんでした: %2</translation>
     </message>
+    <message>
+        <source>Could not start %1: it is a folder, not a program.</source>
+        <translation>%1 を起動できませんでした: プログラムではなくフォルダーです。</translation>
+    </message>
+    <message>
+        <source>%1 [… line cut: %2 more not read]</source>
+        <translation>%1 [… 行を切り詰め: 残り %2 は読み込んでいません]</translation>
+    </message>
+    <message>
+        <source>%1 [… line cut: %2 more not read; a line this long is not read as an event]</source>
+        <translation>%1 [… 行を切り詰め: 残り %2 は読み込んでいません。これほど長い行はイベントとして読みません]</translation>
+    </message>
 </context>
 <context>
     <name>sinter::gui::RunMonitor</name>
@@ -2128,6 +2150,18 @@
     <message>
         <source>Failed</source>
         <translation>失敗</translation>
+    </message>
+    <message>
+        <source>%1 / %2 steps</source>
+        <translation>%1 / %2 ステップ</translation>
+    </message>
+    <message>
+        <source>The runner&apos;s done event counts %1 steps, not between 0 and the run&apos;s %2; the last step seen, %3, is shown.</source>
+        <translation>ランナーの done イベントは %1 ステップと報告していますが、0 から実行の %2 の範囲外です。最後に受け取ったステップ %3 を表示します。</translation>
+    </message>
+    <message>
+        <source>The runner&apos;s done event counts %1 steps, which no step event showed; the last step seen, %2, is shown.</source>
+        <translation>ランナーの done イベントは %1 ステップと報告していますが、どの step イベントにもありません。最後に受け取ったステップ %2 を表示します。</translation>
     </message>
 </context>
 <context>

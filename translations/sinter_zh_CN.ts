@@ -1688,6 +1688,12 @@
         <source>Log files (*.log *.txt);;All files (*)</source>
         <translation>日志文件 (*.log *.txt);;所有文件 (*)</translation>
     </message>
+    <message numerus="yes">
+        <source> [… %n characters not shown …] </source>
+        <translation>
+            <numerusform> [… 省略 %n 个字符 …] </numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>sinter::gui::LossChart</name>
@@ -1702,6 +1708,10 @@
     <message>
         <source>Validation loss</source>
         <translation>验证损失</translation>
+    </message>
+    <message>
+        <source>Drag across steps to zoom in; right-click to see the whole run again.</source>
+        <translation>拖动选择步数范围以放大；右键单击可重新查看整个运行。</translation>
     </message>
 </context>
 <context>
@@ -2026,6 +2036,18 @@
         <source>Could not start %1: %2</source>
         <translation>无法启动 %1:%2</translation>
     </message>
+    <message>
+        <source>Could not start %1: it is a folder, not a program.</source>
+        <translation>无法启动 %1：这是一个文件夹，不是程序。</translation>
+    </message>
+    <message>
+        <source>%1 [… line cut: %2 more not read]</source>
+        <translation>%1 [… 行已截断：其余 %2 未读取]</translation>
+    </message>
+    <message>
+        <source>%1 [… line cut: %2 more not read; a line this long is not read as an event]</source>
+        <translation>%1 [… 行已截断：其余 %2 未读取；这么长的行不作为事件读取]</translation>
+    </message>
 </context>
 <context>
     <name>sinter::gui::RunMonitor</name>
@@ -2128,6 +2150,18 @@
     <message>
         <source>Failed</source>
         <translation>失败</translation>
+    </message>
+    <message>
+        <source>%1 / %2 steps</source>
+        <translation>%1 / %2 步</translation>
+    </message>
+    <message>
+        <source>The runner&apos;s done event counts %1 steps, not between 0 and the run&apos;s %2; the last step seen, %3, is shown.</source>
+        <translation>运行器的 done 事件报告了 %1 步，不在 0 到本次运行的 %2 步之间；显示最后收到的步数 %3。</translation>
+    </message>
+    <message>
+        <source>The runner&apos;s done event counts %1 steps, which no step event showed; the last step seen, %2, is shown.</source>
+        <translation>运行器的 done 事件报告了 %1 步，没有任何 step 事件显示过；显示最后收到的步数 %2。</translation>
     </message>
 </context>
 <context>

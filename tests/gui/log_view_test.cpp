@@ -57,6 +57,61 @@ class LogViewTest : public QObject {
     QVERIFY(view.text().endsWith("line 999\ndone"));
   }
 
+  void longLinesAreCutToTheirStartAndEnd() {
+    LogView view;
+    const QString line = "start" + QString(5000, QLatin1Char('m')) + "the end";
+    view.appendLine(line);
+    view.flush();
+    const QString shown = view.text();
+    QVERIFY(shown.startsWith("start"));
+    QVERIFY(shown.endsWith("the end"));  // a long line's end often says what went wrong
+    QVERIFY(shown.contains(QString(" [… %1 characters not shown …] ").arg(line.size() - LogView::kMaxLineChars)));
+    QVERIFY(shown.size() < LogView::kMaxLineChars + 60);
+    // A character of two UTF-16 units is never split.
+    QString emoji;
+    for (int i = 0; i < 1000; ++i) emoji += QString::fromUtf8("😀");
+    view.clear();
+    view.appendLine("x" + emoji);
+    view.flush();
+    QVERIFY(!view.text().contains(QChar(QChar::ReplacementCharacter)));
+    const QStringList parts = view.text().split(" [… ");
+    QCOMPARE(parts.size(), 2);
+    QVERIFY(!parts[0].back().isHighSurrogate());
+    QVERIFY(!parts[1].split(" …] ").value(1).front().isLowSurrogate());
+  }
+
+  void boundedByCharactersKeepingTheNewestLines() {
+    LogView view;
+    view.setMaximumCharacters(10000);
+    for (int i = 0; i < 100; ++i) view.appendLine(QString("line %1 ").arg(i, 3, 10, QLatin1Char('0')) + QString(490, QLatin1Char('.')));
+    view.flush();
+    QVERIFY(view.characterCount() <= 10000);
+    QVERIFY(view.characterCount() > 10000 - 500);
+    QCOMPARE(view.characterCount(), qint64(view.text().size()));
+    QVERIFY(view.text().startsWith("line 0"));  // whole lines dropped, from the top
+    QVERIFY(view.text().endsWith(QString(490, QLatin1Char('.'))));
+    QVERIFY(view.text().contains("line 099"));
+    QVERIFY(view.text().contains("line 081"));
+    QVERIFY(!view.text().contains("line 078"));
+  }
+
+  void aFloodIsShownInSlicesInOrder() {
+    LogView view;
+    QStringList expected;
+    for (int i = 0; i < 2000; ++i) {
+      expected << QString("line %1 ").arg(i) + QString(200, QLatin1Char('-'));
+      view.appendLine(expected.back());
+    }
+    view.appendLine("progress 10%", true);
+    // The timer shows it a slice at a time, the event loop running between slices.
+    QTRY_VERIFY(view.text().endsWith("progress 10%"));
+    QCOMPARE(view.text(), expected.join('\n') + "\nprogress 10%");
+    view.appendLine("progress 20%", true);
+    view.appendLine("finished");
+    QTRY_VERIFY(view.text().endsWith("finished"));
+    QCOMPARE(view.text(), expected.join('\n') + "\nfinished");
+  }
+
   void followsTheEndUnlessScrolledUp() {
     LogView view;
     view.resize(600, 200);
