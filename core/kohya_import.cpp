@@ -410,6 +410,15 @@ void importRemaining(KohyaImportContext& ctx) {
 
 }  // namespace
 
+// A preset saved with only some fields (kohya_ss's own presets often omit max_resolution): the
+// GUI that loads it keeps its other fields at their defaults, and max_resolution's is "512,512"
+// (class_basic_training.py). sd-scripts has no default and the runner requires one.
+void importAbsentResolution(KohyaImportContext& ctx) {
+  if (ctx.has("max_resolution") || ctx.config().has("resolution")) return;
+  ctx.config().set("resolution", std::string("512,512"));
+  ctx.carried({}, "max_resolution absent: kohya_ss's GUI default \"512,512\" -> resolution = \"512,512\"");
+}
+
 KohyaImportResult importKohyaJson(const std::string& text, const std::string& fileName) {
   auto fail = [&](const std::string& msg) -> KohyaImportResult {
     throw ConfigError({Diagnostic{Severity::Error, SourceLocation{fileName, 0, 0}, "", msg}});
@@ -442,6 +451,7 @@ KohyaImportResult importKohyaJson(const std::string& text, const std::string& fi
   importGuiOnly(ctx);
   importAdditionalParameters(ctx);
   importRemaining(ctx);
+  importAbsentResolution(ctx);
   return result;
 }
 

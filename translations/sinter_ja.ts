@@ -634,10 +634,6 @@
         <translation>テキストエンコーダーを学習</translation>
     </message>
     <message>
-        <source>Also train the text encoders (SDXL DreamBooth and fine-tune).</source>
-        <translation>テキストエンコーダーも学習します(SDXL の DreamBooth とファインチューニング)。</translation>
-    </message>
-    <message>
         <source>Learning rate TE1</source>
         <translation>学習率 TE1</translation>
     </message>
@@ -1588,6 +1584,18 @@
     <message>
         <source>LoRA rank; 4 when unset. With LyCORIS&apos;s LoKr a rank of at least half a layer&apos;s size (kohya_ss&apos;s 100000) trains its second Kronecker factor whole.</source>
         <translation>LoRAのランク。未設定のときは4。LyCORISのLoKrでは、層の大きさの半分以上のランク(kohya_ssの100000)で2つ目のクロネッカー因子を分解せずに学習します。</translation>
+    </message>
+    <message>
+        <source>SD 2.x</source>
+        <translation>SD 2.x</translation>
+    </message>
+    <message>
+        <source>The checkpoint is SD 2.x (OpenCLIP ViT-H text encoder), as sd-scripts&apos; --v2. With model_family auto the checkpoint&apos;s keys decide; v2 on an SD 1.x checkpoint is an error.</source>
+        <translation>チェックポイントが SD 2.x(OpenCLIP ViT-H テキストエンコーダー)であることを示します。sd-scripts の --v2 と同じです。model_family が auto のときはチェックポイントのキーで判定し、SD 1.x のチェックポイントに v2 を指定するとエラーになります。</translation>
+    </message>
+    <message>
+        <source>Also train the text encoders (SDXL, SD 1.x/2.x DreamBooth and fine-tune).</source>
+        <translation>テキストエンコーダーも学習します(SDXL、SD 1.x/2.x の DreamBooth とファインチューニング)。</translation>
     </message>
 </context>
 <context>

@@ -634,10 +634,6 @@
         <translation>训练文本编码器</translation>
     </message>
     <message>
-        <source>Also train the text encoders (SDXL DreamBooth and fine-tune).</source>
-        <translation>同时训练文本编码器(SDXL 的 DreamBooth 和微调)。</translation>
-    </message>
-    <message>
         <source>Learning rate TE1</source>
         <translation>TE1 学习率</translation>
     </message>
@@ -1588,6 +1584,18 @@
     <message>
         <source>LoRA rank; 4 when unset. With LyCORIS&apos;s LoKr a rank of at least half a layer&apos;s size (kohya_ss&apos;s 100000) trains its second Kronecker factor whole.</source>
         <translation>LoRA 秩;未设置时为 4。使用 LyCORIS 的 LoKr 时,秩不小于层尺寸的一半(kohya_ss 的 100000)会完整训练第二个克罗内克因子。</translation>
+    </message>
+    <message>
+        <source>SD 2.x</source>
+        <translation>SD 2.x</translation>
+    </message>
+    <message>
+        <source>The checkpoint is SD 2.x (OpenCLIP ViT-H text encoder), as sd-scripts&apos; --v2. With model_family auto the checkpoint&apos;s keys decide; v2 on an SD 1.x checkpoint is an error.</source>
+        <translation>检查点为 SD 2.x(OpenCLIP ViT-H 文本编码器),同 sd-scripts 的 --v2。model_family 为 auto 时由检查点的键判断;对 SD 1.x 检查点设置 v2 会报错。</translation>
+    </message>
+    <message>
+        <source>Also train the text encoders (SDXL, SD 1.x/2.x DreamBooth and fine-tune).</source>
+        <translation>同时训练文本编码器(SDXL、SD 1.x/2.x 的 DreamBooth 和微调)。</translation>
     </message>
 </context>
 <context>

@@ -408,3 +408,19 @@ TEST(KohyaImport, RunnerLycorisArgsMatchTheRunnersSource) {
     runner.insert((*it)[1].str());
   EXPECT_EQ(runner, std::set<std::string>(sinterRunnerLycorisArgs().begin(), sinterRunnerLycorisArgs().end()));
 }
+
+// SD 1.x/2.x files: v2 gives model_family sd2 and sd-scripts' own v2 flag; a preset without
+// max_resolution takes the GUI's default, as kohya_ss does when it loads one.
+TEST(KohyaImport, Sd2MarksV2AndAPartialPresetTakesTheGuiResolution) {
+  KohyaImportResult v2 = importKohyaJson(R"({"LoRA_type": "Standard", "v2": true, "v_parameterization": true, "clip_skip": 2})", "v2.json");
+  EXPECT_EQ(v2.config.getString("model_family"), "sd2");
+  EXPECT_TRUE(v2.config.getBool("v2"));
+  EXPECT_TRUE(v2.config.getBool("v_parameterization"));
+  EXPECT_EQ(v2.config.getInt("clip_skip"), 2);
+  EXPECT_EQ(v2.config.getString("resolution"), "512,512");
+  bool said = false;
+  for (const KohyaImportItem& item : v2.carried) said |= item.text.find("max_resolution absent") != std::string::npos;
+  EXPECT_TRUE(said);
+  KohyaImportResult given = importKohyaJson(R"({"LoRA_type": "Standard", "max_resolution": "768,768"})", "r.json");
+  EXPECT_EQ(given.config.getString("resolution"), "768,768");
+}
