@@ -171,3 +171,17 @@ TEST_F(SdRun, Sd2FineTuneSavesTheOpenClipLayout) {
   EXPECT_TRUE(f.has("first_stage_model.encoder.conv_in.weight"));
   EXPECT_EQ(sinter::models::loadSdCheckpoint(path("out_ft2/t.safetensors")).config.version, sinter::models::SdVersion::V2);
 }
+
+TEST_F(SdRun, TwoRanksTrainTogetherAndSamplesRender) {
+  writeText(path("prompts.txt"), "a red circle --w 64 --h 64 --d 1 --s 3 --l 4 --n blurry\n");
+  const std::string cfg = writeConfig("sd15_ddp.toml", "sd15", path("out_ddp"),
+                                      "network_dim = 4\nlearning_rate = 0.01\nmax_train_steps = 2\nsample_every_n_steps = 2\n"
+                                      "sample_prompts = \"" + path("prompts.txt") + "\"\n");
+  ProcessResult r = runRunner({"--config_file", cfg, "--events", "jsonl", "--nproc_per_node", "2"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(doneStatus(r), "completed");
+  EXPECT_TRUE(fs::exists(path("out_ddp/t.safetensors")));
+  size_t images = 0;
+  for (const auto& entry : fs::directory_iterator(path("out_ddp/sample"))) images += entry.path().extension() == ".png";
+  EXPECT_GT(images, 0u) << "the prompts rendered no image";
+}
