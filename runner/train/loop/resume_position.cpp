@@ -15,8 +15,9 @@ long long wholeNumber(const nlohmann::json& object, const std::string& key, long
                       const std::string& field, const std::string& why) {
   const auto it = object.find(key);
   if (it == object.end()) throw InputError("resume: " + file + " has no " + field + " (" + why + ")");
-  const bool whole = it->is_number_integer() && (it->is_number_unsigned() ? it->get<std::uint64_t>() <= static_cast<std::uint64_t>(hi)
-                                                                          : it->get<long long>() >= lo && it->get<long long>() <= hi);
+  bool whole = false;  // JSON keeps non-negative whole numbers unsigned, negative ones signed
+  if (it->is_number_unsigned()) whole = it->get<std::uint64_t>() <= static_cast<std::uint64_t>(hi) && it->get<long long>() >= lo;
+  else if (it->is_number_integer()) whole = it->get<long long>() >= lo && it->get<long long>() <= hi;
   if (!whole) throw InputError("resume: " + file + ": " + field + " is " + it->dump() + "; " + why);
   return it->get<long long>();
 }
