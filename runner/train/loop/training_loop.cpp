@@ -193,7 +193,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     // Every field checked against this run before any of it is used (resume_position.h, optimizer.h).
     const std::string stateFile = (fs::path(options.resume) / "train_state.json").string();
     checkResumeProgress(state.progress, epochLayout, length.maxTrainSteps, options.initialStep || options.initialEpoch, stateFile);
-    method.loadStateTensors(state.network, options.resume);
+    method.loadStateTensors(state.network, (fs::path(options.resume) / "network.safetensors").string());
     try {
       optimizer.loadStateTensors(std::map<std::string, torch::Tensor>(state.optimizer.begin(), state.optimizer.end()));
       // The lr schedule reads the optimizer's completed steps.
