@@ -180,9 +180,10 @@ fs::path demoFolder() {
 // file and the field, before anything is written (the dry run refuses train_state.json's too).
 TEST_F(HostileInputs, ATamperedResumeStateIsRefusedNamingTheFileAndField) {
   const std::string extra = "max_train_steps = 4\nnetwork_train_unet_only = true\nsave_every_n_steps = 2\nsave_state = true\n";
-  ASSERT_EQ(runRunner({"--config_file", writeConfig("state.toml", path("out_state"), extra)}).exitCode, 0);
+  const ProcessResult saved = runRunner({"--config_file", writeConfig("state.toml", path("out_state"), extra)});
+  ASSERT_EQ(saved.exitCode, 0) << saved.err;
   const std::string good = path("out_state/t-step00000002-state");
-  ASSERT_TRUE(fs::exists(good + "/train_state.json"));
+  ASSERT_TRUE(fs::exists(good + "/train_state.json")) << ::testing::PrintToString(filesIn(path("out_state"))) << "\n" << saved.err;
   const nlohmann::json progress = nlohmann::json::parse(readText(good + "/train_state.json"));
 
   struct Case {
