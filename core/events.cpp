@@ -23,7 +23,8 @@ json toJson(const Event& e) {
           [](const Start& s) {
             return json{{"type", "start"}, {"version", s.version}, {"device", s.device},
                         {"model_family", s.model_family}, {"training_mode", s.training_mode},
-                        {"total_steps", s.total_steps}, {"epochs", s.epochs}, {"tokenizers", s.tokenizers}};
+                        {"total_steps", s.total_steps}, {"epochs", s.epochs}, {"tokenizers", s.tokenizers},
+                        {"images", s.images},           {"skipped", s.skipped}};
           },
           [](const CompilePlan& p) {
             return json{{"type", "compile_plan"}, {"enabled", p.enabled}, {"backend", p.backend}, {"mode", p.mode},
@@ -91,7 +92,7 @@ std::optional<Event> parseJsonLine(const std::string& line) {
     Start s;
     read(j, "version", s.version), read(j, "device", s.device), read(j, "model_family", s.model_family);
     read(j, "training_mode", s.training_mode), read(j, "total_steps", s.total_steps), read(j, "epochs", s.epochs);
-    read(j, "tokenizers", s.tokenizers);
+    read(j, "tokenizers", s.tokenizers), read(j, "images", s.images), read(j, "skipped", s.skipped);
     return s;
   }
   if (type == "compile_plan") {

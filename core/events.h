@@ -15,6 +15,8 @@ struct Start {
   long long total_steps = 0;
   long long epochs = 0;
   std::vector<std::string> tokenizers;  // "clip_tokenizer: bundled with Sinter (<folder>)", ...
+  long long images = 0;   // the dataset's image files in use (each once, whatever its repeats)
+  long long skipped = 0;  // files in its folders that were left out (each named in a warning)
 };
 struct CompilePlan {
   bool enabled = false;

@@ -361,6 +361,9 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "Continue training from this LoRA file.")).tabs(LORA).file().advanced(),
       Opt("dim_from_weights", T::Bool, B(false), Sec::Network, QT_TRANSLATE_NOOP("Option", "Rank from weights"),
           QT_TRANSLATE_NOOP("Option", "Take rank and alpha from network_weights.")).tabs(LORA).advanced(),
+      Opt("network_weights_partial", T::Bool, B(false), Sec::Network, QT_TRANSLATE_NOOP("Option", "Partial network weights"),
+          QT_TRANSLATE_NOOP("Option", "Let network_weights fill only some of the network's modules and train the others from scratch, as sd-scripts loads it (strict=False); off, such a file is refused. Sinter's own key; sd-scripts ignores it."))
+          .tabs(LORA).advanced(),
       Opt("network_train_unet_only", T::Bool, B(false), Sec::Network, QT_TRANSLATE_NOOP("Option", "Train U-Net only"),
           QT_TRANSLATE_NOOP("Option", "Train only the LoRA modules of the U-Net / transformer.")).tabs(LORA),
       Opt("network_train_text_encoder_only", T::Bool, B(false), Sec::Network, QT_TRANSLATE_NOOP("Option", "Train text encoder only"),

@@ -169,9 +169,13 @@ void RunMonitor::handleEvent(const events::Event& event) {
     totalSteps_ = start->total_steps;
     totalEpochs_ = start->epochs;
     setProgress(0, totalSteps_);
-    statusLabel_->setText(tr("%1 on %2, %3 steps").arg(QString::fromStdString(start->training_mode),
-                                                        QString::fromStdString(start->device))
-                              .arg(totalSteps_));
+    QString status = tr("%1 on %2, %3 steps").arg(QString::fromStdString(start->training_mode), QString::fromStdString(start->device))
+                         .arg(totalSteps_);
+    // The dataset's totals; the skipped files are named in the log's warnings.
+    if (start->images > 0)
+      status += start->skipped > 0 ? tr(", %1 images, %2 skipped").arg(start->images).arg(start->skipped)
+                                   : tr(", %1 images").arg(start->images);
+    statusLabel_->setText(status);
     setPhase(Phase::Starting, tr("Preparing"));
   } else if (const auto* plan = std::get_if<CompilePlan>(&event)) {
     if (plan->enabled && phase_ != Phase::Training) {

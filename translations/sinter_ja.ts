@@ -802,6 +802,14 @@
         <translation>network_weights からランクとアルファを取得します。</translation>
     </message>
     <message>
+        <source>Partial network weights</source>
+        <translation>ネットワーク重みの部分読み込み</translation>
+    </message>
+    <message>
+        <source>Let network_weights fill only some of the network&apos;s modules and train the others from scratch, as sd-scripts loads it (strict=False); off, such a file is refused. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>network_weights がネットワークのモジュールの一部だけを埋め、残りを最初から学習することを許します（sd-scripts の strict=False での読み込みと同じ）。オフの場合、そのようなファイルは拒否されます。Sinter 独自のキーで、sd-scripts は無視します。</translation>
+    </message>
+    <message>
         <source>Train U-Net only</source>
         <translation>U-Net のみ学習</translation>
     </message>
@@ -2074,6 +2082,14 @@
     <message>
         <source>%1 on %2, %3 steps</source>
         <translation>%2 で %1、%3 ステップ</translation>
+    </message>
+    <message>
+        <source>, %1 images, %2 skipped</source>
+        <translation>、画像 %1 枚、スキップ %2 件</translation>
+    </message>
+    <message>
+        <source>, %1 images</source>
+        <translation>、画像 %1 枚</translation>
     </message>
     <message>
         <source>Preparing</source>

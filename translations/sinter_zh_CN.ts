@@ -802,6 +802,14 @@
         <translation>从 network_weights 获取秩和 alpha。</translation>
     </message>
     <message>
+        <source>Partial network weights</source>
+        <translation>部分加载网络权重</translation>
+    </message>
+    <message>
+        <source>Let network_weights fill only some of the network&apos;s modules and train the others from scratch, as sd-scripts loads it (strict=False); off, such a file is refused. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>允许 network_weights 只填充网络的部分模块，其余模块从头训练（与 sd-scripts 以 strict=False 加载相同）；关闭时拒绝此类文件。Sinter 自有的键；sd-scripts 会忽略它。</translation>
+    </message>
+    <message>
         <source>Train U-Net only</source>
         <translation>仅训练 U-Net</translation>
     </message>
@@ -2074,6 +2082,14 @@
     <message>
         <source>%1 on %2, %3 steps</source>
         <translation>在 %2 上进行 %1,共 %3 步</translation>
+    </message>
+    <message>
+        <source>, %1 images, %2 skipped</source>
+        <translation>，%1 张图像，跳过 %2 个</translation>
+    </message>
+    <message>
+        <source>, %1 images</source>
+        <translation>，%1 张图像</translation>
     </message>
     <message>
         <source>Preparing</source>

@@ -2,6 +2,7 @@
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -23,7 +24,9 @@
 #include "distributed/worker_launcher.h"
 #include "train/base/device_info.h"
 #include "train/base/event_sink.h"
+#include "train/base/run_errors.h"
 #include "train/loop/run_preflight.h"
+#include "train/loop/stop_request.h"
 #include "train/loop/training_run.h"
 
 namespace sinter::runner {
@@ -209,9 +212,7 @@ std::optional<int> launchWorkersIfAsked(const ParsedArgs& parsed, const std::vec
   }
 }
 
-}  // namespace
-
-int runnerMain(int argc, char** argv) {
+int checkedRunnerMain(int argc, char** argv) {
   setUpLogging();
   labelWorkerLogs();
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -300,7 +301,13 @@ int runnerMain(int argc, char** argv) {
     return kExitOk;
   }
 
+  if (train::stopRequested()) {
+    spdlog::info("stopped before the run started as requested; nothing was made");
+    events.emit(events::Done{"stopped", 0, 0.0});
+    return kExitOk;
+  }
   if (std::optional<int> launched = launchWorkersIfAsked(parsed, args, argv[0], config, events, refuse)) return *launched;
+  if (isTool(parsed)) train::restoreDefaultStopSignals();  // a tool saves nothing on a stop: a signal ends it
   if (std::optional<int> toolExit = runTool(parsed, config)) return *toolExit;
 
   // The same checks as --dry_run, before anything expensive.
@@ -308,6 +315,23 @@ int runnerMain(int argc, char** argv) {
   if (!preflight.ok()) return refuse(preflight.diagnostics);
   report(preflight.diagnostics, &events);
   return train::runTraining(std::move(preflight), events);
+}
+
+}  // namespace
+
+int runnerMain(int argc, char** argv) {
+  // First of all, so that a stop at any moment meets the runner's handler (stop_request.h), never
+  // the default action: exit 0 with nothing made, or after a whole save.
+  train::installStopHandlers();
+  // With --events jsonl the app reads stdout: if it goes away the run goes on (event_sink.h).
+  ::signal(SIGPIPE, SIG_IGN);
+  try {
+    return checkedRunnerMain(argc, argv);
+  } catch (const std::exception& e) {
+    // Whatever escaped the run's own handlers: one line, libtorch's backtrace left out.
+    spdlog::error("{}", train::userMessage(e));
+    return kExitTrainingFailed;
+  }
 }
 
 }  // namespace sinter::runner

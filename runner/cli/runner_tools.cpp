@@ -20,6 +20,7 @@
 #include "models/random_checkpoint.h"
 #include "models/sd_checkpoint.h"
 #include "train/base/device_info.h"
+#include "train/base/run_errors.h"
 #include "train/bench/step_profiler.h"
 #include "train/parts/family_registration.h"
 #include "train/sd/sd_module_outputs.h"
@@ -167,6 +168,12 @@ std::uint64_t seedOf(const Config& config) { return isUnset(config.get("seed")) 
 
 }  // namespace
 
+bool isTool(const ParsedArgs& args) {
+  for (const char* tool : {"init_checkpoint", "init_dataset", "init_tokenizer", "module_outputs", "benchmark_steps"})
+    if (value(args, tool)) return true;
+  return args.hasFlag("print_lora_layout");
+}
+
 std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
   try {
     if (auto out = value(args, "init_checkpoint")) {
@@ -291,7 +298,7 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
       return registration->benchmark(config, n, *tiny, scaling);
     }
   } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
+    spdlog::error("{}", train::userMessage(e));
     return kExitTrainingFailed;
   }
   return std::nullopt;

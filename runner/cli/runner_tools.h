@@ -6,6 +6,9 @@
 
 namespace sinter::runner {
 
+// Whether the arguments ask for a tool rather than a training run.
+bool isTool(const ParsedArgs& args);
+
 // Runs the tool the arguments ask for and returns its exit code; nullopt when none was asked for.
 std::optional<int> runTool(const ParsedArgs& args, const Config& config);
 

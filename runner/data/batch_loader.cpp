@@ -46,15 +46,6 @@ void BatchLoader::advance(DataOrderState& s) const {
   }
 }
 
-std::shared_ptr<const std::vector<PlannedBatch>> BatchLoader::epochPlan(long long epoch) const {
-  std::lock_guard<std::mutex> lock(planMutex_);
-  if (cachedEpoch_ != epoch || !cachedPlan_) {
-    cachedPlan_ = std::make_shared<const std::vector<PlannedBatch>>(plan_.epochBatches(epoch));
-    cachedEpoch_ = epoch;
-  }
-  return cachedPlan_;
-}
-
 Batch BatchLoader::next() {
   if (options_.workers <= 0) {
     Batch b = makeBatch(position_.epoch, position_.indexInEpoch);
@@ -75,8 +66,7 @@ Batch BatchLoader::next() {
 }
 
 Batch BatchLoader::makeBatch(long long epoch, long long indexInEpoch) const {
-  const auto planForEpoch = epochPlan(epoch);
-  const PlannedBatch& planned = planForEpoch->at(static_cast<size_t>(indexInEpoch));
+  const PlannedBatch planned = plan_.batchAt(epoch, indexInEpoch);
   const DatasetSettings& ds = dataset_.datasets[planned.datasetIndex];
   const long long n = static_cast<long long>(planned.imageIndices.size());
   const long long stepsPerEpoch =

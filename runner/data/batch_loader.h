@@ -66,7 +66,6 @@ class BatchLoader {
   Batch makeBatch(long long epoch, long long indexInEpoch) const;
 
  private:
-  std::shared_ptr<const std::vector<PlannedBatch>> epochPlan(long long epoch) const;
   void advance(DataOrderState& s) const;
   void drain();
 
@@ -79,9 +78,6 @@ class BatchLoader {
   DataOrderState position_;        // next batch to hand out
   DataOrderState scheduled_;       // next batch to schedule on a worker
   std::deque<std::future<Batch>> pending_;
-  mutable std::mutex planMutex_;
-  mutable long long cachedEpoch_ = -1;
-  mutable std::shared_ptr<const std::vector<PlannedBatch>> cachedPlan_;
 };
 
 }  // namespace sinter::data

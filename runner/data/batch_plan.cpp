@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
+
+#include "data/random.h"
+#include "data/shuffled_index.h"
 
 namespace sinter::data {
 
@@ -48,46 +52,59 @@ BatchPlan::BatchPlan(const Dataset& dataset, std::uint64_t seed, BatchShard shar
     auto it = index.find(key);
     if (it == index.end()) {
       it = index.emplace(key, buckets_.size()).first;
-      buckets_.push_back({e.datasetIndex, dataset.datasets[e.datasetIndex].batchSize, e.choice.bucket, {}});
+      buckets_.push_back({e.datasetIndex, dataset.datasets[e.datasetIndex].batchSize, e.choice.bucket, {}, {}, 0});
     }
-    for (int r = 0; r < e.repeats; ++r) buckets_[it->second].items.push_back(i);
+    Bucket& b = buckets_[it->second];
+    b.images.push_back(i);
+    b.repeatsBefore.push_back(b.items);
+    b.items += e.repeats;
   }
   std::stable_sort(buckets_.begin(), buckets_.end(), [](const Bucket& a, const Bucket& b) {
     return std::tie(a.datasetIndex, a.resolution) < std::tie(b.datasetIndex, b.resolution);
   });
-  for (const auto& b : buckets_) allBatchesPerEpoch_ += ceilDiv(static_cast<long long>(b.items.size()), b.batchSize);
+  for (const auto& b : buckets_) {
+    batchesBefore_.push_back(allBatchesPerEpoch_);
+    allBatchesPerEpoch_ += b.batches();
+  }
+}
+
+PlannedBatch BatchPlan::batchAt(long long epoch, long long index) const {
+  if (index < 0 || index >= batchesPerEpoch())
+    throw std::out_of_range("batch " + std::to_string(index) + " of an epoch of " + std::to_string(batchesPerEpoch()));
+  // This rank's index-th batch is the one-process order's (rank + index * ranks), the last round
+  // wrapping to the epoch's first batches.
+  const auto all = static_cast<std::uint64_t>(allBatchesPerEpoch_);
+  const std::uint64_t inEpoch =
+      (static_cast<std::uint64_t>(shard_.rank) + static_cast<std::uint64_t>(index) * static_cast<std::uint64_t>(shard_.worldSize)) % all;
+  const auto e = static_cast<std::uint64_t>(epoch);
+  const long long ordered =
+      static_cast<long long>(shuffled_ ? ShuffledIndex(all, deriveSeed(seed_, e, kOrderStream)).at(inEpoch) : inEpoch);
+  const size_t bi = static_cast<size_t>(std::upper_bound(batchesBefore_.begin(), batchesBefore_.end(), ordered) - batchesBefore_.begin()) - 1;
+  const Bucket& b = buckets_[bi];
+  const long long first = (ordered - batchesBefore_[bi]) * b.batchSize;
+  const long long last = std::min(b.items, first + b.batchSize);
+  std::optional<ShuffledIndex> items;
+  if (shuffled_) items.emplace(static_cast<std::uint64_t>(b.items), deriveSeed(seed_, e, bi));
+  PlannedBatch out{b.datasetIndex, b.resolution, {}};
+  for (long long k = first; k < last; ++k) {
+    const long long item = items ? static_cast<long long>(items->at(static_cast<std::uint64_t>(k))) : k;
+    // The image whose repeats hold this item.
+    const size_t image = static_cast<size_t>(std::upper_bound(b.repeatsBefore.begin(), b.repeatsBefore.end(), item) - b.repeatsBefore.begin()) - 1;
+    out.imageIndices.push_back(b.images[image]);
+  }
+  return out;
 }
 
 std::vector<PlannedBatch> BatchPlan::epochBatches(long long epoch) const {
   std::vector<PlannedBatch> batches;
-  batches.reserve(static_cast<size_t>(allBatchesPerEpoch_));
-  for (size_t bi = 0; bi < buckets_.size(); ++bi) {
-    const Bucket& b = buckets_[bi];
-    std::vector<size_t> items = b.items;
-    if (shuffled_) {
-      Rng rng(deriveSeed(seed_, static_cast<std::uint64_t>(epoch), bi));
-      rng.shuffle(items);
-    }
-    for (size_t start = 0; start < items.size(); start += static_cast<size_t>(b.batchSize)) {
-      const size_t end = std::min(items.size(), start + static_cast<size_t>(b.batchSize));
-      batches.push_back({b.datasetIndex, b.resolution, {items.begin() + static_cast<long>(start), items.begin() + static_cast<long>(end)}});
-    }
-  }
-  if (shuffled_) {
-    Rng order(deriveSeed(seed_, static_cast<std::uint64_t>(epoch), kOrderStream));
-    order.shuffle(batches);
-  }
-  if (shard_.worldSize == 1 || batches.empty()) return batches;
-  std::vector<PlannedBatch> mine;
-  const size_t n = batches.size(), world = static_cast<size_t>(shard_.worldSize);
-  for (size_t j = 0; j < static_cast<size_t>(batchesPerEpoch()); ++j) mine.push_back(batches[(static_cast<size_t>(shard_.rank) + j * world) % n]);
-  return mine;
+  for (long long j = 0; j < batchesPerEpoch(); ++j) batches.push_back(batchAt(epoch, j));
+  return batches;
 }
 
 std::vector<ShapeSignature> BatchPlan::shapeSignatures() const {
   std::map<std::tuple<int, int, int>, long long> counts;
   for (const auto& b : buckets_) {
-    const long long n = static_cast<long long>(b.items.size());
+    const long long n = b.items;
     if (n / b.batchSize > 0) counts[{b.resolution.width, b.resolution.height, b.batchSize}] += n / b.batchSize;
     if (n % b.batchSize) counts[{b.resolution.width, b.resolution.height, static_cast<int>(n % b.batchSize)}] += 1;
   }

@@ -79,6 +79,10 @@ class BatchPlan {
   std::uint64_t seed() const { return seed_; }
   // Every epoch: each bucket's images (with repeats) shuffled, cut into batches of the
   // dataset's batch size, and all batches of all datasets shuffled together; this rank's share.
+  // Batch `index` (< batchesPerEpoch()) of `epoch`, computed alone: repeats are counted, never
+  // listed, so an epoch of a subset repeated a million times costs no memory (shuffled_index.h).
+  PlannedBatch batchAt(long long epoch, long long index) const;
+  // Every batch of an epoch, in order (for tests and small plans: it lists the whole epoch).
   std::vector<PlannedBatch> epochBatches(long long epoch) const;
   // Distinct signatures of the whole epoch (every rank plans the same ones), most frequent first
   // (then larger area first).
@@ -89,9 +93,13 @@ class BatchPlan {
     int datasetIndex;
     int batchSize;
     Resolution resolution;
-    std::vector<size_t> items;  // image indices, each repeated `repeats` times
+    std::vector<size_t> images;            // image indices, in dataset order
+    std::vector<long long> repeatsBefore;  // per image: the repeats of the images before it
+    long long items = 0;                   // images x repeats
+    long long batches() const { return (items + batchSize - 1) / batchSize; }
   };
   std::vector<Bucket> buckets_;
+  std::vector<long long> batchesBefore_;  // per bucket: the batches of the buckets before it
   std::uint64_t seed_;
   BatchShard shard_;
   bool shuffled_ = true;

@@ -21,16 +21,33 @@ std::string located(const SubsetSettings& s) {
   return s.where.file.empty() ? std::string() : " (" + s.where.file + ":" + std::to_string(s.where.line) + ")";
 }
 
-std::vector<std::string> listImages(const SubsetSettings& s) {
+// Why an entry named as an image is no image file: "" when it is a regular file (or a link to one).
+std::string whyNotAnImageFile(const fs::directory_entry& entry) {
+  std::error_code ec;
+  if (entry.is_regular_file(ec)) return "";
+  if (entry.is_symlink(ec) && !fs::exists(entry.path(), ec))
+    return "a symbolic link to '" + fs::read_symlink(entry.path(), ec).string() + "', which does not exist";
+  if (entry.is_directory(ec)) return "a folder, not an image file";
+  return "not a regular file";
+}
+
+// The subset's image files in name order; entries named as images that are not image files
+// (folders, dangling links, devices) go to `skipped` with the reason.
+std::vector<std::string> listImages(const SubsetSettings& s, std::vector<SkippedImage>& skipped) {
   std::error_code ec;
   if (!fs::exists(s.imageDir, ec)) throw DatasetError("image folder does not exist: " + s.imageDir + located(s));
   if (!fs::is_directory(s.imageDir, ec)) throw DatasetError("image_dir is not a folder: " + s.imageDir + located(s));
   std::vector<std::string> paths;
-  for (const auto& entry : fs::directory_iterator(s.imageDir, ec))
-    if (entry.is_regular_file() && hasImageExtension(entry.path().filename().string()))
-      paths.push_back(entry.path().string());
+  std::vector<SkippedImage> notFiles;
+  for (const auto& entry : fs::directory_iterator(s.imageDir, ec)) {
+    if (!hasImageExtension(entry.path().filename().string())) continue;
+    if (const std::string why = whyNotAnImageFile(entry); !why.empty()) notFiles.push_back({entry.path().string(), why});
+    else paths.push_back(entry.path().string());
+  }
   if (ec) throw DatasetError("cannot list image folder " + s.imageDir + ": " + ec.message());
   std::sort(paths.begin(), paths.end());
+  std::sort(notFiles.begin(), notFiles.end(), [](const SkippedImage& a, const SkippedImage& b) { return a.path < b.path; });
+  skipped.insert(skipped.end(), notFiles.begin(), notFiles.end());
   return paths;
 }
 
@@ -119,7 +136,7 @@ Dataset buildDataset(std::vector<DatasetSettings> settings, const DiscoveryOptio
           metadataCaptions[m.path] = std::move(m.caption);
         }
       } else {
-        paths = listImages(subset);
+        paths = listImages(subset, out.skipped);
       }
       if (paths.empty()) {
         out.warnings.push_back(fineTuning ? "no image entries in " + subset.metadataFile + located(subset)

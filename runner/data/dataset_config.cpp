@@ -272,6 +272,8 @@ class Parser {
       if (intValue() < (key == "num_repeats" ? 0 : 1))
         return "'" + key + "' must be " + (key == "num_repeats" ? "0 or more" : "at least 1") + ", got " +
                std::to_string(intValue());
+      if (key == "num_repeats" && intValue() > kMaxRepeats)
+        return "'num_repeats' must be at most " + std::to_string(kMaxRepeats) + ", got " + std::to_string(intValue());
     }
     if (key == "keep_tokens" || key == "caption_dropout_every_n_epochs" || key == "token_warmup_min") {
       if (intValue() < 0) return "'" + key + "' must not be negative, got " + std::to_string(intValue());

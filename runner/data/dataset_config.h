@@ -11,6 +11,10 @@
 
 namespace sinter::data {
 
+// The most repeats a subset may ask for: an epoch is counted, never listed per repeat, but a
+// count past this is a typo (a folder named "99999999999_demo"), refused naming its folder.
+constexpr long long kMaxRepeats = 1000000;
+
 struct LocatedValue {
   Value value;  // bool, long long, double, string, or a list of strings (resolution = [w, h])
   SourceLocation where;

@@ -218,6 +218,10 @@ std::vector<ParamLayer> folderModeSubsets(const std::string& trainDataDir, const
       } catch (const std::exception&) {
         used = 0;
       }
+      const bool digits = !head.empty() && head.find_first_not_of("0123456789") == std::string::npos;
+      if ((digits && used == 0) || repeats > kMaxRepeats)
+        throw DatasetError("folder " + dir.string() + " asks for " + head + " repeats, more than the " + std::to_string(kMaxRepeats) +
+                           " a subset may have (is its number a typo?)");
       if (used == 0 || used != head.size()) {
         warnings.push_back("ignoring folder without a repeat count (expected \"<repeats>_<class tokens>\"): " +
                            dir.string());

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "data/exif_orientation.h"
+#include "data/png_chunks.h"
 
 #define STBI_NO_STDIO
 #include <stb_image.h>
@@ -163,9 +164,14 @@ RgbaImage loadImageFileWithAlpha(const std::string& path) { return decodeImageWi
 
 ImageSize readImageSize(const std::string& path) {
   // Headers sit at the start, but a JPEG's size comes after its EXIF block (thumbnails included),
-  // so read a generous prefix first and the whole file only when that was not enough.
+  // so read a generous prefix first and the whole file only when that was not enough. A PNG is
+  // read whole: its chunks' CRCs are checked (png_chunks.h).
   constexpr size_t kPrefix = 256 * 1024;
   std::string bytes = readFile(path, kPrefix);
+  if (sniffImageFormat(bytesOf(bytes), bytes.size()) == ImageFormat::Png) {
+    if (bytes.size() == kPrefix) bytes = readFile(path);
+    if (const std::string problem = pngChunkProblem(bytesOf(bytes), bytes.size()); !problem.empty()) throw ImageError(path, problem);
+  }
   for (int attempt = 0; attempt < 2; ++attempt) {
     const ImageFormat format = sniffImageFormat(bytesOf(bytes), bytes.size());
     int w = 0, h = 0, comp = 0;

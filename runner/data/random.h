@@ -2,6 +2,7 @@
 // A small deterministic random generator whose whole state is one integer, so a run's data order
 // and augmentations can be saved and resumed exactly, and derived per (seed, epoch, item) so the
 // result does not depend on how many worker threads produce it.
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>

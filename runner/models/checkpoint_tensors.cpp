@@ -38,6 +38,13 @@ std::string describeCheckpointFamily(const io::SafetensorsFile& file) {
   return "";
 }
 
+std::string dtypeRefusal(const std::string& key, const std::string& storedDtype, const torch::Tensor& target) {
+  const std::optional<torch::ScalarType> stored = io::safetensorsDtypeToTorch(storedDtype);
+  if (!stored || !target.is_floating_point() || c10::isFloatingType(*stored)) return "";
+  return key + " is stored as " + storedDtype + ", which cannot hold the model's " + io::torchToSafetensorsDtype(target.scalar_type()) +
+         " values there";
+}
+
 std::vector<int64_t> requireShape(const io::SafetensorsFile& file, const std::string& prefix, const std::string& key,
                                   const std::string& modelName) {
   if (!file.has(prefix + key)) {
@@ -55,7 +62,7 @@ void loadModuleFromCheckpoint(torch::nn::Module& module, const io::SafetensorsFi
   for (const auto& item : module.named_parameters(true)) targets.emplace_back(item.key(), item.value());
   for (const auto& item : module.named_buffers(true)) targets.emplace_back(item.key(), item.value());
 
-  std::vector<std::string> missing, misshapen;
+  std::vector<std::string> missing, misshapen, wrongDtype;
   for (const auto& [name, target] : targets) {
     const std::string key = prefix + name;
     if (!file.has(key)) {
@@ -68,8 +75,10 @@ void loadModuleFromCheckpoint(torch::nn::Module& module, const io::SafetensorsFi
       misshapen.push_back(key + " is " + shapeText(info.shape) + ", expected " + shapeText(expected));
     else if (!io::safetensorsDtypeToTorch(info.dtype))
       misshapen.push_back(key + " has dtype " + info.dtype + ", which this libtorch cannot read");
+    else if (std::string refusal = dtypeRefusal(key, info.dtype, target); !refusal.empty())
+      wrongDtype.push_back(refusal);
   }
-  if (!missing.empty() || !misshapen.empty()) {
+  if (!missing.empty() || !misshapen.empty() || !wrongDtype.empty()) {
     std::ostringstream out;
     out << file.path() << ": does not hold the " << modelName << " expected under \"" << prefix << "\"";
     const std::string family = describeCheckpointFamily(file);
@@ -84,6 +93,11 @@ void loadModuleFromCheckpoint(torch::nn::Module& module, const io::SafetensorsFi
       out << "\n  " << misshapen.size() << " wrong shape(s):";
       for (size_t i = 0; i < misshapen.size() && i < kListed; ++i) out << "\n    " << misshapen[i];
       if (misshapen.size() > kListed) out << "\n    ... and " << misshapen.size() - kListed << " more";
+    }
+    if (!wrongDtype.empty()) {
+      out << "\n  " << wrongDtype.size() << " wrong dtype(s):";
+      for (size_t i = 0; i < wrongDtype.size() && i < kListed; ++i) out << "\n    " << wrongDtype[i];
+      if (wrongDtype.size() > kListed) out << "\n    ... and " << wrongDtype.size() - kListed << " more";
     }
     throw CheckpointError(out.str());
   }

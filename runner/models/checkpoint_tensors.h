@@ -28,9 +28,14 @@ std::string describeCheckpointFamily(const io::SafetensorsFile& file);
 std::vector<int64_t> requireShape(const io::SafetensorsFile& file, const std::string& prefix, const std::string& key,
                                   const std::string& modelName);
 
+// Why a stored tensor cannot fill `target` for its dtype: a float weight stored as an integer or
+// bool type (its bytes would be taken for numbers they are not); "" when it can. Names the key
+// and both dtypes.
+std::string dtypeRefusal(const std::string& key, const std::string& storedDtype, const torch::Tensor& target);
+
 // Copies every parameter and buffer of module from prefix+<its name> (converting dtype; the module
-// keeps its own dtype and device). Throws CheckpointError listing all missing or misshapen keys,
-// having copied nothing. A stored shape differing only by trailing 1-sized dims is accepted (VAE
+// keeps its own dtype and device). Throws CheckpointError listing all missing or misshapen keys
+// and dtypes the module cannot hold there (dtypeRefusal), having copied nothing. A stored shape differing only by trailing 1-sized dims is accepted (VAE
 // attention weights stored as Linear [c, c] instead of 1x1 conv [c, c, 1, 1]).
 void loadModuleFromCheckpoint(torch::nn::Module& module, const io::SafetensorsFile& file, const std::string& prefix,
                               const std::string& modelName);

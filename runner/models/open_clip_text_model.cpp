@@ -82,7 +82,7 @@ std::vector<OpenClipTextModelImpl::CheckpointEntry> OpenClipTextModelImpl::check
 
 void OpenClipTextModelImpl::loadFromCheckpoint(const io::SafetensorsFile& file, const std::string& prefix) {
   const std::vector<CheckpointEntry> layout = checkpointLayout();
-  std::vector<std::string> missing, misshapen;
+  std::vector<std::string> missing, misshapen, wrongDtype;
   for (const CheckpointEntry& entry : layout) {
     std::vector<int64_t> expected = entry.parts.front().sizes().vec();
     for (std::size_t i = 1; i < entry.parts.size(); ++i) expected[0] += entry.parts[i].size(0);
@@ -93,9 +93,11 @@ void OpenClipTextModelImpl::loadFromCheckpoint(const io::SafetensorsFile& file, 
       misshapen.push_back(key + " is " + shapeText(file.info(key).shape) + ", expected " + shapeText(expected));
     } else if (!io::safetensorsDtypeToTorch(file.info(key).dtype)) {
       misshapen.push_back(key + " has dtype " + file.info(key).dtype + ", which this libtorch cannot read");
+    } else if (std::string refusal = dtypeRefusal(key, file.info(key).dtype, entry.parts.front()); !refusal.empty()) {
+      wrongDtype.push_back(refusal);
     }
   }
-  if (!missing.empty() || !misshapen.empty()) {
+  if (!missing.empty() || !misshapen.empty() || !wrongDtype.empty()) {
     std::ostringstream out;
     out << file.path() << ": does not hold the " << kModelName << " expected under \"" << prefix << "\"";
     const std::string family = describeCheckpointFamily(file);
@@ -109,6 +111,7 @@ void OpenClipTextModelImpl::loadFromCheckpoint(const io::SafetensorsFile& file, 
     };
     list(missing, "missing key(s)");
     list(misshapen, "wrong shape(s)");
+    list(wrongDtype, "wrong dtype(s)");
     throw CheckpointError(out.str());
   }
   torch::NoGradGuard noGrad;

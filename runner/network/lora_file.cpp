@@ -57,4 +57,40 @@ LoraLoadReport loadLoraFile(LoraNetwork& network, const std::string& path) {
   return network.loadStateDict(readLoraTensors(path), path);
 }
 
+namespace {
+
+// "a, b, c and 12 more".
+std::string firstFew(const std::vector<std::string>& names) {
+  constexpr size_t kNamed = 3;
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < kNamed; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > kNamed) out += " and " + std::to_string(names.size() - kNamed) + " more";
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> checkWeightsMatch(const LoraLoadReport& report, size_t networkModules, const std::string& path,
+                                           bool partialAllowed) {
+  const std::string unexpected =
+      report.unexpected.empty() ? "" : std::to_string(report.unexpected.size()) + " of its keys name no module of this network (" +
+                                           firstFew(report.unexpected) + ")";
+  const std::string matched = "network_weights: " + path + " matches " + std::to_string(report.loadedModules) + " of this network's " +
+                              std::to_string(networkModules) + " modules";
+  if (report.loadedModules == 0)
+    throw LoraError(matched + " (not matched: " + firstFew(report.missing) + ")" + (unexpected.empty() ? "" : "; " + unexpected) +
+                    ": it is no LoRA of this model and network (a base checkpoint, another model family's LoRA, or other network "
+                    "settings: network_module, network_train_unet_only, conv_dim)");
+  std::vector<std::string> warnings;
+  if (!report.missing.empty()) {
+    if (!partialAllowed)
+      throw LoraError(matched + " (not matched: " + firstFew(report.missing) + ")" + (unexpected.empty() ? "" : "; " + unexpected) +
+                      "; set network_weights_partial = true to load the modules that match and train the others from scratch");
+    warnings.push_back(matched + "; network_weights_partial: the other " + std::to_string(report.missing.size()) + " (" +
+                       firstFew(report.missing) + ") start fresh");
+  }
+  if (!unexpected.empty()) warnings.push_back("network_weights: " + path + ": " + unexpected + "; they are not loaded");
+  return warnings;
+}
+
 }  // namespace sinter::network

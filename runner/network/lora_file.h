@@ -27,4 +27,14 @@ std::map<std::string, LoraRankAlpha> readLoraModuleRanks(const std::map<std::str
 // network_weights: loads `path` into the network; the report lists what did not match.
 LoraLoadReport loadLoraFile(LoraNetwork& network, const std::string& path);
 
+// network_weights must fill every module of the network (a base checkpoint or another model's LoRA
+// fills none, and the run would train from scratch): else a LoraError saying how many of
+// `networkModules` matched and naming the first few that did not, and a few of the file's keys
+// that name no module. With `partialAllowed` (network_weights_partial, as sd-scripts' load_weights
+// with strict=False) a file that fills some is loaded, and the returned warnings say what starts
+// fresh; one that fills none is refused all the same. The file's keys that name no module of the
+// network (a text encoder's, in a run training the U-Net alone) are a warning.
+std::vector<std::string> checkWeightsMatch(const LoraLoadReport& report, size_t networkModules, const std::string& path,
+                                           bool partialAllowed);
+
 }  // namespace sinter::network

@@ -610,6 +610,9 @@ LoraLoadReport LoraNetwork::loadStateDict(const std::map<std::string, torch::Ten
                       shapeText(dst.sizes()) +
                       " (network_dim " + std::to_string(options_.dim) +
                       "; dim_from_weights takes the rank from the file)");
+    if (!src.is_floating_point())
+      throw LoraError(source + ": " + key + " is stored as " + std::string(c10::toString(src.scalar_type())) +
+                      ", which cannot hold the network's " + c10::toString(dst.scalar_type()) + " weights");
     dst.copy_(src.to(dst.device(), dst.scalar_type()));
     used[key] = true;
   };

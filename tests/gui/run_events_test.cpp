@@ -158,6 +158,19 @@ class RunEventsTest : public QObject {
     QVERIFY(panel.monitor()->statusText().contains("/nonexistent/sinter-runner"));
     QVERIFY(panel.startButton()->isEnabled());
   }
+
+  // The start event's dataset totals are in the status line (the skipped files are named in the log).
+  void startEventShowsTheDatasetTotals() {
+    RunMonitor monitor;
+    events::Start start{"0.1.0", "cpu", "sdxl", "lora", 20, 1};
+    start.images = 40;
+    start.skipped = 3;
+    monitor.handleEvent(start);
+    QVERIFY2(monitor.statusText().contains("40 images, 3 skipped"), qPrintable(monitor.statusText()));
+    start.skipped = 0;
+    monitor.handleEvent(start);
+    QVERIFY2(monitor.statusText().contains("40 images") && !monitor.statusText().contains("skipped"), qPrintable(monitor.statusText()));
+  }
 };
 
 QTEST_MAIN(RunEventsTest)

@@ -454,6 +454,11 @@ TEST(LoraFile, ContinuationChecksShapesAndDimFromWeightsTakesThem) {
   EXPECT_EQ(r.loadedModules, 0u);
   EXPECT_EQ(r.unexpected.size(), 18u);
   EXPECT_EQ(r.missing.size(), unetOnly.modules().size());
+  // A run refuses such a file all the same (checkWeightsMatch): it fills none of the network's modules.
+  EXPECT_THROW(checkWeightsMatch(r, unetOnly.modules().size(), path, /*partialAllowed=*/true), LoraError);
+  // One that fills every module loads, its extra keys a warning.
+  const std::vector<std::string> warnings = checkWeightsMatch(report, same.modules().size(), path, false);
+  EXPECT_TRUE(warnings.empty()) << ::testing::PrintToString(warnings);
   fs::remove_all(dir);
 }
 

@@ -51,7 +51,7 @@ std::string writeConfig(const std::string& name, const std::string& extra, const
   return p;
 }
 
-constexpr int kSteps = 40;
+constexpr int kSteps = 50;
 
 double mean(const std::vector<double>& l, size_t from, size_t count) {
   double sum = 0;

@@ -1,6 +1,7 @@
 #pragma once
 // Where a run reports what happens: JSONL events on stdout (with --events jsonl, for the app) and
-// human log lines on stderr through spdlog. Thread-safe.
+// human log lines on stderr through spdlog. Thread-safe. Once stdout's reader is gone (a write
+// fails), the run logs that once and emits nothing more.
 #include <mutex>
 
 #include "core/events.h"
@@ -18,6 +19,7 @@ class EventSink {
  private:
   bool jsonl_;
   bool muted_ = false;
+  bool readerGone_ = false;
   std::mutex mutex_;
 };
 

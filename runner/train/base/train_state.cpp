@@ -46,8 +46,8 @@ NamedTensors readAll(const fs::path& path) {
     NamedTensors out;
     for (const std::string& key : file.keys()) out.emplace_back(key, file.tensor(key).clone());
     return out;
-  } catch (const io::SafetensorsError& e) {
-    throw TrainStateError(std::string("training state: ") + e.what());
+  } catch (const std::exception& e) {  // SafetensorsError, or libtorch's for a dtype it cannot make
+    throw TrainStateError("resume: " + path.string() + ": " + e.what());
   }
 }
 
@@ -115,26 +115,33 @@ void saveTrainState(const std::string& folder, const TrainState& state) {
   if (hadOld) fs::remove_all(old, ec);
 }
 
+nlohmann::json loadTrainStateProgress(const std::string& folder) {
+  const fs::path file = fs::path(folder) / "train_state.json";
+  std::ifstream in(file);
+  if (!in) throw TrainStateError("resume: " + file.string() + " cannot be read");
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json progress;
+  try {
+    progress = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    throw TrainStateError("resume: " + file.string() + " is not valid JSON: " + e.what());
+  }
+  if (!progress.is_object() || !progress.contains("format") || progress["format"] != kFormat)
+    throw TrainStateError("resume: " + file.string() + " is not a Sinter training state");
+  if (!progress.contains("version") || progress["version"] != kVersion)
+    throw TrainStateError("resume: " + file.string() + " has version " + (progress.contains("version") ? progress["version"].dump() : "none") +
+                          ", this build reads " + std::to_string(kVersion));
+  return progress;
+}
+
 TrainState loadTrainState(const std::string& folder) {
   const fs::path dir(folder);
   if (!fs::is_directory(dir)) throw TrainStateError("resume: " + folder + " is not a training state folder");
   for (const char* name : {"train_state.json", "network.safetensors", "optimizer.safetensors", "rng.safetensors"})
     if (!fs::exists(dir / name)) throw TrainStateError("resume: " + (dir / name).string() + " is missing");
   TrainState state;
-  std::ifstream in(dir / "train_state.json");
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    state.progress = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::exception& e) {
-    throw TrainStateError("resume: " + (dir / "train_state.json").string() + " is not valid JSON: " + e.what());
-  }
-  if (!state.progress.is_object() || state.progress.value("format", "") != kFormat)
-    throw TrainStateError("resume: " + (dir / "train_state.json").string() + " is not a Sinter training state");
-  if (state.progress.value("version", 0) != kVersion)
-    throw TrainStateError("resume: " + (dir / "train_state.json").string() + " has version " +
-                          std::to_string(state.progress.value("version", 0)) + ", this build reads " +
-                          std::to_string(kVersion));
+  state.progress = loadTrainStateProgress(folder);
   state.network = readAll(dir / "network.safetensors");
   state.optimizer = readAll(dir / "optimizer.safetensors");
   state.rng = readAll(dir / "rng.safetensors");

@@ -43,6 +43,8 @@ void setGeneratorState(at::Generator& generator, const torch::Tensor& state);
 void saveTrainState(const std::string& folder, const TrainState& state);
 // A missing folder, a missing or corrupt file, or another format is a TrainStateError naming it.
 TrainState loadTrainState(const std::string& folder);
+// train_state.json alone (format and version checked), for checks before anything loads.
+nlohmann::json loadTrainStateProgress(const std::string& folder);
 
 // Lookup helper: the tensor named `key` in `tensors`, or a TrainStateError naming `what`.
 const torch::Tensor& requireTensor(const NamedTensors& tensors, const std::string& key, const std::string& what);

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <vector>
 
+#include "train/base/run_errors.h"
+
 namespace sinter::train {
 
 namespace {
@@ -26,6 +28,19 @@ std::optional<torch::Tensor> savedNoiseState(const NamedTensors& rng, int rank) 
   for (const auto& [key, tensor] : rng)
     if (key == keyOf(rank)) return tensor;
   return std::nullopt;
+}
+
+void restoreNoiseState(at::Generator& generator, const torch::Tensor& saved, const std::string& file, int rank) {
+  const torch::Tensor own = generatorState(generator);
+  if (saved.scalar_type() != torch::kUInt8 || saved.sizes() != own.sizes())
+    throw InputError("resume: " + file + ": " + keyOf(rank) + " is " + std::string(c10::toString(saved.scalar_type())) + " " +
+                     c10::str(saved.sizes()) + "; this run's noise generator (" + generator.device().str() + ") has a state of " +
+                     std::string(c10::toString(own.scalar_type())) + " " + c10::str(own.sizes()) + " (a state saved on another kind of device?)");
+  try {
+    setGeneratorState(generator, saved);
+  } catch (const std::exception& e) {
+    throw InputError("resume: " + file + ": " + keyOf(rank) + " is not a state of this run's noise generator: " + userMessage(e));
+  }
 }
 
 }  // namespace sinter::train

@@ -20,4 +20,8 @@ void gatherNoiseStates(distributed::ProcessGroup& group, const torch::Tensor& mi
 // `rank`'s generator state in a saved state, or nullopt when fewer ranks saved it.
 std::optional<torch::Tensor> savedNoiseState(const NamedTensors& rng, int rank);
 
+// Sets `generator` to a saved state, which must be bytes of the size this generator's state has
+// (a CPU generator's differs from a GPU's); else an InputError naming `file` and the rank's key.
+void restoreNoiseState(at::Generator& generator, const torch::Tensor& saved, const std::string& file, int rank);
+
 }  // namespace sinter::train

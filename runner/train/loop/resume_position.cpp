@@ -1,8 +1,61 @@
 #include "train/loop/resume_position.h"
 
 #include <algorithm>
+#include <limits>
+
+#include "distributed/worker_launcher.h"
+#include "train/base/run_errors.h"
 
 namespace sinter::train {
+
+namespace {
+
+// The whole number `object[key]` holds, in [lo, hi]; else an InputError naming the file and field.
+long long wholeNumber(const nlohmann::json& object, const std::string& key, long long lo, long long hi, const std::string& file,
+                      const std::string& field, const std::string& why) {
+  const auto it = object.find(key);
+  if (it == object.end()) throw InputError("resume: " + file + " has no " + field + " (" + why + ")");
+  bool whole = false;  // JSON keeps non-negative whole numbers unsigned, negative ones signed
+  if (it->is_number_unsigned()) whole = it->get<std::uint64_t>() <= static_cast<std::uint64_t>(hi) && it->get<long long>() >= lo;
+  else if (it->is_number_integer()) whole = it->get<long long>() >= lo && it->get<long long>() <= hi;
+  if (!whole) throw InputError("resume: " + file + ": " + field + " is " + it->dump() + "; " + why);
+  return it->get<long long>();
+}
+
+std::string range(long long lo, long long hi) { return "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi); }
+
+}  // namespace
+
+void checkResumeProgress(const nlohmann::json& progress, const EpochLayout& now, long long maxTrainSteps, bool stepReplaced,
+                         const std::string& file) {
+  constexpr long long kLarge = std::numeric_limits<long long>::max() / 4;
+  const long long stepLimit = stepReplaced ? kLarge : maxTrainSteps;
+  const long long step = wholeNumber(progress, "global_step", 0, stepLimit, file, "global_step",
+                                     stepReplaced ? "a step count is " + range(0, kLarge)
+                                                  : "this run resumes a step from 0 to its max_train_steps (" + std::to_string(maxTrainSteps) + ")");
+  const auto data = progress.find("data");
+  if (data == progress.end() || !data->is_object()) throw InputError("resume: " + file + " has no data position (\"data\": {...})");
+  if (const auto seed = data->find("seed"); seed == data->end() || !seed->is_number_integer() || (!seed->is_number_unsigned() && seed->get<long long>() < 0))
+    throw InputError("resume: " + file + ": data.seed is " + (seed == data->end() ? std::string("missing") : seed->dump()) +
+                     "; a data order's seed is a whole number from 0 to 2^64 - 1");
+  // Every epoch of a run takes at least one step.
+  wholeNumber(*data, "epoch", 0, step, file, "data.epoch", "an epoch from 0 to the state's global_step (" + std::to_string(step) + ")");
+  EpochLayout saved = now;
+  if (data->contains("ranks"))
+    saved.ranks = static_cast<int>(wholeNumber(*data, "ranks", 1, distributed::kMaxWorkers, file, "data.ranks",
+                                               "the processes that saved it, " + range(1, distributed::kMaxWorkers)));
+  if (data->contains("train_batch_size"))
+    saved.trainBatchSize = wholeNumber(*data, "train_batch_size", 1, kLarge, file, "data.train_batch_size", "a batch size is at least 1");
+  if (data->contains("batches_per_epoch"))
+    saved.allBatchesPerEpoch = wholeNumber(*data, "batches_per_epoch", 1, kLarge, file, "data.batches_per_epoch", "an epoch has at least one batch");
+  // The index counts the state's batches; where its batches are cut as this run cuts them, it is
+  // taken as it is, so it must be below this run's count too.
+  const bool sameCut = saved.ranks == now.ranks && saved.trainBatchSize == now.trainBatchSize;
+  const long long batches = sameCut ? std::min(saved.batchesPerRank(), now.batchesPerRank()) : saved.batchesPerRank();
+  wholeNumber(*data, "index", 0, batches - 1, file, "data.index",
+              "the batches already trained of an epoch of " + std::to_string(batches) + (sameCut ? " (this run's)" : " (as the state cut it)") +
+                  " are " + range(0, batches - 1));
+}
 
 nlohmann::json dataPositionJson(const data::DataOrderState& position, const EpochLayout& layout) {
   return {{"seed", position.seed},

@@ -30,6 +30,15 @@ struct ResumedDataPosition {
   std::vector<std::string> warnings;  // for the log and the event stream
 };
 
+// What a resumed run reads of a state's train_state.json (`progress`, from `file`), checked against
+// the run it resumes before anything is written: global_step a whole number from 0 to
+// `maxTrainSteps` (any from 0 where initial_step/initial_epoch replace it), the data position's
+// seed, epoch (at most the step) and index (below the batches of an epoch as the state cut it, and
+// as this run does where it cuts them alike), and the layout it counts in. Throws InputError naming
+// the file and the field.
+void checkResumeProgress(const nlohmann::json& progress, const EpochLayout& now, long long maxTrainSteps, bool stepReplaced,
+                         const std::string& file);
+
 // The position to go on from in a run laid out as `now`, from a state's "data" object (`stateFolder`
 // names it in the warnings). A state saved before it recorded its batch size is taken to have had
 // this run's.

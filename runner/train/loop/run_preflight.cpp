@@ -10,6 +10,7 @@
 #include "core/registry.h"
 #include "data/batch_plan.h"
 #include "data/dataset_settings.h"
+#include "distributed/torchrun_environment.h"
 #include "network/lora_file.h"
 #include "network/lora_network.h"
 #include "text/bundled_tokenizers.h"
@@ -21,6 +22,8 @@
 #include "train/base/device_info.h"
 #include "train/base/mixed_precision.h"
 #include "train/bench/step_profiler.h"
+#include "train/base/train_state.h"
+#include "train/loop/resume_position.h"
 #include "train/loop/sample_images.h"
 #include "train/loop/training_loop.h"
 #include "train/loop/training_table.h"
@@ -154,7 +157,10 @@ std::optional<data::Dataset> checkDataset(const Config& config, bool valuesParse
     if (!isUnset(config.get("seed"))) discovery.validationSeed = static_cast<std::uint64_t>(config.getInt("seed"));
     dataset = data::buildDataset(std::move(settings), discovery);
     for (const auto& w : warnings) k.warning(key, w);
-    if (std::string report = dataset->report(); !report.empty()) k.warning(key, report);
+    for (const auto& w : dataset->warnings) k.warning(key, w);
+    // Each file left out is a warning of its own, naming it (the totals are in the run's summary
+    // and start event).
+    for (const auto& s : dataset->skipped) k.warning(key, "skipped " + s.path + ": " + s.reason);
   });
   if (!dataset) return std::nullopt;
   if (!valuesParsed) return dataset;
@@ -167,6 +173,30 @@ std::optional<data::Dataset> checkDataset(const Config& config, bool valuesParse
     checkInitialStep(options, planSchedule(options, data::BatchPlan(*dataset, 0).batchesPerEpoch()));
   });
   return dataset;
+}
+
+// A state to resume: its train_state.json checked against this run (resume_position.h), before
+// anything is made. A folder that is no state is the run's to report (train_state.h).
+void checkResumeState(const Config& config, const data::Dataset& dataset, int ranks, PreflightChecks& k) {
+  const std::string folder = config.getString("resume");
+  if (folder.empty() || !isFile(folder + "/train_state.json")) return;
+  k.parse("resume", [&] {
+    if (ranks <= 0) {
+      std::optional<distributed::TorchrunEnvironment> env;
+      try {
+        env = distributed::readTorchrunEnvironment();
+      } catch (const std::invalid_argument&) {
+      }
+      ranks = env ? env->worldSize : 1;
+    }
+    const LoopOptions options = LoopOptions::fromConfig(config, PrecisionPlan{});
+    const data::BatchPlan plan(dataset, 0);
+    const long long batchSize = dataset.datasets.empty() ? 1 : dataset.datasets.front().batchSize;
+    const EpochLayout layout{ranks, batchSize, plan.allBatchesPerEpoch()};
+    const long long batchesPerRank = layout.batchesPerRank();
+    checkResumeProgress(loadTrainStateProgress(folder), layout, planSchedule(options, batchesPerRank).length.maxTrainSteps,
+                        options.initialStep || options.initialEpoch, folder + "/train_state.json");
+  });
 }
 
 // Sample images: the prompt file parses, and the samplers it names are ones this build renders; a
@@ -254,6 +284,7 @@ RunPreflight preflightRun(const Config& config, int ranks) {
   checkSamples(config, registration, k);
   checkTrackerOptions(config, k);
   result.dataset = checkDataset(config, valuesParsed, k);
+  if (result.dataset && valuesParsed) checkResumeState(config, *result.dataset, ranks, k);
   if (std::string why; config.has("profile_steps") && !profilerAvailable(&why))
     k.warning("profile_steps", "profile_steps: " + why + "; the run trains without a trace");
   if (valuesParsed) {

@@ -59,6 +59,21 @@ void installStopHandlers() {
   sigaction(SIGTERM, &sa, nullptr);
   sa.sa_handler = onPeerFailed;
   sigaction(SIGUSR1, &sa, nullptr);
+  // A parent may have started the runner with these blocked; a stop sent then arrives now.
+  sigset_t stops;
+  sigemptyset(&stops);
+  sigaddset(&stops, SIGINT);
+  sigaddset(&stops, SIGTERM);
+  sigprocmask(SIG_UNBLOCK, &stops, nullptr);
+}
+
+void restoreDefaultStopSignals() {
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = SIG_DFL;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
 }
 
 void removeOnImmediateExit(const char* path) {

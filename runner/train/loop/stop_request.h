@@ -6,7 +6,12 @@ namespace sinter::train {
 
 // Also SIGUSR1, which the launcher of several ranks sends when one of them failed: the process exits
 // with 1 at once, or right after the save in progress (SaveInProgress), so that its last save is whole.
+// Installed first thing in main (runner_cli.cpp), so that no stop ever meets the default action;
+// SIGINT and SIGTERM are unblocked, should the parent have blocked them.
 void installStopHandlers();
+// The tools (--init_checkpoint, --benchmark_steps, ...) save nothing on a stop: a signal ends them
+// by its default action again.
+void restoreDefaultStopSignals();
 bool stopRequested();
 // For tests and the app's in-process callers: ask for a stop as a signal would.
 void requestStop();

@@ -38,6 +38,7 @@
 #include "train/optim/optimizer_update.h"
 #include "train/optim/optimizer_choice.h"
 #include "train/loop/resume_position.h"
+#include "train/base/run_errors.h"
 
 namespace sinter::train {
 
@@ -189,14 +190,27 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   data::DataOrderState position{run.seed, 0, 0};
   if (!options.resume.empty()) {
     TrainState state = loadTrainState(options.resume);
-    method.loadStateTensors(state.network, options.resume);
-    optimizer.loadStateTensors(std::map<std::string, torch::Tensor>(state.optimizer.begin(), state.optimizer.end()));
+    // Every field checked against this run before any of it is used (resume_position.h, optimizer.h).
+    const std::string stateFile = (fs::path(options.resume) / "train_state.json").string();
+    checkResumeProgress(state.progress, epochLayout, length.maxTrainSteps, options.initialStep || options.initialEpoch, stateFile);
+    method.loadStateTensors(state.network, (fs::path(options.resume) / "network.safetensors").string());
+    try {
+      optimizer.loadStateTensors(std::map<std::string, torch::Tensor>(state.optimizer.begin(), state.optimizer.end()));
+      // The lr schedule reads the optimizer's completed steps.
+      const double steps = optimizer.stepCount().item<double>();
+      if (!(steps >= 0 && steps <= 9007199254740992.0 && steps == std::floor(steps)))
+        throw InputError("step is " + std::to_string(steps) + "; an optimizer's completed steps are a whole number from 0");
+    } catch (const std::exception& e) {
+      throw InputError("resume: " + (fs::path(options.resume) / "optimizer.safetensors").string() + ": " + userMessage(e));
+    }
     // Each rank's noise continues from its own state (saved by rank 0 for all of them).
-    if (run.rank() == 0) setGeneratorState(family.generator(), requireTensor(state.rng, "device", options.resume));
-    else if (const auto saved = savedNoiseState(state.rng, run.rank())) setGeneratorState(family.generator(), *saved);
+    const std::string rngFile = (fs::path(options.resume) / "rng.safetensors").string();
+    std::optional<torch::Tensor> noiseState =
+        run.rank() == 0 ? std::optional<torch::Tensor>(requireTensor(state.rng, "device", options.resume)) : savedNoiseState(state.rng, run.rank());
+    if (noiseState) restoreNoiseState(family.generator(), *noiseState, rngFile, run.rank());
     else spdlog::warn("resume: {} holds no noise state for rank {} (saved with fewer ranks); its noise starts from seed {}", options.resume,
                       run.rank(), run.noiseSeed());
-    globalStep = state.progress.value("global_step", 0LL);
+    globalStep = state.progress.at("global_step").get<long long>();
     // Saved by another number of ranks or with another batch size, the position is carried over as
     // the share of the epoch already trained (resume_position.h).
     ResumedDataPosition resumed = resumeDataPosition(state.progress.at("data"), epochLayout, options.resume);
@@ -249,6 +263,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
 
   // sd-scripts' summary, then the start event.
   spdlog::info("running training");
+  spdlog::info("  dataset: {} images, {} skipped", dataset.images.size(), dataset.skipped.size());
   spdlog::info("  num train images * repeats: {}", dataset.numTrainImages);
   spdlog::info("  num reg images: {}", dataset.numRegImages);
   // validation_split: the held-out images' loss, on rank 0 (the others wait at the next step's all-reduce).
@@ -271,8 +286,9 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
                                                                                 : std::string());
   const std::vector<std::string> tokenizers = tokenizerLines(run.config);
   for (const std::string& line : tokenizers) spdlog::info("  {}", line);
-  events.emit(events::Start{SINTER_VERSION, devices, family.facts().familyName, toString(run.config.tab()),
-                            length.maxTrainSteps, length.numEpochs, tokenizers});
+  events.emit(events::Start{SINTER_VERSION, devices, family.facts().familyName, toString(run.config.tab()), length.maxTrainSteps,
+                            length.numEpochs, tokenizers, static_cast<long long>(dataset.images.size()),
+                            static_cast<long long>(dataset.skipped.size())});
 
   // Saving, with sd-scripts' names.
   const std::string& name = options.outputName;

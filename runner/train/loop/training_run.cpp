@@ -111,7 +111,12 @@ int runTraining(RunPreflight preflight, EventSink& events) {
     spdlog::set_level(spdlog::level::warn);
   }
   try {
-    installStopHandlers();  // a stop during setup (caching can take long) ends the run cleanly too
+    // A stop that came before the run made anything (its handler is installed first: runner_cli.cpp).
+    if (stopRequested()) {
+      spdlog::info("stopped before the run started as requested; nothing was made");
+      events.emit(events::Done{"stopped", 0, 0.0});
+      return kExitOk;
+    }
     const torch::Device device = trainingDevice(ranks ? ranks->localRank : 0);
     // Several ranks: they meet, and check that they train with one config, before anything loads.
     std::unique_ptr<distributed::ProcessGroup> group;
@@ -161,8 +166,8 @@ int runTraining(RunPreflight preflight, EventSink& events) {
     if (group && group->rank() == 0) group->barrier();
     return runTrainingLoop(run, *parts.family, *parts.method, *preflight.dataset, trainingStarted);
   } catch (const std::exception& e) {
-    return trainingStarted ? fail(events, kExitTrainingFailed, std::string("training failed: ") + e.what())
-                           : fail(events, kExitBadInput, e.what());
+    return trainingStarted ? fail(events, kExitTrainingFailed, "training failed: " + userMessage(e))
+                           : fail(events, kExitBadInput, userMessage(e));
   }
 }
 

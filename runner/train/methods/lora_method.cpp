@@ -50,6 +50,7 @@ LoraMethodOptions LoraMethodOptions::fromConfig(const Config& config) {
   o.trainTextEncoders = !config.getBool("network_train_unet_only");
   o.weightsFile = config.getString("network_weights");
   o.dimFromWeights = config.getBool("dim_from_weights");
+  o.partialWeights = config.getBool("network_weights_partial");
   o.textEncoderLr = optionalDouble(config, "text_encoder_lr");
   o.unetLr = optionalDouble(config, "unet_lr");
   o.learningRate = config.getDouble("learning_rate");
@@ -100,8 +101,11 @@ void LoraMethod::attach(FamilyPart& family) {
   }
   if (!initialWeights.empty()) {
     network::LoraLoadReport r = network_->loadStateDict(initialWeights, options_.weightsFile);
+    const std::vector<std::string> matchWarnings =
+        network::checkWeightsMatch(r, network_->modules().size(), options_.weightsFile, options_.partialWeights);
     spdlog::info("network_weights: {} modules loaded from {}", r.loadedModules, options_.weightsFile);
     for (const auto& w : r.warnings) spdlog::warn("{}", w);
+    for (const auto& w : matchWarnings) spdlog::warn("{}", w);
   }
   if (const auto& lycoris = options_.network.args.lycoris) {
     spdlog::info("LyCORIS {}: {} U-Net modules, {} text encoder modules, {} parameters, dim {}, alpha {}",

@@ -34,6 +34,7 @@ struct LoraMethodOptions {
   bool trainTextEncoders = true;        // !network_train_unet_only
   std::string weightsFile;              // network_weights
   bool dimFromWeights = false;
+  bool partialWeights = false;          // network_weights_partial: network_weights may fill only some modules
   std::optional<double> textEncoderLr, unetLr;
   double learningRate = 1e-4;
   std::string optimizerArgsText;  // as ss_optimizer shows it

@@ -4,6 +4,8 @@
 
 #include <exception>
 
+#include "train/base/run_errors.h"
+
 namespace sinter::train {
 
 void PreflightChecks::error(const std::string& key, const std::string& message) {
@@ -21,7 +23,7 @@ bool PreflightChecks::parse(const std::string& key, const std::function<void()>&
   } catch (const ConfigError& e) {
     for (const Diagnostic& d : e.diagnostics()) out_.push_back(d);
   } catch (const std::exception& e) {
-    error(key, e.what());
+    error(key, userMessage(e));  // libtorch's backtrace left out
   }
   return false;
 }
