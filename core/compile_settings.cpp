@@ -2,6 +2,7 @@
 
 
 #include "core/ascii_text.h"
+#include "core/registry.h"
 
 namespace sinter {
 
@@ -19,6 +20,13 @@ std::string CompileRequest::logLine(const std::string& model) const {
 
 CompileRequest resolveCompileRequest(const Config& config) {
   CompileRequest r;
+  // The compile section applies to the families with a compile panel (SDXL, FLUX); for the others
+  // (SD 1.x/2.x) validation warns that it is ignored, and so it is: the eager path, as by default.
+  if (const std::optional<Family> family = config.family(); family && !findOption("compile")->appliesToFamily(*family)) {
+    if (config.getBool("compile"))
+      r.notes.push_back(std::string("compile is off: the compile settings apply to SDXL and FLUX only, not ") + toString(*family));
+    return r;
+  }
   r.enabled = config.getBool("compile");
   r.backend = config.getString("compile_backend");
   r.mode = config.getString("compile_mode");

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 
 #include "cli/demo_assets.h"
@@ -70,46 +71,41 @@ torch::Device comparisonDevice(const Config& config) {
 int writeModuleOutputs(const Config& config, const std::string& outPath, const std::string& inPath) {
   const std::string checkpoint = config.getString("pretrained_model_name_or_path");
   if (checkpoint.empty()) {
-    spdlog::error("--module_outputs needs --pretrained_model_name_or_path (an SDXL single-file checkpoint)");
+    spdlog::error("--module_outputs needs --pretrained_model_name_or_path (an SDXL or SD 1.x/2.x single-file checkpoint)");
     return kExitBadInput;
   }
   const std::map<std::string, torch::Tensor> inputs = readInputs(inPath);
   const torch::Device device = comparisonDevice(config);
+  // The family's models and how they run on the inputs (SD 1.x/2.x: UNet and text encoder; SDXL: all four).
+  models::SdCheckpoint sd;
+  train::SdxlModelSet sdxl;
+  std::function<std::map<std::string, torch::Tensor>()> outputsOf;
+  std::string inputNames;
   if (config.family() == Family::SD15 || config.family() == Family::SD2) {
-    models::SdCheckpoint sd = models::loadSdCheckpoint(checkpoint);
+    sd = models::loadSdCheckpoint(checkpoint);
     for (torch::nn::Module* m : {static_cast<torch::nn::Module*>(sd.unet.get()), &sd.textEncoder()}) {
       m->to(device, torch::kFloat32);
       m->eval();
     }
-    spdlog::info("running the UNet and text encoder of {} on {} in fp32", checkpoint, train::describeDevice(device));
-    std::vector<std::pair<std::string, torch::Tensor>> outputs;
-    try {
-      for (auto& [name, tensor] : train::sdModuleOutputs(sd, inputs)) outputs.emplace_back(name, tensor.cpu());
-    } catch (const std::invalid_argument& e) {
-      spdlog::error("{}: {}", inPath, e.what());
-      return kExitBadInput;
-    }
-    if (outputs.empty()) {
-      spdlog::error("{}: no model has all of its inputs (x, timesteps, context; input_ids)", inPath);
-      return kExitBadInput;
-    }
-    io::writeSafetensors(outPath, outputs, {{"checkpoint", checkpoint}});
-    return kExitOk;
+    outputsOf = [&] { return train::sdModuleOutputs(sd, inputs); };
+    inputNames = "x, timesteps, context; input_ids";
+  } else {
+    sdxl = train::loadSdxlModelSet(checkpoint, config.getString("vae"));
+    sdxl.toDevice(device, torch::kFloat32);
+    sdxl.setTraining(false);
+    outputsOf = [&] { return train::sdxlModuleOutputs(sdxl, inputs); };
+    inputNames = "x, timesteps, context, y; images; input_ids";
   }
-  train::SdxlModelSet models =
-      train::loadSdxlModelSet(checkpoint, config.getString("vae"));
-  models.toDevice(device, torch::kFloat32);
-  models.setTraining(false);
   spdlog::info("running the models of {} on {} in fp32", checkpoint, train::describeDevice(device));
   std::vector<std::pair<std::string, torch::Tensor>> outputs;
   try {
-    for (auto& [name, tensor] : train::sdxlModuleOutputs(models, inputs)) outputs.emplace_back(name, tensor.cpu());
+    for (auto& [name, tensor] : outputsOf()) outputs.emplace_back(name, tensor.cpu());
   } catch (const std::invalid_argument& e) {
     spdlog::error("{}: {}", inPath, e.what());
     return kExitBadInput;
   }
   if (outputs.empty()) {
-    spdlog::error("{}: no model has all of its inputs (x, timesteps, context, y; images; input_ids)", inPath);
+    spdlog::error("{}: no model has all of its inputs ({})", inPath, inputNames);
     return kExitBadInput;
   }
   io::writeSafetensors(outPath, outputs, {{"checkpoint", checkpoint}});

@@ -25,6 +25,18 @@ std::string shapeText(const std::vector<int64_t>& s) { return c10::str(c10::IntA
 
 }  // namespace
 
+void collectCheckpointErrors(const std::vector<std::function<void()>>& steps) {
+  std::string messages;
+  for (const auto& step : steps) {
+    try {
+      step();
+    } catch (const CheckpointError& e) {
+      messages += (messages.empty() ? "" : "\n") + std::string(e.what());
+    }
+  }
+  if (!messages.empty()) throw CheckpointError(messages);
+}
+
 std::string describeCheckpointFamily(const io::SafetensorsFile& file) {
   if (file.has("double_blocks.0.img_attn.qkv.weight") || hasKeyStartingWith(file, "double_blocks.") ||
       hasKeyStartingWith(file, "model.diffusion_model.double_blocks."))

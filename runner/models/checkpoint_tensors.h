@@ -3,6 +3,7 @@
 // missing key and wrong shape reported together.
 #include <torch/torch.h>
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -20,6 +21,10 @@ class CheckpointError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// Runs every step, collecting the CheckpointErrors they throw, and throws them together (one
+// message a line), so a file's problems with each of its models are reported at once.
+void collectCheckpointErrors(const std::vector<std::function<void()>>& steps);
 
 // "model family" hints for a file that does not hold what was asked: "" when nothing is recognised.
 std::string describeCheckpointFamily(const io::SafetensorsFile& file);

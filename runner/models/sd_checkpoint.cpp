@@ -24,18 +24,6 @@ ClipTextConfig openClipH() {
   return c;
 }
 
-void collectErrors(const std::vector<std::function<void()>>& steps) {
-  std::string messages;
-  for (const auto& step : steps) {
-    try {
-      step();
-    } catch (const CheckpointError& e) {
-      messages += (messages.empty() ? "" : "\n") + std::string(e.what());
-    }
-  }
-  if (!messages.empty()) throw CheckpointError(messages);
-}
-
 SdVersion versionOf(const io::SafetensorsFile& file) {
   const std::string unetKey = std::string(SdxlUnetImpl::kPrefix) + "input_blocks.0.0.weight";
   if (!file.has(unetKey) || file.has(std::string(SdxlUnetImpl::kPrefix) + "label_emb.0.0.weight")) {
@@ -101,7 +89,7 @@ void SdCheckpointConfig::validate() const {
 SdCheckpointConfig SdCheckpointConfig::inferFromCheckpoint(const io::SafetensorsFile& file) {
   SdCheckpointConfig c;
   c.version = versionOf(file);
-  collectErrors({
+  collectCheckpointErrors({
       [&] { c.unet = SdxlUnetImpl::inferFromCheckpoint(file, SdxlUnetImpl::kPrefix); },
       [&] {
         c.vae = SdxlVaeImpl::inferFromCheckpoint(file, SdxlVaeImpl::kPrefix);
@@ -152,7 +140,7 @@ SdCheckpoint loadSdCheckpoint(const io::SafetensorsFile& file) {
   ckpt.vae = SdxlVae(ckpt.config.vae);
   if (ckpt.config.version == SdVersion::V1) ckpt.clip = ClipTextModel(ckpt.config.text);
   else ckpt.openClip = OpenClipTextModel(ckpt.config.text);
-  collectErrors({
+  collectCheckpointErrors({
       [&] { ckpt.unet->loadFromCheckpoint(file, SdxlUnetImpl::kPrefix); },
       [&] { ckpt.vae->loadFromCheckpoint(file, SdxlVaeImpl::kPrefix); },
       [&] {

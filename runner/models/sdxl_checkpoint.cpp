@@ -41,19 +41,6 @@ void SdxlCheckpointConfig::validate() const {
 
 namespace {
 
-// Runs every step, collecting CheckpointErrors, and throws them together.
-void collectErrors(const std::vector<std::function<void()>>& steps) {
-  std::string messages;
-  for (const auto& step : steps) {
-    try {
-      step();
-    } catch (const CheckpointError& e) {
-      messages += (messages.empty() ? "" : "\n") + std::string(e.what());
-    }
-  }
-  if (!messages.empty()) throw CheckpointError(messages);
-}
-
 void rejectOtherFamilies(const io::SafetensorsFile& file) {
   if (file.has(std::string(SdxlUnetImpl::kPrefix) + "input_blocks.0.0.weight")) return;
   const std::string family = describeCheckpointFamily(file);
@@ -66,7 +53,7 @@ void rejectOtherFamilies(const io::SafetensorsFile& file) {
 SdxlCheckpointConfig SdxlCheckpointConfig::inferFromCheckpoint(const io::SafetensorsFile& file) {
   rejectOtherFamilies(file);
   SdxlCheckpointConfig c;
-  collectErrors({
+  collectCheckpointErrors({
       [&] { c.unet = SdxlUnetImpl::inferFromCheckpoint(file, SdxlUnetImpl::kPrefix); },
       [&] { c.vae = SdxlVaeImpl::inferFromCheckpoint(file, SdxlVaeImpl::kPrefix); },
       [&] { c.clipL = ClipTextModelImpl::inferFromCheckpoint(file, ClipTextModelImpl::kSdxlPrefix); },
@@ -108,7 +95,7 @@ SdxlCheckpoint loadSdxlCheckpoint(const io::SafetensorsFile& file) {
   ckpt.vae = SdxlVae(ckpt.config.vae);
   ckpt.clipL = ClipTextModel(ckpt.config.clipL);
   ckpt.bigG = OpenClipTextModel(ckpt.config.bigG);
-  collectErrors({
+  collectCheckpointErrors({
       [&] { ckpt.unet->loadFromCheckpoint(file, SdxlUnetImpl::kPrefix); },
       [&] { ckpt.vae->loadFromCheckpoint(file, SdxlVaeImpl::kPrefix); },
       [&] { ckpt.clipL->loadFromCheckpoint(file, ClipTextModelImpl::kSdxlPrefix); },

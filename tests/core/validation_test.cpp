@@ -157,6 +157,21 @@ TEST(CompileRequest, DefaultsAndDeprecatedCompileArgs) {
   EXPECT_FALSE(resolveCompileRequest(parse("compile_args = [\"a\",\"b\",\"c\",\"d\"]\n")).enabled);
 }
 
+// SD 1.x/2.x have no compile panel: validation warns that the settings are ignored, and the
+// request the run reads is the eager default, saying why.
+TEST(CompileRequest, OffForFamiliesWithoutTheCompilePanel) {
+  for (const char* family : {"sd15", "sd2"}) {
+    const CompileRequest r = resolveCompileRequest(parse(std::string("model_family = \"") + family +
+                                                         "\"\ncompile = true\ncompile_fullgraph = true\ncuda_allow_tf32 = true\n"));
+    EXPECT_FALSE(r.enabled) << family;
+    EXPECT_FALSE(r.fullgraph) << family;
+    EXPECT_FALSE(r.allowTf32) << family;
+    ASSERT_EQ(r.notes.size(), 1u) << family;
+    EXPECT_NE(r.notes[0].find("apply to SDXL and FLUX only"), std::string::npos) << r.notes[0];
+  }
+  EXPECT_TRUE(resolveCompileRequest(parse("model_family = \"sdxl\"\ncompile = true\n")).enabled);
+}
+
 // sd-scripts' rules for the noise, loss, bucket and memory options (verify_training_args,
 // verify_bucket_reso_steps, flux_train*.py's asserts).
 TEST(Validation, NoiseLossBucketAndFusedOptionRules) {
