@@ -72,7 +72,8 @@ std::vector<ForeignOption> buildForeignOptions() {
       {"persistent_data_loader_workers", T::Bool, B(false), I, "Sinter's data loader threads live for the whole run anyway"},
       {"ddp_timeout", T::Int, none, R, "set the environment variable SINTER_DISTRIBUTED_TIMEOUT (in seconds) instead"},
       {"ddp_gradient_as_bucket_view", T::Bool, B(false), I,
-       "a tuning switch of PyTorch's DistributedDataParallel; Sinter's own gradient reducer has no such setting and trains the same"},
+       "a tuning switch of PyTorch's DistributedDataParallel; Sinter's own gradient reducer always all-reduces mixed precision's "
+       "gradients where they lie (bucket views), and trains the same either way"},
       {"ddp_static_graph", T::Bool, B(false), I,
        "a tuning switch of PyTorch's DistributedDataParallel; Sinter's own gradient reducer has no such setting and trains the same"},
       {"lowram", T::Bool, B(false), I, "a memory placement hint; Sinter places models itself, and it does not change training"},

@@ -303,6 +303,9 @@ std::vector<OptionSpec> buildRegistry() {
       Opt("blocks_to_swap", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Blocks to swap"),
           QT_TRANSLATE_NOOP("Option", "FLUX blocks kept in CPU memory and swapped in when needed (16/22/28 for 12/10/8 GB GPUs)."))
           .families(FLUX).min(0).max(57).advanced(),
+      Opt("ddp_comm_hook", T::Enum, S("no"), Sec::Training, QT_TRANSLATE_NOOP("Option", "Gradient communication"),
+          QT_TRANSLATE_NOOP("Option", "With several GPUs: the precision gradients are all-reduced in. no: their own (float32); bf16 or fp16: divided by the GPUs, rounded to 16 bits for the transfer and widened back, as DDP's compression hooks (accelerate's comm_hook). Half the traffic; the averaged gradient keeps 8 (bf16) or 11 (fp16) significant bits. Sinter's own key; sd-scripts has no such option."))
+          .choices({"no", "fp16", "bf16"}).advanced(),
       Opt("clip_skip", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "CLIP skip"),
           QT_TRANSLATE_NOOP("Option", "Use the output of this many layers from the end of the text encoder.")).families(SD1_2).min(1).max(12),
       Opt("train_text_encoder", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Train text encoders"),

@@ -1,22 +1,39 @@
 #!/usr/bin/env bash
-# On a lent machine with 2 GPUs (nvidia-h200-x2), after build_cuda_runner.sh: the LoRA training
-# step of `sdxl` or `flux` (full size, random weights, bs1 per GPU, 1024²) timed on one GPU and on
-# two (`--nproc_per_node 2`: each GPU steps its own batch, the gradients all-reduced over NCCL),
-# eager and with the whole step captured; prints both tables and the scaling of samples per second.
+# On a lent machine with several GPUs (nvidia-h100-x4, nvidia-h200-x2, ...), after
+# build_cuda_runner.sh: the LoRA training step of `sdxl` or `flux` (full size, random weights, bs1 per
+# GPU, 1024²) timed on 1 GPU and on each count in SINTER_GPU_COUNTS (default "2"; each GPU steps its
+# own batch, the gradients all-reduced over NCCL), eager and with the whole step captured; prints
+# every run's rows and the scaling of samples per second against one GPU.
 # Usage: multi_gpu_scaling.sh sdxl|flux [steps] [extra runner options...]
+#   SINTER_GPU_COUNTS="2 4"               the multi-GPU runs
+#   SINTER_COMM_HOOKS="no bf16"           ddp_comm_hook of each multi-GPU run (default "no")
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 family="${1:-sdxl}"
 steps="${2:-20}"
 shift $(( $# > 2 ? 2 : $# ))
 runner="$root/build-cuda/bin/sinter-runner"
-one="$(mktemp)"; two="$(mktemp)"
-"$runner" --model_family "$family" --benchmark_steps "$steps" --benchmark_scaling "$@" > "$one" 2> "$one.log" || { tail -30 "$one.log"; exit 1; }
-"$runner" --model_family "$family" --benchmark_steps "$steps" --nproc_per_node 2 "$@" > "$two" 2> "$two.log" || { tail -30 "$two.log"; exit 1; }
-echo "## one GPU"; cat "$one"
-echo "## two GPUs"; cat "$two"
-python3 - "$one" "$two" <<'PY'
-import sys
+counts="${SINTER_GPU_COUNTS:-2}"
+hooks="${SINTER_COMM_HOOKS:-no}"
+work="$(mktemp -d)"
+run() {  # label, runner arguments...
+  local label="$1"; shift
+  local start=$SECONDS
+  if "$runner" --model_family "$family" --benchmark_steps "$steps" --benchmark_scaling "$@" > "$work/$label" 2> "$work/$label.log"; then
+    echo "## $label ($((SECONDS - start)) s)"; cat "$work/$label"
+  else
+    echo "## $label FAILED ($((SECONDS - start)) s)"; tail -30 "$work/$label.log"; rm -f "$work/$label"
+  fi
+}
+run "1 GPU" "$@"
+for n in $counts; do
+  for hook in $hooks; do
+    run "$n GPUs, ddp_comm_hook $hook" --nproc_per_node "$n" --ddp_comm_hook "$hook" "$@"
+  done
+done
+python3 - "$work" <<'PY'
+import os, sys
+work = sys.argv[1]
 def medians(path):
     rows = {}
     for line in open(path):
@@ -24,12 +41,20 @@ def medians(path):
         if len(cells) > 6 and cells[5].endswith(" ms") and not cells[1].startswith("mode"):
             rows[cells[1]] = float(cells[5][:-3])
     return rows
-one, two = medians(sys.argv[1]), medians(sys.argv[2])
-print("| mode | 1 GPU step | 2 GPUs step | 1 GPU samples/s | 2 GPUs samples/s | speed-up | scaling efficiency |")
-print("|---|---|---|---|---|---|---|")
+if not os.path.exists(os.path.join(work, "1 GPU")):
+    sys.exit("no one-GPU baseline")
+one = medians(os.path.join(work, "1 GPU"))
+print("| run | mode | step | samples/s | speed-up | scaling efficiency |")
+print("|---|---|---|---|---|---|")
 for mode, t1 in one.items():
-    if mode not in two: continue
-    t2 = two[mode]
-    s1, s2 = 1000.0 / t1, 2 * 1000.0 / t2
-    print(f"| {mode} | {t1:.1f} ms | {t2:.1f} ms | {s1:.2f} | {s2:.2f} | {s2 / s1:.2f}x | {s2 / s1 / 2:.1%} |")
+    print(f"| 1 GPU | {mode} | {t1:.1f} ms | {1000.0 / t1:.2f} | 1.00x | 100.0% |")
+for label in sorted(os.listdir(work)):
+    if label.endswith(".log") or label == "1 GPU":
+        continue
+    n = int(label.split()[0])
+    for mode, t in medians(os.path.join(work, label)).items():
+        if mode not in one:
+            continue
+        s1, sn = 1000.0 / one[mode], n * 1000.0 / t
+        print(f"| {label} | {mode} | {t:.1f} ms | {sn:.2f} | {sn / s1:.2f}x | {sn / s1 / n:.1%} |")
 PY

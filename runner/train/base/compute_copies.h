@@ -40,6 +40,11 @@ class ComputeCopies {
   void refresh();
   // The copies' gradients are added into the masters' and zeroed (after each backward pass).
   void collectGradients();
+  // The flat buffers the masters' and the copies' gradients are views of, tensor after tensor in
+  // masters() order (data parallel all-reduces ranges of them: distributed/gradient_reducer.h).
+  const torch::Tensor& masterGradients() const { return masterGradFlat_; }
+  const torch::Tensor& copyGradients() const { return computeGradFlat_; }
+  const std::vector<torch::Tensor>& copies() const { return copies_; }
   // What refresh() and collectGradients() change (for undoing warm-up steps).
   std::vector<torch::Tensor> mutableTensors() const { return {computeFlat_, computeGradFlat_}; }
 

@@ -31,7 +31,8 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-BenchRanks::BenchRanks() {
+BenchRanks::BenchRanks(const Config& config) {
+  communication_ = ddpCommunication(config);
   const auto env = distributed::readTorchrunEnvironment();
   device_ = trainingDevice(env ? env->localRank : 0);
   if (!env) return;
@@ -40,13 +41,17 @@ BenchRanks::BenchRanks() {
 }
 
 void BenchRanks::attach(OptimizerUpdate& update) {
-  if (group_) update.averageGradientsAcross(*group_);
+  if (group_) update.averageGradientsAcross(*group_, communication_);
 }
 
 std::string BenchRanks::describe() const {
   if (!group_) return "1 process";
   return std::to_string(group_->size()) + " ranks (data parallel, gradients all-reduced by " + group_->backend() +
-         (group_->backend() == "nccl" ? " " + distributed::ncclVersion() : std::string()) + ")";
+         (group_->backend() == "nccl" ? " " + distributed::ncclVersion() : std::string()) +
+         (communication_ != distributed::GradientCommunication::Native
+              ? ", " + distributed::gradientCommunicationName(communication_) + " on the wire"
+              : std::string()) +
+         ")";
 }
 
 void synchronizeDevice(const torch::Device& device) {

@@ -49,7 +49,8 @@ struct BenchModel {
 // all-reduced in every step, as in a data-parallel run; rank 0 prints. One process otherwise.
 class BenchRanks {
  public:
-  BenchRanks();
+  // `config`'s ddp_comm_hook says how the gradients travel.
+  explicit BenchRanks(const Config& config);
   torch::Device device() const { return device_; }
   bool several() const { return group_ != nullptr; }
   bool printing() const { return !group_ || group_->rank() == 0; }
@@ -61,6 +62,7 @@ class BenchRanks {
  private:
   torch::Device device_{torch::kCPU};
   std::unique_ptr<distributed::ProcessGroup> group_;
+  distributed::GradientCommunication communication_ = distributed::GradientCommunication::Native;
 };
 
 // Waits for the device's queued work (nothing on the CPU).

@@ -23,7 +23,7 @@
 namespace sinter::train {
 
 int runFluxBenchmark(const Config& config, long long steps, bool tiny, bool scalingRows) {
-  BenchRanks ranks;
+  BenchRanks ranks(config);
   const torch::Device device = ranks.device();
   scalingRows |= ranks.several();
   applyCudaMathFlags(device, config.getBool("cuda_allow_tf32"), config.getBool("cuda_cudnn_benchmark"));

@@ -6,6 +6,12 @@
 
 namespace sinter::train {
 
+distributed::GradientCommunication ddpCommunication(const Config& config) {
+  const std::string value = config.getString("ddp_comm_hook");
+  if (const auto c = distributed::gradientCommunicationNamed(value)) return *c;
+  throw std::invalid_argument("ddp_comm_hook = \"" + value + "\": the values are \"no\", \"fp16\" and \"bf16\"");
+}
+
 OptimizerUpdate::OptimizerUpdate(Optimizer& optimizer, const LrSchedule& schedule, double maxGradNorm, bool lossScaling,
                                  torch::Device device, ComputeCopies* copies, bool fusedBackwardPass)
     : optimizer_(optimizer), schedule_(schedule), maxGradNorm_(maxGradNorm), copies_(copies), params_(optimizer.parameters()) {
@@ -19,14 +25,29 @@ OptimizerUpdate::OptimizerUpdate(Optimizer& optimizer, const LrSchedule& schedul
   }
 }
 
-void OptimizerUpdate::averageGradientsAcross(distributed::ProcessGroup& group) {
+void OptimizerUpdate::averageGradientsAcross(distributed::ProcessGroup& group, distributed::GradientCommunication communication) {
   group.broadcastFromRankZero(params_);
-  if (fused_) fused_->reduceGradientsWith(&group);
-  else reducer_ = std::make_unique<distributed::GradientReducer>(group, params_);
+  if (fused_) {
+    if (communication != distributed::GradientCommunication::Native)
+      throw std::invalid_argument("ddp_comm_hook = \"" + distributed::gradientCommunicationName(communication) +
+                                  "\" does not go with fused_backward_pass, whose gradients are all-reduced one by one as they are "
+                                  "stepped: set ddp_comm_hook = \"no\"");
+    fused_->reduceGradientsWith(&group);
+    return;
+  }
+  if (copies_) {
+    // Mixed precision: the buckets are ranges of the masters' flat gradients, filled from the
+    // copies' as backward writes them.
+    const distributed::CompactGradients compact{copies_->masters(), copies_->copies(), copies_->masterGradients(),
+                                                copies_->copyGradients()};
+    reducer_ = std::make_unique<distributed::GradientReducer>(group, params_, &compact, communication);
+  } else {
+    reducer_ = std::make_unique<distributed::GradientReducer>(group, params_, nullptr, communication);
+  }
 }
 
 std::string OptimizerUpdate::describeAveraging() const {
-  if (reducer_) return std::to_string(reducer_->bucketCount()) + " gradient buckets all-reduced as backward completes them";
+  if (reducer_) return reducer_->describe();
   return fused_ ? "each gradient all-reduced before its fused step" : "one process: nothing to average";
 }
 
@@ -43,8 +64,11 @@ void OptimizerUpdate::backward(const torch::Tensor& loss, double lossDivisor) {
   }
   torch::Tensor scaled = loss / lossDivisor;
   if (scaler_) scaled = scaler_->scale(scaled);
+  // The step's last backward pass with several ranks: the reducer collects the copies' gradients
+  // bucket by bucket as they complete.
+  const bool reducerCollects = reducer_ && reducer_->collectsCompactGradients();
   scaled.backward();
-  if (copies_) copies_->collectGradients();
+  if (copies_ && !reducerCollects) copies_->collectGradients();
 }
 
 std::vector<torch::Tensor> OptimizerUpdate::mutableTensors() const {

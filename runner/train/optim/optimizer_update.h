@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "core/config.h"
 #include "distributed/gradient_reducer.h"
 #include "train/base/compute_copies.h"
 #include "train/base/mixed_precision.h"
@@ -21,6 +22,9 @@
 #include "train/optim/optimizer.h"
 
 namespace sinter::train {
+
+// How several ranks' gradients travel: ddp_comm_hook ("no", "fp16", "bf16"; the registry checked it).
+distributed::GradientCommunication ddpCommunication(const Config& config);
 
 class OptimizerUpdate {
  public:
@@ -39,8 +43,10 @@ class OptimizerUpdate {
   void apply();
   // Data parallel over `group`'s ranks: the parameters take rank 0's values now, and every step's
   // gradients are averaged across the ranks before they are used (in buckets during backward, or
-  // under a fused backward pass each gradient just before its step).
-  void averageGradientsAcross(distributed::ProcessGroup& group);
+  // under a fused backward pass each gradient just before its step), travelling as `communication`
+  // says (ddp_comm_hook).
+  void averageGradientsAcross(distributed::ProcessGroup& group,
+                              distributed::GradientCommunication communication = distributed::GradientCommunication::Native);
   // "N gradient buckets all-reduced as backward completes them", or what the fused pass does.
   std::string describeAveraging() const;
   // Every tensor a micro-step changes (the optimizer's, the loss scaler's and the compute copies).

@@ -38,7 +38,7 @@ double relativeError(const torch::Tensor& out, const torch::Tensor& ref) {
 }  // namespace
 
 int runSdxlBenchmark(const Config& config, long long steps, bool tiny, SdxlBenchRows which) {
-  BenchRanks ranks;
+  BenchRanks ranks(config);
   const torch::Device device = ranks.device();
   if (ranks.several() && which == SdxlBenchRows::Modes) which = SdxlBenchRows::Scaling;
   applyCudaMathFlags(device, config.getBool("cuda_allow_tf32"), config.getBool("cuda_cudnn_benchmark"));
