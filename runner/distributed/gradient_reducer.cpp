@@ -73,7 +73,8 @@ void GradientReducer::checkWireTypeSums() {
 }
 
 GradientReducer::~GradientReducer() {
-  for (auto& [accumulator, key] : hooks_) accumulator->del_post_hook(key);
+  for (size_t i = 0; i < hookedOn_.size(); ++i)
+    if (std::shared_ptr<torch::autograd::Node> accumulator = hookedOn_[i].lock()) accumulator->del_post_hook(hookKeys_[i]);
 }
 
 at::ScalarType GradientReducer::wireType(at::ScalarType own) const {
@@ -138,7 +139,7 @@ void GradientReducer::buildGenericBuckets(const std::vector<size_t>& members, si
     Bucket& b = *buckets_[it->second];
     b.members.push_back(k);
     b.bytes += p.numel() * elementBytes(wireType(p.scalar_type()));
-    if (p.requires_grad() && torch::autograd::impl::grad_accumulator(p)) {
+    if (p.requires_grad()) {
       b.tensors += 1;
       watch(p, it->second);
     }
@@ -153,22 +154,33 @@ void GradientReducer::buildGenericBuckets(const std::vector<size_t>& members, si
 }
 
 void GradientReducer::watch(const torch::Tensor& leaf, size_t bucket) {
-  std::shared_ptr<torch::autograd::Node> accumulator = torch::autograd::impl::grad_accumulator(leaf);
-  if (!accumulator) return;
-  const size_t index = seen_.size();
+  watched_.push_back(leaf);
   seen_.push_back(false);
   bucketOfWatched_.push_back(bucket);
-  const uintptr_t key = accumulator->add_post_hook(std::make_unique<ReadyWhenAccumulated>([this, index] {
-    if (!armed_ || seen_[index]) return;
-    seen_[index] = true;
-    markReady(bucketOfWatched_[index]);
-  }));
-  hooks_.emplace_back(std::move(accumulator), key);
+  hookedOn_.emplace_back();
+  hookKeys_.push_back(0);
+}
+
+void GradientReducer::hookAccumulators() {
+  // The accumulators the forward pass made (made here, before it, they would record this thread's
+  // stream, and a captured backward pass would have to order the legacy stream after its own).
+  // An eager step makes new ones each time; a captured one keeps them.
+  for (size_t i = 0; i < watched_.size(); ++i) {
+    std::shared_ptr<torch::autograd::Node> accumulator = torch::autograd::impl::try_get_grad_accumulator(watched_[i]);
+    if (!accumulator || hookedOn_[i].lock() == accumulator) continue;
+    hookKeys_[i] = accumulator->add_post_hook(std::make_unique<ReadyWhenAccumulated>([this, i] {
+      if (!armed_ || seen_[i]) return;
+      seen_[i] = true;
+      markReady(bucketOfWatched_[i]);
+    }));
+    hookedOn_[i] = accumulator;
+  }
 }
 
 void GradientReducer::beginBackward(bool lastOfStep) {
   armed_ = lastOfStep;
   if (!armed_) return;
+  hookAccumulators();
   std::fill(seen_.begin(), seen_.end(), false);
   for (auto& b : buckets_) b->ready = 0, b->started = false;
   nextToLaunch_ = 0;

@@ -60,8 +60,8 @@ class GradientReducer {
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
 
-  // Before a micro-batch's backward pass: whether it ends the step (its gradients are reduced;
-  // earlier micro-batches only accumulate, as DDP's no_sync).
+  // After a micro-batch's forward pass, before its backward pass: whether it ends the step (its
+  // gradients are reduced; earlier micro-batches only accumulate, as DDP's no_sync).
   void beginBackward(bool lastOfStep);
   // Whether the reducer adds the compact writers' gradients into the masters' after the backward
   // pass that is running (the step's last): the caller must not collect them too.
@@ -95,6 +95,7 @@ class GradientReducer {
   void buildGenericBuckets(const std::vector<size_t>& members, size_t bucketBytes);
   void checkWireTypeSums();
   void watch(const torch::Tensor& leaf, size_t bucket);
+  void hookAccumulators();
   void markReady(size_t bucket);
   void launchReadyInOrder();
   void start(Bucket& bucket);
@@ -107,12 +108,16 @@ class GradientReducer {
   torch::Tensor masterGrads_, writerGrads_;  // the compact flat buffers (undefined without)
   std::vector<std::unique_ptr<Bucket>> buckets_;
   size_t compactBuckets_ = 0;
-  std::vector<bool> seen_;  // per watched tensor: marked ready in this backward pass
+  // Per watched tensor (what backward writes): its bucket, whether it was marked ready in this
+  // backward pass, and the accumulator the hook is on.
+  std::vector<torch::Tensor> watched_;
   std::vector<size_t> bucketOfWatched_;
+  std::vector<bool> seen_;
+  std::vector<std::weak_ptr<torch::autograd::Node>> hookedOn_;
+  std::vector<uintptr_t> hookKeys_;
   size_t nextToLaunch_ = 0;
   bool armed_ = false;
   size_t overlapped_ = 0;
-  std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, uintptr_t>> hooks_;
 };
 
 }  // namespace sinter::distributed

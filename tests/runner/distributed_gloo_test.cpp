@@ -155,8 +155,9 @@ TEST(GlooRanks, AllReducedGradientsEqualOneProcessOverTheSameBatches) {
     group.broadcastFromRankZero(params);
     GradientReducer reducer(group, params, nullptr, GradientCommunication::Native, /*bucketBytes=*/256);
     for (int micro = 0; micro < 2; ++micro) {
-      reducer.beginBackward(micro == 1);
-      (loss(net, group.rank() + 2 * micro) / 2).backward();
+      torch::Tensor l = loss(net, group.rank() + 2 * micro) / 2;
+      reducer.beginBackward(micro == 1);  // after the forward pass, which made the accumulators
+      l.backward();
     }
     reducer.finish();
     std::vector<torch::Tensor> grads;
@@ -204,9 +205,10 @@ std::vector<torch::Tensor> compactRankGradients(ProcessGroup& group, GradientCom
   const CompactGradients compact{copies->masters(), copies->copies(), copies->masterGradients(), copies->copyGradients()};
   GradientReducer reducer(group, copies->masters(), &compact, communication, /*bucketBytes=*/256);
   for (int micro = 0; micro < 2; ++micro) {
-    reducer.beginBackward(micro == 1);
     auto [x, y] = batch(group.rank() + 2 * micro);
-    (torch::mse_loss(net.forward(x.to(torch::kFloat32)), y.to(torch::kFloat32)) / 2).backward();
+    torch::Tensor l = torch::mse_loss(net.forward(x.to(torch::kFloat32)), y.to(torch::kFloat32)) / 2;
+    reducer.beginBackward(micro == 1);
+    l.backward();
     // OptimizerUpdate's order: collect after each backward pass unless the reducer does.
     if (!reducer.collectsCompactGradients()) copies->collectGradients();
   }

@@ -53,7 +53,7 @@ std::string OptimizerUpdate::describeAveraging() const {
 
 void OptimizerUpdate::beginMicroStep(bool lastOfStep) {
   if (copies_) copies_->refresh();
-  if (reducer_) reducer_->beginBackward(lastOfStep);
+  lastOfStep_ = lastOfStep;
 }
 
 void OptimizerUpdate::backward(const torch::Tensor& loss, double lossDivisor) {
@@ -66,6 +66,7 @@ void OptimizerUpdate::backward(const torch::Tensor& loss, double lossDivisor) {
   if (scaler_) scaled = scaler_->scale(scaled);
   // The step's last backward pass with several ranks: the reducer collects the copies' gradients
   // bucket by bucket as they complete.
+  if (reducer_) reducer_->beginBackward(lastOfStep_);
   const bool reducerCollects = reducer_ && reducer_->collectsCompactGradients();
   scaled.backward();
   if (copies_ && !reducerCollects) copies_->collectGradients();

@@ -69,6 +69,7 @@ class OptimizerUpdate {
   std::vector<torch::Tensor> params_;  // the fixed list the step works on
   std::unique_ptr<FusedBackwardPass> fused_;
   std::unique_ptr<distributed::GradientReducer> reducer_;
+  bool lastOfStep_ = true;  // the micro-step under way ends the step
   std::function<void()> afterStep_;
   StepDerivedWeights derived_;
 };
