@@ -1,20 +1,18 @@
 #!/usr/bin/env bash
 # On a lent machine with several GPUs (nvidia-h100-x4, nvidia-h200-x2, ...), after
 # build_cuda_runner.sh: the LoRA training step of `sdxl` or `flux` (full size, random weights, bs1 per
-# GPU, 1024²) timed on 1 GPU and on each count in SINTER_GPU_COUNTS (default "2"; each GPU steps its
-# own batch, the gradients all-reduced over NCCL), eager and with the whole step captured; prints
-# every run's rows and the scaling of samples per second against one GPU.
+# GPU, 1024²) timed on 1 GPU and on the GPU counts of SINTER_GPU_RUNS (each GPU steps its own batch,
+# the gradients all-reduced over NCCL), eager and with the whole step captured; prints every run's
+# rows and the scaling of samples per second against one GPU.
 # Usage: multi_gpu_scaling.sh sdxl|flux [steps] [extra runner options...]
-#   SINTER_GPU_COUNTS="2 4"               the multi-GPU runs
-#   SINTER_COMM_HOOKS="no bf16"           ddp_comm_hook of each multi-GPU run (default "no")
+#   SINTER_GPU_RUNS="2:no 4:no 4:bf16"    the multi-GPU runs, GPUs:ddp_comm_hook (default "2:no")
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 family="${1:-sdxl}"
 steps="${2:-20}"
 shift $(( $# > 2 ? 2 : $# ))
 runner="$root/build-cuda/bin/sinter-runner"
-counts="${SINTER_GPU_COUNTS:-2}"
-hooks="${SINTER_COMM_HOOKS:-no}"
+runs="${SINTER_GPU_RUNS:-2:no}"
 work="$(mktemp -d)"
 run() {  # label, runner arguments...
   local label="$1"; shift
@@ -26,10 +24,9 @@ run() {  # label, runner arguments...
   fi
 }
 run "1 GPU" "$@"
-for n in $counts; do
-  for hook in $hooks; do
-    run "$n GPUs, ddp_comm_hook $hook" --nproc_per_node "$n" --ddp_comm_hook "$hook" "$@"
-  done
+for r in $runs; do
+  n="${r%%:*}" hook="${r#*:}"
+  run "$n GPUs, ddp_comm_hook $hook" --nproc_per_node "$n" --ddp_comm_hook "$hook" "$@"
 done
 python3 - "$work" <<'PY'
 import os, sys
