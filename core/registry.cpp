@@ -303,6 +303,11 @@ std::vector<OptionSpec> buildRegistry() {
       Opt("blocks_to_swap", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Blocks to swap"),
           QT_TRANSLATE_NOOP("Option", "FLUX blocks kept in CPU memory and swapped in when needed (16/22/28 for 12/10/8 GB GPUs)."))
           .families(FLUX).min(0).max(57).advanced(),
+      Opt("vram_budget_gb", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "VRAM budget (GiB)"),
+          QT_TRANSLATE_NOOP("Option", "GPU memory the run may use: Sinter chooses fp8_base, blocks_to_swap, gradient checkpointing, "
+                                      "checkpoint offload and (fine-tune) fused backward, the fastest plan that fits; options you set "
+                                      "to other than their defaults are kept. 0 or unset: off. Sinter's own key; sd-scripts ignores it."))
+          .families(SDXL | FLUX).unsetMeans(QT_TRANSLATE_NOOP("Option", "off")).min(0).max(4096).zeroIsUnset().advanced(),
       Opt("clip_skip", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "CLIP skip"),
           QT_TRANSLATE_NOOP("Option", "Use the output of this many layers from the end of the text encoder.")).families(SD1_2).min(1).max(12),
       Opt("train_text_encoder", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Train text encoders"),
