@@ -18,7 +18,7 @@ using namespace vram_costs;
 
 std::string gib(double bytes) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / kGiB);
+  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / kGiB);
   return buf;
 }
 

@@ -142,10 +142,10 @@ TEST(VramPlan, NothingFitsNamesTheSmallestReachableBudget) {
   const std::string e = plan.error();
   EXPECT_NE(e.find("vram_budget_gb"), std::string::npos);
   char gib[32];
-  std::snprintf(gib, sizeof gib, "%.1f GiB", plan.smallestReachableBytes / kGiB);
+  std::snprintf(gib, sizeof gib, "%.2f GiB", plan.smallestReachableBytes / kGiB);
   EXPECT_NE(e.find(gib), std::string::npos) << e;
   // That budget does fit.
-  const VramPlan enough = planFor(kFluxLora, std::ceil(plan.smallestReachableBytes / kGiB * 10) / 10 + 0.01);
+  const VramPlan enough = planFor(kFluxLora, std::ceil(plan.smallestReachableBytes / kGiB * 100) / 100 + 0.001);
   EXPECT_TRUE(enough.chosen);
 }
 

@@ -1,12 +1,16 @@
 #include "train/base/vram_budget.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
+#include <spdlog/spdlog.h>
+
 #include "core/vram_budget_record.h"
 #include "io/safetensors.h"
+#include "models/served_weight.h"
 
 #if __has_include(<c10/cuda/CUDACachingAllocator.h>) && __has_include(<cuda_runtime_api.h>)
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -72,6 +76,15 @@ void sizeFluxTransformer(const io::SafetensorsFile& file, MemoryModel& m) {
     if (rest.rfind("double_blocks.0.", 0) == 0) doubleUnits += info.shape[0] + info.shape[1];
     if (rest.rfind("single_blocks.0.", 0) == 0) singleUnits += info.shape[0] + info.shape[1];
   }
+  // Another size than FLUX.1-dev's (a tiny test model): the measured activation costs scaled by the
+  // block count and the width (Linear parameters grow with its square).
+  const MemoryModel full = fluxDevMemoryModel();
+  const double widthRatio = std::sqrt(static_cast<double>(sgl.linearParams) / static_cast<double>(full.blocks.at(1).linearParams));
+  const double scale = widthRatio * static_cast<double>(dbl.count + sgl.count) / static_cast<double>(full.blocks[0].count + full.blocks[1].count);
+  m.fullBytesPerToken *= scale;
+  m.savedBytesPerToken *= scale;
+  m.recomputeBytesPerToken *= scale;
+  m.fixedBytes *= std::min(1.0, scale);
   m.blocks = {dbl, sgl};
   m.trunkLinearParams = trunkLinear;
   m.trunkOtherParams = trunkOther;
@@ -91,6 +104,7 @@ MemoryModel memoryModelForRun(const Config& config, Family family) {
   std::optional<MemoryModel> full = fullSizeMemoryModel(family);
   if (!full) throw std::invalid_argument("vram_budget_gb: Sinter has no memory model for " + std::string(toString(family)));
   MemoryModel m = *full;
+  m.fp8Capable = m.fp8Capable && models::float8InBuild();  // a libtorch without float8 refuses fp8_base
   const std::string model = config.getString("pretrained_model_name_or_path");
   try {
     if (family == Family::FLUX) {
@@ -105,7 +119,16 @@ MemoryModel memoryModelForRun(const Config& config, Family family) {
       if (readable(config.getString("ae"))) m.autoencoderParams = fileParams(config.getString("ae"));
     } else if (family == Family::SDXL && readable(model)) {
       const io::SafetensorsFile file(model);
-      if (const int64_t unet = numelUnder(file, "model.diffusion_model."); unet > 0) m.blocks = {BlockKind{"U-Net", 1, 0, unet}};
+      if (const int64_t unet = numelUnder(file, "model.diffusion_model."); unet > 0) {
+        // Another size than SDXL base's (a tiny test model): activation costs scaled by the width
+        // (the square root of the parameter ratio).
+        const double scale = std::min(1.0, std::sqrt(static_cast<double>(unet) / static_cast<double>(m.blocks.at(0).otherParams)));
+        m.fullBytesPerToken *= scale;
+        m.savedBytesPerToken *= scale;
+        m.recomputeBytesPerToken *= scale;
+        m.fixedBytes *= scale;
+        m.blocks = {BlockKind{"U-Net", 1, 0, unet}};
+      }
       if (const int64_t te = numelUnder(file, "conditioner."); te > 0) m.encoderParams = te;
       if (const int64_t vae = numelUnder(file, "first_stage_model."); vae > 0) m.autoencoderParams = vae;
     }
@@ -122,6 +145,27 @@ std::optional<VramPlan> planForRun(const Config& config, Family family) {
   const double correction = readVramCorrection(
       defaultVramRecordFile(), vramRecordKey(toString(family), probe.lora, probe.width, probe.height, probe.batch));
   return planVram(model, planRequestFromConfig(config, model, correction));
+}
+
+std::optional<VramPlan> planBenchmark(Config& config, Family family) {
+  if (isUnset(config.get("vram_budget_gb")) || config.getDouble("vram_budget_gb") <= 0) return std::nullopt;
+  std::optional<MemoryModel> model = fullSizeMemoryModel(family);
+  if (!model) throw std::invalid_argument("vram_budget_gb: Sinter has no memory model for " + std::string(toString(family)));
+  model->fp8Capable = model->fp8Capable && models::float8InBuild();
+  Config shaped = config;
+  const bool lora = config.tab() == Tab::LoRA;
+  shaped.set("resolution", std::string("1024,1024"));
+  shaped.set("train_batch_size", 1LL);
+  shaped.set("network_dim", 32LL);
+  shaped.set("mixed_precision", std::string("bf16"));
+  shaped.set("full_bf16", !lora);
+  shaped.set("optimizer_type", std::string(lora ? "AdamW" : "Adafactor"));
+  shaped.set("cache_text_encoder_outputs", true);
+  shaped.set("cache_latents", true);
+  shaped.set("network_train_unet_only", true);
+  VramPlan plan = planVram(*model, planRequestFromConfig(shaped, *model));
+  if (plan.chosen) applyVramPlan(plan, config);
+  return plan;
 }
 
 void applyVramPlan(const VramPlan& plan, Config& config) {
@@ -143,6 +187,30 @@ std::optional<VramBudgetCheck> vramBudgetCheck(const Config& resolved, Family fa
   check.budgetBytes = request.budgetBytes;
   check.plannedBytes = estimatePlan(model, request, request.userFixed).stepPeakBytes;
   return check;
+}
+
+void reportVramPeak(const VramBudgetCheck& check, double measuredBytes, EventSink& events) {
+  const double gib = 1073741824.0;
+  if (measuredBytes > check.plannedBytes) {
+    try {
+      const double correction = recordVramPeak(check.recordFile, check.recordKey, check.plannedBytes, measuredBytes, check.correction);
+      spdlog::info("vram budget: the plan's estimate was {:.2f} GiB; the next start with {} plans with x{:.2f} ({})",
+                   check.plannedBytes / gib, check.recordKey, correction, check.recordFile);
+    } catch (const std::exception& e) {
+      spdlog::warn("vram budget: could not record the measured peak: {}", e.what());
+    }
+  }
+  if (measuredBytes > check.budgetBytes) {
+    const std::string message = fmt::format(
+        "vram_budget_gb = {:.1f}: step 1 peaked at {:.2f} GiB, {:.2f} GiB over the budget (the plan estimated {:.2f} GiB); "
+        "the next start re-plans with the measured peak",
+        check.budgetBytes / gib, measuredBytes / gib, (measuredBytes - check.budgetBytes) / gib, check.plannedBytes / gib);
+    spdlog::warn("{}", message);
+    events.emit(events::Warning{message});
+  } else {
+    spdlog::info("vram budget: step 1 peaked at {:.2f} GiB of {:.1f} GiB (the plan estimated {:.2f} GiB)", measuredBytes / gib,
+                 check.budgetBytes / gib, check.plannedBytes / gib);
+  }
 }
 
 double deviceMemoryPeakBytes(const torch::Device& device) {

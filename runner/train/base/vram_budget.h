@@ -10,6 +10,7 @@
 
 #include "core/config.h"
 #include "core/vram_plan.h"
+#include "train/base/event_sink.h"
 
 namespace sinter::train {
 
@@ -26,6 +27,12 @@ std::optional<VramPlan> planForRun(const Config& config, Family family);
 // the run read them from there). Does nothing when the plan has no choice.
 void applyVramPlan(const VramPlan& plan, Config& config);
 
+// --benchmark_steps with vram_budget_gb: the plan for the benchmark's own step (the full-size model
+// with random weights, 1024x1024 batch 1, LoRA rank 32 with AdamW or the whole model with
+// Adafactor in bf16, no text encoders or autoencoder on the device), applied to `config`.
+// nullopt when vram_budget_gb is not set.
+std::optional<VramPlan> planBenchmark(Config& config, Family family);
+
 // What the loop compares after step 1.
 struct VramBudgetCheck {
   double budgetBytes = 0, plannedBytes = 0, correction = 1;
@@ -34,6 +41,11 @@ struct VramBudgetCheck {
 // nullopt when vram_budget_gb is not set or the family has no memory model. `resolved`: the config
 // with the plan applied (the estimate is of the settings it holds).
 std::optional<VramBudgetCheck> vramBudgetCheck(const Config& resolved, Family family);
+
+// After step 1: the measured peak against the budget and the plan. Under: one log line. Over the
+// budget: a warning (log and event) saying by how much; over the plan's estimate: the correction
+// is recorded (core/vram_budget_record.h) so the next start re-plans with it.
+void reportVramPeak(const VramBudgetCheck& check, double measuredBytes, EventSink& events);
 
 // The CUDA caching allocator's peak (allocated bytes since the last reset) on `device`; 0 on the CPU.
 double deviceMemoryPeakBytes(const torch::Device& device);
