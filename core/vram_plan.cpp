@@ -89,6 +89,11 @@ std::pair<int64_t, int64_t> parseResolution(const Config& config) {
   }
 }
 
+std::string describeSettings(const PlanSettings& s, const PlanRequest& r) {
+  const std::optional<MemoryModel> m = fullSizeMemoryModel(r.family);
+  return describe(s, m.value_or(MemoryModel{}), r.lora);
+}
+
 }  // namespace
 
 MemoryModel fluxDevMemoryModel() {
@@ -254,7 +259,8 @@ PlanEstimate estimatePlan(const MemoryModel& m, const PlanRequest& r, const Plan
     t += kSwapCostPerGB * streamed * linearBytes * 2 / 1e9;
   }
   e.relativeStepTime = t;
-  e.fits = r.budgetBytes > 0 && e.stepPeakBytes <= r.budgetBytes;
+  e.limitingBytes = r.startMustFit ? std::max(e.stepPeakBytes, e.startPeakBytes) : e.stepPeakBytes;
+  e.fits = r.budgetBytes > 0 && e.limitingBytes <= r.budgetBytes;
   return e;
 }
 
@@ -291,14 +297,15 @@ VramPlan planVram(const MemoryModel& m, const PlanRequest& r) {
     if (a.relativeStepTime != b.relativeStepTime) return a.relativeStepTime < b.relativeStepTime;
     return a.stepPeakBytes < b.stepPeakBytes;
   });
-  plan.smallestReachableBytes = plan.candidates.empty() ? 0 : plan.candidates.front().stepPeakBytes;
-  for (const PlanEstimate& c : plan.candidates) plan.smallestReachableBytes = std::min(plan.smallestReachableBytes, c.stepPeakBytes);
+  plan.smallestReachableBytes = plan.candidates.empty() ? 0 : plan.candidates.front().limitingBytes;
+  for (const PlanEstimate& c : plan.candidates) plan.smallestReachableBytes = std::min(plan.smallestReachableBytes, c.limitingBytes);
   for (PlanEstimate& c : plan.candidates) {
     if (!plan.chosen && c.fits) {
       c.why = "chosen: the fastest that fits";
       plan.chosen = c;
     } else if (!c.fits) {
-      c.why = "needs " + gib(c.stepPeakBytes);
+      c.why = c.stepPeakBytes >= c.limitingBytes ? "needs " + gib(c.stepPeakBytes)
+                                                 : "the step needs " + gib(c.stepPeakBytes) + ", the start " + gib(c.startPeakBytes);
     } else {
       c.why = "fits, slower (x" + std::to_string(c.relativeStepTime).substr(0, 4) + ")";
     }
@@ -368,10 +375,21 @@ std::vector<std::string> VramPlan::lines() const {
 
 std::string VramPlan::error() const {
   if (chosen) return "";
-  return "vram_budget_gb = " + std::to_string(request.budgetBytes / kGiB).substr(0, 5) + ": no plan fits; the smallest reachable is " +
-         gib(smallestReachableBytes) + " at " + std::to_string(request.width) + "x" + std::to_string(request.height) + ", batch " +
-         std::to_string(request.batch) +
-         (request.fixedKeys.empty() ? "" : " with the options you set kept (leave them at their defaults to let the plan choose)");
+  std::string text = "vram_budget_gb = " + std::to_string(request.budgetBytes / kGiB).substr(0, 5) +
+                     ": no plan fits; the smallest reachable is " + gib(smallestReachableBytes) + " at " + std::to_string(request.width) +
+                     "x" + std::to_string(request.height) + ", batch " + std::to_string(request.batch) +
+                     (request.fixedKeys.empty() ? "" : " with the options you set kept (leave them at their defaults to let the plan choose)");
+  // Where the start is what does not fit: say so (the step alone would).
+  for (const PlanEstimate& c : candidates)
+    if (request.startMustFit && c.stepPeakBytes <= request.budgetBytes && c.startPeakBytes > request.budgetBytes) {
+      text += "; the training step would fit (" + describeSettings(c.settings, request) + ": " + gib(c.stepPeakBytes) +
+              ") but the start holds every model on the device until the caches are built (" + gib(c.startPeakBytes) +
+              "; Sinter does not yet load the text encoders one at a time)";
+      break;
+    }
+  if (!request.cachedText)
+    text += "; cache_text_encoder_outputs takes the text encoders off the device during the steps";
+  return text;
 }
 
 }  // namespace sinter

@@ -11,8 +11,8 @@
 //   the options left at their default (the app writes defaults, so "set" alone cannot tell).
 // - The batch size is never changed (it changes training); a batch that does not fit is reported.
 // - The estimate is of the training step (the weights resident on the device, the trainable
-//   weights, their gradients and optimizer state, the activations). A run also holds all models
-//   on the device while it builds its caches; that start peak is estimated and reported separately.
+//   weights, their gradients and optimizer state, the activations) and of the run's start, which
+//   holds every model on the device while it builds its caches; a run's plan must fit both.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -78,6 +78,7 @@ struct PlanEstimate {
   double stepPeakBytes = 0;       // the sum, with the allocator's margin
   double startPeakBytes = 0;      // every model on the device while caches are built
   double relativeStepTime = 1;    // 1: the resident bf16 step without checkpointing
+  double limitingBytes = 0;       // what must fit: the step peak, and the start peak where it counts
   bool fits = false;
   std::string why;                // why it was not chosen (or "chosen")
 };
@@ -96,6 +97,9 @@ struct PlanRequest {
   bool fusedBackwardAllowed = false; // full weights with an optimizer that supports it, no accumulation
   double budgetBytes = 0;
   double correction = 1;             // from the last run's measured peak (vram_budget_record.h)
+  // A run's start (every model on the device until the caches are built) must fit too; false for
+  // --benchmark_steps, which builds the denoiser alone.
+  bool startMustFit = true;
   PlanSettings userFixed;            // the values the user set
   std::vector<std::string> fixedKeys;  // which of the planned options the user set (kept)
 };
@@ -104,7 +108,7 @@ struct VramPlan {
   PlanRequest request;
   std::optional<PlanEstimate> chosen;
   std::vector<PlanEstimate> candidates;  // every one estimated, fastest first
-  double smallestReachableBytes = 0;      // the least step peak of any candidate
+  double smallestReachableBytes = 0;      // the least limitingBytes of any candidate
   std::vector<std::string> notes;
   // The chosen settings as config keys, only those the planner sets (not the user's).
   std::vector<std::pair<std::string, Value>> settingsToApply() const;

@@ -33,11 +33,14 @@ const char* kSdxlFineTune =
     "model_family = \"sdxl\"\ntraining_type = \"finetune\"\nmixed_precision = \"bf16\"\nfull_bf16 = true\n"
     "optimizer_type = \"Adafactor\"\nresolution = \"1024,1024\"\ncache_text_encoder_outputs = true\ncache_latents = true\n";
 
-VramPlan planFor(const std::string& toml, double gib) {
+// `startMustFit` false: the step alone, as --benchmark_steps plans it.
+VramPlan planFor(const std::string& toml, double gib, bool startMustFit = true) {
   Config c = parse(toml + "vram_budget_gb = " + std::to_string(gib) + "\n");
   EXPECT_FALSE(hasErrors(validateConfig(c)));
   const MemoryModel m = *fullSizeMemoryModel(*c.family());
-  return planVram(m, planRequestFromConfig(c, m));
+  PlanRequest r = planRequestFromConfig(c, m);
+  r.startMustFit = startMustFit;
+  return planVram(m, r);
 }
 
 void expectSound(const VramPlan& plan) {
@@ -67,25 +70,42 @@ TEST(VramPlan, FullSizeCountsAreTheArchitectures) {
   EXPECT_FALSE(fullSizeMemoryModel(Family::SD15));
 }
 
-TEST(VramPlan, FluxLoraTrainsAtEachIssueBudget) {
+TEST(VramPlan, FluxLoraStepTrainsAtEachIssueBudget) {
   double previousTime = 0;
   for (double gib : {80.0, 24.0, 16.0, 12.0, 8.0}) {
     SCOPED_TRACE(gib);
-    const VramPlan plan = planFor(kFluxLora, gib);
+    const VramPlan plan = planFor(kFluxLora, gib, false);
     expectSound(plan);
     EXPECT_GE(plan.chosen->relativeStepTime, previousTime);  // less memory is never faster
     previousTime = plan.chosen->relativeStepTime;
   }
   // With room to spare nothing is given up; at 8 GiB the frozen weights are fp8 and streamed.
-  const VramPlan roomy = planFor(kFluxLora, 80);
+  const VramPlan roomy = planFor(kFluxLora, 80, false);
   EXPECT_FALSE(roomy.chosen->settings.fp8Base);
   EXPECT_EQ(roomy.chosen->settings.blocksToSwap, 0);
   EXPECT_FALSE(roomy.chosen->settings.gradientCheckpointing);
-  const VramPlan tight = planFor(kFluxLora, 8);
+  const VramPlan tight = planFor(kFluxLora, 8, false);
   EXPECT_TRUE(tight.chosen->settings.fp8Base);
   EXPECT_GT(tight.chosen->settings.blocksToSwap, 0);
   EXPECT_TRUE(tight.chosen->settings.gradientCheckpointing);
   EXPECT_FALSE(tight.chosen->settings.cpuOffloadCheckpointing);  // not with blocks_to_swap
+}
+
+// A run's start holds T5-XXL (8.9 GiB in bf16) and the transformer's resident weights together:
+// its plan fits both, so a tighter budget swaps more than the step alone needs, and a budget only
+// the step fits is refused saying that the start is what does not.
+TEST(VramPlan, FluxRunsFitTheirStartToo) {
+  const VramPlan step16 = planFor(kFluxLora, 16, false), run16 = planFor(kFluxLora, 16);
+  ASSERT_TRUE(step16.chosen);
+  if (run16.chosen) {
+    EXPECT_LE(run16.chosen->startPeakBytes, 16 * kGiB);
+    EXPECT_GE(run16.chosen->relativeStepTime, step16.chosen->relativeStepTime);
+  }
+  const VramPlan run8 = planFor(kFluxLora, 8);
+  ASSERT_FALSE(run8.chosen);
+  EXPECT_NE(run8.error().find("the training step would fit"), std::string::npos) << run8.error();
+  EXPECT_NE(run8.error().find("the start"), std::string::npos) << run8.error();
+  expectSound(planFor(kFluxLora, 24));
 }
 
 TEST(VramPlan, SdxlLoraAndFineTuneAtTheIssueBudgets) {
@@ -118,7 +138,7 @@ TEST(VramPlan, SdxlLoraAndFineTuneAtTheIssueBudgets) {
 }
 
 TEST(VramPlan, OptionsTheUserSetAreKept) {
-  const VramPlan plan = planFor(std::string(kFluxLora) + "gradient_checkpointing = true\nblocks_to_swap = 4\n", 80);
+  const VramPlan plan = planFor(std::string(kFluxLora) + "gradient_checkpointing = true\nblocks_to_swap = 4\n", 80, false);
   ASSERT_TRUE(plan.chosen);
   EXPECT_TRUE(plan.chosen->settings.gradientCheckpointing);
   EXPECT_EQ(plan.chosen->settings.blocksToSwap, 4);
@@ -130,7 +150,7 @@ TEST(VramPlan, OptionsTheUserSetAreKept) {
   for (const std::string& line : plan.lines()) noted |= line.find("blocks_to_swap is set in the config: kept") != std::string::npos;
   EXPECT_TRUE(noted);
   // A value equal to the default (as the app writes every field) is the planner's to choose.
-  const VramPlan defaults = planFor(std::string(kFluxLora) + "gradient_checkpointing = false\n", 8);
+  const VramPlan defaults = planFor(std::string(kFluxLora) + "gradient_checkpointing = false\n", 8, false);
   ASSERT_TRUE(defaults.chosen);
   EXPECT_TRUE(defaults.chosen->settings.gradientCheckpointing);
 }
@@ -138,6 +158,7 @@ TEST(VramPlan, OptionsTheUserSetAreKept) {
 TEST(VramPlan, NothingFitsNamesTheSmallestReachableBudget) {
   const VramPlan plan = planFor(kFluxLora, 1);
   EXPECT_FALSE(plan.chosen);
+  for (const PlanEstimate& c : plan.candidates) EXPECT_GE(c.limitingBytes, plan.smallestReachableBytes);
   EXPECT_GT(plan.smallestReachableBytes, 1 * kGiB);
   const std::string e = plan.error();
   EXPECT_NE(e.find("vram_budget_gb"), std::string::npos);

@@ -163,7 +163,9 @@ std::optional<VramPlan> planBenchmark(Config& config, Family family) {
   shaped.set("cache_text_encoder_outputs", true);
   shaped.set("cache_latents", true);
   shaped.set("network_train_unet_only", true);
-  VramPlan plan = planVram(*model, planRequestFromConfig(shaped, *model));
+  PlanRequest request = planRequestFromConfig(shaped, *model);
+  request.startMustFit = false;  // the benchmark builds the denoiser alone
+  VramPlan plan = planVram(*model, request);
   if (plan.chosen) applyVramPlan(plan, config);
   return plan;
 }

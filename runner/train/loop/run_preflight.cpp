@@ -239,8 +239,8 @@ void checkSamples(const Config& config, const FamilyRegistration* family, Prefli
 }
 
 // vram_budget_gb: the plan chosen for this config and checkpoint, written into the resolved config
-// (so the compile plan, the dry run and the run see its settings). Nothing fits, or the start
-// (every model on the device while the caches are built) does not: an error naming the budget.
+// (so the compile plan, the dry run and the run see its settings). Nothing fits (the step, or the
+// start with every model on the device while the caches are built): an error naming the budget.
 void planMemory(RunPreflight& result, Family family, PreflightChecks& k) {
   std::optional<VramPlan> plan;
   if (!k.parse("vram_budget_gb", [&] { plan = planForRun(result.resolved, family); }) || !plan) return;
@@ -250,16 +250,6 @@ void planMemory(RunPreflight& result, Family family, PreflightChecks& k) {
     return;
   }
   applyVramPlan(*plan, result.resolved);
-  if (plan->chosen->startPeakBytes > plan->request.budgetBytes) {
-    char text[512];
-    std::snprintf(text, sizeof text,
-                  "vram_budget_gb = %.1f: the training step fits (%.1f GiB) but the start does not: every model is on the "
-                  "device until the caches are built, %.1f GiB (the text encoders alone %.1f GiB); Sinter does not yet load "
-                  "them one at a time",
-                  plan->request.budgetBytes / kGiB, plan->chosen->stepPeakBytes / kGiB, plan->chosen->startPeakBytes / kGiB,
-                  static_cast<double>(memoryModelForRun(result.resolved, family).encoderParams) * plan->request.weightBytes / kGiB);
-    k.error("vram_budget_gb", text);
-  }
 }
 
 }  // namespace
