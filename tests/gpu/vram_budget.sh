@@ -9,7 +9,7 @@
 #                                                         weights as the plan sets it up; then sd-scripts' 12 GB recipe
 #                                                         (--fp8_base --blocks_to_swap 16 --gradient_checkpointing)
 #                                                         timed in the same call at a 12 GiB cap (.bench: sd-scripts)
-#   tests/gpu/vram_budget.sh sdxl OUTDIR                  SDXL LoRA at 6 and 8 GiB, SDXL fine-tune (Adafactor, full_bf16,
+#   tests/gpu/vram_budget.sh sdxl OUTDIR [KIND:GIB...]    SDXL LoRA at 6 and 8 GiB, SDXL fine-tune (Adafactor, full_bf16,
 #                                                         fused backward when the plan picks it) at 16 and 24 GiB: the
 #                                                         real loop on a full-size random checkpoint, cached latents and
 #                                                         text encoder outputs, median of steps 3-8, peak from its events
@@ -96,7 +96,10 @@ sdxl_assets() {
 sdxl_budget() {
   local kind="$1" b="$2" w="$out/sdxl-work" name="sdxl-$1-$2"
   local method extra
-  if [ "$kind" = lora ]; then
+  if [ "$kind" = fused ]; then
+    method='training_type = "finetune"'
+    extra=$'full_bf16 = true\nfused_backward_pass = true\noptimizer_type = "Adafactor"\noptimizer_args = ["scale_parameter=False", "relative_step=False", "warmup_init=False"]\nlearning_rate = 1e-5'
+  elif [ "$kind" = lora ]; then
     method='training_type = "lora"'
     extra=$'network_dim = 8\nnetwork_train_unet_only = true\noptimizer_type = "AdamW"\nlearning_rate = 1e-4'
   else
@@ -154,9 +157,12 @@ case "$part" in
     for swap in ${SDSCRIPTS_SWAPS:-16}; do sdscripts_recipe "$swap" "${SDSCRIPTS_CAP:-12}"; done
     ;;
   sdxl)
+    # KIND:BUDGET (default lora:6 lora:8 finetune:16 finetune:24); "fused:16" sets fused_backward_pass
+    # itself (the plan keeps it) to time it beside the plan's own choice.
+    runs=("$@")
+    [ ${#runs[@]} -gt 0 ] || runs=(lora:6 lora:8 finetune:16 finetune:24)
     sdxl_assets
-    for b in 6 8; do sdxl_budget lora "$b"; done
-    for b in 16 24; do sdxl_budget finetune "$b"; done
+    for r in "${runs[@]}"; do sdxl_budget "${r%%:*}" "${r##*:}"; done
     ;;
   measure)
     # No cap, the settings forced (set to non-default values, which the plan keeps); the plan line
