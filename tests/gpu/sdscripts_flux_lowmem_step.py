@@ -42,11 +42,12 @@ if fp8:
 model.requires_grad_(False)
 if gc:
     model.enable_gradient_checkpointing(cpu_offload=False)
+if swap > 0:
+    model.enable_block_swap(swap, dev)  # flux_train_network.py load_target_model, before the network
 net = lora_flux.create_network(1.0, 32, 16, None, [None, None], model)
 net.apply_to([None, None], model, apply_text_encoder=False, apply_unet=True)
 if swap > 0:
-    model.enable_block_swap(swap, dev)
-    model.move_to_device_except_swap_blocks(dev)
+    model.move_to_device_except_swap_blocks(dev)  # prepare_unet_with_accelerator
     model.prepare_block_swap_before_forward()
 else:
     model.to(dev)
