@@ -140,3 +140,32 @@ TEST_F(VramBudgetRun, TheAllocatorCapNeedsCuda) {
   ::unsetenv("SINTER_CUDA_MEMORY_CAP_GB");
   EXPECT_EQ(train::applyMemoryCapFromEnvironment(torch::Device(torch::kCPU)), "");
 }
+
+// After step 1 (the loop calls these on CUDA): the check estimates the settings the resolved
+// config holds, and a peak over the estimate is recorded for the next start's plan.
+TEST_F(VramBudgetRun, ThePeakAfterStepOneIsRecordedWhenOverThePlan) {
+  Config resolved = configWith("vram_budget_gb = 100\ngradient_checkpointing = true\n");
+  const std::optional<train::VramBudgetCheck> check = train::vramBudgetCheck(resolved, Family::FLUX);
+  ASSERT_TRUE(check);
+  const MemoryModel m = train::memoryModelForRun(resolved, Family::FLUX);
+  const PlanRequest request = planRequestFromConfig(resolved, m);
+  EXPECT_EQ(check->plannedBytes, estimatePlan(m, request, request.userFixed).stepPeakBytes);
+  EXPECT_EQ(check->budgetBytes, 100 * kGiB);
+  EXPECT_EQ(check->recordKey, "flux lora 1024x1024 batch 1");
+  EXPECT_FALSE(train::vramBudgetCheck(configWith(""), Family::FLUX));
+
+  train::EventSink events(false);
+  train::reportVramPeak(*check, check->plannedBytes * 0.5, events);  // under: nothing recorded
+  EXPECT_FALSE(fs::exists(check->recordFile));
+  train::reportVramPeak(*check, check->plannedBytes * 1.5, events);
+  ASSERT_TRUE(fs::exists(check->recordFile));
+  // The next start plans with the correction: its estimate of the same settings is 1.5 times higher.
+  const std::optional<train::VramBudgetCheck> next = train::vramBudgetCheck(resolved, Family::FLUX);
+  ASSERT_TRUE(next);
+  EXPECT_NEAR(next->correction, 1.5, 1e-9);
+  EXPECT_NEAR(next->plannedBytes, check->plannedBytes * 1.5, check->plannedBytes * 1e-9);
+  const std::optional<VramPlan> plan = train::planForRun(resolved, Family::FLUX);
+  ASSERT_TRUE(plan);
+  EXPECT_NEAR(plan->request.correction, 1.5, 1e-9);
+  fs::remove(check->recordFile);
+}
