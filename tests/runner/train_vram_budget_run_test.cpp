@@ -169,3 +169,13 @@ TEST_F(VramBudgetRun, ThePeakAfterStepOneIsRecordedWhenOverThePlan) {
   EXPECT_NEAR(plan->request.correction, 1.5, 1e-9);
   fs::remove(check->recordFile);
 }
+
+// A short run with a budget trains on the CPU (the step-1 check is CUDA's) with the plan's settings,
+// which its log states.
+TEST_F(VramBudgetRun, ARunWithABudgetTrains) {
+  writeText(path("run.toml"), configText("vram_budget_gb = 100\nmax_train_steps = 2\n"));
+  const auto r = runRunner({"--config_file", path("run.toml"), "--resolution", "128,128", "--t5xxl_max_token_length", "16"});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.err.find("vram budget 100.0 GiB"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("plan: "), std::string::npos) << r.err;
+}
