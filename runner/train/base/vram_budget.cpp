@@ -235,6 +235,9 @@ std::string applyMemoryCapFromEnvironment(const torch::Device& device) {
     throw std::invalid_argument(std::string("SINTER_CUDA_MEMORY_CAP_GB: '") + text + "' is no positive number of GiB");
   if (!device.is_cuda()) throw std::invalid_argument("SINTER_CUDA_MEMORY_CAP_GB caps a CUDA device's allocator; this run is on the CPU");
 #if SINTER_VRAM_CUDA
+  // A first tensor on the device initialises CUDA and its caching allocator, which must exist
+  // before a fraction can be set (PyTorch's set_per_process_memory_fraction initialises it too).
+  (void)torch::empty({1}, torch::TensorOptions().device(device));
   size_t freeBytes = 0, totalBytes = 0;
   if (cudaMemGetInfo(&freeBytes, &totalBytes) != cudaSuccess || totalBytes == 0)
     throw std::invalid_argument("SINTER_CUDA_MEMORY_CAP_GB: cannot read the device's memory size");
