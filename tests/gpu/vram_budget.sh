@@ -40,7 +40,7 @@ why_of() { { grep -E "$2" "$1" || tail -1 "$1"; } | tail -1 | cut -c1-200; }
 flux_budget() {
   local b="$1" log="$out/flux-$1.log"
   local rc=0
-  SINTER_CUDA_MEMORY_CAP_GB="$b" timeout 540 "$runner" --benchmark_steps "$steps" --benchmark_scaling --model_family flux \
+  SINTER_CUDA_MEMORY_CAP_GB="$b" timeout "${VRAM_RUN_TIMEOUT:-280}" "$runner" --benchmark_steps "$steps" --benchmark_scaling --model_family flux \
     --mixed_precision bf16 --vram_budget_gb "$b" > "$log" 2>&1 || rc=$?
   local plan; plan="$(plan_of "$log")"
   # The benchmark's rows: | mode | shapes | mechanism | first | median | pipelined | vs eager | peak | replayed |
@@ -71,7 +71,7 @@ sdscripts_recipe() {
     return
   fi
   local rc=0
-  PYTHONPATH="$root/.bench" timeout 400 python3 "$root/tests/gpu/sdscripts_flux_lowmem_step.py" "$swap" fp8 gc "$cap" > "$log" 2>&1 || rc=$?
+  PYTHONPATH="$root/.bench" timeout "${VRAM_RUN_TIMEOUT:-280}" python3 "$root/tests/gpu/sdscripts_flux_lowmem_step.py" "$swap" fp8 gc "$cap" > "$log" 2>&1 || rc=$?
   local result; result="$(grep RESULT "$log" | sed 's/^RESULT //' || true)"
   if [ "$rc" -ne 0 ] || [ -z "$result" ]; then
     say "| sd-scripts ${cap} GiB | --fp8_base --blocks_to_swap $swap --gradient_checkpointing | failed (exit $rc): $(tail -1 "$log" | cut -c1-160) | | |"
