@@ -126,7 +126,7 @@ vram_budget_gb = $b
 $extra
 TOML
   local rc=0
-  SINTER_CUDA_MEMORY_CAP_GB="$b" timeout 300 "$runner" --config_file "$w/$name.toml" --events jsonl > "$out/$name.events.jsonl" 2> "$out/$name.log" || rc=$?
+  SINTER_CUDA_MEMORY_CAP_GB="$b" timeout "${VRAM_RUN_TIMEOUT:-280}" "$runner" --config_file "$w/$name.toml" --events jsonl > "$out/$name.events.jsonl" 2> "$out/$name.log" || rc=$?
   local plan; plan="$(plan_of "$out/$name.log")"
   if [ "$rc" -ne 0 ]; then
     say "| SDXL $kind $b GiB | $plan | failed (exit $rc): $(why_of "$out/$name.log" 'error|out of memory') | | |"
@@ -172,7 +172,7 @@ case "$part" in
       flags=(--vram_budget_gb 200)
       [ "$variant" = gc ] && flags+=(--gradient_checkpointing)
       log="$out/measure-flux-$variant.log"
-      timeout 400 "$runner" --benchmark_steps 4 --benchmark_scaling --model_family flux --mixed_precision bf16 "${flags[@]}" > "$log" 2>&1 || status=1
+      timeout "${VRAM_RUN_TIMEOUT:-280}" "$runner" --benchmark_steps 4 --benchmark_scaling --model_family flux --mixed_precision bf16 "${flags[@]}" > "$log" 2>&1 || status=1
       python3 - "$log" "$variant" <<'PY' | tee -a "$summary"
 import re, sys
 text = open(sys.argv[1]).read()
