@@ -306,6 +306,11 @@ std::vector<OptionSpec> buildRegistry() {
       Opt("ddp_comm_hook", T::Enum, S("no"), Sec::Training, QT_TRANSLATE_NOOP("Option", "Gradient communication"),
           QT_TRANSLATE_NOOP("Option", "With several GPUs: the precision gradients are all-reduced in. no: their own (float32); bf16 or fp16: divided by the GPUs, rounded to 16 bits for the transfer and widened back, as DDP's compression hooks (accelerate's comm_hook). Half the traffic; the averaged gradient keeps 8 (bf16) or 11 (fp16) significant bits. Sinter's own key; sd-scripts has no such option."))
           .choices({"no", "fp16", "bf16"}).advanced(),
+      Opt("vram_budget_gb", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "VRAM budget (GiB)"),
+          QT_TRANSLATE_NOOP("Option", "GPU memory the run may use: Sinter chooses fp8_base, blocks_to_swap, gradient checkpointing, "
+                                      "checkpoint offload and (fine-tune) fused backward, the fastest plan that fits; options you set "
+                                      "to other than their defaults are kept. 0 or unset: off. Sinter's own key; sd-scripts ignores it."))
+          .families(SDXL | FLUX).unsetMeans(QT_TRANSLATE_NOOP("Option", "off")).min(0).max(4096).zeroIsUnset().advanced(),
       Opt("clip_skip", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "CLIP skip"),
           QT_TRANSLATE_NOOP("Option", "Use the output of this many layers from the end of the text encoder.")).families(SD1_2).min(1).max(12),
       Opt("train_text_encoder", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Train text encoders"),

@@ -3,6 +3,7 @@
 #include <QCoreApplication>
 
 #include "core/compile_settings.h"
+#include "core/vram_plan.h"
 
 namespace sinter::gui {
 
@@ -45,11 +46,41 @@ QString CompileInfo::html() const {
   out += QStringLiteral("<ul style='margin-left:0px'>");
   for (const QString& e : effects) out += QStringLiteral("<li>%1</li>").arg(e.toHtmlEscaped());
   out += QStringLiteral("</ul>");
+  if (!memoryPlan.isEmpty()) {
+    out += QStringLiteral("<p><b>%1</b></p><pre>").arg(CompileInfoText::tr("Memory plan").toHtmlEscaped());
+    for (const QString& line : memoryPlan) out += line.toHtmlEscaped() + QStringLiteral("\n");
+    out += QStringLiteral("</pre>");
+  }
   return out;
 }
 
+namespace {
+
+// vram_budget_gb: the plan for the full-size architecture (the runner's dry run plans with the
+// checkpoint's own parameter counts and says the same for those).
+void describeMemoryPlan(const Config& config, CompileInfo& info) {
+  try {
+    if (isUnset(config.get("vram_budget_gb")) || config.getDouble("vram_budget_gb") <= 0) return;
+    const std::optional<Family> family = config.family();
+    const std::optional<MemoryModel> model = family ? fullSizeMemoryModel(*family) : std::nullopt;
+    if (!model) {
+      info.memoryPlan << CompileInfoText::tr("Set the model family to SDXL or FLUX to see the plan for this budget.");
+      return;
+    }
+    const VramPlan plan = planVram(*model, planRequestFromConfig(config, *model));
+    info.memoryPlan << CompileInfoText::tr("Estimated for the full-size %1 (the runner's dry run plans with the checkpoint's own sizes):")
+                           .arg(QString::fromStdString(model->architecture));
+    for (const std::string& line : plan.lines()) info.memoryPlan << QString::fromStdString(line);
+  } catch (const std::exception& e) {
+    info.memoryPlan << QString::fromUtf8(e.what());
+  }
+}
+
+}  // namespace
+
 CompileInfo describeCompileSettings(const Config& config) {
   CompileInfo info;
+  describeMemoryPlan(config, info);
   CompileRequest request;
   try {
     request = resolveCompileRequest(config);

@@ -79,6 +79,18 @@
         <source>With block swapping, the swapped blocks&apos; weights stay out of capture (their Linear layers run uncaptured).</source>
         <translation>ブロックスワップ使用時、スワップされるブロックの重みはキャプチャ対象外になります(その Linear 層はキャプチャされずに実行されます)。</translation>
     </message>
+    <message>
+        <source>Memory plan</source>
+        <translation>メモリ計画</translation>
+    </message>
+    <message>
+        <source>Set the model family to SDXL or FLUX to see the plan for this budget.</source>
+        <translation>この予算の計画を表示するには、モデルファミリーを SDXL または FLUX に設定してください。</translation>
+    </message>
+    <message>
+        <source>Estimated for the full-size %1 (the runner&apos;s dry run plans with the checkpoint&apos;s own sizes):</source>
+        <translation>フルサイズの %1 での見積もり(ランナーのドライランはチェックポイント自身のサイズで計画します):</translation>
+    </message>
 </context>
 <context>
     <name>ConfigDocument</name>
@@ -1604,6 +1616,18 @@
     <message>
         <source>Also train the text encoders (SDXL, SD 1.x/2.x DreamBooth and fine-tune).</source>
         <translation>テキストエンコーダーも学習します(SDXL、SD 1.x/2.x の DreamBooth とファインチューニング)。</translation>
+    </message>
+    <message>
+        <source>VRAM budget (GiB)</source>
+        <translation>VRAM 予算 (GiB)</translation>
+    </message>
+    <message>
+        <source>GPU memory the run may use: Sinter chooses fp8_base, blocks_to_swap, gradient checkpointing, checkpoint offload and (fine-tune) fused backward, the fastest plan that fits; options you set to other than their defaults are kept. 0 or unset: off. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>実行が使える GPU メモリ: Sinter が fp8_base、blocks_to_swap、勾配チェックポイント、チェックポイントのオフロード、(ファインチューニングでは) fused backward を選び、収まる中で最速の計画を採用します。既定値以外に設定したオプションはそのまま保持されます。0 または未設定: オフ。Sinter 独自のキーで、sd-scripts は無視します。</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>オフ</translation>
     </message>
 </context>
 <context>

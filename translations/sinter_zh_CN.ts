@@ -79,6 +79,18 @@
         <source>With block swapping, the swapped blocks&apos; weights stay out of capture (their Linear layers run uncaptured).</source>
         <translation>启用块交换时,被交换块的权重不参与捕获(它们的 Linear 层不经捕获直接运行)。</translation>
     </message>
+    <message>
+        <source>Memory plan</source>
+        <translation>显存计划</translation>
+    </message>
+    <message>
+        <source>Set the model family to SDXL or FLUX to see the plan for this budget.</source>
+        <translation>将模型系列设为 SDXL 或 FLUX 即可查看此预算的计划。</translation>
+    </message>
+    <message>
+        <source>Estimated for the full-size %1 (the runner&apos;s dry run plans with the checkpoint&apos;s own sizes):</source>
+        <translation>按完整尺寸的 %1 估算(运行器的试运行按检查点自身的大小计划):</translation>
+    </message>
 </context>
 <context>
     <name>ConfigDocument</name>
@@ -1604,6 +1616,18 @@
     <message>
         <source>Also train the text encoders (SDXL, SD 1.x/2.x DreamBooth and fine-tune).</source>
         <translation>同时训练文本编码器(SDXL、SD 1.x/2.x 的 DreamBooth 和微调)。</translation>
+    </message>
+    <message>
+        <source>VRAM budget (GiB)</source>
+        <translation>显存预算 (GiB)</translation>
+    </message>
+    <message>
+        <source>GPU memory the run may use: Sinter chooses fp8_base, blocks_to_swap, gradient checkpointing, checkpoint offload and (fine-tune) fused backward, the fastest plan that fits; options you set to other than their defaults are kept. 0 or unset: off. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>运行可使用的 GPU 显存:Sinter 会选择 fp8_base、blocks_to_swap、梯度检查点、检查点卸载以及(微调时)融合反向传播,采用能放下的最快方案;你设为非默认值的选项保持不变。0 或不设置:关闭。Sinter 自有的键,sd-scripts 会忽略它。</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
     </message>
 </context>
 <context>

@@ -294,6 +294,10 @@ int checkedRunnerMain(int argc, char** argv) {
     std::cout << "# tokenizers\n";
     for (const std::string& line : train::tokenizerLines(preflight.resolved)) std::cout << "# " << line << "\n";
     std::cout << "\n# resolved config\n" << writeConfigToml(preflight.resolved);
+    if (preflight.vramPlan) {
+      std::cout << "\n# memory plan\n";
+      for (const std::string& line : preflight.vramPlan->lines()) std::cout << "# " << line << "\n";
+    }
     std::cout << "\n# compile plan\n";
     const compile::CompilePlan& plan = preflight.compilePlan.value();
     for (const auto& line : plan.lines()) std::cout << line << "\n";
@@ -314,6 +318,8 @@ int checkedRunnerMain(int argc, char** argv) {
   train::RunPreflight preflight = train::preflightRun(config);
   if (!preflight.ok()) return refuse(preflight.diagnostics);
   report(preflight.diagnostics, &events);
+  if (preflight.vramPlan)
+    for (const std::string& line : preflight.vramPlan->lines()) spdlog::info("{}", line);
   return train::runTraining(std::move(preflight), events);
 }
 

@@ -21,6 +21,7 @@
 #include "models/random_checkpoint.h"
 #include "models/sd_checkpoint.h"
 #include "train/base/device_info.h"
+#include "train/base/vram_budget.h"
 #include "train/base/run_errors.h"
 #include "train/bench/step_profiler.h"
 #include "train/parts/family_registration.h"
@@ -270,6 +271,19 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
       }
       // The family's own benchmark (its registration's), SDXL's when --model_family is not given.
       const Family family = config.family().value_or(Family::SDXL);
+      // SINTER_CUDA_MEMORY_CAP_GB emulates a smaller card; vram_budget_gb plans the benchmark's step.
+      if (const std::string capped = train::applyMemoryCapFromEnvironment(train::trainingDevice()); !capped.empty())
+        spdlog::info("{}", capped);
+      Config budgeted = config;
+      if (const std::optional<VramPlan> plan = train::planBenchmark(budgeted, family)) {
+        if (*tiny) spdlog::warn("vram_budget_gb plans the full-size model; with --model_size tiny its estimates do not apply");
+        for (const std::string& line : plan->lines()) spdlog::info("{}", line);
+        if (!plan->chosen) {
+          spdlog::error("{}", plan->error());
+          return kExitBadInput;
+        }
+      }
+      const Config& benchConfig = budgeted;
       const train::FamilyRegistration* registration = train::findRegisteredFamily(family);
       if (!registration || !registration->benchmark) {
         spdlog::error("--benchmark_steps: this build has no benchmark for model_family {}", toString(family));
@@ -281,7 +295,7 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
                         toString(family));
           return kExitBadInput;
         }
-        return registration->optimizerBenchmark(config, n, *tiny);
+        return registration->optimizerBenchmark(benchConfig, n, *tiny);
       }
       if (args.hasFlag("benchmark_networks")) {
         if (!registration->networkBenchmark) {
@@ -289,9 +303,9 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
                         toString(family));
           return kExitBadInput;
         }
-        return registration->networkBenchmark(config, n, *tiny);
+        return registration->networkBenchmark(benchConfig, n, *tiny);
       }
-      return registration->benchmark(config, n, *tiny, scaling);
+      return registration->benchmark(benchConfig, n, *tiny, scaling);
     }
   } catch (const std::exception& e) {
     spdlog::error("{}", train::userMessage(e));

@@ -45,6 +45,25 @@ class CompilePanelTest : public QObject {
     }
   }
 
+  // vram_budget_gb: the panel shows the memory plan the runner's dry run prints (for the
+  // full-size model), and what it chose changes with the budget.
+  void showsTheMemoryPlanForABudget() {
+    OptionForm form(Tab::LoRA);
+    test::setOption(&form, "model_family", std::string("flux"));
+    QVERIFY(!form.compilePanel()->infoHtml().contains(QStringLiteral("vram budget")));
+    for (const char* key : {"cache_latents", "cache_text_encoder_outputs", "network_train_unet_only"}) test::setOption(&form, key, true);
+    test::setOption(&form, "mixed_precision", std::string("bf16"));
+    test::setOption(&form, "vram_budget_gb", 80.0);
+    const QString roomy = form.compilePanel()->infoHtml();
+    QVERIFY2(roomy.contains(QStringLiteral("vram budget 80.0 GiB")), qPrintable(roomy));
+    QVERIFY2(roomy.contains(QStringLiteral("gradient_checkpointing off, cpu_offload")), qPrintable(roomy));
+    test::setOption(&form, "vram_budget_gb", 10.0);
+    const QString tight = form.compilePanel()->infoHtml();
+    QVERIFY2(tight.contains(QStringLiteral("gradient_checkpointing on")), qPrintable(tight));
+    test::setOption(&form, "vram_budget_gb", 0.5);
+    QVERIFY2(form.compilePanel()->infoHtml().contains(QStringLiteral("smallest reachable")), qPrintable(form.compilePanel()->infoHtml()));
+  }
+
   void controlsFollowTheCompileSwitch() {
     OptionForm form(Tab::LoRA);
     test::setOption(&form, "model_family", std::string("sdxl"));

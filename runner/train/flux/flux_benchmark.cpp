@@ -44,7 +44,9 @@ int runFluxBenchmark(const Config& config, long long steps, bool tiny, bool scal
   spdlog::info("building the {} FLUX.1-dev transformer with random weights on {}", tiny ? "tiny" : "full-size", describeDevice(device));
   models::FluxTransformer transformer(fluxConfig);
   placeFluxTransformer(*transformer, device, dtype, placement);
-  transformer->setGradientCheckpointing(config.getBool("gradient_checkpointing"), false);
+  // cpu_offload_checkpointing turns checkpointing on (as flux_family.cpp, after sd-scripts).
+  transformer->setGradientCheckpointing(config.getBool("gradient_checkpointing") || config.getBool("cpu_offload_checkpointing"), false);
+  transformer->setCheckpointOffload(config.getBool("cpu_offload_checkpointing"));
 
   // LoRA (rank 32, alpha 16, AdamW as sd-scripts' bench), or with --training_type dreambooth|finetune
   // the whole transformer as flux_train.py's low-memory recipe trains it: Adafactor (scale_parameter,

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <optional>
 
@@ -23,6 +24,7 @@
 #include "train/base/mixed_precision.h"
 #include "train/bench/step_profiler.h"
 #include "train/base/train_state.h"
+#include "train/base/vram_budget.h"
 #include "train/loop/resume_position.h"
 #include "train/loop/sample_images.h"
 #include "train/loop/training_loop.h"
@@ -236,6 +238,20 @@ void checkSamples(const Config& config, const FamilyRegistration* family, Prefli
       });
 }
 
+// vram_budget_gb: the plan chosen for this config and checkpoint, written into the resolved config
+// (so the compile plan, the dry run and the run see its settings). Nothing fits (the step, or the
+// start with every model on the device while the caches are built): an error naming the budget.
+void planMemory(RunPreflight& result, Family family, PreflightChecks& k) {
+  std::optional<VramPlan> plan;
+  if (!k.parse("vram_budget_gb", [&] { plan = planForRun(result.resolved, family); }) || !plan) return;
+  result.vramPlan = plan;
+  if (!plan->chosen) {
+    k.error("vram_budget_gb", plan->error());
+    return;
+  }
+  applyVramPlan(*plan, result.resolved);
+}
+
 }  // namespace
 
 std::vector<std::string> tokenizerLines(const Config& resolved) {
@@ -287,9 +303,16 @@ RunPreflight preflightRun(const Config& config, int ranks) {
   if (result.dataset && valuesParsed) checkResumeState(config, *result.dataset, ranks, k);
   if (std::string why; config.has("profile_steps") && !profilerAvailable(&why))
     k.warning("profile_steps", "profile_steps: " + why + "; the run trains without a trace");
+  if (valuesParsed && registration) planMemory(result, *family, k);
   if (valuesParsed) {
     result.compilePlan = compile::planCompile(result.resolved, family, captureFacts(result.resolved, trainingDevice(), ranks));
     if (result.compilePlan->fatal) k.error("compile_fullgraph", *result.compilePlan->fatal);
+    if (result.vramPlan && result.vramPlan->chosen) {
+      std::string chosen;
+      for (const auto& [key, value] : result.vramPlan->settingsToApply()) chosen += (chosen.empty() ? "" : ", ") + key + " = " + asString(value);
+      result.compilePlan->request.notes.push_back("vram_budget_gb plan: " + (chosen.empty() ? std::string("the settings as given") : chosen) +
+                                                  " (the compile plan above is for these)");
+    }
   }
   return result;
 }

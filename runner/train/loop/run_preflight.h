@@ -7,6 +7,7 @@
 
 #include "compile/compile_plan.h"
 #include "core/config.h"
+#include "core/vram_plan.h"
 #include "data/dataset.h"
 
 namespace sinter::train {
@@ -20,6 +21,8 @@ struct RunPreflight {
   std::optional<data::Dataset> dataset;
   // What the compile settings turn on for this config on this machine (when the values parsed).
   std::optional<compile::CompilePlan> compilePlan;
+  // vram_budget_gb's plan (base/vram_budget.h), already applied to `resolved`; nullopt when unset.
+  std::optional<VramPlan> vramPlan;
 
   bool ok() const { return !hasErrors(diagnostics); }
 };

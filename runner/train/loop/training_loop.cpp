@@ -18,6 +18,7 @@
 #include "compile/gemm_tuning.h"
 #include "train/base/config_values.h"
 #include "train/base/device_info.h"
+#include "train/base/vram_budget.h"
 #include "train/bench/step_profiler.h"
 #include "train/capture/graphed_regions.h"
 #include "train/capture/step_executor.h"
@@ -409,6 +410,11 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     const bool epochEnd = std::string(kind) == "epoch";
     if (log.active()) log.validation(epochEnd, epochEnd ? epoch : step, loss, meter.averageLoss());
   };
+  // vram_budget_gb: the peak after step 1 is the step's (caches, samples and warm-up left out), set
+  // against the plan (base/vram_budget.h); rank 0 reports it.
+  std::optional<VramBudgetCheck> vramBudget;
+  if (run.device.is_cuda() && run.rank() == 0 && run.config.family()) vramBudget = vramBudgetCheck(run.config, *run.config.family());
+  if (vramBudget) resetPeakMemory(run.device);
   const auto trainStart = Clock::now();
   bool stopped = false;
 
@@ -438,6 +444,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
       s.step = step, s.total = length.maxTrainSteps, s.epoch = f.epoch + 1, s.loss = loss, s.avg_loss = meter.averageLoss();
       s.lr = f.lr, s.it_per_s = meter.itPerSecond(), s.eta_s = meter.etaSeconds(step), s.step_ms = f.seconds * 1000.0;
       s.peak_mem_mb = peakMemoryMb(run.device);
+      if (vramBudget && step == startStep + 1) reportVramPeak(*vramBudget, deviceMemoryPeakBytes(run.device), events);
       for (size_t i = 0; i < figureNames.size() && i < reading.figures.size(); ++i)
         s.figures.emplace_back(figureNames[i], reading.figures[i]);
       events.emit(s);

@@ -13,6 +13,7 @@
 #include "distributed/rank_agreement.h"
 #include "distributed/torchrun_environment.h"
 #include "train/base/device_info.h"
+#include "train/base/vram_budget.h"
 #include "train/base/mixed_precision.h"
 #include "train/base/run_errors.h"
 #include "data/validation_split.h"
@@ -118,6 +119,8 @@ int runTraining(RunPreflight preflight, EventSink& events) {
       return kExitOk;
     }
     const torch::Device device = trainingDevice(ranks ? ranks->localRank : 0);
+    // SINTER_CUDA_MEMORY_CAP_GB: a smaller card emulated (the vram budget benchmarks).
+    if (const std::string capped = applyMemoryCapFromEnvironment(device); !capped.empty()) spdlog::info("{}", capped);
     // Several ranks: they meet, and check that they train with one config, before anything loads.
     std::unique_ptr<distributed::ProcessGroup> group;
     if (ranks) {

@@ -63,7 +63,9 @@ int runSdxlBenchmark(const Config& config, long long steps, bool tiny, SdxlBench
     castFrozen(*unet, dtype);
     agreement = relativeError(unet->forward(x.to(dtype), t, context.to(dtype), y.to(dtype)), ref);
   }
-  unet->setGradientCheckpointing(config.getBool("gradient_checkpointing"));
+  // cpu_offload_checkpointing turns checkpointing on (as sdxl_family.cpp, after sd-scripts).
+  unet->setGradientCheckpointing(config.getBool("gradient_checkpointing") || config.getBool("cpu_offload_checkpointing"));
+  unet->setCheckpointOffload(config.getBool("cpu_offload_checkpointing"));
 
   network::LoraNetworkOptions loraOptions;
   loraOptions.dim = rank;

@@ -1,0 +1,181 @@
+// vram_budget_gb in the runner (train/base/vram_budget.h) on tiny random FLUX.1-dev files: the
+// memory model's parameter counts read from the checkpoint's header are the module's own, the
+// chosen plan's settings reach the run (the dry run's resolved config and its compile plan), the
+// user's settings are kept, a budget nothing fits is refused naming the smallest reachable one,
+// and the allocator cap refuses the CPU. No timings are asserted.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/toml_config.h"
+#include "core/vram_plan.h"
+#include "models/flux_transformer.h"
+#include "runner_process.h"
+#include "train/base/vram_budget.h"
+
+namespace fs = std::filesystem;
+using sinter::test::runRunner;
+using sinter::test::writeText;
+using namespace sinter;
+
+namespace {
+
+fs::path g_root;
+std::string path(const std::string& rel) { return (g_root / rel).string(); }
+
+std::string configText(const std::string& extra) {
+  return "model_family = \"flux\"\n"
+         "pretrained_model_name_or_path = \"" + path("flux/flux1-dev.safetensors") + "\"\n"
+         "ae = \"" + path("flux/ae.safetensors") + "\"\n"
+         "clip_l = \"" + path("flux/clip_l.safetensors") + "\"\n"
+         "t5xxl = \"" + path("flux/t5xxl_fp16.safetensors") + "\"\n"
+         "clip_tokenizer = \"" + path("tokenizer") + "\"\n"
+         "t5_tokenizer = \"" + path("tokenizer") + "\"\n"
+         "train_data_dir = \"" + path("images") + "\"\n"
+         "output_dir = \"" + path("out") + "\"\n"
+         "resolution = \"1024,1024\"\n"
+         "caption_extension = \".txt\"\n"
+         "network_dim = 32\n"
+         "mixed_precision = \"bf16\"\n"
+         "cache_latents = true\n"
+         "cache_text_encoder_outputs = true\n"
+         "network_train_unet_only = true\n" + extra;
+}
+
+Config configWith(const std::string& extra) { return parseConfigToml(configText(extra), "t.toml").config; }
+
+std::string dryRun(const std::string& name, const std::string& extra, int expectedExit, std::string* err = nullptr) {
+  writeText(path(name), configText(extra));
+  const auto r = runRunner({"--config_file", path(name), "--dry_run"});
+  EXPECT_EQ(r.exitCode, expectedExit) << r.err;
+  if (err) *err = r.err;
+  return r.out;
+}
+
+class VramBudgetRun : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    g_root = fs::temp_directory_path() / ("sinter_vram_run_" + std::to_string(::getpid()));
+    fs::create_directories(g_root);
+    ::setenv("SINTER_CACHE_DIR", path("cache").c_str(), 1);  // no correction from this machine's runs
+    ASSERT_EQ(runRunner({"--init_checkpoint", path("flux/flux1-dev.safetensors"), "--model_family", "flux", "--model_size", "tiny",
+                         "--seed", "3"}).exitCode, 0);
+    ASSERT_EQ(runRunner({"--init_dataset", path("images"), "--seed", "3"}).exitCode, 0);
+    ASSERT_EQ(runRunner({"--init_tokenizer", path("tokenizer")}).exitCode, 0);
+  }
+  static void TearDownTestSuite() { fs::remove_all(g_root); }
+};
+
+int64_t numel(torch::nn::Module& m) {
+  int64_t n = 0;
+  for (const auto& p : m.parameters()) n += p.numel();
+  return n;
+}
+
+}  // namespace
+
+TEST_F(VramBudgetRun, CountsFromTheHeaderAreTheModules) {
+  const MemoryModel m = train::memoryModelForRun(configWith(""), Family::FLUX);
+  models::FluxTransformer t(models::FluxConfig::tiny());
+  ASSERT_EQ(m.blocks.size(), 2u);
+  EXPECT_EQ(m.blocks[0].count, static_cast<int64_t>(t->config().depth));
+  EXPECT_EQ(m.blocks[1].count, static_cast<int64_t>(t->config().depthSingleBlocks));
+  int64_t total = m.trunkLinearParams + m.trunkOtherParams;
+  for (const BlockKind& b : m.blocks) total += b.count * (b.linearParams + b.otherParams);
+  EXPECT_EQ(total, numel(*t));
+  // sd-scripts' blocks_to_swap limit for 2 double and 2 single blocks: none can be swapped.
+  EXPECT_EQ(m.maxBlocksToSwap, 0);
+  EXPECT_GT(m.encoderParams, 0);
+  EXPECT_GT(m.autoencoderParams, 0);
+}
+
+TEST_F(VramBudgetRun, ThePlanReachesTheResolvedConfigAndTheCompilePlan) {
+  // A budget between the checkpointed plan's estimate and the resident one: checkpointing is chosen.
+  const Config base = configWith("vram_budget_gb = 100\n");
+  const MemoryModel m = train::memoryModelForRun(base, Family::FLUX);
+  const PlanRequest request = planRequestFromConfig(base, m);
+  const double resident = estimatePlan(m, request, PlanSettings{}).stepPeakBytes;
+  PlanSettings ckpt;
+  ckpt.gradientCheckpointing = true;
+  const double checkpointed = estimatePlan(m, request, ckpt).stepPeakBytes;
+  ASSERT_LT(checkpointed, resident);
+  const double budget = (checkpointed + resident) / 2 / kGiB;
+  const std::string out = dryRun("between.toml", "vram_budget_gb = " + std::to_string(budget) + "\n", 0);
+  EXPECT_NE(out.find("# memory plan"), std::string::npos) << out;
+  EXPECT_NE(out.find("gradient_checkpointing = true"), std::string::npos) << out;
+  EXPECT_NE(out.find("plan: fp8_base off, blocks_to_swap 0, gradient_checkpointing on"), std::string::npos) << out;
+  EXPECT_NE(out.find("note: vram_budget_gb plan:"), std::string::npos) << out;
+  // With room, nothing is given up.
+  const std::string roomy = dryRun("roomy.toml", "vram_budget_gb = 100\n", 0);
+  EXPECT_NE(roomy.find("gradient_checkpointing = false"), std::string::npos) << roomy;
+  // A setting the user made is kept, and the plan says so.
+  const std::string kept = dryRun("kept.toml", "vram_budget_gb = 100\ngradient_checkpointing = true\n", 0);
+  EXPECT_NE(kept.find("gradient_checkpointing = true"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("gradient_checkpointing is set in the config: kept as set"), std::string::npos) << kept;
+}
+
+TEST_F(VramBudgetRun, ABudgetNothingFitsIsRefusedNamingTheSmallest) {
+  std::string err;
+  dryRun("tiny_budget.toml", "vram_budget_gb = 0.001\n", 2, &err);
+  EXPECT_NE(err.find("vram_budget_gb"), std::string::npos) << err;
+  EXPECT_NE(err.find("the smallest reachable is"), std::string::npos) << err;
+  // The run itself refuses it before loading anything.
+  writeText(path("tiny_budget_run.toml"), configText("vram_budget_gb = 0.001\nmax_train_steps = 1\n"));
+  const auto r = runRunner({"--config_file", path("tiny_budget_run.toml")});
+  EXPECT_EQ(r.exitCode, 2) << r.err;
+  EXPECT_EQ(r.err.find("loading "), std::string::npos) << r.err;
+}
+
+TEST_F(VramBudgetRun, TheAllocatorCapNeedsCuda) {
+  ::setenv("SINTER_CUDA_MEMORY_CAP_GB", "8", 1);
+  EXPECT_THROW(train::applyMemoryCapFromEnvironment(torch::Device(torch::kCPU)), std::invalid_argument);
+  ::setenv("SINTER_CUDA_MEMORY_CAP_GB", "eight", 1);
+  try {
+    train::applyMemoryCapFromEnvironment(torch::Device(torch::kCPU));
+    ADD_FAILURE() << "a bad value was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'eight'"), std::string::npos) << e.what();
+  }
+  ::unsetenv("SINTER_CUDA_MEMORY_CAP_GB");
+  EXPECT_EQ(train::applyMemoryCapFromEnvironment(torch::Device(torch::kCPU)), "");
+}
+
+// After step 1 (the loop calls these on CUDA): the check estimates the settings the resolved
+// config holds, and a peak over the estimate is recorded for the next start's plan.
+TEST_F(VramBudgetRun, ThePeakAfterStepOneIsRecordedWhenOverThePlan) {
+  Config resolved = configWith("vram_budget_gb = 100\ngradient_checkpointing = true\n");
+  const std::optional<train::VramBudgetCheck> check = train::vramBudgetCheck(resolved, Family::FLUX);
+  ASSERT_TRUE(check);
+  const MemoryModel m = train::memoryModelForRun(resolved, Family::FLUX);
+  const PlanRequest request = planRequestFromConfig(resolved, m);
+  EXPECT_EQ(check->plannedBytes, estimatePlan(m, request, request.userFixed).stepPeakBytes);
+  EXPECT_EQ(check->budgetBytes, 100 * kGiB);
+  EXPECT_EQ(check->recordKey, "flux lora 1024x1024 batch 1");
+  EXPECT_FALSE(train::vramBudgetCheck(configWith(""), Family::FLUX));
+
+  train::EventSink events(false);
+  train::reportVramPeak(*check, check->plannedBytes * 0.5, events);  // under: nothing recorded
+  EXPECT_FALSE(fs::exists(check->recordFile));
+  train::reportVramPeak(*check, check->plannedBytes * 1.5, events);
+  ASSERT_TRUE(fs::exists(check->recordFile));
+  // The next start plans with the correction: its estimate of the same settings is 1.5 times higher.
+  const std::optional<train::VramBudgetCheck> next = train::vramBudgetCheck(resolved, Family::FLUX);
+  ASSERT_TRUE(next);
+  EXPECT_NEAR(next->correction, 1.5, 1e-9);
+  EXPECT_NEAR(next->plannedBytes, check->plannedBytes * 1.5, check->plannedBytes * 1e-9);
+  const std::optional<VramPlan> plan = train::planForRun(resolved, Family::FLUX);
+  ASSERT_TRUE(plan);
+  EXPECT_NEAR(plan->request.correction, 1.5, 1e-9);
+  fs::remove(check->recordFile);
+}
+
+// A short run with a budget trains on the CPU (the step-1 check is CUDA's) with the plan's settings,
+// which its log states.
+TEST_F(VramBudgetRun, ARunWithABudgetTrains) {
+  writeText(path("run.toml"), configText("vram_budget_gb = 100\nmax_train_steps = 2\n"));
+  const auto r = runRunner({"--config_file", path("run.toml"), "--resolution", "128,128", "--t5xxl_max_token_length", "16"});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.err.find("vram budget 100.0 GiB"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("plan: "), std::string::npos) << r.err;
+}
