@@ -50,23 +50,14 @@ for precision in $precisions; do
       --mixed_precision "$precision" "${preset_flags[@]}" ${SINTER_EXTRA_FLAGS:-} "${flags[@]}" --events jsonl > "$out.events.jsonl" 2> "$out.log" ||
       { echo "$size $precision $mode: the run failed"; tail -20 "$out.log"; status=1; continue 2; }
   done
-  python3 - "$size" "$precision" "$work/out-$size-$precision" <<'PY' || status=1
+  PYTHONPATH="$root/tests/gpu" python3 - "$size" "$precision" "$work/out-$size-$precision" <<'PY' || status=1
 import json, sys, struct
 size, precision, base = sys.argv[1:4]
-def events(mode):
-    return [json.loads(l) for l in open(f"{base}-{mode}.events.jsonl")]
+from run_outputs import safetensors_float64, step_losses
 def losses(mode):
-    return [e["loss"] for e in events(mode) if e["type"] == "step"]
+    return step_losses(f"{base}-{mode}.events.jsonl")
 def lora(mode):
-    import torch
-    with open(f"{base}-{mode}/run.safetensors", "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    header.pop("__metadata__", None)
-    dtypes = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
-    return {k: torch.frombuffer(bytearray(data[v["data_offsets"][0]:v["data_offsets"][1]]), dtype=dtypes[v["dtype"]]).double()
-            for k, v in header.items()}
+    return safetensors_float64(f"{base}-{mode}/run.safetensors")
 def loss_dev(a, b):
     return max(abs(x - y) / max(abs(x), 1e-12) for x, y in zip(a, b))
 def lora_dev(a, b):

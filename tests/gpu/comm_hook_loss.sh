@@ -27,28 +27,18 @@ for run in no no2 $hooks; do
     { echo "ddp_comm_hook $run: the run failed"; tail -20 "$out.log"; continue; }
   runs="$runs $run"
 done
-python3 - "$work" $runs <<'PY'
-import json, struct, sys
-import torch
+PYTHONPATH="$root/tests/gpu" python3 - "$work" $runs <<'PY'
+import sys
+from run_outputs import relative_distance, safetensors_float64, step_losses
 work, runs = sys.argv[1], sys.argv[2:]
-def losses(run):
-    return [e["loss"] for e in map(json.loads, open(f"{work}/out-{run}.events.jsonl")) if e["type"] == "step"]
-def lora(run):
-    with open(f"{work}/out-{run}/run.safetensors", "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    header.pop("__metadata__", None)
-    dtypes = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
-    return {k: torch.frombuffer(bytearray(data[v["data_offsets"][0]:v["data_offsets"][1]]), dtype=dtypes[v["dtype"]]).double()
-            for k, v in header.items()}
+losses = lambda run: step_losses(f"{work}/out-{run}.events.jsonl")
+lora = lambda run: safetensors_float64(f"{work}/out-{run}/run.safetensors")
 base, base_lora = losses("no"), lora("no")
 print("| ddp_comm_hook | steps | mean loss, last fifth | max loss deviation from `no` | LoRA relative distance from `no` |")
 print("|---|---|---|---|---|")
 for run in runs:
-    l, w = losses(run), lora(run)
+    l = losses(run)
     tail = l[len(l) * 4 // 5:]
     dev = max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(l, base))
-    dist = (sum(float((w[k] - base_lora[k]).norm() ** 2) for k in w) / sum(float(base_lora[k].norm() ** 2) for k in w)) ** 0.5
-    print(f"| {run} | {len(l)} | {sum(tail) / len(tail):.5f} | {dev:.2e} | {dist:.2e} |")
+    print(f"| {run} | {len(l)} | {sum(tail) / len(tail):.5f} | {dev:.2e} | {relative_distance(lora(run), base_lora):.2e} |")
 PY

@@ -95,6 +95,24 @@ torch::Tensor loss(Net& net, int i) {
   return torch::mse_loss(net.forward(x), y);
 }
 
+// What rank `r` saved as grads-<r>.pt.
+std::vector<torch::Tensor> rankGradients(const fs::path& dir, int r) {
+  std::vector<torch::Tensor> grads;
+  torch::load(grads, (dir / ("grads-" + std::to_string(r) + ".pt")).string());
+  return grads;
+}
+
+// Rank 0's buckets-0 (its bucket count, and how many started while backward ran): several, some
+// of them during backward, not all (the unused parameter's bucket can only start in finish()).
+void expectBucketsOverlappedBackward(const fs::path& dir) {
+  std::istringstream buckets(readFile(dir / "buckets-0"));
+  size_t count = 0, overlapped = 0;
+  buckets >> count >> overlapped;
+  EXPECT_GT(count, 3u);
+  EXPECT_GT(overlapped, 0u) << "no bucket was all-reduced while backward ran";
+  EXPECT_LT(overlapped, count) << "the unused parameter's bucket can only start in finish()";
+}
+
 }  // namespace
 
 TEST(TorchrunEnvironment, OneProcessWithoutWorldSize) {
@@ -174,18 +192,12 @@ TEST(GlooRanks, AllReducedGradientsEqualOneProcessOverTheSameBatches) {
   std::vector<torch::Tensor> expected;
   for (const auto& p : net.parameters()) expected.push_back(p.grad().defined() ? p.grad() : torch::zeros_like(p));
   for (int r = 0; r < 2; ++r) {
-    std::vector<torch::Tensor> grads;
-    torch::load(grads, (dir / ("grads-" + std::to_string(r) + ".pt")).string());
+    const std::vector<torch::Tensor> grads = rankGradients(dir, r);
     ASSERT_EQ(grads.size(), expected.size());
     for (size_t k = 0; k < grads.size(); ++k)
       EXPECT_TRUE(torch::allclose(grads[k], expected[k], 1e-12, 1e-14)) << "rank " << r << " parameter " << k;
   }
-  std::istringstream buckets(readFile(dir / "buckets-0"));
-  size_t count = 0, overlapped = 0;
-  buckets >> count >> overlapped;
-  EXPECT_GT(count, 3u);
-  EXPECT_GT(overlapped, 0u) << "no bucket was all-reduced while backward ran";
-  EXPECT_LT(overlapped, count) << "the unused parameter's bucket can only start in finish()";
+  expectBucketsOverlappedBackward(dir);
   fs::remove_all(dir);
 }
 
@@ -250,8 +262,7 @@ TEST(GlooRanks, MixedPrecisionGradientsAreReducedWhereTheyLieAsBackwardCompletes
   runCompact(dir, GradientCommunication::Native);
   const std::vector<torch::Tensor> expected = processGradients({0, 1, 2, 3}, 4);
   for (int r = 0; r < 2; ++r) {
-    std::vector<torch::Tensor> grads;
-    torch::load(grads, (dir / ("grads-" + std::to_string(r) + ".pt")).string());
+    const std::vector<torch::Tensor> grads = rankGradients(dir, r);
     ASSERT_EQ(grads.size(), expected.size());
     for (size_t k = 0; k < grads.size(); ++k) {
       // float32 against float64: a few roundings of each term, relative to the terms' size.
@@ -259,12 +270,7 @@ TEST(GlooRanks, MixedPrecisionGradientsAreReducedWhereTheyLieAsBackwardCompletes
       EXPECT_LE((grads[k].to(torch::kFloat64) - expected[k]).abs().max().item<double>(), 1e-5 * scale) << "rank " << r << " parameter " << k;
     }
   }
-  std::istringstream buckets(readFile(dir / "buckets-0"));
-  size_t count = 0, overlapped = 0;
-  buckets >> count >> overlapped;
-  EXPECT_GT(count, 3u);
-  EXPECT_GT(overlapped, 0u) << "no bucket was all-reduced while backward ran";
-  EXPECT_LT(overlapped, count) << "the unused parameter's bucket can only start in finish()";
+  expectBucketsOverlappedBackward(dir);
   fs::remove_all(dir);
 }
 
@@ -277,8 +283,7 @@ void expectSharesRoundedOnTheWire(const fs::path& dir, at::ScalarType wire, doub
   const std::vector<torch::Tensor> share0 = processGradients({0, 2}, 4), share1 = processGradients({1, 3}, 4);
   bool anyRounded = false;
   for (int r = 0; r < 2; ++r) {
-    std::vector<torch::Tensor> grads;
-    torch::load(grads, (dir / ("grads-" + std::to_string(r) + ".pt")).string());
+    const std::vector<torch::Tensor> grads = rankGradients(dir, r);
     ASSERT_EQ(grads.size(), share0.size());
     for (size_t k = 0; k < grads.size(); ++k) {
       const torch::Tensor expected = share0[k] + share1[k];
