@@ -1605,6 +1605,30 @@
         <source>Also train the text encoders (SDXL, SD 1.x/2.x DreamBooth and fine-tune).</source>
         <translation>テキストエンコーダーも学習します(SDXL、SD 1.x/2.x の DreamBooth とファインチューニング)。</translation>
     </message>
+    <message>
+        <source>fp8 scaled base</source>
+        <translation>fp8 スケール付きベース</translation>
+    </message>
+    <message>
+        <source>With fp8_base, store each frozen Linear weight in fp8 with a scale from its largest value (musubi-tuner&apos;s fp8_scaled) instead of a plain cast. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>fp8_base と併用し、凍結した各 Linear の重みを、最大値から求めたスケール付きで fp8 に保存します(musubi-tuner の fp8_scaled)。単純なキャストの代わりです。Sinter 独自のキーで、sd-scripts は無視します。</translation>
+    </message>
+    <message>
+        <source>fp8 fast compute</source>
+        <translation>fp8 高速演算</translation>
+    </message>
+    <message>
+        <source>With fp8_scaled, multiply the frozen base&apos;s weights on FP8 tensor cores (GPUs of compute capability 8.9 or higher) with the activations in fp8; LoRA stays in the training precision. Faster steps, slightly less exact. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>fp8_scaled と併用し、凍結したベースの重みの行列積を FP8 Tensor コア(Compute Capability 8.9 以上の GPU)で、活性も fp8 にして計算します。LoRA は学習精度のままです。ステップは速くなり、精度はわずかに下がります。Sinter 独自のキーで、sd-scripts は無視します。</translation>
+    </message>
+    <message>
+        <source>fp8 fast backward</source>
+        <translation>fp8 高速逆伝播</translation>
+    </message>
+    <message>
+        <source>With fp8_fast, compute the base&apos;s input gradients on FP8 tensor cores too (the gradients in e5m2); off keeps them in the training precision. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>fp8_fast と併用し、ベースの入力勾配も FP8 Tensor コアで計算します(勾配は e5m2)。オフにすると学習精度のままです。Sinter 独自のキーで、sd-scripts は無視します。</translation>
+    </message>
 </context>
 <context>
     <name>PresetChanges</name>
