@@ -64,7 +64,8 @@ Float8Tensor quantizePerTensor(const torch::Tensor& x, Float8Format format) {
   const torch::Tensor scale = float8ScaleFromAmax(amax, format);
   if (x.scalar_type() == torch::kBFloat16) {
     // x * factor computes in bfloat16, so the factor is a bfloat16 and the scale its reciprocal:
-    // |x * factor| <= max * (1 + 2^-8), which the cast rounds to max (not past it).
+    // three bfloat16 roundings (2^-8 each) leave |x * factor| <= max * 1.012, which the cast
+    // rounds to max (e4m3 rounds up to its NaN from 464, e5m2 to infinity from 59392).
     const torch::Tensor factor = scale.reciprocal().to(torch::kBFloat16);
     return {x.mul(factor).to(type), factor.to(torch::kFloat32).reciprocal()};
   }
