@@ -8,6 +8,7 @@
 #             FP8 compute against bf16's, as cosine similarity (forward only, and forward+backward)
 #   loss      full-size random FLUX.1-dev, 512x512, 300 steps of LoRA (AdamW) on 8 cycled batches,
 #             the same noise and timesteps: bf16 against FP8 compute, smoothed curves' max deviation
+#             (FP8_LOSS_FORWARD_ONLY=1: a third curve with the backward in bf16; FP8_LOSS_STEPS, FP8_LOSS_SIDE)
 #   speed     full-size FLUX.1-dev LoRA step (1024x1024, bs1, rank 32): eager and captured whole
 #             step, bf16 and FP8 compute (forward+backward), and sd-scripts' eager step beside them
 #   speed-fwd the same FP8 rows with the backward in bf16 (--no-fp8_fast_backward)
@@ -42,7 +43,8 @@ for part in "${parts[@]}"; do
             cat "$out/linear.log" ;;
     grads)  "$bin/sinter-fp8-compute-check" grads "${FP8_GRADS_SIDE:-128}" > "$out/grads.log" 2>&1 || status=1
             grep -E '^\||^\(|refused|sinter-fp8' "$out/grads.log" ;;
-    loss)   "$bin/sinter-fp8-compute-check" loss "${FP8_LOSS_STEPS:-300}" "${FP8_LOSS_SIDE:-64}" > "$out/loss.log" 2>&1 || status=1
+    loss)   "$bin/sinter-fp8-compute-check" loss "${FP8_LOSS_STEPS:-300}" "${FP8_LOSS_SIDE:-64}" \
+              ${FP8_LOSS_FORWARD_ONLY:+forward-only-too} > "$out/loss.log" 2>&1 || status=1
             grep -E '^\||^smoothed|^RESULT|refused|sinter-fp8' "$out/loss.log" ;;
     speed)  bench "bf16" speed-bf16.log
             bench "fp8_fast (forward and backward)" speed-fp8.log "${fp8[@]}"
