@@ -10,14 +10,16 @@
 #             the same noise and timesteps: bf16 against FP8 compute, smoothed curves' max deviation
 #             (FP8_LOSS_FORWARD_ONLY=1: a third curve with the backward in bf16; FP8_LOSS_STEPS, FP8_LOSS_SIDE)
 #   speed     full-size FLUX.1-dev LoRA step (1024x1024, bs1, rank 32): eager and captured whole
-#             step, bf16 and FP8 compute (forward+backward), and sd-scripts' eager step beside them
+#             step, bf16 and FP8 compute (forward+backward); FP8_BENCH_STEPS timed steps a row (10)
+#   sdscripts sd-scripts' own eager FLUX step (.bench/sdscripts_step.py, tests/gpu/README.md): run it
+#             in the same call as speed, the machines' timings vary from call to call
 #   speed-fwd the same FP8 rows with the backward in bf16 (--no-fp8_fast_backward)
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$(mkdir -p "$1" && cd "$1" && pwd)"
 shift
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(linear grads loss speed speed-fwd)
+[ ${#parts[@]} -eq 0 ] && parts=(linear grads loss speed sdscripts speed-fwd)
 bin="$root/build-cuda/bin"
 steps="${FP8_BENCH_STEPS:-10}"
 status=0
@@ -47,7 +49,8 @@ for part in "${parts[@]}"; do
               ${FP8_LOSS_FORWARD_ONLY:+forward-only-too} > "$out/loss.log" 2>&1 || status=1
             grep -E '^\||^smoothed|^RESULT|refused|sinter-fp8' "$out/loss.log" ;;
     speed)  bench "bf16" speed-bf16.log
-            bench "fp8_fast (forward and backward)" speed-fp8.log "${fp8[@]}"
+            bench "fp8_fast (forward and backward)" speed-fp8.log "${fp8[@]}" ;;
+    sdscripts)
             if [ -f "$root/.bench/sdscripts_step.py" ]; then
               (cd "$root/.bench" && PYTHONPATH=. python3 sdscripts_step.py flux eager > "$out/sdscripts.log" 2>&1)
               echo "sd-scripts eager: $(grep RESULT "$out/sdscripts.log" || tail -3 "$out/sdscripts.log")"
@@ -55,7 +58,7 @@ for part in "${parts[@]}"; do
               echo "sd-scripts eager: skipped (no .bench/sdscripts_step.py: tests/gpu/README.md)"
             fi ;;
     speed-fwd) bench "fp8_fast (forward only)" speed-fp8-forward.log "${fp8[@]}" --no-fp8_fast_backward ;;
-    *) echo "unknown part '$part' (linear, grads, loss, speed, speed-fwd)"; status=2 ;;
+    *) echo "unknown part '$part' (linear, grads, loss, speed, sdscripts, speed-fwd)"; status=2 ;;
   esac
   echo "($part: $(( $(date +%s) - start )) s)"
 done
