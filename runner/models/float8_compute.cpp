@@ -58,18 +58,19 @@ torch::Tensor float8ScaleFromAmax(const torch::Tensor& amax, Float8Format format
 
 Float8Tensor quantizePerTensor(const torch::Tensor& x, Float8Format format) {
   const torch::ScalarType type = float8ScalarType(format);
-  // The largest magnitude in one reduction (no |x| tensor written), accumulated in float32.
+  // The largest magnitude in one reduction (no |x| tensor written), accumulated in float32, and
+  // the factor max / amax that maps it onto the format's largest value (a few scalar kernels).
   const torch::Tensor amax =
       at::linalg_vector_norm(x, std::numeric_limits<double>::infinity(), c10::nullopt, /*keepdim=*/false, torch::kFloat32);
-  const torch::Tensor scale = float8ScaleFromAmax(amax, format);
+  const torch::Tensor factor = amax.clamp_min(kSmallestAmax).reciprocal().mul_(float8Max(format));
   if (x.scalar_type() == torch::kBFloat16) {
-    // x * factor computes in bfloat16, so the factor is a bfloat16 and the scale its reciprocal:
-    // three bfloat16 roundings (2^-8 each) leave |x * factor| <= max * 1.012, which the cast
-    // rounds to max (e4m3 rounds up to its NaN from 464, e5m2 to infinity from 59392).
-    const torch::Tensor factor = scale.reciprocal().to(torch::kBFloat16);
-    return {x.mul(factor).to(type), factor.to(torch::kFloat32).reciprocal()};
+    // x * factor computes in bfloat16, so the factor is rounded to bfloat16 and the scale is its
+    // reciprocal: two bfloat16 roundings (2^-8 each) leave |x * factor| <= max * 1.008, which the
+    // cast rounds to max (e4m3 rounds up to its NaN only from 464, e5m2 to infinity from 59392).
+    const torch::Tensor factor16 = factor.to(torch::kBFloat16);
+    return {x.mul(factor16).to(type), factor16.to(torch::kFloat32).reciprocal()};
   }
-  return {x.to(torch::kFloat32).mul(scale.reciprocal()).to(type), scale};
+  return {x.to(torch::kFloat32).mul(factor).to(type), factor.reciprocal()};
 }
 
 torch::Tensor float8Matmul(const Float8Tensor& a, const Float8Tensor& b, const torch::Tensor& bias, torch::ScalarType outDtype) {

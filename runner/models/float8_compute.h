@@ -40,8 +40,8 @@ torch::Tensor float8ScaleFromAmax(const torch::Tensor& amax, Float8Format format
 
 // `x` (bfloat16, float16 or float32) in `format` with its scale from its own amax, computed on
 // x's device without a host sync (usable inside CUDA-graph capture). A bfloat16 x is multiplied
-// by the scale's reciprocal rounded to bfloat16 and the returned scale is that factor's exact
-// reciprocal, so data and scale agree; other dtypes scale in float32. Throws without float8.
+// by max / amax rounded to bfloat16 and the returned scale is that factor's reciprocal, so data
+// and scale agree; other dtypes scale in float32. Throws without float8.
 Float8Tensor quantizePerTensor(const torch::Tensor& x, Float8Format format);
 
 // a b with a [M, K] row-major (contiguous) and b [K, N] column-major (b.t() contiguous), both
