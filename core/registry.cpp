@@ -223,6 +223,15 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "Store the frozen base model in fp8 to save memory.")).advanced(),
       Opt("fp8_base_unet", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "fp8 base U-Net/DiT only"),
           QT_TRANSLATE_NOOP("Option", "Store only the frozen U-Net/DiT in fp8; the text encoders stay in the training precision.")).tabs(LORA).advanced(),
+      Opt("fp8_scaled", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "fp8 scaled base"),
+          QT_TRANSLATE_NOOP("Option", "With fp8_base, store each frozen Linear weight in fp8 with a scale from its largest value (musubi-tuner's fp8_scaled) instead of a plain cast. Sinter's own key; sd-scripts ignores it."))
+          .families(FLUX).tabs(LORA).advanced(),
+      Opt("fp8_fast", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "fp8 fast compute"),
+          QT_TRANSLATE_NOOP("Option", "With fp8_scaled, multiply the frozen base's weights on FP8 tensor cores (GPUs of compute capability 8.9 or higher) with the activations in fp8; LoRA stays in the training precision. Faster steps, slightly less exact. Sinter's own key; sd-scripts ignores it."))
+          .families(FLUX).tabs(LORA).advanced(),
+      Opt("fp8_fast_backward", T::Bool, B(true), Sec::Training, QT_TRANSLATE_NOOP("Option", "fp8 fast backward"),
+          QT_TRANSLATE_NOOP("Option", "With fp8_fast, compute the base's input gradients on FP8 tensor cores too (the gradients in e5m2); off keeps them in the training precision. Sinter's own key; sd-scripts ignores it."))
+          .families(FLUX).tabs(LORA).advanced(),
       Opt("gradient_checkpointing", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Gradient checkpointing"),
           QT_TRANSLATE_NOOP("Option", "Recompute activations in the backward pass: less memory, slower steps.")),
       Opt("cpu_offload_checkpointing", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Offload checkpoints to CPU"),

@@ -109,6 +109,17 @@ std::vector<Diagnostic> validateConfig(const Config& config) {
   if (k.on("full_bf16") && mp != "bf16") k.error("full_bf16", "full_bf16 requires mixed_precision = \"bf16\"");
   if (k.on("full_fp16") && mp != "fp16") k.error("full_fp16", "full_fp16 requires mixed_precision = \"fp16\"");
 
+  // FP8 compute (Sinter's fp8_scaled / fp8_fast, after musubi-tuner's): each needs the one before.
+  const bool fp8Base = k.on("fp8_base") || k.on("fp8_base_unet");
+  if (k.on("fp8_scaled") && !fp8Base)
+    k.error("fp8_scaled", "fp8_scaled needs fp8_base: it is how fp8_base stores the frozen weights");
+  if (k.on("fp8_fast") && !k.on("fp8_scaled"))
+    k.error("fp8_fast", "fp8_fast needs fp8_scaled (and fp8_base): it multiplies the scaled fp8 weights as they are stored");
+  if (k.on("fp8_scaled") && k.set("blocks_to_swap") && k.num("blocks_to_swap") > 0)
+    k.error("fp8_scaled", "fp8_scaled cannot be used with blocks_to_swap yet: the swapped blocks would keep fp8_base's plain cast");
+  if (!k.on("fp8_fast_backward") && !k.on("fp8_fast"))
+    k.warning("fp8_fast_backward", "fp8_fast_backward is honoured only with fp8_fast");
+
   // Caching (sd-scripts asserts these).
   if (k.on("cache_latents") || k.on("cache_latents_to_disk")) {
     if (k.on("color_aug")) k.error("color_aug", "color_aug cannot be used with cached latents");

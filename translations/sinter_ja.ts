@@ -1636,6 +1636,28 @@
     <message>
         <source>With several GPUs: the precision gradients are all-reduced in. no: their own (float32); bf16 or fp16: divided by the GPUs, rounded to 16 bits for the transfer and widened back, as DDP&apos;s compression hooks (accelerate&apos;s comm_hook). Half the traffic; the averaged gradient keeps 8 (bf16) or 11 (fp16) significant bits. Sinter&apos;s own key; sd-scripts has no such option.</source>
         <translation>複数 GPU のとき、勾配を all-reduce する精度です。no: そのままの精度(float32)。bf16 または fp16: GPU 数で割ってから転送のために 16 ビットに丸め、元に戻します(DDP の圧縮フック、accelerate の comm_hook と同じ)。通信量は半分になり、平均した勾配の有効桁は 8 ビット(bf16)または 11 ビット(fp16)になります。Sinter 独自のキーで、sd-scripts にはありません。</translation>
+        <source>fp8 scaled base</source>
+        <translation>fp8 スケール付きベース</translation>
+    </message>
+    <message>
+        <source>With fp8_base, store each frozen Linear weight in fp8 with a scale from its largest value (musubi-tuner&apos;s fp8_scaled) instead of a plain cast. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>fp8_base と併用し、凍結した各 Linear の重みを、最大値から求めたスケール付きで fp8 に保存します(musubi-tuner の fp8_scaled)。単純なキャストの代わりです。Sinter 独自のキーで、sd-scripts は無視します。</translation>
+    </message>
+    <message>
+        <source>fp8 fast compute</source>
+        <translation>fp8 高速演算</translation>
+    </message>
+    <message>
+        <source>With fp8_scaled, multiply the frozen base&apos;s weights on FP8 tensor cores (GPUs of compute capability 8.9 or higher) with the activations in fp8; LoRA stays in the training precision. Faster steps, slightly less exact. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>fp8_scaled と併用し、凍結したベースの重みの行列積を FP8 Tensor コア(Compute Capability 8.9 以上の GPU)で、活性も fp8 にして計算します。LoRA は学習精度のままです。ステップは速くなり、精度はわずかに下がります。Sinter 独自のキーで、sd-scripts は無視します。</translation>
+    </message>
+    <message>
+        <source>fp8 fast backward</source>
+        <translation>fp8 高速逆伝播</translation>
+    </message>
+    <message>
+        <source>With fp8_fast, compute the base&apos;s input gradients on FP8 tensor cores too (the gradients in e5m2); off keeps them in the training precision. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>fp8_fast と併用し、ベースの入力勾配も FP8 Tensor コアで計算します(勾配は e5m2)。オフにすると学習精度のままです。Sinter 独自のキーで、sd-scripts は無視します。</translation>
     </message>
 </context>
 <context>

@@ -1636,6 +1636,28 @@
     <message>
         <source>With several GPUs: the precision gradients are all-reduced in. no: their own (float32); bf16 or fp16: divided by the GPUs, rounded to 16 bits for the transfer and widened back, as DDP&apos;s compression hooks (accelerate&apos;s comm_hook). Half the traffic; the averaged gradient keeps 8 (bf16) or 11 (fp16) significant bits. Sinter&apos;s own key; sd-scripts has no such option.</source>
         <translation>多 GPU 时 all-reduce 梯度所用的精度。no:保持原精度(float32);bf16 或 fp16:先除以 GPU 数,传输时舍入为 16 位,之后再还原(同 DDP 的压缩钩子、accelerate 的 comm_hook)。通信量减半;平均后的梯度保留 8 位(bf16)或 11 位(fp16)有效位。Sinter 自有的键;sd-scripts 没有此选项。</translation>
+        <source>fp8 scaled base</source>
+        <translation>fp8 缩放基础模型</translation>
+    </message>
+    <message>
+        <source>With fp8_base, store each frozen Linear weight in fp8 with a scale from its largest value (musubi-tuner&apos;s fp8_scaled) instead of a plain cast. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>与 fp8_base 一起使用：将每个冻结的 Linear 权重以 fp8 存储，并附带由其最大值求得的缩放系数（musubi-tuner 的 fp8_scaled），而不是直接转换。Sinter 自有键；sd-scripts 会忽略它。</translation>
+    </message>
+    <message>
+        <source>fp8 fast compute</source>
+        <translation>fp8 快速计算</translation>
+    </message>
+    <message>
+        <source>With fp8_scaled, multiply the frozen base&apos;s weights on FP8 tensor cores (GPUs of compute capability 8.9 or higher) with the activations in fp8; LoRA stays in the training precision. Faster steps, slightly less exact. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>与 fp8_scaled 一起使用：在 FP8 Tensor Core（计算能力 8.9 及以上的 GPU）上计算冻结基础模型权重的矩阵乘法，激活值也为 fp8；LoRA 保持训练精度。步骤更快，精度略低。Sinter 自有键；sd-scripts 会忽略它。</translation>
+    </message>
+    <message>
+        <source>fp8 fast backward</source>
+        <translation>fp8 快速反向传播</translation>
+    </message>
+    <message>
+        <source>With fp8_fast, compute the base&apos;s input gradients on FP8 tensor cores too (the gradients in e5m2); off keeps them in the training precision. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>与 fp8_fast 一起使用：基础模型的输入梯度也在 FP8 Tensor Core 上计算（梯度为 e5m2）；关闭则保持训练精度。Sinter 自有键；sd-scripts 会忽略它。</translation>
     </message>
 </context>
 <context>

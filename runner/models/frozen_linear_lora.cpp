@@ -27,15 +27,25 @@ struct FrozenLinearWithLora : public torch::autograd::Function<FrozenLinearWithL
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& stored,
                                const c10::optional<torch::Tensor>& bias, const torch::Tensor& down, const torch::Tensor& up,
                                double alpha, const std::shared_ptr<ServedWeight>& served) {
-    const torch::Tensor weight = served ? served->get(x.scalar_type()) : stored;
+    // fp8_fast: the base product on FP8 tensor cores from the stored form (no upcast weight).
+    const bool products = served && served->computesProducts();
+    const torch::Tensor weight = products ? stored : served ? served->get(x.scalar_type()) : stored;
     const torch::Tensor x2 = x.view({-1, weight.size(1)});
     const torch::Tensor h = torch::mm(x2, down.t());  // [N, rank]
-    // The skinny up projection first (it only writes y), then the base GEMM adds into it: the
-    // base GEMM is compute-bound, so reading y in its epilogue is free, where the other order
-    // reads and rewrites y in a memory-bound GEMM of its own.
-    torch::Tensor y = bias ? torch::addmm(*bias, h, up.t(), /*beta=*/1.0, alpha) : scaledProduct(h, up.t(), alpha);
-    y.addmm_(x2, weight.t());
+    torch::Tensor y;
+    if (products) {
+      // The FP8 GEMM writes y (with the bias in its epilogue); the skinny up projection adds into it.
+      y = served->forwardProduct(x2, bias ? *bias : torch::Tensor());
+      y.addmm_(h, up.t(), /*beta=*/1.0, alpha);
+    } else {
+      // The skinny up projection first (it only writes y), then the base GEMM adds into it: the
+      // base GEMM is compute-bound, so reading y in its epilogue is free, where the other order
+      // reads and rewrites y in a memory-bound GEMM of its own.
+      y = bias ? torch::addmm(*bias, h, up.t(), /*beta=*/1.0, alpha) : scaledProduct(h, up.t(), alpha);
+      y.addmm_(x2, weight.t());
+    }
     ctx->save_for_backward({x2, h, served ? torch::Tensor() : weight, down, up});
+    ctx->saved_data["out_features"] = weight.size(0);
     if (served) ctx->saved_data["served"] = c10::IValue::make_capsule(c10::make_intrusive<ServedWeightCapsule>(served));
     ctx->saved_data["alpha"] = alpha;
     // Which gradients to make: by the inputs themselves, as needs_input_grad counts only the
@@ -51,19 +61,27 @@ struct FrozenLinearWithLora : public torch::autograd::Function<FrozenLinearWithL
     const variable_list saved = ctx->get_saved_variables();
     const torch::Tensor &x2 = saved[0], &h = saved[1], &down = saved[3], &up = saved[4];
     const auto served = ctx->saved_data.find("served");
-    const torch::Tensor weight =
+    const std::shared_ptr<ServedWeight> servedWeight =
         served == ctx->saved_data.end()
-            ? saved[2]
-            : c10::static_intrusive_pointer_cast<ServedWeightCapsule>(served->second.toCapsule())->weight->get(x2.scalar_type());
+            ? nullptr
+            : c10::static_intrusive_pointer_cast<ServedWeightCapsule>(served->second.toCapsule())->weight;
+    const bool products = servedWeight && servedWeight->computesProducts();
     const double alpha = ctx->saved_data["alpha"].toDouble();
-    const torch::Tensor g = grads[0].reshape({-1, weight.size(0)});  // [N, out]
+    const torch::Tensor g = grads[0].reshape({-1, ctx->saved_data["out_features"].toInt()});  // [N, out]
     const c10::List<bool> wanted = ctx->saved_data["wanted"].toBoolList();
     const bool wantX = wanted[0], wantDown = wanted[1], wantUp = wanted[2];
     torch::Tensor dx, dDown, dUp;
     if (wantX || wantDown) {
       const torch::Tensor dh = scaledProduct(g, up, alpha);  // [N, rank]: alpha g U
-      // As in forward: the skinny product written first, the base GEMM accumulating into it.
-      if (wantX) dx = at::_unsafe_view(torch::mm(dh, down).addmm_(g, weight), ctx->saved_data["x_sizes"].toIntVector());
+      if (wantX && products) {
+        // fp8_fast: the FP8 GEMM writes dx (it cannot accumulate), the skinny product adds into it.
+        dx = at::_unsafe_view(servedWeight->backwardProduct(g.contiguous()).addmm_(dh, down),
+                              ctx->saved_data["x_sizes"].toIntVector());
+      } else if (wantX) {
+        // As in forward: the skinny product written first, the base GEMM accumulating into it.
+        const torch::Tensor weight = servedWeight ? servedWeight->get(x2.scalar_type()) : saved[2];
+        dx = at::_unsafe_view(torch::mm(dh, down).addmm_(g, weight), ctx->saved_data["x_sizes"].toIntVector());
+      }
       if (wantDown) dDown = torch::mm(dh.t(), x2);
     }
     if (wantUp) dUp = scaledProduct(g.t(), h, alpha);

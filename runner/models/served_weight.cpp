@@ -31,6 +31,19 @@ struct FrozenLinearBackward : torch::autograd::Node {
   std::string name() const override { return "FrozenLinearBackward"; }
 };
 
+// dx = dy W as the weight computes it (ServedWeight::backwardProduct: fp8_fast's FP8 GEMM).
+struct FrozenProductBackward : torch::autograd::Node {
+  std::shared_ptr<ServedWeight> weight;
+  std::vector<int64_t> xSizes;
+
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    const torch::Tensor& dy = grads[0];
+    if (!dy.defined()) return {torch::Tensor()};
+    return {weight->backwardProduct(dy.reshape({-1, dy.size(-1)}).contiguous()).view(xSizes)};
+  }
+  std::string name() const override { return "FrozenProductBackward"; }
+};
+
 // dx = dy W, dW = dy^T x (handed to the weight), db = sum dy; W fetched again now, as above.
 struct TrainedServedLinearBackward : torch::autograd::Node {
   std::shared_ptr<ServedWeight> weight;
@@ -63,9 +76,38 @@ class Float8Weight : public ServedWeight {
   torch::Tensor stored_;
 };
 
+// x W^T + bias through the weight's own products (fp8_fast), the gradient reaching x only.
+torch::Tensor productLinear(const torch::Tensor& x, const std::shared_ptr<ServedWeight>& weight, const torch::Tensor& bias) {
+  torch::Tensor y;
+  {
+    torch::NoGradGuard noGrad;
+    const torch::Tensor x2 = x.reshape({-1, x.size(-1)}).contiguous();
+    y = weight->forwardProduct(x2, bias);
+    std::vector<int64_t> outSizes = x.sizes().vec();
+    outSizes.back() = y.size(1);
+    y = at::_unsafe_view(y, outSizes);  // not a view made without grad: callers may write into it
+  }
+  if (torch::GradMode::is_enabled() && x.requires_grad()) {
+    auto node = std::shared_ptr<FrozenProductBackward>(new FrozenProductBackward(), torch::autograd::deleteNode);
+    node->weight = weight;
+    node->xSizes = x.sizes().vec();
+    node->set_next_edges(torch::autograd::collect_next_edges(x));
+    torch::autograd::set_history(y, node);
+  }
+  return y;
+}
+
 }  // namespace
 
+torch::Tensor ServedWeight::forwardProduct(const torch::Tensor& x2, const torch::Tensor& bias) {
+  const torch::Tensor w = get(x2.scalar_type());
+  return bias.defined() ? torch::addmm(bias.to(x2.scalar_type()), x2, w.t()) : torch::mm(x2, w.t());
+}
+
+torch::Tensor ServedWeight::backwardProduct(const torch::Tensor& g) { return torch::mm(g, get(g.scalar_type())); }
+
 torch::Tensor frozenLinear(const torch::Tensor& x, const std::shared_ptr<ServedWeight>& weight, const torch::Tensor& bias) {
+  if (weight->computesProducts()) return productLinear(x, weight, bias);
   const torch::ScalarType dtype = x.scalar_type();
   torch::Tensor y;
   {

@@ -22,6 +22,13 @@ class ServedWeight {
   // Trained: the backward pass computes dW and calls takeGradient with it.
   virtual bool trained() const { return false; }
   virtual void takeGradient(const torch::Tensor& /*grad*/) {}
+  // fp8_fast: the Linear's products come from forwardProduct and backwardProduct (FP8 GEMMs on the
+  // stored form), not from get(): frozenLinear and frozenLinearWithLora ask this first.
+  virtual bool computesProducts() const { return false; }
+  // x2 W^T (+ bias where defined) for x2 [N, in], in x2's dtype. By default through get().
+  virtual torch::Tensor forwardProduct(const torch::Tensor& x2, const torch::Tensor& bias);
+  // g W for g [N, out], in g's dtype. By default through get().
+  virtual torch::Tensor backwardProduct(const torch::Tensor& g);
 };
 
 // x W^T + bias with W from `weight`; the gradient reaches x only (W and bias are frozen).

@@ -220,6 +220,8 @@ TEST_F(FluxLoraRun, BadInputsExitTwoNamingTheOptionOrFile) {
   };
   std::vector<Case> all = cases;
   if (!sinter::models::float8InBuild()) all.push_back({"fp8_base", "fp8_base = true\n", "fp8_base: this libtorch"});
+  // FP8 tensor-core GEMMs: refused without a GPU that has them (or a libtorch with at::_scaled_mm).
+  if (!torch::cuda::is_available()) all.push_back({"fp8_fast", "fp8_base = true\nfp8_scaled = true\nfp8_fast = true\n", "fp8_fast: "});
   for (const Case& c : all) {
     std::vector<std::string> args{"--config_file", writeConfig("bad_" + c.name + ".toml", path("out_bad_" + c.name), "max_train_steps = 2\n" + c.extra)};
     if (c.name == "sdxl_checkpoint") args.insert(args.end(), {"--pretrained_model_name_or_path", path("sdxl.safetensors")});

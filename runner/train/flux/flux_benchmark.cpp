@@ -33,9 +33,7 @@ int runFluxBenchmark(const Config& config, long long steps, bool tiny, bool scal
   const int64_t latentSide = tiny ? 32 : 128, tokens = tiny ? 32 : 512, rank = tiny ? 4 : 32;
   torch::manual_seed(0);
 
-  FluxWeightPlacement placement;
-  placement.fp8Base = config.getBool("fp8_base") || config.getBool("fp8_base_unet");
-  if (!isUnset(config.get("blocks_to_swap"))) placement.blocksToSwap = config.getInt("blocks_to_swap");
+  const FluxWeightPlacement placement = FluxWeightPlacement::fromConfig(config);
   // Checked before the model is built (minutes at full size), as full_weights_method.h refuses them.
   if (placement.fp8Base && config.tab() != Tab::LoRA)
     throw std::invalid_argument("fp8_base stores frozen weights; a full-weight benchmark trains them: turn fp8_base off");
@@ -122,9 +120,12 @@ int runFluxBenchmark(const Config& config, long long steps, bool tiny, bool scal
                                               " on " + std::to_string(lora.modules().size()) + " modules";
   if (!ranks.printing()) return 0;
   std::printf("benchmark: FLUX.1-dev transformer %s (%s, %lld trained parameters), "
-              "%s, gradient checkpointing %s, fp8_base %s, blocks_to_swap %lld%s%s\n",
+              "%s, gradient checkpointing %s, fp8_base %s%s, blocks_to_swap %lld%s%s\n",
               what.c_str(), tiny ? "tiny" : "full size", static_cast<long long>(trainedParameters), dtype == torch::kBFloat16 ? "bf16" : "fp32",
               config.getBool("gradient_checkpointing") ? "on" : "off", placement.fp8Base ? "on" : "off",
+              placement.fp8Compute.fastForward ? (placement.fp8Compute.fastBackward ? " (fp8_scaled, fp8_fast: forward and backward)"
+                                                                                      : " (fp8_scaled, fp8_fast: forward only)")
+              : placement.fp8Scaled ? " (fp8_scaled)" : "",
               static_cast<long long>(placement.blocksToSwap), transformer->streamedBlocks().empty() ? "" : " (streamed: ",
               transformer->streamedBlocks().empty() ? "" : (transformer->streamedBlocks() + ")").c_str());
   std::printf("device: %s; %s; %lld timed steps per row\n", describeDevice(device).c_str(), ranks.describe().c_str(), steps);

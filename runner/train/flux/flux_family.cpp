@@ -48,8 +48,7 @@ FluxFamilyOptions FluxFamilyOptions::fromConfig(const Config& config, torch::Dty
   o.gradientCheckpointing = config.getBool("gradient_checkpointing") || o.checkpointOffload;
   // fp8_base stores the transformer's frozen weights in float8 and keeps the text encoders in the
   // weight dtype, which is what sd-scripts' fp8_base_unet asks for (it turns fp8_base on for FLUX).
-  o.placement.fp8Base = config.getBool("fp8_base") || config.getBool("fp8_base_unet");
-  if (!isUnset(config.get("blocks_to_swap"))) o.placement.blocksToSwap = config.getInt("blocks_to_swap");
+  o.placement = FluxWeightPlacement::fromConfig(config);
   o.cacheLatentsToDisk = config.getBool("cache_latents_to_disk");
   o.cacheLatents = config.getBool("cache_latents") || o.cacheLatentsToDisk;
   o.cacheTextToDisk = config.getBool("cache_text_encoder_outputs_to_disk");
@@ -83,7 +82,15 @@ FluxFamily::FluxFamily(const RunContext& run)
                models_.transformer->config().depth, models_.transformer->config().depthSingleBlocks, t5MaxTokens_);
   models_.toDevice(device_, run.precision.weightDtype, options_.placement, run.precision.trainableModelDtype(),
                    run.precision.vaeDtype());
-  if (options_.placement.fp8Base) spdlog::info("fp8_base: the transformer's Linear weights stored as float8 e4m3, upcast per layer");
+  if (const FluxWeightPlacement& p = options_.placement; p.fp8Compute.fastForward)
+    spdlog::info("fp8_fast: the transformer's Linear weights stored as float8 e4m3 with a per-tensor scale; their products on FP8 "
+                 "tensor cores (activations e4m3{}), LoRA in {}",
+                 p.fp8Compute.fastBackward ? ", input gradients e5m2" : "; input gradients in the training precision",
+                 c10::toString(run.precision.weightDtype));
+  else if (p.fp8Scaled)
+    spdlog::info("fp8_scaled: the transformer's Linear weights stored as float8 e4m3 with a per-tensor scale, dequantised per layer");
+  else if (p.fp8Base)
+    spdlog::info("fp8_base: the transformer's Linear weights stored as float8 e4m3, upcast per layer");
   if (const models::FluxTransformerImpl& t = *models_.transformer; !t.streamedBlocks().empty()) {
     const models::FluxBlockSwapSplit split = models::fluxBlockSwapSplit(t.config(), options_.placement.blocksToSwap);
     const int64_t ring = (t.doubleSwap() ? t.doubleSwap()->ringBytes() : 0) + (t.singleSwap() ? t.singleSwap()->ringBytes() : 0);

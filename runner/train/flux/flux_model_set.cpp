@@ -4,16 +4,34 @@
 #include "models/checkpoint_tensors.h"
 #include "models/flux_checkpoint.h"
 #include "models/served_weight.h"
+#include "train/base/config_values.h"
 #include "train/base/mixed_precision.h"
 
 namespace sinter::train {
 
+FluxWeightPlacement FluxWeightPlacement::fromConfig(const Config& config) {
+  FluxWeightPlacement p;
+  p.fp8Base = config.getBool("fp8_base") || config.getBool("fp8_base_unet");
+  p.fp8Scaled = p.fp8Base && config.getBool("fp8_scaled");
+  p.fp8Compute.fastForward = p.fp8Scaled && config.getBool("fp8_fast");
+  p.fp8Compute.fastBackward = p.fp8Compute.fastForward && config.getBool("fp8_fast_backward");
+  if (!isUnset(config.get("blocks_to_swap"))) p.blocksToSwap = config.getInt("blocks_to_swap");
+  return p;
+}
+
 void placeFluxTransformer(models::FluxTransformerImpl& transformer, const torch::Device& device, torch::Dtype dtype,
                           const FluxWeightPlacement& placement) {
+  // Refused before minutes of loading where the preflight did not (benchmarks, the library).
+  if (placement.fp8Compute.fastForward)
+    if (const std::string why = models::float8ComputeRefusal(device); !why.empty()) throw std::runtime_error(why);
+  if (placement.fp8Scaled && placement.blocksToSwap > 0)
+    throw std::invalid_argument("fp8_scaled cannot be used with blocks_to_swap yet: the swapped blocks would keep fp8_base's plain cast");
   castFrozen(transformer, dtype);
   if (placement.blocksToSwap > 0)
     transformer.enableBlockSwap(placement.blocksToSwap, device, placement.fp8Base ? models::float8Dtype() : dtype);
-  if (placement.fp8Base) models::storeLinearsInFloat8(transformer);
+  // fp8_scaled quantizes on the device, Linear by Linear (the scale needs the weight's amax).
+  if (placement.fp8Scaled) models::storeLinearsInScaledFloat8(transformer, device, placement.fp8Compute);
+  else if (placement.fp8Base) models::storeLinearsInFloat8(transformer);
   models::moveToDevice(transformer, device);
 }
 

@@ -7,9 +7,11 @@
 #include <optional>
 #include <string>
 
+#include "core/config.h"
 #include "models/clip_text_model.h"
 #include "models/flux_autoencoder.h"
 #include "models/flux_transformer.h"
+#include "models/scaled_float8_weight.h"
 #include "models/t5_encoder.h"
 
 namespace sinter::io {
@@ -26,7 +28,12 @@ struct FluxModelFiles {
 // Where the transformer's frozen weights live (sd-scripts' fp8_base and blocks_to_swap).
 struct FluxWeightPlacement {
   bool fp8Base = false;       // Linear weights in float8 e4m3, upcast per call
+  bool fp8Scaled = false;     // with fp8Base: e4m3 with a per-tensor scale (fp8_scaled)
+  models::Float8ScaledOptions fp8Compute;  // fp8_fast, fp8_fast_backward (with fp8Scaled)
   int64_t blocksToSwap = 0;   // models::fluxBlockSwapSplit
+
+  // fp8_base (or fp8_base_unet), fp8_scaled, fp8_fast, fp8_fast_backward and blocks_to_swap.
+  static FluxWeightPlacement fromConfig(const Config& config);
 };
 
 struct FluxModelSet {

@@ -5,11 +5,13 @@
 
 #include "io/safetensors.h"
 #include "models/flux_autoencoder.h"
+#include "models/float8_compute.h"
 #include "models/flux_transformer.h"
 #include "models/served_weight.h"
 #include "models/t5_encoder.h"
 #include "text/hub_cache_tokenizers.h"
 #include "text/t5_tokenizer.h"
+#include "train/base/device_info.h"
 #include "train/flux/flux_benchmark.h"
 #include "train/flux/flux_family.h"
 #include "train/flux/flux_model_set.h"
@@ -58,6 +60,14 @@ bool checkFluxFiles(const Config& config, PreflightChecks& k) {
   ok &= k.parse("timestep_sampling", [&] { FlowMatchingOptions::fromConfig(config); });
   for (const char* key : {"fp8_base", "fp8_base_unet"})
     if (config.getBool(key) && !models::float8InBuild()) ok &= k.parse(key, [] { models::float8Dtype(); });  // names the libtorch
+  if (config.getBool("fp8_scaled") && !models::float8InBuild())
+    ok &= k.parse("fp8_scaled", [] { models::float8ScalarType(models::Float8Format::E4M3); });  // names the libtorch
+  // fp8_fast: refused on a device (or a libtorch) without FP8 tensor cores, naming it.
+  if (config.getBool("fp8_fast"))
+    if (const std::string why = models::float8ComputeRefusal(trainingDevice()); !why.empty()) {
+      ok = false;
+      k.error("fp8_fast", why);
+    }
   const std::string transformer = config.getString("pretrained_model_name_or_path");
   if (!isUnset(config.get("blocks_to_swap")) && config.getInt("blocks_to_swap") > 0 && isFile(transformer))
     ok &= k.parse("blocks_to_swap", [&] {
