@@ -1634,8 +1634,6 @@
         <translation>勾配の通信</translation>
     </message>
     <message>
-        <source>With several GPUs: the precision gradients are all-reduced in. no: their own (float32); bf16 or fp16: divided by the GPUs, rounded to 16 bits for the transfer and widened back, as DDP&apos;s compression hooks (accelerate&apos;s comm_hook). Half the traffic; the averaged gradient keeps 8 (bf16) or 11 (fp16) significant bits. Sinter&apos;s own key; sd-scripts has no such option.</source>
-        <translation>複数 GPU のとき、勾配を all-reduce する精度です。no: そのままの精度(float32)。bf16 または fp16: GPU 数で割ってから転送のために 16 ビットに丸め、元に戻します(DDP の圧縮フック、accelerate の comm_hook と同じ)。通信量は半分になり、平均した勾配の有効桁は 8 ビット(bf16)または 11 ビット(fp16)になります。Sinter 独自のキーで、sd-scripts にはありません。</translation>
         <source>fp8 scaled base</source>
         <translation>fp8 スケール付きベース</translation>
     </message>
@@ -1658,6 +1656,10 @@
     <message>
         <source>With fp8_fast, compute the base&apos;s input gradients on FP8 tensor cores too (the gradients in e5m2); off keeps them in the training precision. Sinter&apos;s own key; sd-scripts ignores it.</source>
         <translation>fp8_fast と併用し、ベースの入力勾配も FP8 Tensor コアで計算します(勾配は e5m2)。オフにすると学習精度のままです。Sinter 独自のキーで、sd-scripts は無視します。</translation>
+    </message>
+    <message>
+        <source>With several GPUs: the precision gradients are all-reduced in. no: their own (float32); bf16 or fp16: divided by the GPUs, rounded to 16 bits for the transfer and widened back, as DDP&apos;s compression hooks (accelerate&apos;s comm_hook). Half the traffic; the averaged gradient keeps 8 (bf16) or 11 (fp16) significant bits. Sinter&apos;s own key; sd-scripts has no such option.</source>
+        <translation>複数 GPU のとき、勾配を all-reduce する精度です。no: そのままの精度(float32)。bf16 または fp16: GPU 数で割ってから転送のために 16 ビットに丸め、元に戻します(DDP の圧縮フック、accelerate の comm_hook と同じ)。通信量は半分になり、平均した勾配の有効桁は 8 ビット(bf16)または 11 ビット(fp16)になります。Sinter 独自のキーで、sd-scripts にはありません。</translation>
     </message>
 </context>
 <context>

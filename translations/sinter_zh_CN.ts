@@ -1634,8 +1634,6 @@
         <translation>梯度通信</translation>
     </message>
     <message>
-        <source>With several GPUs: the precision gradients are all-reduced in. no: their own (float32); bf16 or fp16: divided by the GPUs, rounded to 16 bits for the transfer and widened back, as DDP&apos;s compression hooks (accelerate&apos;s comm_hook). Half the traffic; the averaged gradient keeps 8 (bf16) or 11 (fp16) significant bits. Sinter&apos;s own key; sd-scripts has no such option.</source>
-        <translation>多 GPU 时 all-reduce 梯度所用的精度。no:保持原精度(float32);bf16 或 fp16:先除以 GPU 数,传输时舍入为 16 位,之后再还原(同 DDP 的压缩钩子、accelerate 的 comm_hook)。通信量减半;平均后的梯度保留 8 位(bf16)或 11 位(fp16)有效位。Sinter 自有的键;sd-scripts 没有此选项。</translation>
         <source>fp8 scaled base</source>
         <translation>fp8 缩放基础模型</translation>
     </message>
@@ -1658,6 +1656,10 @@
     <message>
         <source>With fp8_fast, compute the base&apos;s input gradients on FP8 tensor cores too (the gradients in e5m2); off keeps them in the training precision. Sinter&apos;s own key; sd-scripts ignores it.</source>
         <translation>与 fp8_fast 一起使用：基础模型的输入梯度也在 FP8 Tensor Core 上计算（梯度为 e5m2）；关闭则保持训练精度。Sinter 自有键；sd-scripts 会忽略它。</translation>
+    </message>
+    <message>
+        <source>With several GPUs: the precision gradients are all-reduced in. no: their own (float32); bf16 or fp16: divided by the GPUs, rounded to 16 bits for the transfer and widened back, as DDP&apos;s compression hooks (accelerate&apos;s comm_hook). Half the traffic; the averaged gradient keeps 8 (bf16) or 11 (fp16) significant bits. Sinter&apos;s own key; sd-scripts has no such option.</source>
+        <translation>多 GPU 时 all-reduce 梯度所用的精度。no:保持原精度(float32);bf16 或 fp16:先除以 GPU 数,传输时舍入为 16 位,之后再还原(同 DDP 的压缩钩子、accelerate 的 comm_hook)。通信量减半;平均后的梯度保留 8 位(bf16)或 11 位(fp16)有效位。Sinter 自有的键;sd-scripts 没有此选项。</translation>
     </message>
 </context>
 <context>
