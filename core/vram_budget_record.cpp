@@ -1,5 +1,7 @@
 #include "core/vram_budget_record.h"
 
+#include "core/cache_dir.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -29,12 +31,7 @@ json readRecord(const std::string& file) {
 }  // namespace
 
 std::string defaultVramRecordFile() {
-  fs::path dir;
-  if (const char* own = std::getenv("SINTER_CACHE_DIR"); own && *own) dir = own;
-  else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) dir = fs::path(xdg) / "sinter";
-  else if (const char* home = std::getenv("HOME"); home && *home) dir = fs::path(home) / ".cache" / "sinter";
-  else dir = fs::temp_directory_path() / "sinter";
-  return (dir / "vram_budget_corrections.json").string();
+  return (sinterCacheDir() / "vram_budget_corrections.json").string();
 }
 
 std::string vramRecordKey(const std::string& family, bool lora, long long width, long long height, long long batch) {

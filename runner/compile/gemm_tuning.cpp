@@ -1,5 +1,7 @@
 #include "compile/gemm_tuning.h"
 
+#include "core/cache_dir.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
@@ -22,12 +24,7 @@ namespace fs = std::filesystem;
 bool gemmTuningCompiledIn() { return SINTER_HAS_TUNABLE_OP != 0; }
 
 std::string defaultGemmTuningFile() {
-  fs::path dir;
-  if (const char* own = std::getenv("SINTER_CACHE_DIR"); own && *own) dir = own;
-  else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) dir = fs::path(xdg) / "sinter";
-  else if (const char* home = std::getenv("HOME"); home && *home) dir = fs::path(home) / ".cache" / "sinter";
-  else dir = fs::temp_directory_path() / "sinter";
-  return (dir / "tunableop_results.csv").string();
+  return (sinterCacheDir() / "tunableop_results.csv").string();
 }
 
 std::string enableGemmTuning(const std::string& file) {
