@@ -2,6 +2,8 @@
 
 #include <torch/csrc/autograd/function_hook.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -187,9 +189,21 @@ void GradientReducer::beginBackward(bool lastOfStep) {
   overlapped_ = 0;
 }
 
+namespace {
+// SINTER_DDP_OVERLAP=0 starts every bucket after backward instead (tests/gpu/multi_gpu_scaling.sh
+// measures what overlapping gains or costs with it); read once.
+bool overlapBuckets() {
+  static const bool on = [] {
+    const char* v = std::getenv("SINTER_DDP_OVERLAP");
+    return !(v && std::strcmp(v, "0") == 0);
+  }();
+  return on;
+}
+}  // namespace
+
 void GradientReducer::markReady(size_t bucket) {
   ++buckets_[bucket]->ready;
-  launchReadyInOrder();
+  if (overlapBuckets()) launchReadyInOrder();
 }
 
 void GradientReducer::launchReadyInOrder() {

@@ -5,7 +5,10 @@
 # the gradients all-reduced over NCCL), eager and with the whole step captured; prints every run's
 # rows and the scaling of samples per second against one GPU.
 # Usage: multi_gpu_scaling.sh sdxl|flux [steps] [extra runner options...]
-#   SINTER_GPU_RUNS="2:no 4:no 4:bf16"    the multi-GPU runs, GPUs:ddp_comm_hook (default "2:no")
+#   SINTER_GPU_RUNS="2:no 4:no 4:bf16"    the multi-GPU runs, GPUs:ddp_comm_hook (default "2:no"), each
+#                                         optionally with environment settings for that run only:
+#                                         "2:no:NCCL_MAX_CTAS=2" or "2:no:SINTER_DDP_OVERLAP=0,NCCL_MAX_CTAS=4"
+#   CUDA_VISIBLE_DEVICES=2,3 ...          runs on those GPUs (two copies of this script can share a machine)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 family="${1:-sdxl}"
@@ -14,19 +17,21 @@ shift $(( $# > 2 ? 2 : $# ))
 runner="$root/build-cuda/bin/sinter-runner"
 runs="${SINTER_GPU_RUNS:-2:no}"
 work="$(mktemp -d)"
-run() {  # label, runner arguments...
-  local label="$1"; shift
+run() {  # label, environment (A=1,B=2 or ""), runner arguments...
+  local label="$1" settings="$2"; shift 2
   local start=$SECONDS
-  if "$runner" --model_family "$family" --benchmark_steps "$steps" --benchmark_scaling "$@" > "$work/$label" 2> "$work/$label.log"; then
+  local -a env_args=()
+  [ -n "$settings" ] && IFS=, read -r -a env_args <<< "$settings"
+  if env "${env_args[@]}" "$runner" --model_family "$family" --benchmark_steps "$steps" --benchmark_scaling "$@" > "$work/$label" 2> "$work/$label.log"; then
     echo "## $label ($((SECONDS - start)) s)"; cat "$work/$label"
   else
     echo "## $label FAILED ($((SECONDS - start)) s)"; tail -30 "$work/$label.log"; rm -f "$work/$label"
   fi
 }
-run "1 GPU" "$@"
+run "1 GPU" "" "$@"
 for r in $runs; do
-  n="${r%%:*}" hook="${r#*:}"
-  run "$n GPUs, ddp_comm_hook $hook" --nproc_per_node "$n" --ddp_comm_hook "$hook" "$@"
+  IFS=: read -r n hook settings <<< "$r"
+  run "$n GPUs, ddp_comm_hook $hook${settings:+, $settings}" "${settings:-}" --nproc_per_node "$n" --ddp_comm_hook "$hook" "$@"
 done
 python3 - "$work" <<'PY'
 import os, sys
