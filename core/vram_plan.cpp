@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "core/compile_settings.h"
 #include "core/registry.h"
 #include "core/vram_costs.h"
 
@@ -179,6 +180,10 @@ PlanRequest planRequestFromConfig(const Config& config, const MemoryModel& model
   r.fusedBackwardAllowed = !r.lora && optimizer == "adafactor" && config.getInt("gradient_accumulation_steps") <= 1;
   r.budgetBytes = isUnset(config.get("vram_budget_gb")) ? 0 : config.getDouble("vram_budget_gb") * kGiB;
   r.correction = std::max(1.0, correction);
+  const CompileRequest compile = resolveCompileRequest(config);
+  const bool graphs = compile.backend == "cudagraphs" ||
+                      (compile.backend == "inductor" && (compile.mode == "reduce-overhead" || compile.mode == "max-autotune"));
+  r.wholeStepCaptured = compile.enabled && compile.fullgraph && graphs;
   // The user's values: kept where they differ from the default (the planner leaves them).
   PlanSettings& u = r.userFixed;
   u.fp8Base = config.getBool("fp8_base") || config.getBool("fp8_base_unet");
@@ -260,7 +265,9 @@ PlanEstimate estimatePlan(const MemoryModel& m, const PlanRequest& r, const Plan
   }
   e.relativeStepTime = t;
   e.limitingBytes = r.startMustFit ? std::max(e.stepPeakBytes, e.startPeakBytes) : e.stepPeakBytes;
-  e.fits = r.budgetBytes > 0 && e.limitingBytes <= r.budgetBytes;
+  // Host traffic inside the step, or optimizer steps inside autograd: no whole-step graph.
+  e.breaksCapture = r.wholeStepCaptured && (s.blocksToSwap > 0 || s.cpuOffloadCheckpointing || s.fusedBackwardPass);
+  e.fits = r.budgetBytes > 0 && e.limitingBytes <= r.budgetBytes && !e.breaksCapture;
   return e;
 }
 
@@ -297,12 +304,17 @@ VramPlan planVram(const MemoryModel& m, const PlanRequest& r) {
     if (a.relativeStepTime != b.relativeStepTime) return a.relativeStepTime < b.relativeStepTime;
     return a.stepPeakBytes < b.stepPeakBytes;
   });
-  plan.smallestReachableBytes = plan.candidates.empty() ? 0 : plan.candidates.front().limitingBytes;
-  for (const PlanEstimate& c : plan.candidates) plan.smallestReachableBytes = std::min(plan.smallestReachableBytes, c.limitingBytes);
+  // The smallest budget any plan the run can take reaches (with compile_fullgraph, the capturable ones).
+  plan.smallestReachableBytes = 0;
+  for (const PlanEstimate& c : plan.candidates)
+    if (!c.breaksCapture && (plan.smallestReachableBytes == 0 || c.limitingBytes < plan.smallestReachableBytes))
+      plan.smallestReachableBytes = c.limitingBytes;
   for (PlanEstimate& c : plan.candidates) {
     if (!plan.chosen && c.fits) {
       c.why = "chosen: the fastest that fits";
       plan.chosen = c;
+    } else if (c.breaksCapture) {
+      c.why = "compile_fullgraph captures the whole step, which it cannot hold";
     } else if (!c.fits) {
       c.why = c.stepPeakBytes >= c.limitingBytes ? "needs " + gib(c.stepPeakBytes)
                                                  : "the step needs " + gib(c.stepPeakBytes) + ", the start " + gib(c.startPeakBytes);
@@ -387,6 +399,15 @@ std::string VramPlan::error() const {
               "; Sinter does not yet load the text encoders one at a time)";
       break;
     }
+  if (request.wholeStepCaptured) {
+    double withoutCapture = 0;
+    for (const PlanEstimate& c : candidates)
+      if (c.breaksCapture && (withoutCapture == 0 || c.limitingBytes < withoutCapture)) withoutCapture = c.limitingBytes;
+    if (withoutCapture > 0 && withoutCapture < smallestReachableBytes)
+      text += "; compile_fullgraph captures the whole step, which rules out blocks_to_swap, cpu_offload_checkpointing and "
+              "fused_backward_pass (they move data to the host or step inside the backward pass): with compile_fullgraph off "
+              "the smallest reachable is " + gib(withoutCapture);
+  }
   if (!request.cachedText)
     text += "; cache_text_encoder_outputs takes the text encoders off the device during the steps";
   return text;

@@ -80,6 +80,7 @@ struct PlanEstimate {
   double relativeStepTime = 1;    // 1: the resident bf16 step without checkpointing
   double limitingBytes = 0;       // what must fit: the step peak, and the start peak where it counts
   bool fits = false;
+  bool breaksCapture = false;     // with wholeStepCaptured: settings the whole-step graph cannot hold
   std::string why;                // why it was not chosen (or "chosen")
 };
 
@@ -100,6 +101,10 @@ struct PlanRequest {
   // A run's start (every model on the device until the caches are built) must fit too; false for
   // --benchmark_steps, which builds the denoiser alone.
   bool startMustFit = true;
+  // compile_fullgraph with CUDA graphs: the whole step is replayed as one graph, which blocks_to_swap,
+  // cpu_offload_checkpointing and the fused backward pass break (compile_plan.cpp refuses the run),
+  // so the planner leaves them out.
+  bool wholeStepCaptured = false;
   PlanSettings userFixed;            // the values the user set
   std::vector<std::string> fixedKeys;  // which of the planned options the user set (kept)
 };

@@ -155,6 +155,36 @@ TEST(VramPlan, OptionsTheUserSetAreKept) {
   EXPECT_TRUE(defaults.chosen->settings.gradientCheckpointing);
 }
 
+// compile_fullgraph replays the whole step as one graph: blocks_to_swap and cpu_offload_checkpointing
+// would make the run refuse to start (compile_plan.cpp), so the plan keeps to capturable settings,
+// and a budget only they reach is refused naming compile_fullgraph and what turning it off reaches.
+TEST(VramPlan, CompileFullgraphKeepsTheStepCapturable) {
+  const std::string captured = std::string(kFluxLora) + "compile = true\ncompile_mode = \"reduce-overhead\"\ncompile_fullgraph = true\n";
+  const VramPlan roomy = planFor(captured, 24, false);
+  expectSound(roomy);
+  EXPECT_TRUE(roomy.request.wholeStepCaptured);
+  EXPECT_EQ(roomy.chosen->settings.blocksToSwap, 0);
+  EXPECT_FALSE(roomy.chosen->settings.cpuOffloadCheckpointing);
+  bool passedOver = false;
+  for (const PlanEstimate& c : roomy.candidates) {
+    EXPECT_EQ(c.breaksCapture, c.settings.blocksToSwap > 0 || c.settings.cpuOffloadCheckpointing);
+    if (c.breaksCapture) {
+      EXPECT_FALSE(c.fits);
+      passedOver = true;
+    }
+  }
+  EXPECT_TRUE(passedOver);
+  // 12 GiB needs swapped blocks: refused with compile_fullgraph, planned without it.
+  const VramPlan tight = planFor(captured, 12, false);
+  ASSERT_FALSE(tight.chosen);
+  EXPECT_NE(tight.error().find("compile_fullgraph"), std::string::npos) << tight.error();
+  EXPECT_NE(tight.error().find("with compile_fullgraph off the smallest reachable is"), std::string::npos) << tight.error();
+  const VramPlan perBlock = planFor(std::string(kFluxLora) + "compile = true\ncompile_mode = \"reduce-overhead\"\n", 12, false);
+  EXPECT_FALSE(perBlock.request.wholeStepCaptured);
+  expectSound(perBlock);
+  EXPECT_GT(perBlock.chosen->settings.blocksToSwap, 0);
+}
+
 TEST(VramPlan, NothingFitsNamesTheSmallestReachableBudget) {
   const VramPlan plan = planFor(kFluxLora, 1);
   EXPECT_FALSE(plan.chosen);
