@@ -113,12 +113,13 @@ torch::Tensor float8Matmul(const Float8Tensor& a, const Float8Tensor& b, const t
               a.data.strides(), " and ", b.data.strides());
   // Rowwise: b's scale has one entry per column (N >= 16); a's then one per row (M may be 1).
   const bool rowwise = b.scale.numel() != 1;
-  if (rowwise)
+  if (rowwise) {
     TORCH_CHECK(a.scale.dim() == 2 && a.scale.size(0) == a.data.size(0) && a.scale.size(1) == 1 && b.scale.dim() == 2 &&
                     b.scale.size(0) == 1 && b.scale.size(1) == b.data.size(1),
                 "fp8_fast: rowwise scales [M, 1] and [1, N] needed, got ", a.scale.sizes(), " and ", b.scale.sizes());
-  else
+  } else {
     TORCH_CHECK(a.scale.numel() == 1, "fp8_fast: per-tensor scales needed for both operands, got ", a.scale.sizes());
+  }
   // The GEMM's own output: bfloat16 for rowwise scaling (PyTorch's CUTLASS rowwise kernel writes
   // only that), else outDtype. Its epilogue adds a bias of that dtype (not with a float32 output).
   const torch::ScalarType gemmDtype = rowwise ? torch::kBFloat16 : outDtype;
