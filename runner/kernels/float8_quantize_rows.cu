@@ -4,9 +4,11 @@
 #include <c10/util/BFloat16.h>
 #include <c10/util/Float8_e4m3fn.h>
 #include <c10/util/Float8_e5m2.h>
+#include <cuda_fp8.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/float8_quantize_rows_cuda.h"
 
@@ -37,17 +39,26 @@ __device__ float blockMax(float v, float (&shared)[kThreads / 32]) {
   return m;
 }
 
+// A float32 value's float8 code, rounded to nearest even as PyTorch's cast rounds it (c10's
+// conversion; for e5m2 on Blackwell the hardware's, as PyTorch's cast there avoids a ptxas
+// miscompilation of the software form's subnormals).
+template <typename F8>
+__device__ __forceinline__ uint32_t float8Code(float v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+  if constexpr (std::is_same_v<F8, c10::Float8_e5m2>) return __nv_cvt_float_to_fp8(v, __NV_NOSAT, __NV_E5M2);
+#endif
+  return F8(v).x;
+}
+
 // Four float8 codes of x * factor, packed little-endian (the order of the elements in memory).
 template <typename F8, typename T>
 __device__ __forceinline__ uint32_t packCodes(const T* v, float factor) {
   uint32_t packed = 0;
 #pragma unroll
-  for (int e = 0; e < 4; ++e) {
+  for (int e = 0; e < 4; ++e)
     // x * factor is exact in float32 for bfloat16 and float16 x (a bfloat16 factor: at most 8 + 11
-    // significant bits), rounded once by the float8 constructor PyTorch's own cast uses.
-    const F8 code(__fmul_rn(static_cast<float>(v[e]), factor));
-    packed |= static_cast<uint32_t>(code.x) << (8 * e);
-  }
+    // significant bits), then rounded once to the format.
+    packed |= float8Code<F8>(__fmul_rn(static_cast<float>(v[e]), factor)) << (8 * e);
   return packed;
 }
 

@@ -1,10 +1,10 @@
 #include "models/float8_compute.h"
 
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include "kernels/fused_kernels.h"
-#include <stdexcept>
 
 #if SINTER_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
