@@ -230,7 +230,7 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "With fp8_scaled, multiply the frozen base's weights on FP8 tensor cores (GPUs of compute capability 8.9 or higher) with the activations in fp8; LoRA stays in the training precision. Faster steps, slightly less exact. Sinter's own key; sd-scripts ignores it."))
           .families(FLUX).tabs(LORA).advanced(),
       Opt("fp8_fast_backward", T::Bool, B(true), Sec::Training, QT_TRANSLATE_NOOP("Option", "fp8 fast backward"),
-          QT_TRANSLATE_NOOP("Option", "With fp8_fast, compute the base's input gradients on FP8 tensor cores too (the gradients in e5m2); off keeps them in the training precision. Sinter's own key; sd-scripts ignores it."))
+          QT_TRANSLATE_NOOP("Option", "With fp8_fast, compute the base's input gradients on FP8 tensor cores too (the gradients in e4m3, scaled per token); off keeps them in the training precision. Sinter's own key; sd-scripts ignores it."))
           .families(FLUX).tabs(LORA).advanced(),
       Opt("gradient_checkpointing", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Gradient checkpointing"),
           QT_TRANSLATE_NOOP("Option", "Recompute activations in the backward pass: less memory, slower steps.")),

@@ -1654,8 +1654,8 @@
         <translation>fp8 高速逆伝播</translation>
     </message>
     <message>
-        <source>With fp8_fast, compute the base&apos;s input gradients on FP8 tensor cores too (the gradients in e5m2); off keeps them in the training precision. Sinter&apos;s own key; sd-scripts ignores it.</source>
-        <translation>fp8_fast と併用し、ベースの入力勾配も FP8 Tensor コアで計算します(勾配は e5m2)。オフにすると学習精度のままです。Sinter 独自のキーで、sd-scripts は無視します。</translation>
+        <source>With fp8_fast, compute the base&apos;s input gradients on FP8 tensor cores too (the gradients in e4m3, scaled per token); off keeps them in the training precision. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>fp8_fast と併用し、ベースの入力勾配も FP8 Tensor コアで計算します(勾配はトークンごとにスケールした e4m3)。オフにすると学習精度のままです。Sinter 独自のキーで、sd-scripts は無視します。</translation>
     </message>
     <message>
         <source>With several GPUs: the precision gradients are all-reduced in. no: their own (float32); bf16 or fp16: divided by the GPUs, rounded to 16 bits for the transfer and widened back, as DDP&apos;s compression hooks (accelerate&apos;s comm_hook). Half the traffic; the averaged gradient keeps 8 (bf16) or 11 (fp16) significant bits. Sinter&apos;s own key; sd-scripts has no such option.</source>

@@ -1654,8 +1654,8 @@
         <translation>fp8 快速反向传播</translation>
     </message>
     <message>
-        <source>With fp8_fast, compute the base&apos;s input gradients on FP8 tensor cores too (the gradients in e5m2); off keeps them in the training precision. Sinter&apos;s own key; sd-scripts ignores it.</source>
-        <translation>与 fp8_fast 一起使用：基础模型的输入梯度也在 FP8 Tensor Core 上计算（梯度为 e5m2）；关闭则保持训练精度。Sinter 自有键；sd-scripts 会忽略它。</translation>
+        <source>With fp8_fast, compute the base&apos;s input gradients on FP8 tensor cores too (the gradients in e4m3, scaled per token); off keeps them in the training precision. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>与 fp8_fast 一起使用：基础模型的输入梯度也在 FP8 Tensor Core 上计算（梯度为按 token 缩放的 e4m3）；关闭则保持训练精度。Sinter 自有键；sd-scripts 会忽略它。</translation>
     </message>
     <message>
         <source>With several GPUs: the precision gradients are all-reduced in. no: their own (float32); bf16 or fp16: divided by the GPUs, rounded to 16 bits for the transfer and widened back, as DDP&apos;s compression hooks (accelerate&apos;s comm_hook). Half the traffic; the averaged gradient keeps 8 (bf16) or 11 (fp16) significant bits. Sinter&apos;s own key; sd-scripts has no such option.</source>

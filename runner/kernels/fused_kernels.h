@@ -78,4 +78,17 @@ torch::Tensor fluxAttentionGeluJoin(const torch::Tensor& attended, const torch::
 bool float8UpcastFits(const torch::Tensor& stored);
 torch::Tensor float8Upcast(const torch::Tensor& stored, torch::ScalarType dtype);
 
+// fp8_fast's rowwise quantisation of an activation or gradient, one pass a row where the torch
+// operators take an amax reduction, scalar kernels, a multiply and a cast: x [rows, K] -> {data
+// [rows, K] in `float8Type` (float8_e4m3fn or float8_e5m2), scale [rows, 1] float32}, value = data *
+// scale, with per row factor = bfloat16(formatMax * (1 / max(amax, smallestAmax))) (float32
+// arithmetic, each step rounded to nearest), data = float8(x * factor), scale = 1 / factor. Bit
+// for bit models::quantizeRowsReference's torch operators on the same GPU (finite rows; a NaN row
+// gets NaN on both). No host sync (usable inside CUDA-graph capture). Takes contiguous CUDA
+// bfloat16, float16 or float32 rows whose length is a multiple of 16 (float8QuantizeRowsFits);
+// throws otherwise, and in a build without the kernels.
+bool float8QuantizeRowsFits(const torch::Tensor& x);
+std::vector<torch::Tensor> float8QuantizeRows(const torch::Tensor& x, torch::ScalarType float8Type, double formatMax,
+                                              double smallestAmax);
+
 }  // namespace sinter::kernels

@@ -12,11 +12,11 @@ bool float8GemmShape(const torch::Tensor& weight) { return weight.size(0) % 16 =
 
 class ScaledFloat8Weight : public ServedWeight {
  public:
-  ScaledFloat8Weight(torch::Tensor stored, torch::Tensor scale, torch::Tensor transposed, const Float8ScaledOptions& options)
+  ScaledFloat8Weight(torch::Tensor stored, torch::Tensor scale, Float8Tensor transposed, const Float8ScaledOptions& options)
       : stored_(std::move(stored)), scale_(std::move(scale)), transposed_(std::move(transposed)), options_(options) {}
 
-  // The dequantised weight: a bfloat16 upcast times the scale is exact in the factor (the scale
-  // is a bfloat16 value); other dtypes scale in float32.
+  // The dequantised weight: a bfloat16 upcast times the scale (a bfloat16 value: a scalar or one a
+  // row, broadcast) rounds once; other dtypes scale in float32.
   torch::Tensor get(torch::ScalarType dtype) override {
     if (dtype == torch::kBFloat16 && kernels::float8UpcastFits(stored_))
       return kernels::float8Upcast(stored_, dtype).mul_(scale_);
@@ -24,41 +24,52 @@ class ScaledFloat8Weight : public ServedWeight {
   }
 
   bool computesProducts() const override { return options_.fastForward; }
-  bool setBackward(bool on) {
-    if (!transposed_.defined()) return false;
+  bool setBackward(bool on, Float8Format gradientFormat) {
+    if (!transposed_.data.defined()) return false;
     options_.fastBackward = on;
+    options_.gradientFormat = gradientFormat;
     return true;
   }
 
   torch::Tensor forwardProduct(const torch::Tensor& x2, const torch::Tensor& bias) override {
     if (!options_.fastForward) return ServedWeight::forwardProduct(x2, bias);
     // mat2 = W^T [in, out], column-major: the stored [out, in] row-major data as it is.
-    return float8Matmul(quantizePerTensor(x2.contiguous(), Float8Format::E4M3), {stored_.t(), scale_}, bias, x2.scalar_type());
+    return float8Matmul(quantize(x2.contiguous(), Float8Format::E4M3), asSecondOperand({stored_, scale_}), bias, x2.scalar_type(),
+                        options_.fastAccumulation);
   }
 
   torch::Tensor backwardProduct(const torch::Tensor& g) override {
-    if (!options_.fastBackward || !transposed_.defined()) return ServedWeight::backwardProduct(g);
+    if (!options_.fastBackward || !transposed_.data.defined()) return ServedWeight::backwardProduct(g);
     // mat2 = W [out, in], column-major: the transposed copy's [in, out] row-major data.
-    return float8Matmul(quantizePerTensor(g.contiguous(), options_.gradientFormat), {transposed_.t(), scale_}, torch::Tensor(),
-                        g.scalar_type());
+    return float8Matmul(quantize(g.contiguous(), options_.gradientFormat), asSecondOperand(transposed_), torch::Tensor(),
+                        g.scalar_type(), options_.fastAccumulation);
   }
 
  private:
-  torch::Tensor stored_;      // the module's weight: e4m3 [out, in]
-  torch::Tensor scale_;       // float32 scalar on the device
-  torch::Tensor transposed_;  // e4m3 [in, out] (fastBackward), else undefined
+  Float8Tensor quantize(const torch::Tensor& x, Float8Format format) const {
+    return options_.scaling == Float8Scaling::Row ? quantizeRows(x, format) : quantizePerTensor(x, format);
+  }
+
+  torch::Tensor stored_;     // the module's weight: e4m3 [out, in]
+  torch::Tensor scale_;      // float32 on the device: a scalar, or [out, 1] (fastForward, rowwise)
+  Float8Tensor transposed_;  // e4m3 [in, out] and its scale ([in, 1] rowwise) with fastBackward, else undefined
   Float8ScaledOptions options_;
 };
 
 }  // namespace
 
-Float8Tensor quantizeWeight(const torch::Tensor& weight, const torch::Device& device, bool transposed) {
+Float8Tensor quantizeWeight(const torch::Tensor& weight, const torch::Device& device, bool transposed, Float8Scaling scaling) {
   torch::NoGradGuard noGrad;
-  const torch::Tensor w = weight.detach().to(device, torch::kFloat32);
-  const torch::Tensor scale = float8ScaleFromAmax(w.abs().max(), Float8Format::E4M3);
-  torch::Tensor scaled = w.div(scale);  // |scaled| <= 448 * (1 + 2^-8): the cast rounds it to 448
-  if (transposed) scaled = scaled.t().contiguous();
-  return {scaled.to(float8ScalarType(Float8Format::E4M3)), scale};
+  torch::Tensor w = weight.detach().to(device, torch::kFloat32);
+  if (transposed) w = w.t();
+  const torch::Tensor amax = scaling == Float8Scaling::Row ? w.abs().amax({1}, /*keepdim=*/true) : w.abs().max();
+  const torch::Tensor scale = float8ScaleFromAmax(amax, Float8Format::E4M3);
+  // |w / scale| <= 448 * (1 + 2^-8): the cast rounds it to 448.
+  return {w.div(scale).contiguous().to(float8ScalarType(Float8Format::E4M3)), scale};
+}
+
+Float8Tensor asSecondOperand(const Float8Tensor& q) {
+  return {q.data.t(), q.scale.numel() == 1 ? q.scale : q.scale.view({1, -1})};
 }
 
 int storeLinearsInScaledFloat8(torch::nn::Module& root, const torch::Device& device, const Float8ScaledOptions& options) {
@@ -70,9 +81,12 @@ int storeLinearsInScaledFloat8(torch::nn::Module& root, const torch::Device& dev
     if (!linear || linear->served) continue;
     Float8ScaledOptions own = options;
     if (!float8GemmShape(linear->weight)) own.fastForward = own.fastBackward = false;  // dequantised instead
-    const Float8Tensor stored = quantizeWeight(linear->weight, device);
-    const torch::Tensor transposed =
-        own.fastForward && own.fastBackward ? quantizeWeight(linear->weight, device, /*transposed=*/true).data : torch::Tensor();
+    // Dequantised per call only: musubi's per-tensor scale. Multiplied as stored: the GEMM's scaling.
+    const Float8Scaling scaling = own.fastForward ? own.scaling : Float8Scaling::Tensor;
+    const Float8Tensor stored = quantizeWeight(linear->weight, device, /*transposed=*/false, scaling);
+    const Float8Tensor transposed = own.fastForward && own.fastBackward
+                                        ? quantizeWeight(linear->weight, device, /*transposed=*/true, scaling)
+                                        : Float8Tensor{};
     linear->weight.set_requires_grad(false);
     linear->weight.set_data(stored.data);
     linear->served = std::make_shared<ScaledFloat8Weight>(linear->weight, stored.scale, transposed, own);
@@ -81,11 +95,12 @@ int storeLinearsInScaledFloat8(torch::nn::Module& root, const torch::Device& dev
   return count;
 }
 
-int setFloat8ComputeBackward(torch::nn::Module& root, bool on) {
+int setFloat8ComputeBackward(torch::nn::Module& root, bool on, Float8Format gradientFormat) {
   int count = 0;
   for (const auto& module : root.modules(/*include_self=*/true))
     if (auto linear = std::dynamic_pointer_cast<LinearImpl>(module))
-      if (auto weight = std::dynamic_pointer_cast<ScaledFloat8Weight>(linear->served); weight && weight->setBackward(on)) ++count;
+      if (auto weight = std::dynamic_pointer_cast<ScaledFloat8Weight>(linear->served); weight && weight->setBackward(on, gradientFormat))
+        ++count;
   return count;
 }
 

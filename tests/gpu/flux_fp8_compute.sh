@@ -2,10 +2,15 @@
 # On the GPU machine, after build_cuda_runner.sh: issue 38's FP8 compute for FLUX (fp8_base +
 # fp8_scaled + fp8_fast), each part's whole output kept under OUTDIR, a table per part printed.
 #   tests/gpu/flux_fp8_compute.sh OUTDIR [PART ...]     (no PART: all of them, in this order)
-# Parts (each a few minutes on an H100):
+# Parts (each a few minutes on an H100, quantize and gemm under one):
+#   quantize  the fused rowwise quantize kernel against the same arithmetic in torch operators at FLUX's
+#             row lengths: every float8 code and scale bit for bit; kernel, torch rowwise and per-tensor timed
+#   gemm      FLUX's Linear GEMMs (4608 tokens) forward and backward: bf16, FP8 per tensor, FP8 rowwise and
+#             rowwise with use_fast_accum, each timed (quantizing included) and against float64
 #   linear    one FP8 Linear with LoRA, forward and backward, against float64 (bounds in the table)
 #   grads     full-size random FLUX.1-dev, 1024x1024, one batch: every LoRA module's gradient with
-#             FP8 compute against bf16's, as cosine similarity (forward only, and forward+backward)
+#             FP8 compute against bf16's, as cosine similarity (forward only, forward+backward with dy
+#             e4m3, and with dy e5m2 beside it)
 #   loss      full-size random FLUX.1-dev, 512x512, 300 steps of LoRA (AdamW) on 8 cycled batches,
 #             the same noise and timesteps: bf16 against FP8 compute, smoothed curves' max deviation
 #             (FP8_LOSS_FORWARD_ONLY=1: a third curve with the backward in bf16; FP8_LOSS_STEPS, FP8_LOSS_SIDE)
@@ -14,12 +19,15 @@
 #   sdscripts sd-scripts' own eager FLUX step (.bench/sdscripts_step.py, tests/gpu/README.md): run it
 #             in the same call as speed, the machines' timings vary from call to call
 #   speed-fwd the same FP8 rows with the backward in bf16 (--no-fp8_fast_backward)
+# linear, grads and loss test fp8_fast as it trains (rowwise scales, dy e4m3, no use_fast_accum)
+# unless FP8_SCALING=tensor, FP8_GRADIENT_FORMAT=e5m2 or FP8_FAST_ACCUM=1 ask for another form
+# (sinter-fp8-compute-check only; speed runs the trainer, which has no such options).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$(mkdir -p "$1" && cd "$1" && pwd)"
 shift
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(linear grads loss speed sdscripts speed-fwd)
+[ ${#parts[@]} -eq 0 ] && parts=(quantize gemm linear grads loss speed sdscripts speed-fwd)
 bin="$root/build-cuda/bin"
 steps="${FP8_BENCH_STEPS:-10}"
 status=0
@@ -41,13 +49,14 @@ for part in "${parts[@]}"; do
   echo "== $part =="
   start=$(date +%s)
   case "$part" in
-    linear) "$bin/sinter-fp8-compute-check" linear > "$out/linear.log" 2>&1 || status=1
-            cat "$out/linear.log" ;;
+    quantize|gemm|linear)
+            "$bin/sinter-fp8-compute-check" "$part" > "$out/$part.log" 2>&1 || status=1
+            cat "$out/$part.log" ;;
     grads)  "$bin/sinter-fp8-compute-check" grads "${FP8_GRADS_SIDE:-128}" > "$out/grads.log" 2>&1 || status=1
-            grep -E '^\||^\(|refused|sinter-fp8' "$out/grads.log" ;;
+            grep -E '^\||^\(|^FP8 form|refused|sinter-fp8' "$out/grads.log" ;;
     loss)   "$bin/sinter-fp8-compute-check" loss "${FP8_LOSS_STEPS:-300}" "${FP8_LOSS_SIDE:-64}" \
               ${FP8_LOSS_FORWARD_ONLY:+forward-only-too} > "$out/loss.log" 2>&1 || status=1
-            grep -E '^\||^smoothed|^RESULT|refused|sinter-fp8' "$out/loss.log" ;;
+            grep -E '^\||^smoothed|^RESULT|^FP8 form|refused|sinter-fp8' "$out/loss.log" ;;
     speed)  bench "bf16" speed-bf16.log
             bench "fp8_fast (forward and backward)" speed-fp8.log "${fp8[@]}" ;;
     sdscripts)
@@ -58,7 +67,7 @@ for part in "${parts[@]}"; do
               echo "sd-scripts eager: skipped (no .bench/sdscripts_step.py: tests/gpu/README.md)"
             fi ;;
     speed-fwd) bench "fp8_fast (forward only)" speed-fp8-forward.log "${fp8[@]}" --no-fp8_fast_backward ;;
-    *) echo "unknown part '$part' (linear, grads, loss, speed, sdscripts, speed-fwd)"; status=2 ;;
+    *) echo "unknown part '$part' (quantize, gemm, linear, grads, loss, speed, sdscripts, speed-fwd)"; status=2 ;;
   esac
   echo "($part: $(( $(date +%s) - start )) s)"
 done

@@ -1,12 +1,15 @@
-// fp8_scaled / fp8_fast on the CPU: the scale arithmetic, the refusals that name the option and the
-// device, and the Linear's route through a served weight's own products (what fp8_fast's FP8 GEMMs
-// plug into), checked with a weight that computes its products in float32. The FP8 GEMMs themselves
-// need an FP8 GPU: tests/gpu/fp8_compute_check.cpp.
+// fp8_scaled / fp8_fast on the CPU: the scale arithmetic (per tensor and per row), the rowwise
+// quantization's torch form and the per-channel stored weights where this libtorch has float8, the
+// refusals that name the option and the device, and the Linear's route through a served weight's
+// own products (what fp8_fast's FP8 GEMMs plug into), checked with a weight that computes its
+// products in float32. The FP8 GEMMs and the fused quantize kernel (bit for bit against the torch
+// form here) need an FP8 GPU: tests/gpu/fp8_compute_check.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 
+#include "kernels/fused_kernels.h"
 #include "models/float8_compute.h"
 #include "models/frozen_linear_lora.h"
 #include "models/linear.h"
@@ -62,6 +65,108 @@ TEST(Float8Compute, ScaleIsAmaxOverTheMaximumRoundedToBfloat16) {
   EXPECT_GT(zero, 0.0f);
   EXPECT_TRUE(std::isfinite(torch::tensor(1.0f / zero).to(torch::kBFloat16).item<float>()));
   EXPECT_EQ(float8ScaleFromAmax(torch::tensor(57344.0), Float8Format::E5M2).item<float>(), 1.0f);
+}
+
+// Rows of very different sizes, one all zero: [5, 48] float32.
+torch::Tensor rowsOfManySizes() {
+  torch::manual_seed(7);
+  torch::Tensor x = torch::randn({5, 48}) * torch::tensor({1.0, 3e-4, 0.0, 2.5e3, 1e-20}).unsqueeze(1);
+  return x.to(torch::kFloat32);
+}
+
+// The factor of every row: max * (1 / amax) in float32, rounded to bfloat16 (the kernel's contract).
+TEST(Float8Compute, RowFactorsMapEachRowsAmaxOntoTheFormatsMaximum) {
+  const torch::Tensor x = rowsOfManySizes();
+  for (const Float8Format format : {Float8Format::E4M3, Float8Format::E5M2}) {
+    const torch::Tensor factor = float8RowFactors(x, format);
+    ASSERT_EQ(factor.sizes(), (std::vector<int64_t>{5, 1}));
+    EXPECT_EQ(factor.scalar_type(), torch::kFloat32);
+    EXPECT_TRUE(factor.equal(factor.to(torch::kBFloat16).to(torch::kFloat32)));
+    const double max = float8Max(format);
+    for (int64_t r = 0; r < 5; ++r) {
+      const float amax = x[r].abs().max().item<float>();
+      const float f = factor[r][0].item<float>();
+      if (amax == 0.0f) {  // clamped: a finite factor whose reciprocal is a positive float32
+        EXPECT_TRUE(std::isfinite(f)) << r;
+        EXPECT_GT(1.0f / f, 0.0f) << r;
+        continue;
+      }
+      const float want = static_cast<float>(1.0f / amax) * static_cast<float>(max);
+      EXPECT_EQ(f, torch::tensor(want).to(torch::kBFloat16).to(torch::kFloat32).item<float>()) << r;
+      // So the row's largest value lands within bfloat16's rounding of the format's maximum.
+      EXPECT_NEAR(amax * static_cast<double>(f), max, max * (std::ldexp(1.0, -8) + std::ldexp(1.0, -20))) << r;
+    }
+  }
+  // Each row by its own amax: scaling one row leaves the others' factors alone.
+  torch::Tensor y = x.clone();
+  y[3].mul_(1e3);
+  const torch::Tensor a = float8RowFactors(x, Float8Format::E4M3), b = float8RowFactors(y, Float8Format::E4M3);
+  EXPECT_TRUE(a.index({torch::indexing::Slice(0, 3)}).equal(b.index({torch::indexing::Slice(0, 3)})));
+  EXPECT_FALSE(a[3].equal(b[3]));
+  // bfloat16 rows: the same factors as their float32 values (amax is exact either way).
+  const torch::Tensor x16 = x.to(torch::kBFloat16);
+  EXPECT_TRUE(float8RowFactors(x16, Float8Format::E4M3).equal(float8RowFactors(x16.to(torch::kFloat32), Float8Format::E4M3)));
+  EXPECT_THROW(float8RowFactors(torch::ones({2, 3, 16}), Float8Format::E4M3), c10::Error);
+}
+
+// The rowwise quantization's torch form (the fused kernel's reference) where this libtorch has float8.
+TEST(Float8Compute, QuantizeRowsKeepsEachRowWithinTheFormatsRounding) {
+  const torch::Tensor x = rowsOfManySizes();
+  EXPECT_FALSE(sinter::kernels::float8QuantizeRowsFits(x));  // the CPU: the torch operators
+  if (!float8InBuild()) {
+    EXPECT_THROW(quantizeRows(x, Float8Format::E4M3), std::runtime_error);
+    return;
+  }
+  for (const Float8Format format : {Float8Format::E4M3, Float8Format::E5M2}) {
+    const Float8Tensor q = quantizeRows(x, format);
+    ASSERT_EQ(q.scale.sizes(), (std::vector<int64_t>{5, 1}));
+    EXPECT_EQ(q.data.scalar_type(), float8ScalarType(format));
+    EXPECT_TRUE(q.scale.equal(float8RowFactors(x, format).reciprocal()));
+    const torch::Tensor codes = q.data.to(torch::kFloat32);
+    EXPECT_TRUE(torch::isfinite(codes).all().item<bool>());
+    EXPECT_LE(codes.abs().max().item<double>(), float8Max(format));
+    // Per row: within the format's unit roundoff of the row's amax (relative to each value where
+    // normal; the amax-relative form covers the subnormals too), 2^-4 for e4m3, 2^-3 for e5m2.
+    const double u = format == Float8Format::E4M3 ? 1.0 / 16 : 1.0 / 8;
+    const torch::Tensor error = (codes.to(torch::kFloat64) * q.scale.to(torch::kFloat64) - x.to(torch::kFloat64)).abs();
+    const torch::Tensor rowAmax = x.abs().amax({1}, true).to(torch::kFloat64);
+    EXPECT_TRUE(error.le(rowAmax * u).all().item<bool>());
+    EXPECT_EQ(codes[2].abs().max().item<float>(), 0.0f);  // the zero row stays zero
+    EXPECT_GT(codes[4].abs().max().item<float>(), 0.0f);  // the 1e-20 row is scaled up, not lost
+  }
+}
+
+// fp8_fast's stored weights: per output channel for the forward, per input channel for the
+// backward's transposed copy; fp8_scaled alone keeps musubi's per-tensor scale.
+TEST(Float8Compute, FastWeightsAreScaledPerChannel) {
+  if (!float8InBuild()) GTEST_SKIP() << "this libtorch has no float8";
+  torch::manual_seed(5);
+  const torch::Tensor w = torch::randn({32, 48}) * torch::linspace(1e-3, 10.0, 32).unsqueeze(1);
+  const Float8Tensor rows = quantizeWeight(w, torch::kCPU, false, Float8Scaling::Row);
+  ASSERT_EQ(rows.scale.sizes(), (std::vector<int64_t>{32, 1}));
+  const Float8Tensor columns = quantizeWeight(w, torch::kCPU, true, Float8Scaling::Row);
+  ASSERT_EQ(columns.data.sizes(), (std::vector<int64_t>{48, 32}));
+  ASSERT_EQ(columns.scale.sizes(), (std::vector<int64_t>{48, 1}));
+  EXPECT_EQ(asSecondOperand(rows).scale.sizes(), (std::vector<int64_t>{1, 32}));
+  EXPECT_EQ(asSecondOperand(rows).data.sizes(), (std::vector<int64_t>{48, 32}));
+  const torch::Tensor perRow = rows.data.to(torch::kFloat32) * rows.scale;
+  const torch::Tensor perColumn = (columns.data.to(torch::kFloat32) * columns.scale).t();
+  const torch::Tensor rowAmax = w.abs().amax({1}, true), columnAmax = w.abs().amax({0}, true);
+  EXPECT_TRUE((perRow - w).abs().le(rowAmax / 16).all().item<bool>());
+  EXPECT_TRUE((perColumn - w).abs().le(columnAmax / 16).all().item<bool>());
+  // Stored with fp8_fast (rowwise): the dequantised weight (its backward without FP8) per channel.
+  Linear fast(48, 32, false), plain(48, 32, false);
+  fast->weight.set_data(w.clone());
+  plain->weight.set_data(w.clone());
+  Float8ScaledOptions options;
+  options.fastForward = options.fastBackward = true;
+  ASSERT_EQ(storeLinearsInScaledFloat8(*fast, torch::kCPU, options), 1);
+  EXPECT_TRUE(fast->served->computesProducts());
+  EXPECT_TRUE((fast->served->get(torch::kFloat32) - w).abs().le(rowAmax / 16).all().item<bool>());
+  EXPECT_EQ(setFloat8ComputeBackward(*fast, false), 1);
+  ASSERT_EQ(storeLinearsInScaledFloat8(*plain, torch::kCPU, Float8ScaledOptions{}), 1);
+  EXPECT_EQ(setFloat8ComputeBackward(*plain, true), 0);  // no transposed copy without fp8_fast
+  EXPECT_TRUE((plain->served->get(torch::kFloat32) - w).abs().le(w.abs().max() / 16).all().item<bool>());
 }
 
 TEST(Float8Compute, RefusedOnTheCpuNamingTheOptionAndDevice) {

@@ -83,9 +83,9 @@ FluxFamily::FluxFamily(const RunContext& run)
   models_.toDevice(device_, run.precision.weightDtype, options_.placement, run.precision.trainableModelDtype(),
                    run.precision.vaeDtype());
   if (const FluxWeightPlacement& p = options_.placement; p.fp8Compute.fastForward)
-    spdlog::info("fp8_fast: the transformer's Linear weights stored as float8 e4m3 with a per-tensor scale; their products on FP8 "
-                 "tensor cores (activations e4m3{}), LoRA in {}",
-                 p.fp8Compute.fastBackward ? ", input gradients e5m2" : "; input gradients in the training precision",
+    spdlog::info("fp8_fast: the transformer's Linear weights stored as float8 e4m3 with a scale per output channel; their "
+                 "products on FP8 tensor cores (activations e4m3 scaled per token{}), LoRA in {}",
+                 p.fp8Compute.fastBackward ? ", input gradients e4m3 per token" : "; input gradients in the training precision",
                  c10::toString(run.precision.weightDtype));
   else if (p.fp8Scaled)
     spdlog::info("fp8_scaled: the transformer's Linear weights stored as float8 e4m3 with a per-tensor scale, dequantised per layer");

@@ -28,7 +28,7 @@ struct FluxModelFiles {
 // Where the transformer's frozen weights live (sd-scripts' fp8_base and blocks_to_swap).
 struct FluxWeightPlacement {
   bool fp8Base = false;       // Linear weights in float8 e4m3, upcast per call
-  bool fp8Scaled = false;     // with fp8Base: e4m3 with a per-tensor scale (fp8_scaled)
+  bool fp8Scaled = false;     // with fp8Base: e4m3 with scales (fp8_scaled; per tensor, per channel with fp8_fast)
   models::Float8ScaledOptions fp8Compute;  // fp8_fast, fp8_fast_backward (with fp8Scaled)
   int64_t blocksToSwap = 0;   // models::fluxBlockSwapSplit
 
