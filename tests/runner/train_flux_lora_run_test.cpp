@@ -298,10 +298,10 @@ TEST_F(FluxLoraRun, TheStartPlacesTheTransformerAfterTheCaches) {
   order(first, {"caching latents", "placing the AE on cpu for caching", "latents: ", "caching text encoder outputs",
                 "placing CLIP-L and T5-XXL on cpu for caching", "text encoder outputs: ", "placing the FLUX transformer on cpu",
                 "steps"});
-  // Caches read whole from disk: no caching stage moves a model.
+  // Text encoder outputs read whole from disk: their stage moves no model.
   const ProcessResult again = runRunner({"--config_file", writeConfig("staged.toml", path("out_staged2"), extra), "--events", "jsonl"});
   ASSERT_EQ(again.exitCode, 0) << again.err;
-  EXPECT_EQ(again.err.find("for caching"), std::string::npos) << again.err;
+  EXPECT_EQ(again.err.find("CLIP-L and T5-XXL on"), std::string::npos) << again.err;
   order(again, {"text encoder outputs: 0 encoded", "placing the FLUX transformer on cpu"});
   EXPECT_EQ(losses(first).size(), 2u);
   EXPECT_EQ(losses(again).size(), 2u);
