@@ -253,11 +253,14 @@ PlanEstimate estimatePlan(const MemoryModel& m, const PlanRequest& r, const Plan
   const double denoiserAtStart = linearOnDevice * (r.lora ? linearBytes : r.trainableBytes) + other * (r.lora ? r.weightBytes : r.trainableBytes);
   e.startPeakBytes = (denoiserAtStart + e.trainableBytes * (r.lora ? 1 : 0) + encoderBytes + aeBytes) * kAllocatorMargin;
   if (m.stagedStart) {
-    // FLUX (train/flux/flux_family.h): the LoRA's weights from the start, a full-weight run's
-    // transformer too; then the AE alone while latents are cached, the text encoders alone while
-    // their outputs are, and last the step's weights (before any activation).
-    const double throughout = r.lora ? e.trainableBytes : denoiserAtStart;
-    double largest = e.residentWeightsBytes + e.trainableBytes;
+    // FLUX (train/flux/flux_family.h): the LoRA from the start (its weights, their gradient
+    // buffers and, trained in float32 for a bf16/fp16 step, their compute copies and theirs:
+    // train/base/compute_copies.h), or a full-weight run's transformer; then the AE alone while
+    // latents are cached, the text encoders alone while their outputs are, and last the step's
+    // weights (before any activation).
+    const double lora = e.trainableBytes + e.gradientBytes + (r.trainableBytes != r.weightBytes ? 2.0 * trained * r.weightBytes : 0);
+    const double throughout = r.lora ? lora : denoiserAtStart;
+    double largest = e.residentWeightsBytes + (r.lora ? lora : e.trainableBytes);
     if (r.cachedLatents) largest = std::max(largest, throughout + aeBytes);
     if (r.cachedText) largest = std::max(largest, throughout + encoderBytes);
     e.startPeakBytes = largest * kAllocatorMargin;
