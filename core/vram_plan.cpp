@@ -119,7 +119,11 @@ MemoryModel fluxDevMemoryModel() {
   model.trunkLinearParams = trunk.linearParams;
   model.trunkOtherParams = trunk.otherParams;
   model.encoderParams = 4762310656LL + 123060480LL;  // T5-XXL encoder, CLIP-L text model
+  // T5-XXL's Linears: 24 layers of q, k, v, o (4096 x 4096) and wi_0, wi_1, wo (4096 x 10240); the
+  // rest is its token embedding, relative attention bias and layer norms.
+  model.encoderFp8LinearParams = 24LL * (4 * 4096 * 4096 + 3 * 4096 * 10240);
   model.autoencoderParams = 83819683LL;              // ae.safetensors
+  model.stagedStart = true;
   model.swappable = true;
   model.fp8Capable = true;
   model.maxBlocksToSwap = 35;  // 17 double + 36 single (two of each kind stay: the ring)
@@ -175,6 +179,7 @@ PlanRequest planRequestFromConfig(const Config& config, const MemoryModel& model
   const std::string mp = config.getString("mixed_precision");
   r.weightBytes = mp == "no" ? 4 : 2;
   r.trainableBytes = (config.getBool("full_bf16") || config.getBool("full_fp16")) ? 2 : 4;
+  r.fp8BaseUnet = config.getBool("fp8_base_unet");
   r.optimizerBytesPerParam = optimizerStateBytes(config);
   const std::string optimizer = lower(config.getString("optimizer_type"));
   r.fusedBackwardAllowed = !r.lora && optimizer == "adafactor" && config.getInt("gradient_accumulation_steps") <= 1;
@@ -213,7 +218,9 @@ PlanEstimate estimatePlan(const MemoryModel& m, const PlanRequest& r, const Plan
     other += static_cast<double>(b.otherParams) * b.count;
   }
   const double denoiserParams = linearAll + other;
-  const double encoderBytes = static_cast<double>(m.encoderParams) * r.weightBytes;
+  // fp8_base without fp8_base_unet stores FLUX's T5-XXL Linears in 1 byte too (sd-scripts' fp8 T5).
+  const double encoderFp8 = s.fp8Base && !r.fp8BaseUnet ? static_cast<double>(m.encoderFp8LinearParams) : 0;
+  const double encoderBytes = (static_cast<double>(m.encoderParams) - encoderFp8) * r.weightBytes + encoderFp8;
   const double aeBytes = static_cast<double>(m.autoencoderParams) * r.weightBytes;
   double trained = 0;
   if (r.lora) {
@@ -248,9 +255,21 @@ PlanEstimate estimatePlan(const MemoryModel& m, const PlanRequest& r, const Plan
                     kAllocatorMargin * r.correction;
   // The start: every model on the device until the caches are built (the step's weights, the
   // encoders and the autoencoder), before any activation.
-  e.startPeakBytes = (linearOnDevice * (r.lora ? linearBytes : r.trainableBytes) + other * (r.lora ? r.weightBytes : r.trainableBytes) +
-                      e.trainableBytes * (r.lora ? 1 : 0) + encoderBytes + aeBytes) *
-                     kAllocatorMargin;
+  const double denoiserAtStart = linearOnDevice * (r.lora ? linearBytes : r.trainableBytes) + other * (r.lora ? r.weightBytes : r.trainableBytes);
+  e.startPeakBytes = (denoiserAtStart + e.trainableBytes * (r.lora ? 1 : 0) + encoderBytes + aeBytes) * kAllocatorMargin;
+  if (m.stagedStart) {
+    // FLUX (train/flux/flux_family.h): the LoRA from the start (its weights, their gradient
+    // buffers and, trained in float32 for a bf16/fp16 step, their compute copies and theirs:
+    // train/base/compute_copies.h), or a full-weight run's transformer; then the AE alone while
+    // latents are cached, the text encoders alone while their outputs are, and last the step's
+    // weights (before any activation).
+    const double lora = e.trainableBytes + e.gradientBytes + (r.trainableBytes != r.weightBytes ? 2.0 * trained * r.weightBytes : 0);
+    const double throughout = r.lora ? lora : denoiserAtStart;
+    double largest = e.residentWeightsBytes + (r.lora ? lora : e.trainableBytes);
+    if (r.cachedLatents) largest = std::max(largest, throughout + aeBytes);
+    if (r.cachedText) largest = std::max(largest, throughout + encoderBytes);
+    e.startPeakBytes = largest * kAllocatorMargin;
+  }
   // Relative step time.
   double t = 1;
   if (s.gradientCheckpointing) t += kCheckpointingCost;
@@ -365,7 +384,9 @@ std::vector<std::string> VramPlan::lines() const {
                   gib(c.trainableBytes) + ", gradients " + gib(c.gradientBytes) + ", optimizer " + gib(c.optimizerBytes) +
                   ", activations " + gib(c.activationBytes) + "); step time x" + std::to_string(c.relativeStepTime).substr(0, 4) +
                   " of the resident step");
-    out.push_back("  estimated start peak " + gib(c.startPeakBytes) + " (every model on the device until the caches are built)");
+    out.push_back("  estimated start peak " + gib(c.startPeakBytes) +
+                  (m.stagedStart ? " (its largest stage: the AE, the text encoders or the step's weights, one at a time)"
+                                 : " (every model on the device until the caches are built)"));
   } else {
     out.push_back("  no plan fits: " + error());
   }
@@ -393,10 +414,12 @@ std::string VramPlan::error() const {
                      (request.fixedKeys.empty() ? "" : " with the options you set kept (leave them at their defaults to let the plan choose)");
   // Where the start is what does not fit: say so (the step alone would).
   for (const PlanEstimate& c : candidates)
-    if (request.startMustFit && c.stepPeakBytes <= request.budgetBytes && c.startPeakBytes > request.budgetBytes) {
+    if (request.startMustFit && !c.breaksCapture && c.stepPeakBytes <= request.budgetBytes && c.startPeakBytes > request.budgetBytes) {
+      const bool staged = fullSizeMemoryModel(request.family).value_or(MemoryModel{}).stagedStart;
       text += "; the training step would fit (" + describeSettings(c.settings, request) + ": " + gib(c.stepPeakBytes) +
-              ") but the start holds every model on the device until the caches are built (" + gib(c.startPeakBytes) +
-              "; Sinter does not yet load the text encoders one at a time)";
+              (staged ? ") but the start's largest stage does not (the text encoders or the AE while the caches are built: "
+                      : ") but the start holds every model on the device until the caches are built (") +
+              gib(c.startPeakBytes) + (staged ? ")" : "; Sinter does not yet load the text encoders one at a time)");
       break;
     }
   if (request.wholeStepCaptured) {

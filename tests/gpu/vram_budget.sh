@@ -9,6 +9,13 @@
 #                                                         weights as the plan sets it up; then sd-scripts' 12 GB recipe
 #                                                         (--fp8_base --blocks_to_swap 16 --gradient_checkpointing)
 #                                                         timed in the same call at a 12 GiB cap (.bench: sd-scripts)
+#   tests/gpu/vram_budget.sh flux-assets OUTDIR           full-size random FLUX.1-dev files (transformer, AE, CLIP-L, T5-XXL;
+#                                                         about 34 GB under OUTDIR/flux-work), a dataset and tokenizers, for:
+#   tests/gpu/vram_budget.sh flux-start OUTDIR [BUDGETS...]  FLUX.1-dev LoRA 1024² bs1 rank 32 through the REAL loop (default 8
+#                                                         GiB), cached latents and text encoder outputs, at a cap of the budget:
+#                                                         the staged start (AE, then CLIP-L + T5-XXL in fp8, then the
+#                                                         transformer) must fit; the table gives the start's measured peak
+#                                                         against the plan's start estimate, and the step's (one budget a call)
 #   tests/gpu/vram_budget.sh sdxl OUTDIR [KIND:GIB...]    SDXL LoRA at 6 and 8 GiB, SDXL fine-tune (Adafactor, full_bf16,
 #                                                         fused backward when the plan picks it) at 16 and 24 GiB: the
 #                                                         real loop on a full-size random checkpoint, cached latents and
@@ -21,7 +28,7 @@
 # budget is reported in the table and the others still run; the exit status is 1 if any failed.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-part="${1:?usage: vram_budget.sh flux|sdxl|measure OUTDIR [BUDGETS...]}"
+part="${1:?usage: vram_budget.sh flux|flux-assets|flux-start|sdxl|measure OUTDIR [BUDGETS...]}"
 out="$(mkdir -p "${2:?OUTDIR}" && cd "$2" && pwd)"
 shift 2
 runner="${SINTER_RUNNER:-$root/build-cuda/bin/sinter-runner}"
@@ -82,6 +89,69 @@ sdscripts_recipe() {
 import json, sys
 r = json.loads(sys.argv[1])
 print(f"| sd-scripts {sys.argv[3]} GiB | --fp8_base --blocks_to_swap {sys.argv[2]} --gradient_checkpointing (its 12 GB recipe) | eager | {r['step_ms']} ms | {r['peak_gib']:.2f} GiB |")
+PY
+}
+
+flux_assets() {
+  local w="$out/flux-work"
+  mkdir -p "$w"
+  [ -f "$w/flux/t5xxl_fp16.safetensors" ] || "$runner" --init_checkpoint "$w/flux/flux1-dev.safetensors" --model_family flux --model_size full --seed 1 > "$w/init.log" 2>&1
+  [ -d "$w/images" ] || "$runner" --init_dataset "$w/images" --seed 1 >> "$w/init.log" 2>&1
+  [ -d "$w/tokenizer" ] || "$runner" --init_tokenizer "$w/tokenizer" >> "$w/init.log" 2>&1
+}
+
+flux_start_budget() {
+  local b="$1" w="$out/flux-work" name="flux-start-$1"
+  if [ ! -f "$w/flux/t5xxl_fp16.safetensors" ]; then
+    say "| FLUX start $b GiB | | not run: run \`vram_budget.sh flux-assets $out\` first | | |"
+    status=1
+    return
+  fi
+  cat > "$w/$name.toml" <<TOML
+model_family = "flux"
+training_type = "lora"
+pretrained_model_name_or_path = "$w/flux/flux1-dev.safetensors"
+ae = "$w/flux/ae.safetensors"
+clip_l = "$w/flux/clip_l.safetensors"
+t5xxl = "$w/flux/t5xxl_fp16.safetensors"
+clip_tokenizer = "$w/tokenizer"
+t5_tokenizer = "$w/tokenizer"
+output_dir = "$w/out-$name"
+output_name = "$name"
+train_data_dir = "$w/images"
+resolution = "1024,1024"
+caption_extension = ".txt"
+cache_latents = true
+cache_text_encoder_outputs = true
+network_train_unet_only = true
+network_dim = 32
+optimizer_type = "AdamW"
+learning_rate = 1e-4
+max_train_steps = ${FLUX_START_STEPS:-3}
+mixed_precision = "bf16"
+seed = 1
+save_precision = "bf16"
+vram_budget_gb = $b
+TOML
+  local rc=0
+  SINTER_CUDA_MEMORY_CAP_GB="$b" timeout "${VRAM_RUN_TIMEOUT:-280}" "$runner" --config_file "$w/$name.toml" --events jsonl > "$out/$name.events.jsonl" 2> "$out/$name.log" || rc=$?
+  local plan; plan="$(plan_of "$out/$name.log")"
+  local start; start="$({ grep -oE "start \(loading, caches, warm-up\) peaked at [0-9.]+ GiB.*estimated the start at [0-9.]+ GiB" "$out/$name.log" || true; } | tail -1)"
+  if [ "$rc" -ne 0 ]; then
+    say "| FLUX start $b GiB | $plan | failed (exit $rc): $(why_of "$out/$name.log" 'error|out of memory') | ${start:-start peak not reached} | |"
+    status=1
+    return
+  fi
+  python3 - "$out/$name.events.jsonl" "$b" "$plan" "$start" <<'PY' | tee -a "$summary"
+import json, re, statistics, sys
+events = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+steps = [e for e in events if e.get("type") == "step"]
+b = float(sys.argv[2])
+m = re.search(r"peaked at ([\d.]+) GiB.*estimated the start at ([\d.]+) GiB", sys.argv[4])
+start = f"start {m.group(1)} GiB (estimate {m.group(2)}){' OVER' if float(m.group(1)) > b else ''}" if m else "start: no line"
+ms = statistics.median(e["step_ms"] for e in steps[1:]) if len(steps) > 1 else float("nan")
+peak = max(e["peak_mem_mb"] for e in steps) / 1024 if steps else float("nan")
+print(f"| FLUX start {sys.argv[2]} GiB | {sys.argv[3]} | real loop: {start} | {ms:.1f} ms | step {peak:.2f} GiB{' OVER' if peak > b else ''} |")
 PY
 }
 
@@ -156,6 +226,15 @@ case "$part" in
     for b in "${budgets[@]}"; do flux_budget "$b"; done
     for swap in ${SDSCRIPTS_SWAPS:-16}; do sdscripts_recipe "$swap" "${SDSCRIPTS_CAP:-12}"; done
     ;;
+  flux-assets)
+    flux_assets
+    say "| FLUX assets | $(ls -1 "$out/flux-work/flux" | tr '\n' ' ') | written | | |"
+    ;;
+  flux-start)
+    budgets=("$@")
+    [ ${#budgets[@]} -gt 0 ] || budgets=(8)
+    for b in "${budgets[@]}"; do flux_start_budget "$b"; done
+    ;;
   sdxl)
     # KIND:BUDGET (default lora:6 lora:8 finetune:16 finetune:24); "fused:16" sets fused_backward_pass
     # itself (the plan keeps it) to time it beside the plan's own choice.
@@ -189,7 +268,7 @@ print(f"| measure {sys.argv[2]} | estimated activations {m.group(5)} GiB | eager
 PY
     done
     ;;
-  *) echo "unknown part '$part' (flux, sdxl or measure)"; exit 2 ;;
+  *) echo "unknown part '$part' (flux, flux-assets, flux-start, sdxl or measure)"; exit 2 ;;
 esac
 echo
 echo "summary: $summary; logs: $out"

@@ -276,3 +276,40 @@ TEST_F(FluxLoraRun, DemoPresetTrains) {
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_TRUE(fs::exists(path("out_demo/demo_flux_lora.safetensors")));
 }
+
+// The start is staged (train/flux/flux_family.h): a LoRA run places its transformer only after the
+// caches are built, the encoders whose outputs are not cached after the latents; the caching
+// stages move their models only when something is encoded. On the CPU nothing moves, so the log's
+// order is what shows it.
+TEST_F(FluxLoraRun, TheStartPlacesTheTransformerAfterTheCaches) {
+  const std::string extra = "max_train_steps = 2\nnetwork_train_unet_only = true\ncache_latents_to_disk = true\n"
+                            "cache_text_encoder_outputs_to_disk = true\n";
+  auto order = [](const ProcessResult& r, const std::vector<std::string>& lines) {
+    size_t at = 0;
+    for (const std::string& line : lines) {
+      const size_t found = r.err.find(line, at);
+      EXPECT_NE(found, std::string::npos) << "'" << line << "' not after the lines before it:\n" << r.err;
+      if (found == std::string::npos) return;
+      at = found;
+    }
+  };
+  const ProcessResult first = runRunner({"--config_file", writeConfig("staged.toml", path("out_staged"), extra), "--events", "jsonl"});
+  ASSERT_EQ(first.exitCode, 0) << first.err;
+  order(first, {"caching latents", "placing the AE on cpu for caching", "latents: ", "caching text encoder outputs",
+                "placing CLIP-L and T5-XXL on cpu for caching", "text encoder outputs: ", "placing the FLUX transformer on cpu",
+                "steps"});
+  // Text encoder outputs read whole from disk: their stage moves no model.
+  const ProcessResult again = runRunner({"--config_file", writeConfig("staged.toml", path("out_staged2"), extra), "--events", "jsonl"});
+  ASSERT_EQ(again.exitCode, 0) << again.err;
+  EXPECT_EQ(again.err.find("CLIP-L and T5-XXL on"), std::string::npos) << again.err;
+  order(again, {"text encoder outputs: 0 encoded", "placing the FLUX transformer on cpu"});
+  EXPECT_EQ(losses(first).size(), 2u);
+  EXPECT_EQ(losses(again).size(), 2u);
+  // Without cached text outputs the encoders go to the device after the latents, the transformer last.
+  const ProcessResult uncached = runRunner(
+      {"--config_file", writeConfig("staged_te.toml", path("out_staged_te"), "max_train_steps = 1\ncache_latents = true\n"), "--events",
+       "jsonl"});
+  ASSERT_EQ(uncached.exitCode, 0) << uncached.err;
+  EXPECT_EQ(uncached.err.find("CLIP-L and T5-XXL on"), std::string::npos) << uncached.err;
+  order(uncached, {"latents: ", "placing the FLUX transformer on cpu"});
+}

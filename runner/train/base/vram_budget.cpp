@@ -93,6 +93,18 @@ void sizeFluxTransformer(const io::SafetensorsFile& file, MemoryModel& m) {
   m.maxBlocksToSwap = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(2 * (dbl.count - 2) + 1, 2 * ((sgl.count - 2) / 2))));
 }
 
+// T5-XXL's Linear weights (what fp8_base stores in float8): the attention's q, k, v, o and the
+// feed-forward's wi_0, wi_1, wo; not its embeddings (shared, relative_attention_bias) or layer norms.
+int64_t t5LinearParams(const io::SafetensorsFile& file) {
+  int64_t n = 0;
+  for (const std::string& key : file.keys()) {
+    const bool linear = (key.find(".SelfAttention.") != std::string::npos || key.find(".DenseReluDense.") != std::string::npos) &&
+                        key.find("relative_attention_bias") == std::string::npos && file.info(key).shape.size() == 2;
+    if (linear) n += file.info(key).numel();
+  }
+  return n;
+}
+
 int64_t fileParams(const std::string& path) {
   const io::SafetensorsFile file(path);
   return numelUnder(file, "");
@@ -116,6 +128,7 @@ MemoryModel memoryModelForRun(const Config& config, Family family) {
         else both = false;
       }
       if (both) m.encoderParams = encoders;
+      if (readable(config.getString("t5xxl"))) m.encoderFp8LinearParams = t5LinearParams(io::SafetensorsFile(config.getString("t5xxl")));
       if (readable(config.getString("ae"))) m.autoencoderParams = fileParams(config.getString("ae"));
     } else if (family == Family::SDXL && readable(model)) {
       const io::SafetensorsFile file(model);
@@ -187,7 +200,9 @@ std::optional<VramBudgetCheck> vramBudgetCheck(const Config& resolved, Family fa
   check.correction = readVramCorrection(check.recordFile, check.recordKey);
   request = planRequestFromConfig(resolved, model, check.correction);
   check.budgetBytes = request.budgetBytes;
-  check.plannedBytes = estimatePlan(model, request, request.userFixed).stepPeakBytes;
+  const PlanEstimate estimate = estimatePlan(model, request, request.userFixed);
+  check.plannedBytes = estimate.stepPeakBytes;
+  check.plannedStartBytes = estimate.startPeakBytes;
   return check;
 }
 
@@ -212,6 +227,22 @@ void reportVramPeak(const VramBudgetCheck& check, double measuredBytes, EventSin
   } else {
     spdlog::info("vram budget: step 1 peaked at {:.2f} GiB of {:.1f} GiB (the plan estimated {:.2f} GiB)", measuredBytes / gib,
                  check.budgetBytes / gib, check.plannedBytes / gib);
+  }
+}
+
+void reportStartPeak(const VramBudgetCheck& check, double measuredBytes, EventSink& events) {
+  const double gib = 1073741824.0;
+  if (measuredBytes > check.budgetBytes) {
+    const std::string message = fmt::format(
+        "vram_budget_gb = {:.1f}: the run's start (loading, caches, warm-up) peaked at {:.2f} GiB, over the budget (the plan "
+        "estimated the start at {:.2f} GiB)",
+        check.budgetBytes / gib, measuredBytes / gib, check.plannedStartBytes / gib);
+    spdlog::warn("{}", message);
+    events.emit(events::Warning{message});
+  } else {
+    spdlog::info("vram budget: the run's start (loading, caches, warm-up) peaked at {:.2f} GiB of {:.1f} GiB (the plan estimated "
+                 "the start at {:.2f} GiB)",
+                 measuredBytes / gib, check.budgetBytes / gib, check.plannedStartBytes / gib);
   }
 }
 

@@ -36,6 +36,7 @@ std::optional<VramPlan> planBenchmark(Config& config, Family family);
 // What the loop compares after step 1.
 struct VramBudgetCheck {
   double budgetBytes = 0, plannedBytes = 0, correction = 1;
+  double plannedStartBytes = 0;  // the plan's estimate of the start (FLUX: its largest stage)
   std::string recordFile, recordKey;
 };
 // nullopt when vram_budget_gb is not set or the family has no memory model. `resolved`: the config
@@ -46,6 +47,10 @@ std::optional<VramBudgetCheck> vramBudgetCheck(const Config& resolved, Family fa
 // budget: a warning (log and event) saying by how much; over the plan's estimate: the correction
 // is recorded (core/vram_budget_record.h) so the next start re-plans with it.
 void reportVramPeak(const VramBudgetCheck& check, double measuredBytes, EventSink& events);
+
+// Before step 1: the peak of the run's start (loading, caches, and any warm-up or samples before
+// training) against the plan's start estimate and the budget: one log line, a warning when over the budget.
+void reportStartPeak(const VramBudgetCheck& check, double measuredBytes, EventSink& events);
 
 // The CUDA caching allocator's peak (allocated bytes since the last reset) on `device`; 0 on the CPU.
 double deviceMemoryPeakBytes(const torch::Device& device);

@@ -6,6 +6,7 @@
 
 #include "models/flux_latents.h"
 #include "models/linear.h"
+#include "models/served_weight.h"
 #include "models/sdxl_text_encoding.h"
 #include "network/lora_network.h"
 #include "text/clip_token_chunks.h"
@@ -46,8 +47,8 @@ FluxFamilyOptions FluxFamilyOptions::fromConfig(const Config& config, torch::Dty
   // sd-scripts turns gradient checkpointing on for cpu_offload_checkpointing.
   o.checkpointOffload = config.getBool("cpu_offload_checkpointing");
   o.gradientCheckpointing = config.getBool("gradient_checkpointing") || o.checkpointOffload;
-  // fp8_base stores the transformer's frozen weights in float8 and keeps the text encoders in the
-  // weight dtype, which is what sd-scripts' fp8_base_unet asks for (it turns fp8_base on for FLUX).
+  // fp8_base stores the transformer's frozen Linear weights in float8 and T5-XXL's too (sd-scripts'
+  // fp8_base); fp8_base_unet the transformer's only (it turns fp8_base on for FLUX).
   o.placement = FluxWeightPlacement::fromConfig(config);
   o.cacheLatentsToDisk = config.getBool("cache_latents_to_disk");
   o.cacheLatents = config.getBool("cache_latents") || o.cacheLatentsToDisk;
@@ -70,6 +71,8 @@ FluxFamily::FluxFamily(const RunContext& run)
       captureTextEncoders_(run.compile.captureTextEncoders),
       captureLimit_(run.compile.cacheLimit),
       seed_(run.seed),
+      weightDtype_(run.precision.weightDtype),
+      trainableDtype_(run.precision.trainableModelDtype()),
       parking_(run.device),
       clipTokenizer_(text::ClipTokenizer::fromPath(options_.clipTokenizer)),
       t5Tokenizer_(options_.t5Tokenizer) {
@@ -80,13 +83,32 @@ FluxFamily::FluxFamily(const RunContext& run)
   t5MaxTokens_ = options_.t5MaxTokens.value_or(dev_ ? 512 : 256);
   spdlog::info("FLUX.1 {}: {} double and {} single blocks, T5 tokens {}", dev_ ? "dev" : "schnell",
                models_.transformer->config().depth, models_.transformer->config().depthSingleBlocks, t5MaxTokens_);
-  models_.toDevice(device_, run.precision.weightDtype, options_.placement, run.precision.trainableModelDtype(),
-                   run.precision.vaeDtype());
+  // Refused now rather than after the caches (the transformer may be placed only then).
+  checkFluxPlacement(options_.placement, device_);
+  // Everything in the run's precision where it was loaded; nothing on the device yet (buildCaches
+  // stages them).
+  models_.castInPlace(run.precision.weightDtype, options_.placement, run.precision.trainableModelDtype(), run.precision.vaeDtype());
+  if (options_.placement.t5Float8)
+    spdlog::info("fp8_base: T5-XXL's Linear weights stored as float8 e4m3, upcast per layer; its embeddings and layer norms in {} "
+                 "(sd-scripts' fp8 T5-XXL; with fp8_base_unet T5-XXL stays in {})",
+                 c10::toString(run.precision.weightDtype), c10::toString(run.precision.weightDtype));
+  // A trained transformer (full weights) is on the device before the method attaches: its float32
+  // masters and optimizer live where its parameters are. A LoRA run's frozen transformer waits in
+  // host memory until the caches are built (buildCaches), as sd-scripts moves the DiT last.
+  transformerAfterCaches_ = run.config.tab() == Tab::LoRA;
+  if (!transformerAfterCaches_) placeTransformer();
+  models_.transformer->setFusedKernels(run.compile.fuseKernels);
+  step_ = std::make_unique<FluxTrainStep>(models_.transformer, options_.step, device_, run.noiseSeed());
+}
+
+void FluxFamily::placeTransformer() {
+  spdlog::info("placing the FLUX transformer on {}", describeDevice(device_));
+  placeFluxTransformer(*models_.transformer, device_, trainableDtype_, options_.placement);
   if (const FluxWeightPlacement& p = options_.placement; p.fp8Compute.fastForward)
     spdlog::info("fp8_fast: the transformer's Linear weights stored as float8 e4m3 with a scale per output channel; their "
                  "products on FP8 tensor cores (activations e4m3 scaled per token{}), LoRA in {}",
                  p.fp8Compute.fastBackward ? ", input gradients e4m3 per token" : "; input gradients in the training precision",
-                 c10::toString(run.precision.weightDtype));
+                 c10::toString(weightDtype_));
   else if (p.fp8Scaled)
     spdlog::info("fp8_scaled: the transformer's Linear weights stored as float8 e4m3 with a per-tensor scale, dequantised per layer");
   else if (p.fp8Base)
@@ -100,8 +122,6 @@ FluxFamily::FluxFamily(const RunContext& run)
                  options_.placement.blocksToSwap, split.doubles, split.singles, t.streamedBlocks(), host / 1073741824.0,
                  ring / 1073741824.0);
   }
-  models_.transformer->setFusedKernels(run.compile.fuseKernels);
-  step_ = std::make_unique<FluxTrainStep>(models_.transformer, options_.step, device_, run.noiseSeed());
 }
 
 FamilyFacts FluxFamily::facts() const {
@@ -167,6 +187,15 @@ FluxFamily::TextConditioning FluxFamily::encode(const TokenIds& ids, bool clipGr
 void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
   // The dataset says whether batches carry loss masks (alpha_mask, conditioning_data_dir).
   step_->useLossMasks(dataset.hasLossMasks());
+  // The start in stages, as sd-scripts' (flux_train_network): each model on the device only while
+  // it is needed, so the start's peak is its largest stage, not the sum of the models. A stage's
+  // models move when the first thing is encoded (caches read whole from disk need none of them).
+  auto stageOnDevice = [this](const char* what, std::initializer_list<torch::nn::Module*> modules, bool& moved) {
+    if (moved) return;
+    spdlog::info("placing {} on {} for caching", what, describeDevice(device_));
+    for (torch::nn::Module* m : modules) models::moveToDevice(*m, device_);
+    moved = true;
+  };
   if (options_.cacheLatents) {
     data::LatentCacheOptions o;
     o.toDisk = options_.cacheLatentsToDisk;
@@ -176,14 +205,21 @@ void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
     data::LatentCacheStats stats;
     spdlog::info("caching latents");
     at::Generator cacheGenerator = makeGenerator(device_, seed_);
+    bool aeMoved = false;
     GraphedEncoder encodeImages(
         "AE", device_, [&](const std::vector<torch::Tensor>& in) { return std::vector<torch::Tensor>{models_.encodeLatents(in[0], cacheGenerator)}; },
         captureVae_, captureLimit_, {cacheGenerator});
     latentCache_ = data::LatentCache::build(
-        dataset, [&](const torch::Tensor& images) { return encodeImages({images.to(device_)})[0].to(torch::kCPU, torch::kFloat32); },
+        dataset,
+        [&](const torch::Tensor& images) {
+          stageOnDevice("the AE", {models_.ae.get()}, aeMoved);
+          return encodeImages({images.to(device_)})[0].to(torch::kCPU, torch::kFloat32);
+        },
         o, &stats);
     spdlog::info("latents: {} encoded, {} read from disk", stats.encoded, stats.loadedFromDisk);
   }
+  // The step reads the latents: the AE waits in host memory (samples bring it back).
+  if (options_.cacheLatents) parking_.park("AE", *models_.ae);
   if (options_.cacheText) {
     data::TextCacheOptions o;
     o.toDisk = options_.cacheTextToDisk;
@@ -192,6 +228,7 @@ void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
                         std::to_string(t5MaxTokens_) + (options_.step.applyT5AttnMask ? ":masked" : "");
     data::TextCacheStats stats;
     spdlog::info("caching text encoder outputs");
+    bool encodersMoved = false;
     GraphedEncoder encodeText(
         "text encoders", device_,
         [&](const std::vector<torch::Tensor>& in) {
@@ -202,6 +239,7 @@ void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
     textCache_ = data::TextCache::build(
         dataset,
         [&](const std::vector<std::string>& captions) {
+          stageOnDevice("CLIP-L and T5-XXL", {models_.clipL.get(), models_.t5.get()}, encodersMoved);
           const TokenIds ids = tokenize(captions);
           const std::vector<torch::Tensor> t = encodeText({ids.clipL, ids.t5, ids.t5Mask});
           return std::map<std::string, torch::Tensor>{{"t5", t[0].to(torch::kCPU, torch::kFloat32)},
@@ -210,14 +248,18 @@ void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
         },
         o, &stats);
     spdlog::info("text encoder outputs: {} encoded, {} read from disk", stats.encoded, stats.loadedFromDisk);
-  }
-  // The step reads the caches: what made them waits in host memory (cached text outputs mean the
-  // encoders are frozen, core/validation.cpp).
-  if (options_.cacheLatents) parking_.park("AE", *models_.ae);
-  if (options_.cacheText) {
+    // The step reads the outputs: the encoders wait in host memory (cached text outputs mean the
+    // encoders are frozen, core/validation.cpp).
     parking_.park("CLIP-L", *models_.clipL);
     parking_.park("T5-XXL", *models_.t5);
   }
+  // Then what the step uses: the models whose outputs are not cached, and the transformer.
+  if (!options_.cacheLatents) models::moveToDevice(*models_.ae, device_);
+  if (!options_.cacheText) {
+    models::moveToDevice(*models_.clipL, device_);
+    models::moveToDevice(*models_.t5, device_);
+  }
+  if (transformerAfterCaches_) placeTransformer();
 }
 
 FluxStepBatch FluxFamily::stepInputs(const data::Batch& batch, bool textEncodersTrain, const at::Generator* latentGenerator) {

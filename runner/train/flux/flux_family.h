@@ -72,12 +72,16 @@ class FluxFamily : public FamilyPart {
   TextConditioning encode(const TokenIds& ids, bool clipGrad);
   // Latents not cached are encoded with `latentGenerator`, or the step's generator when null.
   FluxStepBatch stepInputs(const data::Batch& batch, bool textEncodersTrain, const at::Generator* latentGenerator = nullptr);
+  // The transformer on the device with its placement (fp8_base, blocks_to_swap), logged.
+  void placeTransformer();
 
   FluxFamilyOptions options_;
   torch::Device device_;
   bool captureVae_ = false, captureTextEncoders_ = false;
   int captureLimit_ = 8;
   std::uint64_t seed_;
+  torch::Dtype weightDtype_, trainableDtype_;
+  bool transformerAfterCaches_ = false;  // placed at the end of buildCaches (a LoRA run)
   FluxModelSet models_;
   HostParking parking_;
   bool dev_ = true;

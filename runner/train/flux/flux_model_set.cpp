@@ -16,16 +16,22 @@ FluxWeightPlacement FluxWeightPlacement::fromConfig(const Config& config) {
   p.fp8Compute.fastForward = p.fp8Scaled && config.getBool("fp8_fast");
   p.fp8Compute.fastBackward = p.fp8Compute.fastForward && config.getBool("fp8_fast_backward");
   if (!isUnset(config.get("blocks_to_swap"))) p.blocksToSwap = config.getInt("blocks_to_swap");
+  // sd-scripts: fp8_base casts the text encoders to float8 as well, fp8_base_unet the transformer only.
+  p.t5Float8 = config.getBool("fp8_base") && !config.getBool("fp8_base_unet");
   return p;
+}
+
+void checkFluxPlacement(const FluxWeightPlacement& placement, const torch::Device& device) {
+  if (placement.fp8Compute.fastForward)
+    if (const std::string why = models::float8ComputeRefusal(device); !why.empty()) throw std::runtime_error(why);
+  if (placement.fp8Scaled && placement.blocksToSwap > 0)
+    throw std::invalid_argument("fp8_scaled cannot be used with blocks_to_swap yet: the swapped blocks would keep fp8_base's plain cast");
 }
 
 void placeFluxTransformer(models::FluxTransformerImpl& transformer, const torch::Device& device, torch::Dtype dtype,
                           const FluxWeightPlacement& placement) {
   // Refused before minutes of loading where the preflight did not (benchmarks, the library).
-  if (placement.fp8Compute.fastForward)
-    if (const std::string why = models::float8ComputeRefusal(device); !why.empty()) throw std::runtime_error(why);
-  if (placement.fp8Scaled && placement.blocksToSwap > 0)
-    throw std::invalid_argument("fp8_scaled cannot be used with blocks_to_swap yet: the swapped blocks would keep fp8_base's plain cast");
+  checkFluxPlacement(placement, device);
   castFrozen(transformer, dtype);
   if (placement.blocksToSwap > 0)
     transformer.enableBlockSwap(placement.blocksToSwap, device, placement.fp8Base ? models::float8Dtype() : dtype);
@@ -35,15 +41,22 @@ void placeFluxTransformer(models::FluxTransformerImpl& transformer, const torch:
   models::moveToDevice(transformer, device);
 }
 
+void FluxModelSet::castInPlace(torch::Dtype dtype, const FluxWeightPlacement& placement, std::optional<torch::Dtype> trainableDtype,
+                               std::optional<torch::Dtype> aeDtype) {
+  castFrozen(*transformer, trainableDtype.value_or(dtype));
+  castFrozen(*clipL, dtype);
+  castFrozen(*t5, dtype);
+  // The Linears only: T5's Embeddings (shared, relative_attention_bias) and T5LayerNorms keep
+  // `dtype`, as sd-scripts' prepare_fp8 keeps them in the weight dtype.
+  if (placement.t5Float8) models::storeLinearsInFloat8(*t5);
+  castFrozen(*ae, aeDtype.value_or(dtype == torch::kHalf ? torch::kFloat32 : dtype));
+}
+
 void FluxModelSet::toDevice(const torch::Device& device, torch::Dtype dtype, const FluxWeightPlacement& placement,
                             std::optional<torch::Dtype> trainableDtype, std::optional<torch::Dtype> aeDtype) {
+  castInPlace(dtype, placement, trainableDtype, aeDtype);
   placeFluxTransformer(*transformer, device, trainableDtype.value_or(dtype), placement);
-  for (torch::nn::Module* m : std::initializer_list<torch::nn::Module*>{clipL.get(), t5.get()}) {
-    castFrozen(*m, dtype);
-    models::moveToDevice(*m, device);
-  }
-  castFrozen(*ae, aeDtype.value_or(dtype == torch::kHalf ? torch::kFloat32 : dtype));
-  models::moveToDevice(*ae, device);
+  for (torch::nn::Module* m : std::initializer_list<torch::nn::Module*>{clipL.get(), t5.get(), ae.get()}) models::moveToDevice(*m, device);
 }
 
 void FluxModelSet::setTraining(bool textEncoder) {

@@ -1,7 +1,9 @@
 #pragma once
 // The four FLUX.1 models a LoRA run uses, each from the file FLUX users keep: the transformer
 // (flux1-dev/schnell.safetensors), the autoencoder (ae.safetensors), CLIP-L (clip_l.safetensors)
-// and the T5-XXL encoder (t5xxl_*.safetensors), placed on the training device in the run's precision.
+// and the T5-XXL encoder (t5xxl_*.safetensors), cast to the run's precision where they were loaded
+// (the host) and placed on the training device model by model (a run's start stages them:
+// train/flux/flux_family.h).
 #include <torch/torch.h>
 
 #include <optional>
@@ -31,10 +33,18 @@ struct FluxWeightPlacement {
   bool fp8Scaled = false;     // with fp8Base: e4m3 with scales (fp8_scaled; per tensor, per channel with fp8_fast)
   models::Float8ScaledOptions fp8Compute;  // fp8_fast, fp8_fast_backward (with fp8Scaled)
   int64_t blocksToSwap = 0;   // models::fluxBlockSwapSplit
+  // fp8_base without fp8_base_unet: T5-XXL's Linear weights in float8 e4m3 too, upcast per call,
+  // its embeddings and layer norms in the weight dtype (sd-scripts' fp8 T5-XXL, flux_train_network's
+  // prepare_text_encoder_fp8). CLIP-L stays in the weight dtype, as sd-scripts moves it.
+  bool t5Float8 = false;
 
   // fp8_base (or fp8_base_unet), fp8_scaled, fp8_fast, fp8_fast_backward and blocks_to_swap.
   static FluxWeightPlacement fromConfig(const Config& config);
 };
+
+// What the placement cannot do on `device` (fp8_fast without FP8 tensor cores, fp8_scaled with
+// blocks_to_swap): std::runtime_error or std::invalid_argument naming the option, before anything loads.
+void checkFluxPlacement(const FluxWeightPlacement& placement, const torch::Device& device);
 
 struct FluxModelSet {
   models::FluxTransformer transformer{nullptr};
@@ -42,10 +52,14 @@ struct FluxModelSet {
   models::ClipTextModel clipL{nullptr};
   models::T5Encoder t5{nullptr};
 
-  // Frozen weights in `dtype` (the AE stays fp32 under fp16, as SDXL's VAE does), cast before they
-  // move and moved module by module, with the transformer's placement applied on the way.
-  // The transformer in `trainableDtype` where it is given (a full-weight run's float32 masters).
-  // The AE in `aeDtype` where it is given (no_half_vae: PrecisionPlan::vaeDtype()).
+  // Frozen weights in `dtype` where they are (the AE stays fp32 under fp16, as SDXL's VAE does;
+  // T5-XXL's Linear weights in float8 with placement.t5Float8). The transformer in `trainableDtype`
+  // where it is given (a full-weight run's float32 masters), the AE in `aeDtype` where it is given
+  // (no_half_vae: PrecisionPlan::vaeDtype()). Nothing moves.
+  void castInPlace(torch::Dtype dtype, const FluxWeightPlacement& placement = {},
+                   std::optional<torch::Dtype> trainableDtype = std::nullopt, std::optional<torch::Dtype> aeDtype = std::nullopt);
+  // castInPlace, then every model on `device` module by module, the transformer's placement
+  // (fp8_base, blocks_to_swap) applied on the way.
   void toDevice(const torch::Device& device, torch::Dtype dtype, const FluxWeightPlacement& placement = {},
                 std::optional<torch::Dtype> trainableDtype = std::nullopt, std::optional<torch::Dtype> aeDtype = std::nullopt);
   // CLIP-L in training mode only when its LoRA modules train (dropout); T5 and the AE eval.

@@ -410,11 +410,15 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     const bool epochEnd = std::string(kind) == "epoch";
     if (log.active()) log.validation(epochEnd, epochEnd ? epoch : step, loss, meter.averageLoss());
   };
-  // vram_budget_gb: the peak after step 1 is the step's (caches, samples and warm-up left out), set
-  // against the plan (base/vram_budget.h); rank 0 reports it.
+  // vram_budget_gb: the start's peak (loading, caches, warm-up, samples before training) is reported
+  // here, then the peak after step 1 is the step's alone, each set against the plan
+  // (base/vram_budget.h); rank 0 reports them.
   std::optional<VramBudgetCheck> vramBudget;
   if (run.device.is_cuda() && run.rank() == 0 && run.config.family()) vramBudget = vramBudgetCheck(run.config, *run.config.family());
-  if (vramBudget) resetPeakMemory(run.device);
+  if (vramBudget) {
+    reportStartPeak(*vramBudget, deviceMemoryPeakBytes(run.device), events);
+    resetPeakMemory(run.device);
+  }
   const auto trainStart = Clock::now();
   bool stopped = false;
 
