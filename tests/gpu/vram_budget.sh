@@ -9,7 +9,7 @@
 #                                                         weights as the plan sets it up; then sd-scripts' 12 GB recipe
 #                                                         (--fp8_base --blocks_to_swap 16 --gradient_checkpointing)
 #                                                         timed in the same call at a 12 GiB cap (.bench: sd-scripts)
-#   tests/gpu/vram_budget.sh sdxl OUTDIR [KIND:GIB...]    SDXL LoRA at 6 and 8 GiB, SDXL fine-tune (Adafactor, full_bf16,
+#   tests/gpu/vram_budget.sh sdxl OUTDIR [KIND:GIB...]    SDXL LoRA at 6 (the plan sets fp8_base) and 8 GiB, SDXL fine-tune (Adafactor, full_bf16,
 #                                                         fused backward when the plan picks it) at 16 and 24 GiB: the
 #                                                         real loop on a full-size random checkpoint, cached latents and
 #                                                         text encoder outputs, median of steps 3-8, peak from its events
