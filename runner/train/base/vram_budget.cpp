@@ -94,12 +94,14 @@ void sizeFluxTransformer(const io::SafetensorsFile& file, MemoryModel& m) {
 }
 
 // The SDXL U-Net's weights fp8_base stores in float8 (sdxl_model_set.h): its Linear weights and
-// Conv2d kernels, the ".weight" tensors of two or more dimensions (norms' weights have one).
+// its blocks' Conv2d kernels, the ".weight" tensors of two or more dimensions (norms' weights have
+// one), less the stem and head convolutions (4 latent channels in and out), which stay.
 int64_t sdxlUnetFloat8Params(const io::SafetensorsFile& file) {
   const std::string prefix = "model.diffusion_model.";
   int64_t n = 0;
   for (const std::string& key : file.keys()) {
     if (key.rfind(prefix, 0) != 0 || key.size() < 7 || key.compare(key.size() - 7, 7, ".weight") != 0) continue;
+    if (key == prefix + "input_blocks.0.0.weight" || key == prefix + "out.2.weight") continue;
     const io::TensorInfo& info = file.info(key);
     if (info.shape.size() >= 2) n += info.numel();
   }
