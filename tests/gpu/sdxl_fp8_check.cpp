@@ -9,7 +9,6 @@
 // cosine to bf16's (all of them together, and the per-module minimum and median).
 // Exits 1 when a cosine is below 0.98 or fp8_base saves less than 3/4 of the bytes it stores.
 //   build-cuda/bin/sinter-sdxl-fp8-check
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -23,13 +22,14 @@
 #include "models/served_weight.h"
 #include "network/lora_network.h"
 #include "network/lora_targets.h"
+#include "train/base/device_info.h"
 #include "train/base/mixed_precision.h"
+#include "train/base/vram_budget.h"
 
 using namespace sinter;
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 struct Row {
   std::string variant;
@@ -38,8 +38,13 @@ struct Row {
   std::vector<torch::Tensor> grads;  // per LoRA tensor, fp32, step 1's
 };
 
-double allocatedBytes() { return static_cast<double>(c10::cuda::CUDACachingAllocator::getDeviceStats(0).allocated_bytes[0].current); }
-double peakBytes() { return static_cast<double>(c10::cuda::CUDACachingAllocator::getDeviceStats(0).allocated_bytes[0].peak); }
+const torch::Device kCuda(torch::kCUDA, 0);
+
+// What is allocated now: a fresh high-water mark starts at it.
+double allocatedBytes() {
+  train::resetPeakMemory(kCuda);
+  return train::deviceMemoryPeakBytes(kCuda);
+}
 
 // One training step's forward and backward on fixed inputs (the same each call); the LoRA
 // tensors' gradients are taken (and cleared) after the first of `steps`.
@@ -60,13 +65,13 @@ Row run(models::SdxlUnet& unet, const std::vector<torch::Tensor>& lora, const st
   row.residentGiB = allocatedBytes() / kGiB;
   std::vector<double> ms;
   for (int step = 0; step < steps; ++step) {
-    c10::cuda::CUDACachingAllocator::resetPeakStats(0);
+    train::resetPeakMemory(kCuda);
     const auto start = std::chrono::steady_clock::now();
     const torch::Tensor out = unet->forward(x, t, context, y);
     torch::nn::functional::mse_loss(out.to(torch::kFloat32), target).backward();
     torch::cuda::synchronize();
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    row.peakGiB = std::max(row.peakGiB, peakBytes() / kGiB);
+    row.peakGiB = std::max(row.peakGiB, train::deviceMemoryPeakBytes(kCuda) / kGiB);
     for (const torch::Tensor& p : lora) {
       torch::Tensor g = p.mutable_grad();
       if (step == 0) row.grads.push_back(g.defined() ? g.detach().to(torch::kFloat64).clone() : torch::zeros_like(p, torch::kFloat64));
@@ -120,19 +125,18 @@ int main() {
     return 1;
   }
   at::globalContext().setAllowTF32CuBLAS(false);
-  const torch::Device cuda(torch::kCUDA);
   const auto built = std::chrono::steady_clock::now();
   torch::manual_seed(3);
   models::SdxlUnet unet(models::SdxlUnetConfig::full());
   train::castFrozen(*unet, torch::kBFloat16);
-  models::moveToDevice(*unet, cuda);
+  models::moveToDevice(*unet, kCuda);
 
   network::LoraNetworkOptions options;
   options.dim = 32;
   options.alpha = 32;
   options.args.convDim = 8;
   options.args.convAlpha = 8;
-  options.device = cuda;
+  options.device = kCuda;
   network::LoraNetwork lora(options);
   lora.attach(network::sdxlLoraRule(network::LoraComponent::Unet), *unet);
   // lora_up starts at zero (sd-scripts' init), which would leave lora_down without a gradient:
@@ -163,7 +167,6 @@ int main() {
     }
   }
   const int linears = models::storeLinearsInFloat8(*unet), convs = models::storeConvolutionsInFloat8(*unet);
-  c10::cuda::CUDACachingAllocator::emptyCache();
   std::printf("fp8_base: %d Linear and %d Conv2d weights stored as float8 e4m3 (%.2f GiB saved if nothing else moves)\n\n", linears,
               convs, storedBytes / kGiB);
   rows.push_back(run(unet, tensors, "fp8_base", false, steps));
