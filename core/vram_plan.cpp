@@ -142,11 +142,15 @@ MemoryModel fluxDevMemoryModel() {
 MemoryModel sdxlBaseMemoryModel() {
   // sd_xl_base_1.0.safetensors' tensors: U-Net 2,567,463,684; CLIP-L 123,060,480 and OpenCLIP
   // bigG 694,659,841 text models; VAE 83,653,863. The U-Net has no swappable blocks here, so it
-  // is one block whose weights all count as "other".
+  // is one block. Its "Linear" parameters are what fp8_base stores in 1 byte: the Linear weights
+  // (2,232,647,680: attention, feed-forward, projections, embeddings) and the blocks' Conv2d
+  // kernels (333,209,600), which Sinter stores in float8 too (sd-scripts casts the whole U-Net);
+  // the rest (1,606,404) are norms, biases and the 4-channel stem and head convolutions.
   MemoryModel model;
   model.family = Family::SDXL;
   model.architecture = "SDXL base 1.0";
-  model.blocks = {BlockKind{"U-Net", 1, 0, 2567463684LL}};
+  model.blocks = {BlockKind{"U-Net", 1, 2232647680LL + 333209600LL, 1606404LL}};
+  model.fp8Capable = true;  // LoRA: the planner's fp8_base (full weights train what fp8 would store)
   model.encoderParams = 123060480LL + 694659841LL;
   model.autoencoderParams = 83653863LL;
   // networks.lora (--print_lora_layout): U-Net 2,659,840 per rank; text encoders 165,888 + 737,280.
@@ -358,7 +362,8 @@ std::vector<std::pair<std::string, Value>> VramPlan::settingsToApply() const {
     return std::find(request.fixedKeys.begin(), request.fixedKeys.end(), key) != request.fixedKeys.end();
   };
   const PlanSettings& s = chosen->settings;
-  if (request.family == Family::FLUX && request.lora && !fixed("fp8_base") && !fixed("fp8_base_unet")) out.emplace_back("fp8_base", Value(s.fp8Base));
+  if ((request.family == Family::FLUX || request.family == Family::SDXL) && request.lora && !fixed("fp8_base") && !fixed("fp8_base_unet"))
+    out.emplace_back("fp8_base", Value(s.fp8Base));
   if (request.family == Family::FLUX && request.lora && !fixed("blocks_to_swap"))
     out.emplace_back("blocks_to_swap", Value(static_cast<long long>(s.blocksToSwap)));
   if (!fixed("gradient_checkpointing")) out.emplace_back("gradient_checkpointing", Value(s.gradientCheckpointing));

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "models/frozen_conv2d.h"
 #include "models/lycoris_adapter.h"
 
 namespace sinter::models {
@@ -19,13 +20,17 @@ Conv2dImpl::Conv2dImpl(int64_t inChannels, int64_t outChannels, int64_t kernelSi
 
 torch::Tensor Conv2dImpl::forward(const torch::Tensor& x) {
   const auto options = F::Conv2dFuncOptions().stride(stride).padding(padding);
+  // The frozen convolution: a served kernel (fp8_base) through its own autograd node.
+  auto base = [&](const torch::Tensor& in) {
+    return served ? frozenConv2d(in, served, bias, stride, padding) : F::conv2d(in, weight, F::Conv2dFuncOptions(options).bias(bias));
+  };
   if (lycoris) {
-    const LycorisLayer layer{weight, bias, [&](const torch::Tensor& in) {
-                               return F::conv2d(in, weight, F::Conv2dFuncOptions(options).bias(bias));
-                             }};
+    // The frozen kernel as the forward uses it (a served one in the activations' dtype).
+    const torch::Tensor w = served ? served->get(x.scalar_type()) : weight;
+    const LycorisLayer layer{w, bias, base};
     return lycorisForward(*lycoris, x, layer, is_training());
   }
-  torch::Tensor out = F::conv2d(x, weight, F::Conv2dFuncOptions(options).bias(bias));
+  torch::Tensor out = base(x);
   if (!lora) return out;
   // The adapter computes in the activations' dtype, as on a Linear (mixed precision).
   const torch::ScalarType dtype = x.scalar_type();

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "models/lora_adapter.h"
+#include "models/served_weight.h"
 
 namespace sinter::models {
 
@@ -28,6 +29,9 @@ class Conv2dImpl : public torch::nn::Module {
   int64_t stride = 1, padding = 0;
   std::shared_ptr<LoraAdapter> lora;  // null: a plain Conv2d
   std::shared_ptr<LycorisAdapter> lycoris;  // set instead of lora for a lycoris.kohya network
+  // Set (SDXL's fp8_base): the kernel comes from here, in the activations' dtype, and `weight`
+  // holds its float8 form (models/frozen_conv2d.h).
+  std::shared_ptr<ServedWeight> served;
 };
 TORCH_MODULE(Conv2d);
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "kernels/fused_kernels.h"
+#include "models/conv2d.h"
 #include "models/linear.h"
 
 #if (TORCH_VERSION_MAJOR > 2) || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
@@ -64,7 +65,7 @@ struct TrainedServedLinearBackward : torch::autograd::Node {
   std::string name() const override { return "TrainedServedLinearBackward"; }
 };
 
-// The float8 weight of one Linear (the module's own parameter), upcast per call.
+// The float8 weight of one Linear or Conv2d (the module's own parameter), upcast per call.
 class Float8Weight : public ServedWeight {
  public:
   explicit Float8Weight(torch::Tensor stored) : stored_(std::move(stored)) {}
@@ -167,6 +168,25 @@ int storeLinearsInFloat8(torch::nn::Module& root) {
     linear->weight.set_requires_grad(false);
     linear->weight.set_data(linear->weight.data().to(torch::kFloat8_e4m3fn));
     linear->served = std::make_shared<Float8Weight>(linear->weight);
+    ++count;
+  }
+  return count;
+#else
+  (void)root;
+  noFloat8();
+#endif
+}
+
+int storeConvolutionsInFloat8(torch::nn::Module& root) {
+#if SINTER_HAS_FLOAT8
+  torch::NoGradGuard noGrad;
+  int count = 0;
+  for (const auto& module : root.modules(/*include_self=*/true)) {
+    auto conv = std::dynamic_pointer_cast<Conv2dImpl>(module);
+    if (!conv || conv->served) continue;
+    conv->weight.set_requires_grad(false);
+    conv->weight.set_data(conv->weight.data().to(torch::kFloat8_e4m3fn).contiguous());
+    conv->served = std::make_shared<Float8Weight>(conv->weight);
     ++count;
   }
   return count;

@@ -3,6 +3,7 @@
 // between host and device memory (blocks_to_swap, models/block_swap.h). The Linear asks for the
 // weight in the compute dtype when its forward runs, and again when its backward pass needs it
 // (dx = dy W), so neither an upcast copy nor a swapped-out block stays alive between the passes.
+// SDXL's fp8_base serves its U-Net's Conv2d kernels the same way (models/frozen_conv2d.h).
 // Such weights are frozen (LoRA), except streamed ones in a full-weight run: their gradient
 // (dW = dy^T x) is handed to the weight in the backward pass, which steps it there (block_swap.h).
 #include <torch/torch.h>
@@ -15,7 +16,8 @@ namespace sinter::models {
 class ServedWeight {
  public:
   virtual ~ServedWeight() = default;
-  // The weight [out, in] on the compute device, in `dtype`, usable on the current stream.
+  // The weight ([out, in], or a Conv2d's [out, in, k, k]) on the compute device, in `dtype`,
+  // usable on the current stream.
   virtual torch::Tensor get(torch::ScalarType dtype) = 0;
   // Kept in host memory and copied in when needed (blocks_to_swap): the Linear's `weight` stays there.
   virtual bool streamed() const { return false; }
@@ -47,6 +49,11 @@ torch::ScalarType float8Dtype();
 // without a scale) and upcast to the activations' dtype per call. Returns how many Linears; a
 // libtorch without float8 throws std::runtime_error naming the option.
 int storeLinearsInFloat8(torch::nn::Module& root);
+
+// fp8_base for SDXL's U-Net: every Conv2d kernel under `root` stored as float8 e4m3 likewise (sd-scripts
+// casts the whole U-Net), upcast per call through frozenConv2d. Returns how many Conv2d layers; a
+// libtorch without float8 throws as above.
+int storeConvolutionsInFloat8(torch::nn::Module& root);
 
 // Every parameter and buffer under `root` onto `device`, module by module (so a model larger than
 // the device never has to fit there in its loading precision), except streamed Linears' weights.

@@ -13,7 +13,7 @@ LycorisStepDeltas::LycorisStepDeltas(const LoraNetwork& network, torch::Dtype co
       e.baseWeight = [linear, dtype] { return linear->served ? linear->served->get(dtype) : linear->weight; };
     } else {
       models::Conv2d conv = m.conv;
-      e.baseWeight = [conv] { return conv->weight; };
+      e.baseWeight = [conv, dtype] { return conv->served ? conv->served->get(dtype) : conv->weight; };
     }
     entries_.push_back(std::move(e));
   }

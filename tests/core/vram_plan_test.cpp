@@ -4,6 +4,7 @@
 // the user's values are kept, and a budget nothing fits names the smallest one that would.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -67,6 +68,9 @@ TEST(VramPlan, FullSizeCountsAreTheArchitectures) {
   EXPECT_EQ(flux.blocks.at(0).count, 19);
   EXPECT_EQ(flux.blocks.at(1).count, 38);
   EXPECT_EQ(totalParams(sdxlBaseMemoryModel()), 2567463684.0);
+  // What SDXL's fp8_base stores in float8: the U-Net's Linear weights and Conv2d kernels.
+  EXPECT_EQ(sdxlBaseMemoryModel().blocks.at(0).linearParams, 2232647680LL + 333209600LL);
+  EXPECT_TRUE(sdxlBaseMemoryModel().fp8Capable);
   EXPECT_FALSE(fullSizeMemoryModel(Family::SD15));
 }
 
@@ -128,14 +132,31 @@ TEST(VramPlan, FluxRunsFitTheirStagedStart) {
 
 TEST(VramPlan, SdxlLoraAndFineTuneAtTheIssueBudgets) {
   expectSound(planFor(kSdxlLora, 8));
+  // 6 GiB: the bf16 U-Net alone is 4.8 GiB, so only fp8_base (the U-Net in 2.4 GiB) with
+  // checkpointing fits, and the plan sets it.
   const VramPlan six = planFor(kSdxlLora, 6);
-  if (!six.chosen) {
-    // SDXL has no fp8_base here: the bf16 U-Net alone is 4.8 GiB. The error names what would fit.
-    EXPECT_GT(six.smallestReachableBytes, 6 * kGiB);
-    EXPECT_NE(six.error().find("smallest reachable"), std::string::npos);
-  } else {
-    expectSound(six);
-  }
+  expectSound(six);
+  EXPECT_TRUE(six.chosen->settings.fp8Base);
+  EXPECT_TRUE(six.chosen->settings.gradientCheckpointing);
+  EXPECT_LE(six.chosen->startPeakBytes, 6 * kGiB);
+  for (const PlanEstimate& c : six.candidates)
+    if (!c.settings.fp8Base) EXPECT_FALSE(c.fits);
+  const auto applied = six.settingsToApply();
+  EXPECT_NE(std::find(applied.begin(), applied.end(), std::pair<std::string, Value>{"fp8_base", Value(true)}), applied.end());
+  bool said = false;
+  for (const std::string& line : six.lines()) said = said || line.find("plan: fp8_base on, gradient_checkpointing on") != std::string::npos;
+  EXPECT_TRUE(said);
+  // fp8_base halves what it stores: the resident weights differ by the U-Net's Linear and Conv2d weights.
+  PlanSettings off, on;
+  on.fp8Base = true;
+  const MemoryModel sdxl = sdxlBaseMemoryModel();
+  EXPECT_DOUBLE_EQ(estimatePlan(sdxl, six.request, off).residentWeightsBytes - estimatePlan(sdxl, six.request, on).residentWeightsBytes,
+                   static_cast<double>(sdxl.blocks[0].linearParams));
+  // With room, the U-Net stays in bf16; fp8_base_unet set by the user is kept as fp8_base is.
+  EXPECT_FALSE(planFor(kSdxlLora, 24).chosen->settings.fp8Base);
+  const VramPlan kept = planFor(std::string(kSdxlLora) + "fp8_base_unet = true\n", 24);
+  EXPECT_TRUE(kept.chosen->settings.fp8Base);
+  for (const auto& [key, value] : kept.settingsToApply()) EXPECT_NE(key, "fp8_base");
   const VramPlan ft16 = planFor(kSdxlFineTune, 16), ft24 = planFor(kSdxlFineTune, 24);
   expectSound(ft16);
   expectSound(ft24);

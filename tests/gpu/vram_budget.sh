@@ -16,7 +16,7 @@
 #                                                         the staged start (AE, then CLIP-L + T5-XXL in fp8, then the
 #                                                         transformer) must fit; the table gives the start's measured peak
 #                                                         against the plan's start estimate, and the step's (one budget a call)
-#   tests/gpu/vram_budget.sh sdxl OUTDIR [KIND:GIB...]    SDXL LoRA at 6 and 8 GiB, SDXL fine-tune (Adafactor, full_bf16,
+#   tests/gpu/vram_budget.sh sdxl OUTDIR [KIND:GIB...]    SDXL LoRA at 6 (the plan sets fp8_base) and 8 GiB, SDXL fine-tune (Adafactor, full_bf16,
 #                                                         fused backward when the plan picks it) at 16 and 24 GiB: the
 #                                                         real loop on a full-size random checkpoint, cached latents and
 #                                                         text encoder outputs, median of steps 3-8, peak from its events

@@ -14,9 +14,11 @@
 #include "models/flux_latents.h"
 #include "models/flux_rope.h"
 #include "models/flux_transformer.h"
+#include "models/conv2d.h"
 #include "models/frozen_linear_lora.h"
 #include "models/served_weight.h"
 #include "models/linear.h"
+#include "models/sdxl_unet.h"
 
 using namespace sinter::models;
 using torch::Tensor;
@@ -238,4 +240,110 @@ TEST(Float8Base, StoresLinearWeightsInFloat8OrSaysWhyNot) {
   }
   for (const auto& l : linearsOf(*fp8)) EXPECT_EQ(l->weight.scalar_type(), float8Dtype());
   expectSame(step(plain, 31), step(fp8, 31), "fp8");
+}
+
+// SDXL's fp8_base serves the U-Net's Conv2d kernels as it serves Linear weights: the convolution
+// with a served kernel is the convolution (output and input gradient, float64 so the check is of
+// the formula, with strides that drop a row and kernels of 1 and 3), an adapter on it trains the
+// same, and the kernel is asked for once in the forward pass and once more in the backward pass
+// (none kept between them).
+TEST(ServedConv2d, IsTheConvolutionAndFetchesTheKernelInEachPass) {
+  struct Case {
+    int64_t kernel, stride, padding, size;
+  };
+  for (const Case c : {Case{3, 1, 1, 9}, Case{3, 2, 1, 9}, Case{3, 2, 1, 8}, Case{1, 1, 0, 7}}) {
+    const std::string what = "kernel " + std::to_string(c.kernel) + " stride " + std::to_string(c.stride) + " size " + std::to_string(c.size);
+    torch::manual_seed(9);
+    Conv2d plain(3, 5, c.kernel, c.stride, c.padding), served(3, 5, c.kernel, c.stride, c.padding);
+    plain->to(torch::kFloat64);
+    served->to(torch::kFloat64);
+    {
+      torch::NoGradGuard noGrad;
+      served->weight.copy_(plain->weight);
+      served->bias.copy_(plain->bias);
+    }
+    for (Conv2d m : {plain, served})
+      for (auto& p : m->parameters()) p.set_requires_grad(false);
+    auto counted = std::make_shared<CountedWeight>(plain->weight.detach().clone());
+    served->served = counted;
+    for (Conv2d m : {plain, served}) {
+      auto adapter = std::make_shared<LoraAdapter>();
+      torch::manual_seed(10);
+      adapter->down = (torch::randn({2, 3, c.kernel, c.kernel}, torch::kFloat64) * 0.1).requires_grad_(true);
+      adapter->up = (torch::randn({5, 2, 1, 1}, torch::kFloat64) * 0.1).requires_grad_(true);
+      adapter->alpha = 2.0;
+      m->lora = adapter;
+    }
+    const Tensor x = torch::randn({2, 3, c.size, c.size}, torch::kFloat64);
+    const Tensor xa = x.clone().requires_grad_(true), xb = x.clone().requires_grad_(true);
+    const Tensor ya = plain(xa), yb = served(xb);
+    EXPECT_EQ(counted->calls, 1) << what;
+    ASSERT_EQ(ya.sizes(), yb.sizes()) << what;
+    EXPECT_LT((ya - yb).abs().max().item<double>(), 1e-12) << what;
+    const Tensor dy = torch::randn_like(ya);
+    ya.backward(dy);
+    yb.backward(dy);
+    EXPECT_EQ(counted->calls, 2) << what;
+    ASSERT_EQ(xa.grad().sizes(), xb.grad().sizes()) << what;
+    EXPECT_LT((xa.grad() - xb.grad()).abs().max().item<double>(), 1e-12) << what;
+    EXPECT_LT((plain->lora->down.grad() - served->lora->down.grad()).abs().max().item<double>(), 1e-12) << what;
+    EXPECT_LT((plain->lora->up.grad() - served->lora->up.grad()).abs().max().item<double>(), 1e-12) << what;
+  }
+}
+
+// fp8_base on the SDXL U-Net: every Linear and Conv2d weight stored in float8 where this libtorch
+// has it, and the U-Net computes with its weights rounded to e4m3 (forward and input gradient);
+// without it (Debian's libtorch 1.13), the option and the libtorch are named.
+TEST(Float8Base, StoresTheSdxlUnetsLinearAndConvWeightsOrSaysWhyNot) {
+  torch::manual_seed(12);
+  SdxlUnet plain(SdxlUnetConfig::tiny()), fp8(SdxlUnetConfig::tiny());
+  {
+    torch::NoGradGuard noGrad;
+    auto a = plain->parameters(), b = fp8->parameters();
+    for (size_t i = 0; i < a.size(); ++i) b[i].copy_(a[i]);
+    for (auto& p : a) p.set_requires_grad(false);
+    for (auto& p : b) p.set_requires_grad(false);
+  }
+  if (!float8InBuild()) {
+    for (const auto& store : {storeLinearsInFloat8, storeConvolutionsInFloat8}) {
+      try {
+        store(*fp8);
+        FAIL() << "float8 claimed by a libtorch without it";
+      } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("fp8_base"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(TORCH_VERSION), std::string::npos) << e.what();
+      }
+    }
+    return;
+  }
+  int linears = 0, convs = 0;
+  {
+    torch::NoGradGuard noGrad;  // the reference: the same weights rounded through e4m3
+    for (const auto& m : plain->modules(false)) {
+      if (auto l = std::dynamic_pointer_cast<LinearImpl>(m)) {
+        l->weight.copy_(l->weight.to(float8Dtype()).to(torch::kFloat32));
+        ++linears;
+      }
+      if (auto c = std::dynamic_pointer_cast<Conv2dImpl>(m)) {
+        c->weight.copy_(c->weight.to(float8Dtype()).to(torch::kFloat32));
+        ++convs;
+      }
+    }
+  }
+  EXPECT_EQ(storeLinearsInFloat8(*fp8), linears);
+  EXPECT_EQ(storeConvolutionsInFloat8(*fp8), convs);
+  for (const auto& m : fp8->modules(false))
+    if (auto c = std::dynamic_pointer_cast<Conv2dImpl>(m)) EXPECT_EQ(c->weight.scalar_type(), float8Dtype());
+  const SdxlUnetConfig& config = plain->config();
+  torch::manual_seed(13);
+  const Tensor x = torch::randn({1, config.inChannels, 16, 16}), t = torch::full({1}, 400, torch::kLong);
+  const Tensor context = torch::randn({1, 8, config.contextDim}), y = torch::randn({1, config.admInChannels});
+  const Tensor xa = x.clone().requires_grad_(true), xb = x.clone().requires_grad_(true);
+  const Tensor outA = plain(xa, t, context, y), outB = fp8(xb, t, context, y);
+  outA.pow(2).mean().backward();
+  outB.pow(2).mean().backward();
+  // float32 through different kernels for the input gradient (conv_transpose2d against conv2d's
+  // backward): within float32 rounding over the network's depth.
+  EXPECT_LT(((outA - outB).norm() / outA.norm()).item<double>(), 1e-5);
+  EXPECT_LT(((xa.grad() - xb.grad()).norm() / xa.grad().norm()).item<double>(), 1e-4);
 }

@@ -327,7 +327,8 @@ TEST_F(FullWeightsRun, BadInputsExitTwoNamingTheOption) {
   const std::vector<Case> cases{
       {"fused_float32_masters", "mixed_precision = \"bf16\"\nfused_backward_pass = true\noptimizer_type = \"Adafactor\"\n",
        "fused_backward_pass"},
-      {"fp8_base", "fp8_base = true\n", "fp8_base"},
+      {"fp8_base", "fp8_base = true\n", "fp8_base stores frozen weights; a DreamBooth or fine-tune run trains them"},
+      {"fp8_base_unet", "fp8_base_unet = true\n", "fp8_base_unet stores frozen weights; a DreamBooth or fine-tune run trains them"},
       {"blocks_to_swap", "blocks_to_swap = 2\n", "blocks_to_swap"},  // SDXL: no blocks to swap
       {"fused_adamw", "fused_backward_pass = true\n", "fused_backward_pass"},
       {"fused_accumulation", "fused_backward_pass = true\noptimizer_type = \"Adafactor\"\ngradient_accumulation_steps = 2\n",

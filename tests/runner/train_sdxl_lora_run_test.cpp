@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
+#include <torch/version.h>
 
 #include <cmath>
 #include <atomic>
@@ -16,6 +17,7 @@
 
 #include "core/events.h"
 #include "io/safetensors.h"
+#include "models/served_weight.h"
 #include "runner_process.h"
 #include "safetensors_compare.h"
 
@@ -322,6 +324,15 @@ TEST_F(SdxlLoraRun, DryRunAndRunRefuseTheSameConfigsBeforeLoading) {
        "full_bf16"},
   };
   if (!torch::cuda::is_available()) cases.push_back({"fp16_on_cpu", "mixed_precision = \"fp16\"\n", {}, "needs a CUDA GPU"});
+  // fp8_base and fp8_base_unet store the U-Net in float8: refused (not warned about and ignored)
+  // where this libtorch has no float8, naming it.
+  if (!sinter::models::float8InBuild()) {
+    cases.push_back({"fp8_base", "fp8_base = true\n", {}, "fp8_base: this libtorch (" TORCH_VERSION ")"});
+    cases.push_back({"fp8_base_unet", "fp8_base_unet = true\n", {}, "this libtorch (" TORCH_VERSION ")"});
+  }
+  // A DreamBooth run trains the weights fp8_base would store (sdxl_train.py has no fp8_base).
+  cases.push_back({"dreambooth_fp8_base_unet", "training_type = \"dreambooth\"\nfp8_base_unet = true\n", {},
+                   "fp8_base_unet stores frozen weights; a DreamBooth or fine-tune run trains them"});
   for (const Case& c : cases) {
     const std::string out = path("out_pre_" + c.name);
     std::vector<std::string> args{"--config_file", writeConfig("pre_" + c.name + ".toml", out, "max_train_steps = 2\n" + c.extra)};
@@ -718,4 +729,22 @@ TEST_F(SdxlLoraRun, ALockFileLeftByADeadRunIsTakenOverWithAWarning) {
   EXPECT_EQ(abrupt.exitCode, 1) << abrupt.err;
   EXPECT_NE(abrupt.err.find("second stop signal, exiting without saving"), std::string::npos) << abrupt.err;
   EXPECT_FALSE(fs::exists(lock));
+}
+
+// With float8 in this libtorch, fp8_base trains the SDXL LoRA with the U-Net stored in float8 (the
+// log says so; no warning that it is ignored) and fp8_base_unet keeps the text encoders as they were;
+// where it has none, DryRunAndRunRefuseTheSameConfigsBeforeLoading checks the refusal.
+TEST_F(SdxlLoraRun, Fp8BaseTrainsWithTheUnetInFloat8) {
+  if (!sinter::models::float8InBuild()) GTEST_SKIP() << "this libtorch (" TORCH_VERSION ") has no float8";
+  for (const std::string key : {"fp8_base", "fp8_base_unet"}) {
+    const ProcessResult r = runRunner({"--config_file", writeConfig(key + ".toml", path("out_" + key), "max_train_steps = 3\n" + key + " = true\n"),
+                                       "--events", "jsonl"});
+    ASSERT_EQ(r.exitCode, 0) << key << ":\n" << r.err;
+    EXPECT_NE(r.err.find(key + ": the U-Net's Linear and Conv2d weights stored as float8 e4m3"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(key == "fp8_base" ? "the text encoders' Linear weights too" : "the text encoders stay in the weight dtype"),
+              std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("is in this build for"), std::string::npos) << r.err;
+    for (double loss : losses(r)) EXPECT_TRUE(std::isfinite(loss)) << key;
+    EXPECT_TRUE(fs::exists(path("out_" + key + "/t.safetensors"))) << key;
+  }
 }

@@ -10,7 +10,12 @@
 
 #include "core/toml_config.h"
 #include "core/vram_plan.h"
+#include "models/conv2d.h"
 #include "models/flux_transformer.h"
+#include "models/linear.h"
+#include "models/sdxl_unet.h"
+#include "models/sdxl_unet_layout.h"
+#include "models/served_weight.h"
 #include "runner_process.h"
 #include "train/base/vram_budget.h"
 
@@ -45,6 +50,22 @@ std::string configText(const std::string& extra) {
 
 Config configWith(const std::string& extra) { return parseConfigToml(configText(extra), "t.toml").config; }
 
+// SDXL LoRA on the tiny checkpoint at 1024x1024, as the 6 GiB budget trains it (vram_budget.sh).
+std::string sdxlConfigText(const std::string& extra) {
+  return "model_family = \"sdxl\"\n"
+         "pretrained_model_name_or_path = \"" + path("sdxl.safetensors") + "\"\n"
+         "clip_tokenizer = \"" + path("tokenizer") + "\"\n"
+         "train_data_dir = \"" + path("images") + "\"\n"
+         "output_dir = \"" + path("out_sdxl") + "\"\n"
+         "resolution = \"1024,1024\"\n"
+         "caption_extension = \".txt\"\n"
+         "network_dim = 8\n"
+         "mixed_precision = \"bf16\"\n"
+         "cache_latents = true\n"
+         "cache_text_encoder_outputs = true\n"
+         "network_train_unet_only = true\n" + extra;
+}
+
 std::string dryRun(const std::string& name, const std::string& extra, int expectedExit, std::string* err = nullptr) {
   writeText(path(name), configText(extra));
   const auto r = runRunner({"--config_file", path(name), "--dry_run"});
@@ -61,6 +82,7 @@ class VramBudgetRun : public ::testing::Test {
     ::setenv("SINTER_CACHE_DIR", path("cache").c_str(), 1);  // no correction from this machine's runs
     ASSERT_EQ(runRunner({"--init_checkpoint", path("flux/flux1-dev.safetensors"), "--model_family", "flux", "--model_size", "tiny",
                          "--seed", "3"}).exitCode, 0);
+    ASSERT_EQ(runRunner({"--init_checkpoint", path("sdxl.safetensors"), "--model_family", "sdxl", "--model_size", "tiny", "--seed", "3"}).exitCode, 0);
     ASSERT_EQ(runRunner({"--init_dataset", path("images"), "--seed", "3"}).exitCode, 0);
     ASSERT_EQ(runRunner({"--init_tokenizer", path("tokenizer")}).exitCode, 0);
   }
@@ -178,4 +200,56 @@ TEST_F(VramBudgetRun, ARunWithABudgetTrains) {
   EXPECT_EQ(r.exitCode, 0) << r.err;
   EXPECT_NE(r.err.find("vram budget 100.0 GiB"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("plan: "), std::string::npos) << r.err;
+}
+
+// SDXL: the U-Net's weights fp8_base stores (its Linear weights and Conv2d kernels) are counted from
+// the checkpoint's header apart from the rest, and equal the module's own; the full-size count is
+// the layout's Linears plus the convolutions. fp8_base is planned where this libtorch has float8.
+TEST_F(VramBudgetRun, SdxlCountsWhatFp8BaseStoresFromTheHeader) {
+  const MemoryModel m = train::memoryModelForRun(parseConfigToml(sdxlConfigText(""), "s.toml").config, Family::SDXL);
+  models::SdxlUnet unet(models::SdxlUnetConfig::tiny());
+  int64_t stored = 0;
+  for (const auto& module : unet->modules(false)) {
+    if (auto l = std::dynamic_pointer_cast<models::LinearImpl>(module)) stored += l->weight.numel();
+    if (auto c = std::dynamic_pointer_cast<models::Conv2dImpl>(module)) stored += c->weight.numel();
+  }
+  ASSERT_EQ(m.blocks.size(), 1u);
+  EXPECT_EQ(m.blocks[0].linearParams, stored);
+  EXPECT_EQ(m.blocks[0].linearParams + m.blocks[0].otherParams, numel(*unet));
+  EXPECT_EQ(m.fp8Capable, models::float8InBuild());
+  int64_t fullLinear = 0;
+  for (const models::LinearInfo& l : models::sdxlUnetLinearLayers(models::SdxlUnetConfig::full())) fullLinear += l.in * l.out;
+  EXPECT_EQ(fullLinear, 2232647680LL);  // core/vram_plan.cpp's SDXL base Linear weights
+}
+
+// A budget only fp8_base reaches (between the best plan with it and the best without, from the
+// header's counts): the plan stores the U-Net in float8, and the dry run's resolved config says so;
+// a libtorch without float8 refuses the same budget naming the smallest it could reach.
+TEST_F(VramBudgetRun, SdxlLoraPlansFp8BaseWhereOnlyItFits) {
+  const Config base = parseConfigToml(sdxlConfigText("vram_budget_gb = 100\n"), "s.toml").config;
+  MemoryModel m = train::memoryModelForRun(base, Family::SDXL);
+  m.fp8Capable = true;  // as a libtorch with float8 has it
+  const PlanRequest request = planRequestFromConfig(base, m);
+  double withFp8 = 1e30, without = 1e30;
+  for (const PlanEstimate& c : planVram(m, request).candidates) {
+    double& best = c.settings.fp8Base ? withFp8 : without;
+    best = std::min(best, c.limitingBytes);
+  }
+  ASSERT_LT(withFp8, without);
+  const double budget = (withFp8 + without) / 2 / kGiB;
+  PlanRequest tight = request;
+  tight.budgetBytes = budget * kGiB;
+  const VramPlan plan = planVram(m, tight);
+  ASSERT_TRUE(plan.chosen) << plan.error();
+  EXPECT_TRUE(plan.chosen->settings.fp8Base);
+  writeText(path("sdxl_fp8.toml"), sdxlConfigText("vram_budget_gb = " + std::to_string(budget) + "\n"));
+  const auto r = runRunner({"--config_file", path("sdxl_fp8.toml"), "--dry_run"});
+  if (models::float8InBuild()) {
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("fp8_base = true"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("plan: fp8_base on"), std::string::npos) << r.out;
+  } else {
+    EXPECT_EQ(r.exitCode, 2) << r.out;
+    EXPECT_NE(r.err.find("the smallest reachable is"), std::string::npos) << r.err;
+  }
 }

@@ -105,6 +105,21 @@ int64_t t5LinearParams(const io::SafetensorsFile& file) {
   return n;
 }
 
+// The SDXL U-Net's weights fp8_base stores in float8 (sdxl_model_set.h): its Linear weights and
+// its blocks' Conv2d kernels, the ".weight" tensors of two or more dimensions (norms' weights have
+// one), less the stem and head convolutions (4 latent channels in and out), which stay.
+int64_t sdxlUnetFloat8Params(const io::SafetensorsFile& file) {
+  const std::string prefix = "model.diffusion_model.";
+  int64_t n = 0;
+  for (const std::string& key : file.keys()) {
+    if (key.rfind(prefix, 0) != 0 || key.size() < 7 || key.compare(key.size() - 7, 7, ".weight") != 0) continue;
+    if (key == prefix + "input_blocks.0.0.weight" || key == prefix + "out.2.weight") continue;
+    const io::TensorInfo& info = file.info(key);
+    if (info.shape.size() >= 2) n += info.numel();
+  }
+  return n;
+}
+
 int64_t fileParams(const std::string& path) {
   const io::SafetensorsFile file(path);
   return numelUnder(file, "");
@@ -135,12 +150,14 @@ MemoryModel memoryModelForRun(const Config& config, Family family) {
       if (const int64_t unet = numelUnder(file, "model.diffusion_model."); unet > 0) {
         // Another size than SDXL base's (a tiny test model): activation costs scaled by the width
         // (the square root of the parameter ratio).
-        const double scale = std::min(1.0, std::sqrt(static_cast<double>(unet) / static_cast<double>(m.blocks.at(0).otherParams)));
+        const BlockKind& full = m.blocks.at(0);
+        const double scale = std::min(1.0, std::sqrt(static_cast<double>(unet) / static_cast<double>(full.linearParams + full.otherParams)));
         m.fullBytesPerToken *= scale;
         m.savedBytesPerToken *= scale;
         m.recomputeBytesPerToken *= scale;
         m.fixedBytes *= scale;
-        m.blocks = {BlockKind{"U-Net", 1, 0, unet}};
+        const int64_t stored = sdxlUnetFloat8Params(file);
+        m.blocks = {BlockKind{"U-Net", 1, stored, unet - stored}};
       }
       if (const int64_t te = numelUnder(file, "conditioner."); te > 0) m.encoderParams = te;
       if (const int64_t vae = numelUnder(file, "first_stage_model."); vae > 0) m.autoencoderParams = vae;

@@ -35,8 +35,9 @@ std::optional<Refusal> fullWeightsRefusal(const Config& config) {
   if (float32Masters && fusedBackwardPassRequested(config))
     return Refusal{"fused_backward_pass", "fused_backward_pass with mixed_precision = \"" + mixed + "\" and fp32 master weights is not "
            "built: set full_" + mixed + " = true (sd-scripts' low-memory recipe), or fused_backward_pass = false"};
-  if (config.getBool("fp8_base"))
-    return Refusal{"fp8_base", "fp8_base stores frozen weights; a DreamBooth or fine-tune run trains them: turn fp8_base off"};
+  for (const char* key : {"fp8_base", "fp8_base_unet"})
+    if (config.getBool(key))
+      return Refusal{key, std::string(key) + " stores frozen weights; a DreamBooth or fine-tune run trains them: turn " + key + " off"};
   if (!isUnset(config.get("blocks_to_swap")) && config.getInt("blocks_to_swap") > 0 && !fusedBackwardPassRequested(config))
     return Refusal{"blocks_to_swap", "blocks_to_swap: a swapped block's weights are trained inside the backward pass, while the block "
                                      "is on the device (as flux_train.py's block swap needs): set fused_backward_pass = true with "

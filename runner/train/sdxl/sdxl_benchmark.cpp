@@ -10,6 +10,7 @@
 #include "compile/compile_plan.h"
 #include "compile/gemm_tuning.h"
 #include "models/sdxl_unet.h"
+#include "models/served_weight.h"
 #include "network/lora_network.h"
 #include "network/lycoris_step_deltas.h"
 #include "train/base/device_info.h"
@@ -62,6 +63,13 @@ int runSdxlBenchmark(const Config& config, long long steps, bool tiny, SdxlBench
     torch::Tensor ref = unet->forward(x, t, context, y);
     castFrozen(*unet, dtype);
     agreement = relativeError(unet->forward(x.to(dtype), t, context.to(dtype), y.to(dtype)), ref);
+  }
+  // fp8_base (or the memory plan's choice): the U-Net's Linear and Conv2d weights in float8, as a
+  // run stores them (sdxl_model_set.h); a libtorch without float8 throws naming the option.
+  const bool fp8Base = config.getBool("fp8_base") || config.getBool("fp8_base_unet");
+  if (fp8Base) {
+    models::storeLinearsInFloat8(*unet);
+    models::storeConvolutionsInFloat8(*unet);
   }
   // cpu_offload_checkpointing turns checkpointing on (as sdxl_family.cpp, after sd-scripts).
   unet->setGradientCheckpointing(config.getBool("gradient_checkpointing") || config.getBool("cpu_offload_checkpointing"));
@@ -200,10 +208,10 @@ int runSdxlBenchmark(const Config& config, long long steps, bool tiny, SdxlBench
 
   if (!ranks.printing()) return 0;
   std::printf("benchmark: SDXL U-Net LoRA training step (%s), rank %lld on %zu modules (%lld parameters), %s, "
-              "gradient checkpointing %s\n",
+              "gradient checkpointing %s, fp8_base %s\n",
               tiny ? "tiny" : "full size", static_cast<long long>(rank), lora.modules().size(),
               static_cast<long long>(lora.parameterCount()), dtype == torch::kBFloat16 ? "bf16" : "fp32",
-              config.getBool("gradient_checkpointing") ? "on" : "off");
+              config.getBool("gradient_checkpointing") ? "on" : "off", fp8Base ? "on" : "off");
   std::printf("device: %s; %s; %lld timed steps per row\n", describeDevice(device).c_str(), ranks.describe().c_str(), steps);
   printBenchRows(rows);
   std::printf("fp32 vs %s forward relative error: %.3e\n", dtype == torch::kBFloat16 ? "bf16" : "fp32", agreement);

@@ -26,6 +26,7 @@ SdxlFamilyOptions SdxlFamilyOptions::fromConfig(const Config& config, torch::Dty
   o.maxTokenLength = isUnset(config.get("max_token_length")) ? 75 : static_cast<int>(config.getInt("max_token_length"));
   o.checkpointOffload = config.getBool("cpu_offload_checkpointing");
   o.gradientCheckpointing = config.getBool("gradient_checkpointing") || o.checkpointOffload;
+  o.placement = SdxlWeightPlacement::fromConfig(config);
   o.cacheLatentsToDisk = config.getBool("cache_latents_to_disk");
   o.cacheLatents = config.getBool("cache_latents") || o.cacheLatentsToDisk;
   o.cacheTextToDisk = config.getBool("cache_text_encoder_outputs_to_disk");
@@ -47,7 +48,11 @@ SdxlFamily::SdxlFamily(const RunContext& run)
       tokenizer_(text::ClipTokenizer::fromPath(options_.clipTokenizer)) {
   spdlog::info("loading {}", options_.checkpoint);
   models_ = loadSdxlModelSet(options_.checkpoint, options_.vae);
-  models_.toDevice(device_, run.precision.weightDtype, run.precision.trainableModelDtype(), run.precision.vaeDtype());
+  models_.toDevice(device_, run.precision.weightDtype, run.precision.trainableModelDtype(), run.precision.vaeDtype(), options_.placement);
+  if (options_.placement.fp8Unet)
+    spdlog::info("{}: the U-Net's Linear and Conv2d weights stored as float8 e4m3, upcast per layer{}",
+                 options_.placement.fp8TextEncoders ? "fp8_base" : "fp8_base_unet",
+                 options_.placement.fp8TextEncoders ? "; the text encoders' Linear weights too" : "; the text encoders stay in the weight dtype");
   models_.unet->setFusedKernels(run.compile.fuseKernels);
   step_ = std::make_unique<UnetTrainStep>(models_.unet, options_.step, device_, run.noiseSeed());
 }

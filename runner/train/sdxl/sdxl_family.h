@@ -22,6 +22,7 @@ struct SdxlFamilyOptions {
   int maxTokenLength = 75;
   bool gradientCheckpointing = false;
   bool checkpointOffload = false;  // cpu_offload_checkpointing
+  SdxlWeightPlacement placement;   // fp8_base, fp8_base_unet
   bool cacheLatents = false, cacheLatentsToDisk = false;
   bool cacheText = false, cacheTextToDisk = false;
   int vaeBatchSize = 1;

@@ -2,15 +2,31 @@
 
 #include "io/safetensors.h"
 #include "models/sdxl_checkpoint.h"
+#include "models/served_weight.h"
 #include "train/base/mixed_precision.h"
 
 namespace sinter::train {
 
+SdxlWeightPlacement SdxlWeightPlacement::fromConfig(const Config& config) {
+  SdxlWeightPlacement p;
+  p.fp8Unet = config.getBool("fp8_base") || config.getBool("fp8_base_unet");
+  p.fp8TextEncoders = p.fp8Unet && !config.getBool("fp8_base_unet");
+  return p;
+}
+
 void SdxlModelSet::toDevice(const torch::Device& device, torch::Dtype dtype, std::optional<torch::Dtype> trainableDtype,
-                            std::optional<torch::Dtype> vaeDtype) {
+                            std::optional<torch::Dtype> vaeDtype, const SdxlWeightPlacement& placement) {
   for (torch::nn::Module* m : std::initializer_list<torch::nn::Module*>{unet.get(), clipL.get(), bigG.get()}) {
-    m->to(device);
+    const bool fp8 = m == unet.get() ? placement.fp8Unet : placement.fp8TextEncoders;
+    if (!fp8) {
+      m->to(device);
+      castFrozen(*m, trainableDtype.value_or(dtype));
+      continue;
+    }
     castFrozen(*m, trainableDtype.value_or(dtype));
+    models::storeLinearsInFloat8(*m);
+    if (m == unet.get()) models::storeConvolutionsInFloat8(*m);
+    models::moveToDevice(*m, device);
   }
   vae->to(device);
   castFrozen(*vae, vaeDtype.value_or(dtype == torch::kHalf ? torch::kFloat32 : dtype));

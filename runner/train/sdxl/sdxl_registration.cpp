@@ -1,5 +1,6 @@
 #include "train/sdxl/sdxl_registration.h"
 
+#include "models/served_weight.h"
 #include "train/methods/block_learning_rates.h"
 #include "train/sdxl/sdxl_benchmark.h"
 #include "train/sdxl/sdxl_block_lr.h"
@@ -12,8 +13,11 @@ FamilyRegistration sdxlRegistration() {
   r.family = Family::SDXL;
   r.make = [](const RunContext& run) -> std::unique_ptr<FamilyPart> { return std::make_unique<SdxlFamily>(run); };
   r.networkModule = "networks.lora";  // sdxl_train_network.py's
-  // Samples: sample_sampler's schedulers (sample/diffusion_samplers.h); fp8_base is FLUX's only so
-  // far; sdxl_train.py trains the text encoders with train_text_encoder.
+  // Samples: sample_sampler's schedulers (sample/diffusion_samplers.h); sdxl_train.py trains the
+  // text encoders with train_text_encoder.
+  // fp8_base / fp8_base_unet: the U-Net (and, with fp8_base, the text encoders) stored in float8
+  // (sdxl_model_set.h); LoRA only, as full-weight runs refuse it (methods/full_weights_method.cpp).
+  r.fp8Base = true;
   r.benchmark = [](const Config& config, long long steps, bool tiny, bool scalingRows) {
     return runSdxlBenchmark(config, steps, tiny, scalingRows ? SdxlBenchRows::Scaling : SdxlBenchRows::Modes);
   };
@@ -27,8 +31,16 @@ FamilyRegistration sdxlRegistration() {
   r.blockLrCount = kSdxlBlockLrCount;
   r.blockLrIndex = sdxlBlockLrIndex;
   r.checkConfig = [](const Config& config, PreflightChecks& k) {
-    if (config.getString("block_lr").empty()) return true;
-    return k.parse("block_lr", [&] { parseBlockLearningRates(config.getString("block_lr"), kSdxlBlockLrCount); });
+    bool ok = true;
+    if (!config.getString("block_lr").empty())
+      ok &= k.parse("block_lr", [&] { parseBlockLearningRates(config.getString("block_lr"), kSdxlBlockLrCount); });
+    for (const char* key : {"fp8_base", "fp8_base_unet"})
+      if (config.getBool(key) && !models::float8InBuild()) ok &= k.parse(key, [] { models::float8Dtype(); });  // names the libtorch
+    // fp8_scaled and fp8_fast (musubi-tuner's, Sinter's own keys) are built for FLUX's transformer.
+    for (const char* key : {"fp8_scaled", "fp8_fast"})
+      if (config.getBool(key))
+        k.warning(key, std::string(key) + " is built for FLUX only; SDXL's fp8_base stores its weights as a plain float8 cast, as sd-scripts does");
+    return ok;
   };
   return r;
 }
