@@ -20,6 +20,11 @@ struct CompileRequest {
   bool cudnnBenchmark = false;
   std::vector<std::string> notes;  // deprecations and ignored settings, for the log
 
+  // Whether the settings replay CUDA graphs (backend cudagraphs, or inductor's reduce-overhead and
+  // max-autotune): with fullgraph the whole step, else each block.
+  bool capturesGraphs() const {
+    return backend == "cudagraphs" || (backend == "inductor" && (mode == "reduce-overhead" || mode == "max-autotune"));
+  }
   // Python-style spelling: "None" for auto, "True"/"False".
   std::string dynamicAsPython() const;
   // "Compiling <model> with torch.compile: backend=..., mode=..., dynamic=..., fullgraph=..."

@@ -190,9 +190,7 @@ PlanRequest planRequestFromConfig(const Config& config, const MemoryModel& model
   r.budgetBytes = isUnset(config.get("vram_budget_gb")) ? 0 : config.getDouble("vram_budget_gb") * kGiB;
   r.correction = std::max(1.0, correction);
   const CompileRequest compile = resolveCompileRequest(config);
-  const bool graphs = compile.backend == "cudagraphs" ||
-                      (compile.backend == "inductor" && (compile.mode == "reduce-overhead" || compile.mode == "max-autotune"));
-  r.wholeStepCaptured = compile.enabled && compile.fullgraph && graphs;
+  r.wholeStepCaptured = compile.enabled && compile.fullgraph && compile.capturesGraphs();
   // The user's values: kept where they differ from the default (the planner leaves them).
   PlanSettings& u = r.userFixed;
   u.fp8Base = config.getBool("fp8_base") || config.getBool("fp8_base_unet");

@@ -53,7 +53,7 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
 
   const bool inductor = r.backend == "inductor";
   const bool autotune = inductor && (r.mode == "max-autotune" || r.mode == "max-autotune-no-cudagraphs");
-  const bool graphsAsked = r.backend == "cudagraphs" || (inductor && (r.mode == "reduce-overhead" || r.mode == "max-autotune"));
+  const bool graphsAsked = r.capturesGraphs();
 
   if (r.backend == "eager") plan.mechanisms.push_back("none: the eager backend runs the stock kernels");
   if (r.backend == "aot_eager") {

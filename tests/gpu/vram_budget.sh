@@ -92,13 +92,17 @@ print(f"| sd-scripts {sys.argv[3]} GiB | --fp8_base --blocks_to_swap {sys.argv[2
 PY
 }
 
-flux_assets() {
-  local w="$out/flux-work"
+# Full-size random files for FAMILY under WORKDIR (kept between calls), a dataset and tokenizers:
+# assets WORKDIR FAMILY CHECKPOINT DONE (DONE: the file whose presence means the checkpoint is written).
+assets() {
+  local w="$1" family="$2" checkpoint="$3" done="$4"
   mkdir -p "$w"
-  [ -f "$w/flux/t5xxl_fp16.safetensors" ] || "$runner" --init_checkpoint "$w/flux/flux1-dev.safetensors" --model_family flux --model_size full --seed 1 > "$w/init.log" 2>&1
+  [ -f "$done" ] || "$runner" --init_checkpoint "$checkpoint" --model_family "$family" --model_size full --seed 1 > "$w/init.log" 2>&1
   [ -d "$w/images" ] || "$runner" --init_dataset "$w/images" --seed 1 >> "$w/init.log" 2>&1
   [ -d "$w/tokenizer" ] || "$runner" --init_tokenizer "$w/tokenizer" >> "$w/init.log" 2>&1
 }
+# FLUX's checkpoint comes with its AE, CLIP-L and T5-XXL; T5-XXL is written last.
+flux_assets() { assets "$out/flux-work" flux "$out/flux-work/flux/flux1-dev.safetensors" "$out/flux-work/flux/t5xxl_fp16.safetensors"; }
 
 flux_start_budget() {
   local b="$1" w="$out/flux-work" name="flux-start-$1"
@@ -155,13 +159,7 @@ print(f"| FLUX start {sys.argv[2]} GiB | {sys.argv[3]} | real loop: {start} | {m
 PY
 }
 
-sdxl_assets() {
-  local w="$out/sdxl-work"
-  mkdir -p "$w"
-  [ -f "$w/sdxl.safetensors" ] || "$runner" --init_checkpoint "$w/sdxl.safetensors" --model_family sdxl --model_size full --seed 1 > "$w/init.log" 2>&1
-  [ -d "$w/images" ] || "$runner" --init_dataset "$w/images" --seed 1 >> "$w/init.log" 2>&1
-  [ -d "$w/tokenizer" ] || "$runner" --init_tokenizer "$w/tokenizer" >> "$w/init.log" 2>&1
-}
+sdxl_assets() { assets "$out/sdxl-work" sdxl "$out/sdxl-work/sdxl.safetensors" "$out/sdxl-work/sdxl.safetensors"; }
 
 sdxl_budget() {
   local kind="$1" b="$2" w="$out/sdxl-work" name="sdxl-$1-$2"
