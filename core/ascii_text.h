@@ -8,5 +8,8 @@ namespace sinter {
 std::string trimAscii(const std::string& s);
 // `s` with A-Z lowered (other bytes unchanged): for case-insensitive names.
 std::string lowerAscii(std::string s);
+// Whether `s` begins / ends with `affix` (module paths, key names).
+bool startsWith(const std::string& s, const std::string& prefix);
+bool endsWith(const std::string& s, const std::string& suffix);
 
 }  // namespace sinter

@@ -1,5 +1,6 @@
 #include "core/model_family_detect.h"
 
+#include "core/ascii_text.h"
 #include "core/pickle_file.h"
 
 #include <cstdint>
@@ -12,7 +13,6 @@ namespace sinter {
 namespace {
 constexpr std::uint64_t kMaxHeaderBytes = 100ull << 20;  // the safetensors library's own limit
 
-bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 }  // namespace
 
 std::vector<std::string> readSafetensorsKeys(const std::string& path) {

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "core/ascii_text.h"
+
 namespace sinter::models {
 
 std::vector<LinearInfo> fluxTransformerLinearLayers(const FluxConfig& c) {
@@ -36,6 +38,16 @@ std::vector<LinearInfo> fluxTransformerLinearLayers(const FluxConfig& c) {
   add("final_layer.linear", hidden, c.inChannels);
   add("final_layer.adaLN_modulation.1", hidden, 2 * hidden);
   return out;
+}
+
+bool fluxLinearTakesOneRowPerSample(const std::string& path) {
+  for (const char* embedder : {"time_in.", "vector_in.", "guidance_in."})
+    if (startsWith(path, embedder)) return true;
+  return endsWith(path, "_mod.lin") || endsWith(path, ".modulation.lin") || path == "final_layer.adaLN_modulation.1";
+}
+
+bool fluxLinearIsInTextStream(const std::string& path) {
+  return startsWith(path, "double_blocks.") && path.find(".txt_") != std::string::npos;
 }
 
 }  // namespace sinter::models

@@ -13,7 +13,11 @@ bool float8GemmShape(const torch::Tensor& weight) { return weight.size(0) % 16 =
 class ScaledFloat8Weight : public ServedWeight {
  public:
   ScaledFloat8Weight(torch::Tensor stored, torch::Tensor scale, Float8Tensor transposed, const Float8ScaledOptions& options)
-      : stored_(std::move(stored)), scale_(std::move(scale)), transposed_(std::move(transposed)), options_(options) {}
+      : stored_(std::move(stored)),
+        scale_(std::move(scale)),
+        transposed_(std::move(transposed)),
+        options_(options),
+        multipliable_(options.fastForward) {}
 
   // The dequantised weight: a bfloat16 upcast times the scale (a bfloat16 value: a scalar or one a
   // row, broadcast) rounds once; other dtypes scale in float32.
@@ -24,9 +28,12 @@ class ScaledFloat8Weight : public ServedWeight {
   }
 
   bool computesProducts() const override { return options_.fastForward; }
-  bool setBackward(bool on, Float8Format gradientFormat) {
-    if (!transposed_.data.defined()) return false;
-    options_.fastBackward = on;
+  // Which products run on FP8 tensor cores; false where the stored form cannot serve them (stored
+  // for dequantising only, or no transposed copy for the backward).
+  bool setCompute(bool forward, bool backward, Float8Format gradientFormat) {
+    if (!multipliable_ || (forward && backward && !transposed_.data.defined())) return false;
+    options_.fastForward = forward;
+    options_.fastBackward = forward && backward;
     options_.gradientFormat = gradientFormat;
     return true;
   }
@@ -54,6 +61,7 @@ class ScaledFloat8Weight : public ServedWeight {
   torch::Tensor scale_;      // float32 on the device: a scalar, or [out, 1] (fastForward, rowwise)
   Float8Tensor transposed_;  // e4m3 [in, out] and its scale ([in, 1] rowwise) with fastBackward, else undefined
   Float8ScaledOptions options_;
+  bool multipliable_;  // stored for fp8_fast's GEMMs (its scale's form is the GEMM's)
 };
 
 }  // namespace
@@ -72,17 +80,21 @@ Float8Tensor asSecondOperand(const Float8Tensor& q) {
   return {q.data.t(), q.scale.numel() == 1 ? q.scale : q.scale.view({1, -1})};
 }
 
-int storeLinearsInScaledFloat8(torch::nn::Module& root, const torch::Device& device, const Float8ScaledOptions& options) {
+int storeLinearsInScaledFloat8(torch::nn::Module& root, const torch::Device& device, const Float8ScaledOptions& options,
+                               const Float8LinearFilter& multipliesInFloat8) {
   float8ScalarType(Float8Format::E4M3);  // throws, naming the option, without float8 types
   torch::NoGradGuard noGrad;
   int count = 0;
-  for (const auto& module : root.modules(/*include_self=*/true)) {
-    auto linear = std::dynamic_pointer_cast<LinearImpl>(module);
+  for (const auto& item : root.named_modules(/*name_prefix=*/"", /*include_self=*/true)) {
+    auto linear = std::dynamic_pointer_cast<LinearImpl>(item.value());
     if (!linear || linear->served) continue;
     Float8ScaledOptions own = options;
-    if (!float8GemmShape(linear->weight)) own.fastForward = own.fastBackward = false;  // dequantised instead
-    // Dequantised per call only: musubi's per-tensor scale. Multiplied as stored: the GEMM's scaling.
-    const Float8Scaling scaling = own.fastForward ? own.scaling : Float8Scaling::Tensor;
+    // Dequantised per call instead: a shape the FP8 GEMM cannot take, or a Linear left out.
+    if (!float8GemmShape(linear->weight) || (multipliesInFloat8 && !multipliesInFloat8(item.key())))
+      own.fastForward = own.fastBackward = false;
+    // Dequantised per call only: musubi's per-tensor scale. Multiplied as stored: the GEMM's
+    // scaling, which a Linear left out keeps too (per channel is the finer dequantisation).
+    const Float8Scaling scaling = options.fastForward ? options.scaling : Float8Scaling::Tensor;
     const Float8Tensor stored = quantizeWeight(linear->weight, device, /*transposed=*/false, scaling);
     const Float8Tensor transposed = own.fastForward && own.fastBackward
                                         ? quantizeWeight(linear->weight, device, /*transposed=*/true, scaling)
@@ -95,11 +107,13 @@ int storeLinearsInScaledFloat8(torch::nn::Module& root, const torch::Device& dev
   return count;
 }
 
-int setFloat8ComputeBackward(torch::nn::Module& root, bool on, Float8Format gradientFormat) {
+int setFloat8Compute(torch::nn::Module& root, bool forward, bool backward, Float8Format gradientFormat,
+                     const Float8LinearFilter& which) {
   int count = 0;
-  for (const auto& module : root.modules(/*include_self=*/true))
-    if (auto linear = std::dynamic_pointer_cast<LinearImpl>(module))
-      if (auto weight = std::dynamic_pointer_cast<ScaledFloat8Weight>(linear->served); weight && weight->setBackward(on, gradientFormat))
+  for (const auto& item : root.named_modules(/*name_prefix=*/"", /*include_self=*/true))
+    if (auto linear = std::dynamic_pointer_cast<LinearImpl>(item.value()); linear && (!which || which(item.key())))
+      if (auto weight = std::dynamic_pointer_cast<ScaledFloat8Weight>(linear->served);
+          weight && weight->setCompute(forward, backward, gradientFormat))
         ++count;
   return count;
 }

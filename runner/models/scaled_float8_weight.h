@@ -10,6 +10,9 @@
 // throughout (the GPU check compares both).
 #include <torch/torch.h>
 
+#include <functional>
+#include <string>
+
 #include "models/float8_compute.h"
 
 namespace sinter::models {
@@ -23,16 +26,24 @@ struct Float8ScaledOptions {
   bool fastAccumulation = false;  // at::_scaled_mm's use_fast_accum: no option, the GPU check's FP8_FAST_ACCUM
 };
 
+// Which Linears under a root (by module path, e.g. "double_blocks.0.img_mod.lin") multiply in FP8.
+using Float8LinearFilter = std::function<bool(const std::string& path)>;
+
 // Every Linear weight under `root` that is not already served (blocks_to_swap's streamed ones are)
 // quantized on `device` and kept there: e4m3 data in the module's `weight`, the scale and (with
-// fastBackward) the transposed copy and its scale in its ServedWeight. Returns how many Linears.
-// Throws std::runtime_error naming the option without float8 types in this libtorch.
-int storeLinearsInScaledFloat8(torch::nn::Module& root, const torch::Device& device, const Float8ScaledOptions& options);
+// fastBackward) the transposed copy and its scale in its ServedWeight. With fastForward, the
+// Linears `multipliesInFloat8` leaves out (empty: none) are stored alike but dequantised per call.
+// Returns how many Linears. Throws std::runtime_error naming the option without float8 types in
+// this libtorch.
+int storeLinearsInScaledFloat8(torch::nn::Module& root, const torch::Device& device, const Float8ScaledOptions& options,
+                               const Float8LinearFilter& multipliesInFloat8 = {});
 
-// fp8_fast_backward flipped on the Linears under `root` stored with a transposed copy (the
-// forward stays FP8), dy in `gradientFormat`: the GPU check compares the backward's forms on one
-// stored model. Returns how many.
-int setFloat8ComputeBackward(torch::nn::Module& root, bool on, Float8Format gradientFormat = Float8Format::E4M3);
+// fp8_fast's products switched on the Linears under `root` that `which` selects (empty: all) and
+// that were stored to multiply in FP8: the forward, and the backward (dy in `gradientFormat`)
+// where a transposed copy was stored; forward off dequantises both passes. The GPU check compares
+// the forms on one stored model. Returns how many Linears took the switch.
+int setFloat8Compute(torch::nn::Module& root, bool forward, bool backward, Float8Format gradientFormat = Float8Format::E4M3,
+                     const Float8LinearFilter& which = {});
 
 // One weight [out, in] (any floating dtype, any device) as e4m3 with its scale, on `device`: what
 // storeLinearsInScaledFloat8 stores for each Linear. Float8Scaling::Row: a scale per row, [out, 1]

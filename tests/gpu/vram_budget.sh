@@ -10,7 +10,7 @@
 #                                                         (--fp8_base --blocks_to_swap 16 --gradient_checkpointing)
 #                                                         timed in the same call at a 12 GiB cap (.bench: sd-scripts)
 #   tests/gpu/vram_budget.sh flux-assets OUTDIR           full-size random FLUX.1-dev files (transformer, AE, CLIP-L, T5-XXL;
-#                                                         about 34 GB under OUTDIR/flux-work), a dataset and tokenizers, for:
+#                                                         about 34 GB under VRAM_WORK_DIR/flux-work), a dataset and tokenizers, for:
 #   tests/gpu/vram_budget.sh flux-start OUTDIR [BUDGETS...]  FLUX.1-dev LoRA 1024² bs1 rank 32 through the REAL loop (default 8
 #                                                         GiB), cached latents and text encoder outputs, at a cap of the budget:
 #                                                         the staged start (AE, then CLIP-L + T5-XXL in fp8, then the
@@ -26,13 +26,17 @@
 # Each part fits in about 4 minutes on an H100 (split FLUX's budgets over calls if the model build is
 # slow: `flux OUT 8 12` then `flux OUT 16 24`). Every run's log is kept under OUTDIR; a failing
 # budget is reported in the table and the others still run; the exit status is 1 if any failed.
+# The files the runs work on (checkpoints, datasets, caches, trained outputs: thousands of files and
+# tens of GB) go under VRAM_WORK_DIR (default /tmp/sinter-vram-work), not OUTDIR, so that OUTDIR
+# holds only logs and tables and comes back whole from the lent machine.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 part="${1:?usage: vram_budget.sh flux|flux-assets|flux-start|sdxl|measure OUTDIR [BUDGETS...]}"
 out="$(mkdir -p "${2:?OUTDIR}" && cd "$2" && pwd)"
 shift 2
 runner="${SINTER_RUNNER:-$root/build-cuda/bin/sinter-runner}"
-export SINTER_CACHE_DIR="$out/cache"  # the re-plan record of these runs, kept apart from the user's
+work="$(mkdir -p "${VRAM_WORK_DIR:-/tmp/sinter-vram-work}" && cd "${VRAM_WORK_DIR:-/tmp/sinter-vram-work}" && pwd)"
+export SINTER_CACHE_DIR="$work/cache"  # the re-plan record of these runs, kept apart from the user's
 steps="${VRAM_BENCH_STEPS:-6}"
 status=0
 summary="$out/summary-$part.md"
@@ -102,10 +106,10 @@ assets() {
   [ -d "$w/tokenizer" ] || "$runner" --init_tokenizer "$w/tokenizer" >> "$w/init.log" 2>&1
 }
 # FLUX's checkpoint comes with its AE, CLIP-L and T5-XXL; T5-XXL is written last.
-flux_assets() { assets "$out/flux-work" flux "$out/flux-work/flux/flux1-dev.safetensors" "$out/flux-work/flux/t5xxl_fp16.safetensors"; }
+flux_assets() { assets "$work/flux-work" flux "$work/flux-work/flux/flux1-dev.safetensors" "$work/flux-work/flux/t5xxl_fp16.safetensors"; }
 
 flux_start_budget() {
-  local b="$1" w="$out/flux-work" name="flux-start-$1"
+  local b="$1" w="$work/flux-work" name="flux-start-$1"
   if [ ! -f "$w/flux/t5xxl_fp16.safetensors" ]; then
     say "| FLUX start $b GiB | | not run: run \`vram_budget.sh flux-assets $out\` first | | |"
     status=1
@@ -159,10 +163,10 @@ print(f"| FLUX start {sys.argv[2]} GiB | {sys.argv[3]} | real loop: {start} | {m
 PY
 }
 
-sdxl_assets() { assets "$out/sdxl-work" sdxl "$out/sdxl-work/sdxl.safetensors" "$out/sdxl-work/sdxl.safetensors"; }
+sdxl_assets() { assets "$work/sdxl-work" sdxl "$work/sdxl-work/sdxl.safetensors" "$work/sdxl-work/sdxl.safetensors"; }
 
 sdxl_budget() {
-  local kind="$1" b="$2" w="$out/sdxl-work" name="sdxl-$1-$2"
+  local kind="$1" b="$2" w="$work/sdxl-work" name="sdxl-$1-$2"
   local method extra
   if [ "$kind" = fused ]; then
     method='training_type = "finetune"'
@@ -226,7 +230,7 @@ case "$part" in
     ;;
   flux-assets)
     flux_assets
-    say "| FLUX assets | $(ls -1 "$out/flux-work/flux" | tr '\n' ' ') | written | | |"
+    say "| FLUX assets | $(ls -1 "$work/flux-work/flux" | tr '\n' ' ') | written | | |"
     ;;
   flux-start)
     budgets=("$@")

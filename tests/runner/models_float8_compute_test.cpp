@@ -163,10 +163,39 @@ TEST(Float8Compute, FastWeightsAreScaledPerChannel) {
   ASSERT_EQ(storeLinearsInScaledFloat8(*fast, torch::kCPU, options), 1);
   EXPECT_TRUE(fast->served->computesProducts());
   EXPECT_TRUE((fast->served->get(torch::kFloat32) - w).abs().le(rowAmax / 16).all().item<bool>());
-  EXPECT_EQ(setFloat8ComputeBackward(*fast, false), 1);
+  EXPECT_EQ(setFloat8Compute(*fast, true, false), 1);
+  EXPECT_TRUE(fast->served->computesProducts());
+  EXPECT_EQ(setFloat8Compute(*fast, false, false), 1);
+  EXPECT_FALSE(fast->served->computesProducts());
   ASSERT_EQ(storeLinearsInScaledFloat8(*plain, torch::kCPU, Float8ScaledOptions{}), 1);
-  EXPECT_EQ(setFloat8ComputeBackward(*plain, true), 0);  // no transposed copy without fp8_fast
+  EXPECT_EQ(setFloat8Compute(*plain, true, true), 0);  // stored to dequantise only: no FP8 products
   EXPECT_TRUE((plain->served->get(torch::kFloat32) - w).abs().le(w.abs().max() / 16).all().item<bool>());
+}
+
+// fp8_fast's filter: a Linear left out is stored per channel like the others but dequantised, and
+// cannot be switched to FP8 products later; the filter sees module paths.
+TEST(Float8Compute, LinearsLeftOutOfFloat8ProductsAreDequantised) {
+  if (!float8InBuild()) GTEST_SKIP() << "this libtorch has no float8";
+  torch::nn::Sequential root;
+  root->push_back("kept", Linear(48, 32, false));
+  root->push_back("modulation", Linear(48, 32, false));
+  Float8ScaledOptions options;
+  options.fastForward = options.fastBackward = true;
+  std::vector<std::string> seen;
+  ASSERT_EQ(storeLinearsInScaledFloat8(*root, torch::kCPU, options,
+                                       [&](const std::string& path) {
+                                         seen.push_back(path);
+                                         return path != "modulation";
+                                       }),
+            2);
+  EXPECT_EQ(seen, (std::vector<std::string>{"kept", "modulation"}));
+  auto kept = root[0]->as<LinearImpl>(), left = root[1]->as<LinearImpl>();
+  EXPECT_TRUE(kept->served->computesProducts());
+  EXPECT_FALSE(left->served->computesProducts());
+  const torch::Tensor w = left->served->get(torch::kFloat32);
+  EXPECT_EQ(setFloat8Compute(*root, true, true), 1);  // the kept one only
+  EXPECT_FALSE(left->served->computesProducts());
+  EXPECT_TRUE(torch::equal(left->served->get(torch::kFloat32), w));
 }
 
 TEST(Float8Compute, RefusedOnTheCpuNamingTheOptionAndDevice) {

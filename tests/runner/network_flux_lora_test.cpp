@@ -77,6 +77,28 @@ TEST(FluxLoraTargets, FullSizeDefaultsAre304BlockLinears) {
             304u);
 }
 
+// fp8_fast leaves out the Linears with one row per sample: the embedders and every modulation.
+TEST(FluxLayout, LinearsTakingOneRowPerSampleAreTheEmbeddersAndModulations) {
+  std::vector<std::string> perSample, textStream;
+  for (const models::LinearInfo& l : models::fluxTransformerLinearLayers(models::FluxConfig::dev())) {
+    if (models::fluxLinearTakesOneRowPerSample(l.path)) perSample.push_back(l.path);
+    if (models::fluxLinearIsInTextStream(l.path)) textStream.push_back(l.path);
+  }
+  // time_in, vector_in, guidance_in (2 each), 19 x 2 block modulations, 38 single ones, adaLN.
+  ASSERT_EQ(perSample.size(), 6u + 38u + 38u + 1u);
+  EXPECT_EQ(perSample.front(), "time_in.in_layer");
+  EXPECT_EQ(perSample[6], "double_blocks.0.img_mod.lin");
+  EXPECT_EQ(perSample[7], "double_blocks.0.txt_mod.lin");
+  EXPECT_EQ(perSample[44], "single_blocks.0.modulation.lin");
+  EXPECT_EQ(perSample.back(), "final_layer.adaLN_modulation.1");
+  for (const char* perToken : {"img_in", "txt_in", "double_blocks.3.img_attn.qkv", "double_blocks.3.txt_mlp.2",
+                               "single_blocks.5.linear1", "single_blocks.5.linear2", "final_layer.linear"})
+    EXPECT_FALSE(models::fluxLinearTakesOneRowPerSample(perToken)) << perToken;
+  ASSERT_EQ(textStream.size(), 19u * 5u);  // txt_mod.lin, txt_attn.qkv/proj, txt_mlp.0/2 per double block
+  EXPECT_EQ(textStream.front(), "double_blocks.0.txt_mod.lin");
+  EXPECT_FALSE(models::fluxLinearIsInTextStream("txt_in"));
+}
+
 TEST(FluxLoraTargets, AttachedToATinyTransformerTheyStartAsTheBaseModel) {
   torch::manual_seed(4);
   const models::FluxConfig config = models::FluxConfig::tiny();

@@ -3,6 +3,7 @@
 #include "io/safetensors.h"
 #include "models/checkpoint_tensors.h"
 #include "models/flux_checkpoint.h"
+#include "models/flux_layout.h"
 #include "models/served_weight.h"
 #include "train/base/config_values.h"
 #include "train/base/mixed_precision.h"
@@ -28,6 +29,12 @@ void checkFluxPlacement(const FluxWeightPlacement& placement, const torch::Devic
     throw std::invalid_argument("fp8_scaled cannot be used with blocks_to_swap yet: the swapped blocks would keep fp8_base's plain cast");
 }
 
+bool fluxLinearMultipliesInFloat8(const std::string& path) {
+  // One row per sample (the modulations) gains nothing on FP8 tensor cores, and its error reaches
+  // every token (scale, shift and gate): those stay dequantised.
+  return !models::fluxLinearTakesOneRowPerSample(path);
+}
+
 void placeFluxTransformer(models::FluxTransformerImpl& transformer, const torch::Device& device, torch::Dtype dtype,
                           const FluxWeightPlacement& placement) {
   // Refused before minutes of loading where the preflight did not (benchmarks, the library).
@@ -36,7 +43,7 @@ void placeFluxTransformer(models::FluxTransformerImpl& transformer, const torch:
   if (placement.blocksToSwap > 0)
     transformer.enableBlockSwap(placement.blocksToSwap, device, placement.fp8Base ? models::float8Dtype() : dtype);
   // fp8_scaled quantizes on the device, Linear by Linear (the scale needs the weight's amax).
-  if (placement.fp8Scaled) models::storeLinearsInScaledFloat8(transformer, device, placement.fp8Compute);
+  if (placement.fp8Scaled) models::storeLinearsInScaledFloat8(transformer, device, placement.fp8Compute, fluxLinearMultipliesInFloat8);
   else if (placement.fp8Base) models::storeLinearsInFloat8(transformer);
   models::moveToDevice(transformer, device);
 }

@@ -68,6 +68,10 @@ struct FluxModelSet {
   torch::Tensor encodeLatents(const torch::Tensor& images, const at::Generator& generator);
 };
 
+// fp8_fast's rule: whether the transformer's Linear at `path` multiplies in FP8 (every one but
+// those taking one row per sample, which stay dequantised).
+bool fluxLinearMultipliesInFloat8(const std::string& path);
+
 // The transformer's frozen weights cast to `dtype` where they are (the host, after loading), then
 // fp8_base and blocks_to_swap applied, then moved to `device` module by module.
 void placeFluxTransformer(models::FluxTransformerImpl& transformer, const torch::Device& device, torch::Dtype dtype,

@@ -2,11 +2,11 @@
 
 #include <stdexcept>
 
+#include "core/ascii_text.h"
+
 namespace sinter::train {
 
 namespace {
-
-bool startsWith(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
 // The number after "<prefix>" up to the next '.', checked against the blocks there are.
 int blockNumber(const std::string& name, const std::string& prefix, int count) {
