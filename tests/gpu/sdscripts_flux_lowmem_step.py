@@ -21,7 +21,7 @@ swap = int(sys.argv[1]) if len(sys.argv) > 1 else 16
 fp8 = (sys.argv[2] if len(sys.argv) > 2 else "fp8") == "fp8"
 gc = (sys.argv[3] if len(sys.argv) > 3 else "gc") == "gc"
 cap = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
-dev = torch.device("cuda")
+dev = torch.device("cuda", 0)  # an index: set_per_process_memory_fraction refuses a bare "cuda"
 dt = torch.bfloat16
 torch.backends.cuda.matmul.allow_tf32 = True
 torch.backends.cudnn.allow_tf32 = True

@@ -9,6 +9,7 @@
 #                                                         weights as the plan sets it up; then sd-scripts' 12 GB recipe
 #                                                         (--fp8_base --blocks_to_swap 16 --gradient_checkpointing)
 #                                                         timed in the same call at a 12 GiB cap (.bench: sd-scripts)
+#   tests/gpu/vram_budget.sh sdscripts OUTDIR             sd-scripts' 12 GB recipe alone (SDSCRIPTS_SWAPS, SDSCRIPTS_CAP)
 #   tests/gpu/vram_budget.sh flux-assets OUTDIR           full-size random FLUX.1-dev files (transformer, AE, CLIP-L, T5-XXL;
 #                                                         about 34 GB under VRAM_WORK_DIR/flux-work), a dataset and tokenizers, for:
 #   tests/gpu/vram_budget.sh flux-start OUTDIR [BUDGETS...]  FLUX.1-dev LoRA 1024² bs1 rank 32 through the REAL loop (default 8
@@ -31,7 +32,7 @@
 # holds only logs and tables and comes back whole from the lent machine.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-part="${1:?usage: vram_budget.sh flux|flux-assets|flux-start|sdxl|measure OUTDIR [BUDGETS...]}"
+part="${1:?usage: vram_budget.sh flux|sdscripts|flux-assets|flux-start|sdxl|measure OUTDIR [BUDGETS...]}"
 out="$(mkdir -p "${2:?OUTDIR}" && cd "$2" && pwd)"
 shift 2
 runner="${SINTER_RUNNER:-$root/build-cuda/bin/sinter-runner}"
@@ -228,6 +229,10 @@ case "$part" in
     for b in "${budgets[@]}"; do flux_budget "$b"; done
     for swap in ${SDSCRIPTS_SWAPS:-16}; do sdscripts_recipe "$swap" "${SDSCRIPTS_CAP:-12}"; done
     ;;
+  sdscripts)
+    # sd-scripts' 12 GB recipe alone (the flux part runs it after its budgets).
+    for swap in ${SDSCRIPTS_SWAPS:-16}; do sdscripts_recipe "$swap" "${SDSCRIPTS_CAP:-12}"; done
+    ;;
   flux-assets)
     flux_assets
     say "| FLUX assets | $(ls -1 "$work/flux-work/flux" | tr '\n' ' ') | written | | |"
@@ -270,7 +275,7 @@ print(f"| measure {sys.argv[2]} | estimated activations {m.group(5)} GiB | eager
 PY
     done
     ;;
-  *) echo "unknown part '$part' (flux, flux-assets, flux-start, sdxl or measure)"; exit 2 ;;
+  *) echo "unknown part '$part' (flux, sdscripts, flux-assets, flux-start, sdxl or measure)"; exit 2 ;;
 esac
 echo
 echo "summary: $summary; logs: $out"
