@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "core/events.h"
+#include "data/image_decode.h"
 #include "io/safetensors.h"
 #include "models/flux_transformer.h"
 #include "models/served_weight.h"
@@ -178,6 +179,45 @@ TEST_F(FluxLoraRun, SampleImagesWithTheGuidanceEmbedding) {
   const std::string guided((std::istreambuf_iterator<char>(in2)), std::istreambuf_iterator<char>());
   EXPECT_NE(guided.find("Negative prompt: green\nSteps: 2, Sampler: Euler, CFG scale: 2, Distilled CFG Scale: 3.5, Seed: 4, Size: 64x64"),
             std::string::npos);
+}
+
+// With cached text encoder outputs the sample prompts are encoded at the start with the captions
+// (sd-scripts' sample_prompts_te_outputs), so a sample needs only the AE back on the device; the
+// images are those of a run that encodes them when sampling.
+TEST_F(FluxLoraRun, SamplePromptsAreEncodedAtTheStartWithCachedTextOutputs) {
+  writeText(path("prompts_cached.txt"), "a red square --w 64 --h 64 --d 3 --s 2\na blue circle --n green --l 2 --s 2 --d 4 --w 64 --h 64\n");
+  const std::string common = "max_train_steps = 1\nnetwork_train_unet_only = true\nsample_at_first = true\nsample_prompts = \"" +
+                             path("prompts_cached.txt") + "\"\n";
+  std::vector<std::vector<sinter::events::Sample>> samples;
+  std::vector<ProcessResult> runs;
+  for (const bool cached : {false, true}) {
+    const std::string name = cached ? "cached_samples" : "live_samples";
+    runs.push_back(runRunner({"--config_file",
+                              writeConfig(name + ".toml", path("out_" + name),
+                                          common + (cached ? "cache_text_encoder_outputs = true\n" : "")),
+                              "--events", "jsonl"}));
+    ASSERT_EQ(runs.back().exitCode, 0) << runs.back().err;
+    samples.emplace_back();
+    for (const auto& e : eventsOf(runs.back()))
+      if (auto s = std::get_if<sinter::events::Sample>(&e); s && s->step == 0) samples.back().push_back(*s);
+    ASSERT_EQ(samples.back().size(), 2u) << runs.back().err;
+  }
+  // "a red square", its empty negative prompt, "a blue circle" and "green".
+  EXPECT_NE(runs[1].err.find("sample prompts: 4 texts encoded for the samples"), std::string::npos) << runs[1].err;
+  EXPECT_NE(runs[1].err.find("samples are conditioned on the start's encodings"), std::string::npos) << runs[1].err;
+  EXPECT_EQ(runs[0].err.find("samples are conditioned on the start's encodings"), std::string::npos);
+  // Before any step the LoRA adds nothing: the same pixels, up to the batched encoding's rounding
+  // (the guided sample encodes its two texts as one batch when sampling, one by one at the start).
+  for (size_t i = 0; i < 2; ++i) {
+    const sinter::data::RgbImage live = sinter::data::loadImageFile(samples[0][i].path);
+    const sinter::data::RgbImage cached = sinter::data::loadImageFile(samples[1][i].path);
+    ASSERT_EQ(live.width, cached.width);
+    ASSERT_EQ(live.height, cached.height);
+    ASSERT_EQ(live.pixels.size(), cached.pixels.size());
+    int worst = 0;
+    for (size_t p = 0; p < live.pixels.size(); ++p) worst = std::max(worst, std::abs(int(live.pixels[p]) - int(cached.pixels[p])));
+    EXPECT_LE(worst, 1) << "sample " << i;
+  }
 }
 
 TEST_F(FluxLoraRun, GracefulStopSavesAndExitsZero) {

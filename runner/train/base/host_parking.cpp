@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace sinter::train {
 
 namespace {
@@ -22,12 +24,16 @@ void HostParking::park(const std::string& name, torch::nn::Module& module) {
   spdlog::info("{} wait in host memory while training ({:.2f} GiB of device memory freed)", name, gib(module));
 }
 
-HostParking::Visit::Visit(HostParking& parking) : parking_(parking) {
-  for (auto& [name, module] : parking_.parked_) module->to(parking_.device_);
+HostParking::Visit::Visit(HostParking& parking, std::vector<std::string> only) : parking_(parking) {
+  for (auto& [name, module] : parking_.parked_)
+    if (only.empty() || std::find(only.begin(), only.end(), name) != only.end()) {
+      module->to(parking_.device_);
+      visiting_.push_back(module);
+    }
 }
 
 HostParking::Visit::~Visit() {
-  for (auto& [name, module] : parking_.parked_) module->to(torch::kCPU);
+  for (torch::nn::Module* module : visiting_) module->to(torch::kCPU);
 }
 
 }  // namespace sinter::train

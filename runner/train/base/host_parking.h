@@ -17,16 +17,18 @@ class HostParking {
   // Moves `module` (parameters and buffers) to host memory until a visit, or for good.
   void park(const std::string& name, torch::nn::Module& module);
 
-  // Every parked module on the device while it lives, back in host memory after.
+  // Every parked module (or those named in `only`) on the device while it lives, back in host
+  // memory after.
   class Visit {
    public:
-    explicit Visit(HostParking& parking);
+    explicit Visit(HostParking& parking, std::vector<std::string> only = {});
     ~Visit();
     Visit(const Visit&) = delete;
     Visit& operator=(const Visit&) = delete;
 
    private:
     HostParking& parking_;
+    std::vector<torch::nn::Module*> visiting_;
   };
 
  private:

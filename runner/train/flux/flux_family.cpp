@@ -9,11 +9,13 @@
 #include "models/served_weight.h"
 #include "models/sdxl_text_encoding.h"
 #include "network/lora_network.h"
+#include "sample/sample_prompts.h"
 #include "text/clip_token_chunks.h"
 #include "train/base/config_values.h"
 #include "train/base/device_info.h"
 #include "train/capture/graphed_encoder.h"
 #include "train/flux/flux_regions.h"
+#include "train/loop/sample_images.h"
 #include "train/objectives/masked_loss.h"
 #include "train/objectives/validation_timesteps.h"
 
@@ -55,6 +57,9 @@ FluxFamilyOptions FluxFamilyOptions::fromConfig(const Config& config, torch::Dty
   o.cacheTextToDisk = config.getBool("cache_text_encoder_outputs_to_disk");
   o.cacheText = config.getBool("cache_text_encoder_outputs") || o.cacheTextToDisk;
   o.vaeBatchSize = static_cast<int>(config.getInt("vae_batch_size"));
+  if (o.cacheText && sampleScheduleFromConfig(config).any())
+    for (const sample::SamplePrompt& p : sample::loadSamplePrompts(config.getString("sample_prompts")))
+      for (const std::string& text : {p.prompt, p.negativePrompt}) o.sampleTexts.push_back(text);
   o.step.flow = FlowMatchingOptions::fromConfig(config);
   o.step.guidanceScale = config.getDouble("guidance_scale");
   o.step.applyT5AttnMask = config.getBool("apply_t5_attn_mask");
@@ -248,6 +253,15 @@ void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
         },
         o, &stats);
     spdlog::info("text encoder outputs: {} encoded, {} read from disk", stats.encoded, stats.loadedFromDisk);
+    // The sample prompts too, now that the encoders are here (sd-scripts' sample_prompts_te_outputs):
+    // T5-XXL need not come back to the device beside the transformer for a sample.
+    for (const std::string& text : options_.sampleTexts) {
+      if (sampleText_.count(text)) continue;
+      stageOnDevice("CLIP-L and T5-XXL", {models_.clipL.get(), models_.t5.get()}, encodersMoved);
+      const TextConditioning t = encode(tokenize({text}), false);
+      sampleText_[text] = {t.t5.to(torch::kCPU), t.t5Mask.to(torch::kCPU), t.pooled.to(torch::kCPU)};
+    }
+    if (!sampleText_.empty()) spdlog::info("sample prompts: {} texts encoded for the samples", sampleText_.size());
     // The step reads the outputs: the encoders wait in host memory (cached text outputs mean the
     // encoders are frozen, core/validation.cpp).
     parking_.park("CLIP-L", *models_.clipL);

@@ -2,6 +2,7 @@
 // FLUX.1's part of a run (flux_train_network's): the transformer, AE, CLIP-L and T5-XXL from their
 // files, captions encoded into T5 hidden states and CLIP-L's pooled vector (or their cached
 // outputs), cached latents, and the flow-matching objective of the transformer (flux_train_step.h).
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -26,6 +27,9 @@ struct FluxFamilyOptions {
   bool cacheLatents = false, cacheLatentsToDisk = false;
   bool cacheText = false, cacheTextToDisk = false;
   int vaeBatchSize = 1;
+  // With cached text encoder outputs and samples asked for: the sample prompts' texts (prompts and
+  // negative prompts), encoded at the start while the encoders are on the device for caching.
+  std::vector<std::string> sampleTexts;
   FluxStepOptions step;
   // min_timestep/max_timestep: FLUX's training draws sigmas without them (as sd-scripts); only the
   // validation pass's fixed timesteps are read from them.
@@ -70,6 +74,8 @@ class FluxFamily : public FamilyPart {
   TokenIds tokenize(const std::vector<std::string>& captions) const;
   // CLIP-L's pooled vector (with gradients when `clipGrad`) and T5's hidden states (never).
   TextConditioning encode(const TokenIds& ids, bool clipGrad);
+  // The texts' conditioning on the device from the start's encodings; nullopt if one is missing.
+  std::optional<TextConditioning> cachedSampleText(const std::vector<std::string>& texts) const;
   // Latents not cached are encoded with `latentGenerator`, or the step's generator when null.
   FluxStepBatch stepInputs(const data::Batch& batch, bool textEncodersTrain, const at::Generator* latentGenerator = nullptr);
   // The transformer on the device with its placement (fp8_base, blocks_to_swap), logged.
@@ -90,6 +96,10 @@ class FluxFamily : public FamilyPart {
   text::T5Tokenizer t5Tokenizer_;
   std::optional<data::LatentCache> latentCache_;
   std::optional<data::TextCache> textCache_;
+  // sd-scripts' sample_prompts_te_outputs: the sample texts' encodings in host memory, so a sample
+  // brings only the AE back to the device.
+  std::map<std::string, TextConditioning> sampleText_;
+  bool toldCachedSampleText_ = false;
   std::unique_ptr<FluxTrainStep> step_;
 };
 

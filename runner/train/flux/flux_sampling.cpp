@@ -1,5 +1,7 @@
 #include "train/flux/flux_sampling.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 
 #include "models/flux_latents.h"
@@ -45,9 +47,29 @@ sample::ResolvedSample FluxFamily::sampleDefaults() const {
   return s;
 }
 
+std::optional<FluxFamily::TextConditioning> FluxFamily::cachedSampleText(const std::vector<std::string>& texts) const {
+  std::vector<torch::Tensor> t5, t5Mask, pooled;
+  for (const std::string& text : texts) {
+    const auto found = sampleText_.find(text);
+    if (found == sampleText_.end()) return std::nullopt;
+    t5.push_back(found->second.t5);
+    t5Mask.push_back(found->second.t5Mask);
+    pooled.push_back(found->second.pooled);
+  }
+  return TextConditioning{torch::cat(t5).to(device_), torch::cat(t5Mask).to(device_), torch::cat(pooled).to(device_)};
+}
+
 torch::Tensor FluxFamily::renderSample(sample::ResolvedSample& s, const at::Generator& generator) {
   torch::NoGradGuard noGrad;
-  const HostParking::Visit encoders(parking_);
+  const bool guided = s.scale != 1.0;
+  std::vector<std::string> texts;
+  if (guided) texts.push_back(s.negativePrompt);
+  texts.push_back(s.prompt);
+  // Encoded at the start: only the AE comes back to the device (to decode), else every parked model.
+  const std::optional<TextConditioning> cached = cachedSampleText(texts);
+  const HostParking::Visit parked(parking_, cached ? std::vector<std::string>{"AE"} : std::vector<std::string>{});
+  if (cached && !toldCachedSampleText_) spdlog::info("samples are conditioned on the start's encodings: CLIP-L and T5-XXL stay in host memory");
+  toldCachedSampleText_ = toldCachedSampleText_ || cached;
   models_.transformer->eval();
   models_.clipL->eval();
   // sd-scripts rounds down to 16 px (the AE's 8 times the 2x2 packing), at least 64.
@@ -56,11 +78,7 @@ torch::Tensor FluxFamily::renderSample(sample::ResolvedSample& s, const at::Gene
   s.sampler = "Euler";
   if (!dev_) s.guidanceScale.reset();  // schnell has no guidance embedding
 
-  const bool guided = s.scale != 1.0;
-  std::vector<std::string> texts;
-  if (guided) texts.push_back(s.negativePrompt);
-  texts.push_back(s.prompt);
-  const TextConditioning text = encode(tokenize(texts), false);
+  const TextConditioning text = cached ? *cached : encode(tokenize(texts), false);
   FluxSampleConditioning c{text.t5, options_.step.applyT5AttnMask ? text.t5Mask : torch::Tensor(), text.pooled, torch::Tensor()};
   const int64_t b = static_cast<int64_t>(texts.size());
   if (dev_) c.guidance = torch::full({b}, s.guidanceScale.value_or(3.5), torch::TensorOptions().dtype(torch::kFloat32).device(device_));
