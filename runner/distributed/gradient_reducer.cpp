@@ -190,20 +190,23 @@ void GradientReducer::beginBackward(bool lastOfStep) {
 }
 
 namespace {
-// SINTER_DDP_OVERLAP=0 starts every bucket after backward instead (tests/gpu/multi_gpu_scaling.sh
-// measures what overlapping gains or costs with it); read once.
-bool overlapBuckets() {
-  static const bool on = [] {
+// SINTER_DDP_OVERLAP=0 / 1 (tests/gpu/multi_gpu_scaling.sh measures what overlapping gains or costs
+// with it); read once. nullopt: not set.
+std::optional<bool> overlapFromEnvironment() {
+  static const std::optional<bool> on = []() -> std::optional<bool> {
     const char* v = std::getenv("SINTER_DDP_OVERLAP");
-    return !(v && std::strcmp(v, "0") == 0);
+    if (!v || !*v) return std::nullopt;
+    return std::strcmp(v, "0") != 0;
   }();
   return on;
 }
 }  // namespace
 
+bool GradientReducer::overlapsWithBackward() const { return overlapFromEnvironment().value_or(overlap_); }
+
 void GradientReducer::markReady(size_t bucket) {
   ++buckets_[bucket]->ready;
-  if (overlapBuckets()) launchReadyInOrder();
+  if (overlapsWithBackward()) launchReadyInOrder();
 }
 
 void GradientReducer::launchReadyInOrder() {
@@ -272,7 +275,7 @@ void GradientReducer::finish() {
 std::string GradientReducer::describe() const {
   std::string s = std::to_string(buckets_.size()) + " gradient buckets";
   if (communication_ != GradientCommunication::Native) s += " (" + gradientCommunicationName(communication_) + " on the wire)";
-  return s + " all-reduced in order as backward completes them";
+  return s + (overlapsWithBackward() ? " all-reduced in order as backward completes them" : " all-reduced in order after backward");
 }
 
 }  // namespace sinter::distributed

@@ -70,11 +70,19 @@ class GradientReducer {
   // parameter without a gradient on a rank counts as zeros there, and has one afterwards).
   void finish();
 
+  // Whether buckets start as backward completes them (the default, DDP's) or all after backward:
+  // overlapping hides the all-reduce behind a short step's backward (SDXL), but NCCL's kernels
+  // beside a compute-bound step's GEMMs can cost more than they hide (FLUX: tests/gpu/RESULTS.md).
+  // SINTER_DDP_OVERLAP=0 or 1 in the environment overrides it (the scaling script's diagnostic).
+  void setOverlapWithBackward(bool on) { overlap_ = on; }
+  bool overlapsWithBackward() const;
+
   size_t bucketCount() const { return buckets_.size(); }
   // Buckets launched during the last backward pass (the rest started in finish()).
   size_t bucketsOverlapped() const { return overlapped_; }
   GradientCommunication communication() const { return communication_; }
-  // "14 gradient buckets (bf16 on the wire, ...) all-reduced as backward completes them".
+  // "14 gradient buckets (bf16 on the wire) all-reduced in order as backward completes them" (or
+  // "after backward").
   std::string describe() const;
 
  private:
@@ -117,6 +125,7 @@ class GradientReducer {
   std::vector<uintptr_t> hookKeys_;
   size_t nextToLaunch_ = 0;
   bool armed_ = false;
+  bool overlap_ = true;
   size_t overlapped_ = 0;
 };
 

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <cmath>
@@ -207,7 +208,7 @@ namespace {
 // float32 masters' gradients are a flat buffer. Each rank runs two micro-batches and hands the
 // reducer the compact gradients; returns the masters' gradients after finish().
 std::vector<torch::Tensor> compactRankGradients(ProcessGroup& group, GradientCommunication communication, size_t* overlapped,
-                                                size_t* buckets) {
+                                                size_t* buckets, bool overlapWithBackward) {
   Net net;
   net.to(torch::kFloat32);
   std::vector<torch::Tensor> params = net.parameters();
@@ -216,6 +217,7 @@ std::vector<torch::Tensor> compactRankGradients(ProcessGroup& group, GradientCom
   std::unique_ptr<sinter::train::ComputeCopies> copies = sinter::train::ComputeCopies::ofParameters(params, torch::kFloat32);
   const CompactGradients compact{copies->masters(), copies->copies(), copies->masterGradients(), copies->copyGradients()};
   GradientReducer reducer(group, copies->masters(), &compact, communication, /*bucketBytes=*/256);
+  reducer.setOverlapWithBackward(overlapWithBackward);
   for (int micro = 0; micro < 2; ++micro) {
     auto [x, y] = batch(group.rank() + 2 * micro);
     torch::Tensor l = torch::mse_loss(net.forward(x.to(torch::kFloat32)), y.to(torch::kFloat32)) / 2;
@@ -242,10 +244,10 @@ std::vector<torch::Tensor> processGradients(const std::vector<int>& batches, dou
   return g;
 }
 
-void runCompact(const fs::path& dir, GradientCommunication communication) {
+void runCompact(const fs::path& dir, GradientCommunication communication, bool overlapWithBackward = true) {
   const std::vector<int> codes = runRanks(2, dir, [&](ProcessGroup& group) {
     size_t overlapped = 0, buckets = 0;
-    std::vector<torch::Tensor> grads = compactRankGradients(group, communication, &overlapped, &buckets);
+    std::vector<torch::Tensor> grads = compactRankGradients(group, communication, &overlapped, &buckets, overlapWithBackward);
     torch::save(grads, (dir / ("grads-" + std::to_string(group.rank()) + ".pt")).string());
     std::ofstream(dir / ("buckets-" + std::to_string(group.rank()))) << buckets << " " << overlapped;
     return ::testing::Test::HasFailure() ? 4 : 0;
@@ -255,11 +257,10 @@ void runCompact(const fs::path& dir, GradientCommunication communication) {
 
 }  // namespace
 
-TEST(GlooRanks, MixedPrecisionGradientsAreReducedWhereTheyLieAsBackwardCompletesThem) {
-  if (!distributedCompiledIn()) GTEST_SKIP() << "this libtorch has no c10d process groups (Gloo)";
-  const fs::path dir = scratch() / "compact";
-  fs::create_directories(dir);
-  runCompact(dir, GradientCommunication::Native);
+namespace {
+
+// Every rank's masters' gradients are the float64 mean of the four micro-batches' within float32's rounding.
+void expectCompactMeans(const fs::path& dir) {
   const std::vector<torch::Tensor> expected = processGradients({0, 1, 2, 3}, 4);
   for (int r = 0; r < 2; ++r) {
     const std::vector<torch::Tensor> grads = rankGradients(dir, r);
@@ -270,7 +271,34 @@ TEST(GlooRanks, MixedPrecisionGradientsAreReducedWhereTheyLieAsBackwardCompletes
       EXPECT_LE((grads[k].to(torch::kFloat64) - expected[k]).abs().max().item<double>(), 1e-5 * scale) << "rank " << r << " parameter " << k;
     }
   }
+}
+
+}  // namespace
+
+TEST(GlooRanks, MixedPrecisionGradientsAreReducedWhereTheyLieAsBackwardCompletesThem) {
+  if (!distributedCompiledIn()) GTEST_SKIP() << "this libtorch has no c10d process groups (Gloo)";
+  const fs::path dir = scratch() / "compact";
+  fs::create_directories(dir);
+  runCompact(dir, GradientCommunication::Native);
+  expectCompactMeans(dir);
   expectBucketsOverlappedBackward(dir);
+  fs::remove_all(dir);
+}
+
+// FLUX's choice (FamilyFacts::overlapGradientReduction): every bucket starts after backward, the
+// same means.
+TEST(GlooRanks, BucketsStartedAfterBackwardGiveTheSameMeans) {
+  if (!distributedCompiledIn()) GTEST_SKIP() << "this libtorch has no c10d process groups (Gloo)";
+  if (std::getenv("SINTER_DDP_OVERLAP")) GTEST_SKIP() << "SINTER_DDP_OVERLAP is set: it overrides the choice under test";
+  const fs::path dir = scratch() / "compact_after";
+  fs::create_directories(dir);
+  runCompact(dir, GradientCommunication::Native, /*overlapWithBackward=*/false);
+  expectCompactMeans(dir);
+  std::istringstream buckets(readFile(dir / "buckets-0"));
+  size_t count = 0, overlapped = 0;
+  buckets >> count >> overlapped;
+  EXPECT_GT(count, 3u);
+  EXPECT_EQ(overlapped, 0u) << "a bucket started while backward ran";
   fs::remove_all(dir);
 }
 
@@ -317,7 +345,7 @@ TEST(GlooRanks, Bf16CommunicationRoundsToEightBitsOrIsRefusedWhereGlooCannotSumI
   const std::vector<int> codes = runRanks(2, dir, [&](ProcessGroup& group) {
     size_t overlapped = 0, buckets = 0;
     try {
-      std::vector<torch::Tensor> grads = compactRankGradients(group, GradientCommunication::BFloat16, &overlapped, &buckets);
+      std::vector<torch::Tensor> grads = compactRankGradients(group, GradientCommunication::BFloat16, &overlapped, &buckets, true);
       torch::save(grads, (dir / ("grads-" + std::to_string(group.rank()) + ".pt")).string());
     } catch (const std::invalid_argument& e) {
       std::ofstream(dir / ("refused-" + std::to_string(group.rank()))) << e.what();

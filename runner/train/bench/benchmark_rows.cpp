@@ -40,8 +40,8 @@ BenchRanks::BenchRanks(const Config& config) {
   if (group_->rank() != 0) spdlog::set_level(spdlog::level::warn);
 }
 
-void BenchRanks::attach(OptimizerUpdate& update) {
-  if (group_) update.averageGradientsAcross(*group_, communication_);
+void BenchRanks::attach(OptimizerUpdate& update, bool overlapWithBackward) {
+  if (group_) update.averageGradientsAcross(*group_, communication_, overlapWithBackward);
 }
 
 std::string BenchRanks::describe() const {

@@ -54,8 +54,9 @@ class BenchRanks {
   torch::Device device() const { return device_; }
   bool several() const { return group_ != nullptr; }
   bool printing() const { return !group_ || group_->rank() == 0; }
-  // The step's update averages its gradients across the ranks (OptimizerUpdate::averageGradientsAcross).
-  void attach(OptimizerUpdate& update);
+  // The step's update averages its gradients across the ranks (OptimizerUpdate::averageGradientsAcross),
+  // during backward or after it as the family's runs do (FamilyFacts::overlapGradientReduction).
+  void attach(OptimizerUpdate& update, bool overlapWithBackward = true);
   // "2 ranks (data parallel, gradients all-reduced by nccl)", or "1 process".
   std::string describe() const;
 

@@ -10,6 +10,7 @@
 #include "train/base/device_info.h"
 #include "train/base/mixed_precision.h"
 #include "train/bench/benchmark_rows.h"
+#include "train/flux/flux_family.h"
 #include "train/flux/flux_model_set.h"
 #include "train/flux/flux_regions.h"
 #include "train/flux/flux_train_step.h"
@@ -87,7 +88,7 @@ int runFluxBenchmark(const Config& config, long long steps, bool tiny, bool scal
   if (fused)
     for (const auto& swap : {transformer->doubleSwap(), transformer->singleSwap()})
       if (swap) update.fusedBackwardPass()->stepStreamedWeights(swap);
-  ranks.attach(update);
+  ranks.attach(update, kFluxOverlapsGradientReduction);
 
   const auto on = torch::TensorOptions(device).dtype(dtype);
   const StepShape shape = step.stage(FluxStepBatch{torch::randn({1, 16, latentSide, latentSide}, on),

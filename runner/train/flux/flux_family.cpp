@@ -139,6 +139,7 @@ FamilyFacts FluxFamily::facts() const {
   f.modelSpecPredictionType = false;
   f.metadataOptionKeys = kFluxMetadataOptions;
   f.metadataValues = {{"ss_model_type", "flux"}};
+  f.overlapGradientReduction = kFluxOverlapsGradientReduction;
   return f;
 }
 

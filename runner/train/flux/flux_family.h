@@ -15,6 +15,11 @@
 
 namespace sinter::train {
 
+// FLUX's data-parallel gradients are all-reduced after backward, not during it: its step is
+// compute-bound, and NCCL's kernels beside its GEMMs cost more than they hide (4 H100s, captured
+// step: 3.87x overlapped, 3.93x after backward; tests/gpu/RESULTS.md).
+constexpr bool kFluxOverlapsGradientReduction = false;
+
 // The config's FLUX options, typed.
 struct FluxFamilyOptions {
   FluxModelFiles files;

@@ -142,7 +142,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   // Several ranks start from rank 0's weights and average their gradients before every update.
   std::optional<distributed::StopAgreement> stopAgreement;
   if (group) {
-    update.averageGradientsAcross(*group, ddpCommunication(run.config));
+    update.averageGradientsAcross(*group, ddpCommunication(run.config), family.facts().overlapGradientReduction);
     stopAgreement.emplace(*group);
     spdlog::info("data parallel: {} ranks, {}", group->size(), update.describeAveraging());
   }

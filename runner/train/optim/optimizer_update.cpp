@@ -25,7 +25,8 @@ OptimizerUpdate::OptimizerUpdate(Optimizer& optimizer, const LrSchedule& schedul
   }
 }
 
-void OptimizerUpdate::averageGradientsAcross(distributed::ProcessGroup& group, distributed::GradientCommunication communication) {
+void OptimizerUpdate::averageGradientsAcross(distributed::ProcessGroup& group, distributed::GradientCommunication communication,
+                                             bool overlapWithBackward) {
   group.broadcastFromRankZero(params_);
   if (fused_) {
     if (communication != distributed::GradientCommunication::Native)
@@ -44,6 +45,7 @@ void OptimizerUpdate::averageGradientsAcross(distributed::ProcessGroup& group, d
   } else {
     reducer_ = std::make_unique<distributed::GradientReducer>(group, params_, nullptr, communication);
   }
+  reducer_->setOverlapWithBackward(overlapWithBackward);
 }
 
 std::string OptimizerUpdate::describeAveraging() const {

@@ -44,9 +44,11 @@ class OptimizerUpdate {
   // Data parallel over `group`'s ranks: the parameters take rank 0's values now, and every step's
   // gradients are averaged across the ranks before they are used (in buckets during backward, or
   // under a fused backward pass each gradient just before its step), travelling as `communication`
-  // says (ddp_comm_hook).
+  // says (ddp_comm_hook); the buckets start during backward unless `overlapWithBackward` is false
+  // (the family's choice, FamilyFacts::overlapGradientReduction).
   void averageGradientsAcross(distributed::ProcessGroup& group,
-                              distributed::GradientCommunication communication = distributed::GradientCommunication::Native);
+                              distributed::GradientCommunication communication = distributed::GradientCommunication::Native,
+                              bool overlapWithBackward = true);
   // "N gradient buckets all-reduced as backward completes them", or what the fused pass does.
   std::string describeAveraging() const;
   // Every tensor a micro-step changes (the optimizer's, the loss scaler's and the compute copies).

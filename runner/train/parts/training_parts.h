@@ -75,6 +75,9 @@ struct FamilyFacts {
   // fixed values (flux_train_network's update_metadata).
   std::vector<std::string> metadataOptionKeys;
   std::map<std::string, std::string> metadataValues;
+  // Data parallel: whether gradient buckets are all-reduced during backward or after it
+  // (distributed::GradientReducer::setOverlapWithBackward says when each pays).
+  bool overlapGradientReduction = true;
 };
 
 class FamilyPart {
