@@ -292,7 +292,8 @@ PlanEstimate estimatePlan(const MemoryModel& m, const PlanRequest& r, const Plan
     const double throughout = r.lora ? lora : denoiserAtStart + trainedEncoders;
     double largest = e.residentWeightsBytes + (r.lora ? lora : e.trainableBytes);
     // The latent-caching stage encodes vae_batch_size images at once (SDXL: its working memory counted).
-    const double aeWork = m.autoencoderEncodeBytes ? m.autoencoderEncodeBytes(r.width, r.height, r.autoencoderBytes) * r.vaeBatch : 0;
+    const double aeWork =
+        m.autoencoderEncodeBytes ? m.autoencoderEncodeBytes(r.width, r.height, r.autoencoderBytes) * m.autoencoderEncodeScale * r.vaeBatch : 0;
     if (r.cachedLatents) largest = std::max(largest, throughout + aeBytes + aeWork);
     if (r.cachedText) largest = std::max(largest, throughout + encoderBytes);
     e.startPeakBytes = largest * kAllocatorMargin;

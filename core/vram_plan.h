@@ -51,6 +51,7 @@ struct MemoryModel {
   // The autoencoder's working memory while it encodes one image of width x height with weights of
   // `dtypeBytes` (the latent-caching stage); null where not modelled.
   double (*autoencoderEncodeBytes)(int64_t width, int64_t height, int dtypeBytes) = nullptr;
+  double autoencoderEncodeScale = 1;     // its first level's width against the full size's (a smaller test model)
   bool swappable = false;                // blocks_to_swap applies
   bool fp8Capable = false;               // fp8_base applies
   // blocks_to_swap s swaps s/2 blocks of the first kind and (s - s/2) * 2 of the second

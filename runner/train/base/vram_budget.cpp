@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/vram_budget_record.h"
+#include "core/vram_costs.h"
 #include "io/safetensors.h"
 #include "models/served_weight.h"
 
@@ -177,6 +178,9 @@ MemoryModel memoryModelForRun(const Config& config, Family family) {
         m.encoderFp8LinearParams = sdxlTextEncoderFloat8Params(file);
       }
       if (const int64_t vae = numelUnder(file, "first_stage_model."); vae > 0) m.autoencoderParams = vae;
+      // The VAE encoder's working memory is its first level's, as wide as its conv_in's output.
+      if (const std::string key = "first_stage_model.encoder.conv_in.weight"; file.has(key) && !file.info(key).shape.empty())
+        m.autoencoderEncodeScale = std::min(1.0, static_cast<double>(file.info(key).shape[0]) / vram_costs::kSdxlVaeEncodeChannels);
     }
   } catch (const io::SafetensorsError&) {
     // The file's own check reports it; the plan keeps the full-size counts.
