@@ -113,7 +113,7 @@ struct PlanRequest {
   bool fusedBackwardAllowed = false; // full weights with an optimizer that supports it, no accumulation
   double budgetBytes = 0;
   double correction = 1;             // from the last run's measured peak (vram_budget_record.h)
-  // A run's start (every model on the device until the caches are built) must fit too; false for
+  // A run's start (its largest stage while the caches are built) must fit too; false for
   // --benchmark_steps, which builds the denoiser alone.
   bool startMustFit = true;
   // compile_fullgraph with CUDA graphs: the whole step is replayed as one graph, which blocks_to_swap,
