@@ -31,6 +31,15 @@ std::string lower(std::string s) {
 int64_t fluxTokens(int64_t w, int64_t h) { return (w / 16) * (h / 16) + 512; }  // + T5's 512 (FLUX.1-dev)
 int64_t sdxlTokens(int64_t w, int64_t h) { return (w / 8) * (h / 8); }
 
+// vram_costs.h: the VAE encoder's first level (where it peaks), or its chunked mid-block attention.
+double sdxlVaeEncodeBytes(int64_t w, int64_t h, int dtypeBytes) {
+  const double pixels = static_cast<double>(w) * static_cast<double>(h);
+  const double firstLevel = pixels * kSdxlVaeEncodeChannels * (kSdxlVaeEncodeTensorsInDtype * dtypeBytes + kSdxlVaeEncodeFloat32Tensors * 4);
+  const double tokens = static_cast<double>(sdxlTokens(w, h));
+  const double scores = std::min(tokens * tokens, std::max(tokens, std::floor(kSdxlVaeAttentionMaxScores / tokens) * tokens));
+  return std::max(firstLevel, 2 * scores * 4);
+}
+
 // A Linear's parameters: its weight (the part fp8_base and blocks_to_swap touch) and its bias.
 struct Linear {
   int64_t in, out;
@@ -89,6 +98,9 @@ std::pair<int64_t, int64_t> parseResolution(const Config& config) {
     throw std::invalid_argument("resolution: '" + text + "' is no width,height the memory plan can read");
   }
 }
+
+// What the latent-caching stage holds, as the plan's text names it.
+std::string autoencoderName(Family family) { return family == Family::FLUX ? "the AE" : "the VAE (encoding at the resolution)"; }
 
 std::string describeSettings(const PlanSettings& s, const PlanRequest& r) {
   const std::optional<MemoryModel> m = fullSizeMemoryModel(r.family);
@@ -152,7 +164,14 @@ MemoryModel sdxlBaseMemoryModel() {
   model.blocks = {BlockKind{"U-Net", 1, 2232647680LL + 333209600LL, 1606404LL}};
   model.fp8Capable = true;  // LoRA: the planner's fp8_base (full weights train what fp8 would store)
   model.encoderParams = 123060480LL + 694659841LL;
+  // fp8_base stores the text encoders' Linear weights too (sdxl_model_set.h): CLIP-L's 12 layers of
+  // q, k, v, out (768 x 768) and fc1, fc2 (768 x 3072), bigG's 32 of 1280 x 1280 and 1280 x 5120.
+  model.encoderFp8LinearParams = 12LL * (4 * 768 * 768 + 2 * 768 * 3072) + 32LL * (4 * 1280 * 1280 + 2 * 1280 * 5120);
   model.autoencoderParams = 83653863LL;
+  // The start is staged (train/sdxl/sdxl_family.h); its latent-caching stage holds the VAE's
+  // working memory at the training resolution.
+  model.stagedStart = true;
+  model.autoencoderEncodeBytes = sdxlVaeEncodeBytes;
   // networks.lora (--print_lora_layout): U-Net 2,659,840 per rank; text encoders 165,888 + 737,280.
   model.loraUnitsDenoiser = 2659840;
   model.loraUnitsEncoders = 165888 + 737280;
@@ -182,6 +201,8 @@ PlanRequest planRequestFromConfig(const Config& config, const MemoryModel& model
   r.trainEncoders = r.lora ? !config.getBool("network_train_unet_only") && !r.cachedText : config.getBool("train_text_encoder");
   const std::string mp = config.getString("mixed_precision");
   r.weightBytes = mp == "no" ? 4 : 2;
+  r.autoencoderBytes = mp == "no" || mp == "fp16" || config.getBool("no_half_vae") ? 4 : 2;
+  r.vaeBatch = std::max<long long>(1, config.getInt("vae_batch_size"));
   r.trainableBytes = (config.getBool("full_bf16") || config.getBool("full_fp16")) ? 2 : 4;
   r.fp8BaseUnet = config.getBool("fp8_base_unet");
   r.optimizerBytesPerParam = optimizerStateBytes(config);
@@ -223,7 +244,7 @@ PlanEstimate estimatePlan(const MemoryModel& m, const PlanRequest& r, const Plan
   // fp8_base without fp8_base_unet stores FLUX's T5-XXL Linears in 1 byte too (sd-scripts' fp8 T5).
   const double encoderFp8 = s.fp8Base && !r.fp8BaseUnet ? static_cast<double>(m.encoderFp8LinearParams) : 0;
   const double encoderBytes = (static_cast<double>(m.encoderParams) - encoderFp8) * r.weightBytes + encoderFp8;
-  const double aeBytes = static_cast<double>(m.autoencoderParams) * r.weightBytes;
+  const double aeBytes = static_cast<double>(m.autoencoderParams) * r.autoencoderBytes;
   double trained = 0;
   if (r.lora) {
     e.residentWeightsBytes = linearOnDevice * linearBytes + other * r.weightBytes;
@@ -260,15 +281,20 @@ PlanEstimate estimatePlan(const MemoryModel& m, const PlanRequest& r, const Plan
   const double denoiserAtStart = linearOnDevice * (r.lora ? linearBytes : r.trainableBytes) + other * (r.lora ? r.weightBytes : r.trainableBytes);
   e.startPeakBytes = (denoiserAtStart + e.trainableBytes * (r.lora ? 1 : 0) + encoderBytes + aeBytes) * kAllocatorMargin;
   if (m.stagedStart) {
-    // FLUX (train/flux/flux_family.h): the LoRA from the start (its weights, their gradient
-    // buffers and, trained in float32 for a bf16/fp16 step, their compute copies and theirs:
-    // train/base/compute_copies.h), or a full-weight run's transformer; then the AE alone while
-    // latents are cached, the text encoders alone while their outputs are, and last the step's
-    // weights (before any activation).
+    // FLUX and SDXL (train/flux/flux_family.h, train/sdxl/sdxl_family.h): the LoRA from the start
+    // (its weights, their gradient buffers and, trained in float32 for a bf16/fp16 step, their
+    // compute copies and theirs: train/base/compute_copies.h), or a full-weight run's denoiser (and
+    // SDXL's text encoders under train_text_encoder); then the autoencoder alone while latents are
+    // cached, the text encoders alone while their outputs are, and last the step's weights (before
+    // any activation).
     const double lora = e.trainableBytes + e.gradientBytes + (r.trainableBytes != r.weightBytes ? 2.0 * trained * r.weightBytes : 0);
-    const double throughout = r.lora ? lora : denoiserAtStart;
+    const double trainedEncoders = !r.lora && r.trainEncoders ? static_cast<double>(m.encoderParams) * r.trainableBytes : 0;
+    const double throughout = r.lora ? lora : denoiserAtStart + trainedEncoders;
     double largest = e.residentWeightsBytes + (r.lora ? lora : e.trainableBytes);
-    if (r.cachedLatents) largest = std::max(largest, throughout + aeBytes);
+    // The latent-caching stage encodes vae_batch_size images at once (SDXL: its working memory counted).
+    const double aeWork =
+        m.autoencoderEncodeBytes ? m.autoencoderEncodeBytes(r.width, r.height, r.autoencoderBytes) * m.autoencoderEncodeScale * r.vaeBatch : 0;
+    if (r.cachedLatents) largest = std::max(largest, throughout + aeBytes + aeWork);
     if (r.cachedText) largest = std::max(largest, throughout + encoderBytes);
     e.startPeakBytes = largest * kAllocatorMargin;
   }
@@ -388,8 +414,8 @@ std::vector<std::string> VramPlan::lines() const {
                   ", activations " + gib(c.activationBytes) + "); step time x" + std::to_string(c.relativeStepTime).substr(0, 4) +
                   " of the resident step");
     out.push_back("  estimated start peak " + gib(c.startPeakBytes) +
-                  (m.stagedStart ? " (its largest stage: the AE, the text encoders or the step's weights, one at a time)"
-                                 : " (every model on the device until the caches are built)"));
+                  (m.stagedStart ? " (its largest stage: " + autoencoderName(m.family) + ", the text encoders or the step's weights, one at a time)"
+                                 : std::string(" (every model on the device until the caches are built)")));
   } else {
     out.push_back("  no plan fits: " + error());
   }
@@ -420,7 +446,8 @@ std::string VramPlan::error() const {
     if (request.startMustFit && !c.breaksCapture && c.stepPeakBytes <= request.budgetBytes && c.startPeakBytes > request.budgetBytes) {
       const bool staged = fullSizeMemoryModel(request.family).value_or(MemoryModel{}).stagedStart;
       text += "; the training step would fit (" + describeSettings(c.settings, request) + ": " + gib(c.stepPeakBytes) +
-              (staged ? ") but the start's largest stage does not (the text encoders or the AE while the caches are built: "
+              (staged ? ") but the start's largest stage does not (the text encoders or " + autoencoderName(request.family) +
+                            " while the caches are built: "
                       : ") but the start holds every model on the device until the caches are built (") +
               gib(c.startPeakBytes) + (staged ? ")" : "; Sinter does not yet load the text encoders one at a time)");
       break;

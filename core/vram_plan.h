@@ -12,8 +12,8 @@
 // - The batch size is never changed (it changes training); a batch that does not fit is reported.
 // - The estimate is of the training step (the weights resident on the device, the trainable
 //   weights, their gradients and optimizer state, the activations) and of the run's start, which
-//   holds every model on the device while it builds its caches (FLUX: one stage at a time, its
-//   largest stage counts); a run's plan must fit both.
+//   builds its caches one stage at a time (FLUX, SDXL: its largest stage counts); a run's plan must
+//   fit both.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -40,11 +40,18 @@ struct MemoryModel {
   int64_t trunkLinearParams = 0;         // the denoiser outside its blocks
   int64_t trunkOtherParams = 0;
   int64_t encoderParams = 0;             // text encoders (frozen; on the device until their outputs are cached)
-  int64_t encoderFp8LinearParams = 0;    // FLUX: T5-XXL's Linear weights, 1 byte under fp8_base without fp8_base_unet
+  // The text encoders' Linear weights, 1 byte under fp8_base without fp8_base_unet (FLUX: T5-XXL's;
+  // SDXL: CLIP-L's and bigG's transformer layers).
+  int64_t encoderFp8LinearParams = 0;
   int64_t autoencoderParams = 0;
-  // FLUX: the start is staged (train/flux/flux_family.h): the AE alone while latents are cached, the
-  // text encoders while their outputs are, the step's models after; its peak is the largest stage.
+  // The start is staged (FLUX: train/flux/flux_family.h, SDXL: train/sdxl/sdxl_family.h): the
+  // autoencoder alone while latents are cached, the text encoders while their outputs are, the
+  // step's models after; its peak is the largest stage.
   bool stagedStart = false;
+  // The autoencoder's working memory while it encodes one image of width x height with weights of
+  // `dtypeBytes` (the latent-caching stage); null where not modelled.
+  double (*autoencoderEncodeBytes)(int64_t width, int64_t height, int dtypeBytes) = nullptr;
+  double autoencoderEncodeScale = 1;     // its first level's width against the full size's (a smaller test model)
   bool swappable = false;                // blocks_to_swap applies
   bool fp8Capable = false;               // fp8_base applies
   // blocks_to_swap s swaps s/2 blocks of the first kind and (s - s/2) * 2 of the second
@@ -81,7 +88,7 @@ struct PlanEstimate {
   PlanSettings settings;
   double residentWeightsBytes = 0, trainableBytes = 0, gradientBytes = 0, optimizerBytes = 0, activationBytes = 0;
   double stepPeakBytes = 0;       // the sum, with the allocator's margin
-  double startPeakBytes = 0;      // every model on the device while caches are built (FLUX: the largest stage)
+  double startPeakBytes = 0;      // the start's largest stage (staged), else every model on the device while caches are built
   double relativeStepTime = 1;    // 1: the resident bf16 step without checkpointing
   double limitingBytes = 0;       // what must fit: the step peak, and the start peak where it counts
   bool fits = false;
@@ -98,13 +105,15 @@ struct PlanRequest {
   bool trainEncoders = false;        // LoRA modules on the text encoders train
   bool cachedText = false, cachedLatents = false;
   int weightBytes = 2;               // frozen weights' dtype (bf16/fp16 2, fp32 4)
+  int autoencoderBytes = 2;          // the autoencoder's: 4 under fp16 or no_half_vae (PrecisionPlan::vaeDtype)
+  int64_t vaeBatch = 1;              // vae_batch_size: images encoded at once while latents are cached
   int trainableBytes = 4;            // trainable weights (fp32 masters, or full_bf16/full_fp16: 2)
   bool fp8BaseUnet = false;          // fp8_base_unet: float8 for the denoiser only (FLUX's T5-XXL keeps weightBytes)
   double optimizerBytesPerParam = 8; // AdamW: two fp32 moments
   bool fusedBackwardAllowed = false; // full weights with an optimizer that supports it, no accumulation
   double budgetBytes = 0;
   double correction = 1;             // from the last run's measured peak (vram_budget_record.h)
-  // A run's start (every model on the device until the caches are built) must fit too; false for
+  // A run's start (its largest stage while the caches are built) must fit too; false for
   // --benchmark_steps, which builds the denoiser alone.
   bool startMustFit = true;
   // compile_fullgraph with CUDA graphs: the whole step is replayed as one graph, which blocks_to_swap,

@@ -1,7 +1,10 @@
 #include "models/attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <vector>
 
 namespace sinter::models {
 
@@ -34,6 +37,26 @@ torch::Tensor scaledDotProductAttention(const torch::Tensor& q, const torch::Ten
                                    .masked_fill(mask.logical_not(), -std::numeric_limits<double>::infinity());
   return torch::matmul(torch::softmax(scores, -1), v);
 #endif
+}
+
+torch::Tensor chunkedScaledDotProductAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                               int64_t maxScoreElements) {
+  if (maxScoreElements <= 0) throw std::invalid_argument("chunkedScaledDotProductAttention: maxScoreElements must be positive");
+  const int64_t n = q.size(-2);
+  if (q.numel() == 0 || k.size(-2) == 0) return scaledDotProductAttention(q, k, v);
+  // A query row's scores: one per key, in every batch entry and head.
+  const int64_t scoresPerRow = q.numel() / (q.size(-1) * n) * k.size(-2);
+  const int64_t rows = std::max<int64_t>(1, maxScoreElements / scoresPerRow);
+  if (rows >= n) return scaledDotProductAttention(q, k, v);
+  // Written chunk by chunk into one output, so the chunks' results are never held twice.
+  std::vector<int64_t> outShape = q.sizes().vec();
+  outShape.back() = v.size(-1);
+  torch::Tensor out = torch::empty(outShape, q.options().dtype(v.scalar_type()));
+  for (int64_t start = 0; start < n; start += rows) {
+    const int64_t len = std::min(rows, n - start);
+    out.narrow(-2, start, len).copy_(scaledDotProductAttention(q.narrow(-2, start, len), k, v));
+  }
+  return out;
 }
 
 CrossAttentionImpl::CrossAttentionImpl(int64_t queryDim, int64_t contextDim, int64_t heads, int64_t headDim)

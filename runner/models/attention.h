@@ -14,6 +14,13 @@ torch::Tensor scaledDotProductAttention(const torch::Tensor& q, const torch::Ten
                                         const torch::Tensor& mask);
 bool fusedAttentionAvailable();
 
+// scaledDotProductAttention over the query rows in chunks, so that no chunk's score matrix
+// ([b, heads, rows, m]) exceeds `maxScoreElements` whichever kernel runs it (a math fallback holds
+// it whole: SDXL's VAE mid-block at 1024x1024 is 16384 tokens, a 1 GiB fp32 matrix). Exact: each
+// query row's softmax is over its own scores. One chunk (the plain call) where all rows fit.
+torch::Tensor chunkedScaledDotProductAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                               int64_t maxScoreElements);
+
 class CrossAttentionImpl : public torch::nn::Module {
  public:
   // contextDim == queryDim for self-attention.

@@ -109,7 +109,7 @@ torch::Tensor VaeAttnBlockImpl::forward(const torch::Tensor& x) {
   const torch::Tensor n = norm(x);
   // [b, c, h, w] -> [b, 1 head, h*w, c]
   auto tokens = [&](const torch::Tensor& t) { return t.reshape({b, 1, c, h * w}).transpose(-1, -2); };
-  const torch::Tensor attended = scaledDotProductAttention(tokens(q(n)), tokens(k(n)), tokens(v(n)));
+  const torch::Tensor attended = chunkedScaledDotProductAttention(tokens(q(n)), tokens(k(n)), tokens(v(n)), kMaxScoreElements);
   return x + proj_out(attended.transpose(-1, -2).reshape({b, c, h, w}));
 }
 

@@ -176,6 +176,61 @@ TEST(VramPlan, SdxlLoraAndFineTuneAtTheIssueBudgets) {
   for (const PlanEstimate& c : ft16.candidates) EXPECT_FALSE(c.settings.fp8Base);  // trains the weights fp8 would store
 }
 
+// SDXL's start is staged (train/sdxl/sdxl_family.h): the VAE alone while latents are cached, with
+// its encoder's working memory at the resolution, CLIP-L and bigG while their outputs are, then the
+// U-Net; its peak is the largest stage, not every model at once.
+TEST(VramPlan, SdxlRunsFitTheirStagedStart) {
+  const MemoryModel m = sdxlBaseMemoryModel();
+  ASSERT_TRUE(m.stagedStart);
+  ASSERT_NE(m.autoencoderEncodeBytes, nullptr);
+  // fp8_base's text-encoder Linears: CLIP-L's 12 layers and bigG's 32 (q, k, v, out and the MLP).
+  EXPECT_EQ(m.encoderFp8LinearParams, 714080256LL);
+  // The VAE encoder peaks in its first level: 128 channels at 1024x1024, three tensors in the VAE's
+  // dtype and GroupNorm32's two float32 ones. Its mid-block attention's scores are chunked, so at
+  // 2048x2048 (65536 tokens, 32 GiB of unchunked float32 scores) the first level still decides.
+  EXPECT_DOUBLE_EQ(m.autoencoderEncodeBytes(1024, 1024, 2), 1.75 * kGiB);
+  EXPECT_DOUBLE_EQ(m.autoencoderEncodeBytes(1024, 1024, 4), 2.5 * kGiB);
+  EXPECT_DOUBLE_EQ(m.autoencoderEncodeBytes(2048, 2048, 2), 7.0 * kGiB);
+  for (double gib : {6.0, 8.0}) {
+    SCOPED_TRACE(gib);
+    const VramPlan run = planFor(kSdxlLora, gib);
+    expectSound(run);
+    const PlanEstimate& c = *run.chosen;
+    EXPECT_LE(c.startPeakBytes, gib * kGiB);
+    // The LoRA is there throughout: its float32 weights, their gradients, and the bf16 compute
+    // copies of both (as many bytes as the float32 weights).
+    const double lora = c.trainableBytes + c.gradientBytes + c.trainableBytes;
+    const double fp8 = c.settings.fp8Base ? static_cast<double>(m.encoderFp8LinearParams) : 0;
+    const double vae = lora + 2.0 * static_cast<double>(m.autoencoderParams) + 1.75 * kGiB;
+    const double encoders = lora + 2.0 * (static_cast<double>(m.encoderParams) - fp8) + fp8;
+    const double step = lora + c.residentWeightsBytes;
+    EXPECT_NEAR(c.startPeakBytes, std::max({vae, encoders, step}) * 1.06, 1e3);
+    // Every model at once with the VAE at work, as the unstaged start held them, would not fit 8 GiB in bf16.
+    if (!c.settings.fp8Base) EXPECT_GT((step + 2.0 * static_cast<double>(m.encoderParams + m.autoencoderParams) + 1.75 * kGiB) * 1.06, gib * kGiB);
+  }
+  EXPECT_TRUE(planFor(kSdxlLora, 6).chosen->settings.fp8Base);
+  EXPECT_FALSE(planFor(kSdxlLora, 8).chosen->settings.fp8Base);
+  // Eight images encoded at once (vae_batch_size): the VAE's stage is the largest, 14 GiB of work in
+  // bf16; no_half_vae keeps the VAE in float32: 20 GiB, and its weights' 4 bytes.
+  const VramPlan bf16 = planFor(std::string(kSdxlLora) + "vae_batch_size = 8\n", 40),
+                 fp32 = planFor(std::string(kSdxlLora) + "vae_batch_size = 8\nno_half_vae = true\n", 40);
+  ASSERT_TRUE(bf16.chosen && fp32.chosen);
+  EXPECT_NEAR(fp32.chosen->startPeakBytes - bf16.chosen->startPeakBytes,
+              (6.0 * kGiB + 2.0 * static_cast<double>(m.autoencoderParams)) * 1.06, 1e3);
+  // So a budget of 12 GiB fits no plan with eight at once, and the refusal names the stage, though
+  // the step would fit.
+  const VramPlan batched = planFor(std::string(kSdxlLora) + "vae_batch_size = 8\n", 12);
+  ASSERT_FALSE(batched.chosen);
+  EXPECT_NE(batched.error().find("the training step would fit"), std::string::npos) << batched.error();
+  EXPECT_NE(batched.error().find("the VAE (encoding at the resolution)"), std::string::npos) << batched.error();
+  // A fine-tune run's U-Net is there throughout (placed before the method attaches); the VAE's
+  // stage is counted beside it.
+  const VramPlan ft = planFor(kSdxlFineTune, 24);
+  ASSERT_TRUE(ft.chosen);
+  const double unet = static_cast<double>(totalParams(m)) * 2;
+  EXPECT_NEAR(ft.chosen->startPeakBytes, (unet + 2.0 * static_cast<double>(m.autoencoderParams) + 1.75 * kGiB) * 1.06, 1e3);
+}
+
 TEST(VramPlan, OptionsTheUserSetAreKept) {
   const VramPlan plan = planFor(std::string(kFluxLora) + "gradient_checkpointing = true\nblocks_to_swap = 4\n", 80, false);
   ASSERT_TRUE(plan.chosen);

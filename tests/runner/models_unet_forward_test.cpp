@@ -145,3 +145,22 @@ TEST(Attention, MatchesTheSoftmaxFormula) {
   const torch::Tensor expected = torch::softmax(torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(8.0), -1).matmul(v);
   EXPECT_TRUE(torch::allclose(scaledDotProductAttention(q, k, v), expected, 1e-5, 1e-6));
 }
+
+// Chunked over the query rows, attention is the same computation row by row: equal to the whole
+// call within float32 rounding (the kernels may sum in another order), for chunks that divide the
+// rows and chunks that leave a remainder, with batch and heads, and with keys of another length.
+TEST(Attention, ChunkedOverQueriesMatchesTheWholeCall) {
+  torch::manual_seed(0);
+  const torch::Tensor q = torch::randn({2, 3, 37, 16}), k = torch::randn({2, 3, 29, 16}), v = torch::randn({2, 3, 29, 8});
+  const torch::Tensor whole = scaledDotProductAttention(q, k, v);
+  const int64_t perRow = 2 * 3 * 29;
+  for (int64_t rows : {1, 2, 5, 8, 36, 37, 100}) {
+    SCOPED_TRACE(rows);
+    const torch::Tensor chunked = chunkedScaledDotProductAttention(q, k, v, rows * perRow);
+    ASSERT_EQ(chunked.sizes(), whole.sizes());
+    EXPECT_TRUE(torch::allclose(chunked, whole, 1e-5, 1e-6)) << (chunked - whole).abs().max().item<double>();
+  }
+  // A bound below one row's scores still computes one row at a time.
+  EXPECT_TRUE(torch::allclose(chunkedScaledDotProductAttention(q, k, v, 1), whole, 1e-5, 1e-6));
+  EXPECT_THROW(chunkedScaledDotProductAttention(q, k, v, 0), std::invalid_argument);
+}

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
 #include "models/sdxl_vae.h"
@@ -55,4 +56,22 @@ TEST(SdxlVae, ParameterNamesAreTheCheckpointKeys) {
   for (const auto& [key, t] : vae->checkpointTensors())
     if (key == "first_stage_model.decoder.up.0.block.0.conv1.weight")
       EXPECT_EQ(t.sizes(), (std::vector<int64_t>{32, 64, 3, 3}));
+}
+
+// The mid-block's attention runs in query chunks past kMaxScoreElements scores (SDXL at
+// 1024x1024: 16384 tokens); the result is the whole softmax's within float32 rounding. 80x75
+// latent pixels are 6000 tokens, 36 million scores: two chunks.
+TEST(SdxlVae, MidBlockAttentionInChunksIsTheWholeSoftmax) {
+  torch::manual_seed(0);
+  VaeAttnBlock attn(32, 32);
+  torch::NoGradGuard noGrad;
+  const torch::Tensor x = torch::randn({1, 32, 80, 75});
+  ASSERT_GT(int64_t{6000} * 6000, VaeAttnBlockImpl::kMaxScoreElements);
+  const torch::Tensor n = attn->norm(x);
+  auto tokens = [](const torch::Tensor& t) { return t.reshape({1, 32, 6000}).transpose(-1, -2); };
+  const torch::Tensor scores = torch::matmul(tokens(attn->q(n)), tokens(attn->k(n)).transpose(-1, -2)) / std::sqrt(32.0);
+  const torch::Tensor attended = torch::matmul(torch::softmax(scores, -1), tokens(attn->v(n)));
+  const torch::Tensor expected = x + attn->proj_out(attended.transpose(-1, -2).reshape({1, 32, 80, 75}));
+  const torch::Tensor got = attn(x);
+  EXPECT_TRUE(torch::allclose(got, expected, 1e-4, 1e-5)) << (got - expected).abs().max().item<double>();
 }

@@ -18,6 +18,7 @@
 #include "models/served_weight.h"
 #include "runner_process.h"
 #include "train/base/vram_budget.h"
+#include "train/sdxl/sdxl_model_set.h"
 
 namespace fs = std::filesystem;
 using sinter::test::runRunner;
@@ -220,16 +221,30 @@ TEST_F(VramBudgetRun, SdxlCountsWhatFp8BaseStoresFromTheHeader) {
   int64_t fullLinear = 0;
   for (const models::LinearInfo& l : models::sdxlUnetLinearLayers(models::SdxlUnetConfig::full())) fullLinear += l.in * l.out;
   EXPECT_EQ(fullLinear, 2232647680LL);  // core/vram_plan.cpp's SDXL base Linear weights
+  // The text encoders' Linear weights (what fp8_base stores of them too) are the models' own, and
+  // the VAE's working memory scales with its first level's width (the tiny VAE's 32 of 128).
+  train::SdxlModelSet set = train::loadSdxlModelSet(path("sdxl.safetensors"), "");
+  int64_t encoderLinear = 0;
+  for (torch::nn::Module* te : std::initializer_list<torch::nn::Module*>{set.clipL.get(), set.bigG.get()})
+    for (const auto& module : te->modules(false))
+      if (auto l = std::dynamic_pointer_cast<models::LinearImpl>(module)) encoderLinear += l->weight.numel();
+  EXPECT_GT(encoderLinear, 0);
+  EXPECT_EQ(m.encoderFp8LinearParams, encoderLinear);
+  EXPECT_DOUBLE_EQ(m.autoencoderEncodeScale, static_cast<double>(set.vae->config().channels) / 128.0);
+  EXPECT_LT(m.autoencoderEncodeScale, 1.0);
 }
 
 // A budget only fp8_base reaches (between the best plan with it and the best without, from the
 // header's counts): the plan stores the U-Net in float8, and the dry run's resolved config says so;
-// a libtorch without float8 refuses the same budget naming the smallest it could reach.
+// a libtorch without float8 refuses the same budget naming the smallest it could reach. At 256x256:
+// at 1024x1024 the tiny model's start is its VAE encoding (the staged start's largest stage, which
+// fp8_base does not change), not its weights.
 TEST_F(VramBudgetRun, SdxlLoraPlansFp8BaseWhereOnlyItFits) {
   const Config base = parseConfigToml(sdxlConfigText("vram_budget_gb = 100\n"), "s.toml").config;
   MemoryModel m = train::memoryModelForRun(base, Family::SDXL);
   m.fp8Capable = true;  // as a libtorch with float8 has it
-  const PlanRequest request = planRequestFromConfig(base, m);
+  PlanRequest request = planRequestFromConfig(base, m);
+  request.width = request.height = 256;
   double withFp8 = 1e30, without = 1e30;
   for (const PlanEstimate& c : planVram(m, request).candidates) {
     double& best = c.settings.fp8Base ? withFp8 : without;
@@ -243,7 +258,8 @@ TEST_F(VramBudgetRun, SdxlLoraPlansFp8BaseWhereOnlyItFits) {
   ASSERT_TRUE(plan.chosen) << plan.error();
   EXPECT_TRUE(plan.chosen->settings.fp8Base);
   writeText(path("sdxl_fp8.toml"), sdxlConfigText("vram_budget_gb = " + std::to_string(budget) + "\n"));
-  const auto r = runRunner({"--config_file", path("sdxl_fp8.toml"), "--dry_run"});
+  const auto r = runRunner({"--config_file", path("sdxl_fp8.toml"), "--resolution", "256,256", "--dry_run"});
+  EXPECT_NE((r.out + r.err).find("at 256x256"), std::string::npos) << r.out << r.err;
   if (models::float8InBuild()) {
     EXPECT_EQ(r.exitCode, 0) << r.err;
     EXPECT_NE(r.out.find("fp8_base = true"), std::string::npos) << r.out;

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/vram_budget_record.h"
+#include "core/vram_costs.h"
 #include "io/safetensors.h"
 #include "models/served_weight.h"
 
@@ -120,6 +121,19 @@ int64_t sdxlUnetFloat8Params(const io::SafetensorsFile& file) {
   return n;
 }
 
+// The SDXL text encoders' weights fp8_base stores in float8 (sdxl_model_set.h): the Linear weights
+// of CLIP-L's layers and bigG's resblocks (their two-dimensional tensors; not the embeddings or
+// bigG's text_projection, which stay).
+int64_t sdxlTextEncoderFloat8Params(const io::SafetensorsFile& file) {
+  int64_t n = 0;
+  for (const std::string& key : file.keys()) {
+    if (key.rfind("conditioner.", 0) != 0) continue;
+    if (key.find(".layers.") == std::string::npos && key.find(".resblocks.") == std::string::npos) continue;
+    if (const io::TensorInfo& info = file.info(key); info.shape.size() == 2) n += info.numel();
+  }
+  return n;
+}
+
 int64_t fileParams(const std::string& path) {
   const io::SafetensorsFile file(path);
   return numelUnder(file, "");
@@ -159,8 +173,14 @@ MemoryModel memoryModelForRun(const Config& config, Family family) {
         const int64_t stored = sdxlUnetFloat8Params(file);
         m.blocks = {BlockKind{"U-Net", 1, stored, unet - stored}};
       }
-      if (const int64_t te = numelUnder(file, "conditioner."); te > 0) m.encoderParams = te;
+      if (const int64_t te = numelUnder(file, "conditioner."); te > 0) {
+        m.encoderParams = te;
+        m.encoderFp8LinearParams = sdxlTextEncoderFloat8Params(file);
+      }
       if (const int64_t vae = numelUnder(file, "first_stage_model."); vae > 0) m.autoencoderParams = vae;
+      // The VAE encoder's working memory is its first level's, as wide as its conv_in's output.
+      if (const std::string key = "first_stage_model.encoder.conv_in.weight"; file.has(key) && !file.info(key).shape.empty())
+        m.autoencoderEncodeScale = std::min(1.0, static_cast<double>(file.info(key).shape[0]) / vram_costs::kSdxlVaeEncodeChannels);
     }
   } catch (const io::SafetensorsError&) {
     // The file's own check reports it; the plan keeps the full-size counts.

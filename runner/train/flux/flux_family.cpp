@@ -11,6 +11,7 @@
 #include "network/lora_network.h"
 #include "sample/sample_prompts.h"
 #include "text/clip_token_chunks.h"
+#include "train/base/caching_stage.h"
 #include "train/base/config_values.h"
 #include "train/base/device_info.h"
 #include "train/capture/graphed_encoder.h"
@@ -196,12 +197,6 @@ void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
   // The start in stages, as sd-scripts' (flux_train_network): each model on the device only while
   // it is needed, so the start's peak is its largest stage, not the sum of the models. A stage's
   // models move when the first thing is encoded (caches read whole from disk need none of them).
-  auto stageOnDevice = [this](const char* what, std::initializer_list<torch::nn::Module*> modules, bool& moved) {
-    if (moved) return;
-    spdlog::info("placing {} on {} for caching", what, describeDevice(device_));
-    for (torch::nn::Module* m : modules) models::moveToDevice(*m, device_);
-    moved = true;
-  };
   if (options_.cacheLatents) {
     data::LatentCacheOptions o;
     o.toDisk = options_.cacheLatentsToDisk;
@@ -211,14 +206,14 @@ void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
     data::LatentCacheStats stats;
     spdlog::info("caching latents");
     at::Generator cacheGenerator = makeGenerator(device_, seed_);
-    bool aeMoved = false;
+    CachingStage aeStage("the AE", {models_.ae.get()}, device_);
     GraphedEncoder encodeImages(
         "AE", device_, [&](const std::vector<torch::Tensor>& in) { return std::vector<torch::Tensor>{models_.encodeLatents(in[0], cacheGenerator)}; },
         captureVae_, captureLimit_, {cacheGenerator});
     latentCache_ = data::LatentCache::build(
         dataset,
         [&](const torch::Tensor& images) {
-          stageOnDevice("the AE", {models_.ae.get()}, aeMoved);
+          aeStage.onDevice();
           return encodeImages({images.to(device_)})[0].to(torch::kCPU, torch::kFloat32);
         },
         o, &stats);
@@ -234,7 +229,7 @@ void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
                         std::to_string(t5MaxTokens_) + (options_.step.applyT5AttnMask ? ":masked" : "");
     data::TextCacheStats stats;
     spdlog::info("caching text encoder outputs");
-    bool encodersMoved = false;
+    CachingStage encoderStage("CLIP-L and T5-XXL", {models_.clipL.get(), models_.t5.get()}, device_);
     GraphedEncoder encodeText(
         "text encoders", device_,
         [&](const std::vector<torch::Tensor>& in) {
@@ -245,7 +240,7 @@ void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
     textCache_ = data::TextCache::build(
         dataset,
         [&](const std::vector<std::string>& captions) {
-          stageOnDevice("CLIP-L and T5-XXL", {models_.clipL.get(), models_.t5.get()}, encodersMoved);
+          encoderStage.onDevice();
           const TokenIds ids = tokenize(captions);
           const std::vector<torch::Tensor> t = encodeText({ids.clipL, ids.t5, ids.t5Mask});
           return std::map<std::string, torch::Tensor>{{"t5", t[0].to(torch::kCPU, torch::kFloat32)},
@@ -258,7 +253,7 @@ void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
     // T5-XXL need not come back to the device beside the transformer for a sample.
     for (const std::string& text : options_.sampleTexts) {
       if (sampleText_.count(text)) continue;
-      stageOnDevice("CLIP-L and T5-XXL", {models_.clipL.get(), models_.t5.get()}, encodersMoved);
+      encoderStage.onDevice();
       const TextConditioning t = encode(tokenize({text}), false);
       sampleText_[text] = {t.t5.to(torch::kCPU), t.t5Mask.to(torch::kCPU), t.pooled.to(torch::kCPU)};
     }

@@ -240,7 +240,7 @@ void checkSamples(const Config& config, const FamilyRegistration* family, Prefli
 
 // vram_budget_gb: the plan chosen for this config and checkpoint, written into the resolved config
 // (so the compile plan, the dry run and the run see its settings). Nothing fits (the step, or the
-// start with every model on the device while the caches are built): an error naming the budget.
+// start's largest stage while the caches are built): an error naming the budget.
 void planMemory(RunPreflight& result, Family family, PreflightChecks& k) {
   std::optional<VramPlan> plan;
   if (!k.parse("vram_budget_gb", [&] { plan = planForRun(result.resolved, family); }) || !plan) return;

@@ -6,7 +6,9 @@
 
 #include "models/sdxl_size_conditioning.h"
 #include "models/sdxl_text_encoding.h"
+#include "models/served_weight.h"
 #include "text/clip_token_chunks.h"
+#include "train/base/caching_stage.h"
 #include "train/base/config_values.h"
 #include "train/base/device_info.h"
 #include "train/capture/graphed_encoder.h"
@@ -48,13 +50,34 @@ SdxlFamily::SdxlFamily(const RunContext& run)
       tokenizer_(text::ClipTokenizer::fromPath(options_.clipTokenizer)) {
   spdlog::info("loading {}", options_.checkpoint);
   models_ = loadSdxlModelSet(options_.checkpoint, options_.vae);
-  models_.toDevice(device_, run.precision.weightDtype, run.precision.trainableModelDtype(), run.precision.vaeDtype(), options_.placement);
+  // Everything in the run's precision where it was loaded; nothing on the device yet (the start is
+  // staged: see placeForTraining).
+  models_.castInPlace(run.precision.weightDtype, run.precision.trainableModelDtype(), run.precision.vaeDtype(), options_.placement);
   if (options_.placement.fp8Unet)
     spdlog::info("{}: the U-Net's Linear and Conv2d weights stored as float8 e4m3, upcast per layer{}",
                  options_.placement.fp8TextEncoders ? "fp8_base" : "fp8_base_unet",
                  options_.placement.fp8TextEncoders ? "; the text encoders' Linear weights too" : "; the text encoders stay in the weight dtype");
+  // Trained models are on the device before the method attaches (a full-weight run's float32
+  // masters and optimizer state are made where its parameters are): a DreamBooth or fine-tune
+  // run's U-Net, and its text encoders under train_text_encoder. A LoRA run's LoRA weights are made
+  // on the device beside its frozen models, which wait in host memory until the caches are built.
+  const bool fullWeights = run.config.tab() != Tab::LoRA;
+  unetAfterCaches_ = !fullWeights;
+  encodersAfterCaches_ = !(fullWeights && run.config.getBool("train_text_encoder"));
+  if (!unetAfterCaches_) placeUnet();
+  if (!encodersAfterCaches_) placeTextEncoders();
   models_.unet->setFusedKernels(run.compile.fuseKernels);
   step_ = std::make_unique<UnetTrainStep>(models_.unet, options_.step, device_, run.noiseSeed());
+}
+
+void SdxlFamily::placeUnet() {
+  spdlog::info("placing the SDXL U-Net on {}", describeDevice(device_));
+  models::moveToDevice(*models_.unet, device_);
+}
+
+void SdxlFamily::placeTextEncoders() {
+  models::moveToDevice(*models_.clipL, device_);
+  models::moveToDevice(*models_.bigG, device_);
 }
 
 FamilyFacts SdxlFamily::facts() const {
@@ -115,20 +138,28 @@ void SdxlFamily::buildCaches(const data::Dataset& dataset, int workers) {
     data::LatentCacheStats stats;
     spdlog::info("caching latents");
     at::Generator cacheGenerator = makeGenerator(device_, seed_);
+    CachingStage vaeStage("the VAE", {models_.vae.get()}, device_);
     GraphedEncoder encode(
         "VAE", device_, [&](const std::vector<torch::Tensor>& in) { return std::vector<torch::Tensor>{models_.encodeLatents(in[0], cacheGenerator)}; },
         captureVae_, captureLimit_, {cacheGenerator});
     latentCache_ = data::LatentCache::build(
-        dataset, [&](const torch::Tensor& images) { return encode({images.to(device_)})[0].to(torch::kCPU, torch::kFloat32); }, o,
-        &stats);
+        dataset,
+        [&](const torch::Tensor& images) {
+          vaeStage.onDevice();
+          return encode({images.to(device_)})[0].to(torch::kCPU, torch::kFloat32);
+        },
+        o, &stats);
     spdlog::info("latents: {} encoded, {} read from disk", stats.encoded, stats.loadedFromDisk);
   }
+  // The step reads the latents: the VAE waits in host memory (samples bring it back).
+  if (options_.cacheLatents) parking_.park("VAE", *models_.vae);
   if (options_.cacheText) {
     data::TextCacheOptions o;
     o.toDisk = options_.cacheTextToDisk;
     o.encoderIdentity = "sdxl-te:" + fs::path(options_.checkpoint).filename().string() + ":" + std::to_string(options_.maxTokenLength);
     data::TextCacheStats stats;
     spdlog::info("caching text encoder outputs");
+    CachingStage encoderStage("CLIP-L and OpenCLIP bigG", {models_.clipL.get(), models_.bigG.get()}, device_);
     GraphedEncoder encode(
         "text encoders", device_,
         [&](const std::vector<torch::Tensor>& ids) {
@@ -139,6 +170,7 @@ void SdxlFamily::buildCaches(const data::Dataset& dataset, int workers) {
     textCache_ = data::TextCache::build(
         dataset,
         [&](const std::vector<std::string>& captions) {
+          encoderStage.onDevice();
           const TokenIds ids = tokenize(captions);
           const std::vector<torch::Tensor> t = encode({ids.clipL, ids.bigG});
           return std::map<std::string, torch::Tensor>{{"context", t[0].to(torch::kCPU, torch::kFloat32)},
@@ -146,14 +178,19 @@ void SdxlFamily::buildCaches(const data::Dataset& dataset, int workers) {
         },
         o, &stats);
     spdlog::info("text encoder outputs: {} encoded, {} read from disk", stats.encoded, stats.loadedFromDisk);
-  }
-  // The step reads the caches: what made them waits in host memory (cached text outputs mean the
-  // encoders are frozen, core/validation.cpp).
-  if (options_.cacheLatents) parking_.park("VAE", *models_.vae);
-  if (options_.cacheText) {
+    // The step reads the outputs: the encoders wait in host memory (cached text outputs mean the
+    // encoders are frozen, core/validation.cpp).
     parking_.park("CLIP-L", *models_.clipL);
     parking_.park("OpenCLIP bigG", *models_.bigG);
   }
+  placeForTraining();
+}
+
+void SdxlFamily::placeForTraining() {
+  // What the step uses, after the caches: the models whose outputs are not cached, then the U-Net.
+  if (!options_.cacheLatents) models::moveToDevice(*models_.vae, device_);
+  if (!options_.cacheText && encodersAfterCaches_) placeTextEncoders();
+  if (unetAfterCaches_) placeUnet();
 }
 
 UnetStepBatch SdxlFamily::stepInputs(const data::Batch& batch, bool textEncodersTrain, const at::Generator* latentGenerator) {

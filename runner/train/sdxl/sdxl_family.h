@@ -64,12 +64,24 @@ class SdxlFamily : public FamilyPart {
     torch::Tensor clipL, bigG;  // [B, chunks, 77] on the device
   };
   TokenIds tokenize(const std::vector<std::string>& captions) const;
+  void placeUnet();          // logged
+  void placeTextEncoders();  // CLIP-L and bigG
+  // The end of the staged start (buildCaches): the VAE and text encoders the step uses (their
+  // outputs not cached), then the U-Net, each where the constructor left it in host memory.
+  void placeForTraining();
 
   SdxlFamilyOptions options_;
   torch::Device device_;
   bool captureVae_ = false, captureTextEncoders_ = false;  // the compile plan's, for the caching passes
   int captureLimit_ = 8;
   std::uint64_t seed_;
+  // The start in stages, as FLUX's (train/flux/flux_family.h) and sd-scripts': the models load and
+  // take the run's precision in host memory; the VAE goes to the device while latents are cached,
+  // then CLIP-L and bigG while their outputs are (each back in host memory after, and moved only
+  // when something is encoded); then the models the step uses whose outputs are not cached, and
+  // the U-Net last. A trained model (a full-weight run's U-Net, its text encoders under
+  // train_text_encoder) is placed before the method attaches, so only the frozen ones wait.
+  bool unetAfterCaches_ = false, encodersAfterCaches_ = false;
   SdxlModelSet models_;
   HostParking parking_;
   text::ClipTokenizer tokenizer_;

@@ -14,22 +14,22 @@ SdxlWeightPlacement SdxlWeightPlacement::fromConfig(const Config& config) {
   return p;
 }
 
-void SdxlModelSet::toDevice(const torch::Device& device, torch::Dtype dtype, std::optional<torch::Dtype> trainableDtype,
-                            std::optional<torch::Dtype> vaeDtype, const SdxlWeightPlacement& placement) {
+void SdxlModelSet::castInPlace(torch::Dtype dtype, std::optional<torch::Dtype> trainableDtype, std::optional<torch::Dtype> vaeDtype,
+                               const SdxlWeightPlacement& placement) {
   for (torch::nn::Module* m : std::initializer_list<torch::nn::Module*>{unet.get(), clipL.get(), bigG.get()}) {
-    const bool fp8 = m == unet.get() ? placement.fp8Unet : placement.fp8TextEncoders;
-    if (!fp8) {
-      m->to(device);
-      castFrozen(*m, trainableDtype.value_or(dtype));
-      continue;
-    }
     castFrozen(*m, trainableDtype.value_or(dtype));
+    if (!(m == unet.get() ? placement.fp8Unet : placement.fp8TextEncoders)) continue;
     models::storeLinearsInFloat8(*m);
     if (m == unet.get()) models::storeConvolutionsInFloat8(*m);
-    models::moveToDevice(*m, device);
   }
-  vae->to(device);
   castFrozen(*vae, vaeDtype.value_or(dtype == torch::kHalf ? torch::kFloat32 : dtype));
+}
+
+void SdxlModelSet::toDevice(const torch::Device& device, torch::Dtype dtype, std::optional<torch::Dtype> trainableDtype,
+                            std::optional<torch::Dtype> vaeDtype, const SdxlWeightPlacement& placement) {
+  castInPlace(dtype, trainableDtype, vaeDtype, placement);
+  for (torch::nn::Module* m : std::initializer_list<torch::nn::Module*>{unet.get(), clipL.get(), bigG.get(), vae.get()})
+    models::moveToDevice(*m, device);
 }
 
 void SdxlModelSet::setTraining(bool textEncoders) {

@@ -1,6 +1,7 @@
 #pragma once
 // The four SDXL models a LoRA run uses, loaded from one single-file checkpoint (and an optional
-// separate VAE), placed on the training device in the run's precision.
+// separate VAE), cast to the run's precision where they were loaded (the host) and placed on the
+// training device model by model.
 #include <torch/torch.h>
 
 #include <optional>
@@ -30,11 +31,15 @@ struct SdxlModelSet {
   models::ClipTextModel clipL{nullptr};
   models::OpenClipTextModel bigG{nullptr};
 
-  // Frozen weights in `dtype` (the VAE stays fp32 under fp16: SDXL's VAE overflows in fp16); the
-  // models a run may train (the UNet and text encoders) in `trainableDtype` where it is given.
-  // The VAE in `vaeDtype` where it is given (no_half_vae: PrecisionPlan::vaeDtype()), else float32
-  // under fp16 and `dtype` otherwise. `placement`: the float8 stores, made in host memory before
-  // the models move, module by module, so the device never holds a model in its loading precision.
+  // Frozen weights in `dtype` where they are (the VAE stays fp32 under fp16: SDXL's VAE overflows
+  // in fp16); the models a run may train (the UNet and text encoders) in `trainableDtype` where it
+  // is given. The VAE in `vaeDtype` where it is given (no_half_vae: PrecisionPlan::vaeDtype()),
+  // else float32 under fp16 and `dtype` otherwise. `placement`: the float8 stores. Nothing moves
+  // (a run's start places the models one stage at a time: train/sdxl/sdxl_family.h).
+  void castInPlace(torch::Dtype dtype, std::optional<torch::Dtype> trainableDtype = std::nullopt,
+                   std::optional<torch::Dtype> vaeDtype = std::nullopt, const SdxlWeightPlacement& placement = {});
+  // castInPlace in host memory, then every model on `device` module by module, so the device never
+  // holds a model in its loading precision.
   void toDevice(const torch::Device& device, torch::Dtype dtype, std::optional<torch::Dtype> trainableDtype = std::nullopt,
                 std::optional<torch::Dtype> vaeDtype = std::nullopt, const SdxlWeightPlacement& placement = {});
   // Text encoders in training mode only when their LoRA modules train (dropout); the rest eval.
