@@ -30,17 +30,17 @@ constexpr double kSdxlSavedBytesPerToken = 5.4e4;
 constexpr double kSdxlRecomputeBytesPerToken = 3.0e4;
 constexpr double kSdxlFixedGiB = 1.0;
 
-// SDXL's VAE encoding images (the start's latent-caching stage; models/sdxl_vae.h), estimated from
-// the encoder's live tensors where it peaks, in a resnet block of its first level (128 channels at
-// the image's full resolution, under no_grad): the block's input, its branch and the branch's next
-// output in the VAE's dtype, and GroupNorm32's float32 copy in and out (at 1024x1024: 1.75 GiB in
-// bf16, 2.5 GiB in fp32). Its mid-block attention (at an eighth of the size, so not at the same
-// time) runs in query chunks of at most 2^25 scores (VaeAttnBlockImpl::kMaxScoreElements), counted
-// at 4 bytes with their softmax: 256 MiB at most. Not yet measured: the run's log sets the start's
-// measured peak against this estimate (vram_budget.sh sdxl).
+// The VAE encoding images (the start's latent-caching stage; models/sdxl_vae.h; FLUX's AE has the
+// same encoder): it peaks in its first level, 128 channels at the image's full resolution, where
+// about 8 tensors of that size in the VAE's dtype are alive at once under no_grad. Measured on an
+// H100 (tests/gpu/sdxl_vae_encode_check.cpp): 2.00 GiB at 1024x1024 in bf16, 4.01 GiB in fp32,
+// 0.50 / 1.00 GiB at 512x512, so 8 tensors and 2% for the allocator's rounding. Its mid-block
+// attention (at an eighth of the size, so not at the same time) runs in query chunks of at most
+// 2^25 scores (VaeAttnBlockImpl::kMaxScoreElements), counted at 4 bytes with their softmax: 256 MiB
+// at most.
 constexpr double kSdxlVaeEncodeChannels = 128;
-constexpr double kSdxlVaeEncodeTensorsInDtype = 3;
-constexpr double kSdxlVaeEncodeFloat32Tensors = 2;
+constexpr double kSdxlVaeEncodeTensorsInDtype = 8;
+constexpr double kSdxlVaeEncodeRounding = 1.02;
 constexpr double kSdxlVaeAttentionMaxScores = 33554432.0;
 
 // The caching allocator's rounding and fragmentation over the sum of live tensors.

@@ -31,10 +31,11 @@ std::string lower(std::string s) {
 int64_t fluxTokens(int64_t w, int64_t h) { return (w / 16) * (h / 16) + 512; }  // + T5's 512 (FLUX.1-dev)
 int64_t sdxlTokens(int64_t w, int64_t h) { return (w / 8) * (h / 8); }
 
-// vram_costs.h: the VAE encoder's first level (where it peaks), or its chunked mid-block attention.
+// vram_costs.h: the VAE encoder's first level (where it peaks), or its chunked mid-block attention
+// (SDXL's VAE and FLUX's AE alike).
 double sdxlVaeEncodeBytes(int64_t w, int64_t h, int dtypeBytes) {
   const double pixels = static_cast<double>(w) * static_cast<double>(h);
-  const double firstLevel = pixels * kSdxlVaeEncodeChannels * (kSdxlVaeEncodeTensorsInDtype * dtypeBytes + kSdxlVaeEncodeFloat32Tensors * 4);
+  const double firstLevel = pixels * kSdxlVaeEncodeChannels * kSdxlVaeEncodeTensorsInDtype * dtypeBytes * kSdxlVaeEncodeRounding;
   const double tokens = static_cast<double>(sdxlTokens(w, h));
   const double scores = std::min(tokens * tokens, std::max(tokens, std::floor(kSdxlVaeAttentionMaxScores / tokens) * tokens));
   return std::max(firstLevel, 2 * scores * 4);
@@ -136,6 +137,7 @@ MemoryModel fluxDevMemoryModel() {
   model.encoderFp8LinearParams = 24LL * (4 * 4096 * 4096 + 3 * 4096 * 10240);
   model.autoencoderParams = 83819683LL;              // ae.safetensors
   model.stagedStart = true;
+  model.autoencoderEncodeBytes = sdxlVaeEncodeBytes;  // the AE's encoder is SDXL's VAE encoder
   model.swappable = true;
   model.fp8Capable = true;
   model.maxBlocksToSwap = 35;  // 17 double + 36 single (two of each kind stay: the ring)
