@@ -17,6 +17,8 @@ import time
 
 import torch
 
+import diffusers_names  # noqa: F401  (before sd-scripts' library: names it imports from diffusers)
+
 swap = int(sys.argv[1]) if len(sys.argv) > 1 else 16
 fp8 = (sys.argv[2] if len(sys.argv) > 2 else "fp8") == "fp8"
 gc = (sys.argv[3] if len(sys.argv) > 3 else "gc") == "gc"

@@ -7,17 +7,9 @@ flux_train.py does), random weights, bs1, eager. Run on the GPU machine with sd-
 on PYTHONPATH.
 Usage: python3 sdscripts_full_step.py {sdxl|flux} [batch] [res] [gc|nogc] [blocks_to_swap]
 Prints RESULT {"step_ms": mean of 10 steps after 4, "peak_gib": ...}."""
-import json, sys, time, types
+import json, sys, time
 
-def _stub(name, **attrs):
-    m = types.ModuleType(name); m.__dict__.update(attrs); sys.modules[name] = m; return m
-
-class _Names:  # diffusers is not on the GPU machine; sd-scripts imports only names from it
-    pass
-_stub("diffusers", AutoencoderKL=_Names, EulerAncestralDiscreteScheduler=_Names)
-_stub("diffusers.schedulers")
-_stub("diffusers.schedulers.scheduling_euler_ancestral_discrete", EulerAncestralDiscreteSchedulerOutput=_Names)
-
+import diffusers_names  # noqa: F401  (before sd-scripts' library: names it imports from diffusers)
 import torch
 import transformers
 from library import adafactor_fused, sdxl_original_unet
