@@ -1,6 +1,7 @@
 #pragma once
 // Runs sinter-runner as a child process for tests: its exit code, stdout (events) and stderr, and
 // reads the events it wrote.
+#include <gtest/gtest.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -118,6 +119,17 @@ inline std::vector<double> losses(const ProcessResult& r) {
 inline std::string doneStatus(const ProcessResult& r) {
   const auto done = eventsOfType<events::Done>(r);
   return done.empty() ? "" : done.front().status;
+}
+
+// Each of `lines` in the run's log (stderr), each after the one before it.
+inline void expectLogInOrder(const ProcessResult& r, const std::vector<std::string>& lines) {
+  size_t at = 0;
+  for (const std::string& line : lines) {
+    const size_t found = r.err.find(line, at);
+    EXPECT_NE(found, std::string::npos) << "'" << line << "' not after the lines before it:\n" << r.err;
+    if (found == std::string::npos) return;
+    at = found;
+  }
 }
 
 }  // namespace sinter::test

@@ -19,6 +19,7 @@ namespace fs = std::filesystem;
 using sinter::test::writeText;
 using sinter::test::ProcessResult;
 using sinter::test::runRunner;
+using sinter::test::expectLogInOrder;
 using sinter::test::sameTensors;
 using sinter::test::doneStatus;
 using sinter::test::losses;
@@ -324,25 +325,16 @@ TEST_F(FluxLoraRun, DemoPresetTrains) {
 TEST_F(FluxLoraRun, TheStartPlacesTheTransformerAfterTheCaches) {
   const std::string extra = "max_train_steps = 2\nnetwork_train_unet_only = true\ncache_latents_to_disk = true\n"
                             "cache_text_encoder_outputs_to_disk = true\n";
-  auto order = [](const ProcessResult& r, const std::vector<std::string>& lines) {
-    size_t at = 0;
-    for (const std::string& line : lines) {
-      const size_t found = r.err.find(line, at);
-      EXPECT_NE(found, std::string::npos) << "'" << line << "' not after the lines before it:\n" << r.err;
-      if (found == std::string::npos) return;
-      at = found;
-    }
-  };
   const ProcessResult first = runRunner({"--config_file", writeConfig("staged.toml", path("out_staged"), extra), "--events", "jsonl"});
   ASSERT_EQ(first.exitCode, 0) << first.err;
-  order(first, {"caching latents", "placing the AE on cpu for caching", "latents: ", "caching text encoder outputs",
+  expectLogInOrder(first, {"caching latents", "placing the AE on cpu for caching", "latents: ", "caching text encoder outputs",
                 "placing CLIP-L and T5-XXL on cpu for caching", "text encoder outputs: ", "placing the FLUX transformer on cpu",
                 "steps"});
   // Text encoder outputs read whole from disk: their stage moves no model.
   const ProcessResult again = runRunner({"--config_file", writeConfig("staged.toml", path("out_staged2"), extra), "--events", "jsonl"});
   ASSERT_EQ(again.exitCode, 0) << again.err;
   EXPECT_EQ(again.err.find("CLIP-L and T5-XXL on"), std::string::npos) << again.err;
-  order(again, {"text encoder outputs: 0 encoded", "placing the FLUX transformer on cpu"});
+  expectLogInOrder(again, {"text encoder outputs: 0 encoded", "placing the FLUX transformer on cpu"});
   EXPECT_EQ(losses(first).size(), 2u);
   EXPECT_EQ(losses(again).size(), 2u);
   // Without cached text outputs the encoders go to the device after the latents, the transformer last.
@@ -351,5 +343,5 @@ TEST_F(FluxLoraRun, TheStartPlacesTheTransformerAfterTheCaches) {
        "jsonl"});
   ASSERT_EQ(uncached.exitCode, 0) << uncached.err;
   EXPECT_EQ(uncached.err.find("CLIP-L and T5-XXL on"), std::string::npos) << uncached.err;
-  order(uncached, {"latents: ", "placing the FLUX transformer on cpu"});
+  expectLogInOrder(uncached, {"latents: ", "placing the FLUX transformer on cpu"});
 }

@@ -25,6 +25,7 @@ namespace fs = std::filesystem;
 using sinter::test::writeText;
 using sinter::test::ProcessResult;
 using sinter::test::runRunner;
+using sinter::test::expectLogInOrder;
 using sinter::test::sameTensors;
 using sinter::test::doneStatus;
 using sinter::test::losses;
@@ -760,18 +761,9 @@ TEST_F(SdxlLoraRun, TheStartPlacesTheUnetAfterTheCaches) {
   fs::copy(path("images"), images, fs::copy_options::recursive);
   const std::string extra = "max_train_steps = 3\nnetwork_train_unet_only = true\ncache_latents_to_disk = true\n"
                             "cache_text_encoder_outputs_to_disk = true\n";
-  auto order = [](const ProcessResult& r, const std::vector<std::string>& lines) {
-    size_t at = 0;
-    for (const std::string& line : lines) {
-      const size_t found = r.err.find(line, at);
-      EXPECT_NE(found, std::string::npos) << "'" << line << "' not after the lines before it:\n" << r.err;
-      if (found == std::string::npos) return;
-      at = found;
-    }
-  };
   const ProcessResult first = runRunner({"--config_file", writeConfig("staged.toml", path("out_staged"), extra, images), "--events", "jsonl"});
   ASSERT_EQ(first.exitCode, 0) << first.err;
-  order(first, {"caching latents", "placing the VAE on cpu for caching", "latents: ", "caching text encoder outputs",
+  expectLogInOrder(first, {"caching latents", "placing the VAE on cpu for caching", "latents: ", "caching text encoder outputs",
                 "placing CLIP-L and OpenCLIP bigG on cpu for caching", "text encoder outputs: ", "placing the SDXL U-Net on cpu"});
   EXPECT_EQ(first.err.find("placing the SDXL U-Net"), first.err.rfind("placing the SDXL U-Net")) << first.err;
   // Text outputs read whole from disk: their stage moves nothing, and the steps are the same. (The
@@ -780,7 +772,7 @@ TEST_F(SdxlLoraRun, TheStartPlacesTheUnetAfterTheCaches) {
   const ProcessResult again = runRunner({"--config_file", writeConfig("staged2.toml", path("out_staged2"), extra, images), "--events", "jsonl"});
   ASSERT_EQ(again.exitCode, 0) << again.err;
   EXPECT_EQ(again.err.find("OpenCLIP bigG on cpu for caching"), std::string::npos) << again.err;
-  order(again, {"placing the VAE on cpu for caching", "text encoder outputs: 0 encoded", "placing the SDXL U-Net on cpu"});
+  expectLogInOrder(again, {"placing the VAE on cpu for caching", "text encoder outputs: 0 encoded", "placing the SDXL U-Net on cpu"});
   ASSERT_EQ(losses(first).size(), 3u);
   EXPECT_EQ(losses(again), losses(first));
   // Without cached text outputs the encoders stay for the steps: placed after the latents, not for caching.
@@ -789,11 +781,11 @@ TEST_F(SdxlLoraRun, TheStartPlacesTheUnetAfterTheCaches) {
        "--events", "jsonl"});
   ASSERT_EQ(uncached.exitCode, 0) << uncached.err;
   EXPECT_EQ(uncached.err.find("OpenCLIP bigG on"), std::string::npos) << uncached.err;
-  order(uncached, {"latents: ", "placing the SDXL U-Net on cpu"});
+  expectLogInOrder(uncached, {"latents: ", "placing the SDXL U-Net on cpu"});
   // A fine-tune run trains its U-Net: on the device before the method attaches, so before the caches.
   const ProcessResult finetune = runRunner(
       {"--config_file", writeConfig("staged_ft.toml", path("out_staged_ft"), "training_type = \"finetune\"\nmax_train_steps = 1\ncache_latents = true\n", images),
        "--events", "jsonl"});
   ASSERT_EQ(finetune.exitCode, 0) << finetune.err;
-  order(finetune, {"placing the SDXL U-Net on cpu", "caching latents", "placing the VAE on cpu for caching", "latents: "});
+  expectLogInOrder(finetune, {"placing the SDXL U-Net on cpu", "caching latents", "placing the VAE on cpu for caching", "latents: "});
 }
