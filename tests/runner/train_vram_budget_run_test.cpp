@@ -44,9 +44,10 @@ std::string configText(const std::string& extra) {
          "caption_extension = \".txt\"\n"
          "network_dim = 32\n"
          "mixed_precision = \"bf16\"\n"
-         "cache_latents = true\n"
          "cache_text_encoder_outputs = true\n"
-         "network_train_unet_only = true\n" + extra;
+         "network_train_unet_only = true\n" +
+         // Cached latents unless `extra` says otherwise.
+         (extra.find("cache_latents =") == std::string::npos ? "cache_latents = true\n" : "") + extra;
 }
 
 Config configWith(const std::string& extra) { return parseConfigToml(configText(extra), "t.toml").config; }
@@ -111,11 +112,17 @@ TEST_F(VramBudgetRun, CountsFromTheHeaderAreTheModules) {
   EXPECT_EQ(m.maxBlocksToSwap, 0);
   EXPECT_GT(m.encoderParams, 0);
   EXPECT_GT(m.autoencoderParams, 0);
+  // The AE's encoding works as wide as its conv_in's output: the tiny AE's is narrower than 128.
+  EXPECT_GT(m.autoencoderEncodeScale, 0.0);
+  EXPECT_LT(m.autoencoderEncodeScale, 1.0);
 }
 
 TEST_F(VramBudgetRun, ThePlanReachesTheResolvedConfigAndTheCompilePlan) {
   // A budget between the checkpointed plan's estimate and the resident one: checkpointing is chosen.
-  const Config base = configWith("vram_budget_gb = 100\n");
+  // Latents are encoded in the steps here: the tiny model's start would be its AE encoding at
+  // 1024x1024, larger than either step.
+  const std::string uncached = "cache_latents = false\n";
+  const Config base = configWith(uncached + "vram_budget_gb = 100\n");
   const MemoryModel m = train::memoryModelForRun(base, Family::FLUX);
   const PlanRequest request = planRequestFromConfig(base, m);
   const double resident = estimatePlan(m, request, PlanSettings{}).stepPeakBytes;
@@ -124,7 +131,8 @@ TEST_F(VramBudgetRun, ThePlanReachesTheResolvedConfigAndTheCompilePlan) {
   const double checkpointed = estimatePlan(m, request, ckpt).stepPeakBytes;
   ASSERT_LT(checkpointed, resident);
   const double budget = (checkpointed + resident) / 2 / kGiB;
-  const std::string out = dryRun("between.toml", "vram_budget_gb = " + std::to_string(budget) + "\n", 0);
+  ASSERT_LT(estimatePlan(m, request, ckpt).startPeakBytes, budget * kGiB);
+  const std::string out = dryRun("between.toml", uncached + "vram_budget_gb = " + std::to_string(budget) + "\n", 0);
   EXPECT_NE(out.find("# memory plan"), std::string::npos) << out;
   EXPECT_NE(out.find("gradient_checkpointing = true"), std::string::npos) << out;
   EXPECT_NE(out.find("plan: fp8_base off, blocks_to_swap 0, gradient_checkpointing on"), std::string::npos) << out;

@@ -134,6 +134,14 @@ int64_t sdxlTextEncoderFloat8Params(const io::SafetensorsFile& file) {
   return n;
 }
 
+// The VAE (or AE) encoder's working memory is its first level's, as wide as its conv_in's output:
+// against the full size's (a smaller test model), 1 where the file does not say.
+double autoencoderEncodeScale(const io::SafetensorsFile& file, const std::string& prefix) {
+  const std::string key = prefix + "encoder.conv_in.weight";
+  if (!file.has(key) || file.info(key).shape.empty()) return 1.0;
+  return std::min(1.0, static_cast<double>(file.info(key).shape[0]) / vram_costs::kSdxlVaeEncodeChannels);
+}
+
 int64_t fileParams(const std::string& path) {
   const io::SafetensorsFile file(path);
   return numelUnder(file, "");
@@ -158,7 +166,11 @@ MemoryModel memoryModelForRun(const Config& config, Family family) {
       }
       if (both) m.encoderParams = encoders;
       if (readable(config.getString("t5xxl"))) m.encoderFp8LinearParams = t5LinearParams(io::SafetensorsFile(config.getString("t5xxl")));
-      if (readable(config.getString("ae"))) m.autoencoderParams = fileParams(config.getString("ae"));
+      if (readable(config.getString("ae"))) {
+        const io::SafetensorsFile ae(config.getString("ae"));
+        m.autoencoderParams = numelUnder(ae, "");
+        m.autoencoderEncodeScale = autoencoderEncodeScale(ae, "");
+      }
     } else if (family == Family::SDXL && readable(model)) {
       const io::SafetensorsFile file(model);
       if (const int64_t unet = numelUnder(file, "model.diffusion_model."); unet > 0) {
@@ -178,9 +190,7 @@ MemoryModel memoryModelForRun(const Config& config, Family family) {
         m.encoderFp8LinearParams = sdxlTextEncoderFloat8Params(file);
       }
       if (const int64_t vae = numelUnder(file, "first_stage_model."); vae > 0) m.autoencoderParams = vae;
-      // The VAE encoder's working memory is its first level's, as wide as its conv_in's output.
-      if (const std::string key = "first_stage_model.encoder.conv_in.weight"; file.has(key) && !file.info(key).shape.empty())
-        m.autoencoderEncodeScale = std::min(1.0, static_cast<double>(file.info(key).shape[0]) / vram_costs::kSdxlVaeEncodeChannels);
+      m.autoencoderEncodeScale = autoencoderEncodeScale(file, "first_stage_model.");
     }
   } catch (const io::SafetensorsError&) {
     // The file's own check reports it; the plan keeps the full-size counts.
