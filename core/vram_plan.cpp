@@ -286,12 +286,14 @@ PlanEstimate estimatePlan(const MemoryModel& m, const PlanRequest& r, const Plan
     // FLUX and SDXL (train/flux/flux_family.h, train/sdxl/sdxl_family.h): the LoRA from the start
     // (its weights, their gradient buffers and, trained in float32 for a bf16/fp16 step, their
     // compute copies and theirs: train/base/compute_copies.h), or a full-weight run's denoiser (and
-    // SDXL's text encoders under train_text_encoder); then the autoencoder alone while latents are
+    // SDXL's text encoders under train_text_encoder) and its gradients; then the autoencoder alone while latents are
     // cached, the text encoders alone while their outputs are, and last the step's weights (before
     // any activation).
     const double lora = e.trainableBytes + e.gradientBytes + (r.trainableBytes != r.weightBytes ? 2.0 * trained * r.weightBytes : 0);
     const double trainedEncoders = !r.lora && r.trainEncoders ? static_cast<double>(m.encoderParams) * r.trainableBytes : 0;
-    const double throughout = r.lora ? lora : denoiserAtStart + trainedEncoders;
+    // A full-weight run's gradient buffers are made with its optimizer, before the caches (measured:
+    // an SDXL fine-tune's start held its U-Net and their gradients; none under fused_backward_pass).
+    const double throughout = r.lora ? lora : denoiserAtStart + trainedEncoders + e.gradientBytes;
     double largest = e.residentWeightsBytes + (r.lora ? lora : e.trainableBytes);
     // The latent-caching stage encodes vae_batch_size images at once (SDXL: its working memory counted).
     const double aeWork =

@@ -231,7 +231,13 @@ TEST(VramPlan, SdxlRunsFitTheirStagedStart) {
   const VramPlan ft = planFor(kSdxlFineTune, 24);
   ASSERT_TRUE(ft.chosen);
   const double unet = static_cast<double>(totalParams(m)) * 2;
-  EXPECT_NEAR(ft.chosen->startPeakBytes, (unet + 2.0 * static_cast<double>(m.autoencoderParams) + vae1024) * 1.06, 1e3);
+  EXPECT_NEAR(ft.chosen->startPeakBytes, (unet + ft.chosen->gradientBytes + 2.0 * static_cast<double>(m.autoencoderParams) + vae1024) * 1.06, 1e3);
+  // Its gradient buffers are made with the optimizer, before the caches: none under fused_backward_pass.
+  EXPECT_GT(ft.chosen->gradientBytes, 0.0);
+  const VramPlan fused = planFor(std::string(kSdxlFineTune) + "fused_backward_pass = true\n", 24);
+  ASSERT_TRUE(fused.chosen);
+  EXPECT_EQ(fused.chosen->gradientBytes, 0.0);
+  EXPECT_NEAR(fused.chosen->startPeakBytes, (unet + 2.0 * static_cast<double>(m.autoencoderParams) + vae1024) * 1.06, 1e3);
 }
 
 TEST(VramPlan, OptionsTheUserSetAreKept) {
