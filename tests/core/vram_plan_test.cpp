@@ -163,6 +163,8 @@ TEST(VramPlan, SdxlLoraAndFineTuneAtTheIssueBudgets) {
   // 16 GiB needs a memory saver (checkpointing or the fused backward pass, which holds no
   // gradients); 24 GiB trains the plain step (RESULTS.md: 17.5 GiB).
   EXPECT_TRUE(ft16.chosen->settings.fusedBackwardPass || ft16.chosen->settings.gradientCheckpointing);
+  // Both fit 16 GiB; the fused backward pass was the faster of the two on an H100 (837 against 864 ms).
+  EXPECT_TRUE(ft16.chosen->settings.fusedBackwardPass);
   EXPECT_FALSE(ft24.chosen->settings.fusedBackwardPass || ft24.chosen->settings.gradientCheckpointing);
   EXPECT_LE(ft24.chosen->relativeStepTime, ft16.chosen->relativeStepTime);
   // Fused backward considered (Adafactor, no accumulation), and its estimate holds no gradients.
