@@ -38,10 +38,10 @@ constexpr double kSdxlFixedGiB = 1.0;
 // attention (at an eighth of the size, so not at the same time) runs in query chunks of at most
 // 2^25 scores (VaeAttnBlockImpl::kMaxScoreElements), counted at 4 bytes with their softmax: 256 MiB
 // at most.
-constexpr double kSdxlVaeEncodeChannels = 128;
-constexpr double kSdxlVaeEncodeTensorsInDtype = 8;
-constexpr double kSdxlVaeEncodeRounding = 1.02;
-constexpr double kSdxlVaeAttentionMaxScores = 33554432.0;
+constexpr double kVaeEncodeChannels = 128;
+constexpr double kVaeEncodeTensorsInDtype = 8;
+constexpr double kVaeEncodeRounding = 1.02;
+constexpr double kVaeAttentionMaxScores = 33554432.0;
 
 // The caching allocator's rounding and fragmentation over the sum of live tensors.
 constexpr double kAllocatorMargin = 1.06;

@@ -33,11 +33,11 @@ int64_t sdxlTokens(int64_t w, int64_t h) { return (w / 8) * (h / 8); }
 
 // vram_costs.h: the VAE encoder's first level (where it peaks), or its chunked mid-block attention
 // (SDXL's VAE and FLUX's AE alike).
-double sdxlVaeEncodeBytes(int64_t w, int64_t h, int dtypeBytes) {
+double vaeEncodeBytes(int64_t w, int64_t h, int dtypeBytes) {
   const double pixels = static_cast<double>(w) * static_cast<double>(h);
-  const double firstLevel = pixels * kSdxlVaeEncodeChannels * kSdxlVaeEncodeTensorsInDtype * dtypeBytes * kSdxlVaeEncodeRounding;
+  const double firstLevel = pixels * kVaeEncodeChannels * kVaeEncodeTensorsInDtype * dtypeBytes * kVaeEncodeRounding;
   const double tokens = static_cast<double>(sdxlTokens(w, h));
-  const double scores = std::min(tokens * tokens, std::max(tokens, std::floor(kSdxlVaeAttentionMaxScores / tokens) * tokens));
+  const double scores = std::min(tokens * tokens, std::max(tokens, std::floor(kVaeAttentionMaxScores / tokens) * tokens));
   return std::max(firstLevel, 2 * scores * 4);
 }
 
@@ -136,8 +136,7 @@ MemoryModel fluxDevMemoryModel() {
   // rest is its token embedding, relative attention bias and layer norms.
   model.encoderFp8LinearParams = 24LL * (4 * 4096 * 4096 + 3 * 4096 * 10240);
   model.autoencoderParams = 83819683LL;              // ae.safetensors
-  model.stagedStart = true;
-  model.autoencoderEncodeBytes = sdxlVaeEncodeBytes;  // the AE's encoder is SDXL's VAE encoder
+  model.autoencoderEncodeBytes = vaeEncodeBytes;  // the AE's encoder is SDXL's VAE encoder
   model.swappable = true;
   model.fp8Capable = true;
   model.maxBlocksToSwap = 35;  // 17 double + 36 single (two of each kind stay: the ring)
@@ -170,10 +169,8 @@ MemoryModel sdxlBaseMemoryModel() {
   // q, k, v, out (768 x 768) and fc1, fc2 (768 x 3072), bigG's 32 of 1280 x 1280 and 1280 x 5120.
   model.encoderFp8LinearParams = 12LL * (4 * 768 * 768 + 2 * 768 * 3072) + 32LL * (4 * 1280 * 1280 + 2 * 1280 * 5120);
   model.autoencoderParams = 83653863LL;
-  // The start is staged (train/sdxl/sdxl_family.h); its latent-caching stage holds the VAE's
-  // working memory at the training resolution.
-  model.stagedStart = true;
-  model.autoencoderEncodeBytes = sdxlVaeEncodeBytes;
+  // The start's latent-caching stage holds the VAE's working memory at the training resolution.
+  model.autoencoderEncodeBytes = vaeEncodeBytes;
   // networks.lora (--print_lora_layout): U-Net 2,659,840 per rank; text encoders 165,888 + 737,280.
   model.loraUnitsDenoiser = 2659840;
   model.loraUnitsEncoders = 165888 + 737280;
@@ -278,30 +275,25 @@ PlanEstimate estimatePlan(const MemoryModel& m, const PlanRequest& r, const Plan
   }
   e.stepPeakBytes = (e.residentWeightsBytes + e.trainableBytes + e.gradientBytes + e.optimizerBytes + e.activationBytes + m.fixedBytes) *
                     kAllocatorMargin * r.correction;
-  // The start: every model on the device until the caches are built (the step's weights, the
-  // encoders and the autoencoder), before any activation.
-  const double denoiserAtStart = linearOnDevice * (r.lora ? linearBytes : r.trainableBytes) + other * (r.lora ? r.weightBytes : r.trainableBytes);
-  e.startPeakBytes = (denoiserAtStart + e.trainableBytes * (r.lora ? 1 : 0) + encoderBytes + aeBytes) * kAllocatorMargin;
-  if (m.stagedStart) {
-    // FLUX and SDXL (train/flux/flux_family.h, train/sdxl/sdxl_family.h): the LoRA from the start
-    // (its weights, their gradient buffers and, trained in float32 for a bf16/fp16 step, their
-    // compute copies and theirs: train/base/compute_copies.h), or a full-weight run's denoiser (and
-    // SDXL's text encoders under train_text_encoder) and its gradients; then the autoencoder alone while latents are
-    // cached, the text encoders alone while their outputs are, and last the step's weights (before
-    // any activation).
-    const double lora = e.trainableBytes + e.gradientBytes + (r.trainableBytes != r.weightBytes ? 2.0 * trained * r.weightBytes : 0);
-    const double trainedEncoders = !r.lora && r.trainEncoders ? static_cast<double>(m.encoderParams) * r.trainableBytes : 0;
-    // A full-weight run's gradient buffers are made with its optimizer, before the caches (measured:
-    // an SDXL fine-tune's start held its U-Net and their gradients; none under fused_backward_pass).
-    const double throughout = r.lora ? lora : denoiserAtStart + trainedEncoders + e.gradientBytes;
-    double largest = e.residentWeightsBytes + (r.lora ? lora : e.trainableBytes);
-    // The latent-caching stage encodes vae_batch_size images at once (SDXL: its working memory counted).
-    const double aeWork =
-        m.autoencoderEncodeBytes ? m.autoencoderEncodeBytes(r.width, r.height, r.autoencoderBytes) * m.autoencoderEncodeScale * r.vaeBatch : 0;
-    if (r.cachedLatents) largest = std::max(largest, throughout + aeBytes + aeWork);
-    if (r.cachedText) largest = std::max(largest, throughout + encoderBytes);
-    e.startPeakBytes = largest * kAllocatorMargin;
-  }
+  // The start, staged (train/flux/flux_family.h, train/sdxl/sdxl_family.h): the LoRA from the start
+  // (its weights, their gradient buffers and, trained in float32 for a bf16/fp16 step, their compute
+  // copies and theirs: train/base/compute_copies.h), or a full-weight run's denoiser (and SDXL's text
+  // encoders under train_text_encoder) and its gradients; then the autoencoder alone while latents
+  // are cached, the text encoders alone while their outputs are, and last the step's weights (before
+  // any activation). Its peak is the largest stage.
+  const double denoiserAtStart = (linearOnDevice + other) * r.trainableBytes;  // a full-weight run's
+  const double lora = e.trainableBytes + e.gradientBytes + (r.trainableBytes != r.weightBytes ? 2.0 * trained * r.weightBytes : 0);
+  const double trainedEncoders = !r.lora && r.trainEncoders ? static_cast<double>(m.encoderParams) * r.trainableBytes : 0;
+  // A full-weight run's gradient buffers are made with its optimizer, before the caches (measured:
+  // an SDXL fine-tune's start held its U-Net and their gradients; none under fused_backward_pass).
+  const double throughout = r.lora ? lora : denoiserAtStart + trainedEncoders + e.gradientBytes;
+  double largest = e.residentWeightsBytes + (r.lora ? lora : e.trainableBytes);
+  // The latent-caching stage encodes vae_batch_size images at once, with the encoder's working memory.
+  const double aeWork =
+      m.autoencoderEncodeBytes ? m.autoencoderEncodeBytes(r.width, r.height, r.autoencoderBytes) * m.autoencoderEncodeScale * r.vaeBatch : 0;
+  if (r.cachedLatents) largest = std::max(largest, throughout + aeBytes + aeWork);
+  if (r.cachedText) largest = std::max(largest, throughout + encoderBytes);
+  e.startPeakBytes = largest * kAllocatorMargin;
   // Relative step time.
   double t = 1;
   if (s.gradientCheckpointing) t += kCheckpointingCost;
@@ -417,9 +409,8 @@ std::vector<std::string> VramPlan::lines() const {
                   gib(c.trainableBytes) + ", gradients " + gib(c.gradientBytes) + ", optimizer " + gib(c.optimizerBytes) +
                   ", activations " + gib(c.activationBytes) + "); step time x" + std::to_string(c.relativeStepTime).substr(0, 4) +
                   " of the resident step");
-    out.push_back("  estimated start peak " + gib(c.startPeakBytes) +
-                  (m.stagedStart ? " (its largest stage: " + autoencoderName(m.family) + ", the text encoders or the step's weights, one at a time)"
-                                 : std::string(" (every model on the device until the caches are built)")));
+    out.push_back("  estimated start peak " + gib(c.startPeakBytes) + " (its largest stage: " + autoencoderName(m.family) +
+                  ", the text encoders or the step's weights, one at a time)");
   } else {
     out.push_back("  no plan fits: " + error());
   }
@@ -448,12 +439,9 @@ std::string VramPlan::error() const {
   // Where the start is what does not fit: say so (the step alone would).
   for (const PlanEstimate& c : candidates)
     if (request.startMustFit && !c.breaksCapture && c.stepPeakBytes <= request.budgetBytes && c.startPeakBytes > request.budgetBytes) {
-      const bool staged = fullSizeMemoryModel(request.family).value_or(MemoryModel{}).stagedStart;
       text += "; the training step would fit (" + describeSettings(c.settings, request) + ": " + gib(c.stepPeakBytes) +
-              (staged ? ") but the start's largest stage does not (the text encoders or " + autoencoderName(request.family) +
-                            " while the caches are built: "
-                      : ") but the start holds every model on the device until the caches are built (") +
-              gib(c.startPeakBytes) + (staged ? ")" : "; Sinter does not yet load the text encoders one at a time)");
+              ") but the start's largest stage does not (the text encoders or " + autoencoderName(request.family) +
+              " while the caches are built: " + gib(c.startPeakBytes) + ")";
       break;
     }
   if (request.wholeStepCaptured) {

@@ -44,10 +44,6 @@ struct MemoryModel {
   // SDXL: CLIP-L's and bigG's transformer layers).
   int64_t encoderFp8LinearParams = 0;
   int64_t autoencoderParams = 0;
-  // The start is staged (FLUX: train/flux/flux_family.h, SDXL: train/sdxl/sdxl_family.h): the
-  // autoencoder alone while latents are cached, the text encoders while their outputs are, the
-  // step's models after; its peak is the largest stage.
-  bool stagedStart = false;
   // The autoencoder's working memory while it encodes one image of width x height with weights of
   // `dtypeBytes` (the latent-caching stage); null where not modelled.
   double (*autoencoderEncodeBytes)(int64_t width, int64_t height, int dtypeBytes) = nullptr;
@@ -88,7 +84,7 @@ struct PlanEstimate {
   PlanSettings settings;
   double residentWeightsBytes = 0, trainableBytes = 0, gradientBytes = 0, optimizerBytes = 0, activationBytes = 0;
   double stepPeakBytes = 0;       // the sum, with the allocator's margin
-  double startPeakBytes = 0;      // the start's largest stage (staged), else every model on the device while caches are built
+  double startPeakBytes = 0;      // the start's largest stage (the autoencoder, the text encoders or the step's weights)
   double relativeStepTime = 1;    // 1: the resident bf16 step without checkpointing
   double limitingBytes = 0;       // what must fit: the step peak, and the start peak where it counts
   bool fits = false;

@@ -44,10 +44,10 @@ class VaeResnetBlockImpl : public torch::nn::Module {
 };
 TORCH_MODULE(VaeResnetBlock);
 
-// Single-head self-attention over the h*w positions with 1x1 conv projections.
-// The mid-block's single-head self-attention over every latent pixel (16384 at 1024x1024, 512
-// channels) runs in query chunks of at most this many scores (128 MiB in float32: 2048 queries at
-// 1024x1024), so encoding never holds the whole 16384^2 score matrix, whichever kernel libtorch picks.
+// Single-head self-attention over the h*w positions with 1x1 conv projections. In the mid-block it
+// covers every latent pixel (16384 at 1024x1024, 512 channels), so it runs in query chunks of at
+// most kMaxScoreElements scores (128 MiB in float32: 2048 queries at 1024x1024) and encoding never
+// holds the whole 16384^2 score matrix, whichever kernel libtorch picks.
 class VaeAttnBlockImpl : public torch::nn::Module {
  public:
   static constexpr int64_t kMaxScoreElements = int64_t{1} << 25;

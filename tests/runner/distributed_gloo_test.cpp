@@ -12,6 +12,7 @@
 #include <cmath>
 #include <functional>
 #include <sstream>
+#include <utility>
 
 #include "distributed/gradient_reducer.h"
 #include "distributed/process_group.h"
@@ -103,12 +104,18 @@ std::vector<torch::Tensor> rankGradients(const fs::path& dir, int r) {
   return grads;
 }
 
-// Rank 0's buckets-0 (its bucket count, and how many started while backward ran): several, some
-// of them during backward, not all (the unused parameter's bucket can only start in finish()).
-void expectBucketsOverlappedBackward(const fs::path& dir) {
+// Rank 0's buckets-0: its bucket count, and how many started while backward ran.
+std::pair<size_t, size_t> bucketCounts(const fs::path& dir) {
   std::istringstream buckets(readFile(dir / "buckets-0"));
   size_t count = 0, overlapped = 0;
   buckets >> count >> overlapped;
+  return {count, overlapped};
+}
+
+// Several buckets, some of them started during backward, not all (the unused parameter's bucket
+// can only start in finish()).
+void expectBucketsOverlappedBackward(const fs::path& dir) {
+  const auto [count, overlapped] = bucketCounts(dir);
   EXPECT_GT(count, 3u);
   EXPECT_GT(overlapped, 0u) << "no bucket was all-reduced while backward ran";
   EXPECT_LT(overlapped, count) << "the unused parameter's bucket can only start in finish()";
@@ -294,9 +301,7 @@ TEST(GlooRanks, BucketsStartedAfterBackwardGiveTheSameMeans) {
   fs::create_directories(dir);
   runCompact(dir, GradientCommunication::Native, /*overlapWithBackward=*/false);
   expectCompactMeans(dir);
-  std::istringstream buckets(readFile(dir / "buckets-0"));
-  size_t count = 0, overlapped = 0;
-  buckets >> count >> overlapped;
+  const auto [count, overlapped] = bucketCounts(dir);
   EXPECT_GT(count, 3u);
   EXPECT_EQ(overlapped, 0u) << "a bucket started while backward ran";
   fs::remove_all(dir);

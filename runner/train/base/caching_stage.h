@@ -16,7 +16,6 @@ class CachingStage {
   CachingStage(std::string what, std::vector<torch::nn::Module*> modules, torch::Device device);
   // The models on the device (module by module), on the first call only; logged.
   void onDevice();
-  bool moved() const { return moved_; }
 
  private:
   std::string what_;

@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/ascii_text.h"
 #include "core/vram_budget_record.h"
 #include "core/vram_costs.h"
 #include "io/safetensors.h"
@@ -127,7 +128,7 @@ int64_t sdxlUnetFloat8Params(const io::SafetensorsFile& file) {
 int64_t sdxlTextEncoderFloat8Params(const io::SafetensorsFile& file) {
   int64_t n = 0;
   for (const std::string& key : file.keys()) {
-    if (key.rfind("conditioner.", 0) != 0) continue;
+    if (!startsWith(key, "conditioner.")) continue;
     if (key.find(".layers.") == std::string::npos && key.find(".resblocks.") == std::string::npos) continue;
     if (const io::TensorInfo& info = file.info(key); info.shape.size() == 2) n += info.numel();
   }
@@ -139,7 +140,7 @@ int64_t sdxlTextEncoderFloat8Params(const io::SafetensorsFile& file) {
 double autoencoderEncodeScale(const io::SafetensorsFile& file, const std::string& prefix) {
   const std::string key = prefix + "encoder.conv_in.weight";
   if (!file.has(key) || file.info(key).shape.empty()) return 1.0;
-  return std::min(1.0, static_cast<double>(file.info(key).shape[0]) / vram_costs::kSdxlVaeEncodeChannels);
+  return std::min(1.0, static_cast<double>(file.info(key).shape[0]) / vram_costs::kVaeEncodeChannels);
 }
 
 int64_t fileParams(const std::string& path) {
