@@ -1,5 +1,8 @@
 #include "models/scaled_float8_weight.h"
 
+#include <cstdlib>
+#include <stdexcept>
+
 #include "kernels/fused_kernels.h"
 #include "models/linear.h"
 
@@ -42,14 +45,14 @@ class ScaledFloat8Weight : public ServedWeight {
     if (!options_.fastForward) return ServedWeight::forwardProduct(x2, bias);
     // mat2 = W^T [in, out], column-major: the stored [out, in] row-major data as it is.
     return float8Matmul(quantize(x2.contiguous(), Float8Format::E4M3), asSecondOperand({stored_, scale_}), bias, x2.scalar_type(),
-                        options_.fastAccumulation);
+                        options_.fastAccumulationForward);
   }
 
   torch::Tensor backwardProduct(const torch::Tensor& g) override {
     if (!options_.fastBackward || !transposed_.data.defined()) return ServedWeight::backwardProduct(g);
     // mat2 = W [out, in], column-major: the transposed copy's [in, out] row-major data.
     return float8Matmul(quantize(g.contiguous(), options_.gradientFormat), asSecondOperand(transposed_), torch::Tensor(),
-                        g.scalar_type(), options_.fastAccumulation);
+                        g.scalar_type(), options_.fastAccumulationBackward);
   }
 
  private:
@@ -74,6 +77,16 @@ Float8Tensor quantizeWeight(const torch::Tensor& weight, const torch::Device& de
   const torch::Tensor scale = float8ScaleFromAmax(amax, Float8Format::E4M3);
   // |w / scale| <= 448 * (1 + 2^-8): the cast rounds it to 448.
   return {w.div(scale).contiguous().to(float8ScalarType(Float8Format::E4M3)), scale};
+}
+
+void float8FastAccumulationFromEnvironment(Float8ScaledOptions& options, const char* variable) {
+  const char* value = std::getenv(variable);
+  if (!value || !*value) return;
+  const std::string v = value;
+  if (v != "0" && v != "forward" && v != "1")
+    throw std::invalid_argument(std::string(variable) + " must be 0, forward or 1 (both passes), got '" + v + "'");
+  options.fastAccumulationForward = v != "0";
+  options.fastAccumulationBackward = v == "1";
 }
 
 Float8Tensor asSecondOperand(const Float8Tensor& q) {

@@ -23,8 +23,17 @@ struct Float8ScaledOptions {
   bool fastBackward = false;  // dx = dy W on FP8 tensor cores too (else dequantized W in dy's dtype)
   Float8Scaling scaling = Float8Scaling::Row;        // of the FP8 GEMMs' operands (fastForward)
   Float8Format gradientFormat = Float8Format::E4M3;  // dy's format in the FP8 backward
-  bool fastAccumulation = false;  // at::_scaled_mm's use_fast_accum: no option, the GPU check's FP8_FAST_ACCUM
+  // at::_scaled_mm's use_fast_accum (Hopper's FP8 accumulator without periodic promotion to float32)
+  // per pass: no option; SINTER_FP8_FAST_ACCUM and the GPU check's FP8_FAST_ACCUM ask for it
+  // (float8FastAccumulationFromEnvironment).
+  bool fastAccumulationForward = false;
+  bool fastAccumulationBackward = false;
 };
+
+// SINTER_FP8_FAST_ACCUM (or `variable`) = 0, forward, or 1 (both passes): the passes whose FP8 GEMMs
+// accumulate fast, set on `options`. A diagnostic for measuring the form (tests/gpu/README.md);
+// unset leaves `options` as they are. Throws std::invalid_argument naming the variable and value.
+void float8FastAccumulationFromEnvironment(Float8ScaledOptions& options, const char* variable = "SINTER_FP8_FAST_ACCUM");
 
 // Which Linears under a root (by module path, e.g. "double_blocks.0.img_mod.lin") multiply in FP8.
 using Float8LinearFilter = std::function<bool(const std::string& path)>;

@@ -19,9 +19,11 @@
 #   sdscripts sd-scripts' own eager FLUX step (.bench/sdscripts_step.py, tests/gpu/README.md): run it
 #             in the same call as speed, the machines' timings vary from call to call
 #   speed-fwd the same FP8 rows with the backward in bf16 (--no-fp8_fast_backward)
+#   speed-accum the FP8 rows with use_fast_accum off, in the forward's GEMMs, and in both passes'
+#             (the trainer's diagnostic SINTER_FP8_FAST_ACCUM=0 / forward / 1; FP8_ACCUM_FORMS picks)
 # linear, grads and loss test fp8_fast as it trains (rowwise scales, dy e4m3, no use_fast_accum)
-# unless FP8_SCALING=tensor, FP8_GRADIENT_FORMAT=e5m2 or FP8_FAST_ACCUM=1 ask for another form
-# (sinter-fp8-compute-check only; speed runs the trainer, which has no such options).
+# unless FP8_SCALING=tensor, FP8_GRADIENT_FORMAT=e5m2 or FP8_FAST_ACCUM=forward|1 ask for another
+# form (sinter-fp8-compute-check only; the trainer has no such options, only the diagnostic above).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$(mkdir -p "$1" && cd "$1" && pwd)"
@@ -67,7 +69,11 @@ for part in "${parts[@]}"; do
               echo "sd-scripts eager: skipped (no .bench/sdscripts_step.py: tests/gpu/README.md)"
             fi ;;
     speed-fwd) bench "fp8_fast (forward only)" speed-fp8-forward.log "${fp8[@]}" --no-fp8_fast_backward ;;
-    *) echo "unknown part '$part' (quantize, gemm, linear, grads, loss, speed, sdscripts, speed-fwd)"; status=2 ;;
+    speed-accum)
+            for form in ${FP8_ACCUM_FORMS:-0 forward 1}; do
+              SINTER_FP8_FAST_ACCUM="$form" bench "fp8_fast, SINTER_FP8_FAST_ACCUM=$form" "speed-fp8-accum-$form.log" "${fp8[@]}"
+            done ;;
+    *) echo "unknown part '$part' (quantize, gemm, linear, grads, loss, speed, sdscripts, speed-fwd, speed-accum)"; status=2 ;;
   esac
   echo "($part: $(( $(date +%s) - start )) s)"
 done

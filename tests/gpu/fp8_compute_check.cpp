@@ -13,7 +13,7 @@
 // The FP8 form of linear, grads and loss comes from the environment (this check only; the trainer
 // has no such options): FP8_SCALING=row (default: tokens and channels) or tensor (one scale per
 // tensor), FP8_GRADIENT_FORMAT=e4m3 or e5m2 (the backward's dy; default e4m3 rowwise, e5m2 per
-// tensor), FP8_FAST_ACCUM=1 (at::_scaled_mm's use_fast_accum).
+// tensor), FP8_FAST_ACCUM=forward or 1 (at::_scaled_mm's use_fast_accum in the forward's GEMMs, or in both passes').
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -69,7 +69,7 @@ models::Float8ScaledOptions fastOptions(bool backward) {
   const std::string format = environment("FP8_GRADIENT_FORMAT", scaling == "row" ? "e4m3" : "e5m2");
   if (format != "e4m3" && format != "e5m2") throw std::invalid_argument("FP8_GRADIENT_FORMAT must be e4m3 or e5m2, got " + format);
   o.gradientFormat = format == "e4m3" ? models::Float8Format::E4M3 : models::Float8Format::E5M2;
-  o.fastAccumulation = environment("FP8_FAST_ACCUM", "0") == "1";
+  models::float8FastAccumulationFromEnvironment(o, "FP8_FAST_ACCUM");
   return o;
 }
 
@@ -78,7 +78,7 @@ const char* formatName(models::Float8Format f) { return f == models::Float8Forma
 void printForm(const models::Float8ScaledOptions& o) {
   std::printf("FP8 form: scaling %s, backward dy %s, use_fast_accum %s\n\n",
               o.scaling == models::Float8Scaling::Row ? "rowwise (tokens, channels)" : "per tensor", formatName(o.gradientFormat),
-              o.fastAccumulation ? "on" : "off");
+              o.fastAccumulationBackward ? "forward and backward" : o.fastAccumulationForward ? "forward" : "off");
 }
 
 // Unit roundoff of a format: 2^-4 (e4m3), 2^-3 (e5m2).
@@ -305,13 +305,13 @@ int linearCheck(const torch::Device& device) {
   auto value = [](const models::Float8Tensor& q) { return q.data.to(torch::kFloat64) * q.scale.to(torch::kFloat64); };
   const torch::Tensor exact = value(xq).mm(value(wq).t());
   ok &= report("float8Matmul vs its dequantised operands",
-               relError(models::float8Matmul(xq, models::asSecondOperand(wq), {}, torch::kBFloat16, form.fastAccumulation), exact),
+               relError(models::float8Matmul(xq, models::asSecondOperand(wq), {}, torch::kBFloat16, form.fastAccumulationForward), exact),
                1.0 / 128);
   const models::Float8Tensor gq = quantizeAs(gb, form.gradientFormat, form.scaling);
   const models::Float8Tensor wt = models::quantizeWeight(linear->weight, device, /*transposed=*/true, form.scaling);
   const torch::Tensor exactBack = value(gq).mm(value(wt).t());
   ok &= report(std::string("float8Matmul ") + formatName(form.gradientFormat) + " x e4m3 vs dequantised operands",
-               relError(models::float8Matmul(gq, models::asSecondOperand(wt), {}, torch::kBFloat16, form.fastAccumulation), exactBack),
+               relError(models::float8Matmul(gq, models::asSecondOperand(wt), {}, torch::kBFloat16, form.fastAccumulationBackward), exactBack),
                1.0 / 128);
   ok &= report("quantize e4m3 of x", relError(value(xq), xr), u4);
   ok &= report(std::string("quantize ") + formatName(form.gradientFormat) + " of g", relError(value(gq), gr), ug);

@@ -16,6 +16,7 @@ FluxWeightPlacement FluxWeightPlacement::fromConfig(const Config& config) {
   p.fp8Scaled = p.fp8Base && config.getBool("fp8_scaled");
   p.fp8Compute.fastForward = p.fp8Scaled && config.getBool("fp8_fast");
   p.fp8Compute.fastBackward = p.fp8Compute.fastForward && config.getBool("fp8_fast_backward");
+  models::float8FastAccumulationFromEnvironment(p.fp8Compute);
   if (!isUnset(config.get("blocks_to_swap"))) p.blocksToSwap = config.getInt("blocks_to_swap");
   // sd-scripts: fp8_base casts the text encoders to float8 as well, fp8_base_unet the transformer only.
   p.t5Float8 = config.getBool("fp8_base") && !config.getBool("fp8_base_unet");
