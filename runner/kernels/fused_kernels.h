@@ -91,4 +91,16 @@ bool float8QuantizeRowsFits(const torch::Tensor& x);
 std::vector<torch::Tensor> float8QuantizeRows(const torch::Tensor& x, torch::ScalarType float8Type, double formatMax,
                                               double smallestAmax);
 
+// fp8_scaled's products of a few rows (FLUX's modulations and embedders: one row a sample) with a
+// weight stored as e4m3 codes W [N, K] and a float32 scale (one, or one a row [N, 1]), reading
+// the codes as they are stored, where dequantising first writes and reads W again in bf16:
+// forward y [M, N] = x [M, K] (scale * W)^T (+ bias), backward dx [M, K] = g [M, N] (scale * W),
+// in the rows' dtype, float32 accumulation (the backward sums fixed chunks of W's rows in order:
+// deterministic). No host sync. Takes contiguous CUDA rows, M <= 4, K a multiple of 16 up to
+// 16384 (float8GemvFits, with `rows` x or g); throws otherwise, and in a build without the kernels.
+bool float8GemvFits(const torch::Tensor& rows, const torch::Tensor& stored, const torch::Tensor& scale);
+torch::Tensor float8GemvForward(const torch::Tensor& x, const torch::Tensor& stored, const torch::Tensor& scale,
+                                const torch::Tensor& bias);
+torch::Tensor float8GemvBackward(const torch::Tensor& g, const torch::Tensor& stored, const torch::Tensor& scale);
+
 }  // namespace sinter::kernels

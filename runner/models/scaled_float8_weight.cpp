@@ -10,6 +10,16 @@ namespace sinter::models {
 
 namespace {
 
+// SINTER_FP8_GEMV=0 turns the few-row kernels off (the dequantised weight's GEMM instead): a
+// diagnostic, for measuring what they gain (tests/gpu/README.md). Read once.
+bool gemvEnabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("SINTER_FP8_GEMV");
+    return !(v && std::string(v) == "0");
+  }();
+  return on;
+}
+
 // The FP8 GEMM's operands need K and N to be multiples of 16 (cuBLASLt's FP8 layouts).
 bool float8GemmShape(const torch::Tensor& weight) { return weight.size(0) % 16 == 0 && weight.size(1) % 16 == 0; }
 
@@ -30,7 +40,8 @@ class ScaledFloat8Weight : public ServedWeight {
     return stored_.to(torch::kFloat32).mul_(scale_).to(dtype);
   }
 
-  bool computesProducts() const override { return options_.fastForward; }
+  // fp8_fast's FP8 GEMMs, and on the GPU the few-row products (float8GemvFits) read from the codes.
+  bool computesProducts() const override { return options_.fastForward || (stored_.is_cuda() && gemvEnabled()); }
   // Which products run on FP8 tensor cores; false where the stored form cannot serve them (stored
   // for dequantising only, or no transposed copy for the backward).
   bool setCompute(bool forward, bool backward, Float8Format gradientFormat) {
@@ -42,14 +53,20 @@ class ScaledFloat8Weight : public ServedWeight {
   }
 
   torch::Tensor forwardProduct(const torch::Tensor& x2, const torch::Tensor& bias) override {
-    if (!options_.fastForward) return ServedWeight::forwardProduct(x2, bias);
+    if (!options_.fastForward) {
+      if (gemvEnabled() && kernels::float8GemvFits(x2, stored_, scale_)) return kernels::float8GemvForward(x2, stored_, scale_, bias);
+      return ServedWeight::forwardProduct(x2, bias);
+    }
     // mat2 = W^T [in, out], column-major: the stored [out, in] row-major data as it is.
     return float8Matmul(quantize(x2.contiguous(), Float8Format::E4M3), asSecondOperand({stored_, scale_}), bias, x2.scalar_type(),
                         options_.fastAccumulationForward);
   }
 
   torch::Tensor backwardProduct(const torch::Tensor& g) override {
-    if (!options_.fastBackward || !transposed_.data.defined()) return ServedWeight::backwardProduct(g);
+    if (!options_.fastBackward || !transposed_.data.defined()) {
+      if (gemvEnabled() && kernels::float8GemvFits(g, stored_, scale_)) return kernels::float8GemvBackward(g, stored_, scale_);
+      return ServedWeight::backwardProduct(g);
+    }
     // mat2 = W [out, in], column-major: the transposed copy's [in, out] row-major data.
     return float8Matmul(quantize(g.contiguous(), options_.gradientFormat), asSecondOperand(transposed_), torch::Tensor(),
                         g.scalar_type(), options_.fastAccumulationBackward);

@@ -7,6 +7,8 @@
 #             row lengths: every float8 code and scale bit for bit; kernel, torch rowwise and per-tensor timed
 #   gemm      FLUX's Linear GEMMs (4608 tokens) forward and backward: bf16, FP8 per tensor, FP8 rowwise and
 #             rowwise with use_fast_accum, each timed (quantizing included) and against float64
+#   gemv      the few-row e4m3 products (FLUX's modulations and embedders, bs 1-4) against float64 and
+#             the dequantised weight's cuBLAS GEMM they replace, each timed
 #   linear    one FP8 Linear with LoRA, forward and backward, against float64 (bounds in the table)
 #   grads     full-size random FLUX.1-dev, 1024x1024, one batch: every LoRA module's gradient with
 #             FP8 compute against bf16's, as cosine similarity (forward only, forward+backward with dy
@@ -29,7 +31,7 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$(mkdir -p "$1" && cd "$1" && pwd)"
 shift
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(quantize gemm linear grads loss speed sdscripts speed-fwd)
+[ ${#parts[@]} -eq 0 ] && parts=(quantize gemm gemv linear grads loss speed sdscripts speed-fwd)
 bin="$root/build-cuda/bin"
 steps="${FP8_BENCH_STEPS:-10}"
 status=0
@@ -51,7 +53,7 @@ for part in "${parts[@]}"; do
   echo "== $part =="
   start=$(date +%s)
   case "$part" in
-    quantize|gemm|linear)
+    quantize|gemm|gemv|linear)
             "$bin/sinter-fp8-compute-check" "$part" > "$out/$part.log" 2>&1 || status=1
             cat "$out/$part.log" ;;
     grads)  "$bin/sinter-fp8-compute-check" grads "${FP8_GRADS_SIDE:-128}" > "$out/grads.log" 2>&1 || status=1
@@ -73,7 +75,7 @@ for part in "${parts[@]}"; do
             for form in ${FP8_ACCUM_FORMS:-0 forward 1}; do
               SINTER_FP8_FAST_ACCUM="$form" bench "fp8_fast, SINTER_FP8_FAST_ACCUM=$form" "speed-fp8-accum-$form.log" "${fp8[@]}"
             done ;;
-    *) echo "unknown part '$part' (quantize, gemm, linear, grads, loss, speed, sdscripts, speed-fwd, speed-accum)"; status=2 ;;
+    *) echo "unknown part '$part' (quantize, gemm, gemv, linear, grads, loss, speed, sdscripts, speed-fwd, speed-accum)"; status=2 ;;
   esac
   echo "($part: $(( $(date +%s) - start )) s)"
 done

@@ -4,6 +4,8 @@
 //                                               operators (bit for bit) at FLUX's row lengths, and timed
 //   sinter-fp8-compute-check gemm               FLUX's Linear GEMMs timed and against float64: bf16,
 //                                               FP8 per tensor, FP8 rowwise, rowwise with use_fast_accum
+//   sinter-fp8-compute-check gemv               the few-row e4m3 products (modulations) against float64
+//                                               and the dequantised weight's cuBLAS GEMM, timed
 //   sinter-fp8-compute-check linear             one FP8 Linear (with LoRA) forward/backward vs float64
 //   sinter-fp8-compute-check grads [SIDE]       every LoRA module's gradient, FP8 vs bf16, same batch
 //   sinter-fp8-compute-check loss [STEPS] [SIDE] [forward-only-too]   loss curves, bf16 vs FP8 (and
@@ -166,6 +168,73 @@ int quantizeCheck(const torch::Device& device) {
     }
   std::printf("(bound: no code or scale differs; rel. error of data * scale against x <= the format's unit roundoff; "
               "GB/s: the kernel's bytes read and written once)\n");
+  return ok ? 0 : 1;
+}
+
+// The few-row products of fp8_scaled's dequantised Linears (kernels::float8GemvForward/Backward:
+// FLUX's modulations, embedders and final adaLN at bs 1-4) against float64 of the same e4m3 codes
+// and scales, beside the path they replace (the weight dequantised to bf16, then cuBLAS), each
+// timed; the backward run twice must give the same bits (its chunks are summed in order).
+int gemvCheck(const torch::Device& device) {
+  if (!kernels::fusedKernelsCompiledIn()) {
+    std::printf("sinter-fp8-compute-check gemv: this build has no CUDA kernels (nvcc), nothing to compare\n");
+    return 1;
+  }
+  struct Case {
+    int64_t rows, k, n;
+    bool perRow;
+  };
+  // [in, out]: double/single blocks' modulations, the final adaLN, time/guidance embedders' two
+  // Linears, the pooled-text embedder's first; per channel (fp8_fast) and per tensor (fp8_scaled).
+  const std::vector<Case> cases = {{1, 3072, 18432, true}, {1, 3072, 9216, true},  {1, 3072, 6144, true},  {1, 256, 3072, true},
+                                   {1, 3072, 3072, true},  {1, 768, 3072, true},   {2, 3072, 18432, true}, {4, 3072, 18432, true},
+                                   {1, 3072, 18432, false}, {3, 3072, 9216, false}};
+  std::printf("| %-6s | %-5s | %-5s | %-9s | %13s | %13s | %13s | %13s | %9s | %9s | %9s | %9s | %-5s |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+              "rows", "in", "out", "scale", "y rel. err", "y dequant err", "dx rel. err", "dx dequant err", "fwd us",
+              "dequant us", "bwd us", "dequant us", "");
+  bool ok = true;
+  torch::manual_seed(0);
+  const auto f32 = torch::TensorOptions(device).dtype(torch::kFloat32);
+  for (const Case& c : cases) {
+    const torch::Tensor w = torch::randn({c.n, c.k}, f32) * 0.02;
+    const models::Float8Tensor q =
+        models::quantizeWeight(w, device, false, c.perRow ? models::Float8Scaling::Row : models::Float8Scaling::Tensor);
+    const torch::Tensor x = torch::randn({c.rows, c.k}, f32).to(torch::kBFloat16);
+    const torch::Tensor g = torch::randn({c.rows, c.n}, f32).to(torch::kBFloat16);
+    const torch::Tensor bias = (torch::randn({c.n}, f32) * 0.1).to(torch::kBFloat16);
+    if (!kernels::float8GemvFits(x, q.data, q.scale) || !kernels::float8GemvFits(g, q.data, q.scale)) {
+      std::printf("| %6lld | %5lld | %5lld | kernel refuses these shapes | FAILS |\n", static_cast<long long>(c.rows),
+                  static_cast<long long>(c.k), static_cast<long long>(c.n));
+      ok = false;
+      continue;
+    }
+    const torch::Tensor w64 = q.data.to(torch::kFloat64) * q.scale.to(torch::kFloat64);
+    const torch::Tensor yRef = x.to(torch::kFloat64).mm(w64.t()) + bias.to(torch::kFloat64);
+    const torch::Tensor dxRef = g.to(torch::kFloat64).mm(w64);
+    auto dequantised = [&] { return (q.data.to(torch::kFloat32) * q.scale).to(torch::kBFloat16); };
+    const torch::Tensor y = kernels::float8GemvForward(x, q.data, q.scale, bias);
+    const torch::Tensor dx = kernels::float8GemvBackward(g, q.data, q.scale);
+    const bool same = torch::equal(dx, kernels::float8GemvBackward(g, q.data, q.scale)) &&
+                      torch::equal(y, kernels::float8GemvForward(x, q.data, q.scale, bias));
+    const double yErr = relError(y, yRef), dxErr = relError(dx, dxRef);
+    const double yDeq = relError(torch::addmm(bias, x, dequantised().t()), yRef), dxDeq = relError(g.mm(dequantised()), dxRef);
+    // The bf16 output's rounding (2^-9 relative) and float32 sums; the dequantised path also rounds
+    // each W * scale to bf16 first.
+    const double bound = 1.0 / 256;
+    const bool pass = same && yErr <= bound && dxErr <= bound;
+    ok &= pass;
+    const double fwdMs = timeMs([&] { kernels::float8GemvForward(x, q.data, q.scale, bias); }, 200);
+    const double fwdDeqMs = timeMs([&] { torch::addmm(bias, x, dequantised().t()); }, 200);
+    const double bwdMs = timeMs([&] { kernels::float8GemvBackward(g, q.data, q.scale); }, 200);
+    const double bwdDeqMs = timeMs([&] { g.mm(dequantised()); }, 200);
+    std::printf("| %6lld | %5lld | %5lld | %-9s | %13.3e | %13.3e | %13.3e | %13.3e | %9.1f | %9.1f | %9.1f | %9.1f | %-5s |\n",
+                static_cast<long long>(c.rows), static_cast<long long>(c.k), static_cast<long long>(c.n),
+                c.perRow ? "per row" : "tensor", yErr, yDeq, dxErr, dxDeq, 1000 * fwdMs, 1000 * fwdDeqMs, 1000 * bwdMs,
+                1000 * bwdDeqMs, pass ? "ok" : (same ? "FAILS" : "FAILS: not deterministic"));
+  }
+  std::printf("(bound: y and dx within 2^-8 of float64 on the same codes and scales, relative; twice the same bits; "
+              "dequant: the weight upcast to bf16 times its scale, then cuBLAS, as the kernels replace)\n");
   return ok ? 0 : 1;
 }
 
@@ -527,6 +596,7 @@ int main(int argc, char** argv) {
   try {
     if (mode == "quantize") return quantizeCheck(device);
     if (mode == "gemm") return gemmCheck(device);
+    if (mode == "gemv") return gemvCheck(device);
     if (mode == "linear") return linearCheck(device);
     if (mode == "grads") return gradsCheck(device, argc > 2 ? std::stoll(argv[2]) : 128);
     if (mode == "loss")
@@ -536,6 +606,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "sinter-fp8-compute-check %s: %s\n", mode.c_str(), e.what());
     return 1;
   }
-  std::fprintf(stderr, "usage: sinter-fp8-compute-check quantize | gemm | linear | grads [SIDE] | loss [STEPS] [SIDE] [forward-only-too]\n");
+  std::fprintf(stderr, "usage: sinter-fp8-compute-check quantize | gemm | gemv | linear | grads [SIDE] | loss [STEPS] [SIDE] [forward-only-too]\n");
   return 2;
 }
