@@ -113,10 +113,15 @@ bool float8GemmAccumulate(const torch::Tensor& rows, const torch::Tensor& rowSca
   check(cublasLtMatmulDescSetAttribute(p.operation, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &bScale, sizeof(bScale)), "B_SCALE_POINTER");
   const torch::Tensor workspace = at::empty({static_cast<int64_t>(kWorkspaceBytes)}, out.options().dtype(at::kByte));
   const float one = 1.0f;
-  check(cublasLtMatmul(handle, p.operation, &one, weight.data_ptr(), p.a, rows.data_ptr(), p.b, &one, out.data_ptr(), p.cd,
-                       out.data_ptr(), p.cd, &p.algorithm, workspace.data_ptr(), kWorkspaceBytes,
-                       at::cuda::getCurrentCUDAStream()),
-        "cublasLtMatmul");
+  const cublasStatus_t status = cublasLtMatmul(handle, p.operation, &one, weight.data_ptr(), p.a, rows.data_ptr(), p.b, &one,
+                                               out.data_ptr(), p.cd, out.data_ptr(), p.cd, &p.algorithm, workspace.data_ptr(),
+                                               kWorkspaceBytes, at::cuda::getCurrentCUDAStream());
+  // An algorithm the heuristic offered but the call refuses: not offered for this shape from now on.
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_INVALID_VALUE) {
+    it->second.found = false;
+    return false;
+  }
+  check(status, "cublasLtMatmul");
   return true;
 }
 
