@@ -103,15 +103,4 @@ torch::Tensor float8GemvForward(const torch::Tensor& x, const torch::Tensor& sto
                                 const torch::Tensor& bias);
 torch::Tensor float8GemvBackward(const torch::Tensor& g, const torch::Tensor& stored, const torch::Tensor& scale);
 
-// fp8_fast's GEMM adding into an output that already holds something (the LoRA's product):
-// out [M, N] bfloat16 += (rows [M, K] float8, scaled per row by rowScale [M]) (weight [N, K]
-// e4m3, scaled per row by weightScale [N])^T, float32 accumulation (fastAccumulation: Hopper's
-// FP8 accumulator without periodic promotion), through cuBLASLt (outer-vector scales, C = D).
-// Returns false where cuBLASLt offers no algorithm for the shape (the caller multiplies apart and
-// adds); float8GemmAccumulateFits says whether the operands can be given at all. No host sync.
-// Throws on other errors, and in a build without the kernels.
-bool float8GemmAccumulateFits(const torch::Tensor& rows, const torch::Tensor& weight, const torch::Tensor& out);
-bool float8GemmAccumulate(const torch::Tensor& rows, const torch::Tensor& rowScale, const torch::Tensor& weight,
-                          const torch::Tensor& weightScale, torch::Tensor& out, bool fastAccumulation);
-
 }  // namespace sinter::kernels

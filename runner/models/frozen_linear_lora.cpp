@@ -33,11 +33,7 @@ struct FrozenLinearWithLora : public torch::autograd::Function<FrozenLinearWithL
     const torch::Tensor x2 = x.view({-1, weight.size(1)});
     const torch::Tensor h = torch::mm(x2, down.t());  // [N, rank]
     torch::Tensor y;
-    if (products && served->addsProducts(x.scalar_type())) {
-      // The skinny up projection (and the bias) first, the FP8 GEMM adding into it (cuBLASLt's C).
-      y = bias ? torch::addmm(*bias, h, up.t(), /*beta=*/1.0, alpha) : scaledProduct(h, up.t(), alpha);
-      served->addForwardProduct(x2, y);
-    } else if (products) {
+    if (products) {
       // The FP8 GEMM writes y (with the bias in its epilogue); the skinny up projection adds into it.
       y = served->forwardProduct(x2, bias ? *bias : torch::Tensor());
       y.addmm_(h, up.t(), /*beta=*/1.0, alpha);
@@ -77,12 +73,7 @@ struct FrozenLinearWithLora : public torch::autograd::Function<FrozenLinearWithL
     torch::Tensor dx, dDown, dUp;
     if (wantX || wantDown) {
       const torch::Tensor dh = scaledProduct(g, up, alpha);  // [N, rank]: alpha g U
-      if (wantX && products && servedWeight->addsProducts(g.scalar_type())) {
-        // The skinny product first, the FP8 GEMM adding into it.
-        torch::Tensor dx2 = torch::mm(dh, down);
-        servedWeight->addBackwardProduct(g.contiguous(), dx2);
-        dx = at::_unsafe_view(dx2, ctx->saved_data["x_sizes"].toIntVector());
-      } else if (wantX && products) {
+      if (wantX && products) {
         // fp8_fast: the FP8 GEMM writes dx (it cannot accumulate), the skinny product adds into it.
         dx = at::_unsafe_view(servedWeight->backwardProduct(g.contiguous()).addmm_(dh, down),
                               ctx->saved_data["x_sizes"].toIntVector());

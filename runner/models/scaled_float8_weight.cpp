@@ -20,16 +20,6 @@ bool gemvEnabled() {
   return on;
 }
 
-// SINTER_FP8_ACCUMULATE=0: the FP8 GEMM written apart and the LoRA's product added into it, not
-// cuBLASLt's GEMM adding into the LoRA's product: a diagnostic, as SINTER_FP8_GEMV. Read once.
-bool accumulateEnabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("SINTER_FP8_ACCUMULATE");
-    return !(v && std::string(v) == "0");
-  }();
-  return on;
-}
-
 // The FP8 GEMM's operands need K and N to be multiples of 16 (cuBLASLt's FP8 layouts).
 bool float8GemmShape(const torch::Tensor& weight) { return weight.size(0) % 16 == 0 && weight.size(1) % 16 == 0; }
 
@@ -72,22 +62,6 @@ class ScaledFloat8Weight : public ServedWeight {
                         options_.fastAccumulationForward);
   }
 
-  // Rowwise FP8 GEMMs in bfloat16 add into the output through cuBLASLt (kernels::float8GemmAccumulate).
-  bool addsProducts(torch::ScalarType dtype) const override {
-    return options_.fastForward && options_.scaling == Float8Scaling::Row && dtype == torch::kBFloat16 && stored_.is_cuda() &&
-           accumulateEnabled();
-  }
-
-  void addForwardProduct(const torch::Tensor& x2, torch::Tensor& y) override {
-    if (!options_.fastForward) return ServedWeight::addForwardProduct(x2, y);
-    addFloat8Product(quantize(x2.contiguous(), Float8Format::E4M3), {stored_, scale_}, y, options_.fastAccumulationForward);
-  }
-
-  void addBackwardProduct(const torch::Tensor& g, torch::Tensor& dx) override {
-    if (!options_.fastBackward || !transposed_.data.defined()) return ServedWeight::addBackwardProduct(g, dx);
-    addFloat8Product(quantize(g.contiguous(), options_.gradientFormat), transposed_, dx, options_.fastAccumulationBackward);
-  }
-
   torch::Tensor backwardProduct(const torch::Tensor& g) override {
     if (!options_.fastBackward || !transposed_.data.defined()) {
       if (gemvEnabled() && kernels::float8GemvFits(g, stored_, scale_)) return kernels::float8GemvBackward(g, stored_, scale_);
@@ -101,15 +75,6 @@ class ScaledFloat8Weight : public ServedWeight {
  private:
   Float8Tensor quantize(const torch::Tensor& x, Float8Format format) const {
     return options_.scaling == Float8Scaling::Row ? quantizeRows(x, format) : quantizePerTensor(x, format);
-  }
-
-  // out += rows weight^T (weight [N, K] row-major, per-row scales): in cuBLASLt's epilogue where it
-  // offers the shape, else the GEMM written apart and added.
-  static void addFloat8Product(const Float8Tensor& rows, const Float8Tensor& weight, torch::Tensor& out, bool fastAccumulation) {
-    if (kernels::float8GemmAccumulateFits(rows.data, weight.data, out) &&
-        kernels::float8GemmAccumulate(rows.data, rows.scale, weight.data, weight.scale, out, fastAccumulation))
-      return;
-    out.add_(float8Matmul(rows, asSecondOperand(weight), torch::Tensor(), out.scalar_type(), fastAccumulation));
   }
 
   torch::Tensor stored_;     // the module's weight: e4m3 [out, in]

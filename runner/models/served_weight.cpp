@@ -107,10 +107,6 @@ torch::Tensor ServedWeight::forwardProduct(const torch::Tensor& x2, const torch:
 
 torch::Tensor ServedWeight::backwardProduct(const torch::Tensor& g) { return torch::mm(g, get(g.scalar_type())); }
 
-void ServedWeight::addForwardProduct(const torch::Tensor& x2, torch::Tensor& y) { y.add_(forwardProduct(x2, torch::Tensor())); }
-
-void ServedWeight::addBackwardProduct(const torch::Tensor& g, torch::Tensor& dx) { dx.add_(backwardProduct(g)); }
-
 torch::Tensor frozenLinear(const torch::Tensor& x, const std::shared_ptr<ServedWeight>& weight, const torch::Tensor& bias) {
   if (weight->computesProducts()) return productLinear(x, weight, bias);
   const torch::ScalarType dtype = x.scalar_type();

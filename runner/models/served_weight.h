@@ -31,13 +31,6 @@ class ServedWeight {
   virtual torch::Tensor forwardProduct(const torch::Tensor& x2, const torch::Tensor& bias);
   // g W for g [N, out], in g's dtype. By default through get().
   virtual torch::Tensor backwardProduct(const torch::Tensor& g);
-  // Whether the products are better added into an output that already holds other terms (the
-  // LoRA's) than written apart and added (fp8_fast's GEMM through cuBLASLt), for activations of
-  // `dtype`; then y += x2 W^T and dx += g W by addForwardProduct and addBackwardProduct (by default
-  // the products above, added).
-  virtual bool addsProducts(torch::ScalarType /*dtype*/) const { return false; }
-  virtual void addForwardProduct(const torch::Tensor& x2, torch::Tensor& y);
-  virtual void addBackwardProduct(const torch::Tensor& g, torch::Tensor& dx);
 };
 
 // x W^T + bias with W from `weight`; the gradient reaches x only (W and bias are frozen).
