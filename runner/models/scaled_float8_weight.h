@@ -7,7 +7,9 @@
 // dx = dy W with dy quantized per row (e4m3 by default), against a transposed copy of W quantized per
 // input channel (the FP8 GEMM reads its second operand column-major only), or in the activations'
 // dtype where the backward stays unquantized. Float8Scaling::Tensor keeps the per-tensor form
-// throughout (the GPU check compares both).
+// throughout (the GPU check compares both). On the GPU a Linear not multiplied in FP8 that sees at
+// most 4 rows (FLUX's modulations) is multiplied from its codes by kernels::float8GemvForward /
+// float8GemvBackward rather than dequantised per call.
 #include <torch/torch.h>
 
 #include <functional>

@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+#include <utility>
 #include <string>
 
 #include "kernels/fused_kernels.h"
@@ -269,4 +272,32 @@ TEST(Float8Compute, LoraLinearRoutesThroughTheWeightsProducts) {
   EXPECT_EQ(served->forwardCalls, 1);
   EXPECT_EQ(served->backwardCalls, 1);
   for (size_t i = 0; i < plain.size(); ++i) EXPECT_TRUE(torch::allclose(plain[i], routed[i], 1e-5, 1e-5)) << i;
+}
+
+// The diagnostic that picks which passes' FP8 GEMMs accumulate fast (SINTER_FP8_FAST_ACCUM in the
+// trainer, FP8_FAST_ACCUM in the GPU check), read here from a variable of the test's own.
+TEST(Float8Compute, FastAccumulationFromTheEnvironment) {
+  const char* variable = "SINTER_TEST_FP8_FAST_ACCUM";
+  auto read = [&](const char* value) {
+    if (value) ::setenv(variable, value, 1);
+    else ::unsetenv(variable);
+    Float8ScaledOptions o;
+    o.fastAccumulationForward = o.fastAccumulationBackward = true;  // as FLUX's placement trains
+    float8FastAccumulationFromEnvironment(o, variable);
+    ::unsetenv(variable);
+    return std::make_pair(o.fastAccumulationForward, o.fastAccumulationBackward);
+  };
+  EXPECT_EQ(read(nullptr), std::make_pair(true, true));  // unset: as they were
+  EXPECT_EQ(read(""), std::make_pair(true, true));
+  EXPECT_EQ(read("0"), std::make_pair(false, false));
+  EXPECT_EQ(read("forward"), std::make_pair(true, false));
+  EXPECT_EQ(read("1"), std::make_pair(true, true));
+  try {
+    read("both");
+    FAIL() << "expected a refusal";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), variable)) << e.what();
+    EXPECT_TRUE(contains(e.what(), "'both'")) << e.what();
+  }
+  ::unsetenv(variable);
 }

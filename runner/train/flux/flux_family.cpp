@@ -112,8 +112,11 @@ void FluxFamily::placeTransformer() {
   placeFluxTransformer(*models_.transformer, device_, trainableDtype_, options_.placement);
   if (const FluxWeightPlacement& p = options_.placement; p.fp8Compute.fastForward)
     spdlog::info("fp8_fast: the transformer's Linear weights stored as float8 e4m3 with a scale per output channel; their "
-                 "products on FP8 tensor cores (activations e4m3 scaled per token{}), LoRA in {}",
+                 "products on FP8 tensor cores (activations e4m3 scaled per token{}; fast accumulation {}), LoRA in {}",
                  p.fp8Compute.fastBackward ? ", input gradients e4m3 per token" : "; input gradients in the training precision",
+                 p.fp8Compute.fastAccumulationBackward  ? "in both passes"
+                 : p.fp8Compute.fastAccumulationForward ? "in the forward pass"
+                                                         : "off",
                  c10::toString(weightDtype_));
   else if (p.fp8Scaled)
     spdlog::info("fp8_scaled: the transformer's Linear weights stored as float8 e4m3 with a per-tensor scale, dequantised per layer");
