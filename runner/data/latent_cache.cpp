@@ -53,7 +53,7 @@ bool sameMetadata(const std::map<std::string, std::string>& stored, const std::m
 }
 
 std::optional<CachedLatent> loadIfValid(const std::string& path, const std::map<std::string, std::string>& expected,
-                                        bool flip, bool masked, const ImageEntry& e) {
+                                        bool flip, bool masked, const ImageEntry& e, int64_t downscale) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::nullopt;
   try {
@@ -62,8 +62,8 @@ std::optional<CachedLatent> loadIfValid(const std::string& path, const std::map<
       return std::nullopt;
     CachedLatent c;
     c.latents = file.tensor("latents").to(torch::kFloat32).clone();
-    if (c.latents.dim() != 3 || c.latents.size(1) * 8 != e.choice.bucket.height ||
-        c.latents.size(2) * 8 != e.choice.bucket.width)
+    if (c.latents.dim() != 3 || c.latents.size(1) * downscale != e.choice.bucket.height ||
+        c.latents.size(2) * downscale != e.choice.bucket.width)
       return std::nullopt;
     if (flip) c.flippedLatents = file.tensor("latents_flipped").to(torch::kFloat32).clone();
     if (masked) {
@@ -113,7 +113,7 @@ LatentCache LatentCache::build(const Dataset& dataset, const ImageEncoder& encod
     if (options.toDisk) {
       metadata[i] = expectedMetadata(e, s, options);
       if (auto c = loadIfValid(latentCachePath(e.path, e.choice.bucket), metadata[i], s.flipAug,
-                               maskSourceOf(s) != MaskSource::None, e)) {
+                               maskSourceOf(s) != MaskSource::None, e, options.downscale)) {
         cache.entries_[i] = std::move(c);
         ++local.loadedFromDisk;
         continue;

@@ -25,6 +25,7 @@ struct LatentCacheOptions {
   std::string encoderIdentity;  // changes whenever the encoder would give other latents
   int batchSize = 1;            // vae_batch_size
   int workers = 1;              // decode/resize threads
+  int64_t downscale = 8;        // the encoder's pixels per latent (its config's downscale(): 8 at full size)
 };
 
 struct CachedLatent {

@@ -158,16 +158,21 @@ torch::ScalarType float8Dtype() {
 #endif
 }
 
-int storeLinearsInFloat8(torch::nn::Module& root) {
+namespace {
+
+// Every module of type M (a Linear or a Conv2d) under `root` whose weight is not served yet: the
+// weight cast to e4m3 (contiguous, as the upcast kernel reads it) and served upcast per call.
+template <typename M>
+int storeWeightsInFloat8(torch::nn::Module& root) {
 #if SINTER_HAS_FLOAT8
   torch::NoGradGuard noGrad;
   int count = 0;
   for (const auto& module : root.modules(/*include_self=*/true)) {
-    auto linear = std::dynamic_pointer_cast<LinearImpl>(module);
-    if (!linear || linear->served) continue;
-    linear->weight.set_requires_grad(false);
-    linear->weight.set_data(linear->weight.data().to(torch::kFloat8_e4m3fn));
-    linear->served = std::make_shared<Float8Weight>(linear->weight);
+    auto layer = std::dynamic_pointer_cast<M>(module);
+    if (!layer || layer->served) continue;
+    layer->weight.set_requires_grad(false);
+    layer->weight.set_data(layer->weight.data().to(torch::kFloat8_e4m3fn).contiguous());
+    layer->served = std::make_shared<Float8Weight>(layer->weight);
     ++count;
   }
   return count;
@@ -177,24 +182,11 @@ int storeLinearsInFloat8(torch::nn::Module& root) {
 #endif
 }
 
-int storeConvolutionsInFloat8(torch::nn::Module& root) {
-#if SINTER_HAS_FLOAT8
-  torch::NoGradGuard noGrad;
-  int count = 0;
-  for (const auto& module : root.modules(/*include_self=*/true)) {
-    auto conv = std::dynamic_pointer_cast<Conv2dImpl>(module);
-    if (!conv || conv->served) continue;
-    conv->weight.set_requires_grad(false);
-    conv->weight.set_data(conv->weight.data().to(torch::kFloat8_e4m3fn).contiguous());
-    conv->served = std::make_shared<Float8Weight>(conv->weight);
-    ++count;
-  }
-  return count;
-#else
-  (void)root;
-  noFloat8();
-#endif
-}
+}  // namespace
+
+int storeLinearsInFloat8(torch::nn::Module& root) { return storeWeightsInFloat8<LinearImpl>(root); }
+
+int storeConvolutionsInFloat8(torch::nn::Module& root) { return storeWeightsInFloat8<Conv2dImpl>(root); }
 
 void moveToDevice(torch::nn::Module& root, const torch::Device& device) {
   torch::NoGradGuard noGrad;

@@ -125,6 +125,34 @@ TEST(LatentCache, DiskCacheIsReusedAndInvalidated) {
   EXPECT_EQ(stats.encoded, 1u);
 }
 
+// An encoder of another factor than 8 (the tiny test models' VAE) has its disk cache read back, not
+// encoded again at every start; latents of the wrong size for that factor are encoded again.
+TEST(LatentCache, DiskCacheKeepsTheEncodersOwnFactor) {
+  TempDir dir;
+  fs::create_directories(dir.path / "imgs");
+  writeImage(dir / "imgs/a.png", 32, 32);
+  writeImage(dir / "imgs/b.png", 48, 32);
+  auto pool4 = [](const torch::Tensor& images) { return torch::avg_pool2d(images, 4); };
+  LatentCacheOptions opts;
+  opts.toDisk = true;
+  opts.encoderIdentity = "pool4";
+  opts.downscale = 4;
+  LatentCacheStats stats;
+  const Dataset d = makeDataset(dir, false);
+  const LatentCache first = LatentCache::build(d, pool4, opts, &stats);
+  EXPECT_EQ(stats.encoded, 2u);
+  EXPECT_EQ(first.get(0).latents.size(1), 8);  // 32 px / 4
+  const LatentCache second = LatentCache::build(d, pool4, opts, &stats);
+  EXPECT_EQ(stats.loadedFromDisk, 2u);
+  EXPECT_EQ(stats.encoded, 0u);
+  EXPECT_TRUE(torch::equal(first.get(1).latents, second.get(1).latents));
+  // The same files read as a factor-8 encoder's: the wrong size, so encoded again.
+  opts.downscale = 8;
+  LatentCache::build(d, poolEncoder, opts, &stats);
+  EXPECT_EQ(stats.loadedFromDisk, 0u);
+  EXPECT_EQ(stats.encoded, 2u);
+}
+
 TEST(LatentCache, RandomCropCannotBeCached) {
   TempDir dir;
   fs::create_directories(dir.path / "imgs");

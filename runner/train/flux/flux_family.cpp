@@ -206,6 +206,7 @@ void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
     o.encoderIdentity = "flux-ae:" + fileIdentity(options_.files.ae);
     o.batchSize = options_.vaeBatchSize;
     o.workers = workers;
+    o.downscale = models_.ae->config().downscale();
     data::LatentCacheStats stats;
     spdlog::info("caching latents");
     at::Generator cacheGenerator = makeGenerator(device_, seed_);

@@ -135,6 +135,7 @@ void SdxlFamily::buildCaches(const data::Dataset& dataset, int workers) {
     o.encoderIdentity = "sdxl-vae:" + fs::path(vaeFile).filename().string() + ":" + std::to_string(fs::file_size(vaeFile));
     o.batchSize = options_.vaeBatchSize;
     o.workers = workers;
+    o.downscale = models_.vae->config().downscale();
     data::LatentCacheStats stats;
     spdlog::info("caching latents");
     at::Generator cacheGenerator = makeGenerator(device_, seed_);
