@@ -4,9 +4,6 @@
 
 namespace sinter::kernels {
 
-// The most rows (x's M, g's M) the kernels take: their accumulators are registers per row.
-constexpr int64_t kFloat8GemvMaxRows = 4;
-
 // y [M, N] = x [M, K] (W * scale)^T (+ bias [N]) in x's dtype, W [N, K] e4m3 codes (K a multiple
 // of 16, rows 16-byte aligned), scale float32: one value, or one per row of W ([N, 1]).
 at::Tensor float8GemvForwardCuda(const at::Tensor& x, const at::Tensor& stored, const at::Tensor& scale, const at::Tensor& bias);

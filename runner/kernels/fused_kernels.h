@@ -98,6 +98,7 @@ std::vector<torch::Tensor> float8QuantizeRows(const torch::Tensor& x, torch::Sca
 // in the rows' dtype, float32 accumulation (the backward sums fixed chunks of W's rows in order:
 // deterministic). No host sync. Takes contiguous CUDA rows, M <= 4, K a multiple of 16 up to
 // 16384 (float8GemvFits, with `rows` x or g); throws otherwise, and in a build without the kernels.
+constexpr int64_t kFloat8GemvMaxRows = 4;  // the accumulators are registers a row
 bool float8GemvFits(const torch::Tensor& rows, const torch::Tensor& stored, const torch::Tensor& scale);
 torch::Tensor float8GemvForward(const torch::Tensor& x, const torch::Tensor& stored, const torch::Tensor& scale,
                                 const torch::Tensor& bias);

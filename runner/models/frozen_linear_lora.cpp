@@ -28,9 +28,9 @@ struct FrozenLinearWithLora : public torch::autograd::Function<FrozenLinearWithL
                                const c10::optional<torch::Tensor>& bias, const torch::Tensor& down, const torch::Tensor& up,
                                double alpha, const std::shared_ptr<ServedWeight>& served) {
     // fp8_fast: the base product on FP8 tensor cores from the stored form (no upcast weight).
-    const bool products = served && served->computesProducts();
+    const torch::Tensor x2 = x.view({-1, x.size(-1)});
+    const bool products = served && served->computesProducts(x2.size(0));
     const torch::Tensor weight = products ? stored : served ? served->get(x.scalar_type()) : stored;
-    const torch::Tensor x2 = x.view({-1, weight.size(1)});
     const torch::Tensor h = torch::mm(x2, down.t());  // [N, rank]
     torch::Tensor y;
     if (products) {
@@ -65,7 +65,7 @@ struct FrozenLinearWithLora : public torch::autograd::Function<FrozenLinearWithL
         served == ctx->saved_data.end()
             ? nullptr
             : c10::static_intrusive_pointer_cast<ServedWeightCapsule>(served->second.toCapsule())->weight;
-    const bool products = servedWeight && servedWeight->computesProducts();
+    const bool products = servedWeight && servedWeight->computesProducts(x2.size(0));
     const double alpha = ctx->saved_data["alpha"].toDouble();
     const torch::Tensor g = grads[0].reshape({-1, ctx->saved_data["out_features"].toInt()});  // [N, out]
     const c10::List<bool> wanted = ctx->saved_data["wanted"].toBoolList();

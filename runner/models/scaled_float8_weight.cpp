@@ -40,8 +40,11 @@ class ScaledFloat8Weight : public ServedWeight {
     return stored_.to(torch::kFloat32).mul_(scale_).to(dtype);
   }
 
-  // fp8_fast's FP8 GEMMs, and on the GPU the few-row products (float8GemvFits) read from the codes.
-  bool computesProducts() const override { return options_.fastForward || (stored_.is_cuda() && gemvEnabled()); }
+  // fp8_fast's FP8 GEMMs, and on the GPU the products of a few rows, read from the codes
+  // (kernels::float8GemvForward; more rows dequantise and keep the Linear's own GEMM order).
+  bool computesProducts(int64_t rows) const override {
+    return options_.fastForward || (rows <= kernels::kFloat8GemvMaxRows && stored_.is_cuda() && gemvEnabled());
+  }
   // Which products run on FP8 tensor cores; false where the stored form cannot serve them (stored
   // for dequantising only, or no transposed copy for the backward).
   bool setCompute(bool forward, bool backward, Float8Format gradientFormat) {

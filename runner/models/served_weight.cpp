@@ -108,7 +108,7 @@ torch::Tensor ServedWeight::forwardProduct(const torch::Tensor& x2, const torch:
 torch::Tensor ServedWeight::backwardProduct(const torch::Tensor& g) { return torch::mm(g, get(g.scalar_type())); }
 
 torch::Tensor frozenLinear(const torch::Tensor& x, const std::shared_ptr<ServedWeight>& weight, const torch::Tensor& bias) {
-  if (weight->computesProducts()) return productLinear(x, weight, bias);
+  if (weight->computesProducts(x.numel() / x.size(-1))) return productLinear(x, weight, bias);
   const torch::ScalarType dtype = x.scalar_type();
   torch::Tensor y;
   {

@@ -24,9 +24,10 @@ class ServedWeight {
   // Trained: the backward pass computes dW and calls takeGradient with it.
   virtual bool trained() const { return false; }
   virtual void takeGradient(const torch::Tensor& /*grad*/) {}
-  // fp8_fast: the Linear's products come from forwardProduct and backwardProduct (FP8 GEMMs on the
-  // stored form), not from get(): frozenLinear and frozenLinearWithLora ask this first.
-  virtual bool computesProducts() const { return false; }
+  // Whether the Linear's products for an input of `rows` rows come from forwardProduct and
+  // backwardProduct (fp8_fast's FP8 GEMMs, fp8_scaled's few-row kernels on the stored form), not
+  // from get(): frozenLinear and frozenLinearWithLora ask this first.
+  virtual bool computesProducts(int64_t /*rows*/) const { return false; }
   // x2 W^T (+ bias where defined) for x2 [N, in], in x2's dtype. By default through get().
   virtual torch::Tensor forwardProduct(const torch::Tensor& x2, const torch::Tensor& bias);
   // g W for g [N, out], in g's dtype. By default through get().

@@ -30,7 +30,7 @@ class ProductWeight : public ServedWeight {
  public:
   explicit ProductWeight(torch::Tensor w) : w_(std::move(w)) {}
   torch::Tensor get(torch::ScalarType dtype) override { return w_.to(dtype); }
-  bool computesProducts() const override { return true; }
+  bool computesProducts(int64_t) const override { return true; }
   torch::Tensor forwardProduct(const torch::Tensor& x2, const torch::Tensor& bias) override {
     ++forwardCalls;
     return ServedWeight::forwardProduct(x2, bias);
@@ -164,12 +164,12 @@ TEST(Float8Compute, FastWeightsAreScaledPerChannel) {
   Float8ScaledOptions options;
   options.fastForward = options.fastBackward = true;
   ASSERT_EQ(storeLinearsInScaledFloat8(*fast, torch::kCPU, options), 1);
-  EXPECT_TRUE(fast->served->computesProducts());
+  EXPECT_TRUE(fast->served->computesProducts(16));
   EXPECT_TRUE((fast->served->get(torch::kFloat32) - w).abs().le(rowAmax / 16).all().item<bool>());
   EXPECT_EQ(setFloat8Compute(*fast, true, false), 1);
-  EXPECT_TRUE(fast->served->computesProducts());
+  EXPECT_TRUE(fast->served->computesProducts(16));
   EXPECT_EQ(setFloat8Compute(*fast, false, false), 1);
-  EXPECT_FALSE(fast->served->computesProducts());
+  EXPECT_FALSE(fast->served->computesProducts(16));
   ASSERT_EQ(storeLinearsInScaledFloat8(*plain, torch::kCPU, Float8ScaledOptions{}), 1);
   EXPECT_EQ(setFloat8Compute(*plain, true, true), 0);  // stored to dequantise only: no FP8 products
   EXPECT_TRUE((plain->served->get(torch::kFloat32) - w).abs().le(w.abs().max() / 16).all().item<bool>());
@@ -193,11 +193,11 @@ TEST(Float8Compute, LinearsLeftOutOfFloat8ProductsAreDequantised) {
             2);
   EXPECT_EQ(seen, (std::vector<std::string>{"kept", "modulation"}));
   auto kept = root[0]->as<LinearImpl>(), left = root[1]->as<LinearImpl>();
-  EXPECT_TRUE(kept->served->computesProducts());
-  EXPECT_FALSE(left->served->computesProducts());
+  EXPECT_TRUE(kept->served->computesProducts(16));
+  EXPECT_FALSE(left->served->computesProducts(16));
   const torch::Tensor w = left->served->get(torch::kFloat32);
   EXPECT_EQ(setFloat8Compute(*root, true, true), 1);  // the kept one only
-  EXPECT_FALSE(left->served->computesProducts());
+  EXPECT_FALSE(left->served->computesProducts(16));
   EXPECT_TRUE(torch::equal(left->served->get(torch::kFloat32), w));
 }
 
@@ -217,7 +217,7 @@ TEST(Float8Compute, WithoutFloat8ScaledStorageIsRefusedNamingTheOption) {
     EXPECT_EQ(storeLinearsInScaledFloat8(*linear, torch::kCPU, Float8ScaledOptions{}), 1);
     EXPECT_EQ(linear->weight.scalar_type(), float8Dtype());
     ASSERT_TRUE(linear->served);
-    EXPECT_FALSE(linear->served->computesProducts());
+    EXPECT_FALSE(linear->served->computesProducts(16));
     const torch::Tensor got = linear->served->get(torch::kFloat32);
     EXPECT_LE((got - before).abs().max().item<double>(), before.abs().max().item<double>() / 16);
     const Float8Tensor q = quantizePerTensor(before, Float8Format::E4M3);
