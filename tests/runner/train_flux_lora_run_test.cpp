@@ -330,11 +330,12 @@ TEST_F(FluxLoraRun, TheStartPlacesTheTransformerAfterTheCaches) {
   expectLogInOrder(first, {"caching latents", "placing the AE on cpu for caching", "latents: ", "caching text encoder outputs",
                 "placing CLIP-L and T5-XXL on cpu for caching", "text encoder outputs: ", "placing the FLUX transformer on cpu",
                 "steps"});
-  // Text encoder outputs read whole from disk: their stage moves no model.
+  // Latents (the tiny AE's own factor) and text encoder outputs read whole from disk: their stages move no model.
   const ProcessResult again = runRunner({"--config_file", writeConfig("staged.toml", path("out_staged2"), extra), "--events", "jsonl"});
   ASSERT_EQ(again.exitCode, 0) << again.err;
   EXPECT_EQ(again.err.find("CLIP-L and T5-XXL on"), std::string::npos) << again.err;
-  expectLogInOrder(again, {"text encoder outputs: 0 encoded", "placing the FLUX transformer on cpu"});
+  EXPECT_EQ(again.err.find("placing the AE on"), std::string::npos) << again.err;
+  expectLogInOrder(again, {"latents: 0 encoded", "text encoder outputs: 0 encoded", "placing the FLUX transformer on cpu"});
   EXPECT_EQ(losses(first).size(), 2u);
   EXPECT_EQ(losses(again).size(), 2u);
   // Without cached text outputs the encoders go to the device after the latents, the transformer last.
