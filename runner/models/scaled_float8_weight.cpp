@@ -57,7 +57,7 @@ class ScaledFloat8Weight : public ServedWeight {
 
   torch::Tensor forwardProduct(const torch::Tensor& x2, const torch::Tensor& bias) override {
     if (!options_.fastForward) {
-      if (gemvEnabled() && kernels::float8GemvFits(x2, stored_, scale_)) return kernels::float8GemvForward(x2, stored_, scale_, bias);
+      if (gemvTakes(x2)) return kernels::float8GemvForward(x2, stored_, scale_, bias);
       return ServedWeight::forwardProduct(x2, bias);
     }
     // mat2 = W^T [in, out], column-major: the stored [out, in] row-major data as it is.
@@ -67,7 +67,7 @@ class ScaledFloat8Weight : public ServedWeight {
 
   torch::Tensor backwardProduct(const torch::Tensor& g) override {
     if (!options_.fastBackward || !transposed_.data.defined()) {
-      if (gemvEnabled() && kernels::float8GemvFits(g, stored_, scale_)) return kernels::float8GemvBackward(g, stored_, scale_);
+      if (gemvTakes(g)) return kernels::float8GemvBackward(g, stored_, scale_);
       return ServedWeight::backwardProduct(g);
     }
     // mat2 = W [out, in], column-major: the transposed copy's [in, out] row-major data.
@@ -76,6 +76,9 @@ class ScaledFloat8Weight : public ServedWeight {
   }
 
  private:
+  // The few-row kernels multiply these rows (x or g) from the stored codes.
+  bool gemvTakes(const torch::Tensor& rows) const { return gemvEnabled() && kernels::float8GemvFits(rows, stored_, scale_); }
+
   Float8Tensor quantize(const torch::Tensor& x, Float8Format format) const {
     return options_.scaling == Float8Scaling::Row ? quantizeRows(x, format) : quantizePerTensor(x, format);
   }
