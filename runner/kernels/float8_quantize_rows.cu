@@ -62,10 +62,69 @@ __device__ __forceinline__ uint32_t packCodes(const T* v, float factor) {
   return packed;
 }
 
-// One block a row: the row read once for its amax and again (from cache) for the codes. The
-// factor and the scale follow models/float8_compute.cpp's torch operators step by step
-// (reciprocal, multiply, round to bfloat16, reciprocal; each IEEE round-to-nearest), so both paths
-// give the same bits.
+// The row's amax from this thread's values, over the threads sharing the row: a warp, or the
+// whole block (kThreads) with `shared` joining its warps.
+template <int kRowThreads>
+__device__ __forceinline__ float rowMax(float v, float (&shared)[kThreads / 32]) {
+  if constexpr (kRowThreads == kThreads) return blockMax(v, shared);
+  for (int offset = kRowThreads / 2; offset > 0; offset >>= 1) v = nanMax(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+// The factor of a row with this amax, and its scale (1 / factor), following
+// models/float8_compute.cpp's torch operators step by step (reciprocal, multiply, round to bfloat16,
+// reciprocal; each IEEE round-to-nearest), so both paths give the same bits.
+__device__ __forceinline__ float rowFactor(float amax, float formatMax, float smallestAmax) {
+  const float clamped = amax < smallestAmax ? smallestAmax : amax;  // a NaN stays NaN, as clamp_min keeps it
+  return static_cast<float>(c10::BFloat16(__fmul_rn(__frcp_rn(clamped), formatMax)));
+}
+
+// Rows of at most kRowThreads * G groups, each read once into registers: kRowThreads (a warp, or
+// the block) share a row, a thread loading its G groups before it waits on any (the loads in flight
+// at once are what a memory-bound kernel's speed is made of), then the amax, then the codes from the
+// registers.
+template <typename T, typename F8, int kRowThreads, int G>
+__global__ void __launch_bounds__(kThreads)
+    quantizeHeldRows(const T* __restrict__ in, uint8_t* __restrict__ out, float* __restrict__ scales, int64_t rows,
+                     int64_t groupsPerRow, float formatMax, float smallestAmax) {
+  constexpr int kRowsPerBlock = kThreads / kRowThreads;
+  __shared__ float shared[kThreads / 32];
+  const int lane = threadIdx.x % kRowThreads;
+  // Every thread of a block runs the same number of iterations (blockMax synchronises the block).
+  for (int64_t first = int64_t{blockIdx.x} * kRowsPerBlock; first < rows; first += int64_t{gridDim.x} * kRowsPerBlock) {
+    const int64_t row = first + threadIdx.x / kRowThreads;
+    const bool live = row < rows;
+    const Group<T>* src = reinterpret_cast<const Group<T>*>(in + row * groupsPerRow * kPerGroup);
+    Group<T> x[G];
+    float amax = 0.0f;
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      const int64_t index = lane + int64_t{g} * kRowThreads;
+      if (live && index < groupsPerRow) x[g] = src[index];
+    }
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      const int64_t index = lane + int64_t{g} * kRowThreads;
+      if (live && index < groupsPerRow) {
+#pragma unroll
+        for (int e = 0; e < kPerGroup; ++e) amax = nanMax(amax, fabsf(static_cast<float>(x[g].v[e])));
+      }
+    }
+    amax = rowMax<kRowThreads>(amax, shared);
+    if (!live) continue;
+    const float factor = rowFactor(amax, formatMax, smallestAmax);
+    if (lane == 0) scales[row] = __frcp_rn(factor);
+    uint2* dst = reinterpret_cast<uint2*>(out + row * groupsPerRow * kPerGroup);
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      const int64_t index = lane + int64_t{g} * kRowThreads;
+      if (index < groupsPerRow) dst[index] = make_uint2(packCodes<F8>(x[g].v, factor), packCodes<F8>(x[g].v + 4, factor));
+    }
+  }
+}
+
+// Rows longer than the held kernels take: one block a row, read once for its amax and again (from
+// cache) for the codes.
 template <typename T, typename F8>
 __global__ void __launch_bounds__(kThreads)
     quantizeRows(const T* __restrict__ in, uint8_t* __restrict__ out, float* __restrict__ scales, int64_t rows,
@@ -80,8 +139,7 @@ __global__ void __launch_bounds__(kThreads)
       for (int e = 0; e < kPerGroup; ++e) amax = nanMax(amax, fabsf(static_cast<float>(x.v[e])));
     }
     amax = blockMax(amax, shared);
-    const float clamped = amax < smallestAmax ? smallestAmax : amax;  // a NaN stays NaN, as clamp_min keeps it
-    const float factor = static_cast<float>(c10::BFloat16(__fmul_rn(__frcp_rn(clamped), formatMax)));
+    const float factor = rowFactor(amax, formatMax, smallestAmax);
     if (threadIdx.x == 0) scales[row] = __frcp_rn(factor);
     uint2* dst = reinterpret_cast<uint2*>(out + row * groupsPerRow * kPerGroup);
     for (int64_t g = threadIdx.x; g < groupsPerRow; g += kThreads) {
@@ -91,9 +149,28 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+template <typename T, typename F8, int kRowThreads, int G>
+void launchHeld(const at::Tensor& x, at::Tensor& data, at::Tensor& scale, float formatMax, float smallestAmax) {
+  const int64_t rows = x.size(0), groupsPerRow = x.size(1) / kPerGroup;
+  constexpr int64_t kRowsPerBlock = kThreads / kRowThreads;
+  const int64_t blocks = std::min<int64_t>((rows + kRowsPerBlock - 1) / kRowsPerBlock, int64_t{1} << 20);
+  quantizeHeldRows<T, F8, kRowThreads, G><<<static_cast<unsigned int>(blocks), kThreads, 0, at::cuda::getCurrentCUDAStream()>>>(
+      x.data_ptr<T>(), static_cast<uint8_t*>(data.data_ptr()), scale.data_ptr<float>(), rows, groupsPerRow, formatMax,
+      smallestAmax);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
 template <typename T, typename F8>
 void launch(const at::Tensor& x, at::Tensor& data, at::Tensor& scale, float formatMax, float smallestAmax) {
   const int64_t rows = x.size(0), groupsPerRow = x.size(1) / kPerGroup;
+  // A warp a row up to 4096 elements (FLUX's 3072-wide activations), the block a row up to 24576
+  // (its 9216-21504-wide outputs' gradients, 15360-wide joins), the looping kernel beyond.
+  if (groupsPerRow <= 32 * 4) return launchHeld<T, F8, 32, 4>(x, data, scale, formatMax, smallestAmax);
+  if (groupsPerRow <= 32 * 8) return launchHeld<T, F8, 32, 8>(x, data, scale, formatMax, smallestAmax);
+  if (groupsPerRow <= 32 * 16) return launchHeld<T, F8, 32, 16>(x, data, scale, formatMax, smallestAmax);
+  if (groupsPerRow <= kThreads * 4) return launchHeld<T, F8, kThreads, 4>(x, data, scale, formatMax, smallestAmax);
+  if (groupsPerRow <= kThreads * 8) return launchHeld<T, F8, kThreads, 8>(x, data, scale, formatMax, smallestAmax);
+  if (groupsPerRow <= kThreads * 12) return launchHeld<T, F8, kThreads, 12>(x, data, scale, formatMax, smallestAmax);
   const int64_t blocks = std::min<int64_t>(rows, int64_t{1} << 20);
   quantizeRows<T, F8><<<static_cast<unsigned int>(blocks), kThreads, 0, at::cuda::getCurrentCUDAStream()>>>(
       x.data_ptr<T>(), static_cast<uint8_t*>(data.data_ptr()), scale.data_ptr<float>(), rows, groupsPerRow, formatMax,
