@@ -39,11 +39,18 @@ __device__ float blockMax(float v, float (&shared)[kThreads / 32]) {
   return m;
 }
 
-// A float32 value's float8 code, rounded to nearest even as PyTorch's cast rounds it (c10's
-// conversion; for e5m2 on Blackwell the hardware's, as PyTorch's cast there avoids a ptxas
-// miscompilation of the software form's subnormals).
+// A float32 value's float8 code, rounded to nearest even as PyTorch's cast rounds it. e4m3 from
+// Ada on by the hardware's conversion: one instruction, where c10's software conversion takes some
+// thirty a value, enough to make this memory-bound kernel wait on arithmetic. It saturates at 448
+// where c10's turns values from 464 up into NaN; no value reaches 464 here (x * factor is at most
+// formatMax (1 + 2^-9) after the factor's bfloat16 rounding, about 448.9), so the codes are the
+// same. e5m2 by c10's conversion (on Blackwell the hardware's, as PyTorch's cast there avoids a
+// ptxas miscompilation of the software form's subnormals).
 template <typename F8>
 __device__ __forceinline__ uint32_t float8Code(float v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  if constexpr (std::is_same_v<F8, c10::Float8_e4m3fn>) return __nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3);
+#endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
   if constexpr (std::is_same_v<F8, c10::Float8_e5m2>) return __nv_cvt_float_to_fp8(v, __NV_NOSAT, __NV_E5M2);
 #endif
@@ -167,6 +174,7 @@ void launch(const at::Tensor& x, at::Tensor& data, at::Tensor& scale, float form
   // (its 9216-21504-wide outputs' gradients, 15360-wide joins), the looping kernel beyond.
   if (groupsPerRow <= 32 * 4) return launchHeld<T, F8, 32, 4>(x, data, scale, formatMax, smallestAmax);
   if (groupsPerRow <= 32 * 8) return launchHeld<T, F8, 32, 8>(x, data, scale, formatMax, smallestAmax);
+  if (groupsPerRow <= 32 * 12) return launchHeld<T, F8, 32, 12>(x, data, scale, formatMax, smallestAmax);
   if (groupsPerRow <= 32 * 16) return launchHeld<T, F8, 32, 16>(x, data, scale, formatMax, smallestAmax);
   if (groupsPerRow <= kThreads * 4) return launchHeld<T, F8, kThreads, 4>(x, data, scale, formatMax, smallestAmax);
   if (groupsPerRow <= kThreads * 8) return launchHeld<T, F8, kThreads, 8>(x, data, scale, formatMax, smallestAmax);

@@ -8,7 +8,7 @@ namespace sinter::kernels {
 
 // x [rows, K] (contiguous, K a multiple of 8, data aligned to 8 elements; float32, float16 or
 // bfloat16) -> (data [rows, K] in `float8Type`: float8_e4m3fn or float8_e5m2, scale [rows, 1]
-// float32), one block a row: the row's amax, factor = bfloat16(formatMax * (1 / max(amax,
+// float32), a warp or a block a row: the row's amax, factor = bfloat16(formatMax * (1 / max(amax,
 // smallestAmax))), data = float8(x * factor), scale = 1 / factor (fused_kernels.h).
 std::pair<at::Tensor, at::Tensor> float8QuantizeRowsCuda(const at::Tensor& x, at::ScalarType float8Type, float formatMax,
                                                          float smallestAmax);

@@ -104,14 +104,4 @@ torch::Tensor float8GemvForward(const torch::Tensor& x, const torch::Tensor& sto
                                 const torch::Tensor& bias);
 torch::Tensor float8GemvBackward(const torch::Tensor& g, const torch::Tensor& stored, const torch::Tensor& scale);
 
-// fp8_fast's LoRA term added into the FP8 GEMM's output (at::_scaled_mm cannot accumulate into it):
-// out [M, N] += alpha * a [M, R] b [R, N] in place, the products on tensor cores (bfloat16 products,
-// float32 sums, rounded once as cuBLAS's beta-1 GEMM rounds), out read and written once, where
-// cuBLAS's skinny GEMM reads and rewrites it at about two thirds of the memory's speed. bfloat16
-// CUDA tensors: out and a contiguous, b row-major or a contiguous [N, R] transposed; M a multiple
-// of 16, N of 128, R of 16, 32, 64 or 128 (lowRankAccumulateFits); throws otherwise, and in a
-// build without the kernels.
-bool lowRankAccumulateFits(const torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b);
-void lowRankAccumulate(torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b, double alpha);
-
 }  // namespace sinter::kernels

@@ -1,10 +1,5 @@
 #include "models/frozen_linear_lora.h"
 
-#include <cstdlib>
-#include <string>
-
-#include "kernels/fused_kernels.h"
-
 namespace sinter::models {
 
 namespace {
@@ -16,25 +11,6 @@ using torch::autograd::variable_list;
 // scale rides in the GEMM instead of a kernel of its own.
 torch::Tensor scaledProduct(const torch::Tensor& a, const torch::Tensor& b, double alpha) {
   return torch::empty({a.size(0), b.size(1)}, a.options()).addmm_(a, b, /*beta=*/0.0, alpha);
-}
-
-// SINTER_FP8_LORA_KERNEL=0: fp8_fast's LoRA term added by cuBLAS's addmm_, not the accumulation
-// kernel: a diagnostic for measuring it (tests/gpu/README.md), as SINTER_FP8_GEMV. Read once.
-bool lowRankKernelEnabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("SINTER_FP8_LORA_KERNEL");
-    return !(v && std::string(v) == "0");
-  }();
-  return on;
-}
-
-// out += alpha a b into the FP8 GEMM's output: one pass over out in the accumulation kernel where it
-// takes the shapes (kernels::lowRankAccumulate), else cuBLAS's skinny GEMM.
-void addLowRank(torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b, double alpha) {
-  if (lowRankKernelEnabled() && kernels::lowRankAccumulateFits(out, a, b))
-    kernels::lowRankAccumulate(out, a, b, alpha);
-  else
-    out.addmm_(a, b, /*beta=*/1.0, alpha);
 }
 
 // A served weight (fp8_base, blocks_to_swap) rides in an autograd context's saved_data as a capsule:
@@ -60,7 +36,7 @@ struct FrozenLinearWithLora : public torch::autograd::Function<FrozenLinearWithL
     if (products) {
       // The FP8 GEMM writes y (with the bias in its epilogue); the skinny up projection adds into it.
       y = served->forwardProduct(x2, bias ? *bias : torch::Tensor());
-      addLowRank(y, h, up.t(), alpha);
+      y.addmm_(h, up.t(), /*beta=*/1.0, alpha);
     } else {
       // The skinny up projection first (it only writes y), then the base GEMM adds into it: the
       // base GEMM is compute-bound, so reading y in its epilogue is free, where the other order
@@ -99,9 +75,8 @@ struct FrozenLinearWithLora : public torch::autograd::Function<FrozenLinearWithL
       const torch::Tensor dh = scaledProduct(g, up, alpha);  // [N, rank]: alpha g U
       if (wantX && products) {
         // fp8_fast: the FP8 GEMM writes dx (it cannot accumulate), the skinny product adds into it.
-        torch::Tensor dx2 = servedWeight->backwardProduct(g.contiguous());
-        addLowRank(dx2, dh, down, 1.0);
-        dx = at::_unsafe_view(dx2, ctx->saved_data["x_sizes"].toIntVector());
+        dx = at::_unsafe_view(servedWeight->backwardProduct(g.contiguous()).addmm_(dh, down),
+                              ctx->saved_data["x_sizes"].toIntVector());
       } else if (wantX) {
         // As in forward: the skinny product written first, the base GEMM accumulating into it.
         const torch::Tensor weight = servedWeight ? servedWeight->get(x2.scalar_type()) : saved[2];

@@ -9,8 +9,6 @@
 #             rowwise with use_fast_accum, each timed (quantizing included) and against float64
 #   gemv      the few-row e4m3 products (FLUX's modulations and embedders, bs 1-4) against float64 and
 #             the dequantised weight's cuBLAS GEMM they replace, each timed
-#   lowrank   the LoRA term's accumulation into the FP8 GEMM's output (kernels::lowRankAccumulate) at FLUX's
-#             shapes against float64 and the cuBLAS addmm_ it replaces, each timed
 #   linear    one FP8 Linear with LoRA, forward and backward, against float64 (bounds in the table)
 #   grads     full-size random FLUX.1-dev, 1024x1024, one batch: every LoRA module's gradient with
 #             FP8 compute against bf16's, as cosine similarity (forward only, forward+backward with dy
@@ -23,8 +21,6 @@
 #   sdscripts sd-scripts' own eager FLUX step (.bench/sdscripts_step.py, tests/gpu/README.md): run it
 #             in the same call as speed, the machines' timings vary from call to call
 #   speed-fwd the same FP8 rows with the backward in bf16 (--no-fp8_fast_backward)
-#   speed-lora the FP8 rows with the LoRA term added by cuBLAS's addmm_ (SINTER_FP8_LORA_KERNEL=0), beside
-#             the accumulation kernel's (the default): one after the other on one GPU
 #   speed-accum the FP8 rows with use_fast_accum off, in the forward's GEMMs, and in both passes'
 #             (the trainer's diagnostic SINTER_FP8_FAST_ACCUM=0 / forward / 1; FP8_ACCUM_FORMS picks)
 # linear, grads and loss test fp8_fast as it trains (rowwise scales, dy e4m3, no use_fast_accum)
@@ -57,7 +53,7 @@ for part in "${parts[@]}"; do
   echo "== $part =="
   start=$(date +%s)
   case "$part" in
-    quantize|gemm|gemv|lowrank|linear)
+    quantize|gemm|gemv|linear)
             "$bin/sinter-fp8-compute-check" "$part" > "$out/$part.log" 2>&1 || status=1
             cat "$out/$part.log" ;;
     grads)  "$bin/sinter-fp8-compute-check" grads "${FP8_GRADS_SIDE:-128}" > "$out/grads.log" 2>&1 || status=1
@@ -75,14 +71,11 @@ for part in "${parts[@]}"; do
               echo "sd-scripts eager: skipped (no .bench/sdscripts_step.py: tests/gpu/README.md)"
             fi ;;
     speed-fwd) bench "fp8_fast (forward only)" speed-fp8-forward.log "${fp8[@]}" --no-fp8_fast_backward ;;
-    speed-lora)
-            SINTER_FP8_LORA_KERNEL=0 bench "fp8_fast, LoRA term by addmm_ (SINTER_FP8_LORA_KERNEL=0)" speed-fp8-lora-addmm.log "${fp8[@]}"
-            bench "fp8_fast, LoRA term by the accumulation kernel" speed-fp8-lora-kernel.log "${fp8[@]}" ;;
     speed-accum)
             for form in ${FP8_ACCUM_FORMS:-0 forward 1}; do
               SINTER_FP8_FAST_ACCUM="$form" bench "fp8_fast, SINTER_FP8_FAST_ACCUM=$form" "speed-fp8-accum-$form.log" "${fp8[@]}"
             done ;;
-    *) echo "unknown part '$part' (quantize, gemm, gemv, lowrank, linear, grads, loss, speed, sdscripts, speed-fwd, speed-lora, speed-accum)"; status=2 ;;
+    *) echo "unknown part '$part' (quantize, gemm, gemv, linear, grads, loss, speed, sdscripts, speed-fwd, speed-accum)"; status=2 ;;
   esac
   echo "($part: $(( $(date +%s) - start )) s)"
 done

@@ -6,8 +6,6 @@
 //                                               FP8 per tensor, FP8 rowwise, rowwise with use_fast_accum
 //   sinter-fp8-compute-check gemv               the few-row e4m3 products (modulations) against float64
 //                                               and the dequantised weight's cuBLAS GEMM, timed
-//   sinter-fp8-compute-check lowrank            the LoRA term's accumulation into the FP8 GEMM's output
-//                                               against float64 and cuBLAS's addmm_, timed
 //   sinter-fp8-compute-check linear             one FP8 Linear (with LoRA) forward/backward vs float64
 //   sinter-fp8-compute-check grads [SIDE]       every LoRA module's gradient, FP8 vs bf16, same batch
 //   sinter-fp8-compute-check loss [STEPS] [SIDE] [forward-only-too]   loss curves, bf16 vs FP8 (and
@@ -238,64 +236,6 @@ int gemvCheck(const torch::Device& device) {
   }
   std::printf("(bound: y and dx within 2^-8 of float64 on the same codes and scales, relative; twice the same bits; "
               "dequant: the weight upcast to bf16 times its scale, then cuBLAS, as the kernels replace)\n");
-  return ok ? 0 : 1;
-}
-
-// fp8_fast's LoRA term added into the FP8 GEMM's output (kernels::lowRankAccumulate) at FLUX's
-// shapes, forward (out += alpha h U^T, U [N, R] transposed) and backward (dx += dh D, D [R, K]
-// row-major), against float64 beside the cuBLAS addmm_ it replaces, each timed.
-int lowRankCheck(const torch::Device& device) {
-  if (!kernels::fusedKernelsCompiledIn()) {
-    std::printf("sinter-fp8-compute-check lowrank: this build has no CUDA kernels (nvcc), nothing to compare\n");
-    return 1;
-  }
-  struct Case {
-    int64_t m, n, r;
-    bool transposed;  // b is a [N, R] weight transposed (the forward's up), else a row-major [R, N] (the backward's down)
-  };
-  // 4608 tokens (single blocks), 4096 and 512 (a double block's streams); rank 32, and the others it takes.
-  const std::vector<Case> cases = {{4608, 21504, 32, true}, {4608, 3072, 32, true},   {4096, 9216, 32, true},
-                                   {4096, 12288, 32, true}, {4096, 3072, 32, true},   {512, 9216, 32, true},
-                                   {4608, 15360, 32, false}, {4608, 3072, 32, false}, {4096, 12288, 32, false},
-                                   {4096, 3072, 32, false}, {4608, 21504, 16, true},  {4608, 21504, 64, true},
-                                   {4608, 21504, 128, false}};
-  std::printf("| %-5s | %-6s | %-4s | %-10s | %13s | %13s | %9s | %7s | %9s | %-5s |\n|---|---|---|---|---|---|---|---|---|---|\n",
-              "M", "N", "rank", "b", "kernel err", "addmm_ err", "kernel us", "GB/s", "addmm_ us", "");
-  bool ok = true;
-  torch::manual_seed(0);
-  const auto f32 = torch::TensorOptions(device).dtype(torch::kFloat32);
-  const double alpha = 0.5;
-  for (const Case& c : cases) {
-    const torch::Tensor out0 = torch::randn({c.m, c.n}, f32).to(torch::kBFloat16);
-    const torch::Tensor a = torch::randn({c.m, c.r}, f32).to(torch::kBFloat16);
-    const torch::Tensor weight = (torch::randn(c.transposed ? std::vector<int64_t>{c.n, c.r} : std::vector<int64_t>{c.r, c.n}, f32) *
-                                  0.1).to(torch::kBFloat16);
-    const torch::Tensor b = c.transposed ? weight.t() : weight;
-    if (!kernels::lowRankAccumulateFits(out0, a, b)) {
-      std::printf("| %5lld | %6lld | %4lld | kernel refuses these shapes | FAILS |\n", static_cast<long long>(c.m),
-                  static_cast<long long>(c.n), static_cast<long long>(c.r));
-      ok = false;
-      continue;
-    }
-    const torch::Tensor want = out0.to(torch::kFloat64) + alpha * a.to(torch::kFloat64).mm(b.to(torch::kFloat64));
-    torch::Tensor got = out0.clone();
-    kernels::lowRankAccumulate(got, a, b, alpha);
-    torch::Tensor cublas = out0.clone();
-    cublas.addmm_(a, b, 1.0, alpha);
-    const double err = relError(got, want), cublasErr = relError(cublas, want);
-    // One bfloat16 rounding of each output (2^-9 relative) and float32 sums.
-    const double bound = 1.0 / 256;
-    const bool pass = err <= bound;
-    ok &= pass;
-    torch::Tensor scratch = out0.clone();
-    const double kernelMs = timeMs([&] { kernels::lowRankAccumulate(scratch, a, b, alpha); }, 100);
-    const double cublasMs = timeMs([&] { scratch.addmm_(a, b, 1.0, alpha); }, 100);
-    const double bytes = 4.0 * static_cast<double>(c.m * c.n);  // out read and written once
-    std::printf("| %5lld | %6lld | %4lld | %-10s | %13.3e | %13.3e | %9.1f | %7.0f | %9.1f | %-5s |\n", static_cast<long long>(c.m),
-                static_cast<long long>(c.n), static_cast<long long>(c.r), c.transposed ? "[N,R]^T" : "[R,N]", err, cublasErr,
-                1000 * kernelMs, bytes / (kernelMs * 1e6), 1000 * cublasMs, pass ? "ok" : "FAILS");
-  }
-  std::printf("(bound: within 2^-8 of float64, relative; GB/s: out read and written once)\n");
   return ok ? 0 : 1;
 }
 
@@ -658,7 +598,6 @@ int main(int argc, char** argv) {
     if (mode == "quantize") return quantizeCheck(device);
     if (mode == "gemm") return gemmCheck(device);
     if (mode == "gemv") return gemvCheck(device);
-    if (mode == "lowrank") return lowRankCheck(device);
     if (mode == "linear") return linearCheck(device);
     if (mode == "grads") return gradsCheck(device, argc > 2 ? std::stoll(argv[2]) : 128);
     if (mode == "loss")
@@ -668,6 +607,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "sinter-fp8-compute-check %s: %s\n", mode.c_str(), e.what());
     return 1;
   }
-  std::fprintf(stderr, "usage: sinter-fp8-compute-check quantize | gemm | gemv | lowrank | linear | grads [SIDE] | loss [STEPS] [SIDE] [forward-only-too]\n");
+  std::fprintf(stderr, "usage: sinter-fp8-compute-check quantize | gemm | gemv | linear | grads [SIDE] | loss [STEPS] [SIDE] [forward-only-too]\n");
   return 2;
 }
