@@ -23,8 +23,8 @@
 #   speed-fwd the same FP8 rows with the backward in bf16 (--no-fp8_fast_backward)
 #   speed-accum the FP8 rows with use_fast_accum off, in the forward's GEMMs, and in both passes'
 #             (the trainer's diagnostic SINTER_FP8_FAST_ACCUM=0 / forward / 1; FP8_ACCUM_FORMS picks)
-# linear, grads and loss test fp8_fast as it trains (rowwise scales, dy e4m3, no use_fast_accum)
-# unless FP8_SCALING=tensor, FP8_GRADIENT_FORMAT=e5m2 or FP8_FAST_ACCUM=forward|1 ask for another
+# linear, grads and loss test fp8_fast as it trains (rowwise scales, dy e4m3, use_fast_accum in both passes)
+# unless FP8_SCALING=tensor, FP8_GRADIENT_FORMAT=e5m2 or FP8_FAST_ACCUM=0|forward ask for another
 # form (sinter-fp8-compute-check only; the trainer has no such options, only the diagnostic above).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"

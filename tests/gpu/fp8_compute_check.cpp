@@ -15,7 +15,8 @@
 // The FP8 form of linear, grads and loss comes from the environment (this check only; the trainer
 // has no such options): FP8_SCALING=row (default: tokens and channels) or tensor (one scale per
 // tensor), FP8_GRADIENT_FORMAT=e4m3 or e5m2 (the backward's dy; default e4m3 rowwise, e5m2 per
-// tensor), FP8_FAST_ACCUM=forward or 1 (at::_scaled_mm's use_fast_accum in the forward's GEMMs, or in both passes').
+// tensor), FP8_FAST_ACCUM=0 or forward (at::_scaled_mm's use_fast_accum off, or in the forward's GEMMs
+// only; default 1, both passes', as fp8_fast trains).
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -71,6 +72,8 @@ models::Float8ScaledOptions fastOptions(bool backward) {
   const std::string format = environment("FP8_GRADIENT_FORMAT", scaling == "row" ? "e4m3" : "e5m2");
   if (format != "e4m3" && format != "e5m2") throw std::invalid_argument("FP8_GRADIENT_FORMAT must be e4m3 or e5m2, got " + format);
   o.gradientFormat = format == "e4m3" ? models::Float8Format::E4M3 : models::Float8Format::E5M2;
+  // As the trainer sets it (train/flux/flux_model_set.cpp): fast accumulation in both passes.
+  o.fastAccumulationForward = o.fastAccumulationBackward = true;
   models::float8FastAccumulationFromEnvironment(o, "FP8_FAST_ACCUM");
   return o;
 }
