@@ -78,7 +78,7 @@ __device__ __forceinline__ float rowMax(float v, float (&shared)[kThreads / 32])
   return v;
 }
 
-// The factor of a row with this amax, and its scale (1 / factor), following
+// The factor of a row with this amax (its scale is 1 / factor), following
 // models/float8_compute.cpp's torch operators step by step (reciprocal, multiply, round to bfloat16,
 // reciprocal; each IEEE round-to-nearest), so both paths give the same bits.
 __device__ __forceinline__ float rowFactor(float amax, float formatMax, float smallestAmax) {
@@ -86,10 +86,9 @@ __device__ __forceinline__ float rowFactor(float amax, float formatMax, float sm
   return static_cast<float>(c10::BFloat16(__fmul_rn(__frcp_rn(clamped), formatMax)));
 }
 
-// Rows of at most kRowThreads * G groups, each read once into registers: kRowThreads (a warp, or
-// the block) share a row, a thread loading its G groups before it waits on any (the loads in flight
-// at once are what a memory-bound kernel's speed is made of), then the amax, then the codes from the
-// registers.
+// Rows of at most kRowThreads * G groups, each read once into registers (the looping kernel below
+// reads a row again from cache for its codes): kRowThreads (a warp, or the block) share a row, a
+// thread issuing its G loads before it uses any, then the amax, then the codes from the registers.
 template <typename T, typename F8, int kRowThreads, int G>
 __global__ void __launch_bounds__(kThreads)
     quantizeHeldRows(const T* __restrict__ in, uint8_t* __restrict__ out, float* __restrict__ scales, int64_t rows,
