@@ -72,8 +72,6 @@ models::Float8ScaledOptions fastOptions(bool backward) {
   const std::string format = environment("FP8_GRADIENT_FORMAT", scaling == "row" ? "e4m3" : "e5m2");
   if (format != "e4m3" && format != "e5m2") throw std::invalid_argument("FP8_GRADIENT_FORMAT must be e4m3 or e5m2, got " + format);
   o.gradientFormat = format == "e4m3" ? models::Float8Format::E4M3 : models::Float8Format::E5M2;
-  // As the trainer sets it (train/flux/flux_model_set.cpp): fast accumulation in both passes.
-  o.fastAccumulationForward = o.fastAccumulationBackward = true;
   models::float8FastAccumulationFromEnvironment(o, "FP8_FAST_ACCUM");
   return o;
 }

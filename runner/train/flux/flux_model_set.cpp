@@ -16,10 +16,7 @@ FluxWeightPlacement FluxWeightPlacement::fromConfig(const Config& config) {
   p.fp8Scaled = p.fp8Base && config.getBool("fp8_scaled");
   p.fp8Compute.fastForward = p.fp8Scaled && config.getBool("fp8_fast");
   p.fp8Compute.fastBackward = p.fp8Compute.fastForward && config.getBool("fp8_fast_backward");
-  // Hopper's fast FP8 accumulation in both passes' GEMMs: within fp8_fast's quality bounds (LoRA
-  // gradients' cosine, loss curve) and 3-4% of the step faster (tests/gpu/RESULTS.md);
-  // SINTER_FP8_FAST_ACCUM measures the other forms.
-  p.fp8Compute.fastAccumulationForward = p.fp8Compute.fastAccumulationBackward = true;
+  // Fast FP8 accumulation in both passes (Float8ScaledOptions' default) unless the diagnostic asks otherwise.
   models::float8FastAccumulationFromEnvironment(p.fp8Compute);
   if (!isUnset(config.get("blocks_to_swap"))) p.blocksToSwap = config.getInt("blocks_to_swap");
   // sd-scripts: fp8_base casts the text encoders to float8 as well, fp8_base_unet the transformer only.
