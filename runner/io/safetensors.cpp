@@ -247,6 +247,12 @@ std::vector<std::string> SafetensorsFile::keys() const {
 
 bool SafetensorsFile::has(const std::string& key) const { return entries_.count(key) != 0; }
 
+bool SafetensorsFile::hasKeyStartingWith(const std::string& start) const {
+  for (const std::string& key : keys())
+    if (key.rfind(start, 0) == 0) return true;
+  return false;
+}
+
 const TensorInfo& SafetensorsFile::info(const std::string& key) const {
   auto it = entries_.find(key);
   if (it == entries_.end()) throw SafetensorsError(path_, "no tensor named \"" + key + "\"");

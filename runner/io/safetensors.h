@@ -58,6 +58,7 @@ class SafetensorsFile {
   const std::string& path() const { return path_; }
   std::vector<std::string> keys() const;  // sorted, "_orig_mod." removed
   bool has(const std::string& key) const;
+  bool hasKeyStartingWith(const std::string& start) const;  // among keys()
   const TensorInfo& info(const std::string& key) const;  // throws SafetensorsError if absent
   // A CPU tensor viewing the mapping (copy-on-write, kept alive by the tensor), or a copy where
   // the data is not aligned for its type.

@@ -8,12 +8,6 @@ namespace sinter::models {
 
 namespace {
 
-bool hasKeyStartingWith(const io::SafetensorsFile& file, const std::string& start) {
-  for (const std::string& key : file.keys())
-    if (key.rfind(start, 0) == 0) return true;
-  return false;
-}
-
 // The same elements, differing only by trailing 1-sized dims ([c, c] vs [c, c, 1, 1]).
 bool sameUpToTrailingOnes(std::vector<int64_t> a, std::vector<int64_t> b) {
   while (!a.empty() && a.back() == 1 && a.size() > 1) a.pop_back();
@@ -38,14 +32,14 @@ void collectCheckpointErrors(const std::vector<std::function<void()>>& steps) {
 }
 
 std::string describeCheckpointFamily(const io::SafetensorsFile& file) {
-  if (file.has("double_blocks.0.img_attn.qkv.weight") || hasKeyStartingWith(file, "double_blocks.") ||
-      hasKeyStartingWith(file, "model.diffusion_model.double_blocks."))
+  if (file.has("double_blocks.0.img_attn.qkv.weight") || file.hasKeyStartingWith("double_blocks.") ||
+      file.hasKeyStartingWith("model.diffusion_model.double_blocks."))
     return "this looks like a FLUX checkpoint (it has double_blocks.* keys)";
-  if (hasKeyStartingWith(file, "cond_stage_model."))
+  if (file.hasKeyStartingWith("cond_stage_model."))
     return "this looks like an SD 1.x/2.x checkpoint (it has cond_stage_model.* keys, no conditioner.embedders.*)";
-  if (hasKeyStartingWith(file, "lora_unet_") || hasKeyStartingWith(file, "lora_te"))
+  if (file.hasKeyStartingWith("lora_unet_") || file.hasKeyStartingWith("lora_te"))
     return "this looks like a LoRA file, not a base model checkpoint";
-  if (hasKeyStartingWith(file, "down_blocks.") || hasKeyStartingWith(file, "unet.down_blocks."))
+  if (file.hasKeyStartingWith("down_blocks.") || file.hasKeyStartingWith("unet.down_blocks."))
     return "this looks like a diffusers-layout model; Sinter reads the original single-file layout";
   return "";
 }

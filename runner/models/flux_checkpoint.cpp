@@ -7,15 +7,9 @@ namespace sinter::models {
 
 namespace {
 
-bool hasKeyStartingWith(const io::SafetensorsFile& file, const std::string& start) {
-  for (const std::string& key : file.keys())
-    if (key.rfind(start, 0) == 0) return true;
-  return false;
-}
-
 // Why a file is not a BFL-layout FLUX transformer, for the error message.
 std::string notFluxReason(const io::SafetensorsFile& file) {
-  if (hasKeyStartingWith(file, "transformer_blocks.") || hasKeyStartingWith(file, "single_transformer_blocks."))
+  if (file.hasKeyStartingWith("transformer_blocks.") || file.hasKeyStartingWith("single_transformer_blocks."))
     return "this looks like a diffusers-layout FLUX transformer; Sinter reads BFL's single-file layout "
            "(double_blocks.N.*, single_blocks.N.*)";
   if (file.has("encoder.conv_in.weight") && file.has("decoder.conv_out.weight"))
@@ -29,7 +23,7 @@ std::string notFluxReason(const io::SafetensorsFile& file) {
 std::optional<FluxVariant> detectFluxVariant(const io::SafetensorsFile& file) {
   const std::string prefix = FluxTransformerImpl::checkpointPrefix(file);
   if (!file.has(prefix + "img_in.weight") ||
-      !(hasKeyStartingWith(file, prefix + "double_blocks.") || hasKeyStartingWith(file, prefix + "single_blocks.")))
+      !(file.hasKeyStartingWith(prefix + "double_blocks.") || file.hasKeyStartingWith(prefix + "single_blocks.")))
     return std::nullopt;
   return file.has(prefix + "guidance_in.in_layer.bias") || file.has(prefix + "guidance_in.in_layer.weight")
              ? FluxVariant::Dev

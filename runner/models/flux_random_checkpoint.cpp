@@ -32,10 +32,6 @@ Tensors randomPart(const FluxConfig& config, uint64_t seed, int64_t part) {
                                  "single_blocks." + std::to_string(part - 1 - config.depth) + ".");
 }
 
-torch::Dtype storedType(const torch::Tensor& t, torch::Dtype dtype) {
-  return t.is_floating_point() ? dtype : t.scalar_type();
-}
-
 }  // namespace
 
 FluxTransformer buildRandomFluxTransformer(const FluxConfig& config, uint64_t seed) {

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "io/safetensors.h"
+#include "models/random_parts_writer.h"
 
 namespace sinter::models {
 
@@ -21,10 +22,6 @@ std::vector<ModelBuilder> modelBuilders(const SdxlCheckpointConfig& config, uint
       [=] { return buildRandomSdxlClipL(config, seed)->checkpointTensors(ClipTextModelImpl::kSdxlPrefix); },
       [=] { return buildRandomSdxlBigG(config, seed)->checkpointTensors(OpenClipTextModelImpl::kSdxlPrefix); },
   };
-}
-
-torch::Dtype storedType(const torch::Tensor& t, torch::Dtype dtype) {
-  return t.is_floating_point() ? dtype : t.scalar_type();
 }
 
 }  // namespace

@@ -6,9 +6,7 @@
 
 namespace sinter::models {
 
-namespace {
 torch::Dtype storedType(const torch::Tensor& t, torch::Dtype dtype) { return t.is_floating_point() ? dtype : t.scalar_type(); }
-}  // namespace
 
 void writeRandomParts(const std::string& path, int64_t parts, const std::function<NamedWeights(int64_t part)>& buildPart,
                       torch::Dtype dtype, const std::map<std::string, std::string>& metadata) {

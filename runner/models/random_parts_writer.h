@@ -15,6 +15,9 @@ namespace sinter::models {
 
 using NamedWeights = std::vector<std::pair<std::string, torch::Tensor>>;
 
+// The type a weight is stored as in a file of `dtype`: floating-point weights in `dtype`, others as they are.
+torch::Dtype storedType(const torch::Tensor& t, torch::Dtype dtype);
+
 // `buildPart(p)` must give the same tensors each time it is called for p (it seeds itself).
 // Floating-point weights are stored in `dtype`; the file is written atomically.
 void writeRandomParts(const std::string& path, int64_t parts, const std::function<NamedWeights(int64_t part)>& buildPart,

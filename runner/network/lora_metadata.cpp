@@ -1,5 +1,6 @@
 #include "network/lora_metadata.h"
 
+#include <chrono>
 #include <ctime>
 
 #include "network/python_format.h"
@@ -122,6 +123,10 @@ Metadata buildSsMetadata(const OptionLookup& option, const LoraRunFacts& facts) 
   if (facts.sdModelName) m["ss_sd_model_name"] = *facts.sdModelName;
   if (facts.vaeName) m["ss_vae_name"] = *facts.vaeName;
   return m;
+}
+
+double unixTimeNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 void stampSave(Metadata& metadata, double finishedAt, int64_t steps, int64_t epoch) {

@@ -60,6 +60,9 @@ using Metadata = std::map<std::string, std::string>;
 // The ss_* keys set at the start of training (train_network.py L1004-1221).
 Metadata buildSsMetadata(const OptionLookup& option, const LoraRunFacts& facts);
 // Set on every save: ss_training_finished_at, ss_steps, ss_epoch.
+// Seconds since the epoch, as Python's time.time() that sd-scripts stamps its files with.
+double unixTimeNow();
+
 void stampSave(Metadata& metadata, double finishedAt, int64_t steps, int64_t epoch);
 // SS_METADATA_MINIMUM_KEYS: ss_v2, ss_base_model_version, ss_network_module/dim/alpha/args.
 Metadata minimumMetadata(const Metadata& metadata);

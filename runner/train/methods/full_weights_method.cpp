@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <map>
 #include <set>
 
@@ -18,14 +17,6 @@
 #include "train/parts/family_registration.h"
 
 namespace sinter::train {
-
-namespace {
-
-double unixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-}  // namespace
 
 std::optional<Refusal> fullWeightsRefusal(const Config& config) {
   const std::string mixed = config.getString("mixed_precision");
@@ -157,7 +148,7 @@ void FullWeightsMethod::describeRun(const data::Dataset& dataset, long long, lon
 
 void FullWeightsMethod::saveModel(const std::string& path, const SaveStamp& stamp) {
   const network::OptionLookup lookup = [&](const std::string& key) { return configOptionAsJson(config_, key); };
-  network::Metadata metadata = network::buildModelSpec(lookup, facts_, unixNow(), /*lora=*/false);
+  network::Metadata metadata = network::buildModelSpec(lookup, facts_, network::unixTimeNow(), /*lora=*/false);
   (void)stamp;  // sd-scripts' checkpoints carry no step
   settleSwappedWeights();
   // With float32 masters the models show them while the file is written: saved at full precision.

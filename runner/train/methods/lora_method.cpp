@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <random>
 
 #include "core/registry.h"
@@ -13,14 +12,6 @@
 #include "train/optim/optimizer_choice.h"
 
 namespace sinter::train {
-
-namespace {
-
-double unixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-}  // namespace
 
 // sd-scripts options by key for the metadata; keys Sinter has no option for (v2, ...) are None.
 nlohmann::ordered_json configOptionAsJson(const Config& c, const std::string& key) {
@@ -122,7 +113,7 @@ void LoraMethod::attach(FamilyPart& family) {
 
   const FamilyFacts familyFacts = family.facts();
   facts_.sessionId = std::to_string(std::random_device{}());
-  facts_.trainingStartedAt = unixNow();
+  facts_.trainingStartedAt = network::unixTimeNow();
   facts_.textEncoderLr = configOptionAsJson(config_, "text_encoder_lr");
   facts_.optimizerArgs = options_.optimizerArgsText;
   facts_.optimizerName = options_.optimizerClass;
@@ -180,8 +171,8 @@ void LoraMethod::describeRun(const data::Dataset& dataset, long long batchesPerE
 void LoraMethod::saveModel(const std::string& path, const SaveStamp& stamp) {
   const network::OptionLookup lookup = [&](const std::string& key) { return configOptionAsJson(config_, key); };
   network::Metadata ss = ssMetadata_;
-  network::stampSave(ss, unixNow(), stamp.step, stamp.epoch);
-  network::Metadata spec = network::buildModelSpec(lookup, facts_, unixNow());
+  network::stampSave(ss, network::unixTimeNow(), stamp.step, stamp.epoch);
+  network::Metadata spec = network::buildModelSpec(lookup, facts_, network::unixTimeNow());
   network::saveLoraFile(*network_, path, saveDtype_, network::metadataForSave(ss, spec, options_.noMetadata));
 }
 

@@ -12,7 +12,6 @@
 namespace sinter::train {
 
 namespace {
-constexpr double kPi = 3.14159265358979323846;
 
 // diffusers' get_piecewise_constant_schedule: "1:10,0.1:20,0.005" is 1 below step 10, 0.1 below
 // step 20, then 0.005.
@@ -48,7 +47,7 @@ void parseStepRules(const std::string& rules, std::vector<std::pair<int64_t, dou
 
 double warmupOrDecayShape(const std::string& shape, double progress, bool warmup, double cycles) {
   if (shape == "linear") return warmup ? progress : 1.0 - progress;
-  if (shape == "cosine") return warmup ? 0.5 * (1.0 - std::cos(kPi * progress)) : 0.5 * (1.0 + std::cos(kPi * cycles * 2.0 * progress));
+  if (shape == "cosine") return warmup ? 0.5 * (1.0 - std::cos(M_PI * progress)) : 0.5 * (1.0 + std::cos(M_PI * cycles * 2.0 * progress));
   return warmup ? 1.0 - std::sqrt(1.0 - progress) : 1.0 - std::sqrt(progress);  // "1-sqrt"
 }
 
@@ -207,10 +206,10 @@ LrValue LrSchedule::at(int64_t stepInt) const {
   switch (o.type) {
     case LrSchedulerType::ConstantWithWarmup: return scale(1.0);
     case LrSchedulerType::Linear: return scale(std::max(0.0, (t - s) / std::max(1.0, t - w)));
-    case LrSchedulerType::Cosine: return scale(std::max(0.0, 0.5 * (1.0 + std::cos(kPi * o.cosineCycles * 2.0 * progress))));
+    case LrSchedulerType::Cosine: return scale(std::max(0.0, 0.5 * (1.0 + std::cos(M_PI * o.cosineCycles * 2.0 * progress))));
     case LrSchedulerType::CosineWithRestarts:
       if (progress >= 1.0) return scale(0.0);
-      return scale(std::max(0.0, 0.5 * (1.0 + std::cos(kPi * std::fmod(static_cast<double>(o.numCycles) * progress, 1.0)))));
+      return scale(std::max(0.0, 0.5 * (1.0 + std::cos(M_PI * std::fmod(static_cast<double>(o.numCycles) * progress, 1.0)))));
     case LrSchedulerType::Polynomial: {
       if (s > t) return scale(o.lrEnd / o.initialLr);
       const double remaining = 1.0 - (s - w) / std::max(1.0, t - w);
@@ -221,7 +220,7 @@ LrValue LrSchedule::at(int64_t stepInt) const {
       return scale(1.0 / std::sqrt((s + timescale - w) / timescale));
     }
     case LrSchedulerType::CosineWithMinLr: {
-      const double f = 0.5 * (1.0 + std::cos(kPi * (static_cast<double>(o.numCycles) / 2.0) * 2.0 * progress));
+      const double f = 0.5 * (1.0 + std::cos(M_PI * (static_cast<double>(o.numCycles) / 2.0) * 2.0 * progress));
       return scale(std::max(0.0, f * (1.0 - minRate_) + minRate_));
     }
     default: return scale(1.0);

@@ -8,7 +8,6 @@ namespace sinter::train {
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
 constexpr const char* kModule = "torch.optim.lr_scheduler.";
 
 // Classes of torch.optim.lr_scheduler this build does not have, and why.
@@ -22,7 +21,7 @@ std::string unbuiltReason(const std::string& name) {
 }
 
 double phaseAnneal(bool cosine, double start, double end, double pct) {
-  if (cosine) return end + (start - end) / 2.0 * (std::cos(kPi * pct) + 1.0);
+  if (cosine) return end + (start - end) / 2.0 * (std::cos(M_PI * pct) + 1.0);
   return (end - start) * pct + start;
 }
 
@@ -52,7 +51,7 @@ LrValue TorchLrScheduler::at(long long stepInt) const {
       return {std::pow(1.0 - std::min(static_cast<double>(totalIters), t) / static_cast<double>(totalIters), power), 0.0};
     case TorchSchedulerKind::CosineAnnealingLR: {
       // eta_min + (base_lr - eta_min) * (1 + cos(pi * t / T_max)) / 2
-      const double c = (1.0 + std::cos(kPi * t / tMax)) / 2.0;
+      const double c = (1.0 + std::cos(M_PI * t / tMax)) / 2.0;
       return {c, etaMin * (1.0 - c)};
     }
     case TorchSchedulerKind::CosineAnnealingWarmRestarts: {
@@ -66,7 +65,7 @@ LrValue TorchLrScheduler::at(long long stepInt) const {
           tI *= static_cast<double>(tMult);
         }
       }
-      const double c = (1.0 + std::cos(kPi * tCur / tI)) / 2.0;
+      const double c = (1.0 + std::cos(M_PI * tCur / tI)) / 2.0;
       return {c, etaMin * (1.0 - c)};
     }
     case TorchSchedulerKind::OneCycleLR: {
