@@ -4,15 +4,9 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/ascii_text.h"
+
 namespace sinter::network {
-
-namespace {
-
-std::string joinComma(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
 
 std::string shapeText(at::IntArrayRef shape) {
   std::ostringstream s;
@@ -22,10 +16,12 @@ std::string shapeText(at::IntArrayRef shape) {
   return s.str();
 }
 
-std::string trimmed(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+namespace {
+
+std::string joinComma(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
 }
 
 std::vector<std::string> splitOn(const std::string& s, char sep) {
@@ -38,7 +34,7 @@ std::vector<std::string> splitOn(const std::string& s, char sep) {
 
 double parseNumber(const std::string& key, const std::string& value) {
   try {
-    const std::string v = trimmed(value);
+    const std::string v = trimAscii(value);
     size_t used = 0;
     const double d = std::stod(v, &used);
     if (used != v.size() || !std::isfinite(d)) throw std::invalid_argument(value);
@@ -50,7 +46,7 @@ double parseNumber(const std::string& key, const std::string& value) {
 
 int64_t parseInteger(const std::string& key, const std::string& value) {
   try {
-    const std::string v = trimmed(value);
+    const std::string v = trimAscii(value);
     size_t used = 0;
     const long long i = std::stoll(v, &used);
     if (used != v.size()) throw std::invalid_argument(value);
@@ -82,7 +78,7 @@ std::vector<T> parseBlockList(const std::string& key, const std::string& value, 
 // to `count` (get_block_lr_weight).
 std::vector<double> lrWeightList(const std::string& key, const std::string& value, size_t count) {
   std::vector<double> out;
-  for (const std::string& item : splitOn(value, ',')) out.push_back(trimmed(item).empty() ? 0.0 : parseNumber(key, item));
+  for (const std::string& item : splitOn(value, ',')) out.push_back(trimAscii(item).empty() ? 0.0 : parseNumber(key, item));
   out.resize(count, 1.0);
   return out;
 }

@@ -180,4 +180,7 @@ class LoraNetwork {
   std::vector<LoraModule> modules_;
 };
 
+// "[a, b, c]", as errors about a tensor's shape print it.
+std::string shapeText(at::IntArrayRef shape);
+
 }  // namespace sinter::network

@@ -6,23 +6,14 @@
 #include <map>
 #include <stdexcept>
 
+#include "core/ascii_text.h"
+
 namespace sinter::network {
 
 namespace {
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-std::string trimmed(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
-
 // LyCORIS's str_bool: str(value).lower() != "false".
-bool strBool(const std::string& value) { return lower(value) != "false"; }
+bool strBool(const std::string& value) { return lowerAscii(value) != "false"; }
 
 [[noreturn]] void bad(const std::string& key, const std::string& value, const std::string& why) {
   throw std::invalid_argument("network_args: " + key + "=" + value + " " + why);
@@ -30,7 +21,7 @@ bool strBool(const std::string& value) { return lower(value) != "false"; }
 
 double number(const std::string& key, const std::string& value) {
   try {
-    const std::string v = trimmed(value);
+    const std::string v = trimAscii(value);
     size_t used = 0;
     const double d = std::stod(v, &used);
     if (used != v.size() || !std::isfinite(d)) throw std::invalid_argument(v);
@@ -42,7 +33,7 @@ double number(const std::string& key, const std::string& value) {
 
 int64_t whole(const std::string& key, const std::string& value) {
   try {
-    const std::string v = trimmed(value);
+    const std::string v = trimAscii(value);
     size_t used = 0;
     const long long i = std::stoll(v, &used);
     if (used != v.size()) throw std::invalid_argument(v);
@@ -103,7 +94,7 @@ LycorisArgs parseLycorisArgs(const std::vector<std::pair<std::string, std::strin
   }
   for (const auto& [key, value] : args) {
     if (key == "algo") {
-      const std::string algo = lower(trimmed(value));
+      const std::string algo = lowerAscii(trimAscii(value));
       if (algo.empty() || algo == "lora" || algo == "locon") out.algo = models::LycorisAlgo::LoCon;
       else if (algo == "loha") out.algo = models::LycorisAlgo::LoHa;
       else if (algo == "lokr") out.algo = models::LycorisAlgo::LoKr;
@@ -114,7 +105,7 @@ LycorisArgs parseLycorisArgs(const std::vector<std::pair<std::string, std::strin
       else
         bad(key, value, "is not one of LyCORIS's algorithms (lora, locon, loha, lokr, ia3, full, dylora, glora, diag-oft, boft)");
     } else if (key == "preset") {
-      const std::optional<LycorisPreset> preset = parseLycorisPreset(trimmed(value));
+      const std::optional<LycorisPreset> preset = parseLycorisPreset(trimAscii(value));
       if (preset) {
         out.preset = *preset;
       } else if (value == "ia3") {

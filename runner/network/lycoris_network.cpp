@@ -10,14 +10,6 @@ namespace sinter::network {
 
 namespace {
 
-std::string shapeText(at::IntArrayRef shape) {
-  std::ostringstream s;
-  s << "[";
-  for (size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
-  s << "]";
-  return s.str();
-}
-
 torch::Tensor baseWeightOf(const LoraModule& m) { return m.linear ? m.linear->weight : m.conv->weight; }
 torch::Tensor baseBiasOf(const LoraModule& m) { return m.linear ? m.linear->bias : m.conv->bias; }
 
