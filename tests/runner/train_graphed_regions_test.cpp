@@ -3,6 +3,9 @@
 // (Their replay is checked on the GPU machine: tests/gpu/captured_vs_eager.sh with per-block flags.)
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+
 #include "compile/cuda_graph.h"
 #include "models/sdxl_unet.h"
 #include "network/lora_network.h"
@@ -22,6 +25,7 @@ struct TinyLoraUnet {
   TinyLoraUnet() {
     torch::manual_seed(5);
     unet = models::SdxlUnet(models::SdxlUnetConfig::tiny());
+    for (torch::Tensor& p : unet->parameters()) p.requires_grad_(false);  // the base frozen, as in a LoRA run
     lora.attach(network::sdxlLoraRule(network::LoraComponent::Unet), *unet);
     torch::NoGradGuard noGrad;
     for (torch::Tensor& p : lora.parameters()) p.normal_(0.0, 0.05);  // lora_up starts at zero
@@ -33,11 +37,12 @@ struct TinyLoraUnet {
     torch::manual_seed(9);
     const auto& c = unet->config();
     torch::Tensor x = torch::randn({1, c.inChannels, 8, 8});
-    torch::Tensor context = torch::randn({1, 77, c.contextDim}).requires_grad_(true);  // as when the text encoders train
-    torch::Tensor y = torch::randn({1, c.admInChannels});
+    // Both need grad when the text encoders train: the context, and y through the pooled output.
+    torch::Tensor context = torch::randn({1, 77, c.contextDim}).requires_grad_(true);
+    torch::Tensor y = torch::randn({1, c.admInChannels}).requires_grad_(true);
     torch::Tensor loss = unet->forward(x, torch::tensor({500}, torch::kLong), context, y).pow(2).mean();
     loss.backward();
-    std::vector<torch::Tensor> grads{context.grad()};
+    std::vector<torch::Tensor> grads{context.grad(), y.grad()};
     for (const torch::Tensor& p : lora.parameters()) grads.push_back(p.grad());
     return {loss.detach(), grads};
   }
@@ -98,6 +103,72 @@ TEST(GraphedRegions, UnetBlocksThroughRegionsComputeWhatTheUnetComputes) {
   releaseUnetBlocks(through.unet);
   through.pass();
   EXPECT_EQ(regions.eager(), static_cast<long long>(failures.size()));  // no longer used
+}
+
+// A region's graphs differentiate by what regionLeaves finds in its first warm-up pass. With the
+// text encoders trained (context and y need grad), the inputs it names must be exactly those
+// autograd gives a gradient for, and its weights the LoRA modules inside the block. conv_in
+// (input_blocks.0) reads neither the context nor emb and trains nothing: its forward graph runs
+// alone. Issue 51: its inputs were taken to be all that need grad, so its backward pass
+// differentiated an output without an autograd graph and every such run failed at step 1 (seen
+// on the GPU only, where the regions are captured; here they run eagerly).
+TEST(GraphedRegions, RegionsDifferentiateByTheInputsTheirOutputReads) {
+  TinyLoraUnet net;
+  std::map<std::string, RegionLeaves> found;
+  net.unet->setBlockRunner([&](const std::string& region, models::SdxlUnetBlock& block, const torch::Tensor& h,
+                               const torch::Tensor& emb, const torch::Tensor& context) {
+    // The inputs as GraphedRegions copies them for a capture: leaves that need grad where the step's do.
+    std::vector<torch::Tensor> in;
+    for (const torch::Tensor& t : {h, emb, context}) in.push_back(t.detach().clone().requires_grad_(t.requires_grad()));
+    const torch::Tensor out = block->forward(in[0], in[1], in[2]);
+    const RegionLeaves leaves = regionLeaves(out, in);
+    std::vector<size_t> needGrad, withGradient;
+    std::vector<torch::Tensor> targets;
+    for (size_t i = 0; i < in.size(); ++i)
+      if (in[i].requires_grad()) {
+        needGrad.push_back(i);
+        targets.push_back(in[i]);
+      }
+    if (out.requires_grad() && !targets.empty()) {
+      const auto grads = torch::autograd::grad({out}, targets, {torch::ones_like(out)}, false, false, /*allow_unused=*/true);
+      for (size_t j = 0; j < grads.size(); ++j)
+        if (grads[j].defined()) withGradient.push_back(needGrad[j]);
+    }
+    EXPECT_EQ(leaves.inputs, withGradient) << region;
+    if (!out.requires_grad() && !targets.empty()) {
+      // What the backward pass did before: differentiate by every input that needs grad. The step-1 error.
+      try {
+        torch::autograd::grad({out}, targets, {torch::ones_like(out)}, false, false, /*allow_unused=*/true);
+        ADD_FAILURE() << region << ": differentiated an output without autograd graph";
+      } catch (const c10::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("element 0 of tensors does not require grad and does not have a grad_fn"),
+                  std::string::npos) << e.what();
+      }
+    }
+    found[region] = leaves;
+    return block->forward(h, emb, context);
+  });
+  net.pass();
+  ASSERT_EQ(found.size(), net.unet->blockRegions().size());
+
+  const RegionLeaves& convIn = found.at("input_blocks.0");
+  EXPECT_TRUE(convIn.inputs.empty());
+  EXPECT_TRUE(convIn.weights.empty());
+  EXPECT_EQ(found.at("input_blocks.1").inputs, std::vector<size_t>{1});  // a ResBlock: emb, not the context
+  // Each LoRA module is trained by one region, which reads the context (the transformer blocks).
+  std::set<const c10::TensorImpl*> lora, trained;
+  for (const torch::Tensor& p : net.lora.parameters()) lora.insert(p.unsafeGetTensorImpl());
+  size_t weights = 0, readingContext = 0;
+  for (const auto& [region, leaves] : found) {
+    for (const torch::Tensor& w : leaves.weights) trained.insert(w.unsafeGetTensorImpl());
+    weights += leaves.weights.size();
+    const bool readsContext = !leaves.inputs.empty() && leaves.inputs.back() == 2;
+    readingContext += readsContext;
+    if (!leaves.weights.empty()) EXPECT_TRUE(readsContext) << region;
+  }
+  EXPECT_EQ(trained, lora);
+  EXPECT_EQ(weights, lora.size());
+  EXPECT_GT(readingContext, 0u);
 }
 
 namespace {

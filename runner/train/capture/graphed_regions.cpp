@@ -2,6 +2,7 @@
 
 #include <torch/csrc/autograd/functions/accumulate_grad.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <stdexcept>
@@ -21,7 +22,7 @@ struct GraphedRegions::Entry {
   Body body;
   std::vector<torch::Tensor> inputs;    // static: each call's inputs are copied here
   std::vector<torch::Tensor> inputWrites;  // the same memory without autograd's version counter, to copy into
-  std::vector<size_t> differentiable;   // the inputs that require grad
+  std::vector<size_t> differentiable;   // the inputs that require grad and that the output reads
   std::vector<torch::Tensor> weights;   // the leaves the region trains (their .grad is added to)
   torch::Tensor output;                 // static, overwritten by each forward replay
   torch::Tensor recorded;               // the forward pass's output with its autograd graph, until the backward capture
@@ -74,30 +75,6 @@ struct GraphedRegions::Entry {
 
 namespace {
 
-// The leaves that `out`'s autograd graph accumulates into, other than `inputs`: what the region trains.
-std::vector<torch::Tensor> trainedLeaves(const torch::Tensor& out, const std::vector<torch::Tensor>& inputs) {
-  std::set<const c10::TensorImpl*> inputImpls;
-  for (const torch::Tensor& t : inputs) inputImpls.insert(t.unsafeGetTensorImpl());
-  std::vector<torch::Tensor> leaves;
-  std::set<const torch::autograd::Node*> seen;
-  std::vector<torch::autograd::Node*> pending;
-  if (out.grad_fn()) pending.push_back(out.grad_fn().get());
-  while (!pending.empty()) {
-    torch::autograd::Node* node = pending.back();
-    pending.pop_back();
-    for (const torch::autograd::Edge& edge : node->next_edges()) {
-      torch::autograd::Node* next = edge.function.get();
-      if (!next || !seen.insert(next).second) continue;
-      if (auto* accumulate = dynamic_cast<torch::autograd::AccumulateGrad*>(next)) {
-        if (!inputImpls.count(accumulate->variable.unsafeGetTensorImpl())) leaves.push_back(accumulate->variable);
-      } else {
-        pending.push_back(next);
-      }
-    }
-  }
-  return leaves;
-}
-
 // Replays a region's graphs under autograd: forward on the way in, backward when autograd gets there.
 // The trained weights are inputs too, so that the output requires grad whenever they do; their
 // gradients are added by the backward graph itself, so none is returned for them.
@@ -136,6 +113,32 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
+RegionLeaves regionLeaves(const torch::Tensor& out, const std::vector<torch::Tensor>& inputs) {
+  std::map<const c10::TensorImpl*, size_t> inputAt;
+  for (size_t i = 0; i < inputs.size(); ++i) inputAt.emplace(inputs[i].unsafeGetTensorImpl(), i);
+  RegionLeaves leaves;
+  std::set<const torch::autograd::Node*> seen;
+  std::vector<torch::autograd::Node*> pending;
+  if (out.grad_fn()) pending.push_back(out.grad_fn().get());
+  while (!pending.empty()) {
+    torch::autograd::Node* node = pending.back();
+    pending.pop_back();
+    for (const torch::autograd::Edge& edge : node->next_edges()) {
+      torch::autograd::Node* next = edge.function.get();
+      if (!next || !seen.insert(next).second) continue;
+      if (auto* accumulate = dynamic_cast<torch::autograd::AccumulateGrad*>(next)) {
+        const auto input = inputAt.find(accumulate->variable.unsafeGetTensorImpl());
+        if (input != inputAt.end()) leaves.inputs.push_back(input->second);
+        else leaves.weights.push_back(accumulate->variable);
+      } else {
+        pending.push_back(next);
+      }
+    }
+  }
+  std::sort(leaves.inputs.begin(), leaves.inputs.end());
+  return leaves;
+}
+
 GraphedRegions::GraphedRegions(torch::Device device, int cacheLimit, std::vector<at::Generator> generators, int warmups)
     : device_(device), cacheLimit_(cacheLimit), generators_(std::move(generators)), warmups_(warmups) {}
 
@@ -166,7 +169,8 @@ torch::Tensor GraphedRegions::run(const std::string& name, const std::vector<tor
   }
   ++replayed_;
   if (e->differentiable.empty() && e->weights.empty()) {
-    // Nothing to differentiate (no trained weight, no input that needs grad): the forward graph alone.
+    // Nothing to differentiate (no trained weight, and the output reads no input that needs grad):
+    // the forward graph alone, its output without gradient, as the eager body's would be.
     torch::NoGradGuard noGrad;
     e->takeInputs(inputs);
     e->forward->replay();
@@ -182,12 +186,10 @@ GraphedRegions::Entry* GraphedRegions::capture(const std::string& name, const st
   e->owner = this;
   e->key = key;
   e->body = body;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    e->inputs.push_back(inputs[i].detach().clone().requires_grad_(inputs[i].requires_grad()));
+  for (const torch::Tensor& input : inputs) {
+    e->inputs.push_back(input.detach().clone().requires_grad_(input.requires_grad()));
     e->inputWrites.push_back(e->inputs.back().variable_data());
-    if (inputs[i].requires_grad()) e->differentiable.push_back(i);
   }
-  e->gradInputs.resize(e->differentiable.size());
   // The warm-up draws random numbers (LoRA dropout) that the eager step would not: put them back.
   StateSnapshot generators({}, generators_);
   try {
@@ -198,7 +200,13 @@ GraphedRegions::Entry* GraphedRegions::capture(const std::string& name, const st
         torch::AutoGradMode grad(true);
         const torch::Tensor out = e->body(e->inputs);
         if (i == 0) {
-          e->weights = trainedLeaves(out, e->inputs);
+          // Differentiated by what the output reads, not by every input that requires grad: a
+          // block that reads none of them (SDXL's input_blocks.0 beside trained text encoders)
+          // has nothing to differentiate, and its recorded output no autograd graph.
+          RegionLeaves leaves = regionLeaves(out, e->inputs);
+          e->differentiable = std::move(leaves.inputs);
+          e->weights = std::move(leaves.weights);
+          e->gradInputs.resize(e->differentiable.size());
           e->gradOutput = torch::zeros_like(out);
         }
         if (out.requires_grad()) torch::autograd::grad({out}, e->targets(), {torch::ones_like(out)}, false, false, /*allow_unused=*/true);

@@ -11,11 +11,14 @@
 //
 // The backward graph returns the gradients of the region's inputs to autograd and adds those of
 // the weights it trains into their gradient buffers itself (one multi-tensor add), so the
-// optimizer sees the same gradients as after an eager backward pass. A region's activations are
-// kept from its forward replay to its backward replay, as an eager pass keeps them: gradient
-// checkpointing's recomputation is not captured (autograd's engine, called inside a capture on
-// a forward pass recorded in the same capture, touches the legacy stream), so checkpointed blocks
-// stay eager (sdxl_unet_regions.h).
+// optimizer sees the same gradients as after an eager backward pass. An input that needs grad (the
+// U-Net's context when the text encoders train) gets its gradient from every region that reads it,
+// summed by autograd as in an eager pass; a region that reads no such input and trains nothing
+// (SDXL's input_blocks.0, conv_in, in a LoRA run) replays its forward graph alone. A region's
+// activations are kept from its forward replay to its backward replay, as an eager pass keeps
+// them: gradient checkpointing's recomputation is not captured (autograd's engine, called inside
+// a capture on a forward pass recorded in the same capture, touches the legacy stream), so
+// checkpointed blocks stay eager (sdxl_unet_regions.h).
 //
 // A region that cannot be captured runs eagerly from then on; the cause is reported once.
 #include <torch/torch.h>
@@ -33,6 +36,16 @@ class CapturedGraph;
 }
 
 namespace sinter::train {
+
+// What a region's backward pass differentiates by, from `out` = body(inputs) recorded with
+// gradients: the inputs its autograd graph reaches (their indices, ascending), and the other leaves
+// it accumulates into, which are what the region trains. An input that requires grad but that the
+// output does not read is not among them.
+struct RegionLeaves {
+  std::vector<size_t> inputs;
+  std::vector<torch::Tensor> weights;
+};
+RegionLeaves regionLeaves(const torch::Tensor& out, const std::vector<torch::Tensor>& inputs);
 
 class GraphedRegions {
  public:
