@@ -53,7 +53,9 @@ for precision in $precisions; do
   PYTHONPATH="$root/tests/gpu" python3 - "$size" "$precision" "$work/out-$size-$precision" <<'PY' || status=1
 import json, sys, struct
 size, precision, base = sys.argv[1:4]
-from run_outputs import safetensors_float64, step_losses
+from run_outputs import read_events, safetensors_float64, step_losses
+def events(mode):
+    return read_events(f"{base}-{mode}.events.jsonl")
 def losses(mode):
     return step_losses(f"{base}-{mode}.events.jsonl")
 def lora(mode):

@@ -4,8 +4,14 @@ import json
 import struct
 
 
+def read_events(events_path):
+    """Every JSON event of a run's --events jsonl output, in order."""
+    with open(events_path) as f:
+        return [json.loads(line) for line in f]
+
+
 def step_losses(events_path):
-    return [e["loss"] for e in map(json.loads, open(events_path)) if e["type"] == "step"]
+    return [e["loss"] for e in read_events(events_path) if e["type"] == "step"]
 
 
 def safetensors_float64(path):
