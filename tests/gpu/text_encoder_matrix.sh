@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# On the GPU machine (issue 51): full-size SDXL LoRA through the real loop, 1024², bs1, bf16, with
+# each compile setting, the U-Net alone (text outputs cached) and with both text encoders trained
+# (sd-scripts' default, and 18 of kohya_ss's 19 SDXL LoRA presets). One table row a run: exit code,
+# warm-up seconds, the first step, the median step (steps 6 on), peak memory, and the error line of a failed run.
+#   tests/gpu/text_encoder_matrix.sh RUNNER [STEPS]
+# SINTER_MATRIX_SETTINGS picks settings by name (off default mano ro ro-fullgraph), SINTER_MATRIX_TE
+# which of "unet te" run, SINTER_MATRIX_NETWORK adds network flags to every run (such as
+# "--network_module lycoris.kohya --network_args algo=loha").
+set -euo pipefail
+. "$(dirname "$0")/sdxl_lora_toml.sh"
+runner="$1"
+steps="${2:-20}"
+work="${SINTER_GPU_WORK:-/tmp/sinter-te-matrix}"
+mkdir -p "$work"
+[ -f "$work/sdxl.safetensors" ] || "$runner" --init_checkpoint "$work/sdxl.safetensors" --model_family sdxl --model_size full --seed 1
+[ -d "$work/images" ] || "$runner" --init_dataset "$work/images" --seed 1
+[ -d "$work/tokenizer" ] || "$runner" --init_tokenizer "$work/tokenizer"
+
+declare -A flags=(
+  [off]=""
+  [default]="--compile"
+  [mano]="--compile --compile_mode max-autotune-no-cudagraphs"
+  [ro]="--compile --compile_mode reduce-overhead"
+  [ro-fullgraph]="--compile --compile_mode reduce-overhead --compile_fullgraph"
+)
+declare -A parts=(
+  [unet]=""
+  [te]="--no-network_train_unet_only --no-cache_text_encoder_outputs"
+)
+echo "| setting | trained | exit | warm-up s | step 1 ms | median step ms | peak MiB | error |"
+echo "|---|---|---|---|---|---|---|---|"
+for te in ${SINTER_MATRIX_TE:-unet te}; do
+  for setting in ${SINTER_MATRIX_SETTINGS:-off default mano ro ro-fullgraph}; do
+    name="$te-$setting"
+    out="$work/out-$name"
+    rm -rf "$out"
+    write_sdxl_lora_toml "$work" "$out" m "$steps" "$work/sdxl.safetensors" > "$work/$name.toml"
+    code=0
+    # shellcheck disable=SC2086
+    "$runner" --config_file "$work/$name.toml" --no-enable_bucket ${flags[$setting]} ${parts[$te]} \
+      ${SINTER_MATRIX_NETWORK:-} --events jsonl > "$work/$name.events.jsonl" 2> "$work/$name.log" || code=$?
+    python3 - "$setting" "$te" "$code" "$work/$name.events.jsonl" "$work/$name.log" <<'PY'
+import json, sys
+setting, te, code, events, log = sys.argv[1:]
+lines = [json.loads(l) for l in open(events) if l.startswith("{")]
+warmup = sum(e["seconds"] for e in lines if e.get("type") == "warmup")
+steps = [e for e in lines if e.get("type") == "step"]
+times = sorted(e["step_ms"] for e in steps[5:])
+median = f"{times[len(times) // 2]:.1f}" if times else "-"
+peak = f"{steps[-1]['peak_mem_mb']:.0f}" if steps else "-"
+errors = [l.strip() for l in open(log, errors="replace") if "error" in l.lower()]
+first = f"{steps[0]['step_ms']:.0f}" if steps else "-"
+print(f"| {setting} | {'U-Net + both text encoders' if te == 'te' else 'U-Net'} | {code} | {warmup:.1f} | {first} | {median} | {peak} | {errors[-1][:160] if errors else ''} |")
+PY
+  done
+done
