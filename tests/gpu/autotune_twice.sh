@@ -11,10 +11,7 @@ steps="${2:-30}"
 work="${SINTER_GPU_WORK:-/tmp/sinter-autotune}"
 export SINTER_CACHE_DIR="$work/cache"
 rm -rf "$SINTER_CACHE_DIR"
-mkdir -p "$work"
-[ -f "$work/sdxl.safetensors" ] || "$runner" --init_checkpoint "$work/sdxl.safetensors" --model_family sdxl --model_size full --seed 1
-[ -d "$work/images" ] || "$runner" --init_dataset "$work/images" --seed 1
-[ -d "$work/tokenizer" ] || "$runner" --init_tokenizer "$work/tokenizer"
+prepare_sdxl_work "$runner" "$work"
 for run in first second; do
   write_sdxl_lora_toml "$work" "$work/out-$run" "$run" "$steps" "$work/sdxl.safetensors" > "$work/$run.toml"
   PYTORCH_TUNABLEOP_VERBOSE=1 "$runner" --config_file "$work/$run.toml" --no-enable_bucket --compile --compile_mode max-autotune \

@@ -14,11 +14,8 @@ set -euo pipefail
 runner="$(realpath "$1")"
 steps="${2:-20}"
 work="${SINTER_GPU_WORK:-/tmp/sinter-first-run}"
-mkdir -p "$work"
+prepare_sdxl_work "$runner" "$work"
 rm -rf "$work"/tuning-* "$work"/jit-*
-[ -f "$work/sdxl.safetensors" ] || "$runner" --init_checkpoint "$work/sdxl.safetensors" --model_family sdxl --model_size full --seed 1
-[ -d "$work/images" ] || "$runner" --init_dataset "$work/images" --seed 1
-[ -d "$work/tokenizer" ] || "$runner" --init_tokenizer "$work/tokenizer"
 for spec in a:tuning-a:jit-a b:tuning-b:jit-b c:tuning-c:jit-a d:tuning-c:jit-d; do
   IFS=: read -r run tuning jit <<< "$spec"
   write_sdxl_lora_toml "$work" "$work/out-$run" "$run" "$steps" "$work/sdxl.safetensors" > "$work/$run.toml"

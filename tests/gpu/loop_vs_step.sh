@@ -13,10 +13,7 @@ set -euo pipefail
 work="${SINTER_GPU_WORK:-/tmp/sinter-loop}"
 steps="${SINTER_GPU_STEPS:-100}"
 first="${1#*=}"
-mkdir -p "$work"
-[ -f "$work/sdxl.safetensors" ] || "$first" --init_checkpoint "$work/sdxl.safetensors" --model_family sdxl --model_size full --seed 1
-[ -d "$work/images" ] || "$first" --init_dataset "$work/images" --seed 1
-[ -d "$work/tokenizer" ] || "$first" --init_tokenizer "$work/tokenizer"
+prepare_sdxl_work "$first" "$work"
 for entry in "$@"; do
   label="${entry%%=*}"
   runner="${entry#*=}"

@@ -1,7 +1,15 @@
 # Sourced by the GPU scripts: the full-size SDXL LoRA run they train (a random checkpoint, the
 # generated dataset at 1024 buckets, cached latents and text outputs, rank 32 on the UNet, bf16).
+#   prepare_sdxl_work RUNNER WORK        makes WORK's random full-size checkpoint, dataset and tokenizer once
 #   write_sdxl_lora_toml WORK OUTPUT_DIR OUTPUT_NAME STEPS CHECKPOINT > run.toml
 #   report_warmup RUN EVENTS.jsonl LOG   prints the run's warm-up, median step, GEMM results read or tuned
+prepare_sdxl_work() {
+  mkdir -p "$2"
+  [ -f "$2/sdxl.safetensors" ] || "$1" --init_checkpoint "$2/sdxl.safetensors" --model_family sdxl --model_size full --seed 1
+  [ -d "$2/images" ] || "$1" --init_dataset "$2/images" --seed 1
+  [ -d "$2/tokenizer" ] || "$1" --init_tokenizer "$2/tokenizer"
+}
+
 write_sdxl_lora_toml() {
   cat <<TOML
 [model]

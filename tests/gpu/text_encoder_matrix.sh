@@ -12,10 +12,7 @@ set -euo pipefail
 runner="$1"
 steps="${2:-20}"
 work="${SINTER_GPU_WORK:-/tmp/sinter-te-matrix}"
-mkdir -p "$work"
-[ -f "$work/sdxl.safetensors" ] || "$runner" --init_checkpoint "$work/sdxl.safetensors" --model_family sdxl --model_size full --seed 1
-[ -d "$work/images" ] || "$runner" --init_dataset "$work/images" --seed 1
-[ -d "$work/tokenizer" ] || "$runner" --init_tokenizer "$work/tokenizer"
+prepare_sdxl_work "$runner" "$work"
 
 declare -A flags=(
   [off]=""
