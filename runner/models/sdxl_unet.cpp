@@ -67,13 +67,19 @@ torch::Tensor SdxlUnetBlockImpl::forward(const torch::Tensor& x, const torch::Te
 SdxlUnetImpl::SdxlUnetImpl(const SdxlUnetConfig& config) : config_(config) {
   const SdxlUnetPlan plan = sdxlUnetPlan(config);  // validates the config
   const int64_t embDim = config.timeEmbedDim();
-  time_embed = register_module("time_embed", torch::nn::Sequential(Linear(config.modelChannels, embDim),
-                                                                    torch::nn::SiLU(), Linear(embDim, embDim)));
+  // Randomly initialised layers are made one statement each, the later first: arguments of one call
+  // are evaluated in an unspecified order, and this is the order GCC gave the random checkpoints the
+  // goldens were made from (tests/data/golden), whatever the compiler.
+  Linear timeOut(embDim, embDim);
+  Linear timeIn(config.modelChannels, embDim);
+  time_embed = register_module("time_embed", torch::nn::Sequential(timeIn, torch::nn::SiLU(), timeOut));
   // label_emb.0 is a Sequential inside a list (libtorch cannot nest Sequentials directly). SD 1.x
   // and 2.x have none.
   if (config.admInChannels > 0) {
     label_emb = register_module("label_emb", torch::nn::ModuleList());
-    labelEmbed_ = torch::nn::Sequential(Linear(config.admInChannels, embDim), torch::nn::SiLU(), Linear(embDim, embDim));
+    Linear labelOut(embDim, embDim);
+    Linear labelIn(config.admInChannels, embDim);
+    labelEmbed_ = torch::nn::Sequential(labelIn, torch::nn::SiLU(), labelOut);
     label_emb->push_back(labelEmbed_);
   }
   input_blocks = register_module("input_blocks", torch::nn::ModuleList());

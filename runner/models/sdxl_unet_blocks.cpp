@@ -48,7 +48,10 @@ torch::Tensor GegluImpl::forward(const torch::Tensor& x) {
 
 FeedForwardImpl::FeedForwardImpl(int64_t dim) {
   const int64_t inner = dim * 4;
-  net = register_module("net", torch::nn::Sequential(Geglu(dim, inner), torch::nn::Dropout(0.0), Linear(inner, dim)));
+  // The output layer first, as sdxl_unet.cpp's time_embed says why.
+  Linear output(inner, dim);
+  Geglu input(dim, inner);
+  net = register_module("net", torch::nn::Sequential(input, torch::nn::Dropout(0.0), output));
 }
 
 torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) { return net->forward(x); }
