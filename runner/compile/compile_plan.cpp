@@ -138,6 +138,9 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
         plan.mechanisms.push_back(what + ": forward, backward, gradient clipping, loss scaling, lr schedule and optimizer step "
                                          "replayed as one graph per shape signature" + limit);
         plan.regions.push_back("whole training step");
+        if (!facts.textEncodersInStep.empty())
+          plan.regions.push_back("text encoders (" + facts.textEncodersInStep +
+                                 "), trained: forward and backward inside the whole-step graph, from staged token ids");
       } else {
         plan.mechanisms.push_back(what + ": each of the " + plan.model + "'s " + plan.blocks +
                                   " replays its forward and its backward pass from graphs per input signature" + limit +

@@ -28,6 +28,7 @@ struct CaptureFacts {
   int worldSize = 1;                   // ranks of a data-parallel run (torchrun's WORLD_SIZE)
   std::string collectives;             // what all-reduces their gradients ("NCCL 2.27.7", "Gloo")
   bool collectivesCapturable = false;  // NCCL >= 2.9.6: an all-reduce can be inside a captured step
+  std::string textEncodersInStep;      // trained text encoders the step runs from staged token ids, named; or empty
 };
 
 struct CompilePlan {

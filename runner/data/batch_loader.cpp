@@ -149,6 +149,8 @@ Batch BatchLoader::makeBatch(long long epoch, long long indexInEpoch) const {
       throw std::logic_error("a batch mixes cached and uncached text-encoder outputs");
     b.textOutputs[name] = torch::stack(list);
   }
+  // The captions' token ids here, in the workers, rather than on the host within the step.
+  if (options_.tokenize && b.textOutputs.empty()) b.tokenIds = options_.tokenize(b.captions);
   return b;
 }
 

@@ -1,13 +1,15 @@
 #pragma once
 // Yields training batches in the plan's order: images (or cached latents) of one bucket shape,
-// processed captions (or cached text-encoder outputs), SDXL's size/crop conditioning, the
+// processed captions and their token ids (or cached text-encoder outputs), SDXL's size/crop conditioning, the
 // per-sample loss weights and the loss masks. Worker threads decode and resize ahead; every random decision comes
 // from (seed, epoch, index, slot), so batches are the same whatever the number of threads and
 // a resumed loader continues exactly.
 #include <torch/torch.h>
 
 #include <deque>
+#include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +21,12 @@
 
 namespace sinter::data {
 
+// Token ids by the name of the encoder input they are for ("clip_l", "t5", ...), on the host.
+using TokenIds = std::map<std::string, torch::Tensor>;
+// A family's tokenization of a batch's captions (deterministic: no random draws, so the batches
+// are the same whichever thread makes them).
+using CaptionTokenizer = std::function<TokenIds(const std::vector<std::string>& captions)>;
+
 struct Batch {
   long long epoch = 0;         // 0-based
   long long indexInEpoch = 0;  // this batch's index within its epoch
@@ -28,6 +36,9 @@ struct Batch {
   torch::Tensor images;   // [B, 3, H, W] float in [-1, 1]; undefined when latents are cached
   torch::Tensor latents;  // [B, C, H/8, W/8] from the latent cache; undefined otherwise
   std::vector<std::string> captions;  // after shuffling/dropout for this step
+  // The captions as the family's text encoders take them (LoaderOptions::tokenize), so that a step's
+  // inputs are tensors; empty when the text outputs are cached or the loader has no tokenizer.
+  TokenIds tokenIds;
   TextOutputs textOutputs;            // stacked cached outputs; empty when not cached
   // SDXL's conditioning, as sd-scripts passes it: [B, 2] int64 (height, width) / (top, left).
   torch::Tensor originalSizesHW;
@@ -45,6 +56,7 @@ struct LoaderOptions {
   int workers = 0;  // max_data_loader_n_workers; 0 builds batches on the calling thread
   long long maxTrainSteps = 0;         // for token warm-up
   int gradientAccumulationSteps = 1;   // to know the global step of a batch
+  CaptionTokenizer tokenize;           // the family's; empty: batches carry captions only
 };
 
 class BatchLoader {

@@ -61,3 +61,29 @@ TEST(CaptureFacts, BlockSwapRefusesTheWholeStepAndExcludesTheSwappedBlocks) {
   EXPECT_TRUE(whole0.captureSteps);
   EXPECT_FALSE(mentions(whole0.warnings, "Linear layers excluded"));
 }
+
+// Text encoders that train: SDXL's staged step runs them from staged token ids, so fullgraph
+// captures the whole step and the plan names them inside it; a family whose step encodes its
+// captions eagerly (FLUX's CLIP-L) refuses fullgraph and says why.
+TEST(CaptureFacts, TrainedTextEncodersAreInsideSdxlsCapturedStepAndRefuseFluxsFullgraph) {
+  Config sdxl = swapConfig(true, 0);
+  sdxl.set("model_family", std::string("sdxl"));
+  sdxl.set("network_train_unet_only", false);
+  const compile::CompilePlan whole = compile::planCompile(sdxl, Family::SDXL, onCuda(sdxl));
+  EXPECT_FALSE(whole.fatal.has_value()) << *whole.fatal;
+  EXPECT_TRUE(whole.captureSteps);
+  EXPECT_TRUE(mentions(whole.lines(), "region: text encoders (CLIP-L and OpenCLIP bigG), trained: forward and backward inside"));
+
+  // U-Net only: nothing about text encoders.
+  sdxl.set("network_train_unet_only", true);
+  EXPECT_FALSE(mentions(compile::planCompile(sdxl, Family::SDXL, onCuda(sdxl)).lines(), "text encoders"));
+
+  Config flux = swapConfig(true, 0);
+  flux.set("network_train_unet_only", false);
+  const compile::CompilePlan refused = compile::planCompile(flux, Family::FLUX, onCuda(flux));
+  ASSERT_TRUE(refused.fatal.has_value());
+  EXPECT_NE(refused.fatal->find("the text encoders train"), std::string::npos) << *refused.fatal;
+  // Per block, the blocks are still captured.
+  flux.set("compile_fullgraph", false);
+  EXPECT_TRUE(compile::planCompile(flux, Family::FLUX, onCuda(flux)).captureRegions);
+}

@@ -7,6 +7,7 @@
 #include "train/base/config_values.h"
 #include "train/methods/lora_method.h"
 #include "train/optim/fused_backward.h"
+#include "train/parts/family_registration.h"
 
 namespace sinter::train {
 
@@ -16,8 +17,11 @@ compile::CaptureFacts captureFacts(const Config& config, const torch::Device& de
   const LoraMethodOptions lora = LoraMethodOptions::fromConfig(config);
   // LoRA trains the text encoders unless network_train_unet_only; full-weight runs with train_text_encoder.
   const bool textEncodersTrain = config.tab() == Tab::LoRA ? lora.trainTextEncoders : config.getBool("train_text_encoder");
-  if (textEncodersTrain)
-    facts.barriers.push_back("the text encoders train: their captions are tokenized on the host within the step "
+  const FamilyRegistration* family = config.family() ? findRegisteredFamily(*config.family()) : nullptr;
+  if (textEncodersTrain && family && !family->stagedTextEncoders.empty())
+    facts.textEncodersInStep = family->stagedTextEncoders;
+  else if (textEncodersTrain)
+    facts.barriers.push_back("the text encoders train: this family's step encodes its captions outside the staged step "
                              "(set network_train_unet_only, or cache_text_encoder_outputs)");
   if (config.getBool("gradient_checkpointing") && lora.network.dropout > 0.0)
     facts.barriers.push_back("gradient_checkpointing with network_dropout: the recomputed blocks save and restore the random "

@@ -166,18 +166,24 @@ void FluxFamily::setTraining(bool textEncoders) {
   models_.transformer->setCheckpointOffload(options_.checkpointOffload);
 }
 
-FluxFamily::TokenIds FluxFamily::tokenize(const std::vector<std::string>& captions) const {
+data::TokenIds FluxFamily::hostTokenIds(const std::vector<std::string>& captions) const {
   // CLIP-L: [bos] 75 tokens [eos], padded with eos to 77 (sd-scripts' max_length=77, truncation).
   std::vector<std::vector<std::vector<int32_t>>> clip;
   for (const auto& caption : captions)
     clip.push_back(text::clipTokenChunks(clipTokenizer_, caption, text::ClipPadding::EndOfText, 0));
   const text::T5Tokens t5 = t5Tokenizer_.encode(captions, t5MaxTokens_);
   const auto shape = std::vector<int64_t>{t5.batch, t5.length};
-  TokenIds ids;
-  ids.clipL = models::tokenChunksTensor(clip).select(1, 0).to(device_);
-  ids.t5 = torch::tensor(t5.ids, torch::kLong).reshape(shape).to(device_);
-  ids.t5Mask = torch::tensor(t5.mask, torch::kLong).reshape(shape).to(device_, torch::kFloat32);
-  return ids;
+  return {{"clip_l", models::tokenChunksTensor(clip).select(1, 0)},
+          {"t5", torch::tensor(t5.ids, torch::kLong).reshape(shape)},
+          {"t5_mask", torch::tensor(t5.mask, torch::kLong).reshape(shape)}};
+}
+
+FluxFamily::TokenIds FluxFamily::onDevice(const data::TokenIds& ids) const {
+  return {ids.at("clip_l").to(device_), ids.at("t5").to(device_), ids.at("t5_mask").to(device_, torch::kFloat32)};
+}
+
+data::CaptionTokenizer FluxFamily::captionTokenizer() const {
+  return [this](const std::vector<std::string>& captions) { return hostTokenIds(captions); };
 }
 
 FluxFamily::TextConditioning FluxFamily::encode(const TokenIds& ids, bool clipGrad) {
@@ -287,7 +293,7 @@ FluxStepBatch FluxFamily::stepInputs(const data::Batch& batch, bool textEncoders
     in.t5Mask = batch.textOutputs.at("t5_mask").to(device_);
     in.pooled = batch.textOutputs.at("pooled").to(device_);
   } else {
-    const TextConditioning t = encode(tokenize(batch.captions), textEncodersTrain);
+    const TextConditioning t = encode(onDevice(tokenIdsOf(batch)), textEncodersTrain);
     in.t5 = t.t5;
     in.t5Mask = t.t5Mask;
     in.pooled = t.pooled;

@@ -54,6 +54,7 @@ class FluxFamily : public FamilyPart {
   const data::TextCache* textCache() const override { return textCache_ ? &*textCache_ : nullptr; }
   void setTraining(bool textEncoders) override;
   torch::Tensor loss(const data::Batch& batch, bool textEncodersTrain) override;
+  data::CaptionTokenizer captionTokenizer() const override;
   StepShape stage(const data::Batch& batch) override;
   torch::Tensor stagedLoss(const StepShape& shape) override { return step_->stagedLoss(shape); }
   StepShape stageWarmup(const data::ShapeSignature& signature) override;
@@ -76,7 +77,11 @@ class FluxFamily : public FamilyPart {
   struct TextConditioning {
     torch::Tensor t5, t5Mask, pooled;
   };
-  TokenIds tokenize(const std::vector<std::string>& captions) const;
+  // "clip_l" [B, 77], "t5" and "t5_mask" [B, t5MaxTokens] (int64), on the host.
+  data::TokenIds hostTokenIds(const std::vector<std::string>& captions) const;
+  // The same on the device, the mask in float32.
+  TokenIds onDevice(const data::TokenIds& ids) const;
+  TokenIds tokenize(const std::vector<std::string>& captions) const { return onDevice(hostTokenIds(captions)); }
   // CLIP-L's pooled vector (with gradients when `clipGrad`) and T5's hidden states (never).
   TextConditioning encode(const TokenIds& ids, bool clipGrad);
   // The texts' conditioning on the device from the start's encodings; nullopt if one is missing.

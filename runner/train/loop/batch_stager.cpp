@@ -17,6 +17,7 @@ void forEachTensor(data::Batch& b, F&& f) {
                           &b.lossMasks})
     f(*t);
   for (auto& [name, t] : b.textOutputs) f(t);
+  for (auto& [name, t] : b.tokenIds) f(t);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "train/bench/step_profiler.h"
 #include "train/capture/graphed_regions.h"
 #include "train/capture/step_executor.h"
+#include "train/parts/family_registration.h"
 #include "train/loop/batch_stager.h"
 #include "train/loop/loss_readback.h"
 #include "train/loop/progress_meter.h"
@@ -248,6 +249,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   loaderOptions.workers = options.workers;
   loaderOptions.maxTrainSteps = length.maxTrainSteps;
   loaderOptions.gradientAccumulationSteps = gradAccum;
+  loaderOptions.tokenize = family.captionTokenizer();
   const data::BatchPlan resumedPlan(dataset, position.seed, shard);
   data::BatchLoader loader(dataset, resumedPlan, loaderOptions, family.latentCache(), family.textCache());
   loader.seek(position);
@@ -365,10 +367,12 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   const std::vector<bool> lastMicroBatch = gradAccum == 1 ? std::vector<bool>{true} : std::vector<bool>{false, true};
   // max-autotune: GEMMs are tuned when they first run, which is the warm-up (before any capture).
   if (run.compile.tuneGemms) spdlog::info("{}", compile::enableGemmTuning(compile::defaultGemmTuningFile()));
-  // Staged inputs (static buffers) where something is captured, unless the text encoders train
-  // (their captions are encoded within the step; only blocks are captured then).
-  const bool staged = executor.captures() && !textEncodersTrain;
-  if (executor.captures() && run.compile.precapture && textEncodersTrain)
+  // Staged inputs (static buffers) where something is captured; with trained text encoders only
+  // where the family's staged loss runs them (their token ids staged), else the step runs eagerly
+  // and only blocks are captured.
+  const FamilyRegistration* registration = run.config.family() ? findRegisteredFamily(*run.config.family()) : nullptr;
+  const bool staged = executor.captures() && (!textEncodersTrain || (registration && !registration->stagedTextEncoders.empty()));
+  if (executor.captures() && run.compile.precapture && !staged)
     spdlog::info("warm-up: the blocks are captured when first seen (the text encoders train, so no batch is staged ahead)");
   if (staged && run.compile.precapture) {
     // Warm-up phase: the planned signatures captured before step 1, most frequent first.

@@ -60,7 +60,8 @@ UnetTrainStep::UnetTrainStep(models::SdxlUnet unet, UnetStepOptions options, tor
       generator_(makeGenerator(device, seed)) {}
 
 StepShape UnetTrainStep::shapeOf(const UnetStepBatch& b) {
-  return StepShape{b.latents.size(0), b.latents.size(2), b.latents.size(3), b.context.size(1)};
+  return StepShape{b.latents.size(0), b.latents.size(2), b.latents.size(3),
+                   b.context.defined() ? b.context.size(1) : b.contextTokens};
 }
 
 StaticBuffers& UnetTrainStep::buffers(const StepShape& s) {
@@ -68,12 +69,25 @@ StaticBuffers& UnetTrainStep::buffers(const StepShape& s) {
     const models::SdxlUnetConfig& c = unet_->config();
     const auto inputs = torch::TensorOptions().device(device_).dtype(options_.computeDtype);
     StaticBuffers b{{"latents", torch::zeros({s.batch, c.inChannels, s.height, s.width}, inputs)},
-                    {"context", torch::zeros({s.batch, s.tokens, c.contextDim}, inputs)},
                     {"loss_weights", torch::ones({s.batch}, inputs.dtype(torch::kFloat32))}};
-    if (c.admInChannels > 0) b["adm_vector"] = torch::zeros({s.batch, c.admInChannels}, inputs);
+    if (conditioning_) {
+      for (auto& [name, t] : conditioning_->makeInputs(s)) {
+        if (b.count(name)) throw std::logic_error("UnetTrainStep: staged conditioning input " + name + " names a step buffer");
+        b[name] = t.to(device_);
+      }
+    } else {
+      b["context"] = torch::zeros({s.batch, s.tokens, c.contextDim}, inputs);
+      if (c.admInChannels > 0) b["adm_vector"] = torch::zeros({s.batch, c.admInChannels}, inputs);
+    }
     if (options_.lossMasks) b["loss_mask"] = torch::ones({s.batch, 1, s.height, s.width}, inputs.dtype(torch::kFloat32));
     return b;
   });
+}
+
+void UnetTrainStep::useStagedConditioning(std::optional<StagedConditioning> conditioning) {
+  if (shapes_.shapesWithBuffers() > 0 && conditioning.has_value() != conditioning_.has_value())
+    throw std::logic_error("UnetTrainStep::useStagedConditioning: shapes are staged already");
+  conditioning_ = std::move(conditioning);
 }
 
 void UnetTrainStep::useLossMasks(bool on) {
@@ -93,7 +107,7 @@ void UnetTrainStep::stageLossMask(StaticBuffers& in, const UnetStepBatch& batch)
 
 
 torch::Tensor UnetTrainStep::loss(const UnetStepBatch& batch) {
-  const bool conditioningTrains = batch.context.requires_grad() || carriesGradient(batch.admVector);
+  const bool conditioningTrains = carriesGradient(batch.context) || carriesGradient(batch.admVector);
   if (!conditioningTrains) return stagedLoss(stage(batch));
   // Text conditioning that carries gradients (text encoder LoRA) must stay in the autograd graph;
   // the rest goes through the static buffers.
@@ -120,13 +134,24 @@ torch::Tensor UnetTrainStep::validationLoss(const UnetStepBatch& batch, int64_t 
 }
 
 StepShape UnetTrainStep::stage(const UnetStepBatch& batch) {
-  if (batch.context.requires_grad() || carriesGradient(batch.admVector))
-    throw std::logic_error("UnetTrainStep::stage: conditioning with gradients cannot be staged");
+  if (carriesGradient(batch.context) || carriesGradient(batch.admVector))
+    throw std::logic_error("UnetTrainStep::stage: conditioning with gradients cannot be staged (stage its inputs)");
+  if (conditioning_.has_value() == batch.context.defined())
+    throw std::logic_error(conditioning_ ? "UnetTrainStep::stage: the step stages conditioning inputs, the batch has a context"
+                                         : "UnetTrainStep::stage: the batch has no context");
   const StepShape shape = shapeOf(batch);
   StaticBuffers& in = buffers(shape);
   in.at("latents").copy_(batch.latents);
-  in.at("context").copy_(batch.context);
-  if (batch.admVector.defined()) in.at("adm_vector").copy_(batch.admVector);
+  if (conditioning_) {
+    for (const auto& [name, t] : batch.conditioningInputs) {
+      const auto it = in.find(name);
+      if (it == in.end()) throw std::logic_error("UnetTrainStep::stage: no buffer for conditioning input " + name);
+      it->second.copy_(t);
+    }
+  } else {
+    in.at("context").copy_(batch.context);
+    if (batch.admVector.defined()) in.at("adm_vector").copy_(batch.admVector);
+  }
   in.at("loss_weights").copy_(batch.lossWeights);
   stageLossMask(in, batch);
   return shape;
@@ -134,14 +159,24 @@ StepShape UnetTrainStep::stage(const UnetStepBatch& batch) {
 
 void UnetTrainStep::stageNeutral(const StepShape& shape) {
   StaticBuffers& in = buffers(shape);
-  for (const char* name : {"latents", "context"}) in.at(name).zero_();
-  if (torch::Tensor adm = optionalBuffer(in, "adm_vector"); adm.defined()) adm.zero_();
+  in.at("latents").zero_();
+  if (conditioning_) {
+    for (const auto& [name, t] : conditioning_->makeInputs(shape)) in.at(name).copy_(t);
+  } else {
+    in.at("context").zero_();
+    if (torch::Tensor adm = optionalBuffer(in, "adm_vector"); adm.defined()) adm.zero_();
+  }
   in.at("loss_weights").fill_(1.0);
   if (options_.lossMasks) in.at("loss_mask").fill_(1.0);
 }
 
 torch::Tensor UnetTrainStep::stagedLoss(const StepShape& shape) {
   StaticBuffers& in = buffers(shape);
+  if (conditioning_) {
+    const UnetConditioning c = conditioning_->encode(in);
+    return lossOf(in.at("latents"), c.context.to(options_.computeDtype), toCompute(c.admVector, device_, options_.computeDtype),
+                  in.at("loss_weights"), maskOf(in), options_.noise, generator_);
+  }
   return lossOf(in.at("latents"), in.at("context"), optionalBuffer(in, "adm_vector"), in.at("loss_weights"), maskOf(in),
                 options_.noise, generator_);
 }

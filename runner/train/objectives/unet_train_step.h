@@ -5,6 +5,8 @@
 // pass and the optimizer update are the loop's (optimizer_update.h).
 #include <torch/torch.h>
 
+#include <functional>
+#include <optional>
 
 #include "core/config.h"
 #include "models/sdxl_unet.h"
@@ -20,6 +22,22 @@ struct UnetStepBatch {
   torch::Tensor admVector;    // [B, 2816] for SDXL; undefined for a UNet without label_emb (SD 1.x/2.x)
   torch::Tensor lossWeights;  // [B]
   torch::Tensor lossMask;     // [B, 1, h, w] at the latents' size (masked_loss.h); with lossMasks only
+  // With staged conditioning (UnetTrainStep::useStagedConditioning) in place of context and
+  // admVector: the text encoders' inputs by buffer name, and the context's length T.
+  StaticBuffers conditioningInputs;
+  int64_t contextTokens = 0;
+};
+
+// The conditioning computed inside the staged loss from staged inputs, so that the text encoders'
+// forward (and backward, when they train) is part of the step a graph captures.
+struct UnetConditioning {
+  torch::Tensor context, admVector;  // admVector undefined for a UNet without label_emb
+};
+struct StagedConditioning {
+  // The inputs' buffers for a shape (token ids, sizes), with neutral values for warm-up.
+  std::function<StaticBuffers(const StepShape&)> makeInputs;
+  // The context and adm vector of the inputs in a shape's buffers (device work only).
+  std::function<UnetConditioning(const StaticBuffers&)> encode;
 };
 
 struct UnetStepOptions {
@@ -58,6 +76,9 @@ class UnetTrainStep {
   // Whether batches carry loss masks (the dataset's, known once it is built); before any shape is
   // staged, since the masks are one of each shape's buffers.
   void useLossMasks(bool on);
+  // Batches stage their text encoders' inputs and the staged loss encodes them (null: batches stage
+  // the context and adm vector); before any shape is staged.
+  void useStagedConditioning(std::optional<StagedConditioning> conditioning);
 
  private:
   static StepShape shapeOf(const UnetStepBatch& batch);
@@ -73,6 +94,7 @@ class UnetTrainStep {
   DdpmNoiseSchedule schedule_;
   at::Generator generator_;
   ShapePlan shapes_;
+  std::optional<StagedConditioning> conditioning_;
 };
 
 }  // namespace sinter::train

@@ -93,12 +93,19 @@ class FamilyPart {
   virtual const data::TextCache* textCache() const = 0;
   // Train/eval state of the models for training (text encoders train only with their adapters).
   virtual void setTraining(bool textEncoders) = 0;
+  // The captions' token ids as this family's text encoders take them: the loader runs this in its
+  // workers (LoaderOptions::tokenize), so a step's inputs are tensors. Thread-safe.
+  virtual data::CaptionTokenizer captionTokenizer() const = 0;
+  // A batch's token ids: the loader's, or tokenized now for a batch made without a tokenizer.
+  data::TokenIds tokenIdsOf(const data::Batch& batch) const {
+    return batch.tokenIds.empty() ? captionTokenizer()(batch.captions) : batch.tokenIds;
+  }
   // The loss of one micro-batch (0-dim, float32, on the device, with its autograd graph):
   // conditioning, noise, prediction and the objective. Nothing here reads a host value.
   virtual torch::Tensor loss(const data::Batch& batch, bool textEncodersTrain) = 0;
-  // The same split for capture (text encoders frozen): staging copies what a batch needs into the
-  // static buffers of its shape (encoding without gradients happens here, eagerly); the staged loss
-  // is device work only, on whatever those buffers hold.
+  // The same split for capture: staging copies what a batch needs into the static buffers of its
+  // shape (token ids, or encodings made here without gradients); the staged loss is device work
+  // only, on whatever those buffers hold.
   virtual StepShape stage(const data::Batch& batch) = 0;
   virtual torch::Tensor stagedLoss(const StepShape& shape) = 0;
   // The validation pass (validation_split): the timesteps every held-out batch is evaluated at

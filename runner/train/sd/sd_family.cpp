@@ -111,16 +111,20 @@ void SdFamily::setTraining(bool textEncoders) {
   models_.unet->setCheckpointOffload(options_.checkpointOffload);
 }
 
-torch::Tensor SdFamily::tokenize(const std::vector<std::string>& captions) const {
+data::TokenIds SdFamily::tokenize(const std::vector<std::string>& captions) const {
   // SD 1.x's tokenizer pads with <|endoftext|>; SD 2.x's (stabilityai/stable-diffusion-2) with "!" (0).
   const text::ClipPadding padding = options_.version == models::SdVersion::V1 ? text::ClipPadding::EndOfText : text::ClipPadding::Zero;
   std::vector<std::vector<std::vector<int32_t>>> ids;
   for (const auto& caption : captions) ids.push_back(text::clipTokenChunks(tokenizer_, caption, padding, options_.maxTokenLength));
-  return models::tokenChunksTensor(ids).to(device_);
+  return {{"clip", models::tokenChunksTensor(ids)}};
 }
 
-torch::Tensor SdFamily::encodeCaptions(const std::vector<std::string>& captions) {
-  return models::encodeSdText(models_.textTransformer(), tokenize(captions), textLayersToRun_);
+data::CaptionTokenizer SdFamily::captionTokenizer() const {
+  return [this](const std::vector<std::string>& captions) { return tokenize(captions); };
+}
+
+torch::Tensor SdFamily::encode(const data::TokenIds& ids) {
+  return models::encodeSdText(models_.textTransformer(), ids.at("clip").to(device_), textLayersToRun_);
 }
 
 torch::Tensor SdFamily::encodeLatents(const torch::Tensor& images, const at::Generator& generator) {
@@ -178,7 +182,7 @@ UnetStepBatch SdFamily::stepInputs(const data::Batch& batch, bool textEncodersTr
   } else {
     std::optional<torch::NoGradGuard> noGrad;
     if (!textEncodersTrain) noGrad.emplace();
-    in.context = encodeCaptions(batch.captions);
+    in.context = encode(tokenIdsOf(batch));
   }
   in.lossWeights = batch.lossWeights.to(device_);
   if (batch.lossMasks.defined()) in.lossMask = lossMaskAt(batch.lossMasks.to(device_), in.latents.size(2), in.latents.size(3));

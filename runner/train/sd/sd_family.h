@@ -44,6 +44,7 @@ class SdFamily : public FamilyPart {
   const data::TextCache* textCache() const override { return textCache_ ? &*textCache_ : nullptr; }
   void setTraining(bool textEncoders) override;
   torch::Tensor loss(const data::Batch& batch, bool textEncodersTrain) override;
+  data::CaptionTokenizer captionTokenizer() const override;
   StepShape stage(const data::Batch& batch) override;
   torch::Tensor stagedLoss(const StepShape& shape) override { return step_->stagedLoss(shape); }
   StepShape stageWarmup(const data::ShapeSignature& signature) override;
@@ -58,8 +59,9 @@ class SdFamily : public FamilyPart {
 
  private:
   UnetStepBatch stepInputs(const data::Batch& batch, bool textEncodersTrain, const at::Generator* latentGenerator = nullptr);
-  torch::Tensor tokenize(const std::vector<std::string>& captions) const;  // [B, chunks, 77] on the device
-  torch::Tensor encodeCaptions(const std::vector<std::string>& captions);
+  data::TokenIds tokenize(const std::vector<std::string>& captions) const;  // "clip": [B, chunks, 77] on the host
+  torch::Tensor encode(const data::TokenIds& ids);
+  torch::Tensor encodeCaptions(const std::vector<std::string>& captions) { return encode(tokenize(captions)); }
   torch::Tensor encodeLatents(const torch::Tensor& images, const at::Generator& generator);
 
   SdFamilyOptions options_;

@@ -68,6 +68,7 @@ SdxlFamily::SdxlFamily(const RunContext& run)
   if (!encodersAfterCaches_) placeTextEncoders();
   models_.unet->setFusedKernels(run.compile.fuseKernels);
   step_ = std::make_unique<UnetTrainStep>(models_.unet, options_.step, device_, run.noiseSeed());
+  if (!options_.cacheText) step_->useStagedConditioning(stagedConditioning());
 }
 
 void SdxlFamily::placeUnet() {
@@ -104,25 +105,49 @@ void SdxlFamily::captureRegions(GraphedRegions* regions) {
 }
 
 void SdxlFamily::setTraining(bool textEncoders) {
+  textEncodersTrain_ = textEncoders;
   models_.setTraining(textEncoders);
   // Set now that the method's adapters are attached: they decide whether the blocks draw random numbers.
   models_.unet->setGradientCheckpointing(options_.gradientCheckpointing, models::anyLoraDropout(*models_.unet));
   models_.unet->setCheckpointOffload(options_.checkpointOffload);
 }
 
-SdxlFamily::TokenIds SdxlFamily::tokenize(const std::vector<std::string>& captions) const {
+data::TokenIds SdxlFamily::tokenize(const std::vector<std::string>& captions) const {
   std::vector<std::vector<std::vector<int32_t>>> l, g;
   for (const auto& caption : captions) {
     text::SdxlTokenChunks chunks = text::sdxlTokenChunks(tokenizer_, caption, options_.maxTokenLength);
     l.push_back(std::move(chunks.clipL));
     g.push_back(std::move(chunks.bigG));
   }
-  return {models::tokenChunksTensor(l).to(device_), models::tokenChunksTensor(g).to(device_)};
+  return {{"clip_l", models::tokenChunksTensor(l)}, {"big_g", models::tokenChunksTensor(g)}};
 }
 
-models::SdxlTextConditioning SdxlFamily::encodeCaptions(const std::vector<std::string>& captions) {
-  const TokenIds ids = tokenize(captions);
-  return models::encodeSdxlText(models_.clipL, models_.bigG, ids.clipL, ids.bigG);
+data::CaptionTokenizer SdxlFamily::captionTokenizer() const {
+  return [this](const std::vector<std::string>& captions) { return tokenize(captions); };
+}
+
+models::SdxlTextConditioning SdxlFamily::encode(const data::TokenIds& ids) {
+  return models::encodeSdxlText(models_.clipL, models_.bigG, ids.at("clip_l").to(device_), ids.at("big_g").to(device_));
+}
+
+StagedConditioning SdxlFamily::stagedConditioning() {
+  StagedConditioning c;
+  c.makeInputs = [this](const StepShape& shape) {
+    // max_token_length's chunks of 77 merge into chunks*75+2 context positions (stageWarmup).
+    const int64_t chunks = shape.tokens == text::ClipTokenizer::kContextLength ? 1 : (shape.tokens - 2) / 75;
+    const auto ids = torch::zeros({shape.batch, chunks, text::ClipTokenizer::kContextLength}, torch::kLong);
+    const auto pairs = torch::zeros({shape.batch, 2}, torch::kLong);
+    return StaticBuffers{{"clip_l_ids", ids}, {"big_g_ids", ids.clone()}, {"original_sizes_hw", pairs},
+                         {"crop_top_lefts", pairs.clone()}, {"target_sizes_hw", pairs.clone()}};
+  };
+  c.encode = [this](const StaticBuffers& in) {
+    std::optional<torch::NoGradGuard> noGrad;
+    if (!textEncodersTrain_) noGrad.emplace();
+    const models::SdxlTextConditioning t = encode({{"clip_l", in.at("clip_l_ids")}, {"big_g", in.at("big_g_ids")}});
+    return UnetConditioning{t.context, models::sdxlAdmVector(t.pooled, in.at("original_sizes_hw"), in.at("crop_top_lefts"),
+                                                             in.at("target_sizes_hw"))};
+  };
+  return c;
 }
 
 void SdxlFamily::buildCaches(const data::Dataset& dataset, int workers) {
@@ -172,8 +197,8 @@ void SdxlFamily::buildCaches(const data::Dataset& dataset, int workers) {
         dataset,
         [&](const std::vector<std::string>& captions) {
           encoderStage.onDevice();
-          const TokenIds ids = tokenize(captions);
-          const std::vector<torch::Tensor> t = encode({ids.clipL, ids.bigG});
+          const data::TokenIds ids = tokenize(captions);
+          const std::vector<torch::Tensor> t = encode({ids.at("clip_l").to(device_), ids.at("big_g").to(device_)});
           return std::map<std::string, torch::Tensor>{{"context", t[0].to(torch::kCPU, torch::kFloat32)},
                                                       {"pooled", t[1].to(torch::kCPU, torch::kFloat32)}};
         },
@@ -194,25 +219,31 @@ void SdxlFamily::placeForTraining() {
   if (unetAfterCaches_) placeUnet();
 }
 
-UnetStepBatch SdxlFamily::stepInputs(const data::Batch& batch, bool textEncodersTrain, const at::Generator* latentGenerator) {
+UnetStepBatch SdxlFamily::stepInputs(const data::Batch& batch, bool staged, const at::Generator* latentGenerator) {
   UnetStepBatch in;
   {
     torch::NoGradGuard noGrad;
     in.latents = batch.latents.defined() ? batch.latents.to(device_) : models_.encodeLatents(batch.images.to(device_), latentGenerator ? *latentGenerator : step_->generator());
   }
-  torch::Tensor pooled;
+  const torch::Tensor originalSizes = batch.originalSizesHW.to(device_), cropTopLefts = batch.cropTopLefts.to(device_),
+                      targetSizes = batch.targetSizesHW.to(device_);
   if (options_.cacheText) {
     in.context = batch.textOutputs.at("context").to(device_);
-    pooled = batch.textOutputs.at("pooled").to(device_);
+    in.admVector = models::sdxlAdmVector(batch.textOutputs.at("pooled").to(device_), originalSizes, cropTopLefts, targetSizes);
   } else {
-    std::optional<torch::NoGradGuard> noGrad;
-    if (!textEncodersTrain) noGrad.emplace();
-    models::SdxlTextConditioning t = encodeCaptions(batch.captions);
-    in.context = t.context;
-    pooled = t.pooled;
+    const data::TokenIds ids = tokenIdsOf(batch);
+    if (staged) {
+      in.conditioningInputs = {{"clip_l_ids", ids.at("clip_l")}, {"big_g_ids", ids.at("big_g")},
+                               {"original_sizes_hw", originalSizes}, {"crop_top_lefts", cropTopLefts},
+                               {"target_sizes_hw", targetSizes}};
+      in.contextTokens = ids.at("clip_l").size(1) == 1 ? text::ClipTokenizer::kContextLength : ids.at("clip_l").size(1) * 75 + 2;
+    } else {
+      torch::NoGradGuard noGrad;
+      const models::SdxlTextConditioning t = encode(ids);
+      in.context = t.context;
+      in.admVector = models::sdxlAdmVector(t.pooled, originalSizes, cropTopLefts, targetSizes);
+    }
   }
-  in.admVector = models::sdxlAdmVector(pooled, batch.originalSizesHW.to(device_), batch.cropTopLefts.to(device_),
-                                       batch.targetSizesHW.to(device_));
   in.lossWeights = batch.lossWeights.to(device_);
   if (batch.lossMasks.defined())
     in.lossMask = lossMaskAt(batch.lossMasks.to(device_), in.latents.size(2), in.latents.size(3));
@@ -220,7 +251,10 @@ UnetStepBatch SdxlFamily::stepInputs(const data::Batch& batch, bool textEncoders
 }
 
 torch::Tensor SdxlFamily::loss(const data::Batch& batch, bool textEncodersTrain) {
-  return step_->loss(stepInputs(batch, textEncodersTrain));
+  if (textEncodersTrain != textEncodersTrain_)
+    throw std::logic_error("SdxlFamily::loss: the text encoders' training state differs from setTraining's");
+  // The same staged conditioning as a captured step's: the encoders run inside the step's loss.
+  return step_->loss(stepInputs(batch, true));
 }
 
 std::vector<int64_t> SdxlFamily::validationTimesteps() const {
@@ -238,7 +272,7 @@ torch::Tensor SdxlFamily::validationLoss(const data::Batch& batch, int64_t times
 
 StepShape SdxlFamily::stage(const data::Batch& batch) {
   torch::NoGradGuard noGrad;
-  return step_->stage(stepInputs(batch, false));
+  return step_->stage(stepInputs(batch, true));
 }
 
 StepShape SdxlFamily::stageWarmup(const data::ShapeSignature& signature) {

@@ -43,6 +43,7 @@ class SdxlFamily : public FamilyPart {
   const data::TextCache* textCache() const override { return textCache_ ? &*textCache_ : nullptr; }
   void setTraining(bool textEncoders) override;
   torch::Tensor loss(const data::Batch& batch, bool textEncodersTrain) override;
+  data::CaptionTokenizer captionTokenizer() const override;
   StepShape stage(const data::Batch& batch) override;
   torch::Tensor stagedLoss(const StepShape& shape) override { return step_->stagedLoss(shape); }
   StepShape stageWarmup(const data::ShapeSignature& signature) override;
@@ -58,12 +59,18 @@ class SdxlFamily : public FamilyPart {
   // The step's inputs for a batch: latents (encoded here when not cached) and the conditioning
   // (with gradients only when the text encoders train).
   // Latents not cached are encoded with `latentGenerator`, or the step's generator when null.
-  UnetStepBatch stepInputs(const data::Batch& batch, bool textEncodersTrain, const at::Generator* latentGenerator = nullptr);
-  models::SdxlTextConditioning encodeCaptions(const std::vector<std::string>& captions);
-  struct TokenIds {
-    torch::Tensor clipL, bigG;  // [B, chunks, 77] on the device
-  };
-  TokenIds tokenize(const std::vector<std::string>& captions) const;
+  // Without cached text outputs the conditioning is staged as the encoders' inputs (the step
+  // encodes them, with gradients when the text encoders train), or computed here without
+  // gradients for the validation pass (`staged` false).
+  UnetStepBatch stepInputs(const data::Batch& batch, bool staged, const at::Generator* latentGenerator = nullptr);
+  // CLIP-L's and bigG's token chunks, "clip_l" and "big_g": [B, chunks, 77] int64 on the host.
+  data::TokenIds tokenize(const std::vector<std::string>& captions) const;
+  // The captions' conditioning (token ids as tokenize gives them, on any device).
+  models::SdxlTextConditioning encode(const data::TokenIds& ids);
+  models::SdxlTextConditioning encodeCaptions(const std::vector<std::string>& captions) { return encode(tokenize(captions)); }
+  // The step's staged conditioning (no cached text outputs): token ids and the size/crop
+  // conditioning staged, the text encoders and the adm vector inside the step.
+  StagedConditioning stagedConditioning();
   void placeUnet();          // logged
   void placeTextEncoders();  // CLIP-L and bigG
   // The end of the staged start (buildCaches): the VAE and text encoders the step uses (their
@@ -88,6 +95,7 @@ class SdxlFamily : public FamilyPart {
   std::optional<data::LatentCache> latentCache_;
   std::optional<data::TextCache> textCache_;
   std::unique_ptr<UnetTrainStep> step_;
+  bool textEncodersTrain_ = false;  // setTraining's: the staged conditioning encodes with gradients
 };
 
 }  // namespace sinter::train

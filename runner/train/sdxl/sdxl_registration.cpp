@@ -18,6 +18,9 @@ FamilyRegistration sdxlRegistration() {
   // fp8_base / fp8_base_unet: the U-Net (and, with fp8_base, the text encoders) stored in float8
   // (sdxl_model_set.h); LoRA only, as full-weight runs refuse it (methods/full_weights_method.cpp).
   r.fp8Base = true;
+  // Without cached text outputs the step stages CLIP-L's and bigG's token ids and encodes them
+  // itself (sdxl_family.h), so trained text encoders are inside a captured step.
+  r.stagedTextEncoders = "CLIP-L and OpenCLIP bigG";
   r.benchmark = [](const Config& config, long long steps, bool tiny, bool scalingRows) {
     return runSdxlBenchmark(config, steps, tiny, scalingRows ? SdxlBenchRows::Scaling : SdxlBenchRows::Modes);
   };
