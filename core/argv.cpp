@@ -190,6 +190,16 @@ ParsedArgs parseArgv(const std::vector<std::string>& args, const std::vector<Ext
       error(spec->key, msg);
       continue;
     }
+    if (spec->firstOfSdScriptsList) {
+      // sd-scripts takes several values here and uses the first (option.h).
+      std::string others;
+      while (i + 1 < args.size() && !isOptionToken(args[i + 1]))
+        if (const std::string& next = args[++i]; next != text) others += (others.empty() ? "" : " ") + next;
+      if (!others.empty())
+        parsed.warnings.push_back(Diagnostic{Severity::Warning, where, spec->key,
+                                             std::string("--") + spec->key + ": the first value, " + text + ", is used, as sd-scripts' "
+                                             "networks.lora uses it; " + others + " not (" + spec->firstOfSdScriptsList + ")"});
+    }
     parsed.overrides.set(spec->key, v, where);
   }
   if (!errors.empty()) throw ConfigError(std::move(errors));

@@ -68,7 +68,9 @@ std::vector<ForeignOption> buildForeignOptions() {
        "names a W&B run; this build has no W&B client, so the run's log is TensorBoard's (logging_dir) and the name is not used"},
       {"mem_eff_attn", T::Bool, B(false), I, kAttention},
       {"torch_compile", T::Bool, B(false), R, "Sinter compiles natively: use compile = true (and compile_backend)"},
-      {"dynamo_backend", T::String, S("inductor"), R, "Sinter compiles natively: use compile_backend (with compile = true)"},
+      {"dynamo_backend", T::String, S("inductor"), I,
+       "sd-scripts uses it only with torch_compile, and kohya_ss writes \"no\" there; Sinter compiles natively: use compile = true "
+       "(and compile_backend)"},
       {"persistent_data_loader_workers", T::Bool, B(false), I, "Sinter's data loader threads live for the whole run anyway"},
       {"ddp_timeout", T::Int, none, R, "set the environment variable SINTER_DISTRIBUTED_TIMEOUT (in seconds) instead"},
       {"ddp_gradient_as_bucket_view", T::Bool, B(false), I,
@@ -103,7 +105,6 @@ std::vector<ForeignOption> buildForeignOptions() {
       {"text_encoder_batch_size", T::Int, none, I, "the batch size of text encoder output caching; it changes only speed"},
       {"controlnet_model_name_or_path", T::Path, none, R, "FLUX.1 ControlNet training is not in Sinter"},
       {"model_type", T::String, S("flux"), R, "Chroma is not trained by Sinter; FLUX.1 only (model_type flux)"},
-      {"split_mode", T::Bool, B(false), R, "FLUX.1 split mode is not in Sinter; blocks_to_swap saves memory instead"},
       // sdxl_train.py, flux_train.py
       {"use_safetensors", T::Bool, B(false), I, "Sinter always saves .safetensors"},
       {"diffusers_xformers", T::Bool, B(false), I, kAttention},

@@ -50,6 +50,9 @@ struct OptionSpec {
   // ("bundled": the tokenizer that ships with Sinter). nullptr: "Not set".
   const char* unsetMeaning = nullptr;
   std::vector<std::string> suggestions;  // String: common values (editable choice in the app)
+  // sd-scripts takes several values (nargs="*") and its networks.lora uses the first: a list in a
+  // config or several values on the command line give the first; this says what the others are for.
+  const char* firstOfSdScriptsList = nullptr;
 
   bool appliesToTab(Tab t) const { return (tabs & static_cast<std::uint8_t>(t)) != 0; }
   bool appliesToFamily(Family f) const { return (families & static_cast<std::uint8_t>(f)) != 0; }

@@ -42,6 +42,7 @@ class Opt {
   Opt& advanced() { s_.advanced = true; return *this; }
   Opt& unsetMeans(const char* meaning) { s_.unsetMeaning = meaning; return *this; }
   Opt& deprecated() { s_.deprecated = true; return *this; }
+  Opt& firstOfSdScriptsList(const char* others) { s_.firstOfSdScriptsList = others; return *this; }
   Opt& suggestions(std::vector<std::string> v) { s_.suggestions = std::move(v); return *this; }
   operator OptionSpec() const { return s_; }
 
@@ -312,6 +313,10 @@ std::vector<OptionSpec> buildRegistry() {
       Opt("blocks_to_swap", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Blocks to swap"),
           QT_TRANSLATE_NOOP("Option", "FLUX blocks kept in CPU memory and swapped in when needed (16/22/28 for 12/10/8 GB GPUs)."))
           .families(FLUX).min(0).max(57).advanced(),
+      // flux_train_network.py's deprecated split mode: blocks_to_swap = 18 when that is unset (the preflight resolves it).
+      Opt("split_mode", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Split mode (deprecated)"),
+          QT_TRANSLATE_NOOP("Option", "sd-scripts' deprecated FLUX option: blocks to swap 18 when that is not set."))
+          .families(FLUX).tabs(LORA).deprecated().advanced(),
       Opt("ddp_comm_hook", T::Enum, S("no"), Sec::Training, QT_TRANSLATE_NOOP("Option", "Gradient communication"),
           QT_TRANSLATE_NOOP("Option", "With several GPUs: the precision gradients are all-reduced in. no: their own (float32); bf16 or fp16: divided by the GPUs, rounded to 16 bits for the transfer and widened back, as DDP's compression hooks (accelerate's comm_hook). Half the traffic; the averaged gradient keeps 8 (bf16) or 11 (fp16) significant bits. Sinter's own key; sd-scripts has no such option."))
           .choices({"no", "fp16", "bf16"}).advanced(),
@@ -388,7 +393,8 @@ std::vector<OptionSpec> buildRegistry() {
       Opt("unet_lr", T::Float, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "U-Net learning rate"),
           QT_TRANSLATE_NOOP("Option", "Learning rate of the U-Net / transformer LoRA; learning_rate when unset.")).tabs(LORA).min(0).max(1),
       Opt("text_encoder_lr", T::Float, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Text encoder learning rate"),
-          QT_TRANSLATE_NOOP("Option", "Learning rate of the text encoder LoRA; learning_rate when unset.")).tabs(LORA).min(0).max(1),
+          QT_TRANSLATE_NOOP("Option", "Learning rate of the text encoder LoRA; learning_rate when unset.")).tabs(LORA).min(0).max(1)
+          .firstOfSdScriptsList("a second value is T5-XXL's in sd-scripts' networks.lora_flux, and Sinter does not train T5-XXL"),
 
       // ---- optimizer ----
       Opt("optimizer_type", T::String, none, Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Optimizer"),

@@ -5,6 +5,7 @@
 #include <toml.hpp>
 
 #include "core/atomic_file.h"
+#include "core/ecosystem_keys.h"
 #include "core/foreign_options.h"
 #include "core/registry.h"
 #include "core/utf8.h"
@@ -68,7 +69,8 @@ struct Entry {
 
 }  // namespace
 
-LoadResult parseConfigToml(const std::string& text, const std::string& fileName) {
+LoadResult parseConfigToml(const std::string& text, const std::string& fileName, ConfigReading reading) {
+  const bool strict = reading == ConfigReading::Strict;
   auto fail = [&](int line, int column, const std::string& message) -> LoadResult {
     throw ConfigError({Diagnostic{Severity::Error, SourceLocation{fileName, line, column}, "", message}});
   };
@@ -109,23 +111,62 @@ LoadResult parseConfigToml(const std::string& text, const std::string& fileName)
   for (const Entry& e : entries) {
     SourceLocation where = locationOf(*e.value, fileName);
     auto error = [&](std::string msg) { errors.push_back(Diagnostic{Severity::Error, where, e.key, std::move(msg)}); };
+    auto warning = [&](std::string msg) { result.warnings.push_back(Diagnostic{Severity::Warning, where, e.key, std::move(msg)}); };
     const OptionSpec* spec = findOption(e.key);
     const ForeignOption* foreign = spec ? nullptr : findForeignOption(e.key);
     if (!spec && !foreign) {
-      std::string msg = "unknown key '" + e.key + "'";
-      if (std::string s = suggestKey(e.key); !s.empty()) msg += "; did you mean '" + s + "'?";
-      error(msg);
+      // sd-scripts ignores keys it has no option for; a near miss of an option is a typo, unless
+      // another tool of the ecosystem writes that key (kohya_ss's `sdxl` is no typo of `sdpa`).
+      const EcosystemKey* known = findEcosystemKey(e.key);
+      const std::string suggestion = suggestKey(e.key);
+      if (known && !strict) {
+        warning(e.key + " is ignored, as sd-scripts ignores it: " + known->source + " (" + known->what + ")");
+      } else if (!suggestion.empty() || strict) {
+        error("unknown key '" + e.key + "'" + (suggestion.empty() ? "" : "; did you mean '" + suggestion + "'?"));
+      } else {
+        warning("unknown key '" + e.key + "' is ignored, as sd-scripts ignores keys it has no option for (--strict refuses it)");
+      }
       continue;
     }
     if (auto it = seen.find(e.key); it != seen.end()) {
-      error("duplicate key '" + e.key + "' (first set on line " + std::to_string(it->second.line) + ")");
-      continue;
+      const std::string first = "line " + std::to_string(it->second.line);
+      if (strict) {
+        error("duplicate key '" + e.key + "' (first set on " + first + ")");
+        continue;
+      }
+      // sd-scripts flattens the sections into one namespace, where the later one wins.
+      warning(e.key + " is set twice, on " + first + " and here: the later value is used, as sd-scripts uses it");
     }
     seen[e.key] = where;
     Value raw, checked;
     if (std::string msg = toValue(*e.value, raw); !msg.empty()) {
       error(e.key + " " + msg);
       continue;
+    }
+    if (spec && !strict) {
+      // Python reads `false` for a text or path option as no value (resume = false: no resume).
+      const bool text = spec->type == OptionType::String || spec->type == OptionType::Path;
+      if (text && std::holds_alternative<bool>(raw) && !std::get<bool>(raw)) {
+        result.config.set(e.key, Value{}, where);
+        continue;
+      }
+      if (spec->firstOfSdScriptsList) {
+        if (auto* list = std::get_if<StringList>(&raw)) {
+          if (list->empty()) {
+            result.config.set(e.key, Value{}, where);
+            continue;
+          }
+          std::string others;
+          for (std::size_t i = 1; i < list->size(); ++i)
+            if ((*list)[i] != list->front()) others += (others.empty() ? "" : ", ") + (*list)[i];
+          if (!others.empty()) warning(e.key + ": the first value, " + list->front() + ", is used, as sd-scripts' networks.lora uses it; " +
+                                       others + " not (" + spec->firstOfSdScriptsList + ")");
+          if (std::string msg = toValue(e.value->as_array().front(), raw); !msg.empty()) {
+            error(e.key + " " + msg);
+            continue;
+          }
+        }
+      }
     }
     if (foreign) {
       // An sd-scripts option Sinter refuses or ignores: reported, never stored.
@@ -143,14 +184,14 @@ LoadResult parseConfigToml(const std::string& text, const std::string& fileName)
   return result;
 }
 
-LoadResult loadConfigFile(const std::string& path) {
+LoadResult loadConfigFile(const std::string& path, ConfigReading reading) {
   std::string text;
   try {
     text = readWholeFile(path);
   } catch (const std::exception& e) {
     throw ConfigError({Diagnostic{Severity::Error, SourceLocation{path, 0, 0}, "", e.what()}});
   }
-  return parseConfigToml(text, path);
+  return parseConfigToml(text, path, reading);
 }
 
 namespace {

@@ -14,6 +14,7 @@
 
 #include "core/exit_codes.h"
 #include "cli/runner_tools.h"
+#include "cli/script_launch.h"
 #include "core/argv.h"
 #include "compile/compile_plan.h"
 #include "core/help_text.h"
@@ -35,6 +36,9 @@ namespace {
 
 const char* kUsage =
     "usage: sinter-runner --config_file FILE.toml [--KEY VALUE | --FLAG | --no-FLAG ...]\n"
+    "       sinter-runner [--num_processes N] SCRIPT.py [sd-scripts arguments]   (as `accelerate launch` runs\n"
+    "                         sd-scripts' SCRIPT: train_network.py, sdxl_train_network.py, flux_train_network.py,\n"
+    "                         train_db.py, fine_tune.py, sdxl_train.py or flux_train.py)\n"
     "       sinter-runner --config_file FILE.toml --dry_run\n"
     "       sinter-runner --config_file FILE.toml --output_config OUT.toml\n"
     "       sinter-runner --config_file FILE.toml --events jsonl\n"
@@ -44,7 +48,10 @@ const char* kUsage =
     "configuration or input (nothing was trained).\n"
     "\n"
     "runner options:\n"
-    "  --config_file FILE     sd-scripts style TOML config (sections are flattened)\n"
+    "  --config_file FILE     sd-scripts style TOML config (sections are flattened), read as sd-scripts reads it:\n"
+    "                         a key that is no option is ignored with a warning (a near miss of an option is\n"
+    "                         an error), a key in two sections takes the later value\n"
+    "  --strict               refuse the config's unknown and repeated keys and values sd-scripts reads loosely\n"
     "  --dry_run              check the config and what the run needs, print it and the compile plan, exit\n"
     "  --output_config FILE   write the resolved config (as the app writes it) and exit\n"
     "  --events jsonl         machine-readable events on stdout, one JSON object per line\n"
@@ -84,7 +91,8 @@ const std::vector<ExtraArg> kRunnerArgs{{"config_file", true},     {"dry_run", f
                                         {"init_tokenizer", true},  {"benchmark_steps", true}, {"module_outputs", true},
                                         {"module_inputs", true},  {"print_lora_layout", false},
                                         {"nproc_per_node", true}, {"benchmark_scaling", false},
-                                        {"benchmark_optimizers", false}, {"benchmark_networks", false}};
+                                        {"benchmark_optimizers", false}, {"benchmark_networks", false},
+                                        {"strict", false}};
 
 bool fileExists(const std::string& p) {
   struct stat st {};
@@ -217,8 +225,12 @@ int checkedRunnerMain(int argc, char** argv) {
   labelWorkerLogs();
   std::vector<std::string> args(argv + 1, argv + argc);
   ParsedArgs parsed;
+  std::optional<ScriptLaunch> launch;  // `sinter-runner SCRIPT.py ARGS`, as accelerate launch runs it
   try {
+    launch = translateScriptLaunch(args);
+    if (launch) args = launch->args;
     parsed = parseArgv(args, kRunnerArgs);
+    if (launch) parsed.warnings.insert(parsed.warnings.begin(), launch->warnings.begin(), launch->warnings.end());
   } catch (const ConfigError& e) {
     report(e.diagnostics());
     std::cerr << "run 'sinter-runner --help' for the options\n";
@@ -256,7 +268,7 @@ int checkedRunnerMain(int argc, char** argv) {
     std::string path = cf->second;
     if (!fileExists(path) && fileExists(path + ".toml")) path += ".toml";
     try {
-      LoadResult loaded = loadConfigFile(path);
+      LoadResult loaded = loadConfigFile(path, parsed.hasFlag("strict") ? ConfigReading::Strict : ConfigReading::AsSdScripts);
       config = loaded.config;
       diags = loaded.warnings;
     } catch (const ConfigError& e) {
@@ -264,6 +276,8 @@ int checkedRunnerMain(int argc, char** argv) {
     }
   }
   config.overlay(parsed.overrides);
+  if (launch)
+    for (auto& d : applyTrainingScript(*launch->script, config)) diags.push_back(d);
   for (auto& d : parsed.warnings) diags.push_back(d);  // sd-scripts options given that Sinter ignores
   for (auto& d : validateConfig(config)) diags.push_back(d);
   if (hasErrors(diags)) return refuse(diags);

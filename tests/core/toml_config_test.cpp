@@ -4,8 +4,12 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 
 #include "core/atomic_file.h"
+#include "core/ecosystem_keys.h"
+#include "core/foreign_options.h"
+#include "core/registry.h"
 #include "core/toml_config.h"
 #include "test_support.h"
 
@@ -160,12 +164,67 @@ TEST(TomlConfig, ReportsEveryBadValueWithItsLine) {
 }
 
 TEST(TomlConfig, DuplicateKeys) {
+  // In one table TOML itself forbids it.
   auto same = expectErrors("seed = 1\nseed = 2\n");
   EXPECT_EQ(same[0].where.line, 2);
   EXPECT_NE(same[0].message.find("duplicate"), std::string::npos) << same[0].message;
-  auto across = expectErrors("[a]\nseed = 1\n[b]\nseed = 2\n");
-  EXPECT_EQ(across[0].where.line, 4);
-  EXPECT_NE(across[0].message.find("first set on line 2"), std::string::npos) << across[0].message;
+  // In two sections sd-scripts flattens them and the later wins: so here, with a warning naming both lines.
+  const std::string text = "[a]\nseed = 1\n[b]\nseed = 2\n";
+  LoadResult r = parseConfigToml(text, "two.toml");
+  EXPECT_EQ(r.config.getInt("seed"), 2);
+  EXPECT_EQ(r.config.whereSet("seed").line, 4);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0].where.line, 4);
+  EXPECT_NE(r.warnings[0].message.find("set twice, on line 2 and here: the later value is used"), std::string::npos) << r.warnings[0].message;
+  try {
+    parseConfigToml(text, "two.toml", ConfigReading::Strict);
+    ADD_FAILURE() << "strict reading accepted a key set twice";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.diagnostics()[0].where.line, 4);
+    EXPECT_NE(e.diagnostics()[0].message.find("first set on line 2"), std::string::npos) << e.diagnostics()[0].message;
+  }
+}
+
+TEST(TomlConfig, KeysThatAreNoOptionAreIgnoredWithAWarningUnlessTheyAreTypos) {
+  const std::string text =
+      "[general]\nsdxl = true\nepoch = 10\nmy_own_note = \"v3 run\"\n[training]\nlearning_rate = 1e-4\n";
+  LoadResult r = parseConfigToml(text, "kohya.toml");
+  EXPECT_EQ(r.config.explicitValues().size(), 1u);  // learning_rate only
+  ASSERT_EQ(r.warnings.size(), 3u);
+  // kohya_ss's `sdxl` checkbox looks like a typo of sdpa but is known: said what it is.
+  EXPECT_EQ(r.warnings[0].key, "sdxl");
+  EXPECT_EQ(r.warnings[0].where.line, 2);
+  EXPECT_NE(r.warnings[0].message.find("kohya_ss"), std::string::npos) << r.warnings[0].message;
+  EXPECT_EQ(r.warnings[1].key, "epoch");
+  EXPECT_NE(r.warnings[2].message.find("unknown key 'my_own_note' is ignored"), std::string::npos) << r.warnings[2].message;
+  // A near miss of an option stays an error with the suggestion.
+  EXPECT_NE(expectErrors("[training]\nlearning_rat = 1e-4\n")[0].message.find("did you mean 'learning_rate'"), std::string::npos);
+  // Strict: every one of them is an error.
+  try {
+    parseConfigToml(text, "kohya.toml", ConfigReading::Strict);
+    ADD_FAILURE() << "strict reading accepted unknown keys";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.diagnostics().size(), 3u);
+  }
+}
+
+TEST(TomlConfig, ValuesSdScriptsReadsLooselyAsItReadsThem) {
+  LoadResult r = parseConfigToml("resume = false\ntext_encoder_lr = [5e-5, 5e-5]\nunet_lr = 1e-4\n", "loose.toml");
+  EXPECT_TRUE(r.warnings.empty());
+  EXPECT_FALSE(r.config.has("resume")) << "resume = false is no resume";
+  EXPECT_DOUBLE_EQ(r.config.getDouble("text_encoder_lr"), 5e-5);
+  // Two values: the first is used, as sd-scripts' networks.lora uses it, and the other is named.
+  LoadResult two = parseConfigToml("text_encoder_lr = [1e-5, 2e-5]\n", "two.toml");
+  EXPECT_DOUBLE_EQ(two.config.getDouble("text_encoder_lr"), 1e-5);
+  ASSERT_EQ(two.warnings.size(), 1u);
+  EXPECT_NE(two.warnings[0].message.find("T5-XXL"), std::string::npos) << two.warnings[0].message;
+  // An empty list is unset; a list of text is still a bad value.
+  EXPECT_FALSE(parseConfigToml("text_encoder_lr = []\n", "e.toml").config.has("text_encoder_lr"));
+  EXPECT_NE(expectErrors("text_encoder_lr = [\"fast\"]\n")[0].message.find("text_encoder_lr must be a number"), std::string::npos);
+  // Strict: both refused as before.
+  for (const char* text : {"resume = false\n", "text_encoder_lr = [1e-5, 2e-5]\n"}) {
+    EXPECT_THROW(parseConfigToml(text, "s.toml", ConfigReading::Strict), ConfigError) << text;
+  }
 }
 
 TEST(TomlConfig, SyntaxErrorNamesTheLine) {
@@ -205,4 +264,17 @@ TEST(TomlConfig, SaveIsAtomicAndLoadsBack) {
   EXPECT_THROW(saveConfigFile((dir / "missing" / "x.toml").string(), c), std::runtime_error);
   EXPECT_THROW(loadConfigFile((dir / "absent.toml").string()), ConfigError);
   fs::remove_all(dir);
+}
+
+TEST(TomlConfig, EcosystemKeysAreNoOptions) {
+  // A key other tools write is ignored only where it is neither a Sinter option nor an sd-scripts one.
+  for (const char* key : {"sdxl", "epoch", "noise_offset_type", "lr_restart_cycles", "LoRA_type", "conv_dim"})
+    EXPECT_NE(findEcosystemKey(key), nullptr) << key;
+  std::set<std::string> seen;
+  for (const EcosystemKey& k : ecosystemKeys()) {
+    EXPECT_TRUE(seen.insert(k.key).second) << "twice: " << k.key;
+    EXPECT_EQ(findOption(k.key), nullptr) << k.key << " is a Sinter option";
+    EXPECT_EQ(findForeignOption(k.key), nullptr) << k.key << " is an sd-scripts option of the four scripts";
+    EXPECT_GT(std::string(k.what).size(), 8u) << k.key;
+  }
 }

@@ -78,7 +78,7 @@ TEST_F(RunnerCli, BadFilesExitTwoNamingFileAndLine) {
       {"wrongtype.toml", "\nseed = \"42\"\n", 2, "seed must be an integer"},
       {"range.toml", "train_batch_size = -1\n", 1, "below the minimum"},
       {"enum.toml", "compile_backend = \"tensorrt\"\n", 1, "inductor, cudagraphs, eager, aot_eager"},
-      {"dup.toml", "seed = 1\n[x]\nseed = 2\n", 3, "duplicate key"},
+      {"dup.toml", "seed = 1\nseed = 2\n", 2, "duplicate key"},
       {"syntax.toml", "seed = = 1\n", 1, "syntax"},
       {"latin1.toml", "output_name = \"caf\xe9\"\n", 1, "UTF-8"},
       {"empty.toml", "", 0, "empty"},
@@ -97,6 +97,80 @@ TEST_F(RunnerCli, BadFilesExitTwoNamingFileAndLine) {
   Result missing = run({"--config_file", (dir / "absent.toml").string(), "--dry_run"});
   EXPECT_EQ(missing.code, 2);
   EXPECT_NE(missing.output.find("absent.toml"), std::string::npos);
+}
+
+// A config as kohya_ss saves it and sd-scripts reads it: keys that are no option warn and are
+// ignored, a key in two sections takes the later value, resume = false is no resume, a list of
+// text encoder learning rates gives the first; --strict refuses each (DESIGN.md §2).
+TEST_F(RunnerCli, ConfigsAreReadAsSdScriptsReadsThemUnlessStrict) {
+  std::string cfg = write("saved.toml",
+                          "[model]\nmodel_family = \"sdxl\"\nsdxl = true\n[training]\nseed = 1\nepoch = 4\nresume = false\n"
+                          "dynamo_backend = \"no\"\n[network]\ntext_encoder_lr = [1e-5, 2e-5]\n[extra]\nseed = 3\n");
+  std::string out = (dir / "saved_out.toml").string();
+  Result r = run({"--config_file", cfg, "--output_config", out});
+  ASSERT_EQ(r.code, 0) << r.output;
+  for (const std::string& said : std::vector<std::string>{cfg + ":3:", "sdxl is ignored", cfg + ":6:", "epoch is ignored", cfg + ":12:",
+                                                         "seed is set twice, on line 5 and here", "dynamo_backend is ignored", "T5-XXL"})
+    EXPECT_NE(r.output.find(said), std::string::npos) << said << "\n" << r.output;
+  std::ifstream in(out);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("seed = 3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("text_encoder_lr = 0.00001\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("resume"), std::string::npos) << text;
+  // The command line takes sd-scripts' list too.
+  Result list = run({"--config_file", cfg, "--text_encoder_lr", "3e-5", "4e-5", "--output_config", (dir / "list_out.toml").string()});
+  ASSERT_EQ(list.code, 0) << list.output;
+  EXPECT_NE(list.output.find("--text_encoder_lr: the first value, 3e-5, is used"), std::string::npos) << list.output;
+
+  Result strict = run({"--config_file", cfg, "--strict", "--output_config", (dir / "strict_out.toml").string()});
+  EXPECT_EQ(strict.code, 2) << strict.output;
+  for (const std::string& said : {"unknown key 'sdxl'", "unknown key 'epoch'", "duplicate key 'seed' (first set on line 5)",
+                                  "resume must be a string"})
+    EXPECT_NE(strict.output.find(said), std::string::npos) << said << "\n" << strict.output;
+  EXPECT_FALSE(fs::exists(dir / "strict_out.toml"));
+}
+
+// The drop-in command line: `sinter-runner [accelerate's flags] SCRIPT.py ARGS` as `accelerate launch`
+// runs sd-scripts' SCRIPT: the script's name sets the family and training type.
+TEST_F(RunnerCli, ATrainingScriptsNameChoosesWhatTrainsAsSdScriptsDoes) {
+  auto written = [&](const std::string& name) {
+    std::ifstream in(dir / name);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  const std::string cfg = write("script.toml", "[training]\nseed = 5\n");
+  Result lora = run({"--num_cpu_threads_per_process", "2", "--mixed_precision", "bf16", "sdxl_train_network.py", "--config_file", cfg,
+                     "--output_config", (dir / "script_lora.toml").string()});
+  ASSERT_EQ(lora.code, 0) << lora.output;
+  EXPECT_NE(lora.output.find("accelerate's --num_cpu_threads_per_process 2 changes nothing here"), std::string::npos) << lora.output;
+  EXPECT_NE(lora.output.find("accelerate's --mixed_precision bf16 changes nothing here"), std::string::npos) << lora.output;
+  EXPECT_NE(written("script_lora.toml").find("model_family = \"sdxl\""), std::string::npos) << written("script_lora.toml");
+  EXPECT_NE(written("script_lora.toml").find("training_type = \"lora\""), std::string::npos) << written("script_lora.toml");
+
+  // A full-weight script with fine-tune metadata is a fine-tune; a path to the script is read by its name.
+  const std::string meta = write("meta.toml", "in_json = \"meta_lat.json\"\n");
+  ASSERT_EQ(run({"/opt/sd-scripts/flux_train.py", "--config_file", meta, "--output_config", (dir / "script_ft.toml").string()}).code, 0);
+  EXPECT_NE(written("script_ft.toml").find("training_type = \"finetune\""), std::string::npos) << written("script_ft.toml");
+  EXPECT_NE(written("script_ft.toml").find("model_family = \"flux\""), std::string::npos) << written("script_ft.toml");
+
+  // What the config says against the script is refused, naming both.
+  const std::string flux = write("script_flux.toml", "model_family = \"flux\"\n");
+  Result conflict = run({"sdxl_train_network.py", "--config_file", flux, "--output_config", (dir / "never.toml").string()});
+  EXPECT_EQ(conflict.code, 2) << conflict.output;
+  EXPECT_NE(conflict.output.find("model_family = flux, but sdxl_train_network.py trains sdxl"), std::string::npos) << conflict.output;
+  EXPECT_FALSE(fs::exists(dir / "never.toml"));
+  // Several hosts are a launcher's job.
+  Result hosts = run({"--num_machines", "2", "train_network.py", "--config_file", cfg, "--dry_run"});
+  EXPECT_EQ(hosts.code, 2);
+  EXPECT_NE(hosts.output.find("--num_machines 2: several hosts"), std::string::npos) << hosts.output;
+}
+
+// FLUX's deprecated split_mode: blocks_to_swap = 18 in its place, as sd-scripts sets it.
+TEST_F(RunnerCli, SplitModeBecomesEighteenSwappedBlocks) {
+  std::string cfg = write("split.toml", "model_family = \"flux\"\nsplit_mode = true\n");
+  Result r = run({"--config_file", cfg, "--dry_run"});
+  EXPECT_NE(r.output.find("blocks_to_swap = 18 is used in its place"), std::string::npos) << r.output;
+  std::string both = write("split_both.toml", "model_family = \"flux\"\nsplit_mode = true\nblocks_to_swap = 4\n");
+  EXPECT_NE(run({"--config_file", both, "--dry_run"}).output.find("ignored here, as there, because blocks_to_swap is set"), std::string::npos);
 }
 
 TEST_F(RunnerCli, CommandLineOverridesAndOutputConfig) {

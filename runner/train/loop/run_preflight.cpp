@@ -284,6 +284,15 @@ RunPreflight preflightRun(const Config& config, int ranks) {
   // is one (the family's check says where it looked when there is none).
   if (family && config.getString("t5_tokenizer").empty() && findOption("t5_tokenizer")->appliesToFamily(*family))
     if (const std::optional<std::string> cached = text::findCachedT5Tokenizer()) result.resolved.set("t5_tokenizer", *cached);
+  // split_mode, deprecated in sd-scripts' flux_train_network: blocks_to_swap = 18 unless it is set, as there.
+  if (config.getBool("split_mode")) {
+    if (isUnset(config.get("blocks_to_swap"))) {
+      result.resolved.set("blocks_to_swap", 18LL, config.whereSet("split_mode"));
+      k.warning("split_mode", "split_mode is deprecated in sd-scripts: blocks_to_swap = 18 is used in its place, as sd-scripts sets it");
+    } else {
+      k.warning("split_mode", "split_mode is deprecated in sd-scripts and ignored here, as there, because blocks_to_swap is set");
+    }
+  }
   bool valuesParsed = checkValues(config, k);
   if (family && config.tab() != Tab::LoRA && valuesParsed)
     if (const std::optional<Refusal> refusal = fullWeightsRefusal(config)) {

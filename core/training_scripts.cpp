@@ -1,0 +1,25 @@
+#include "core/training_scripts.h"
+
+namespace sinter {
+
+const std::vector<TrainingScript>& trainingScripts() {
+  static const std::vector<TrainingScript> scripts{
+      {"train_network.py", std::nullopt, Tab::LoRA},
+      {"sdxl_train_network.py", Family::SDXL, Tab::LoRA},
+      {"flux_train_network.py", Family::FLUX, Tab::LoRA},
+      {"train_db.py", std::nullopt, Tab::DreamBooth},
+      {"fine_tune.py", std::nullopt, Tab::FineTune},
+      {"sdxl_train.py", Family::SDXL, Tab::DreamBooth, true},
+      {"flux_train.py", Family::FLUX, Tab::DreamBooth, true},
+  };
+  return scripts;
+}
+
+const TrainingScript* findTrainingScript(const std::string& arg) {
+  const std::string base = arg.substr(arg.find_last_of('/') == std::string::npos ? 0 : arg.find_last_of('/') + 1);
+  for (const TrainingScript& s : trainingScripts())
+    if (base == s.name) return &s;
+  return nullptr;
+}
+
+}  // namespace sinter
