@@ -196,9 +196,7 @@ ParsedArgs parseArgv(const std::vector<std::string>& args, const std::vector<Ext
       while (i + 1 < args.size() && !isOptionToken(args[i + 1]))
         if (const std::string& next = args[++i]; next != text) others += (others.empty() ? "" : " ") + next;
       if (!others.empty())
-        parsed.warnings.push_back(Diagnostic{Severity::Warning, where, spec->key,
-                                             std::string("--") + spec->key + ": the first value, " + text + ", is used, as sd-scripts' "
-                                             "networks.lora uses it; " + others + " not (" + spec->firstOfSdScriptsList + ")"});
+        parsed.warnings.push_back(Diagnostic{Severity::Warning, where, spec->key, "--" + firstOfListNote(*spec, text, others)});
     }
     parsed.overrides.set(spec->key, v, where);
   }

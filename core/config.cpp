@@ -91,6 +91,11 @@ std::string rangeError(const OptionSpec& spec, double x) {
 
 }  // namespace
 
+std::string firstOfListNote(const OptionSpec& spec, const std::string& first, const std::string& others) {
+  return std::string(spec.key) + ": the first value, " + first + ", is used, as sd-scripts' networks.lora uses it; " + others +
+         " not (" + (spec.firstOfSdScriptsList ? spec.firstOfSdScriptsList : "") + ")";
+}
+
 std::string checkValue(const OptionSpec& spec, const Value& in, Value& out) {
   const std::string key = spec.key;
   auto typeError = [&](const std::string& expected) {

@@ -46,5 +46,8 @@ class Config {
 // (an int for a float option, a bool for compile_dynamic, an int for resolution).
 // Returns an error message, or "" when the value is acceptable; `out` receives the stored value.
 std::string checkValue(const OptionSpec& spec, const Value& in, Value& out);
+// The warning for an option given several values where sd-scripts uses the first
+// (OptionSpec::firstOfSdScriptsList): `first` is used, `others` (as written) are not.
+std::string firstOfListNote(const OptionSpec& spec, const std::string& first, const std::string& others);
 
 }  // namespace sinter

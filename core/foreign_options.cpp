@@ -17,7 +17,7 @@ Value B(bool b) { return Value{b}; }
 Value N(long long i) { return Value{i}; }
 Value S(const char* s) { return Value{std::string(s)}; }
 
-constexpr const char* kHub = "uploading to the Hugging Face Hub is not in Sinter: copy the output folder";
+constexpr const char* kHub = "its only effect is outside the run, an upload to the Hugging Face Hub, which Sinter does not do: copy the output folder";
 constexpr const char* kDeepSpeed = "DeepSpeed is not in Sinter; use sinter-runner --nproc_per_node N for data-parallel GPUs";
 constexpr const char* kModelSpec =
     "Sinter writes modelspec.title, author, description, license and tags (metadata_title ... metadata_tags); "
@@ -55,14 +55,14 @@ std::vector<ForeignOption> buildForeignOptions() {
       {"dataset_class", T::String, none, R,
        "a Python dataset class; Sinter runs no Python: use train_data_dir, in_json or dataset_config"},
       // add_training_arguments
-      {"huggingface_repo_id", T::String, none, R, kHub},
-      {"huggingface_repo_type", T::String, none, R, kHub},
-      {"huggingface_path_in_repo", T::String, none, R, kHub},
-      {"huggingface_repo_visibility", T::String, none, R, kHub},
-      {"save_state_to_huggingface", T::Bool, B(false), R, kHub},
+      {"huggingface_repo_id", T::String, none, I, kHub},
+      {"huggingface_repo_type", T::String, none, I, kHub},
+      {"huggingface_path_in_repo", T::String, none, I, kHub},
+      {"huggingface_repo_visibility", T::String, none, I, kHub},
+      {"save_state_to_huggingface", T::Bool, B(false), I, kHub},
       {"resume_from_huggingface", T::Bool, B(false), R,
        "resuming from the Hugging Face Hub is not in Sinter: download the state folder and set resume to it"},
-      {"async_upload", T::Bool, B(false), R, kHub},
+      {"async_upload", T::Bool, B(false), I, kHub},
       {"save_n_epoch_ratio", T::Int, none, R, "saving by a ratio of the epochs is not in Sinter: use save_every_n_epochs"},
       {"wandb_run_name", T::String, none, I,
        "names a W&B run; this build has no W&B client, so the run's log is TensorBoard's (logging_dir) and the name is not used"},

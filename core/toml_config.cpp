@@ -159,8 +159,7 @@ LoadResult parseConfigToml(const std::string& text, const std::string& fileName,
           std::string others;
           for (std::size_t i = 1; i < list->size(); ++i)
             if ((*list)[i] != list->front()) others += (others.empty() ? "" : ", ") + (*list)[i];
-          if (!others.empty()) warning(e.key + ": the first value, " + list->front() + ", is used, as sd-scripts' networks.lora uses it; " +
-                                       others + " not (" + spec->firstOfSdScriptsList + ")");
+          if (!others.empty()) warning(firstOfListNote(*spec, list->front(), others));
           if (std::string msg = toValue(e.value->as_array().front(), raw); !msg.empty()) {
             error(e.key + " " + msg);
             continue;
@@ -170,8 +169,10 @@ LoadResult parseConfigToml(const std::string& text, const std::string& fileName,
     }
     if (foreign) {
       // An sd-scripts option Sinter refuses or ignores: reported, never stored.
-      if (auto d = foreignOptionDiagnostic(*foreign, raw, where))
+      if (auto d = foreignOptionDiagnostic(*foreign, raw, where)) {
+        if (strict) d->severity = Severity::Error;  // strict: nothing in the file goes unhonoured
         (d->severity == Severity::Error ? errors : result.warnings).push_back(*d);
+      }
       continue;
     }
     if (std::string msg = checkValue(*spec, raw, checked); !msg.empty()) {

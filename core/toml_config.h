@@ -21,7 +21,8 @@ struct LoadResult {
 //     takes the later value with a warning; `false` for a text or path option means unset (Python's
 //     falsy None); a list for an option sd-scripts takes as a list and uses the first of
 //     (text_encoder_lr) gives its first value.
-//   Strict: each of those is an error (`sinter-runner --strict`).
+//   Strict: each of those is an error (`sinter-runner --strict`), and so is an sd-scripts option
+//     Sinter ignores (foreign_options.h: a Hub upload, a memory hint) set to anything but inert.
 enum class ConfigReading : std::uint8_t { AsSdScripts, Strict };
 
 // Parses TOML text (flat keys, or keys inside any [section] tables, flattened as sd-scripts

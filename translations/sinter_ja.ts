@@ -634,6 +634,14 @@
         <translation>CPU メモリに置き、必要時に入れ替える FLUX のブロック数(12/10/8 GB の GPU では 16/22/28)。</translation>
     </message>
     <message>
+        <source>Split mode (deprecated)</source>
+        <translation>分割モード(非推奨)</translation>
+    </message>
+    <message>
+        <source>sd-scripts&apos; deprecated FLUX option: blocks to swap 18 when that is not set.</source>
+        <translation>sd-scripts の非推奨の FLUX オプション:スワップするブロック数が未設定なら 18 にします。</translation>
+    </message>
+    <message>
         <source>CLIP skip</source>
         <translation>CLIP スキップ</translation>
     </message>

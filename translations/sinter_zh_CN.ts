@@ -634,6 +634,14 @@
         <translation>保存在 CPU 内存中、需要时换入的 FLUX 块数(12/10/8 GB 显卡分别用 16/22/28)。</translation>
     </message>
     <message>
+        <source>Split mode (deprecated)</source>
+        <translation>拆分模式(已弃用)</translation>
+    </message>
+    <message>
+        <source>sd-scripts&apos; deprecated FLUX option: blocks to swap 18 when that is not set.</source>
+        <translation>sd-scripts 已弃用的 FLUX 选项:未设置交换块数时将其设为 18。</translation>
+    </message>
+    <message>
         <source>CLIP skip</source>
         <translation>CLIP 跳过层数</translation>
     </message>

@@ -1,8 +1,8 @@
 #pragma once
 // When sample images are made, as sd-scripts' sample_images decides: before the first step with
 // sample_at_first; after every sample_every_n_epochs-th epoch, or, when that is unset, after every
-// sample_every_n_steps-th step; and (this build's addition) once at the end of training when a
-// periodic setting is on and the last step was not sampled already.
+// sample_every_n_steps-th step. A run that max_train_steps ends within an epoch still ends that
+// epoch's loop in sd-scripts, whose sample_images(epoch + 1) then samples by sample_every_n_epochs.
 #include <optional>
 
 namespace sinter::sample {
@@ -16,10 +16,9 @@ struct SampleSchedule {
   bool beforeTraining() const { return atFirst; }
   bool afterStep(long long step) const { return !everyNEpochs && everyNSteps && step % *everyNSteps == 0; }
   bool afterEpoch(long long epoch) const { return everyNEpochs && epoch % *everyNEpochs == 0; }
-  // `lastSampledStep`: the step the newest samples show (-1 for none).
-  bool atEnd(long long finalStep, long long lastSampledStep) const {
-    return (everyNSteps || everyNEpochs) && lastSampledStep != finalStep;
-  }
+  // After the run's last step, in epoch `epoch` (1-based): whether its unfinished epoch samples (one
+  // that finished sampled by afterEpoch already).
+  bool atRunEnd(long long epoch, bool epochFinished) const { return !epochFinished && afterEpoch(epoch); }
 };
 
 }  // namespace sinter::sample

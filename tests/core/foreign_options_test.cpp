@@ -82,12 +82,19 @@ TEST(ForeignOptions, IgnoredKeyLoadsWithAWarningSayingWhy) {
 
 TEST(ForeignOptions, RefusedAndIgnoredKeysOnTheCommandLine) {
   auto errors = argvErrors({"--seed", "1", "--deepspeed", "--zero_stage", "3", "--huggingface_repo_id=me/lora"});
-  ASSERT_EQ(errors.size(), 3u);
+  ASSERT_EQ(errors.size(), 2u);
   EXPECT_EQ(errors[0].key, "deepspeed");
   EXPECT_EQ(errors[0].where.file, "command line");
   EXPECT_NE(errors[0].format().find("DeepSpeed is not in Sinter"), std::string::npos) << errors[0].format();
   EXPECT_EQ(errors[1].key, "zero_stage");
-  EXPECT_NE(errors[2].message.find("Hugging Face Hub"), std::string::npos);
+  // A Hub upload's only effect is outside the run: the run goes on with a warning naming it.
+  ParsedArgs hub = parseArgv({"--huggingface_repo_id=me/lora", "--async_upload"});
+  ASSERT_EQ(hub.warnings.size(), 2u);
+  EXPECT_NE(hub.warnings[0].message.find("huggingface_repo_id is ignored: its only effect is outside the run"), std::string::npos)
+      << hub.warnings[0].message;
+  // --strict reading of a config refuses it.
+  EXPECT_THROW(parseConfigToml("huggingface_repo_id = \"me/lora\"\n", "hub.toml", ConfigReading::Strict), ConfigError);
+  EXPECT_EQ(parseConfigToml("huggingface_repo_id = \"me/lora\"\n", "hub.toml").warnings.size(), 1u);
   // A list option consumes its values up to the next option, as sd-scripts' nargs="*" does.
   errors = argvErrors({"--base_weights", "a.safetensors", "b.safetensors", "--seed", "1"});
   ASSERT_EQ(errors.size(), 1u);

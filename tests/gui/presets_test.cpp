@@ -147,7 +147,8 @@ class PresetsTest : public QObject {
     QVERIFY(edited.wait(5000));
     QTRY_COMPARE(combo->itemText(1), QString("A, renamed"));
 
-    writeFile(shipped.filePath("broken.toml"), "# Broken\nnot_an_option = 1\n");
+    // A misspelt option is an error (a key that is no option only warns, as sd-scripts ignores it).
+    writeFile(shipped.filePath("broken.toml"), "# Broken\nlearning_rat = 1\n");
     presets.rescan();
     bool listedWithError = false;
     for (const PresetInfo& p : presets.all())

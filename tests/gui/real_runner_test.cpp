@@ -109,8 +109,10 @@ class RealRunnerTest : public QObject {
     QString error;
     QVERIFY2(tab.loadFile(preset, &error), qPrintable(error));
     QCOMPARE(tab.family(), std::optional<Family>(Family::SDXL));
-    // The preset as shipped, cut to 30 of its 120 steps: all this test looks at, at a quarter of the work.
+    // The preset as shipped, cut to 30 of its 120 steps (sampling every 30 of them, not 60): all this test
+    // looks at, at a quarter of the work.
     test::setOption(tab.form(), "max_train_steps", 30LL);
+    test::setOption(tab.form(), "sample_every_n_steps", 30LL);
     const int code = runToEnd(tab, 840000);
     const QString log = tab.runPanel()->logView()->text();
     QVERIFY2(code == 0, qPrintable(QString("exit %1\n%2").arg(code).arg(log.right(3000))));
@@ -120,7 +122,7 @@ class RealRunnerTest : public QObject {
     QCOMPARE(m->progressBar()->value(), m->progressBar()->maximum());
     QVERIFY(tab.runPanel()->lossChart()->pointCount() > 0);
     QVERIFY(QFile::exists(work.filePath("demo-output/lora/demo_lora.safetensors")));
-    // Cut to 30 steps, the run samples once, at its end: both prompts.
+    // Cut to 30 steps and sampling every 30, the run samples once, at step 30: both prompts.
     QVERIFY2(QDir(work.filePath("demo-output/lora/sample")).entryList({QStringLiteral("*.png")}).size() == 2,
              qPrintable(QDir(work.filePath("demo-output/lora/sample")).entryList().join(", ")));
   }

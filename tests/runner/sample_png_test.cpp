@@ -133,7 +133,7 @@ TEST(SampleSchedule, WhenSdScriptsSamples) {
   SampleSchedule none;
   EXPECT_FALSE(none.any());
   EXPECT_FALSE(none.afterStep(10));
-  EXPECT_FALSE(none.atEnd(10, -1));
+  EXPECT_FALSE(none.atRunEnd(1, false));
 
   SampleSchedule steps;
   steps.everyNSteps = 5;
@@ -141,8 +141,7 @@ TEST(SampleSchedule, WhenSdScriptsSamples) {
   EXPECT_TRUE(steps.afterStep(10));
   EXPECT_FALSE(steps.afterStep(11));
   EXPECT_FALSE(steps.afterEpoch(1));
-  EXPECT_TRUE(steps.atEnd(12, 10));   // the last step was not sampled
-  EXPECT_FALSE(steps.atEnd(10, 10));  // it was
+  EXPECT_FALSE(steps.atRunEnd(1, false));  // by steps: nothing more at the end, as sd-scripts
 
   SampleSchedule epochs;
   epochs.everyNEpochs = 2;
@@ -150,10 +149,12 @@ TEST(SampleSchedule, WhenSdScriptsSamples) {
   EXPECT_FALSE(epochs.afterStep(10));
   EXPECT_FALSE(epochs.afterEpoch(1));
   EXPECT_TRUE(epochs.afterEpoch(2));
-  EXPECT_TRUE(epochs.atEnd(30, 20));
+  EXPECT_TRUE(epochs.atRunEnd(4, false));   // max_train_steps ended epoch 4: sd-scripts samples it
+  EXPECT_FALSE(epochs.atRunEnd(3, false));  // not a multiple of 2
+  EXPECT_FALSE(epochs.atRunEnd(4, true));   // it finished and sampled already
 
   SampleSchedule first;
   first.atFirst = true;
   EXPECT_TRUE(first.beforeTraining());
-  EXPECT_FALSE(first.atEnd(10, 0));  // only periodic settings sample at the end
+  EXPECT_FALSE(first.atRunEnd(1, false));  // only sample_every_n_epochs samples at the end
 }

@@ -58,7 +58,6 @@ double SampleImages::make(long long step, std::optional<long long> epoch, bool t
   auto since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   };
-  lastSampledStep_ = step;
   spdlog::info("generating sample images at step {}", step);
   try {
     fs::create_directories(folder_);

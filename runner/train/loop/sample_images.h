@@ -22,7 +22,6 @@ class SampleImages {
   SampleImages(const RunContext& run, FamilyPart& family);
 
   const sample::SampleSchedule& schedule() const { return schedule_; }
-  long long lastSampledStep() const { return lastSampledStep_; }
 
   // Renders every prompt with the models as they are at `step` (`epoch` when at an epoch's end)
   // and restores the models' training state (`textEncodersTrain`). Returns the seconds it took.
@@ -37,7 +36,6 @@ class SampleImages {
   sample::SampleSchedule schedule_;
   std::vector<sample::SamplePrompt> prompts_;
   std::string folder_, outputName_, modelName_;
-  long long lastSampledStep_ = -1;
 };
 
 }  // namespace sinter::train

@@ -484,6 +484,9 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   // a step ahead of the host), less the time spent saving.
   auto lastMark = trainStart;
   double savingSeconds = 0;
+  // The last step's epoch (1-based) and whether that step finished it: sd-scripts' last sample_images call.
+  long long lastEpoch = 0;
+  bool lastEpochFinished = true;
   while (globalStep < length.maxTrainSteps) {
     torch::Tensor lossSum;
     int micro = 0;
@@ -542,6 +545,8 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     unreported[globalStep] = facts;
 
     const long long epoch = facts.epoch;
+    lastEpoch = epoch + 1;
+    lastEpochFinished = epochEnds;
     const bool saveStep = options.saves.saveAfterStep(globalStep, length.maxTrainSteps);
     const bool saveEpoch = epochEnds && options.saves.saveAfterEpoch(epoch + 1, length.numEpochs) && globalStep < length.maxTrainSteps;
     const bool stopNow = stopAfter(globalStep) && globalStep < length.maxTrainSteps;
@@ -606,8 +611,8 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     saveModel(name, "final", length.numEpochs);
     if (options.saves.saveState || options.saves.saveStateOnTrainEnd) saveState(lastStateFolderName(name));
     spdlog::info("model saved: {}", (fs::path(options.outputDir) / (name + ".safetensors")).string());
-    if (writes && samples.schedule().atEnd(globalStep, samples.lastSampledStep()))
-      sampleSeconds += samples.make(globalStep, std::nullopt, textEncodersTrain);
+    if (writes && samples.schedule().atRunEnd(lastEpoch, lastEpochFinished))
+      sampleSeconds += samples.make(globalStep, lastEpoch, textEncodersTrain);
   }
   // Rank 0 serves the ranks' store: every rank is done with it before any leaves.
   if (group) group->barrier();
