@@ -31,6 +31,10 @@ SdxlTextConditioning encodeSdxlText(ClipTextModel& clipL, OpenClipTextModel& big
 // n == 1, else [B, n*(T-2)+2, W] merged as described above.
 torch::Tensor mergeChunkHiddenStates(const torch::Tensor& hidden, int64_t batch, int64_t chunks);
 
+// The merged sequence's length for `chunks` chunks of 77 (77, 152, 227), and back.
+inline int64_t mergedContextLength(int64_t chunks) { return chunks * 75 + 2; }
+inline int64_t chunksOfContextLength(int64_t length) { return (length - 2) / 75; }
+
 // [B, n, 77] int64 ids from per-caption chunk lists (every caption must have the same count).
 torch::Tensor tokenChunksTensor(const std::vector<std::vector<std::vector<int32_t>>>& captionChunks);
 

@@ -133,8 +133,7 @@ models::SdxlTextConditioning SdxlFamily::encode(const data::TokenIds& ids) {
 StagedConditioning SdxlFamily::stagedConditioning() {
   StagedConditioning c;
   c.makeInputs = [this](const StepShape& shape) {
-    // max_token_length's chunks of 77 merge into chunks*75+2 context positions (stageWarmup).
-    const int64_t chunks = shape.tokens == text::ClipTokenizer::kContextLength ? 1 : (shape.tokens - 2) / 75;
+    const int64_t chunks = models::chunksOfContextLength(shape.tokens);
     const auto ids = torch::zeros({shape.batch, chunks, text::ClipTokenizer::kContextLength}, torch::kLong);
     const auto pairs = torch::zeros({shape.batch, 2}, torch::kLong);
     return StaticBuffers{{"clip_l_ids", ids}, {"big_g_ids", ids.clone()}, {"original_sizes_hw", pairs},
@@ -236,7 +235,7 @@ UnetStepBatch SdxlFamily::stepInputs(const data::Batch& batch, bool staged, cons
       in.conditioningInputs = {{"clip_l_ids", ids.at("clip_l")}, {"big_g_ids", ids.at("big_g")},
                                {"original_sizes_hw", originalSizes}, {"crop_top_lefts", cropTopLefts},
                                {"target_sizes_hw", targetSizes}};
-      in.contextTokens = ids.at("clip_l").size(1) == 1 ? text::ClipTokenizer::kContextLength : ids.at("clip_l").size(1) * 75 + 2;
+      in.contextTokens = models::mergedContextLength(ids.at("clip_l").size(1));
     } else {
       torch::NoGradGuard noGrad;
       const models::SdxlTextConditioning t = encode(ids);
@@ -279,7 +278,8 @@ StepShape SdxlFamily::stageWarmup(const data::ShapeSignature& signature) {
   // The latents are the VAE's downscale smaller than the bucket (8 at full size); the context is
   // max_token_length tokens between one bos and one eos, as the chunks are merged (75 -> 77).
   const int64_t down = models_.vae->config().downscale();
-  const StepShape shape{signature.batchSize, signature.height / down, signature.width / down, options_.maxTokenLength + 2};
+  const StepShape shape{signature.batchSize, signature.height / down, signature.width / down,
+                        models::mergedContextLength(options_.maxTokenLength / 75)};
   step_->stageNeutral(shape);
   return shape;
 }
