@@ -77,6 +77,37 @@ std::string parseText(const OptionSpec& spec, const std::string& text, Value& ou
   }
 }
 
+// sd-scripts' argparse takes an unambiguous prefix of an option's name (`--max_train_epoch` for
+// --max_train_epochs): the full name when `name` is no option but the prefix of exactly one, ""
+// otherwise. A prefix of several is an error there and here.
+std::string expandAbbreviation(const std::string& name, const std::vector<ExtraArg>& extras,
+                               std::vector<Diagnostic>& errors) {
+  if (name.empty() || findOption(name) || findForeignOption(name)) return {};
+  const std::string bare = name.rfind("no-", 0) == 0 ? name.substr(3) : name;
+  if (bare != name && (findOption(bare) || findForeignOption(bare))) return {};
+  std::vector<std::string> matches;
+  auto consider = [&](const std::string& key) {
+    if (key == name) matches.assign(1, key);
+    else if (key.rfind(name, 0) == 0 && std::find(matches.begin(), matches.end(), key) == matches.end())
+      matches.push_back(key);
+  };
+  for (const auto& extra : extras) {
+    if (extra.name == name) return {};
+    consider(extra.name);
+  }
+  for (const auto& spec : optionRegistry()) consider(spec.key);
+  for (const auto& foreign : foreignOptions()) consider(foreign.key);
+  if (matches.size() == 1) return matches.front();
+  if (matches.size() > 1) {
+    std::sort(matches.begin(), matches.end());
+    std::string list;
+    for (const auto& m : matches) list += (list.empty() ? "--" : ", --") + m;
+    errors.push_back(Diagnostic{Severity::Error, SourceLocation{}, name,
+                                "ambiguous option: --" + name + " could match " + list});
+  }
+  return {};
+}
+
 }  // namespace
 
 bool ParsedArgs::hasFlag(const std::string& name) const {
@@ -102,6 +133,15 @@ ParsedArgs parseArgv(const std::vector<std::string>& args, const std::vector<Ext
       name = name.substr(0, eq);
     }
     const SourceLocation where{"command line", 0, 0};
+    const std::size_t errorsBefore = errors.size();
+    if (std::string full = expandAbbreviation(name, extras, errors); !full.empty()) {
+      parsed.warnings.push_back(Diagnostic{Severity::Warning, where, full,
+                                           "--" + name + " read as --" + full +
+                                               " (an unambiguous prefix, as sd-scripts' argparse reads it)"});
+      name = full;
+    } else if (errors.size() > errorsBefore) {
+      continue;  // ambiguous
+    }
 
     // The program's own options.
     bool handled = false;

@@ -252,7 +252,8 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "Adds this times each latent channel's mean magnitude to noise_offset (needs noise_offset), e.g. 0.00357."))
           .families(NOT_FLUX).min(-1).max(1).advanced(),
       Opt("multires_noise_iterations", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Multi-resolution noise iterations"),
-          QT_TRANSLATE_NOOP("Option", "Pyramid noise levels, e.g. 6-10.")).families(NOT_FLUX).min(1).max(64).advanced(),
+          QT_TRANSLATE_NOOP("Option", "Pyramid noise levels, e.g. 6-10; 0 or unset: off, as in sd-scripts."))
+          .families(NOT_FLUX).unsetMeans(QT_TRANSLATE_NOOP("Option", "off")).min(0).max(64).zeroIsUnset().advanced(),
       Opt("multires_noise_discount", T::Float, D(0.3), Sec::Training, QT_TRANSLATE_NOOP("Option", "Multi-resolution noise discount"),
           QT_TRANSLATE_NOOP("Option", "Weight of each coarser noise level.")).families(NOT_FLUX).min(0).max(1).advanced(),
       Opt("min_snr_gamma", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Min-SNR gamma"),

@@ -150,6 +150,11 @@ LoadResult parseConfigToml(const std::string& text, const std::string& fileName,
         result.config.set(e.key, Value{}, where);
         continue;
       }
+      // An empty string for a list option is no items to Python, which iterates it (optimizer_args = "").
+      if (spec->type == OptionType::List && std::holds_alternative<std::string>(raw) && std::get<std::string>(raw).empty()) {
+        result.config.set(e.key, Value{}, where);
+        continue;
+      }
       if (spec->firstOfSdScriptsList) {
         if (auto* list = std::get_if<StringList>(&raw)) {
           if (list->empty()) {

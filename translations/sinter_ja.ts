@@ -542,8 +542,8 @@
         <translation>マルチ解像度ノイズの反復回数</translation>
     </message>
     <message>
-        <source>Pyramid noise levels, e.g. 6-10.</source>
-        <translation>ピラミッドノイズの段数。例: 6〜10。</translation>
+        <source>Pyramid noise levels, e.g. 6-10; 0 or unset: off, as in sd-scripts.</source>
+        <translation>ピラミッドノイズの段数。例: 6〜10。0 または未設定: オフ (sd-scripts と同じ)。</translation>
     </message>
     <message>
         <source>Multi-resolution noise discount</source>

@@ -542,8 +542,8 @@
         <translation>多分辨率噪声迭代次数</translation>
     </message>
     <message>
-        <source>Pyramid noise levels, e.g. 6-10.</source>
-        <translation>金字塔噪声的层数,例如 6-10。</translation>
+        <source>Pyramid noise levels, e.g. 6-10; 0 or unset: off, as in sd-scripts.</source>
+        <translation>金字塔噪声的层数,例如 6-10;0 或未设置:关闭(与 sd-scripts 相同)。</translation>
     </message>
     <message>
         <source>Multi-resolution noise discount</source>

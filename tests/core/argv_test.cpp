@@ -38,7 +38,7 @@ TEST(Argv, ProgramOptionsAndErrors) {
   EXPECT_EQ(p.overrides.getInt("seed"), 3);
 
   try {
-    parseArgv({"--learning_rat", "1", "--seed", "x", "--compile_mode", "fast", "--seed"});
+    parseArgv({"--learnin_rate", "1", "--seed", "x", "--compile_mode", "fast", "--seed"});
     FAIL();
   } catch (const ConfigError& e) {
     ASSERT_EQ(e.diagnostics().size(), 4u);
@@ -47,6 +47,29 @@ TEST(Argv, ProgramOptionsAndErrors) {
     EXPECT_NE(e.diagnostics()[2].message.find("not one of"), std::string::npos);
     EXPECT_NE(e.diagnostics()[3].message.find("needs a value"), std::string::npos);
   }
+}
+
+// sd-scripts' argparse reads an unambiguous prefix as the option it starts (published command lines
+// use --max_train_epoch and --save_every_n_epoch); a prefix of several is refused there and here.
+TEST(Argv, UnambiguousPrefixesAreReadAsArgparseReadsThem) {
+  ParsedArgs p = parseArgv({"--max_train_epoch", "50", "--save_every_n_epoch=2", "--config", "a.toml"},
+                           {{"config_file", true}});
+  EXPECT_EQ(p.overrides.getInt("max_train_epochs"), 50);
+  EXPECT_EQ(p.overrides.getInt("save_every_n_epochs"), 2);
+  EXPECT_EQ(p.extraValues.at("config_file"), "a.toml");
+  ASSERT_EQ(p.warnings.size(), 3u);
+  EXPECT_NE(p.warnings[0].message.find("--max_train_epoch read as --max_train_epochs"), std::string::npos);
+
+  try {
+    parseArgv({"--learning_rat", "1"});
+    FAIL();
+  } catch (const ConfigError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 1u);
+    EXPECT_NE(e.diagnostics()[0].message.find("ambiguous option: --learning_rat could match --learning_rate, "),
+              std::string::npos) << e.diagnostics()[0].message;
+  }
+  // A typo that starts no option stays unknown, with the suggestion.
+  EXPECT_THROW(parseArgv({"--men_eff_attn"}), ConfigError);
 }
 
 TEST(Argv, SecretsAreNotPutOnCommandLines) {

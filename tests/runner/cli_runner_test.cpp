@@ -197,7 +197,7 @@ TEST_F(RunnerCli, CommandLineOverridesAndOutputConfig) {
 }
 
 TEST_F(RunnerCli, BadArgumentsExitTwo) {
-  Result r = run({"--learning_rat", "1"});
+  Result r = run({"--learnin_rate", "1"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("did you mean --learning_rate"), std::string::npos) << r.output;
   EXPECT_EQ(run({"--events", "xml"}).code, 2);

@@ -38,6 +38,12 @@ inline void writeText(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
+// The whole of a file ("" when it cannot be read).
+inline std::string readText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 inline pid_t& lastRunnerPid() {
   static pid_t pid = -1;
   return pid;

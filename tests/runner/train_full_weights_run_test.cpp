@@ -15,7 +15,9 @@
 
 namespace fs = std::filesystem;
 using sinter::test::ProcessResult;
+using sinter::test::readText;
 using sinter::test::runRunner;
+using sinter::test::writeText;
 using sinter::test::losses;
 
 namespace {
@@ -425,11 +427,18 @@ TEST_F(FullWeightsRun, InitialStepStartsTheCountersNotTheSchedule) {
   EXPECT_NEAR(steps[2].lr, 0.001, 1e-12);
   EXPECT_EQ(sinter::test::eventsOfType<sinter::events::Done>(r).back().steps, 6);
 
-  // initial_epoch 2 of 2 with skip_until_initial_step: the second epoch's steps alone.
-  ProcessResult e = runRunner({"--config_file", writeConfig("initial_epoch.toml", path("out_initial_epoch"),
-                                                            "training_type = \"finetune\"\nmax_train_epochs = 2\ninitial_epoch = 2\ntrain_batch_size = 8\n"
-                                                            "skip_until_initial_step = true\n"),
-                               "--events", "jsonl"});
+  // initial_epoch 2 of 2 with skip_until_initial_step: the second epoch's steps alone. The pictures
+  // once each (a "1_" folder), so that an epoch is a few steps.
+  const fs::path once = path("images_once/1_demo shapes");
+  fs::create_directories(once);
+  for (const auto& f : fs::directory_iterator(path("images/10_demo shapes")))
+    fs::copy_file(f.path(), once / f.path().filename(), fs::copy_options::overwrite_existing);
+  std::string epochConfig = readText(writeConfig("initial_epoch.toml", path("out_initial_epoch"),
+                                                 "training_type = \"finetune\"\nmax_train_epochs = 2\ninitial_epoch = 2\ntrain_batch_size = 4\n"
+                                                 "skip_until_initial_step = true\n"));
+  epochConfig.replace(epochConfig.find(path("images")), path("images").size(), path("images_once"));
+  writeText(path("initial_epoch.toml"), epochConfig);
+  ProcessResult e = runRunner({"--config_file", path("initial_epoch.toml"), "--events", "jsonl"});
   ASSERT_EQ(e.exitCode, 0) << e.err;
   const auto epochSteps = sinter::test::eventsOfType<sinter::events::Step>(e);
   const auto epochs = sinter::test::eventsOfType<sinter::events::Epoch>(e);

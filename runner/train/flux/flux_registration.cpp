@@ -3,6 +3,7 @@
 #include <functional>
 #include <string>
 
+#include "core/registry.h"
 #include "io/safetensors.h"
 #include "models/flux_autoencoder.h"
 #include "models/float8_compute.h"
@@ -59,7 +60,8 @@ bool checkFluxFiles(const Config& config, PreflightChecks& k) {
   }
   ok &= k.parse("timestep_sampling", [&] { FlowMatchingOptions::fromConfig(config); });
   for (const char* key : {"fp8_base", "fp8_base_unet"})
-    if (config.getBool(key) && !models::float8InBuild()) ok &= k.parse(key, [] { models::float8Dtype(); });  // names the libtorch
+    if (config.getBool(key) && findOption(key)->appliesToTab(config.tab()) && !models::float8InBuild())
+      ok &= k.parse(key, [] { models::float8Dtype(); });  // names the libtorch (fp8_base_unet is LoRA's alone)
   if (config.getBool("fp8_scaled") && !models::float8InBuild())
     ok &= k.parse("fp8_scaled", [] { models::float8ScalarType(models::Float8Format::E4M3); });  // names the libtorch
   // fp8_fast: refused on a device (or a libtorch) without FP8 tensor cores, naming it.

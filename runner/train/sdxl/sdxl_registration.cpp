@@ -1,5 +1,6 @@
 #include "train/sdxl/sdxl_registration.h"
 
+#include "core/registry.h"
 #include "models/served_weight.h"
 #include "train/methods/block_learning_rates.h"
 #include "train/sdxl/sdxl_benchmark.h"
@@ -38,7 +39,8 @@ FamilyRegistration sdxlRegistration() {
     if (!config.getString("block_lr").empty())
       ok &= k.parse("block_lr", [&] { parseBlockLearningRates(config.getString("block_lr"), kSdxlBlockLrCount); });
     for (const char* key : {"fp8_base", "fp8_base_unet"})
-      if (config.getBool(key) && !models::float8InBuild()) ok &= k.parse(key, [] { models::float8Dtype(); });  // names the libtorch
+      if (config.getBool(key) && findOption(key)->appliesToTab(config.tab()) && !models::float8InBuild())
+        ok &= k.parse(key, [] { models::float8Dtype(); });  // names the libtorch (fp8_base_unet is LoRA's alone)
     // fp8_scaled and fp8_fast (musubi-tuner's, Sinter's own keys) are built for FLUX's transformer.
     for (const char* key : {"fp8_scaled", "fp8_fast"})
       if (config.getBool(key))

@@ -1,0 +1,13 @@
+source venv/bin/activate
+
+accelerate launch --num_cpu_threads_per_process=8 "./sdxl_train.py" \
+  --config_file="train_full_sdxl_vpred.toml" \
+  --dataset_config="train_dataset_sdxl.toml" \
+  --zero_terminal_snr \
+  --v_parameterization \
+  --fused_backward_pass \
+  --learning_rate=6e-6 \
+  --learning_rate_te1=2e-6 \
+  --learning_rate_te2=2e-6\
+  --max_train_epochs=50 \
+  --save_every_n_epochs=10
