@@ -182,7 +182,7 @@ std::vector<OptionSpec> buildRegistry() {
       Opt("conditioning_data_dir", T::Path, none, Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Mask image folder"),
           QT_TRANSLATE_NOOP("Option", "With masked loss: a folder of mask images named as the training images, each of its image's size.")).dir().advanced(),
       Opt("color_aug", T::Bool, B(false), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Colour augmentation"),
-          QT_TRANSLATE_NOOP("Option", "Randomly shift hue. Not with cached latents.")).advanced(),
+          QT_TRANSLATE_NOOP("Option", "sd-scripts' weak colour jitter: a third of the images get a small hue shift or gamma. Not with cached latents.")).advanced(),
       Opt("resize_interpolation", T::Enum, none, Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Resize interpolation"),
           QT_TRANSLATE_NOOP("Option", "Filter used to resize images; area when shrinking and lanczos when enlarging when unset."))
           .choices({"lanczos", "nearest", "bilinear", "bicubic", "area"}).advanced(),

@@ -131,7 +131,8 @@ std::vector<Diagnostic> validateConfig(const Config& config) {
       k.error("caption_dropout_rate", "caption_dropout_rate cannot be used with cached text encoder outputs");
     if (k.num("caption_tag_dropout_rate") > 0)
       k.error("caption_tag_dropout_rate", "caption_tag_dropout_rate cannot be used with cached text encoder outputs");
-    if (config.tab() == Tab::LoRA && !k.on("network_train_unet_only"))
+    // FLUX caches T5-XXL's outputs and CLIP-L encodes in the step (sd-scripts' partial cache).
+    if (config.tab() == Tab::LoRA && !k.on("network_train_unet_only") && family != Family::FLUX)
       k.error("cache_text_encoder_outputs", "cache_text_encoder_outputs needs network_train_unet_only = true "
                                             "(cached outputs cannot train text encoder LoRA modules)");
     if (config.tab() != Tab::LoRA && k.on("train_text_encoder"))

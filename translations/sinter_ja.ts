@@ -374,8 +374,8 @@
         <translation>色の拡張</translation>
     </message>
     <message>
-        <source>Randomly shift hue. Not with cached latents.</source>
-        <translation>色相をランダムにずらします。潜在変数のキャッシュとは併用できません。</translation>
+        <source>sd-scripts&apos; weak colour jitter: a third of the images get a small hue shift or gamma. Not with cached latents.</source>
+        <translation>sd-scripts の弱い色ジッター: 画像の 3 分の 1 に小さな色相シフトまたはガンマをかけます。潜在変数のキャッシュとは併用できません。</translation>
     </message>
     <message>
         <source>Cache latents</source>

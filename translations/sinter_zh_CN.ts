@@ -374,8 +374,8 @@
         <translation>颜色增强</translation>
     </message>
     <message>
-        <source>Randomly shift hue. Not with cached latents.</source>
-        <translation>随机偏移色相。不能与缓存潜变量同时使用。</translation>
+        <source>sd-scripts&apos; weak colour jitter: a third of the images get a small hue shift or gamma. Not with cached latents.</source>
+        <translation>sd-scripts 的弱颜色抖动:三分之一的图像会得到小幅色相偏移或伽马变化。不能与缓存潜变量同时使用。</translation>
     </message>
     <message>
         <source>Cache latents</source>

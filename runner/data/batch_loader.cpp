@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "data/color_augment.h"
 #include "data/image_tensor.h"
 #include "data/loss_mask.h"
 
@@ -92,7 +93,7 @@ Batch BatchLoader::makeBatch(long long epoch, long long indexInEpoch) const {
     const size_t index = planned.imageIndices[static_cast<size_t>(k)];
     const ImageEntry& e = dataset_.images[index];
     const SubsetSettings& subset = dataset_.subsetOf(e);
-    // One generator per sample, drawn in a fixed order: flip, crop, caption.
+    // One generator per sample, drawn in a fixed order: flip, crop, colour, caption.
     Rng rng(deriveSeed(plan_.seed(), static_cast<std::uint64_t>(epoch), static_cast<std::uint64_t>(indexInEpoch),
                        static_cast<std::uint64_t>(k) + 1));
     const bool flip = subset.flipAug && rng.uniform() < 0.5;
@@ -111,6 +112,7 @@ Batch BatchLoader::makeBatch(long long epoch, long long indexInEpoch) const {
       } catch (const ImageError& err) {
         throw DatasetError(std::string("cannot load a training image: ") + err.what());
       }
+      if (subset.colorAug) colorAugment(img.rgb, rng);  // before the flip, as in sd-scripts
       if (flip) img = flipHorizontal(img);
       pixels.push_back(imageToTensor(img.rgb));
       if (!img.mask.pixels.empty()) masks.push_back(maskToTensor(img.mask));

@@ -40,7 +40,7 @@ const std::vector<KeySpec>& schema() {
       {"resolution", Kind::Resolution, kDatasetLevel},
       {"network_multiplier", Kind::Float, kDatasetLevel},
       // SUBSET_ASCENDABLE_SCHEMA
-      {"color_aug", Kind::Bool, kAscendableSubset, "color_aug is not supported yet"},
+      {"color_aug", Kind::Bool, kAscendableSubset},
       {"face_crop_aug_range", Kind::FloatPair, kAscendableSubset, "face_crop_aug_range is not supported yet"},
       {"flip_aug", Kind::Bool, kAscendableSubset},
       {"num_repeats", Kind::Int, kAscendableSubset},

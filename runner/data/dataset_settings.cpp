@@ -96,6 +96,7 @@ SubsetSettings resolveSubset(const Chain& c, const ParamLayer& subsetLayer) {
   if (const auto* v = c.find("class_tokens")) s.classTokens = asString(v->value);
   s.captionExtension = c.getString("caption_extension", ".caption");
   s.flipAug = c.getBool("flip_aug", false);
+  s.colorAug = c.getBool("color_aug", false);
   s.randomCrop = c.getBool("random_crop", false);
   s.alphaMask = c.getBool("alpha_mask", false);
   s.conditioningDataDir = c.getString("conditioning_data_dir", "");
@@ -110,7 +111,6 @@ SubsetSettings resolveSubset(const Chain& c, const ParamLayer& subsetLayer) {
              "conditioning_data_dir pairs mask images with an image folder's images; a fine-tuning subset "
              "(metadata_file) cannot have one");
   }
-  if (c.getBool("color_aug", false)) failAt(c.find("color_aug"), "color_aug", "color_aug is not supported yet");
   if (const auto* v = c.find("resize_interpolation")) {
     try {
       s.resizeFilter = resizeFilterFromString(asString(v->value));

@@ -30,6 +30,7 @@ struct SubsetSettings {
   std::optional<std::string> classTokens;
   std::string captionExtension = ".caption";
   bool flipAug = false;
+  bool colorAug = false;  // sd-scripts' hue and gamma jitter (data/color_augment.h)
   bool randomCrop = false;
   ResizeFilter resizeFilter = ResizeFilter::Default;
   // The loss mask (data/loss_mask.h): the image's alpha channel (alpha_mask), or the red channel

@@ -96,9 +96,10 @@ LatentCache LatentCache::build(const Dataset& dataset, const ImageEncoder& encod
                                LatentCacheStats* stats) {
   for (const auto& d : dataset.datasets)
     for (const auto& s : d.subsets)
-      if (s.randomCrop)
-        throw DatasetError("cache_latents cannot be used with random_crop (" + s.imageDir +
-                           "): the cache would keep one crop for every epoch");
+      if (s.randomCrop || s.colorAug)
+        throw DatasetError(std::string("cache_latents cannot be used with ") + (s.randomCrop ? "random_crop" : "color_aug") +
+                           " (" + s.imageDir + "): the cache would keep one " + (s.randomCrop ? "crop" : "colouring") +
+                           " for every epoch, as sd-scripts refuses it");
   LatentCache cache;
   cache.entries_.resize(dataset.images.size());
   LatentCacheStats local;

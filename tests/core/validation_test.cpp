@@ -49,6 +49,10 @@ TEST(Validation, SdScriptsRules) {
   EXPECT_NE(find(validateConfig(parse("model_family = \"sdxl\"\ncache_text_encoder_outputs = true\n")),
                  "cache_text_encoder_outputs", Severity::Error),
             nullptr);
+  // FLUX caches T5-XXL's outputs and encodes CLIP-L in the step (sd-scripts' partial cache).
+  EXPECT_EQ(find(validateConfig(parse("model_family = \"flux\"\nnetwork_module = \"networks.lora_flux\"\ncache_text_encoder_outputs = true\n")),
+                 "cache_text_encoder_outputs", Severity::Error),
+            nullptr);
   EXPECT_NE(find(validateConfig(parse("network_train_unet_only = true\nnetwork_train_text_encoder_only = true\n")),
                  "network_train_text_encoder_only", Severity::Error),
             nullptr);

@@ -187,6 +187,25 @@ TEST_F(FluxLoraRun, SampleImagesWithTheGuidanceEmbedding) {
 // With cached text encoder outputs the sample prompts are encoded at the start with the captions
 // (sd-scripts' sample_prompts_te_outputs), so a sample needs only the AE back on the device; the
 // images are those of a run that encodes them when sampling.
+// sd-scripts' partial cache: cache_text_encoder_outputs while CLIP-L's LoRA modules train reads
+// T5-XXL's outputs from the cache and encodes CLIP-L in each step, so it trains what the run
+// without the cache trains.
+TEST_F(FluxLoraRun, CachedT5WithClipLTrainingTrainsAsTheUncachedRun) {
+  const std::string extra = "max_train_steps = 3\n";
+  ProcessResult live = runRunner({"--config_file", writeConfig("clip_live.toml", path("out_clip_live"), extra)});
+  ASSERT_EQ(live.exitCode, 0) << live.err;
+  ProcessResult cached =
+      runRunner({"--config_file", writeConfig("clip_cached.toml", path("out_clip_cached"), extra + "cache_text_encoder_outputs = true\n")});
+  ASSERT_EQ(cached.exitCode, 0) << cached.err;
+  EXPECT_NE(cached.err.find("T5-XXL's are read from the cache, CLIP-L, whose LoRA modules train, encodes in each step"),
+            std::string::npos) << cached.err;
+  sinter::io::SafetensorsFile f(path("out_clip_cached/t.safetensors"));
+  ASSERT_TRUE(f.has("lora_te1_text_model_encoder_layers_0_self_attn_q_proj.lora_up.weight"));
+  // lora_up starts at zero: CLIP-L's modules moved.
+  EXPECT_GT(f.tensor("lora_te1_text_model_encoder_layers_0_self_attn_q_proj.lora_up.weight").abs().max().item<double>(), 0.0);
+  EXPECT_TRUE(sameTensors(path("out_clip_live/t.safetensors"), path("out_clip_cached/t.safetensors"), 1e-5));
+}
+
 TEST_F(FluxLoraRun, SamplePromptsAreEncodedAtTheStartWithCachedTextOutputs) {
   writeText(path("prompts_cached.txt"), "a red square --w 64 --h 64 --d 3 --s 2\na blue circle --n green --l 2 --s 2 --d 4 --w 64 --h 64\n");
   const std::string common = "max_train_steps = 1\nnetwork_train_unet_only = true\nsample_at_first = true\nsample_prompts = \"" +

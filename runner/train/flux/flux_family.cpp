@@ -57,6 +57,7 @@ FluxFamilyOptions FluxFamilyOptions::fromConfig(const Config& config, torch::Dty
   o.cacheLatents = config.getBool("cache_latents") || o.cacheLatentsToDisk;
   o.cacheTextToDisk = config.getBool("cache_text_encoder_outputs_to_disk");
   o.cacheText = config.getBool("cache_text_encoder_outputs") || o.cacheTextToDisk;
+  o.clipLEncodesInStep = o.cacheText && config.tab() == Tab::LoRA && !config.getBool("network_train_unet_only");
   o.vaeBatchSize = static_cast<int>(config.getInt("vae_batch_size"));
   if (o.cacheText && sampleScheduleFromConfig(config).any())
     for (const sample::SamplePrompt& p : sample::loadSamplePrompts(config.getString("sample_prompts")))
@@ -186,13 +187,15 @@ data::CaptionTokenizer FluxFamily::captionTokenizer() const {
   return [this](const std::vector<std::string>& captions) { return hostTokenIds(captions); };
 }
 
+torch::Tensor FluxFamily::clipLPooled(const torch::Tensor& clipIds, bool withGrad) {
+  std::optional<torch::NoGradGuard> noGrad;
+  if (!withGrad) noGrad.emplace();
+  return models_.clipL->pooledOutput(clipIds);
+}
+
 FluxFamily::TextConditioning FluxFamily::encode(const TokenIds& ids, bool clipGrad) {
   TextConditioning out;
-  {
-    std::optional<torch::NoGradGuard> noGrad;
-    if (!clipGrad) noGrad.emplace();
-    out.pooled = models_.clipL->pooledOutput(ids.clipL);
-  }
+  out.pooled = clipLPooled(ids.clipL, clipGrad);
   torch::NoGradGuard noGrad;
   // apply_t5_attn_mask masks padding in T5's own attention too (FluxTextEncodingStrategy).
   out.t5 = models_.t5->forward(ids.t5, options_.step.applyT5AttnMask ? ids.t5Mask : torch::Tensor());
@@ -238,7 +241,9 @@ void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
     o.encoderIdentity = "flux-te:" + fileIdentity(options_.files.clipL) + ":" + fileIdentity(options_.files.t5xxl) + ":" +
                         std::to_string(t5MaxTokens_) + (options_.step.applyT5AttnMask ? ":masked" : "");
     data::TextCacheStats stats;
-    spdlog::info("caching text encoder outputs");
+    spdlog::info(options_.clipLEncodesInStep ? "caching text encoder outputs: T5-XXL's are read from the cache, CLIP-L, "
+                                               "whose LoRA modules train, encodes in each step (sd-scripts' partial cache)"
+                                             : "caching text encoder outputs");
     CachingStage encoderStage("CLIP-L and T5-XXL", {models_.clipL.get(), models_.t5.get()}, device_);
     GraphedEncoder encodeText(
         "text encoders", device_,
@@ -268,17 +273,14 @@ void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
       sampleText_[text] = {t.t5.to(torch::kCPU), t.t5Mask.to(torch::kCPU), t.pooled.to(torch::kCPU)};
     }
     if (!sampleText_.empty()) spdlog::info("sample prompts: {} texts encoded for the samples", sampleText_.size());
-    // The step reads the outputs: the encoders wait in host memory (cached text outputs mean the
-    // encoders are frozen, core/validation.cpp).
-    parking_.park("CLIP-L", *models_.clipL);
+    // The step reads the outputs: the frozen encoders wait in host memory.
+    if (!options_.clipLEncodesInStep) parking_.park("CLIP-L", *models_.clipL);
     parking_.park("T5-XXL", *models_.t5);
   }
   // Then what the step uses: the models whose outputs are not cached, and the transformer.
   if (!options_.cacheLatents) models::moveToDevice(*models_.ae, device_);
-  if (!options_.cacheText) {
-    models::moveToDevice(*models_.clipL, device_);
-    models::moveToDevice(*models_.t5, device_);
-  }
+  if (!options_.cacheText || options_.clipLEncodesInStep) models::moveToDevice(*models_.clipL, device_);
+  if (!options_.cacheText) models::moveToDevice(*models_.t5, device_);
   if (transformerAfterCaches_) placeTransformer();
 }
 
@@ -291,7 +293,8 @@ FluxStepBatch FluxFamily::stepInputs(const data::Batch& batch, bool textEncoders
   if (options_.cacheText) {
     in.t5 = batch.textOutputs.at("t5").to(device_);
     in.t5Mask = batch.textOutputs.at("t5_mask").to(device_);
-    in.pooled = batch.textOutputs.at("pooled").to(device_);
+    in.pooled = options_.clipLEncodesInStep ? clipLPooled(onDevice(tokenIdsOf(batch)).clipL, textEncodersTrain)
+                                            : batch.textOutputs.at("pooled").to(device_);
   } else {
     const TextConditioning t = encode(onDevice(tokenIdsOf(batch)), textEncodersTrain);
     in.t5 = t.t5;

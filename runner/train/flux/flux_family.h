@@ -31,6 +31,9 @@ struct FluxFamilyOptions {
   FluxWeightPlacement placement;  // fp8_base, blocks_to_swap
   bool cacheLatents = false, cacheLatentsToDisk = false;
   bool cacheText = false, cacheTextToDisk = false;
+  // sd-scripts' partial cache (flux_train_network.py): with cached text outputs and CLIP-L's LoRA
+  // modules training, T5-XXL's outputs come from the cache and CLIP-L encodes in each step.
+  bool clipLEncodesInStep = false;
   int vaeBatchSize = 1;
   // With cached text encoder outputs and samples asked for: the sample prompts' texts (prompts and
   // negative prompts), encoded at the start while the encoders are on the device for caching.
@@ -84,6 +87,8 @@ class FluxFamily : public FamilyPart {
   TokenIds tokenize(const std::vector<std::string>& captions) const { return onDevice(hostTokenIds(captions)); }
   // CLIP-L's pooled vector (with gradients when `clipGrad`) and T5's hidden states (never).
   TextConditioning encode(const TokenIds& ids, bool clipGrad);
+  // CLIP-L's pooled output of token ids on the device, with or without its autograd graph.
+  torch::Tensor clipLPooled(const torch::Tensor& clipIds, bool withGrad);
   // The texts' conditioning on the device from the start's encodings; nullopt if one is missing.
   std::optional<TextConditioning> cachedSampleText(const std::vector<std::string>& texts) const;
   // Latents not cached are encoded with `latentGenerator`, or the step's generator when null.
@@ -108,7 +113,7 @@ class FluxFamily : public FamilyPart {
   std::optional<data::TextCache> textCache_;
   // sd-scripts' sample_prompts_te_outputs: the sample texts' encodings in host memory, so a sample
   // brings only the AE back to the device.
-  std::map<std::string, TextConditioning> sampleText_;
+  std::map<std::string, TextConditioning> sampleText_;  // clipLEncodesInStep: T5-XXL's part alone is read
   bool toldCachedSampleText_ = false;
   std::unique_ptr<FluxTrainStep> step_;
 };

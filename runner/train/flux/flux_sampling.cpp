@@ -68,7 +68,9 @@ torch::Tensor FluxFamily::renderSample(sample::ResolvedSample& s, const at::Gene
   // Encoded at the start: only the AE comes back to the device (to decode), else every parked model.
   const std::optional<TextConditioning> cached = cachedSampleText(texts);
   const HostParking::Visit parked(parking_, cached ? std::vector<std::string>{"AE"} : std::vector<std::string>{});
-  if (cached && !toldCachedSampleText_) spdlog::info("samples are conditioned on the start's encodings: CLIP-L and T5-XXL stay in host memory");
+  if (cached && !toldCachedSampleText_)
+    spdlog::info(options_.clipLEncodesInStep ? "samples are conditioned on the start's T5-XXL encodings: T5-XXL stays in host memory"
+                                             : "samples are conditioned on the start's encodings: CLIP-L and T5-XXL stay in host memory");
   toldCachedSampleText_ = toldCachedSampleText_ || cached;
   models_.transformer->eval();
   models_.clipL->eval();
@@ -78,7 +80,9 @@ torch::Tensor FluxFamily::renderSample(sample::ResolvedSample& s, const at::Gene
   s.sampler = "Euler";
   if (!dev_) s.guidanceScale.reset();  // schnell has no guidance embedding
 
-  const TextConditioning text = cached ? *cached : encode(tokenize(texts), false);
+  TextConditioning text = cached ? *cached : encode(tokenize(texts), false);
+  // CLIP-L trains (the partial cache): its pooled output is that of the weights as they are now.
+  if (cached && options_.clipLEncodesInStep) text.pooled = clipLPooled(tokenize(texts).clipL, false);
   FluxSampleConditioning c{text.t5, options_.step.applyT5AttnMask ? text.t5Mask : torch::Tensor(), text.pooled, torch::Tensor()};
   const int64_t b = static_cast<int64_t>(texts.size());
   if (dev_) c.guidance = torch::full({b}, s.guidanceScale.value_or(3.5), torch::TensorOptions().dtype(torch::kFloat32).device(device_));
