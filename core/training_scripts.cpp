@@ -22,4 +22,14 @@ const TrainingScript* findTrainingScript(const std::string& arg) {
   return nullptr;
 }
 
+const TrainingScript* trainingScriptFor(std::optional<Family> family, Tab tab, bool hasInJson) {
+  if (family && *family != Family::SDXL && *family != Family::FLUX) family.reset();  // SD 1.x/2.x: by checkpoint
+  for (const TrainingScript& s : trainingScripts()) {
+    if (s.family != family) continue;
+    const Tab trains = s.fineTuneWithInJson && hasInJson ? Tab::FineTune : s.tab;
+    if (trains == tab) return &s;
+  }
+  return nullptr;
+}
+
 }  // namespace sinter

@@ -24,4 +24,9 @@ const std::vector<TrainingScript>& trainingScripts();
 // The script named by `arg` (a bare name or a path ending in it), or nullptr.
 const TrainingScript* findTrainingScript(const std::string& arg);
 
+// The script whose name makes `sinter-runner SCRIPT --config_file FILE` train what `family` (nullopt:
+// SD 1.x/2.x or auto) and `tab` say, given whether the config sets in_json; nullptr when none does
+// (a fine-tune of SDXL or FLUX whose metadata comes from a dataset config, not in_json).
+const TrainingScript* trainingScriptFor(std::optional<Family> family, Tab tab, bool hasInJson);
+
 }  // namespace sinter

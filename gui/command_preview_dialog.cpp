@@ -21,6 +21,12 @@ QString CommandPreview::text() const {
   if (!out.endsWith(QLatin1Char('\n'))) out += QLatin1Char('\n');
   out += QStringLiteral("\n# ") + CommandPreviewDialog::tr("The same run with command-line flags only") + QLatin1Char('\n');
   out += shellCommandLine(program, equivalentArguments) + QLatin1Char('\n');
+  if (!sdScriptsArguments.isEmpty()) {
+    out += QStringLiteral("\n# ") + CommandPreviewDialog::tr("The same run started as sd-scripts is, by sinter-runner or by accelerate") +
+           QLatin1Char('\n');
+    out += shellCommandLine(program, sdScriptsArguments) + QLatin1Char('\n');
+    out += shellCommandLine(QStringLiteral("accelerate"), QStringList{QStringLiteral("launch")} + sdScriptsArguments) + QLatin1Char('\n');
+  }
   return out;
 }
 

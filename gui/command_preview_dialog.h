@@ -13,6 +13,10 @@ struct CommandPreview {
   QString tomlPath;
   QString toml;
   QStringList equivalentArguments;  // core's buildArgv for the same config
+  // The same run as sd-scripts is started: accelerate's flags, the script, --config_file TOML
+  // (`accelerate launch` takes them, and sinter-runner too); empty where no script's name gives
+  // this family and training type.
+  QStringList sdScriptsArguments;
   QString text() const;           // what the dialog shows and copies
 };
 

@@ -18,6 +18,7 @@
 #include "app_paths.h"
 #include "core/argv.h"
 #include "core/toml_config.h"
+#include "core/training_scripts.h"
 #include "core/validation.h"
 #include "log_view.h"
 #include "option_form.h"
@@ -255,6 +256,10 @@ std::optional<CommandPreview> TrainingTab::commandPreview(QString* error) const 
   preview.toml = ConfigDocument::toToml(config, tab_, config.family());
   for (const std::string& arg : buildArgv(config)) preview.equivalentArguments << QString::fromStdString(arg);
   preview.equivalentArguments << run_->launchArguments();
+  if (const TrainingScript* script = trainingScriptFor(config.family(), tab_, !config.getString("in_json").empty())) {
+    if (run_->launchArguments().size() == 2) preview.sdScriptsArguments << QStringLiteral("--num_processes") << run_->launchArguments()[1];
+    preview.sdScriptsArguments << QString::fromLatin1(script->name) << QStringLiteral("--config_file") << preview.tomlPath;
+  }
   return preview;
 }
 

@@ -1711,6 +1711,10 @@
         <translation>同じ実行をコマンドラインフラグだけで表したもの</translation>
     </message>
     <message>
+        <source>The same run started as sd-scripts is, by sinter-runner or by accelerate</source>
+        <translation>同じ実行を sd-scripts と同じ形で起動したもの (sinter-runner でも accelerate でも)</translation>
+    </message>
+    <message>
         <source>Print command</source>
         <translation>コマンドを表示</translation>
     </message>

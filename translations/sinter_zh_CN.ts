@@ -1711,6 +1711,10 @@
         <translation>仅用命令行参数表示的同一次运行</translation>
     </message>
     <message>
+        <source>The same run started as sd-scripts is, by sinter-runner or by accelerate</source>
+        <translation>以 sd-scripts 的方式启动的同一次运行(sinter-runner 或 accelerate 均可)</translation>
+    </message>
+    <message>
         <source>Print command</source>
         <translation>显示命令</translation>
     </message>

@@ -58,6 +58,10 @@ class PrintCommandTest : public QObject {
     QVERIFY(shown.contains(shellCommandLine(preview->program, coreArgs)));
     QVERIFY(shown.contains("'" + runFile + "'"));  // quoted: the path holds spaces
     QVERIFY(shown.contains(preview->toml));
+    // The same run as sd-scripts is started, which sinter-runner takes too.
+    QCOMPARE(preview->sdScriptsArguments, (QStringList{"sdxl_train_network.py", "--config_file", runFile}));
+    QVERIFY(shown.contains("accelerate launch sdxl_train_network.py --config_file '" + runFile + "'"));
+    QVERIFY(shown.contains(shellCommandLine(preview->program, preview->sdScriptsArguments)));
   }
 
   void gpusSettingAddsNprocPerNodeAndIsRemembered() {
@@ -78,6 +82,7 @@ class PrintCommandTest : public QObject {
     QCOMPARE(preview->arguments.mid(preview->arguments.size() - 2), launch);
     QCOMPARE(preview->equivalentArguments.mid(preview->equivalentArguments.size() - 2), launch);
     QVERIFY(!preview->toml.contains("nproc"));  // a launch setting, not a config key
+    QCOMPARE(preview->sdScriptsArguments.mid(0, 3), (QStringList{"--num_processes", "2", "sdxl_train_network.py"}));
     // The next tab (or the next start of the app) begins with the same count.
     TrainingTab next(Tab::DreamBooth, nullptr, {});
     QCOMPARE(next.runPanel()->gpuCountBox()->value(), 2);
