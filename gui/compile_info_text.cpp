@@ -14,38 +14,11 @@ struct CompileInfoText {
   Q_DECLARE_TR_FUNCTIONS(CompileInfo)
 };
 
-QString backendEffect(const std::string& backend) {
-  if (backend == "eager") return CompileInfoText::tr("Backend eager: nothing is captured; the stock kernels run (for debugging).");
-  if (backend == "aot_eager")
-    return CompileInfoText::tr("Backend aot_eager: runs eagerly but partitions regions and checks them, reporting what would break capture (host syncs, CPU tensors, data-dependent shapes).");
-  if (backend == "cudagraphs")
-    return CompileInfoText::tr("Backend cudagraphs: CUDA-graph capture of regions with the stock kernels; the mode setting is ignored.");
-  return CompileInfoText::tr("Backend inductor: fused attention, fused AdamW, fused GEGLU and GroupNorm+SiLU kernels (CUDA builds) and the LoRA update added in the GEMM epilogue, plus what the mode adds.");
-}
-
-QString modeEffect(const std::string& mode) {
-  if (mode == "reduce-overhead") return CompileInfoText::tr("Mode reduce-overhead: fused kernels plus CUDA-graph capture.");
-  if (mode == "max-autotune")
-    return CompileInfoText::tr("Mode max-autotune: CUDA graphs plus autotuning (cuDNN benchmark, GEMM algorithm search) before capture.");
-  if (mode == "max-autotune-no-cudagraphs") return CompileInfoText::tr("Mode max-autotune-no-cudagraphs: autotuning without CUDA graphs.");
-  return CompileInfoText::tr("Mode default: fused kernels, no graphs.");
-}
-
-QString dynamicEffect(const std::string& dynamic) {
-  if (dynamic == "true") return CompileInfoText::tr("Dynamic shapes true: nothing is shape-specialised: no graphs, no per-shape autotuning.");
-  if (dynamic == "false")
-    return CompileInfoText::tr("Dynamic shapes false: one graph per input-shape signature, captured on first sight, up to the cache limit.");
-  return CompileInfoText::tr("Dynamic shapes auto: the bucket shapes are known before step 1; the most frequent signatures are pre-captured up to the cache limit and the rest run uncaptured.");
-}
-
 }  // namespace
 
 QString CompileInfo::html() const {
   QString out;
   for (const QString& p : problems) out += QStringLiteral("<p style='color:#b05000'><b>%1</b></p>").arg(p.toHtmlEscaped());
-  out += QStringLiteral("<ul style='margin-left:0px'>");
-  for (const QString& e : effects) out += QStringLiteral("<li>%1</li>").arg(e.toHtmlEscaped());
-  out += QStringLiteral("</ul>");
   if (!memoryPlan.isEmpty()) {
     out += QStringLiteral("<p><b>%1</b></p><pre>").arg(CompileInfoText::tr("Memory plan").toHtmlEscaped());
     for (const QString& line : memoryPlan) out += line.toHtmlEscaped() + QStringLiteral("\n");
@@ -87,22 +60,6 @@ CompileInfo describeCompileSettings(const Config& config) {
   } catch (const std::exception& e) {
     info.problems << QString::fromUtf8(e.what());
     return info;
-  }
-  if (!request.enabled) {
-    info.effects << CompileInfoText::tr("torch.compile is off: every step runs the stock kernels eagerly. TF32 and cuDNN benchmark still apply.");
-  } else {
-    info.effects << backendEffect(request.backend);
-    if (request.backend == "inductor") info.effects << modeEffect(request.mode);
-    info.effects << dynamicEffect(request.dynamic);
-    info.effects << (request.fullgraph
-                         ? CompileInfoText::tr("Fullgraph on: forward, backward and optimizer step are captured as one graph per signature; anything that prevents it stops the run with its cause.")
-                         : CompileInfoText::tr("Fullgraph off: each U-Net input, middle and output block (FLUX: double and single block) replays its forward and backward pass from CUDA graphs, the rest of the step runs eagerly; a block that cannot be captured runs eagerly with a warning naming why. With gradient checkpointing the blocks stay eager."));
-    info.effects << CompileInfoText::tr("Cache size limit: at most %1 captured signatures per region (0 means the default, %2).")
-                        .arg(request.cacheSizeLimit)
-                        .arg(kDefaultCompileCacheSizeLimit);
-    info.effects << CompileInfoText::tr("The first steps include warm-up: graphs are captured on the real bucket shapes and batch size before step 1, and the warm-up time is reported apart from training time.");
-    if (request.compileTextEncoders || request.compileVae)
-      info.effects << CompileInfoText::tr("Text encoder / VAE compilation captures their caching passes as CUDA graphs (with reduce-overhead or max-autotune).");
   }
   for (const std::string& note : request.notes) info.problems << QString::fromStdString(note);
 

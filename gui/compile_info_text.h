@@ -1,7 +1,7 @@
 #pragma once
-// The Torch Compile Settings panel's explanation: what each chosen setting does in the native
-// runner (DESIGN.md §6), the warm-up note, settings that cannot apply with the rest of the form, and
-// the memory plan vram_budget_gb chooses (the runner prints the same plan in its dry run).
+// The Torch Compile Settings panel's notes from the form alone: settings that cannot apply with the
+// rest of the form, and the memory plan vram_budget_gb chooses (the runner prints the same plan in
+// its dry run). What the settings turn on is the runner's own plan (runner_compile_plan.h).
 #include <QString>
 #include <QStringList>
 
@@ -10,7 +10,6 @@
 namespace sinter::gui {
 
 struct CompileInfo {
-  QStringList effects;   // one sentence per setting, for the current values
   QStringList problems;  // settings that are refused or limited by other options
   QStringList memoryPlan;  // vram_budget_gb's plan (core/vram_plan.h) for the full-size model, when set
   QString html() const;

@@ -4,6 +4,7 @@
 #include <QVBoxLayout>
 
 #include "compile_info_text.h"
+#include "runner_compile_plan.h"
 #include "core/registry.h"
 #include "option_editor.h"
 #include "option_group.h"
@@ -18,7 +19,7 @@ bool dependsOnSwitch(const std::string& key) { return key.rfind(kSwitchKey + "_"
 }  // namespace
 
 CompileSettingsPanel::CompileSettingsPanel(Tab tab, QWidget* parent)
-    : CollapsibleSection(tr("Torch Compile Settings"), true, parent) {
+    : CollapsibleSection(tr("Torch Compile Settings"), true, parent), tab_(tab), plan_(new RunnerCompilePlan(this)) {
   group_ = new OptionGroup(QString(), this);
   group_->setFlat(true);
   for (const OptionSpec& spec : optionRegistry()) {
@@ -33,7 +34,17 @@ CompileSettingsPanel::CompileSettingsPanel(Tab tab, QWidget* parent)
   info_->setObjectName(QStringLiteral("compileInfo"));
   info_->setFrameShape(QFrame::StyledPanel);
   info_->setMargin(6);
+  runnerPlan_ = new QLabel(this);
+  runnerPlan_->setWordWrap(true);
+  runnerPlan_->setTextFormat(Qt::RichText);
+  runnerPlan_->setObjectName(QStringLiteral("runnerCompilePlan"));
+  runnerPlan_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  runnerPlan_->setFrameShape(QFrame::StyledPanel);
+  runnerPlan_->setMargin(6);
+  runnerPlan_->setText(tr("The runner's plan for this config appears here."));
+  connect(plan_, &RunnerCompilePlan::planReady, this, &CompileSettingsPanel::showRunnerPlan);
   contentLayout()->addWidget(group_);
+  contentLayout()->addWidget(runnerPlan_);
   contentLayout()->addWidget(info_);
 }
 
@@ -55,8 +66,25 @@ void CompileSettingsPanel::refresh(const Config& formConfig) {
       editor->label()->setEnabled(on);
     }
   info_->setText(describeCompileSettings(formConfig).html());
+  config_ = formConfig;
+  if (isVisible()) plan_->request(formConfig, tab_);
+}
+
+void CompileSettingsPanel::showEvent(QShowEvent* event) {
+  CollapsibleSection::showEvent(event);
+  if (config_) plan_->request(*config_, tab_);
+}
+
+void CompileSettingsPanel::showRunnerPlan(const QString& text, bool ok) {
+  runnerPlanText_ = text;
+  const QString heading = ok ? tr("The runner's plan for this config on this machine (sinter-runner --compile_plan):")
+                             : tr("The runner refuses these settings:");
+  runnerPlan_->setText(QStringLiteral("<p><b>%1</b></p><pre style='white-space:pre-wrap'>%2</pre>")
+                           .arg(heading.toHtmlEscaped(), text.toHtmlEscaped()));
 }
 
 QString CompileSettingsPanel::infoHtml() const { return info_->text(); }
+
+QString CompileSettingsPanel::runnerPlanText() const { return runnerPlanText_; }
 
 }  // namespace sinter::gui

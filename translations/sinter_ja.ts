@@ -4,74 +4,6 @@
 <context>
     <name>CompileInfo</name>
     <message>
-        <source>Backend eager: nothing is captured; the stock kernels run (for debugging).</source>
-        <translation>バックエンド eager: 何もキャプチャせず、標準カーネルで実行します(デバッグ用)。</translation>
-    </message>
-    <message>
-        <source>Backend aot_eager: runs eagerly but partitions regions and checks them, reporting what would break capture (host syncs, CPU tensors, data-dependent shapes).</source>
-        <translation>バックエンド aot_eager: eager で実行しつつ領域を分割して検査し、キャプチャを妨げる要因(ホスト同期、CPU テンソル、データ依存の形状)を報告します。</translation>
-    </message>
-    <message>
-        <source>Backend cudagraphs: CUDA-graph capture of regions with the stock kernels; the mode setting is ignored.</source>
-        <translation>バックエンド cudagraphs: 標準カーネルのまま領域を CUDA グラフとしてキャプチャします。モード設定は無視されます。</translation>
-    </message>
-    <message>
-        <source>Backend inductor: fused attention, fused AdamW, fused GEGLU and GroupNorm+SiLU kernels (CUDA builds) and the LoRA update added in the GEMM epilogue, plus what the mode adds.</source>
-        <translation>バックエンド inductor: 融合アテンション、融合 AdamW、融合 GEGLU と GroupNorm+SiLU カーネル（CUDA ビルド）、GEMM のエピローグで加算する LoRA に、モードが加えるものを足します。</translation>
-    </message>
-    <message>
-        <source>Mode reduce-overhead: fused kernels plus CUDA-graph capture.</source>
-        <translation>モード reduce-overhead: 融合カーネルに加えて CUDA グラフのキャプチャ。</translation>
-    </message>
-    <message>
-        <source>Mode max-autotune: CUDA graphs plus autotuning (cuDNN benchmark, GEMM algorithm search) before capture.</source>
-        <translation>モード max-autotune: CUDA グラフに加え、キャプチャ前に自動チューニング(cuDNN ベンチマーク、GEMM アルゴリズム探索)を行います。</translation>
-    </message>
-    <message>
-        <source>Mode max-autotune-no-cudagraphs: autotuning without CUDA graphs.</source>
-        <translation>モード max-autotune-no-cudagraphs: CUDA グラフなしで自動チューニングを行います。</translation>
-    </message>
-    <message>
-        <source>Mode default: fused kernels, no graphs.</source>
-        <translation>モード default: 融合カーネルのみ、グラフなし。</translation>
-    </message>
-    <message>
-        <source>Dynamic shapes true: nothing is shape-specialised: no graphs, no per-shape autotuning.</source>
-        <translation>動的形状 true: 形状に特化した処理を一切行いません(グラフなし、形状ごとの自動チューニングなし)。</translation>
-    </message>
-    <message>
-        <source>Dynamic shapes false: one graph per input-shape signature, captured on first sight, up to the cache limit.</source>
-        <translation>動的形状 false: 入力形状のシグネチャごとに 1 つのグラフを、初めて現れたときにキャッシュ上限までキャプチャします。</translation>
-    </message>
-    <message>
-        <source>Dynamic shapes auto: the bucket shapes are known before step 1; the most frequent signatures are pre-captured up to the cache limit and the rest run uncaptured.</source>
-        <translation>動的形状 auto: バケットの形状はステップ 1 の前に分かっているため、出現頻度の高いシグネチャをキャッシュ上限まで事前キャプチャし、残りはキャプチャせずに実行します。</translation>
-    </message>
-    <message>
-        <source>torch.compile is off: every step runs the stock kernels eagerly. TF32 and cuDNN benchmark still apply.</source>
-        <translation>torch.compile はオフです: すべてのステップを標準カーネルで eager 実行します。TF32 と cuDNN ベンチマークは引き続き有効です。</translation>
-    </message>
-    <message>
-        <source>Fullgraph on: forward, backward and optimizer step are captured as one graph per signature; anything that prevents it stops the run with its cause.</source>
-        <translation>フルグラフ オン: 順伝播・逆伝播・オプティマイザのステップをシグネチャごとに 1 つのグラフとしてキャプチャします。それを妨げるものがあれば、原因を示して実行を停止します。</translation>
-    </message>
-    <message>
-        <source>Fullgraph off: each U-Net input, middle and output block (FLUX: double and single block) replays its forward and backward pass from CUDA graphs, the rest of the step runs eagerly; a block that cannot be captured runs eagerly with a warning naming why. With gradient checkpointing the blocks stay eager.</source>
-        <translation>Fullgraph オフ: U-Net の入力・中間・出力ブロック（FLUX ではダブル／シングルブロック）ごとに順伝播と逆伝播を CUDA グラフから再生し、ステップの残りはそのまま実行します。キャプチャできないブロックは理由を示す警告とともにそのまま実行されます。勾配チェックポイント使用時はブロックもそのまま実行されます。</translation>
-    </message>
-    <message>
-        <source>Cache size limit: at most %1 captured signatures per region (0 means the default, %2).</source>
-        <translation>キャッシュサイズ上限: 領域ごとに最大 %1 個のシグネチャをキャプチャします(0 は既定値 %2)。</translation>
-    </message>
-    <message>
-        <source>The first steps include warm-up: graphs are captured on the real bucket shapes and batch size before step 1, and the warm-up time is reported apart from training time.</source>
-        <translation>最初のステップにはウォームアップが含まれます: ステップ 1 の前に実際のバケット形状とバッチサイズでグラフをキャプチャし、ウォームアップ時間は学習時間とは別に報告されます。</translation>
-    </message>
-    <message>
-        <source>Text encoder / VAE compilation captures their caching passes as CUDA graphs (with reduce-overhead or max-autotune).</source>
-        <translation>テキストエンコーダー / VAE のコンパイルは、キャッシュ作成の処理を CUDA グラフとしてキャプチャします（reduce-overhead または max-autotune のとき）。</translation>
-    </message>
-    <message>
         <source>Fullgraph is refused with split attention: turn off one of them.</source>
         <translation>フルグラフは分割アテンションと併用できません: どちらかをオフにしてください。</translation>
     </message>
@@ -1729,6 +1661,18 @@
         <source>Torch Compile Settings</source>
         <translation>Torch コンパイル設定</translation>
     </message>
+    <message>
+        <source>The runner&apos;s plan for this config appears here.</source>
+        <translation>この設定に対するランナーの計画がここに表示されます。</translation>
+    </message>
+    <message>
+        <source>The runner&apos;s plan for this config on this machine (sinter-runner --compile_plan):</source>
+        <translation>このマシンでのこの設定に対するランナーの計画 (sinter-runner --compile_plan):</translation>
+    </message>
+    <message>
+        <source>The runner refuses these settings:</source>
+        <translation>ランナーはこの設定を受け付けません:</translation>
+    </message>
 </context>
 <context>
     <name>sinter::gui::LogView</name>
@@ -2337,6 +2281,17 @@
     <message>
         <source>GPUs:</source>
         <translation>GPU数:</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::RunnerCompilePlan</name>
+    <message>
+        <source>Could not write the config for the runner: %1</source>
+        <translation>ランナー用の設定を書き込めませんでした: %1</translation>
+    </message>
+    <message>
+        <source>The runner could not be started (%1): %2</source>
+        <translation>ランナーを起動できませんでした (%1): %2</translation>
     </message>
 </context>
 <context>

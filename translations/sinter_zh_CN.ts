@@ -4,74 +4,6 @@
 <context>
     <name>CompileInfo</name>
     <message>
-        <source>Backend eager: nothing is captured; the stock kernels run (for debugging).</source>
-        <translation>后端 eager:不捕获任何内容,使用标准内核运行(用于调试)。</translation>
-    </message>
-    <message>
-        <source>Backend aot_eager: runs eagerly but partitions regions and checks them, reporting what would break capture (host syncs, CPU tensors, data-dependent shapes).</source>
-        <translation>后端 aot_eager:以 eager 方式运行,但会划分并检查区域,报告会破坏捕获的因素(主机同步、CPU 张量、依赖数据的形状)。</translation>
-    </message>
-    <message>
-        <source>Backend cudagraphs: CUDA-graph capture of regions with the stock kernels; the mode setting is ignored.</source>
-        <translation>后端 cudagraphs:使用标准内核对区域进行 CUDA 图捕获;忽略模式设置。</translation>
-    </message>
-    <message>
-        <source>Backend inductor: fused attention, fused AdamW, fused GEGLU and GroupNorm+SiLU kernels (CUDA builds) and the LoRA update added in the GEMM epilogue, plus what the mode adds.</source>
-        <translation>后端 inductor：融合注意力、融合 AdamW、融合 GEGLU 与 GroupNorm+SiLU 内核（CUDA 构建），以及在 GEMM 尾处理中加上的 LoRA 更新，再加上模式带来的功能。</translation>
-    </message>
-    <message>
-        <source>Mode reduce-overhead: fused kernels plus CUDA-graph capture.</source>
-        <translation>模式 reduce-overhead:融合内核加 CUDA 图捕获。</translation>
-    </message>
-    <message>
-        <source>Mode max-autotune: CUDA graphs plus autotuning (cuDNN benchmark, GEMM algorithm search) before capture.</source>
-        <translation>模式 max-autotune:CUDA 图,并在捕获前进行自动调优(cuDNN 基准测试、GEMM 算法搜索)。</translation>
-    </message>
-    <message>
-        <source>Mode max-autotune-no-cudagraphs: autotuning without CUDA graphs.</source>
-        <translation>模式 max-autotune-no-cudagraphs:自动调优,不使用 CUDA 图。</translation>
-    </message>
-    <message>
-        <source>Mode default: fused kernels, no graphs.</source>
-        <translation>模式 default:仅融合内核,不使用图。</translation>
-    </message>
-    <message>
-        <source>Dynamic shapes true: nothing is shape-specialised: no graphs, no per-shape autotuning.</source>
-        <translation>动态形状 true:不做任何形状特化:不使用图,也不按形状自动调优。</translation>
-    </message>
-    <message>
-        <source>Dynamic shapes false: one graph per input-shape signature, captured on first sight, up to the cache limit.</source>
-        <translation>动态形状 false:每种输入形状签名一张图,首次出现时捕获,直到缓存上限。</translation>
-    </message>
-    <message>
-        <source>Dynamic shapes auto: the bucket shapes are known before step 1; the most frequent signatures are pre-captured up to the cache limit and the rest run uncaptured.</source>
-        <translation>动态形状 auto:分桶形状在第 1 步之前已知;最常见的签名会预先捕获到缓存上限,其余不捕获直接运行。</translation>
-    </message>
-    <message>
-        <source>torch.compile is off: every step runs the stock kernels eagerly. TF32 and cuDNN benchmark still apply.</source>
-        <translation>torch.compile 已关闭:每一步都以 eager 方式运行标准内核。TF32 和 cuDNN 基准测试仍然有效。</translation>
-    </message>
-    <message>
-        <source>Fullgraph on: forward, backward and optimizer step are captured as one graph per signature; anything that prevents it stops the run with its cause.</source>
-        <translation>完整图开启:前向、反向和优化器步骤按每种签名捕获为一张图;任何阻碍捕获的因素都会使运行停止并给出原因。</translation>
-    </message>
-    <message>
-        <source>Fullgraph off: each U-Net input, middle and output block (FLUX: double and single block) replays its forward and backward pass from CUDA graphs, the rest of the step runs eagerly; a block that cannot be captured runs eagerly with a warning naming why. With gradient checkpointing the blocks stay eager.</source>
-        <translation>Fullgraph 关闭：U-Net 的每个输入、中间和输出块（FLUX：双流块和单流块）的前向和反向传播从 CUDA 图重放，步骤的其余部分以即时模式运行；无法捕获的块以即时模式运行，并给出说明原因的警告。使用梯度检查点时，这些块保持即时模式。</translation>
-    </message>
-    <message>
-        <source>Cache size limit: at most %1 captured signatures per region (0 means the default, %2).</source>
-        <translation>缓存大小上限:每个区域最多捕获 %1 个签名(0 表示默认值 %2)。</translation>
-    </message>
-    <message>
-        <source>The first steps include warm-up: graphs are captured on the real bucket shapes and batch size before step 1, and the warm-up time is reported apart from training time.</source>
-        <translation>前几步包含预热:在第 1 步之前按真实的分桶形状和批大小捕获图,预热时间与训练时间分开报告。</translation>
-    </message>
-    <message>
-        <source>Text encoder / VAE compilation captures their caching passes as CUDA graphs (with reduce-overhead or max-autotune).</source>
-        <translation>文本编码器 / VAE 编译会将其缓存过程捕获为 CUDA 图（reduce-overhead 或 max-autotune 模式下）。</translation>
-    </message>
-    <message>
         <source>Fullgraph is refused with split attention: turn off one of them.</source>
         <translation>完整图不能与分割注意力同时使用:请关闭其中之一。</translation>
     </message>
@@ -1729,6 +1661,18 @@
         <source>Torch Compile Settings</source>
         <translation>Torch 编译设置</translation>
     </message>
+    <message>
+        <source>The runner&apos;s plan for this config appears here.</source>
+        <translation>此配置的运行器计划将显示在这里。</translation>
+    </message>
+    <message>
+        <source>The runner&apos;s plan for this config on this machine (sinter-runner --compile_plan):</source>
+        <translation>运行器在本机上针对此配置的计划(sinter-runner --compile_plan):</translation>
+    </message>
+    <message>
+        <source>The runner refuses these settings:</source>
+        <translation>运行器拒绝这些设置:</translation>
+    </message>
 </context>
 <context>
     <name>sinter::gui::LogView</name>
@@ -2337,6 +2281,17 @@
     <message>
         <source>GPUs:</source>
         <translation>GPU 数量:</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::RunnerCompilePlan</name>
+    <message>
+        <source>Could not write the config for the runner: %1</source>
+        <translation>无法为运行器写入配置:%1</translation>
+    </message>
+    <message>
+        <source>The runner could not be started (%1): %2</source>
+        <translation>无法启动运行器(%1):%2</translation>
     </message>
 </context>
 <context>

@@ -53,6 +53,8 @@ const char* kUsage =
     "                         an error), a key in two sections takes the later value\n"
     "  --strict               refuse the config's unknown and repeated keys and values sd-scripts reads loosely\n"
     "  --dry_run              check the config and what the run needs, print it and the compile plan, exit\n"
+    "  --compile_plan         print the compile plan for the config on this machine (the dry run's,\n"
+    "                         without its file checks), exit\n"
     "  --output_config FILE   write the resolved config (as the app writes it) and exit\n"
     "  --events jsonl         machine-readable events on stdout, one JSON object per line\n"
     "  --nproc_per_node N     train on N GPUs of this host, one process each (data parallel over c10d/NCCL;\n"
@@ -92,7 +94,7 @@ const std::vector<ExtraArg> kRunnerArgs{{"config_file", true},     {"dry_run", f
                                         {"module_inputs", true},  {"print_lora_layout", false},
                                         {"nproc_per_node", true}, {"benchmark_scaling", false},
                                         {"benchmark_optimizers", false}, {"benchmark_networks", false},
-                                        {"strict", false}};
+                                        {"strict", false},         {"compile_plan", false}};
 
 bool fileExists(const std::string& p) {
   struct stat st {};
@@ -295,6 +297,25 @@ int checkedRunnerMain(int argc, char** argv) {
       return kExitBadInput;
     }
     spdlog::info("wrote the resolved config to {}", out->second);
+    return kExitOk;
+  }
+
+  if (parsed.hasFlag("compile_plan")) {
+    // The dry run's compile plan alone: no file is read (the app's Torch Compile panel shows it).
+    const std::optional<Family> family = config.family();
+    if (!family) {
+      spdlog::error("--compile_plan needs model_family (sdxl or flux): the plan depends on the family");
+      return kExitBadInput;
+    }
+    const auto n = parsed.extraValues.find("nproc_per_node");
+    const compile::CompilePlan plan =
+        train::compilePlanFor(config, family, n == parsed.extraValues.end() ? 0 : parseProcessCount(n->second).value_or(0));
+    for (const auto& line : plan.lines()) std::cout << line << "\n";
+    for (const auto& note : plan.request.notes) std::cout << "note: " << note << "\n";
+    if (plan.fatal) {
+      spdlog::error("compile_fullgraph: {}", *plan.fatal);
+      return kExitBadInput;
+    }
     return kExitOk;
   }
 

@@ -77,23 +77,19 @@ class CompilePanelTest : public QObject {
     }
   }
 
-  void infoTextExplainsTheSettings() {
+  // What the settings turn on is the runner's plan (gui_real_runner_test); the form's own notes say
+  // what the rest of the form rules out.
+  void infoTextNamesSettingsTheFormRulesOut() {
     OptionForm form(Tab::LoRA);
     test::setOption(&form, "model_family", std::string("flux"));
-    QVERIFY(form.compilePanel()->infoHtml().contains("off"));
     test::setOption(&form, "compile", true);
     test::setOption(&form, "compile_mode", std::string("reduce-overhead"));
-    QString info = form.compilePanel()->infoHtml();
-    QVERIFY(info.contains("CUDA-graph capture"));
-    QVERIFY(info.contains("warm-up"));
-    QVERIFY(!info.contains("refused"));
+    QVERIFY(!form.compilePanel()->infoHtml().contains("refused"));
     test::setOption(&form, "compile_fullgraph", true);
     test::setOption(&form, "split_attn", true);
     QVERIFY(form.compilePanel()->infoHtml().contains("Fullgraph is refused with split attention"));
     test::setOption(&form, "blocks_to_swap", 8LL);
     QVERIFY(form.compilePanel()->infoHtml().contains("swapped blocks' weights stay out of capture"));
-    test::setOption(&form, "compile_cache_size_limit", 0LL);
-    QVERIFY(form.compilePanel()->infoHtml().contains("at most 8 captured signatures"));
   }
 
   void familyDetectedFromTheCheckpointHeader_data() {

@@ -11,6 +11,8 @@
 #include <QtTest>
 
 #include "app_paths.h"
+#include "compile_settings_panel.h"
+#include "option_form.h"
 #include "gui_test_support.h"
 #include "log_view.h"
 #include "loss_chart.h"
@@ -82,6 +84,26 @@ class RealRunnerTest : public QObject {
     test::isolateSettings();
     if (!QFileInfo(realRunner()).isExecutable()) QSKIP("sinter-runner is not built in this build tree");
     setRunnerPathPreference(realRunner());
+  }
+
+  // The Torch Compile panel shows the runner's own plan for the form's config: FLUX's fused kernels
+  // for FLUX, SDXL's for SDXL, compile off as off, and the runner's refusal as one.
+  void compilePanelShowsTheRunnersPlan() {
+    OptionForm form(Tab::LoRA);
+    form.show();  // the panel asks the runner while it is on screen: Advanced open, the panel open
+    form.advancedSection()->setExpanded(true);
+    test::setOption(&form, "model_family", std::string("flux"));
+    test::setOption(&form, "compile", true);
+    test::setOption(&form, "compile_mode", std::string("reduce-overhead"));
+    CompileSettingsPanel* panel = form.compilePanel();
+    QTRY_VERIFY_WITH_TIMEOUT(panel->runnerPlanText().contains("Compiling DiT model"), 30000);
+    QVERIFY2(panel->runnerPlanText().contains("QK RMSNorm+RoPE"), qPrintable(panel->runnerPlanText()));
+    QVERIFY(!panel->runnerPlanText().contains("GEGLU"));
+    test::setOption(&form, "model_family", std::string("sdxl"));
+    QTRY_VERIFY_WITH_TIMEOUT(panel->runnerPlanText().contains("Compiling U-Net"), 30000);
+    QVERIFY2(panel->runnerPlanText().contains("GEGLU"), qPrintable(panel->runnerPlanText()));
+    test::setOption(&form, "compile", false);
+    QTRY_COMPARE_WITH_TIMEOUT(panel->runnerPlanText(), QString("compile: off"), 30000);
   }
 
   void refusedConfigShowsTheRunnersMessage() {

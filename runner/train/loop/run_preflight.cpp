@@ -262,6 +262,10 @@ std::vector<std::string> tokenizerLines(const Config& resolved) {
   return lines;
 }
 
+compile::CompilePlan compilePlanFor(const Config& config, std::optional<Family> family, int ranks) {
+  return compile::planCompile(config, family, captureFacts(config, trainingDevice(), ranks));
+}
+
 RunPreflight preflightRun(const Config& config, int ranks) {
   RunPreflight result;
   result.resolved = config;
@@ -314,7 +318,7 @@ RunPreflight preflightRun(const Config& config, int ranks) {
     k.warning("profile_steps", "profile_steps: " + why + "; the run trains without a trace");
   if (valuesParsed && registration) planMemory(result, *family, k);
   if (valuesParsed) {
-    result.compilePlan = compile::planCompile(result.resolved, family, captureFacts(result.resolved, trainingDevice(), ranks));
+    result.compilePlan = compilePlanFor(result.resolved, family, ranks);
     if (result.compilePlan->fatal) k.error("compile_fullgraph", *result.compilePlan->fatal);
     if (result.vramPlan && result.vramPlan->chosen) {
       std::string chosen;

@@ -35,4 +35,8 @@ std::vector<std::string> tokenizerLines(const Config& resolved);
 // processes will train (--nproc_per_node); 0 reads torchrun's environment.
 RunPreflight preflightRun(const Config& config, int ranks = 0);
 
+// What the compile settings turn on for `config` of `family` on this machine: the dry run's plan,
+// which `sinter-runner --compile_plan` prints without the dry run's file checks (the app's panel).
+compile::CompilePlan compilePlanFor(const Config& config, std::optional<Family> family, int ranks = 0);
+
 }  // namespace sinter::train
