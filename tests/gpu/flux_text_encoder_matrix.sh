@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# On the GPU machine (issue 51): full-size FLUX.1-dev LoRA through the real loop, 1024², bs1, bf16,
+# rank 32, cached latents and text outputs, with each compile setting, the transformer alone and
+# with CLIP-L's LoRA modules trained (sd-scripts' partial cache: T5-XXL's outputs cached, CLIP-L
+# encoding in the step). One table row a run: exit code, warm-up seconds, the first step, the median
+# step (steps 6 on), peak memory, and the error line of a failed run.
+#   tests/gpu/flux_text_encoder_matrix.sh RUNNER [STEPS]
+# SINTER_MATRIX_SETTINGS picks settings by name (off ro ro-fullgraph), SINTER_MATRIX_TE which of
+# "dit clip" run. The random files are made once under SINTER_GPU_WORK.
+set -euo pipefail
+runner="$1"
+steps="${2:-12}"
+work="${SINTER_GPU_WORK:-/tmp/sinter-flux-te-matrix}"
+mkdir -p "$work"
+[ -f "$work/flux/t5xxl_fp16.safetensors" ] ||
+  "$runner" --init_checkpoint "$work/flux/flux1-dev.safetensors" --model_family flux --model_size full --seed 1 > "$work/init.log" 2>&1
+[ -d "$work/images" ] || "$runner" --init_dataset "$work/images" --seed 1 >> "$work/init.log" 2>&1
+[ -d "$work/tokenizer" ] || "$runner" --init_tokenizer "$work/tokenizer" >> "$work/init.log" 2>&1
+
+declare -A flags=(
+  [off]=""
+  [ro]="--compile --compile_mode reduce-overhead"
+  [ro-fullgraph]="--compile --compile_mode reduce-overhead --compile_fullgraph"
+)
+declare -A parts=(
+  [dit]="--network_train_unet_only"
+  [clip]="--no-network_train_unet_only"
+)
+echo "| setting | trained | exit | warm-up s | step 1 ms | median step ms | peak MiB | error |"
+echo "|---|---|---|---|---|---|---|---|"
+for te in ${SINTER_MATRIX_TE:-dit clip}; do
+  for setting in ${SINTER_MATRIX_SETTINGS:-off ro ro-fullgraph}; do
+    name="$te-$setting"
+    cat > "$work/$name.toml" <<TOML
+model_family = "flux"
+pretrained_model_name_or_path = "$work/flux/flux1-dev.safetensors"
+ae = "$work/flux/ae.safetensors"
+clip_l = "$work/flux/clip_l.safetensors"
+t5xxl = "$work/flux/t5xxl_fp16.safetensors"
+clip_tokenizer = "$work/tokenizer"
+t5_tokenizer = "$work/tokenizer"
+output_dir = "$work/out-$name"
+output_name = "m"
+train_data_dir = "$work/images"
+resolution = "1024,1024"
+caption_extension = ".txt"
+cache_latents = true
+cache_text_encoder_outputs = true
+network_module = "networks.lora_flux"
+network_dim = 32
+network_alpha = 16.0
+learning_rate = 1e-4
+max_train_steps = $steps
+mixed_precision = "bf16"
+seed = 1
+TOML
+    code=0
+    # shellcheck disable=SC2086
+    "$runner" --config_file "$work/$name.toml" --no-enable_bucket ${flags[$setting]} ${parts[$te]} \
+      --events jsonl > "$work/$name.events.jsonl" 2> "$work/$name.log" || code=$?
+    python3 - "$setting" "$te" "$code" "$work/$name.events.jsonl" "$work/$name.log" <<'PY'
+import json, sys
+setting, te, code, events, log = sys.argv[1:]
+lines = [json.loads(l) for l in open(events) if l.startswith("{")]
+warmup = sum(e["seconds"] for e in lines if e.get("type") == "warmup")
+steps = [e for e in lines if e.get("type") == "step"]
+times = sorted(e["step_ms"] for e in steps[5:])
+median = f"{times[len(times) // 2]:.1f}" if times else "-"
+peak = f"{steps[-1]['peak_mem_mb']:.0f}" if steps else "-"
+errors = [l.strip() for l in open(log, errors="replace") if "error" in l.lower()]
+first = f"{steps[0]['step_ms']:.0f}" if steps else "-"
+trained = "transformer + CLIP-L (T5-XXL cached)" if te == "clip" else "transformer"
+print(f"| {setting} | {trained} | {code} | {warmup:.1f} | {first} | {median} | {peak} | {errors[-1][:160] if errors else ''} |", flush=True)
+PY
+  done
+done
