@@ -92,14 +92,19 @@ const CachedLatent& LatentCache::get(size_t imageIndex) const {
   return *entries_[imageIndex];
 }
 
-LatentCache LatentCache::build(const Dataset& dataset, const ImageEncoder& encode, const LatentCacheOptions& options,
-                               LatentCacheStats* stats) {
+std::string LatentCache::refusal(const Dataset& dataset) {
   for (const auto& d : dataset.datasets)
     for (const auto& s : d.subsets)
       if (s.randomCrop || s.colorAug)
-        throw DatasetError(std::string("cache_latents cannot be used with ") + (s.randomCrop ? "random_crop" : "color_aug") +
-                           " (" + s.imageDir + "): the cache would keep one " + (s.randomCrop ? "crop" : "colouring") +
-                           " for every epoch, as sd-scripts refuses it");
+        return std::string("cache_latents cannot be used with ") + (s.randomCrop ? "random_crop" : "color_aug") + " (" +
+               s.imageDir + "): the cache would keep one " + (s.randomCrop ? "crop" : "colouring") +
+               " for every epoch, as sd-scripts refuses it";
+  return "";
+}
+
+LatentCache LatentCache::build(const Dataset& dataset, const ImageEncoder& encode, const LatentCacheOptions& options,
+                               LatentCacheStats* stats) {
+  if (const std::string why = refusal(dataset); !why.empty()) throw DatasetError(why);
   LatentCache cache;
   cache.entries_.resize(dataset.images.size());
   LatentCacheStats local;

@@ -58,19 +58,6 @@ TOML
     # shellcheck disable=SC2086
     "$runner" --config_file "$work/$name.toml" --no-enable_bucket ${flags[$setting]} ${parts[$te]} \
       --events jsonl > "$work/$name.events.jsonl" 2> "$work/$name.log" || code=$?
-    python3 - "$setting" "$te" "$code" "$work/$name.events.jsonl" "$work/$name.log" <<'PY'
-import json, sys
-setting, te, code, events, log = sys.argv[1:]
-lines = [json.loads(l) for l in open(events) if l.startswith("{")]
-warmup = sum(e["seconds"] for e in lines if e.get("type") == "warmup")
-steps = [e for e in lines if e.get("type") == "step"]
-times = sorted(e["step_ms"] for e in steps[5:])
-median = f"{times[len(times) // 2]:.1f}" if times else "-"
-peak = f"{steps[-1]['peak_mem_mb']:.0f}" if steps else "-"
-errors = [l.strip() for l in open(log, errors="replace") if "error" in l.lower()]
-first = f"{steps[0]['step_ms']:.0f}" if steps else "-"
-trained = "transformer + CLIP-L (T5-XXL cached)" if te == "clip" else "transformer"
-print(f"| {setting} | {trained} | {code} | {warmup:.1f} | {first} | {median} | {peak} | {errors[-1][:160] if errors else ''} |", flush=True)
-PY
+    python3 "$(dirname "$0")/matrix_row.py" "$setting" "$( [ "$te" = clip ] && echo "transformer + CLIP-L (T5-XXL cached)" || echo transformer )" "$code" "$work/$name.events.jsonl" "$work/$name.log"
   done
 done

@@ -37,18 +37,6 @@ for te in ${SINTER_MATRIX_TE:-unet te}; do
     # shellcheck disable=SC2086
     "$runner" --config_file "$work/$name.toml" --no-enable_bucket ${flags[$setting]} ${parts[$te]} \
       ${SINTER_MATRIX_NETWORK:-} --events jsonl > "$work/$name.events.jsonl" 2> "$work/$name.log" || code=$?
-    python3 - "$setting" "$te" "$code" "$work/$name.events.jsonl" "$work/$name.log" <<'PY'
-import json, sys
-setting, te, code, events, log = sys.argv[1:]
-lines = [json.loads(l) for l in open(events) if l.startswith("{")]
-warmup = sum(e["seconds"] for e in lines if e.get("type") == "warmup")
-steps = [e for e in lines if e.get("type") == "step"]
-times = sorted(e["step_ms"] for e in steps[5:])
-median = f"{times[len(times) // 2]:.1f}" if times else "-"
-peak = f"{steps[-1]['peak_mem_mb']:.0f}" if steps else "-"
-errors = [l.strip() for l in open(log, errors="replace") if "error" in l.lower()]
-first = f"{steps[0]['step_ms']:.0f}" if steps else "-"
-print(f"| {setting} | {'U-Net + both text encoders' if te == 'te' else 'U-Net'} | {code} | {warmup:.1f} | {first} | {median} | {peak} | {errors[-1][:160] if errors else ''} |")
-PY
+    python3 "$(dirname "$0")/matrix_row.py" "$setting" "$( [ "$te" = te ] && echo "U-Net + both text encoders" || echo U-Net )" "$code" "$work/$name.events.jsonl" "$work/$name.log"
   done
 done

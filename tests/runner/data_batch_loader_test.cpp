@@ -15,7 +15,7 @@ namespace {
 struct Fixture {
   TempDir dir;
   Dataset dataset;
-  Fixture(bool flip = true, bool shuffle = true) {
+  Fixture(bool flip = true, bool shuffle = true, bool colorAug = false) {
     fs::create_directories(dir.path / "train");
     fs::create_directories(dir.path / "reg");
     const int sizes[][2] = {{48, 32}, {32, 48}, {32, 32}, {40, 40}, {64, 32}, {30, 30}};
@@ -37,6 +37,7 @@ struct Fixture {
     train.classTokens = "sks";
     train.captionExtension = ".txt";
     train.flipAug = flip;
+    train.colorAug = colorAug;
     train.randomCrop = false;
     train.caption.shuffleCaption = shuffle;
     train.caption.keepTokens = 1;
@@ -136,6 +137,33 @@ TEST(BatchLoader, FlipMirrorsPixelsAndCropConditioning) {
   }
   EXPECT_GT(flips, 10);
   EXPECT_GT(plain, 10);
+}
+
+// color_aug (data/color_augment.h) changes about a third of its subset's pictures, the same ones
+// whatever the thread count; the subset without it keeps its pixels.
+TEST(BatchLoader, ColorAugChangesAThirdOfItsSubsetsPictures) {
+  Fixture f(false, false, true);
+  const BatchPlan plan(f.dataset, 5);
+  BatchLoader loader(f.dataset, plan, {});
+  BatchLoader threaded(f.dataset, plan, {3});
+  int changed = 0, kept = 0;
+  for (int i = 0; i < 60; ++i) {
+    const Batch b = loader.next();
+    ASSERT_TRUE(sameBatch(b, threaded.next())) << i;
+    for (size_t k = 0; k < b.imageIndices.size(); ++k) {
+      const ImageEntry& e = f.dataset.images[b.imageIndices[k]];
+      Rng unused(0);
+      const bool same = torch::equal(b.images[static_cast<long>(k)], imageToTensor(resizeAndCrop(loadImageFile(e.path), e.choice, false, unused)));
+      if (e.isReg) {
+        EXPECT_TRUE(same);
+      } else {
+        (same ? kept : changed)++;
+      }
+    }
+  }
+  const double share = changed / static_cast<double>(changed + kept);
+  EXPECT_GT(share, 0.15) << changed << " of " << changed + kept;
+  EXPECT_LT(share, 0.5) << changed << " of " << changed + kept;
 }
 
 TEST(BatchLoader, CachedLatentsAndTextOutputs) {

@@ -214,9 +214,9 @@ TEST(DatasetConfig, ErrorsNameFileLineAndColumn) {
   EXPECT_NE(e5.find("syntax"), std::string::npos) << e5;
   const std::string e6 = errorOf("[[datasets]]\nprior_loss_weight = 1.0\n[[datasets.subsets]]\nimage_dir='y'\n");
   EXPECT_NE(e6.find("training config"), std::string::npos) << e6;
-  const std::string e7 = errorOf("[[datasets]]\ncolor_aug = true\ncaption_dropout_rate = 1.5\n"
+  const std::string e7 = errorOf("[[datasets]]\nface_crop_aug_range = [2.0, 4.0]\ncaption_dropout_rate = 1.5\n"
                                  "[[datasets.subsets]]\nimage_dir='y'\n");
-  EXPECT_NE(e7.find("color_aug is not supported"), std::string::npos) << e7;
+  EXPECT_NE(e7.find("face_crop_aug_range is not supported"), std::string::npos) << e7;
   EXPECT_NE(e7.find("ds.toml:3:1"), std::string::npos) << e7;
   EXPECT_NE(errorOf("[general]\ncaption_extension = 'caf\xE9'\n").find("UTF-8"), std::string::npos);
   EXPECT_NE(errorOf("").find("empty"), std::string::npos);

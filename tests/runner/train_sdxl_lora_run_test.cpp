@@ -303,6 +303,8 @@ TEST_F(SdxlLoraRun, DryRunAndRunRefuseTheSameConfigsBeforeLoading) {
   writeText(path("bad_prompts.txt"), "# samples\na cat --w 1024\na dog --ww 512\n");
   writeText(path("heun_prompts.txt"), "a cat --ss heun\n");
   writeText(path("good_prompts.txt"), "a cat\n");
+  writeText(path("color_aug_subset.toml"), "[[datasets]]\nresolution = 128\n[[datasets.subsets]]\nimage_dir = \"" +
+                                             path("images/10_demo shapes") + "\"\ncaption_extension = \".txt\"\ncolor_aug = true\n");
   std::vector<Case> cases{
       {"sample_prompts", "sample_prompts = \"" + path("bad_prompts.txt") + "\"\n", {}, "bad_prompts.txt:3: unknown option --ww"},
       {"sample_ss", "sample_prompts = \"" + path("heun_prompts.txt") + "\"\nsample_every_n_steps = 1\n", {},
@@ -320,6 +322,9 @@ TEST_F(SdxlLoraRun, DryRunAndRunRefuseTheSameConfigsBeforeLoading) {
       {"tokenizer_folder", "", {"--clip_tokenizer", path("empty_tokenizer")}, "empty_tokenizer"},
       {"output_name", "", {"--output_name", "../escaped"}, "output_name"},
       {"no_images", "", {"--train_data_dir", path("no_images")}, "no_images"},
+      // A subset's color_aug with cached latents: refused before loading, as sd-scripts refuses it.
+      {"cache_with_color_aug_subset", "cache_latents = true\n", {"--dataset_config", path("color_aug_subset.toml")},
+       "cache_latents cannot be used with color_aug"},
       {"dreambooth_fused_masters",
        "training_type = \"dreambooth\"\nmixed_precision = \"bf16\"\noptimizer_type = \"Adafactor\"\nfused_backward_pass = true\n", {},
        "full_bf16"},

@@ -11,6 +11,7 @@
 #include "core/registry.h"
 #include "data/batch_plan.h"
 #include "data/dataset_settings.h"
+#include "data/latent_cache.h"
 #include "distributed/torchrun_environment.h"
 #include "network/lora_file.h"
 #include "network/lora_network.h"
@@ -165,6 +166,8 @@ std::optional<data::Dataset> checkDataset(const Config& config, bool valuesParse
     for (const auto& s : dataset->skipped) k.warning(key, "skipped " + s.path + ": " + s.reason);
   });
   if (!dataset) return std::nullopt;
+  if (config.getBool("cache_latents") || config.getBool("cache_latents_to_disk"))
+    if (const std::string why = data::LatentCache::refusal(*dataset); !why.empty()) k.error("cache_latents", why);
   if (!valuesParsed) return dataset;
   k.parse("lr_scheduler", [&] {
     const LoopOptions options = LoopOptions::fromConfig(config, PrecisionPlan{});
