@@ -81,7 +81,10 @@ int main(int argc, char** argv) {
       tab->form()->advancedSection()->setExpanded(true);
       test::setOption(tab->form(), "compile", std::string(family) != "sd15");
       settle();
-      QWidget* panel = tab->form()->compilePanel();
+      auto* panel = tab->form()->compilePanel();
+      // The runner's plan for this family (a process of its own, after a short pause).
+      const QString model = std::string(family) == "flux" ? QStringLiteral("DiT") : QStringLiteral("U-Net");
+      for (int i = 0; i < 100 && !panel->isHidden() && !panel->runnerPlanText().contains(model); ++i) settle(100);
       scrollOf(tab)->verticalScrollBar()->setValue(
           panel->isHidden() ? scrollOf(tab)->verticalScrollBar()->maximum()
                             : panel->mapTo(tab->form(), QPoint(0, 0)).y() - 8);
