@@ -10,8 +10,7 @@ namespace sinter::train {
 
 class StateSnapshot {
  public:
-  // The copies are kept in host memory (pinned, for device tensors), so that a snapshot adds nothing
-  // to the device's peak.
+  // The copies are kept in host memory, so that a snapshot adds nothing to the device's peak.
   StateSnapshot(std::vector<torch::Tensor> tensors, std::vector<at::Generator> generators);
   void restore();
 
