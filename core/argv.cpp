@@ -78,10 +78,13 @@ std::string parseText(const OptionSpec& spec, const std::string& text, Value& ou
 }
 
 // sd-scripts' argparse takes an unambiguous prefix of an option's name (`--max_train_epoch` for
-// --max_train_epochs): the full name when `name` is no option but the prefix of exactly one, ""
-// otherwise. A prefix of several is an error there and here.
-std::string expandAbbreviation(const std::string& name, const std::vector<ExtraArg>& extras,
-                               std::vector<Diagnostic>& errors) {
+// --max_train_epochs). `full`: the option when `name` is no option but the prefix of exactly one;
+// `ambiguity`: the refusal when it is the prefix of several, as argparse refuses it.
+struct Abbreviation {
+  std::string full, ambiguity;
+};
+
+Abbreviation expandAbbreviation(const std::string& name, const std::vector<ExtraArg>& extras) {
   if (name.empty() || findOption(name) || findForeignOption(name)) return {};
   const std::string bare = name.rfind("no-", 0) == 0 ? name.substr(3) : name;
   if (bare != name && (findOption(bare) || findForeignOption(bare))) return {};
@@ -97,15 +100,12 @@ std::string expandAbbreviation(const std::string& name, const std::vector<ExtraA
   }
   for (const auto& spec : optionRegistry()) consider(spec.key);
   for (const auto& foreign : foreignOptions()) consider(foreign.key);
-  if (matches.size() == 1) return matches.front();
-  if (matches.size() > 1) {
-    std::sort(matches.begin(), matches.end());
-    std::string list;
-    for (const auto& m : matches) list += (list.empty() ? "--" : ", --") + m;
-    errors.push_back(Diagnostic{Severity::Error, SourceLocation{}, name,
-                                "ambiguous option: --" + name + " could match " + list});
-  }
-  return {};
+  if (matches.size() == 1) return {matches.front(), ""};
+  if (matches.empty()) return {};
+  std::sort(matches.begin(), matches.end());
+  std::string list;
+  for (const auto& m : matches) list += (list.empty() ? "--" : ", --") + m;
+  return {"", "ambiguous option: --" + name + " could match " + list};
 }
 
 }  // namespace
@@ -133,14 +133,14 @@ ParsedArgs parseArgv(const std::vector<std::string>& args, const std::vector<Ext
       name = name.substr(0, eq);
     }
     const SourceLocation where{"command line", 0, 0};
-    const std::size_t errorsBefore = errors.size();
-    if (std::string full = expandAbbreviation(name, extras, errors); !full.empty()) {
-      parsed.warnings.push_back(Diagnostic{Severity::Warning, where, full,
-                                           "--" + name + " read as --" + full +
+    if (const Abbreviation a = expandAbbreviation(name, extras); !a.ambiguity.empty()) {
+      error(name, a.ambiguity);
+      continue;
+    } else if (!a.full.empty()) {
+      parsed.warnings.push_back(Diagnostic{Severity::Warning, where, a.full,
+                                           "--" + name + " read as --" + a.full +
                                                " (an unambiguous prefix, as sd-scripts' argparse reads it)"});
-      name = full;
-    } else if (errors.size() > errorsBefore) {
-      continue;  // ambiguous
+      name = a.full;
     }
 
     // The program's own options.

@@ -15,6 +15,12 @@ Value Config::get(const std::string& key) const {
   return spec->defaultValue;
 }
 
+bool Config::isSet(const std::string& key) const {
+  const OptionSpec* spec = findOption(key);
+  if (!spec) throw std::out_of_range("unknown option '" + key + "'");
+  return !spec->isUnsetValue(get(key));
+}
+
 void Config::set(const std::string& key, Value v, SourceLocation where) {
   if (isUnset(v)) {
     erase(key);

@@ -14,6 +14,9 @@ class Config {
   // The value if set, else the option's default. Throws std::out_of_range for unknown keys.
   Value get(const std::string& key) const;
   bool has(const std::string& key) const { return values_.count(key) != 0; }
+  // True when the value (or the default) is not one its option's UnsetRule reads as unset: a `0`
+  // that means off (multires_noise_iterations) is not set. Throws std::out_of_range for unknown keys.
+  bool isSet(const std::string& key) const;
   // Sets a value (already checked against the registry by the caller). Unset removes it.
   void set(const std::string& key, Value v, SourceLocation where = {});
   void erase(const std::string& key);

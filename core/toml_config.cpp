@@ -69,6 +69,19 @@ struct Entry {
 
 }  // namespace
 
+namespace {
+// Values Python takes for "no value" where sd-scripts tests an option for truth: `false` for a text
+// or path option (resume = false: no resume), an empty string for a list option (Python iterates
+// it: optimizer_args = ""), an empty list where sd-scripts uses the first of several values.
+bool readsAsNoValue(const OptionSpec& spec, const Value& raw) {
+  const bool text = spec.type == OptionType::String || spec.type == OptionType::Path;
+  if (text && std::holds_alternative<bool>(raw)) return !std::get<bool>(raw);
+  if (spec.type == OptionType::List && std::holds_alternative<std::string>(raw)) return std::get<std::string>(raw).empty();
+  if (spec.firstOfSdScriptsList && std::holds_alternative<StringList>(raw)) return std::get<StringList>(raw).empty();
+  return false;
+}
+}  // namespace
+
 LoadResult parseConfigToml(const std::string& text, const std::string& fileName, ConfigReading reading) {
   const bool strict = reading == ConfigReading::Strict;
   auto fail = [&](int line, int column, const std::string& message) -> LoadResult {
@@ -144,23 +157,12 @@ LoadResult parseConfigToml(const std::string& text, const std::string& fileName,
       continue;
     }
     if (spec && !strict) {
-      // Python reads `false` for a text or path option as no value (resume = false: no resume).
-      const bool text = spec->type == OptionType::String || spec->type == OptionType::Path;
-      if (text && std::holds_alternative<bool>(raw) && !std::get<bool>(raw)) {
-        result.config.set(e.key, Value{}, where);
-        continue;
-      }
-      // An empty string for a list option is no items to Python, which iterates it (optimizer_args = "").
-      if (spec->type == OptionType::List && std::holds_alternative<std::string>(raw) && std::get<std::string>(raw).empty()) {
+      if (readsAsNoValue(*spec, raw)) {
         result.config.set(e.key, Value{}, where);
         continue;
       }
       if (spec->firstOfSdScriptsList) {
         if (auto* list = std::get_if<StringList>(&raw)) {
-          if (list->empty()) {
-            result.config.set(e.key, Value{}, where);
-            continue;
-          }
           std::string others;
           for (std::size_t i = 1; i < list->size(); ++i)
             if ((*list)[i] != list->front()) others += (others.empty() ? "" : ", ") + (*list)[i];

@@ -17,7 +17,7 @@ class Checker {
   void error(const std::string& key, const std::string& msg) { add(Severity::Error, key, msg); }
   void warning(const std::string& key, const std::string& msg) { add(Severity::Warning, key, msg); }
   bool on(const std::string& key) const { return c_.getBool(key); }
-  bool set(const std::string& key) const { return !findOption(key)->isUnsetValue(c_.get(key)); }
+  bool set(const std::string& key) const { return c_.isSet(key); }
   double num(const std::string& key) const { return c_.getDouble(key); }
   std::string str(const std::string& key) const { return c_.getString(key); }
   std::vector<Diagnostic> take() { return std::move(diags_); }

@@ -32,7 +32,7 @@ compile::CaptureFacts captureFacts(const Config& config, const torch::Device& de
     facts.regionExclusions.push_back("blocks_to_swap: Linear layers excluded from capture: the swapped blocks run eagerly, their "
                                      "weights streaming from host memory; the other blocks are captured");
   }
-  if (!isUnset(config.get("multires_noise_iterations")) && config.getInt("multires_noise_iterations") > 0)
+  if (config.isSet("multires_noise_iterations"))
     facts.barriers.push_back("multires_noise_iterations: each step draws new sizes for the noise pyramid's levels, as sd-scripts "
                              "does (compile_fullgraph off captures the blocks, with the noise drawn eagerly)");
   if (config.getBool("cpu_offload_checkpointing"))

@@ -32,7 +32,7 @@ UnetStepOptions UnetStepOptions::fromConfig(const Config& config, torch::Dtype c
   o.noise.adaptiveNoiseScale = optionalDouble(config, "adaptive_noise_scale");
   o.noise.ipNoiseGamma = optionalDouble(config, "ip_noise_gamma").value_or(0.0);
   o.noise.ipNoiseGammaRandomStrength = config.getBool("ip_noise_gamma_random_strength");
-  if (!isUnset(config.get("multires_noise_iterations")) && config.getInt("multires_noise_iterations") > 0) {
+  if (config.isSet("multires_noise_iterations")) {
     o.noise.multiresIterations = config.getInt("multires_noise_iterations");
     o.noise.multiresDiscount = config.getDouble("multires_noise_discount");
   }
