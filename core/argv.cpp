@@ -231,7 +231,16 @@ ParsedArgs parseArgv(const std::vector<std::string>& args, const std::vector<Ext
       continue;
     }
     if (spec->firstOfSdScriptsList) {
-      // sd-scripts takes several values here and uses the first (option.h).
+      // sd-scripts takes several values here and uses the first (option.h); a second one that
+      // differs sets the option it is read as (t5xxl_lr).
+      if (const OptionSpec* second = spec->secondOfSdScriptsList ? findOption(spec->secondOfSdScriptsList) : nullptr;
+          second && !inlineValue && i + 1 < args.size() && !isOptionToken(args[i + 1])) {
+        if (const std::string& next = args[++i]; next != text) {
+          Value secondValue;
+          if (std::string msg = parseText(*second, next, secondValue); !msg.empty()) error(spec->key, "--" + name + "'s second value (" + second->key + "): " + msg);
+          else parsed.overrides.set(second->key, secondValue, where);
+        }
+      }
       std::string others;
       while (i + 1 < args.size() && !isOptionToken(args[i + 1]))
         if (const std::string& next = args[++i]; next != text) others += (others.empty() ? "" : " ") + next;

@@ -198,7 +198,6 @@ const std::vector<EcosystemKey>& ecosystemKeys() {
       {"single_dim", kGui, "fLUX LoRA single-block dims; passed as network_args"},
       {"single_mod_dim", kGui, "fLUX LoRA single-block mod dims; passed as network_args"},
       {"split_qkv", kGui, "fLUX LoRA split q/k/v; passed as network_args"},
-      {"t5xxl_lr", kGui, "fLUX T5-XXL learning rate; the GUI folds it into text_encoder_lr (list of two)"},
       {"template", kGui, "tI template choice (caption/object/style); becomes use_object_template/use_style_template"},
       {"train_double_block_indices", kGui, "fLUX LoRA double-block indices; passed as network_args"},
       {"train_inpainting", kGui, "9-channel inpainting training; option of sd-scripts newer than 48d368fa"},

@@ -163,11 +163,18 @@ void importLoraLearningRates(KohyaImportContext& ctx) {
   } else if (te == 0 && unet == 0) {
     ctx.atDefaults({"text_encoder_lr", "unet_lr"}, "text_encoder_lr and unet_lr 0: learning_rate applies to both");
   }
-  if (t5 != 0 && t5 != te && te != 0)
+  // kohya_ss passes [text_encoder_lr, t5xxl_lr] as text_encoder_lr, which networks.lora_flux reads
+  // as CLIP-L's and T5-XXL's rates (Sinter's t5xxl_lr); other families' networks read the first.
+  const bool flux = ctx.family == Family::FLUX;
+  if (flux && t5 != 0 && te != 0 && t5 != te) {
+    ctx.config().set("t5xxl_lr", t5);
+    ctx.carried({"t5xxl_lr"}, "t5xxl_lr " + shown(ctx.value("t5xxl_lr")) + " -> t5xxl_lr (text_encoder_lr's second value in sd-scripts)");
+  } else if (flux && t5 != 0 && te == 0) {
     ctx.notCarried({"t5xxl_lr"}, "t5xxl_lr " + shown(ctx.value("t5xxl_lr")) +
-                                     ": Sinter has one text encoder learning rate; T5-XXL trains at text_encoder_lr");
-  else if (ctx.has("t5xxl_lr"))
+                                     ": kohya_ss refuses a T5-XXL rate without a text encoder rate; T5-XXL trains at learning_rate");
+  } else if (ctx.has("t5xxl_lr")) {
     ctx.atDefaults({"t5xxl_lr"}, "t5xxl_lr " + shown(ctx.value("t5xxl_lr")) + ": unset, or the text encoder's rate");
+  }
 }
 
 // DreamBooth / fine-tune: kohya_ss passes learning_rate_te for SD 1.x/2.x and learning_rate_te1/te2

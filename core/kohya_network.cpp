@@ -257,10 +257,10 @@ bool contains(const std::vector<std::string>& list, const std::string& s) {
 }
 
 // Keys the runner takes only at their default: it refuses these values (runner/network/lora_network.cpp,
-// parseNetworkArgs: split q/k/v adapters and T5-XXL LoRA are not trained; lycoris_args.cpp: LyCORIS's
+// parseNetworkArgs: split q/k/v adapters are not trained; lycoris_args.cpp: LyCORIS's
 // DyLoRA, GLoRA, Diag-OFT and BOFT and its norm modules are not trained).
 const std::vector<std::string>& runnerRefusedValues() {
-  static const std::vector<std::string> tokens{"split_qkv=True", "train_t5xxl=True", "algo=dylora", "algo=glora",
+  static const std::vector<std::string> tokens{"split_qkv=True", "algo=dylora", "algo=glora",
                                                "algo=diag-oft", "algo=boft", "train_norm=True", "preset=ia3"};
   return tokens;
 }

@@ -53,6 +53,9 @@ struct OptionSpec {
   // sd-scripts takes several values (nargs="*") and its networks.lora uses the first: a list in a
   // config or several values on the command line give the first; this says what the others are for.
   const char* firstOfSdScriptsList = nullptr;
+  // With firstOfSdScriptsList: the option a second value sets, where one of sd-scripts' networks
+  // reads it (text_encoder_lr's second value is networks.lora_flux's T5-XXL rate: t5xxl_lr).
+  const char* secondOfSdScriptsList = nullptr;
 
   bool appliesToTab(Tab t) const { return (tabs & static_cast<std::uint8_t>(t)) != 0; }
   bool appliesToFamily(Family f) const { return (families & static_cast<std::uint8_t>(f)) != 0; }

@@ -43,6 +43,7 @@ class Opt {
   Opt& unsetMeans(const char* meaning) { s_.unsetMeaning = meaning; return *this; }
   Opt& deprecated() { s_.deprecated = true; return *this; }
   Opt& firstOfSdScriptsList(const char* others) { s_.firstOfSdScriptsList = others; return *this; }
+  Opt& secondOfSdScriptsList(const char* key) { s_.secondOfSdScriptsList = key; return *this; }
   Opt& suggestions(std::vector<std::string> v) { s_.suggestions = std::move(v); return *this; }
   operator OptionSpec() const { return s_; }
 
@@ -395,7 +396,12 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "Learning rate of the U-Net / transformer LoRA; learning_rate when unset.")).tabs(LORA).min(0).max(1),
       Opt("text_encoder_lr", T::Float, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Text encoder learning rate"),
           QT_TRANSLATE_NOOP("Option", "Learning rate of the text encoder LoRA; learning_rate when unset.")).tabs(LORA).min(0).max(1)
-          .firstOfSdScriptsList("a second value is T5-XXL's in sd-scripts' networks.lora_flux, and Sinter does not train T5-XXL"),
+          .firstOfSdScriptsList("a second value is T5-XXL's in networks.lora_flux, t5xxl_lr here; no network reads a third")
+          .secondOfSdScriptsList("t5xxl_lr"),
+      Opt("t5xxl_lr", T::Float, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "T5-XXL learning rate"),
+          QT_TRANSLATE_NOOP("Option", "Learning rate of T5-XXL's LoRA (network_args train_t5xxl=True); text_encoder_lr when unset. "
+                                      "sd-scripts reads it as text_encoder_lr's second value."))
+          .tabs(LORA).families(FLUX).min(0).max(1).advanced(),
 
       // ---- optimizer ----
       Opt("optimizer_type", T::String, none, Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Optimizer"),

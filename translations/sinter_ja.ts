@@ -1601,6 +1601,14 @@
         <source>With several GPUs: the precision gradients are all-reduced in. no: their own (float32); bf16 or fp16: divided by the GPUs, rounded to 16 bits for the transfer and widened back, as DDP&apos;s compression hooks (accelerate&apos;s comm_hook). Half the traffic; the averaged gradient keeps 8 (bf16) or 11 (fp16) significant bits. Sinter&apos;s own key; sd-scripts has no such option.</source>
         <translation>複数 GPU のとき、勾配を all-reduce する精度です。no: そのままの精度(float32)。bf16 または fp16: GPU 数で割ってから転送のために 16 ビットに丸め、元に戻します(DDP の圧縮フック、accelerate の comm_hook と同じ)。通信量は半分になり、平均した勾配の有効桁は 8 ビット(bf16)または 11 ビット(fp16)になります。Sinter 独自のキーで、sd-scripts にはありません。</translation>
     </message>
+    <message>
+        <source>T5-XXL learning rate</source>
+        <translation>T5-XXL 学習率</translation>
+    </message>
+    <message>
+        <source>Learning rate of T5-XXL&apos;s LoRA (network_args train_t5xxl=True); text_encoder_lr when unset. sd-scripts reads it as text_encoder_lr&apos;s second value.</source>
+        <translation>T5-XXL の LoRA の学習率（network_args train_t5xxl=True）。未設定時は text_encoder_lr。sd-scripts では text_encoder_lr の 2 番目の値として読まれます。</translation>
+    </message>
 </context>
 <context>
     <name>PresetChanges</name>

@@ -1601,6 +1601,14 @@
         <source>With several GPUs: the precision gradients are all-reduced in. no: their own (float32); bf16 or fp16: divided by the GPUs, rounded to 16 bits for the transfer and widened back, as DDP&apos;s compression hooks (accelerate&apos;s comm_hook). Half the traffic; the averaged gradient keeps 8 (bf16) or 11 (fp16) significant bits. Sinter&apos;s own key; sd-scripts has no such option.</source>
         <translation>多 GPU 时 all-reduce 梯度所用的精度。no:保持原精度(float32);bf16 或 fp16:先除以 GPU 数,传输时舍入为 16 位,之后再还原(同 DDP 的压缩钩子、accelerate 的 comm_hook)。通信量减半;平均后的梯度保留 8 位(bf16)或 11 位(fp16)有效位。Sinter 自有的键;sd-scripts 没有此选项。</translation>
     </message>
+    <message>
+        <source>T5-XXL learning rate</source>
+        <translation>T5-XXL 学习率</translation>
+    </message>
+    <message>
+        <source>Learning rate of T5-XXL&apos;s LoRA (network_args train_t5xxl=True); text_encoder_lr when unset. sd-scripts reads it as text_encoder_lr&apos;s second value.</source>
+        <translation>T5-XXL LoRA 的学习率（network_args train_t5xxl=True）；未设置时使用 text_encoder_lr。sd-scripts 将其读作 text_encoder_lr 的第二个值。</translation>
+    </message>
 </context>
 <context>
     <name>PresetChanges</name>

@@ -10,6 +10,7 @@
 #include "models/flux_layout.h"
 #include "models/sdxl_checkpoint.h"
 #include "models/sdxl_unet_layout.h"
+#include "models/t5_encoder.h"
 #include "network/lora_targets.h"
 
 namespace sinter::runner {
@@ -26,13 +27,14 @@ const char* componentKey(network::LoraComponent c) {
   switch (c) {
     case network::LoraComponent::TextEncoder1: return "te1";
     case network::LoraComponent::TextEncoder2: return "te2";
+    case network::LoraComponent::TextEncoder3: return "te3";
     default: return "unet";
   }
 }
 
 }  // namespace
 
-std::string loraLayoutJson(const std::string& family, bool tiny, bool textEncoders, const std::string& trainBlocks) {
+std::string loraLayoutJson(const std::string& family, bool tiny, bool textEncoders, const std::string& trainBlocks, bool trainT5xxl) {
   using network::LoraComponent;
   // (rule, Linear layers) per model, text encoders first.
   std::vector<std::pair<network::LoraTargetRule, std::vector<network::LinearShape>>> models;
@@ -44,9 +46,12 @@ std::string loraLayoutJson(const std::string& family, bool tiny, bool textEncode
     }
     models.emplace_back(network::sdxlLoraRule(LoraComponent::Unet), shapes(models::sdxlUnetLinearLayers(sdxl.unet)));
   } else if (family == "flux") {
-    // FLUX's CLIP-L is SDXL's first text encoder (clip_l.safetensors); T5-XXL gets none by default.
+    // FLUX's CLIP-L is SDXL's first text encoder (clip_l.safetensors); T5-XXL gets none unless train_t5xxl.
     if (textEncoders)
       models.emplace_back(network::fluxLoraRule(LoraComponent::TextEncoder1), shapes(models::clipTextLinearLayers(sdxl.clipL)));
+    if (textEncoders && trainT5xxl)
+      models.emplace_back(network::fluxT5LoraRule(),
+                          shapes(models::t5EncoderLinearLayers(tiny ? models::T5EncoderConfig::tiny() : models::T5EncoderConfig::xxl())));
     const models::FluxConfig flux = tiny ? models::FluxConfig::tiny() : models::FluxConfig::dev();
     models.emplace_back(network::fluxLoraRule(LoraComponent::Unet, trainBlocks),
                         shapes(models::fluxTransformerLinearLayers(flux)));

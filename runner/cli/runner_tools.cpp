@@ -218,11 +218,10 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
       if (!tiny) return kExitBadInput;
       try {
         // networks.lora_flux's train_blocks (network_args) picks the blocks, as in a run.
-        const std::optional<std::string> trainBlocks = network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module")).trainBlocks;
-        if (trainBlocks && config.family() != Family::FLUX)
-          throw std::invalid_argument("network_args train_blocks is an argument of networks.lora_flux (FLUX), not of SDXL's networks.lora");
-        std::cout << loraLayoutJson(config.family() == Family::FLUX ? "flux" : "sdxl", *tiny,
-                                    !config.getBool("network_train_unet_only"), trainBlocks.value_or("all"))
+        const network::LoraNetworkArgs networkArgs = network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module"));
+        network::checkNetworkArgsFamily(networkArgs, config.family() == Family::FLUX);
+        std::cout << loraLayoutJson(config.family() == Family::FLUX ? "flux" : "sdxl", *tiny, !config.getBool("network_train_unet_only"),
+                                    networkArgs.trainBlocks.value_or("all"), networkArgs.trainT5xxl)
                   << std::endl;
       } catch (const std::exception& e) {
         spdlog::error("{}", e.what());

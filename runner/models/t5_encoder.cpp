@@ -188,6 +188,20 @@ std::vector<std::pair<std::string, torch::Tensor>> T5EncoderImpl::checkpointTens
   return moduleCheckpointTensors(*this, "");
 }
 
+std::vector<LinearInfo> t5EncoderLinearLayers(const T5EncoderConfig& c) {
+  std::vector<LinearInfo> out;
+  const int64_t inner = c.heads * c.dKv;
+  for (int64_t i = 0; i < c.layers; ++i) {
+    const std::string block = "encoder.block." + std::to_string(i) + ".";
+    for (const char* projection : {"q", "k", "v"}) out.push_back({block + "layer.0.SelfAttention." + projection, c.dModel, inner, false});
+    out.push_back({block + "layer.0.SelfAttention.o", inner, c.dModel, false});
+    out.push_back({block + "layer.1.DenseReluDense.wi_0", c.dModel, c.dFf, false});
+    out.push_back({block + "layer.1.DenseReluDense.wi_1", c.dModel, c.dFf, false});
+    out.push_back({block + "layer.1.DenseReluDense.wo", c.dFf, c.dModel, false});
+  }
+  return out;
+}
+
 T5Encoder loadT5Encoder(const std::string& path, torch::Dtype dtype) {
   const io::SafetensorsFile file(path);
   T5Encoder t5(T5EncoderConfig::inferFromCheckpoint(file));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/linear.h"
+#include "models/sdxl_unet_layout.h"  // LinearInfo
 
 namespace sinter::io {
 class SafetensorsFile;
@@ -117,6 +118,10 @@ class T5EncoderImpl : public torch::nn::Module {
   std::vector<std::pair<T5LayerSelfAttention, T5LayerFF>> blocks_;
 };
 TORCH_MODULE(T5Encoder);
+
+// Every Linear of the encoder (module path, in, out; no bias), in module order, from the config
+// alone: q, k, v, o, then wi_0, wi_1, wo, per block.
+std::vector<LinearInfo> t5EncoderLinearLayers(const T5EncoderConfig& config);
 
 // A T5 encoder sized and loaded from a file (t5xxl_fp16.safetensors), in `dtype`.
 T5Encoder loadT5Encoder(const std::string& path, torch::Dtype dtype = torch::kFloat32);

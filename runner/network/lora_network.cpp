@@ -251,9 +251,7 @@ LoraNetworkArgs parseNetworkArgs(const std::vector<std::string>& args, const std
         throw LoraError("network_args: split_qkv=True is not supported by this build: its separate q/k/v (and mlp) "
                         "adapters are not implemented; leave it out (False) for one adapter per qkv Linear");
     } else if (key == "train_t5xxl") {
-      if (pythonTrue(value))
-        throw LoraError("network_args: train_t5xxl=True is not supported by this build: the FLUX family encodes with "
-                        "T5-XXL frozen, outside the trained models, so it has no lora_te3 adapters to train");
+      parsed.trainT5xxl = pythonTrue(value);
     } else if (key == "verbose") {
       // lora_flux's module listing in the log; nothing to train differently.
     } else if (auto refused = refusedNetworkArgs().find(key); refused != refusedNetworkArgs().end()) {
@@ -524,8 +522,8 @@ int64_t LoraNetwork::parameterCount() const {
   return n;
 }
 
-std::vector<LoraParamGroup> LoraNetwork::parameterGroups(std::optional<double> textEncoderLr,
-                                                         std::optional<double> unetLr, double defaultLr) const {
+std::vector<LoraParamGroup> LoraNetwork::parameterGroups(std::optional<double> textEncoderLr, std::optional<double> unetLr,
+                                                         double defaultLr, std::optional<double> t5xxlLr) const {
   const LoraNetworkArgs& a = options_.args;
   // assemble_params: one group at lr, its lora_up in a "plus" group at lr * ratio under LoRA+.
   auto assemble = [&](const std::vector<const LoraModule*>& modules, const std::string& label, double lr,
@@ -539,11 +537,13 @@ std::vector<LoraParamGroup> LoraNetwork::parameterGroups(std::optional<double> t
     for (LoraParamGroup* g : {&plain, &plus})
       if (!g->params.empty() && g->lr != 0.0) out.push_back(std::move(*g));
   };
-  std::vector<const LoraModule*> textEncoder, unet;
-  for (const LoraModule& m : modules_) (m.component == LoraComponent::Unet ? unet : textEncoder).push_back(&m);
+  std::vector<const LoraModule*> textEncoder, t5xxl, unet;
+  for (const LoraModule& m : modules_)
+    (m.component == LoraComponent::Unet ? unet : m.component == LoraComponent::TextEncoder3 ? t5xxl : textEncoder).push_back(&m);
   std::vector<LoraParamGroup> groups;
-  assemble(textEncoder, "textencoder", textEncoderLr.value_or(defaultLr),
-           a.loraplusTextEncoderLrRatio ? a.loraplusTextEncoderLrRatio : a.loraplusLrRatio, groups);
+  const std::optional<double> textEncoderRatio = a.loraplusTextEncoderLrRatio ? a.loraplusTextEncoderLrRatio : a.loraplusLrRatio;
+  assemble(textEncoder, "textencoder", textEncoderLr.value_or(defaultLr), textEncoderRatio, groups);
+  assemble(t5xxl, "textencoder 2", t5xxlLr.value_or(textEncoderLr.value_or(defaultLr)), textEncoderRatio, groups);
   const std::optional<double> unetRatio = a.loraplusUnetLrRatio ? a.loraplusUnetLrRatio : a.loraplusLrRatio;
   if (!a.blockLrWeight) {
     assemble(unet, "unet", unetLr.value_or(defaultLr), unetRatio, groups);

@@ -52,6 +52,7 @@ struct LoraNetworkArgs {
   // img_attn_dim, txt_attn_dim, img_mlp_dim, txt_mlp_dim, img_mod_dim, txt_mod_dim, single_dim,
   // single_mod_dim (0 leaves those modules out).
   std::vector<std::optional<int64_t>> fluxTypeDims = std::vector<std::optional<int64_t>>(8);
+  bool trainT5xxl = false;  // train_t5xxl=True: LoRA on T5-XXL too (lora_te3), T5-XXL encodes in the step
   std::vector<std::pair<std::string, std::string>> raw;  // as given, in order (for ss_network_args)
   // network_module = "lycoris.kohya": its arguments (network/lycoris_args.h); the loraplus ratios
   // above still apply, everything else of networks.lora is not read.
@@ -141,8 +142,10 @@ class LoraNetwork {
   // falling back to defaultLr; with per-block lr weights (SDXL) one UNet group per block
   // ("unet_block<i>") at that lr times the block's weight; LoRA+ splits lora_up into a "plus"
   // group at lr * ratio; groups whose lr is 0 are left out (their parameters are not trained).
+  // FLUX's T5-XXL modules (lora_te3) form their own group, "textencoder 2", at `t5xxlLr` (falling
+  // back to the text encoders' rate), as lora_flux's prepare_optimizer_params_with_multiple_te_lrs.
   std::vector<LoraParamGroup> parameterGroups(std::optional<double> textEncoderLr, std::optional<double> unetLr,
-                                              double defaultLr) const;
+                                              double defaultLr, std::optional<double> t5xxlLr = std::nullopt) const;
 
   void setMultiplier(double multiplier);
   void setTraining(bool training);  // dropout on/off is the Linear's is_training(); kept for symmetry

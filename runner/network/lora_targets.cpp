@@ -13,6 +13,7 @@ const char* loraPrefix(LoraComponent component) {
     case LoraComponent::TextEncoder1: return "lora_te1";
     case LoraComponent::TextEncoder2: return "lora_te2";
     case LoraComponent::TextEncoder: return "lora_te";
+    case LoraComponent::TextEncoder3: return "lora_te3";
   }
   return "lora_unet";
 }
@@ -23,6 +24,7 @@ const char* componentLabel(LoraComponent component) {
     case LoraComponent::TextEncoder1: return "Text Encoder 1";
     case LoraComponent::TextEncoder2: return "Text Encoder 2";
     case LoraComponent::TextEncoder: return "Text Encoder";
+    case LoraComponent::TextEncoder3: return "T5-XXL";
   }
   return "U-Net";
 }
@@ -123,13 +125,27 @@ bool isUnetLoraTarget(const std::string& linearPath, const std::vector<std::stri
   return false;
 }
 
-bool isTextEncoderLoraTarget(const std::string& linearPath) {
-  const size_t lastDot = linearPath.rfind('.');
-  if (lastDot == std::string::npos) return false;
-  const std::string parent = linearPath.substr(0, lastDot);
+namespace {
+
+// The last segment of a path's parent: "mlp" for "text_model.encoder.layers.0.mlp.fc1".
+std::string parentName(const std::string& path) {
+  const size_t lastDot = path.rfind('.');
+  if (lastDot == std::string::npos) return "";
+  const std::string parent = path.substr(0, lastDot);
   const size_t parentDot = parent.rfind('.');
-  const std::string parentName = parentDot == std::string::npos ? parent : parent.substr(parentDot + 1);
-  return parentName == "self_attn" || parentName == "mlp";
+  return parentDot == std::string::npos ? parent : parent.substr(parentDot + 1);
+}
+
+}  // namespace
+
+bool isTextEncoderLoraTarget(const std::string& linearPath) {
+  const std::string parent = parentName(linearPath);
+  return parent == "self_attn" || parent == "mlp";
+}
+
+bool isT5LoraTarget(const std::string& linearPath) {
+  const std::string parent = parentName(linearPath);
+  return parent == "SelfAttention" || parent == "DenseReluDense";
 }
 
 bool isSdxlConvBlockPath(const std::string& path) {
@@ -223,6 +239,18 @@ LoraTargetRule fluxLoraRule(LoraComponent component, const std::string& trainBlo
     std::vector<bool> chosen;
     for (const std::string& path : linearPaths)
       chosen.push_back((doubles && path.rfind("double_blocks.", 0) == 0) || (singles && path.rfind("single_blocks.", 0) == 0));
+    return chosen;
+  };
+  return rule;
+}
+
+LoraTargetRule fluxT5LoraRule() {
+  LoraTargetRule rule;
+  rule.component = LoraComponent::TextEncoder3;
+  rule.family = LoraFamily::FLUX;
+  rule.select = [](const std::vector<std::string>& linearPaths) {
+    std::vector<bool> chosen;
+    for (const std::string& path : linearPaths) chosen.push_back(isT5LoraTarget(path));
     return chosen;
   };
   return rule;

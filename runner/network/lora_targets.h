@@ -22,9 +22,10 @@
 
 namespace sinter::network {
 
-enum class LoraComponent { Unet, TextEncoder1, TextEncoder2, TextEncoder };
+enum class LoraComponent { Unet, TextEncoder1, TextEncoder2, TextEncoder, TextEncoder3 };
 
-// "lora_unet", "lora_te1" (CLIP-L), "lora_te2" (OpenCLIP bigG), "lora_te" (SD 1.x/2.x's one encoder).
+// "lora_unet", "lora_te1" (CLIP-L), "lora_te2" (OpenCLIP bigG), "lora_te" (SD 1.x/2.x's one encoder),
+// "lora_te3" (FLUX's T5-XXL, networks.lora_flux's name for ComfyUI).
 const char* loraPrefix(LoraComponent component);
 const char* componentLabel(LoraComponent component);  // "U-Net", "Text Encoder 1", ...
 
@@ -105,6 +106,12 @@ LoraTargetRule sdLoraRule(LoraComponent component, int64_t numResBlocks, int64_t
 // "single", sd-scripts' train_blocks network argument) keeps one kind only. Its CLIP-L (lora_te1)
 // takes the text-encoder rule.
 LoraTargetRule fluxLoraRule(LoraComponent component, const std::string& trainBlocks = "all");
+// FLUX's T5-XXL (lora_te3, network_args train_t5xxl): networks.lora_flux's text-encoder targets
+// T5Attention (SelfAttention: q, k, v, o) and T5DenseGatedActDense (DenseReluDense: wi_0, wi_1,
+// wo), 24 x 7 = 168 at full size.
+LoraTargetRule fluxT5LoraRule();
+// Whether a T5 Linear is one of those: its parent is "SelfAttention" or "DenseReluDense".
+bool isT5LoraTarget(const std::string& linearPath);
 
 // One LoRA module as it will be created: kohya name, module path, sizes.
 struct LoraModuleShape {

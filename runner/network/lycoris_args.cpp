@@ -60,7 +60,7 @@ const std::map<std::string, std::string>& refusedKeys() {
       {"constrain", "belongs to algo=diag-oft/boft, which this build does not train"},
       {"rescaled", "belongs to algo=diag-oft/boft, which this build does not train"},
       {"block_size", "belongs to algo=dylora, which this build does not train"},
-      {"train_t5xxl", "FLUX's T5-XXL is encoded frozen, outside the trained models, in this build"},
+      {"train_t5xxl", "LyCORIS modules on FLUX's T5-XXL are not implemented in this build (networks.lora_flux trains T5-XXL's LoRA)"},
   };
   return why;
 }

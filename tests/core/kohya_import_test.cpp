@@ -317,6 +317,17 @@ TEST(KohyaImport, LengthAndLearningRateRules) {
       R"({"LoRA_type": "Standard", "sdxl": true, "text_encoder_lr": 5e-5, "unet_lr": 0})", "unet.json");
   EXPECT_TRUE(unet.config.getBool("network_train_text_encoder_only"));
   EXPECT_DOUBLE_EQ(unet.config.getDouble("text_encoder_lr"), 5e-5);
+  // FLUX: kohya_ss passes [text_encoder_lr, t5xxl_lr], which networks.lora_flux reads as T5-XXL's
+  // rate with train_t5xxl; for SDXL networks.lora reads the first only.
+  KohyaImportResult flux = importKohyaJson(R"({"LoRA_type": "Flux1", "flux1_checkbox": true, "train_t5xxl": true,
+      "text_encoder_lr": 5e-5, "t5xxl_lr": 1e-5, "unet_lr": 1e-4})", "flux.json");
+  EXPECT_DOUBLE_EQ(flux.config.getDouble("t5xxl_lr"), 1e-5);
+  EXPECT_EQ(textFor(flux.carried, "t5xxl_lr"), "t5xxl_lr 1e-05 -> t5xxl_lr (text_encoder_lr's second value in sd-scripts)");
+  EXPECT_EQ(flux.config.getList("network_args"), std::vector<std::string>{"train_t5xxl=True"});
+  EXPECT_TRUE(flux.notCarried.empty()) << flux.notCarried.front().text;
+  KohyaImportResult sdxl = importKohyaJson(R"({"LoRA_type": "Standard", "sdxl": true, "text_encoder_lr": 5e-5, "t5xxl_lr": 1e-5})", "x.json");
+  EXPECT_FALSE(sdxl.config.has("t5xxl_lr"));
+  EXPECT_NE(itemFor(sdxl.atDefaults, "t5xxl_lr"), nullptr);
 }
 
 TEST(KohyaImport, BadFilesAndWrongValueTypes) {

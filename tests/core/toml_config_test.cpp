@@ -213,11 +213,20 @@ TEST(TomlConfig, ValuesSdScriptsReadsLooselyAsItReadsThem) {
   EXPECT_TRUE(r.warnings.empty());
   EXPECT_FALSE(r.config.has("resume")) << "resume = false is no resume";
   EXPECT_DOUBLE_EQ(r.config.getDouble("text_encoder_lr"), 5e-5);
-  // Two values: the first is used, as sd-scripts' networks.lora uses it, and the other is named.
+  // Two values: the first is the text encoders' rate, the second T5-XXL's (networks.lora_flux
+  // reads it; t5xxl_lr here); a third is read by no network of sd-scripts and is named.
   LoadResult two = parseConfigToml("text_encoder_lr = [1e-5, 2e-5]\n", "two.toml");
   EXPECT_DOUBLE_EQ(two.config.getDouble("text_encoder_lr"), 1e-5);
-  ASSERT_EQ(two.warnings.size(), 1u);
-  EXPECT_NE(two.warnings[0].message.find("T5-XXL"), std::string::npos) << two.warnings[0].message;
+  EXPECT_DOUBLE_EQ(two.config.getDouble("t5xxl_lr"), 2e-5);
+  EXPECT_EQ(two.config.whereSet("t5xxl_lr").line, 1);
+  EXPECT_TRUE(two.warnings.empty());
+  LoadResult three = parseConfigToml("text_encoder_lr = [1e-5, 2e-5, 3e-5]\n", "three.toml");
+  EXPECT_DOUBLE_EQ(three.config.getDouble("t5xxl_lr"), 2e-5);
+  ASSERT_EQ(three.warnings.size(), 1u);
+  EXPECT_NE(three.warnings[0].message.find("0.00003 not (a second value is T5-XXL's"), std::string::npos) << three.warnings[0].message;
+  EXPECT_FALSE(r.config.has("t5xxl_lr")) << "an equal second value changes nothing";
+  EXPECT_NE(expectErrors("text_encoder_lr = [1e-5, -1.0]\n")[0].message.find("text_encoder_lr's second value (t5xxl_lr)"),
+            std::string::npos);
   // An empty list is unset; a list of text is still a bad value.
   EXPECT_FALSE(parseConfigToml("text_encoder_lr = []\n", "e.toml").config.has("text_encoder_lr"));
   EXPECT_NE(expectErrors("text_encoder_lr = [\"fast\"]\n")[0].message.find("text_encoder_lr must be a number"), std::string::npos);

@@ -70,6 +70,14 @@ TEST_F(FluxTools, PrintLoraLayoutListsSdScriptsModules) {
   EXPECT_EQ(layout["modules"][0]["name"], "lora_te1_text_model_encoder_layers_0_self_attn_k_proj");
   EXPECT_EQ(layout["modules"][0]["component"], "te1");
 
+  // train_t5xxl: T5-XXL's 24 blocks x (q, k, v, o, wi_0, wi_1, wo) after CLIP-L's, as lora_te3.
+  r = run({"--print_lora_layout", "--model_family", "flux", "--network_args", "train_t5xxl=True"}, dir / "err");
+  ASSERT_EQ(r.code, 0);
+  layout = nlohmann::json::parse(r.out);
+  EXPECT_EQ(layout["count"], 304 + 72 + 168);
+  EXPECT_EQ(layout["modules"][72]["name"], "lora_te3_encoder_block_0_layer_0_SelfAttention_q");
+  EXPECT_EQ(layout["modules"][72]["component"], "te3");
+
   // SDXL: the 722 U-Net modules of the benchmarks.
   r = run({"--print_lora_layout", "--model_family", "sdxl", "--network_train_unet_only"}, dir / "err");
   ASSERT_EQ(r.code, 0);

@@ -407,7 +407,10 @@ TEST(NetworkArgs, RefusedAndForeignKeysAreNamed) {
   auto refusal = [](const std::string& arg) { return messageOf([&] { parseNetworkArgs({arg}); }); };
   EXPECT_NE(refusal("conv_dims=4").find("'conv_dims'"), std::string::npos);
   EXPECT_NE(refusal("split_qkv=True").find("split_qkv=True"), std::string::npos);
-  EXPECT_NE(refusal("train_t5xxl=True").find("T5-XXL"), std::string::npos);
+  // train_t5xxl as lora_flux reads it: only "True" is true.
+  EXPECT_TRUE(parseNetworkArgs({"train_t5xxl=True"}).trainT5xxl);
+  EXPECT_FALSE(parseNetworkArgs({"train_t5xxl=true"}).trainT5xxl);
+  EXPECT_FALSE(parseNetworkArgs({}).trainT5xxl);
   EXPECT_NE(refusal("in_dims=[4,0,0,0,4]").find("'in_dims'"), std::string::npos);
   EXPECT_NE(refusal("ggpo_sigma=0.03").find("GGPO"), std::string::npos);
   EXPECT_NE(refusal("network_reg_dims=attn=8").find("'network_reg_dims'"), std::string::npos);

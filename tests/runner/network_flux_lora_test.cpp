@@ -11,6 +11,7 @@
 #include "models/flux_layout.h"
 #include "models/flux_transformer.h"
 #include "models/linear.h"
+#include "models/t5_encoder.h"
 #include "network/lora_network.h"
 #include "network/lora_targets.h"
 
@@ -119,4 +120,54 @@ TEST(FluxLoraTargets, AttachedToATinyTransformerTheyStartAsTheBaseModel) {
   EXPECT_TRUE(torch::equal(transformer->forward(img, ids, txt, txtIds, t, y, g), base));  // zero up
   net.find("lora_unet_double_blocks_0_img_attn_qkv")->adapter->up.normal_();
   EXPECT_FALSE(torch::allclose(transformer->forward(img, ids, txt, txtIds, t, y, g), base));
+}
+
+// train_t5xxl: networks.lora_flux's T5Attention and T5DenseGatedActDense targets, 7 per block,
+// named lora_te3_ after the Hugging Face T5EncoderModel's paths; the listing matches the model's
+// own Linears, and the adapters start as the base model.
+TEST(FluxLoraTargets, T5xxlTargetsAreItsAttentionAndGatedFeedForwardLinears) {
+  const std::vector<LoraModuleShape> xxl = listLoraModules(fluxT5LoraRule(), shapes(models::t5EncoderLinearLayers(models::T5EncoderConfig::xxl())));
+  ASSERT_EQ(xxl.size(), 24u * 7);
+  EXPECT_EQ(xxl.front().name, "lora_te3_encoder_block_0_layer_0_SelfAttention_q");
+  EXPECT_EQ(xxl.front().inFeatures, 4096);
+  EXPECT_EQ(xxl[4].name, "lora_te3_encoder_block_0_layer_1_DenseReluDense_wi_0");
+  EXPECT_EQ(xxl[4].outFeatures, 10240);
+  EXPECT_EQ(xxl.back().name, "lora_te3_encoder_block_23_layer_1_DenseReluDense_wo");
+  EXPECT_EQ(xxl.back().component, LoraComponent::TextEncoder3);
+  EXPECT_FALSE(isT5LoraTarget("shared"));
+
+  torch::manual_seed(5);
+  const models::T5EncoderConfig config = models::T5EncoderConfig::tiny();
+  models::T5Encoder t5(config);
+  std::vector<models::LinearInfo> actual;
+  for (const auto& item : t5->named_modules("", /*include_self=*/false))
+    if (auto linear = std::dynamic_pointer_cast<models::LinearImpl>(item.value()))
+      actual.push_back({item.key(), linear->inFeatures(), linear->outFeatures(), linear->bias.defined()});
+  const std::vector<models::LinearInfo> listed = models::t5EncoderLinearLayers(config);
+  ASSERT_EQ(listed.size(), actual.size());
+  for (size_t i = 0; i < listed.size(); ++i) {
+    EXPECT_EQ(listed[i].path, actual[i].path) << i;
+    EXPECT_EQ(listed[i].in, actual[i].in) << listed[i].path;
+    EXPECT_EQ(listed[i].out, actual[i].out) << listed[i].path;
+    EXPECT_EQ(listed[i].bias, actual[i].bias) << listed[i].path;
+  }
+  const torch::Tensor ids = torch::randint(config.vocabSize, {1, 6});
+  torch::Tensor base;
+  {
+    torch::NoGradGuard noGrad;
+    base = t5->forward(ids);
+  }
+  LoraNetworkOptions options;
+  options.dim = 2;
+  LoraNetwork net(options);
+  EXPECT_EQ(net.attach(fluxT5LoraRule(), *t5), 2u * 7);
+  ASSERT_NE(net.find("lora_te3_encoder_block_1_layer_1_DenseReluDense_wi_1"), nullptr);
+  // The adapters' gradients reach through T5's blocks (its outputs are the step's context).
+  net.find("lora_te3_encoder_block_1_layer_0_SelfAttention_v")->adapter->up.data().normal_();
+  const torch::Tensor out = t5->forward(ids);
+  EXPECT_FALSE(torch::allclose(out, base));
+  out.pow(2).sum().backward();
+  const torch::Tensor grad = net.find("lora_te3_encoder_block_0_layer_0_SelfAttention_q")->adapter->up.grad();
+  ASSERT_TRUE(grad.defined());
+  EXPECT_GT(grad.abs().max().item<double>(), 0.0);
 }

@@ -128,7 +128,7 @@ TEST_F(FluxLoraRun, ResumeContinuesExactlyAndClipLTrains) {
   ProcessResult straight = runRunner({"--config_file", writeConfig("straight.toml", path("out_straight"), extra)});
   ASSERT_EQ(straight.exitCode, 0) << straight.err;
   ASSERT_TRUE(fs::exists(path("out_straight/t-step00000003-state")));
-  // CLIP-L's LoRA modules (lora_te1_) are there; T5 is never trained by networks.lora_flux's default.
+  // CLIP-L's LoRA modules (lora_te1_) are there; T5 is not trained by networks.lora_flux's default.
   sinter::io::SafetensorsFile f(path("out_straight/t.safetensors"));
   bool te1 = false, te3 = false;
   for (const auto& k : f.keys()) te1 = te1 || k.rfind("lora_te1_", 0) == 0, te3 = te3 || k.rfind("lora_te3_", 0) == 0;
@@ -204,6 +204,47 @@ TEST_F(FluxLoraRun, CachedT5WithClipLTrainingTrainsAsTheUncachedRun) {
   // lora_up starts at zero: CLIP-L's modules moved.
   EXPECT_GT(f.tensor("lora_te1_text_model_encoder_layers_0_self_attn_q_proj.lora_up.weight").abs().max().item<double>(), 0.0);
   EXPECT_TRUE(sameTensors(path("out_clip_live/t.safetensors"), path("out_clip_cached/t.safetensors"), 1e-5));
+}
+
+// networks.lora_flux's train_t5xxl=True: T5-XXL gets LoRA modules (lora_te3_, q/k/v/o and
+// wi_0/wi_1/wo in every block) and encodes in the step with its autograd graph; text_encoder_lr's
+// second value is T5-XXL's rate (a rate of 0 leaves its group out, as sd-scripts' assemble_params).
+TEST_F(FluxLoraRun, TrainT5xxlTrainsT5sLoraAtTextEncoderLrsSecondValue) {
+  const std::string base = "max_train_steps = 3\nnetwork_args = [\"train_t5xxl=True\"]\n";
+  ProcessResult r = runRunner({"--config_file", writeConfig("t5.toml", path("out_t5"), base + "text_encoder_lr = [0.01, 0.02]\n")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  sinter::io::SafetensorsFile f(path("out_t5/t.safetensors"));
+  size_t te3 = 0;
+  for (const auto& k : f.keys()) te3 += k.rfind("lora_te3_", 0) == 0 && k.find(".alpha") != std::string::npos;
+  EXPECT_EQ(te3, 2u * 7);  // the tiny T5's 2 blocks
+  for (const char* module : {"lora_te3_encoder_block_0_layer_0_SelfAttention_q", "lora_te3_encoder_block_1_layer_0_SelfAttention_o",
+                             "lora_te3_encoder_block_0_layer_1_DenseReluDense_wi_0", "lora_te3_encoder_block_1_layer_1_DenseReluDense_wo"}) {
+    ASSERT_TRUE(f.has(std::string(module) + ".lora_up.weight")) << module;
+    // lora_up starts at zero: T5-XXL's modules trained.
+    EXPECT_GT(f.tensor(std::string(module) + ".lora_up.weight").abs().max().item<double>(), 0.0) << module;
+  }
+  EXPECT_TRUE(f.has("lora_te1_text_model_encoder_layers_0_self_attn_q_proj.lora_up.weight"));
+  EXPECT_EQ(f.metadata().at("ss_text_encoder_lr"), "[0.01, 0.02]");
+  EXPECT_EQ(f.metadata().at("ss_network_args"), "{\"train_t5xxl\": \"True\"}");
+
+  // T5-XXL's rate 0: its modules are saved as created (lora_up zero), CLIP-L's still train.
+  ProcessResult frozen = runRunner({"--config_file", writeConfig("t5_zero.toml", path("out_t5_zero"), base + "text_encoder_lr = [0.01, 0.0]\n")});
+  ASSERT_EQ(frozen.exitCode, 0) << frozen.err;
+  sinter::io::SafetensorsFile z(path("out_t5_zero/t.safetensors"));
+  EXPECT_EQ(z.tensor("lora_te3_encoder_block_0_layer_0_SelfAttention_q.lora_up.weight").abs().max().item<double>(), 0.0);
+  EXPECT_GT(z.tensor("lora_te1_text_model_encoder_layers_0_self_attn_q_proj.lora_up.weight").abs().max().item<double>(), 0.0);
+
+  // T5-XXL's outputs change as it trains: caching them is refused before anything loads, as sd-scripts does.
+  const std::string cached = writeConfig("t5_cached.toml", path("out_t5_cached"), base + "cache_text_encoder_outputs = true\n");
+  for (bool dry : {true, false}) {
+    std::vector<std::string> args{"--config_file", cached};
+    if (dry) args.push_back("--dry_run");
+    ProcessResult refused = runRunner(args);
+    EXPECT_EQ(refused.exitCode, 2) << refused.err;
+    EXPECT_NE(refused.err.find("cache_text_encoder_outputs cannot be used with network_args train_t5xxl=True"), std::string::npos)
+        << refused.err;
+    EXPECT_EQ(refused.err.find("loading "), std::string::npos) << refused.err;
+  }
 }
 
 TEST_F(FluxLoraRun, SamplePromptsAreEncodedAtTheStartWithCachedTextOutputs) {

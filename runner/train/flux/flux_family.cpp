@@ -46,7 +46,9 @@ FluxFamilyOptions FluxFamilyOptions::fromConfig(const Config& config, torch::Dty
   o.clipTokenizer = config.getString("clip_tokenizer");
   o.t5Tokenizer = config.getString("t5_tokenizer");
   if (!isUnset(config.get("t5xxl_max_token_length"))) o.t5MaxTokens = static_cast<int>(config.getInt("t5xxl_max_token_length"));
-  o.trainBlocks = network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module")).trainBlocks.value_or("all");
+  const network::LoraNetworkArgs networkArgs = network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module"));
+  o.trainBlocks = networkArgs.trainBlocks.value_or("all");
+  o.trainT5xxl = config.tab() == Tab::LoRA && networkArgs.trainT5xxl && !config.getBool("network_train_unet_only");
   // sd-scripts turns gradient checkpointing on for cpu_offload_checkpointing.
   o.checkpointOffload = config.getBool("cpu_offload_checkpointing");
   o.gradientCheckpointing = config.getBool("gradient_checkpointing") || o.checkpointOffload;
@@ -150,8 +152,11 @@ FamilyFacts FluxFamily::facts() const {
 
 std::vector<TrainableModel> FluxFamily::trainableModels() {
   using network::LoraComponent;
-  return {{"U-Net", false, models_.transformer.get(), network::fluxLoraRule(LoraComponent::Unet, options_.trainBlocks)},
-          {"Text Encoder 1", true, models_.clipL.get(), network::fluxLoraRule(LoraComponent::TextEncoder1)}};
+  std::vector<TrainableModel> models{
+      {"U-Net", false, models_.transformer.get(), network::fluxLoraRule(LoraComponent::Unet, options_.trainBlocks)},
+      {"Text Encoder 1", true, models_.clipL.get(), network::fluxLoraRule(LoraComponent::TextEncoder1)}};
+  if (options_.trainT5xxl) models.push_back({"T5-XXL", true, models_.t5.get(), network::fluxT5LoraRule()});
+  return models;
 }
 
 void FluxFamily::captureRegions(GraphedRegions* regions) {
@@ -160,7 +165,7 @@ void FluxFamily::captureRegions(GraphedRegions* regions) {
 }
 
 void FluxFamily::setTraining(bool textEncoders) {
-  models_.setTraining(textEncoders);
+  models_.setTraining(textEncoders, textEncoders && options_.trainT5xxl);
   models_.clipL->textModel()->setGradientCheckpointing(textEncoders && options_.gradientCheckpointing);
   // Set now that the method's adapters are attached: they decide whether the blocks draw random numbers.
   models_.transformer->setGradientCheckpointing(options_.gradientCheckpointing, models::anyLoraDropout(*models_.transformer));
@@ -193,10 +198,11 @@ torch::Tensor FluxFamily::clipLPooled(const torch::Tensor& clipIds, bool withGra
   return models_.clipL->pooledOutput(clipIds);
 }
 
-FluxFamily::TextConditioning FluxFamily::encode(const TokenIds& ids, bool clipGrad) {
+FluxFamily::TextConditioning FluxFamily::encode(const TokenIds& ids, bool textEncodersTrain) {
   TextConditioning out;
-  out.pooled = clipLPooled(ids.clipL, clipGrad);
-  torch::NoGradGuard noGrad;
+  out.pooled = clipLPooled(ids.clipL, textEncodersTrain);
+  std::optional<torch::NoGradGuard> noGrad;
+  if (!(textEncodersTrain && options_.trainT5xxl)) noGrad.emplace();
   // apply_t5_attn_mask masks padding in T5's own attention too (FluxTextEncodingStrategy).
   out.t5 = models_.t5->forward(ids.t5, options_.step.applyT5AttnMask ? ids.t5Mask : torch::Tensor());
   out.t5Mask = ids.t5Mask;
@@ -319,6 +325,7 @@ torch::Tensor FluxFamily::validationLoss(const data::Batch& batch, int64_t times
   torch::NoGradGuard noGrad;
   models_.transformer->eval();  // LoRA dropout off, as sd-scripts' network.eval()
   models_.clipL->eval();
+  models_.t5->eval();
   // Flow matching noises at sigma = timestep / 1000, the fixed timesteps' place on its schedule
   // (sd-scripts' FLUX sampling ignores the min/max_timestep its validation pass sets; Sinter holds
   // the timesteps fixed for FLUX as for SDXL, so every pass measures the same thing).

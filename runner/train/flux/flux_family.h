@@ -26,6 +26,9 @@ struct FluxFamilyOptions {
   std::string clipTokenizer, t5Tokenizer;
   std::optional<int> t5MaxTokens;  // t5xxl_max_token_length; unset: 512 for dev, 256 for schnell
   std::string trainBlocks = "all";  // network_args train_blocks
+  // network_args train_t5xxl=True in a LoRA run that trains text encoders: T5-XXL gets LoRA
+  // modules (lora_te3) and encodes in each step with its autograd graph (never cached, as sd-scripts).
+  bool trainT5xxl = false;
   bool gradientCheckpointing = false;
   bool checkpointOffload = false;  // cpu_offload_checkpointing
   FluxWeightPlacement placement;  // fp8_base, blocks_to_swap
@@ -85,8 +88,9 @@ class FluxFamily : public FamilyPart {
   // The same on the device, the mask in float32.
   TokenIds onDevice(const data::TokenIds& ids) const;
   TokenIds tokenize(const std::vector<std::string>& captions) const { return onDevice(hostTokenIds(captions)); }
-  // CLIP-L's pooled vector (with gradients when `clipGrad`) and T5's hidden states (never).
-  TextConditioning encode(const TokenIds& ids, bool clipGrad);
+  // CLIP-L's pooled vector and T5's hidden states; with `textEncodersTrain`, CLIP-L's with its
+  // autograd graph and T5's too where its LoRA modules train (trainT5xxl).
+  TextConditioning encode(const TokenIds& ids, bool textEncodersTrain);
   // CLIP-L's pooled output of token ids on the device, with or without its autograd graph.
   torch::Tensor clipLPooled(const torch::Tensor& clipIds, bool withGrad);
   // The texts' conditioning on the device from the start's encodings; nullopt if one is missing.

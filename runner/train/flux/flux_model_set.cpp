@@ -68,11 +68,11 @@ void FluxModelSet::toDevice(const torch::Device& device, torch::Dtype dtype, con
   for (torch::nn::Module* m : std::initializer_list<torch::nn::Module*>{clipL.get(), t5.get(), ae.get()}) models::moveToDevice(*m, device);
 }
 
-void FluxModelSet::setTraining(bool textEncoder) {
+void FluxModelSet::setTraining(bool clipLTrains, bool t5xxlTrains) {
   transformer->train();
   ae->eval();
-  clipL->train(textEncoder);
-  t5->eval();
+  clipL->train(clipLTrains);
+  t5->train(t5xxlTrains);
 }
 
 torch::Tensor FluxModelSet::encodeLatents(const torch::Tensor& images, const at::Generator& generator) {

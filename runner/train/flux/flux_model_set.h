@@ -62,8 +62,9 @@ struct FluxModelSet {
   // (fp8_base, blocks_to_swap) applied on the way.
   void toDevice(const torch::Device& device, torch::Dtype dtype, const FluxWeightPlacement& placement = {},
                 std::optional<torch::Dtype> trainableDtype = std::nullopt, std::optional<torch::Dtype> aeDtype = std::nullopt);
-  // CLIP-L in training mode only when its LoRA modules train (dropout); T5 and the AE eval.
-  void setTraining(bool textEncoder);
+  // CLIP-L in training mode only when its LoRA modules train (dropout), T5-XXL only when its own
+  // do (train_t5xxl); the AE eval.
+  void setTraining(bool clipL, bool t5xxl = false);
   // FLUX's shifted and scaled latents of [-1, 1] images, without gradients, sampled with `generator`.
   torch::Tensor encodeLatents(const torch::Tensor& images, const at::Generator& generator);
 };

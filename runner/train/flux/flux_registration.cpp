@@ -10,6 +10,7 @@
 #include "models/flux_transformer.h"
 #include "models/served_weight.h"
 #include "models/t5_encoder.h"
+#include "network/lora_network.h"
 #include "text/hub_cache_tokenizers.h"
 #include "text/t5_tokenizer.h"
 #include "train/base/device_info.h"
@@ -59,6 +60,16 @@ bool checkFluxFiles(const Config& config, PreflightChecks& k) {
     ok &= k.parse("t5_tokenizer", [&] { text::T5Tokenizer checked(tokenizer); });
   }
   ok &= k.parse("timestep_sampling", [&] { FlowMatchingOptions::fromConfig(config); });
+  // flux_train_network.py refuses it: T5-XXL's outputs change as its LoRA trains.
+  const bool cachesText = config.getBool("cache_text_encoder_outputs") || config.getBool("cache_text_encoder_outputs_to_disk");
+  const std::string networkModule = config.getString("network_module");  // unset: networks.lora_flux
+  if (cachesText && config.tab() == Tab::LoRA && (networkModule.empty() || networkModule == "networks.lora_flux"))
+    ok &= k.parse("cache_text_encoder_outputs", [&] {
+      if (network::parseNetworkArgs(config.getList("network_args"), "networks.lora_flux").trainT5xxl)
+        throw std::invalid_argument("cache_text_encoder_outputs cannot be used with network_args train_t5xxl=True: T5-XXL's "
+                                    "outputs change as its LoRA trains, so they are encoded in each step (sd-scripts refuses "
+                                    "the same)");
+    });
   for (const char* key : {"fp8_base", "fp8_base_unet"})
     if (config.getBool(key) && findOption(key)->appliesToTab(config.tab()) && !models::float8InBuild())
       ok &= k.parse(key, [] { models::float8Dtype(); });  // names the libtorch (fp8_base_unet is LoRA's alone)

@@ -44,6 +44,7 @@ LoraMethodOptions LoraMethodOptions::fromConfig(const Config& config) {
   o.partialWeights = config.getBool("network_weights_partial");
   o.textEncoderLr = optionalDouble(config, "text_encoder_lr");
   o.unetLr = optionalDouble(config, "unet_lr");
+  o.t5xxlLr = optionalDouble(config, "t5xxl_lr");
   o.learningRate = config.getDouble("learning_rate");
   const OptimizerSettings optimizer = optimizerSettingsFromConfig(config);
   o.optimizerArgsText = optimizer.pythonText;
@@ -115,6 +116,9 @@ void LoraMethod::attach(FamilyPart& family) {
   facts_.sessionId = std::to_string(std::random_device{}());
   facts_.trainingStartedAt = network::unixTimeNow();
   facts_.textEncoderLr = configOptionAsJson(config_, "text_encoder_lr");
+  // sd-scripts writes the list it was given: [CLIP-L's, T5-XXL's] where T5-XXL's differs.
+  if (options_.t5xxlLr && network_->moduleCount(network::LoraComponent::TextEncoder3) > 0 && facts_.textEncoderLr.is_number())
+    facts_.textEncoderLr = nlohmann::ordered_json::array({facts_.textEncoderLr, *options_.t5xxlLr});
   facts_.optimizerArgs = options_.optimizerArgsText;
   facts_.optimizerName = options_.optimizerClass;
   facts_.networkArgs = options_.network.args.raw;
@@ -141,7 +145,7 @@ StepDerivedWeights lycorisStepDerivedWeights(network::LycorisStepDeltas& deltas)
 
 std::vector<OptimizerGroup> LoraMethod::parameterGroups() const {
   const std::vector<OptimizerGroup> groups =
-      loraOptimizerGroups(network_->parameterGroups(options_.textEncoderLr, options_.unetLr, options_.learningRate));
+      loraOptimizerGroups(network_->parameterGroups(options_.textEncoderLr, options_.unetLr, options_.learningRate, options_.t5xxlLr));
   if (groups.empty()) throw InputError("nothing to train: every LoRA parameter group has a learning rate of 0");
   return groups;
 }

@@ -36,6 +36,7 @@ struct LoraMethodOptions {
   bool dimFromWeights = false;
   bool partialWeights = false;          // network_weights_partial: network_weights may fill only some modules
   std::optional<double> textEncoderLr, unetLr;
+  std::optional<double> t5xxlLr;  // text_encoder_lr's second value (FLUX's T5-XXL)
   double learningRate = 1e-4;
   std::string optimizerArgsText;  // as ss_optimizer shows it
   std::string optimizerClass;     // "torch.optim.adamw.AdamW"
