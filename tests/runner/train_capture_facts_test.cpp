@@ -62,10 +62,9 @@ TEST(CaptureFacts, BlockSwapRefusesTheWholeStepAndExcludesTheSwappedBlocks) {
   EXPECT_FALSE(mentions(whole0.warnings, "Linear layers excluded"));
 }
 
-// Text encoders that train: SDXL's staged step runs them from staged token ids, so fullgraph
-// captures the whole step and the plan names them inside it; a family whose step encodes its
-// captions eagerly (FLUX's CLIP-L) refuses fullgraph and says why.
-TEST(CaptureFacts, TrainedTextEncodersAreInsideSdxlsCapturedStepAndRefuseFluxsFullgraph) {
+// Text encoders that train: SDXL's and FLUX's staged steps run them from staged token ids, so
+// fullgraph captures the whole step and the plan names them inside it.
+TEST(CaptureFacts, TrainedTextEncodersAreInsideTheCapturedStep) {
   Config sdxl = swapConfig(true, 0);
   sdxl.set("model_family", std::string("sdxl"));
   sdxl.set("network_train_unet_only", false);
@@ -78,12 +77,17 @@ TEST(CaptureFacts, TrainedTextEncodersAreInsideSdxlsCapturedStepAndRefuseFluxsFu
   sdxl.set("network_train_unet_only", true);
   EXPECT_FALSE(mentions(compile::planCompile(sdxl, Family::SDXL, onCuda(sdxl)).lines(), "text encoders"));
 
+  // FLUX: CLIP-L inside the step, with T5-XXL's frozen forward or its cached outputs; T5-XXL's
+  // LoRA too with train_t5xxl.
   Config flux = swapConfig(true, 0);
   flux.set("network_train_unet_only", false);
-  const compile::CompilePlan refused = compile::planCompile(flux, Family::FLUX, onCuda(flux));
-  ASSERT_TRUE(refused.fatal.has_value());
-  EXPECT_NE(refused.fatal->find("the text encoders train"), std::string::npos) << *refused.fatal;
-  // Per block, the blocks are still captured.
-  flux.set("compile_fullgraph", false);
-  EXPECT_TRUE(compile::planCompile(flux, Family::FLUX, onCuda(flux)).captureRegions);
+  const compile::CompilePlan fluxWhole = compile::planCompile(flux, Family::FLUX, onCuda(flux));
+  EXPECT_FALSE(fluxWhole.fatal.has_value()) << *fluxWhole.fatal;
+  EXPECT_TRUE(fluxWhole.captureSteps);
+  EXPECT_TRUE(mentions(fluxWhole.lines(), "region: text encoders (CLIP-L, with T5-XXL's frozen forward), trained: forward and backward"));
+  flux.set("cache_text_encoder_outputs", true);
+  EXPECT_TRUE(mentions(compile::planCompile(flux, Family::FLUX, onCuda(flux)).lines(), "text encoders (CLIP-L; T5-XXL's outputs cached)"));
+  flux.set("cache_text_encoder_outputs", false);
+  flux.set("network_args", StringList{"train_t5xxl=True"});
+  EXPECT_TRUE(mentions(compile::planCompile(flux, Family::FLUX, onCuda(flux)).lines(), "text encoders (CLIP-L and T5-XXL), trained"));
 }

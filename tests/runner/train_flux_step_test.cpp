@@ -80,6 +80,60 @@ TEST(FluxTrainStep, StagedLossEqualsTheLossAndIsRepeatable) {
   EXPECT_NE(a.loss(f.batch).item<double>(), direct);  // fresh noise on the next step
 }
 
+// Staged text: the step stages token ids and its loss encodes them (two embedding tables stand in
+// for CLIP-L and T5-XXL), which gives the loss of the same conditioning passed in encoded, with
+// gradients reaching the encoders; T5-XXL's cached outputs are staged beside CLIP-L's ids.
+TEST(FluxTrainStep, StagedTextEncodesInsideTheLoss) {
+  Fixture f;
+  torch::manual_seed(9);
+  torch::nn::Embedding clip(50, f.config.vecInDim), t5(50, f.config.contextInDim);
+  const torch::Tensor clipIds = torch::randint(50, {2, 77}), t5Ids = torch::randint(50, {2, 5});
+  auto stagedText = [&](bool t5InStep) {
+    FluxStagedText text;
+    text.makeInputs = [t5InStep](const StepShape& s) {
+      StaticBuffers b{{"clip_l_ids", torch::zeros({s.batch, 77}, torch::kLong)}};
+      if (t5InStep) b["t5_ids"] = torch::zeros({s.batch, s.tokens}, torch::kLong);
+      return b;
+    };
+    text.encode = [&, t5InStep](const StaticBuffers& in) {
+      return FluxConditioning{t5InStep ? t5(in.at("t5_ids")) : torch::Tensor(), clip(in.at("clip_l_ids")).mean(1)};
+    };
+    return text;
+  };
+  FluxStepBatch encoded = f.batch;
+  {
+    torch::NoGradGuard noGrad;
+    encoded.t5 = t5(t5Ids);
+    encoded.pooled = clip(clipIds).mean(1);
+  }
+  FluxTrainStep direct(f.transformer, options(), torch::kCPU, 7), staged(f.transformer, options(), torch::kCPU, 7),
+      partial(f.transformer, options(), torch::kCPU, 7);
+  staged.useStagedText(stagedText(true));
+  partial.useStagedText(stagedText(false));
+  const double expected = direct.loss(encoded).item<double>();
+
+  FluxStepBatch ids = f.batch;
+  ids.t5 = torch::Tensor();
+  ids.pooled = torch::Tensor();
+  ids.textInputs = {{"clip_l_ids", clipIds}, {"t5_ids", t5Ids}};
+  ids.t5Tokens = 5;
+  const torch::Tensor loss = staged.loss(ids);
+  EXPECT_NEAR(loss.item<double>(), expected, 1e-6 * std::abs(expected));
+  loss.backward();
+  for (const torch::Tensor& w : {clip->weight, t5->weight}) {
+    ASSERT_TRUE(w.grad().defined());
+    EXPECT_GT(w.grad().abs().sum().item<double>(), 0.0);
+  }
+  // T5-XXL's outputs cached: staged as they are, CLIP-L's ids beside them.
+  FluxStepBatch cached = f.batch;
+  cached.t5 = encoded.t5;
+  cached.pooled = torch::Tensor();
+  cached.textInputs = {{"clip_l_ids", clipIds}};
+  EXPECT_NEAR(partial.loss(cached).item<double>(), expected, 1e-6 * std::abs(expected));
+  // A batch without the ids the step stages is a programming error, named.
+  EXPECT_THROW(staged.stage(f.batch), std::logic_error);
+}
+
 TEST(FluxTrainStep, GradientsReachTheTransformer) {
   Fixture f;
   FluxTrainStep step(f.transformer, options(), torch::kCPU, 1);

@@ -108,6 +108,25 @@ FluxFamily::FluxFamily(const RunContext& run)
   if (!transformerAfterCaches_) placeTransformer();
   models_.transformer->setFusedKernels(run.compile.fuseKernels);
   step_ = std::make_unique<FluxTrainStep>(models_.transformer, options_.step, device_, run.noiseSeed());
+  textInStep_ = !options_.cacheText || options_.clipLEncodesInStep;
+  if (textInStep_) step_->useStagedText(stagedText());
+}
+
+FluxStagedText FluxFamily::stagedText() {
+  const bool t5InStep = !options_.cacheText;
+  FluxStagedText t;
+  t.makeInputs = [t5InStep](const StepShape& shape) {
+    StaticBuffers b{{"clip_l_ids", torch::zeros({shape.batch, text::ClipTokenizer::kContextLength}, torch::kLong)}};
+    if (t5InStep) b["t5_ids"] = torch::zeros({shape.batch, shape.tokens}, torch::kLong);
+    return b;
+  };
+  t.encode = [this, t5InStep](const StaticBuffers& in) {
+    FluxConditioning c;
+    c.pooled = clipLPooled(in.at("clip_l_ids"), textEncodersTrain_);
+    if (t5InStep) c.t5 = t5Hidden(in.at("t5_ids"), in.at("t5_mask"), textEncodersTrain_ && options_.trainT5xxl);
+    return c;
+  };
+  return t;
 }
 
 void FluxFamily::placeTransformer() {
@@ -165,6 +184,7 @@ void FluxFamily::captureRegions(GraphedRegions* regions) {
 }
 
 void FluxFamily::setTraining(bool textEncoders) {
+  textEncodersTrain_ = textEncoders;
   models_.setTraining(textEncoders, textEncoders && options_.trainT5xxl);
   models_.clipL->textModel()->setGradientCheckpointing(textEncoders && options_.gradientCheckpointing);
   // Set now that the method's adapters are attached: they decide whether the blocks draw random numbers.
@@ -198,15 +218,15 @@ torch::Tensor FluxFamily::clipLPooled(const torch::Tensor& clipIds, bool withGra
   return models_.clipL->pooledOutput(clipIds);
 }
 
-FluxFamily::TextConditioning FluxFamily::encode(const TokenIds& ids, bool textEncodersTrain) {
-  TextConditioning out;
-  out.pooled = clipLPooled(ids.clipL, textEncodersTrain);
+torch::Tensor FluxFamily::t5Hidden(const torch::Tensor& t5Ids, const torch::Tensor& t5Mask, bool withGrad) {
   std::optional<torch::NoGradGuard> noGrad;
-  if (!(textEncodersTrain && options_.trainT5xxl)) noGrad.emplace();
+  if (!withGrad) noGrad.emplace();
   // apply_t5_attn_mask masks padding in T5's own attention too (FluxTextEncodingStrategy).
-  out.t5 = models_.t5->forward(ids.t5, options_.step.applyT5AttnMask ? ids.t5Mask : torch::Tensor());
-  out.t5Mask = ids.t5Mask;
-  return out;
+  return models_.t5->forward(t5Ids, options_.step.applyT5AttnMask ? t5Mask : torch::Tensor());
+}
+
+FluxFamily::TextConditioning FluxFamily::encode(const TokenIds& ids, bool textEncodersTrain) {
+  return {t5Hidden(ids.t5, ids.t5Mask, textEncodersTrain && options_.trainT5xxl), ids.t5Mask, clipLPooled(ids.clipL, textEncodersTrain)};
 }
 
 void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
@@ -290,19 +310,27 @@ void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
   if (transformerAfterCaches_) placeTransformer();
 }
 
-FluxStepBatch FluxFamily::stepInputs(const data::Batch& batch, bool textEncodersTrain, const at::Generator* latentGenerator) {
+FluxStepBatch FluxFamily::stepInputs(const data::Batch& batch, bool staged, const at::Generator* latentGenerator) {
   FluxStepBatch in;
-  {
-    torch::NoGradGuard noGrad;
-    in.latents = batch.latents.defined() ? batch.latents.to(device_) : models_.encodeLatents(batch.images.to(device_), latentGenerator ? *latentGenerator : step_->generator());
-  }
+  torch::NoGradGuard noGrad;
+  in.latents = batch.latents.defined() ? batch.latents.to(device_) : models_.encodeLatents(batch.images.to(device_), latentGenerator ? *latentGenerator : step_->generator());
   if (options_.cacheText) {
     in.t5 = batch.textOutputs.at("t5").to(device_);
     in.t5Mask = batch.textOutputs.at("t5_mask").to(device_);
-    in.pooled = options_.clipLEncodesInStep ? clipLPooled(onDevice(tokenIdsOf(batch)).clipL, textEncodersTrain)
-                                            : batch.textOutputs.at("pooled").to(device_);
-  } else {
-    const TextConditioning t = encode(onDevice(tokenIdsOf(batch)), textEncodersTrain);
+    if (!options_.clipLEncodesInStep) in.pooled = batch.textOutputs.at("pooled").to(device_);
+  }
+  if (textInStep_ && staged) {
+    const TokenIds ids = onDevice(tokenIdsOf(batch));
+    in.textInputs = {{"clip_l_ids", ids.clipL}};
+    if (!options_.cacheText) {
+      in.textInputs["t5_ids"] = ids.t5;
+      in.t5Mask = ids.t5Mask;
+      in.t5Tokens = ids.t5.size(1);
+    }
+  } else if (options_.clipLEncodesInStep) {
+    in.pooled = clipLPooled(onDevice(tokenIdsOf(batch)).clipL, false);
+  } else if (!options_.cacheText) {
+    const TextConditioning t = encode(onDevice(tokenIdsOf(batch)), false);
     in.t5 = t.t5;
     in.t5Mask = t.t5Mask;
     in.pooled = t.pooled;
@@ -314,7 +342,10 @@ FluxStepBatch FluxFamily::stepInputs(const data::Batch& batch, bool textEncoders
 }
 
 torch::Tensor FluxFamily::loss(const data::Batch& batch, bool textEncodersTrain) {
-  return step_->loss(stepInputs(batch, textEncodersTrain));
+  if (textEncodersTrain != textEncodersTrain_)
+    throw std::logic_error("FluxFamily::loss: the text encoders' training state differs from setTraining's");
+  // The same staged inputs as a captured step's: the encoders run inside the step's loss.
+  return step_->loss(stepInputs(batch, true));
 }
 
 std::vector<int64_t> FluxFamily::validationTimesteps() const {
@@ -334,7 +365,7 @@ torch::Tensor FluxFamily::validationLoss(const data::Batch& batch, int64_t times
 
 StepShape FluxFamily::stage(const data::Batch& batch) {
   torch::NoGradGuard noGrad;
-  return step_->stage(stepInputs(batch, false));
+  return step_->stage(stepInputs(batch, true));
 }
 
 StepShape FluxFamily::stageWarmup(const data::ShapeSignature& signature) {

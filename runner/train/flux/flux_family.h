@@ -93,10 +93,17 @@ class FluxFamily : public FamilyPart {
   TextConditioning encode(const TokenIds& ids, bool textEncodersTrain);
   // CLIP-L's pooled output of token ids on the device, with or without its autograd graph.
   torch::Tensor clipLPooled(const torch::Tensor& clipIds, bool withGrad);
+  // T5-XXL's hidden states of token ids on the device (padding masked with apply_t5_attn_mask).
+  torch::Tensor t5Hidden(const torch::Tensor& t5Ids, const torch::Tensor& t5Mask, bool withGrad);
+  // Where the text outputs are not all cached: CLIP-L (and T5-XXL where its outputs are not cached)
+  // encode inside the staged loss from staged token ids, so a captured step holds them.
+  FluxStagedText stagedText();
   // The texts' conditioning on the device from the start's encodings; nullopt if one is missing.
   std::optional<TextConditioning> cachedSampleText(const std::vector<std::string>& texts) const;
   // Latents not cached are encoded with `latentGenerator`, or the step's generator when null.
-  FluxStepBatch stepInputs(const data::Batch& batch, bool textEncodersTrain, const at::Generator* latentGenerator = nullptr);
+  // `staged`: the text encoders' token ids for the staged loss where the step encodes them
+  // (stagedText); otherwise the conditioning, encoded without gradients where it is not cached.
+  FluxStepBatch stepInputs(const data::Batch& batch, bool staged, const at::Generator* latentGenerator = nullptr);
   // The transformer on the device with its placement (fp8_base, blocks_to_swap), logged.
   void placeTransformer();
 
@@ -107,6 +114,8 @@ class FluxFamily : public FamilyPart {
   std::uint64_t seed_;
   torch::Dtype weightDtype_, trainableDtype_;
   bool transformerAfterCaches_ = false;  // placed at the end of buildCaches (a LoRA run)
+  bool textEncodersTrain_ = false;  // setTraining's: the staged loss encodes with gradients
+  bool textInStep_ = false;         // stagedText in use
   FluxModelSet models_;
   HostParking parking_;
   bool dev_ = true;

@@ -103,6 +103,15 @@ FamilyRegistration fluxRegistration() {
   r.fixedSampler = "the flow-matching Euler sampler";
   r.fp8Base = true;
   r.fullWeightsTextEncoderRefusal = "flux_train.py trains the FLUX transformer only";
+  // Where the text outputs are not all cached the step stages CLIP-L's (and T5-XXL's) token ids and
+  // encodes them itself (flux_family.h), so trained text encoders are inside a captured step.
+  r.stagedTextEncoders = [](const Config& config) {
+    if (!config.getBool("cache_text_encoder_outputs") && !config.getBool("cache_text_encoder_outputs_to_disk"))
+      return std::string(network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module")).trainT5xxl
+                             ? "CLIP-L and T5-XXL"
+                             : "CLIP-L, with T5-XXL's frozen forward");
+    return std::string("CLIP-L; T5-XXL's outputs cached");
+  };
   r.benchmark = runFluxBenchmark;
   return r;
 }

@@ -16,7 +16,7 @@ FluxTrainStep::FluxTrainStep(models::FluxTransformer transformer, FluxStepOption
       sigmaTable_(shiftedSigmaTable(options_.flow.discreteFlowShift, device)) {}
 
 StepShape FluxTrainStep::shapeOf(const FluxStepBatch& b) const {
-  return StepShape{b.latents.size(0), b.latents.size(2), b.latents.size(3), b.t5.size(1)};
+  return StepShape{b.latents.size(0), b.latents.size(2), b.latents.size(3), b.t5.defined() ? b.t5.size(1) : b.t5Tokens};
 }
 
 StaticBuffers& FluxTrainStep::buffers(const StepShape& s) {
@@ -35,6 +35,8 @@ StaticBuffers& FluxTrainStep::buffers(const StepShape& s) {
                     {"txt_ids", models::fluxTextIds(s.batch, s.tokens, f32)}};
     if (c.guidanceEmbed) b["guidance"] = torch::full({s.batch}, options_.guidanceScale, f32);
     if (options_.lossMasks) b["loss_mask"] = torch::ones({s.batch, 1, s.height, s.width}, f32);
+    if (text_)
+      for (auto& [name, buffer] : text_->makeInputs(s)) b[name] = buffer.to(device_);
     return b;
   });
 }
@@ -43,6 +45,11 @@ void FluxTrainStep::useLossMasks(bool on) {
   if (on != options_.lossMasks && shapes_.shapesWithBuffers() > 0)
     throw std::logic_error("FluxTrainStep::useLossMasks: shapes are staged already");
   options_.lossMasks = on;
+}
+
+void FluxTrainStep::useStagedText(std::optional<FluxStagedText> text) {
+  if (shapes_.shapesWithBuffers() > 0) throw std::logic_error("FluxTrainStep::useStagedText: shapes are staged already");
+  text_ = std::move(text);
 }
 
 void FluxTrainStep::stageLossMask(StaticBuffers& in, const FluxStepBatch& batch) const {
@@ -55,7 +62,8 @@ void FluxTrainStep::stageLossMask(StaticBuffers& in, const FluxStepBatch& batch)
 }
 
 torch::Tensor FluxTrainStep::loss(const FluxStepBatch& batch) {
-  if (!batch.t5.requires_grad() && !batch.pooled.requires_grad()) return stagedLoss(stage(batch));
+  // Staged text: the encoders run inside the staged loss, with their autograd graph where they train.
+  if (text_ || (!batch.t5.requires_grad() && !batch.pooled.requires_grad())) return stagedLoss(stage(batch));
   // Conditioning with gradients (text encoder LoRA) stays in the autograd graph; the rest goes
   // through the static buffers.
   StaticBuffers& in = buffers(shapeOf(batch));
@@ -78,13 +86,15 @@ torch::Tensor FluxTrainStep::validationLoss(const FluxStepBatch& batch, double s
 }
 
 StepShape FluxTrainStep::stage(const FluxStepBatch& batch) {
-  if (batch.t5.requires_grad() || batch.pooled.requires_grad())
+  if ((batch.t5.defined() && batch.t5.requires_grad()) || (batch.pooled.defined() && batch.pooled.requires_grad()))
     throw std::logic_error("FluxTrainStep::stage: conditioning with gradients cannot be staged");
+  if (text_ && batch.textInputs.empty()) throw std::logic_error("FluxTrainStep::stage: the step stages token ids, the batch has none");
   const StepShape shape = shapeOf(batch);
   StaticBuffers& in = buffers(shape);
   in.at("latents").copy_(batch.latents);
-  in.at("t5").copy_(batch.t5);
-  in.at("pooled").copy_(batch.pooled);
+  if (batch.t5.defined()) in.at("t5").copy_(batch.t5);  // cached; with staged text only where T5-XXL's outputs are
+  if (batch.pooled.defined()) in.at("pooled").copy_(batch.pooled);
+  for (const auto& [name, ids] : batch.textInputs) in.at(name).copy_(ids);
   in.at("loss_weights").copy_(batch.lossWeights);
   if (options_.applyT5AttnMask) in.at("t5_mask").copy_(batch.t5Mask);
   stageLossMask(in, batch);
@@ -94,6 +104,8 @@ StepShape FluxTrainStep::stage(const FluxStepBatch& batch) {
 void FluxTrainStep::stageNeutral(const StepShape& shape) {
   StaticBuffers& in = buffers(shape);
   for (const char* name : {"latents", "t5", "pooled"}) in.at(name).zero_();
+  if (text_)
+    for (const auto& [name, neutral] : text_->makeInputs(shape)) in.at(name).copy_(neutral);
   in.at("t5_mask").fill_(1.0);
   in.at("loss_weights").fill_(1.0);
   if (options_.lossMasks) in.at("loss_mask").fill_(1.0);
@@ -101,7 +113,9 @@ void FluxTrainStep::stageNeutral(const StepShape& shape) {
 
 torch::Tensor FluxTrainStep::stagedLoss(const StepShape& shape) {
   StaticBuffers& in = buffers(shape);
-  return lossOf(in, in.at("t5"), in.at("pooled"), generator_);
+  if (!text_) return lossOf(in, in.at("t5"), in.at("pooled"), generator_);
+  const FluxConditioning c = text_->encode(in);
+  return lossOf(in, c.t5.defined() ? c.t5.to(options_.computeDtype) : in.at("t5"), c.pooled.to(options_.computeDtype), generator_);
 }
 
 // flux_train_network.get_noise_pred_and_target: noise, sigmas, x_t; the transformer on x_t's 2x2

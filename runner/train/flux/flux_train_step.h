@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 #include "models/flux_transformer.h"
@@ -21,6 +22,24 @@ struct FluxStepBatch {
   torch::Tensor pooled;       // [B, 768] CLIP-L pooled output
   torch::Tensor lossWeights;  // [B]
   torch::Tensor lossMask;     // [B, 1, h, w] at the latents' size (masked_loss.h); with lossMasks only
+  // With staged text (FluxTrainStep::useStagedText) in place of pooled (and t5 where T5-XXL encodes
+  // in the step): the encoders' token ids by buffer name, and T5's token count.
+  StaticBuffers textInputs;
+  int64_t t5Tokens = 0;
+};
+
+// The conditioning computed inside the staged loss from staged token ids, so that CLIP-L's (and
+// T5-XXL's) forward, and backward where they train, are part of the step a graph captures.
+struct FluxConditioning {
+  torch::Tensor t5;      // undefined where T5-XXL's outputs are cached (read from the "t5" buffer)
+  torch::Tensor pooled;
+};
+struct FluxStagedText {
+  // The token-id buffers for a shape ("clip_l_ids", and "t5_ids" where T5-XXL encodes in the step),
+  // with neutral values for warm-up.
+  std::function<StaticBuffers(const StepShape&)> makeInputs;
+  // The conditioning of the ids in a shape's buffers (device work only); "t5_mask" is among them.
+  std::function<FluxConditioning(const StaticBuffers&)> encode;
 };
 
 struct FluxStepOptions {
@@ -53,6 +72,9 @@ class FluxTrainStep {
   // Whether batches carry loss masks (the dataset's, known once it is built); before any shape is
   // staged, since the masks are one of each shape's buffers.
   void useLossMasks(bool on);
+  // Batches stage their text encoders' token ids and the staged loss encodes them (null: batches
+  // stage T5-XXL's hidden states and CLIP-L's pooled vector); before any shape is staged.
+  void useStagedText(std::optional<FluxStagedText> text);
 
  private:
   void stageLossMask(StaticBuffers& in, const FluxStepBatch& batch) const;
@@ -68,6 +90,7 @@ class FluxTrainStep {
   at::Generator generator_;
   torch::Tensor sigmaTable_;  // the shifted schedule for timestep_sampling "sigma", on the device
   ShapePlan shapes_;
+  std::optional<FluxStagedText> text_;
 };
 
 }  // namespace sinter::train

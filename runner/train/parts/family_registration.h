@@ -32,10 +32,10 @@ struct FamilyRegistration {
   std::string fixedSampler;
   // Whether fp8_base stores the family's frozen base weights in float8 (else it is warned about).
   bool fp8Base = false;
-  // The text encoders the family's staged step runs from staged token ids (FamilyPart::stage), named
-  // for the compile plan ("CLIP-L and OpenCLIP bigG"): a step in which they train can be captured.
-  // Empty: such a step runs eagerly, only the denoiser's blocks captured.
-  std::string stagedTextEncoders;
+  // The text encoders the family's staged step runs from staged token ids (FamilyPart::stage) under
+  // a config, named for the compile plan ("CLIP-L and OpenCLIP bigG"): a step in which they train
+  // can be captured. Unset or empty: such a step runs eagerly, only the denoiser's blocks captured.
+  std::function<std::string(const Config&)> stagedTextEncoders;
   // DreamBooth / fine-tune with train_text_encoder: why the family refuses it (its full-weight
   // script trains the denoiser only), or empty when its text encoders train whole.
   std::string fullWeightsTextEncoderRefusal;

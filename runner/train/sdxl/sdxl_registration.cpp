@@ -21,7 +21,7 @@ FamilyRegistration sdxlRegistration() {
   r.fp8Base = true;
   // Without cached text outputs the step stages CLIP-L's and bigG's token ids and encodes them
   // itself (sdxl_family.h), so trained text encoders are inside a captured step.
-  r.stagedTextEncoders = "CLIP-L and OpenCLIP bigG";
+  r.stagedTextEncoders = [](const Config&) { return std::string("CLIP-L and OpenCLIP bigG"); };
   r.benchmark = [](const Config& config, long long steps, bool tiny, bool scalingRows) {
     return runSdxlBenchmark(config, steps, tiny, scalingRows ? SdxlBenchRows::Scaling : SdxlBenchRows::Modes);
   };
