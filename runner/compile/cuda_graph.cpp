@@ -1,5 +1,6 @@
 #include "compile/cuda_graph.h"
 
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -69,10 +70,13 @@ CapturedGraph::CapturedGraph(torch::Device device, const std::function<void()>& 
   c10::cuda::CUDAGuard onDevice(device);
   // Capture cannot run on the default stream; the capture stream starts after the work queued so far.
   onSideStream(c10::cuda::getCurrentCUDAStream(device.index()), captureStream(device), [&] {
+    const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < warmups; ++i) work();
     // The warm-up's activations are cached by the ordinary pool: hand them back first, or a large
     // step needs its memory twice.
-    if (warmups > 0) releaseCachedMemory(device);
+    if (warmups > 0) releaseCachedMemory(device);  // waits for the warm-up runs
+    const auto captureStart = std::chrono::steady_clock::now();
+    seconds_.warmups = std::chrono::duration<double>(captureStart - start).count();
     for (const at::Generator& g : generators) impl_->graph.register_generator_state(g);
     impl_->pool = poolOf ? poolOf->impl_->pool : at::cuda::graph_pool_handle();
     impl_->graph.capture_begin(impl_->pool);
@@ -92,6 +96,7 @@ CapturedGraph::CapturedGraph(torch::Device device, const std::function<void()>& 
       throw;
     }
     impl_->graph.capture_end();
+    seconds_.capture = std::chrono::duration<double>(std::chrono::steady_clock::now() - captureStart).count();
   });
 }
 

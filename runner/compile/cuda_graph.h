@@ -46,9 +46,17 @@ class CapturedGraph {
   // Runs the captured work on the current stream.
   void replay();
 
+  // Where the constructor's time went: the eager warm-up runs (until the device finished them)
+  // and the capture with the graph's instantiation.
+  struct Seconds {
+    double warmups = 0, capture = 0;
+  };
+  const Seconds& seconds() const { return seconds_; }
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  Seconds seconds_;
 };
 
 }  // namespace sinter::compile

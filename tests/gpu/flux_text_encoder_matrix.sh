@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # On the GPU machine (issue 51): full-size FLUX.1-dev LoRA through the real loop, 1024², bs1, bf16,
-# rank 32, cached latents and text outputs, with each compile setting, the transformer alone and
-# with CLIP-L's LoRA modules trained (sd-scripts' partial cache: T5-XXL's outputs cached, CLIP-L
-# encoding in the step). One table row a run: exit code, warm-up seconds, the first step, the median
-# step (steps 6 on), peak memory, and the error line of a failed run.
+# rank 32, cached latents and text outputs, with each compile setting, the transformer alone ("dit"),
+# with CLIP-L's LoRA modules trained ("clip": sd-scripts' partial cache, T5-XXL's outputs cached,
+# CLIP-L encoding in the step), with nothing cached ("clip-live": CLIP-L trained, T5-XXL's frozen
+# forward in the step) and with T5-XXL's LoRA too ("t5": network_args train_t5xxl=True). One table
+# row a run: exit code, warm-up seconds, the first step, the median step (steps 6 on), peak memory,
+# and the error line of a failed run.
 #   tests/gpu/flux_text_encoder_matrix.sh RUNNER [STEPS]
 # SINTER_MATRIX_SETTINGS picks settings by name (off ro ro-fullgraph), SINTER_MATRIX_TE which of
-# "dit clip" run. The random files are made once under SINTER_GPU_WORK.
+# "dit clip clip-live t5" run. The random files are made once under SINTER_GPU_WORK.
 set -euo pipefail
 runner="$1"
 steps="${2:-12}"
@@ -25,6 +27,14 @@ declare -A flags=(
 declare -A parts=(
   [dit]="--network_train_unet_only"
   [clip]="--no-network_train_unet_only"
+  [clip-live]="--no-network_train_unet_only --no-cache_text_encoder_outputs"
+  [t5]="--no-network_train_unet_only --no-cache_text_encoder_outputs --network_args train_t5xxl=True"
+)
+declare -A trained=(
+  [dit]="transformer"
+  [clip]="transformer + CLIP-L (T5-XXL cached)"
+  [clip-live]="transformer + CLIP-L (T5-XXL frozen in the step)"
+  [t5]="transformer + CLIP-L + T5-XXL"
 )
 echo "| setting | trained | exit | warm-up s | step 1 ms | median step ms | peak MiB | error |"
 echo "|---|---|---|---|---|---|---|---|"
@@ -58,6 +68,6 @@ TOML
     # shellcheck disable=SC2086
     "$runner" --config_file "$work/$name.toml" --no-enable_bucket ${flags[$setting]} ${parts[$te]} \
       --events jsonl > "$work/$name.events.jsonl" 2> "$work/$name.log" || code=$?
-    python3 "$(dirname "$0")/matrix_row.py" "$setting" "$( [ "$te" = clip ] && echo "transformer + CLIP-L (T5-XXL cached)" || echo transformer )" "$code" "$work/$name.events.jsonl" "$work/$name.log"
+    python3 "$(dirname "$0")/matrix_row.py" "$setting" "${trained[$te]}" "$code" "$work/$name.events.jsonl" "$work/$name.log"
   done
 done

@@ -2,6 +2,8 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
+
 #if __has_include(<c10/cuda/CUDACachingAllocator.h>) && __has_include(<cuda_runtime_api.h>)
 #include <ATen/cuda/CUDAGeneratorImpl.h>
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -67,6 +69,20 @@ void resetPeakMemory(const torch::Device& device) {
   if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
 #endif
   (void)device;
+}
+
+int64_t availableDeviceBytes(const torch::Device& device) {
+#if SINTER_HAVE_CUDA_HEADERS
+  if (device.is_cuda()) {
+    size_t freeBytes = 0, totalBytes = 0;
+    if (cudaMemGetInfo(&freeBytes, &totalBytes) != cudaSuccess) return 0;
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+    const int64_t cachedUnused = stats.reserved_bytes[0].current - stats.allocated_bytes[0].current;
+    return static_cast<int64_t>(freeBytes) + std::max<int64_t>(0, cachedUnused);
+  }
+#endif
+  (void)device;
+  return 0;
 }
 
 std::string applyCudaMathFlags(const torch::Device& device, bool allowTf32, bool cudnnBenchmark) {

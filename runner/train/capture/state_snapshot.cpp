@@ -1,5 +1,8 @@
 #include "train/capture/state_snapshot.h"
 
+#include <optional>
+
+#include "train/base/device_info.h"
 #include "train/base/train_state.h"
 
 namespace sinter::train {
@@ -7,7 +10,13 @@ namespace sinter::train {
 StateSnapshot::StateSnapshot(std::vector<torch::Tensor> tensors, std::vector<at::Generator> generators)
     : live_(std::move(tensors)), generators_(std::move(generators)) {
   torch::NoGradGuard noGrad;
-  for (const torch::Tensor& t : live_) saved_.push_back(t.detach().to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true));
+  std::optional<torch::Device> device;
+  for (const torch::Tensor& t : live_) {
+    bytes_ += static_cast<int64_t>(t.nbytes());
+    if (t.is_cuda()) device = t.device();
+  }
+  onDevice_ = device && bytes_ <= availableDeviceBytes(*device) / 2;
+  for (const torch::Tensor& t : live_) saved_.push_back(onDevice_ ? t.detach().clone() : t.detach().to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true));
   for (const at::Generator& g : generators_) generatorStates_.push_back(generatorState(g));
 }
 

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <stdexcept>
 
+#include <spdlog/spdlog.h>
+
 #include "compile/cuda_graph.h"
 #include "train/capture/state_snapshot.h"
 
@@ -24,14 +26,27 @@ torch::Tensor StepExecutor::runEager(const StagedLoss& loss, bool last) {
 }
 
 std::optional<double> StepExecutor::capture(const Key& key, const StagedLoss& stagedLoss, std::string* failure) {
-  const auto start = std::chrono::steady_clock::now();
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   StateSnapshot snapshot(update_.mutableTensors(), generators_);
+  if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
+  const double snapshotSeconds = since(start);
   torch::Tensor out;
   auto work = [&] { out = runEager(stagedLoss, key.last); };
   try {
     if (device_.is_cuda() && compile::cudaGraphsCompiledIn()) {
       const compile::CapturedGraph* pool = graphs_.empty() ? nullptr : graphs_.begin()->second.graph.get();
       auto graph = std::make_unique<compile::CapturedGraph>(device_, work, options_.warmups, generators_, pool);
+      const compile::CapturedGraph::Seconds s = graph->seconds();
+      const auto restoreStart = Clock::now();
+      snapshot.restore();
+      torch::cuda::synchronize(device_.index());
+      // Where a capture's time goes: a full-weight optimizer state makes the snapshot large.
+      spdlog::info("captured the step for {}{}: state snapshot {:.1f} s ({:.2f} GiB {}), {} warm-up runs {:.1f} s, capture {:.1f} s, "
+                   "restore {:.1f} s",
+                   key.shape.describe(), key.last ? "" : " (accumulating)", snapshotSeconds, snapshot.bytes() / 1073741824.0,
+                   snapshot.onDevice() ? "on the device" : "in host memory", options_.warmups, s.warmups, s.capture, since(restoreStart));
       graphs_[key] = Captured{std::move(graph), out};
     } else {
       for (int i = 0; i < options_.warmups; ++i) work();  // the warm-up alone: nothing to capture here
@@ -45,7 +60,7 @@ std::optional<double> StepExecutor::capture(const Key& key, const StagedLoss& st
     if (failure) *failure = cause;
     return std::nullopt;
   }
-  snapshot.restore();
+  if (!graphs_.count(key)) snapshot.restore();  // restored above where a graph was captured
   capturedShapes_.insert(key.shape);
   if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
