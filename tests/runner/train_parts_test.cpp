@@ -114,6 +114,32 @@ TEST(StepExecutor, WarmUpIsUndoneAndTrainingContinuesExactly) {
   EXPECT_EQ(b.replayedMicroSteps(), 0);
 }
 
+// A shape first seen mid-step (its micro-batch after another's in the same accumulation) is warmed
+// up from there: the gradients accumulated so far are kept through the warm-up, and training
+// continues exactly; at a step boundary they are zero and are not copied.
+TEST(StepExecutor, WarmUpMidStepKeepsTheAccumulatedGradients) {
+  TinyTraining plain, warmed;
+  StepExecutorOptions eager, capturing;
+  capturing.captureSteps = true;  // on the CPU: warm-up runs, undone, then the micro-batch eagerly
+  capturing.cacheLimit = 4;
+  StepExecutor a(torch::kCPU, plain.update, eager, {plain.generator});
+  StepExecutor b(torch::kCPU, warmed.update, capturing, {warmed.generator});
+  const StepShape first{1, 8, 8, 77}, second{1, 8, 12, 77};
+  for (int i = 0; i < 6; ++i) {
+    const bool last = i % 2 == 1;
+    const StepShape& shape = last ? second : first;
+    const torch::Tensor la = a.run(shape, last, plain.loss).loss;
+    const torch::Tensor lb = b.run(shape, last, warmed.loss).loss;
+    EXPECT_TRUE(torch::equal(la, lb)) << "micro-batch " << i;
+  }
+  EXPECT_TRUE(torch::equal(plain.w, warmed.w));
+  EXPECT_TRUE(torch::equal(plain.w.grad(), warmed.w.grad()));
+  EXPECT_TRUE(torch::equal(plain.optimizer.stepCount(), warmed.optimizer.stepCount()));
+  EXPECT_TRUE(torch::equal(plain.generator.get_state(), warmed.generator.get_state()));
+  // Between steps the gradients are no part of what a warm-up copies.
+  EXPECT_EQ(warmed.update.warmupUndo(true).copied.size() + 1, warmed.update.warmupUndo(false).copied.size());
+}
+
 // The cache limit counts shapes, not graphs: a shape's graphs with and without the update count once.
 TEST(StepExecutor, CacheLimitCountsShapes) {
   TinyTraining t;

@@ -7,6 +7,7 @@
 #if __has_include(<c10/cuda/CUDACachingAllocator.h>) && __has_include(<cuda_runtime_api.h>)
 #include <ATen/cuda/CUDAGeneratorImpl.h>
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAGuard.h>
 #include <cuda_runtime_api.h>
 #define SINTER_HAVE_CUDA_HEADERS 1
 #else
@@ -74,11 +75,23 @@ void resetPeakMemory(const torch::Device& device) {
 int64_t availableDeviceBytes(const torch::Device& device) {
 #if SINTER_HAVE_CUDA_HEADERS
   if (device.is_cuda()) {
+    c10::cuda::CUDAGuard onDevice(device);
     size_t freeBytes = 0, totalBytes = 0;
     if (cudaMemGetInfo(&freeBytes, &totalBytes) != cudaSuccess) return 0;
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
     const int64_t cachedUnused = stats.reserved_bytes[0].current - stats.allocated_bytes[0].current;
     return static_cast<int64_t>(freeBytes) + std::max<int64_t>(0, cachedUnused);
+  }
+#endif
+  (void)device;
+  return 0;
+}
+
+int64_t totalDeviceBytes(const torch::Device& device) {
+#if SINTER_HAVE_CUDA_HEADERS
+  if (device.is_cuda()) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, device.index()) == cudaSuccess) return static_cast<int64_t>(prop.totalGlobalMem);
   }
 #endif
   (void)device;

@@ -19,6 +19,8 @@ void resetPeakMemory(const torch::Device& device);
 // Bytes new device tensors can still take on a GPU: its free memory and what the caching allocator
 // holds unused. 0 on the CPU.
 int64_t availableDeviceBytes(const torch::Device& device);
+// A GPU's memory size in bytes; 0 on the CPU.
+int64_t totalDeviceBytes(const torch::Device& device);
 bool cudaCompiledIn();
 // A generator of its own on `device`, seeded (the CUDA default generator is shared, so a run gets
 // separate ones for its separate uses: latent caching, the training step).

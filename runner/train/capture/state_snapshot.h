@@ -4,28 +4,33 @@
 // (a captured graph keeps the tensors' addresses, so they are restored in place, not replaced).
 #include <torch/torch.h>
 
+#include <functional>
 #include <vector>
 
 namespace sinter::train {
 
 class StateSnapshot {
  public:
-  // The copies are kept on the device where they take at most half of what it has available (a
-  // copy there takes milliseconds where a full-weight optimizer state copied to host memory and
-  // back takes many seconds), else in host memory, so that a snapshot never takes the memory the
-  // step needs.
-  StateSnapshot(std::vector<torch::Tensor> tensors, std::vector<at::Generator> generators);
+  // `reset` runs after the copies are back (what follows from them, OptimizerUpdate::WarmupUndo).
+  // The copies are kept on the device as far as it has room for them beside the step's working
+  // memory (`deviceReserve` bytes, kept free), the rest in host memory: a device copy takes
+  // milliseconds where a full-weight optimizer state copied to host memory and back takes a minute.
+  StateSnapshot(std::vector<torch::Tensor> tensors, std::vector<at::Generator> generators, std::function<void()> reset = {},
+                int64_t deviceReserve = 0);
   void restore();
 
   int64_t bytes() const { return bytes_; }
-  bool onDevice() const { return onDevice_; }
+  int64_t bytesOnDevice() const { return bytesOnDevice_; }
+
+  // What a snapshot on `device` leaves free for the step: 15% of the device's memory, at least 8 GiB.
+  static int64_t stepReserve(const torch::Device& device);
 
  private:
-  int64_t bytes_ = 0;
-  bool onDevice_ = false;
+  int64_t bytes_ = 0, bytesOnDevice_ = 0;
   std::vector<torch::Tensor> live_, saved_;
   std::vector<at::Generator> generators_;
   std::vector<torch::Tensor> generatorStates_;
+  std::function<void()> reset_;
 };
 
 }  // namespace sinter::train

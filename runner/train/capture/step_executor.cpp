@@ -29,7 +29,7 @@ std::optional<double> StepExecutor::capture(const Key& key, const StagedLoss& st
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
-  StateSnapshot snapshot(update_.mutableTensors(), generators_);
+  StateSnapshot snapshot = snapshotForWarmup();
   if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
   const double snapshotSeconds = since(start);
   torch::Tensor out;
@@ -43,10 +43,11 @@ std::optional<double> StepExecutor::capture(const Key& key, const StagedLoss& st
       snapshot.restore();
       torch::cuda::synchronize(device_.index());
       // Where a capture's time goes: a full-weight optimizer state makes the snapshot large.
-      spdlog::info("captured the step for {}{}: state snapshot {:.1f} s ({:.2f} GiB {}), {} warm-up runs {:.1f} s, capture {:.1f} s, "
-                   "restore {:.1f} s",
-                   key.shape.describe(), key.last ? "" : " (accumulating)", snapshotSeconds, snapshot.bytes() / 1073741824.0,
-                   snapshot.onDevice() ? "on the device" : "in host memory", options_.warmups, s.warmups, s.capture, since(restoreStart));
+      constexpr double kGiB = 1073741824.0;
+      spdlog::info("captured the step for {}{}: state snapshot {:.1f} s ({:.2f} GiB on the device, {:.2f} GiB in host memory), "
+                   "{} warm-up runs {:.1f} s, capture {:.1f} s, restore {:.1f} s",
+                   key.shape.describe(), key.last ? "" : " (accumulating)", snapshotSeconds, snapshot.bytesOnDevice() / kGiB,
+                   (snapshot.bytes() - snapshot.bytesOnDevice()) / kGiB, options_.warmups, s.warmups, s.capture, since(restoreStart));
       graphs_[key] = Captured{std::move(graph), out};
     } else {
       for (int i = 0; i < options_.warmups; ++i) work();  // the warm-up alone: nothing to capture here
@@ -66,6 +67,11 @@ std::optional<double> StepExecutor::capture(const Key& key, const StagedLoss& st
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+StateSnapshot StepExecutor::snapshotForWarmup() const {
+  OptimizerUpdate::WarmupUndo undo = update_.warmupUndo(atStepBoundary_);
+  return StateSnapshot(std::move(undo.copied), generators_, std::move(undo.reset), StateSnapshot::stepReserve(device_));
+}
+
 bool StepExecutor::mayCapture(const StepShape& shape) const {
   return !failedShapes_.count(shape) &&
          (capturedShapes_.count(shape) || static_cast<int>(capturedShapes_.size()) < options_.cacheLimit);
@@ -75,7 +81,7 @@ std::optional<double> StepExecutor::prepare(const StepShape& shape, bool last, c
   if (options_.regions) {
     if (!warmedShapes_.insert(shape).second) return std::nullopt;
     const auto start = std::chrono::steady_clock::now();
-    StateSnapshot snapshot(update_.mutableTensors(), generators_);
+    StateSnapshot snapshot = snapshotForWarmup();
     runEager(stagedLoss, last);
     snapshot.restore();
     if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
@@ -96,6 +102,7 @@ MicroStepResult StepExecutor::run(const StepShape& shape, bool last, const Stage
     if (!failure.empty()) result.captureFailure = failure;
     it = graphs_.find(key);
   }
+  atStepBoundary_ = last;  // after this micro-step
   if (it != graphs_.end()) {
     it->second.graph->replay();
     ++replayed_;

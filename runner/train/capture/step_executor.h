@@ -17,6 +17,7 @@
 
 #include "train/base/shape_plan.h"
 #include "train/capture/graphed_regions.h"
+#include "train/capture/state_snapshot.h"
 #include "train/optim/optimizer_update.h"
 
 namespace sinter::compile {
@@ -86,6 +87,8 @@ class StepExecutor {
   std::optional<double> capture(const Key& key, const StagedLoss& stagedLoss, std::string* failure);
   // Not failed before, and captured already or within the cache limit (which counts shapes).
   bool mayCapture(const StepShape& shape) const;
+  // The state a warm-up changes, saved to be restored after it (gradients only mid-step).
+  StateSnapshot snapshotForWarmup() const;
 
   torch::Device device_;
   OptimizerUpdate& update_;
@@ -94,6 +97,8 @@ class StepExecutor {
   std::map<Key, Captured> graphs_;
   std::set<StepShape> capturedShapes_, failedShapes_, warmedShapes_;
   long long replayed_ = 0, eager_ = 0;
+  // No micro-batch of the current step has run (run() leaves it set after a step's last micro-batch).
+  bool atStepBoundary_ = true;
 };
 
 // The share of what could replay that did: block passes with per-block graphs (`regions`), else

@@ -72,13 +72,13 @@ std::vector<const Optimizer::StateKind*> Optimizer::stateKinds() const {
   return out;
 }
 
-std::vector<torch::Tensor> Optimizer::mutableTensors() const {
+std::vector<torch::Tensor> Optimizer::mutableTensors(bool withGradients) const {
   std::vector<torch::Tensor> all{step_};
   all.insert(all.end(), lrs_.begin(), lrs_.end());
   for (const OptimizerGroup& g : groups_)
     for (const torch::Tensor& p : g.params) {
       all.push_back(p);
-      if (p.grad().defined()) all.push_back(p.grad());
+      if (withGradients && p.grad().defined()) all.push_back(p.grad());
     }
   for (const StateKind* kind : stateKinds())
     for (const auto& group : kind->tensors)

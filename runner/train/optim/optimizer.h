@@ -60,9 +60,10 @@ class Optimizer {
   // log reads): the live 0-dim tensor on the device, or nullopt where the optimizer has none.
   std::optional<torch::Tensor> globalState(const std::string& name) const;
 
-  // Every tensor a step changes: parameters, gradients, state, step count and learning rates (the
-  // live tensors, for undoing warm-up steps; stateTensors() is the saved form).
-  std::vector<torch::Tensor> mutableTensors() const;
+  // Every tensor a step changes: parameters, gradients (unless `withGradients` is false: between
+  // steps they are zero), state, step count and learning rates (the live tensors, for undoing
+  // warm-up steps; stateTensors() is the saved form).
+  std::vector<torch::Tensor> mutableTensors(bool withGradients = true) const;
   // State for resume: "step", "lr.<g>", the optimizer's own "<name>.<g>.<i>" and its optimizer-wide
   // "<name>" (CPU copies).
   std::vector<std::pair<std::string, torch::Tensor>> stateTensors() const;

@@ -85,6 +85,26 @@ std::vector<torch::Tensor> OptimizerUpdate::mutableTensors() const {
   return all;
 }
 
+OptimizerUpdate::WarmupUndo OptimizerUpdate::warmupUndo(bool atStepBoundary) const {
+  WarmupUndo undo;
+  // The compute copies are left out: each micro-step refreshes them from the masters, and their
+  // gradients are zero between micro-steps (collectGradients).
+  undo.copied = optimizer_.mutableTensors(/*withGradients=*/!atStepBoundary);
+  if (scaler_)
+    for (const torch::Tensor& t : scaler_->mutableTensors()) undo.copied.push_back(t);
+  if (derived_.mutableTensors)
+    for (const torch::Tensor& t : derived_.mutableTensors()) undo.copied.push_back(t);
+  undo.reset = [this, atStepBoundary] {
+    torch::NoGradGuard noGrad;
+    if (atStepBoundary) optimizer_.zeroGrad();
+    if (copies_) {
+      copies_->copyGradients().zero_();
+      copies_->refresh();  // the weights the model reads (samples, validation) are the masters' again
+    }
+  };
+  return undo;
+}
+
 void OptimizerUpdate::apply() {
   if (fused_) {
     // Every parameter has stepped within backward() by now.

@@ -53,6 +53,14 @@ class OptimizerUpdate {
   std::string describeAveraging() const;
   // Every tensor a micro-step changes (the optimizer's, the loss scaler's and the compute copies).
   std::vector<torch::Tensor> mutableTensors() const;
+  // How warm-up micro-steps are undone: the tensors to copy back, and what to do after (the rest
+  // follows from them). `atStepBoundary`: no micro-batch of the step has run yet, so the gradients
+  // are zero and need no copy (a full-weight run's are as large as its weights).
+  struct WarmupUndo {
+    std::vector<torch::Tensor> copied;
+    std::function<void()> reset;
+  };
+  WarmupUndo warmupUndo(bool atStepBoundary) const;
   // Runs right after every optimizer step (device work only: it may be captured with the step),
   // e.g. scale_weight_norms' max-norm of the LoRA weights.
   void setAfterStep(std::function<void()> afterStep) { afterStep_ = std::move(afterStep); }
