@@ -30,6 +30,10 @@ class Checker {
   std::vector<Diagnostic> diags_;
 };
 
+bool sameLocation(const SourceLocation& a, const SourceLocation& b) {
+  return a.file == b.file && a.line == b.line && a.column == b.column;
+}
+
 void checkApplicability(const Config& config, Checker& k) {
   const Tab tab = config.tab();
   const std::optional<Family> family = config.family();
@@ -38,9 +42,16 @@ void checkApplicability(const Config& config, Checker& k) {
     if (!spec || spec->isUnsetValue(value) || value == spec->defaultValue) continue;
     if (family && !spec->appliesToFamily(*family)) {
       if (key == "blocks_to_swap" || key == "block_lr") continue;  // an error of its own below
+      const OptionSpec* listOption = nullptr;  // the option whose list's second value set this one
+      for (const OptionSpec& o : optionRegistry())
+        if (o.secondOfSdScriptsList && key == o.secondOfSdScriptsList && sameLocation(config.whereSet(o.key), config.whereSet(key)))
+          listOption = &o;
       if (spec->section == Section::Compile)
         k.warning(key, key + ": compile settings apply to SDXL and FLUX only; ignored for " +
                            toString(*family) + " and not saved");
+      else if (listOption)
+        k.warning(key, std::string(listOption->key) + "'s second value is " + key + ", which " + toString(*family) +
+                           "'s network does not read (as in sd-scripts); ignored and not saved");
       else
         k.warning(key, key + " does not apply to " + std::string(toString(*family)) + "; ignored and not saved");
     } else if (!spec->appliesToTab(tab)) {

@@ -1620,8 +1620,8 @@
 <context>
     <name>main</name>
     <message>
-        <source>Sinter: a training studio for SDXL and FLUX.</source>
-        <translation>Sinter: SDXL と FLUX のための学習スタジオ。</translation>
+        <source>Sinter: a training studio for SDXL, FLUX.1, SD 1.x and SD 2.x.</source>
+        <translation>Sinter: SDXL、FLUX.1、SD 1.x、SD 2.x のための学習スタジオ。</translation>
     </message>
     <message>
         <source>Open a configuration file.</source>
@@ -1913,8 +1913,8 @@
         <translation>Sinter について</translation>
     </message>
     <message>
-        <source>&lt;h3&gt;Sinter %1&lt;/h3&gt;&lt;p&gt;A native training studio for SDXL and FLUX.&lt;/p&gt;&lt;p&gt;Runner: %2&lt;/p&gt;</source>
-        <translation>&lt;h3&gt;Sinter %1&lt;/h3&gt;&lt;p&gt;SDXL と FLUX のためのネイティブな学習スタジオ。&lt;/p&gt;&lt;p&gt;ランナー: %2&lt;/p&gt;</translation>
+        <source>&lt;h3&gt;Sinter %1&lt;/h3&gt;&lt;p&gt;A native training studio for SDXL, FLUX.1, SD 1.x and SD 2.x.&lt;/p&gt;&lt;p&gt;Runner: %2&lt;/p&gt;</source>
+        <translation>&lt;h3&gt;Sinter %1&lt;/h3&gt;&lt;p&gt;SDXL、FLUX.1、SD 1.x、SD 2.x のためのネイティブな学習スタジオ。&lt;/p&gt;&lt;p&gt;ランナー: %2&lt;/p&gt;</translation>
     </message>
     <message>
         <source>Training is running</source>

@@ -1620,8 +1620,8 @@
 <context>
     <name>main</name>
     <message>
-        <source>Sinter: a training studio for SDXL and FLUX.</source>
-        <translation>Sinter:面向 SDXL 和 FLUX 的训练工作室。</translation>
+        <source>Sinter: a training studio for SDXL, FLUX.1, SD 1.x and SD 2.x.</source>
+        <translation>Sinter:面向 SDXL、FLUX.1、SD 1.x 和 SD 2.x 的训练工作室。</translation>
     </message>
     <message>
         <source>Open a configuration file.</source>
@@ -1913,8 +1913,8 @@
         <translation>关于 Sinter</translation>
     </message>
     <message>
-        <source>&lt;h3&gt;Sinter %1&lt;/h3&gt;&lt;p&gt;A native training studio for SDXL and FLUX.&lt;/p&gt;&lt;p&gt;Runner: %2&lt;/p&gt;</source>
-        <translation>&lt;h3&gt;Sinter %1&lt;/h3&gt;&lt;p&gt;面向 SDXL 和 FLUX 的原生训练工作室。&lt;/p&gt;&lt;p&gt;运行器:%2&lt;/p&gt;</translation>
+        <source>&lt;h3&gt;Sinter %1&lt;/h3&gt;&lt;p&gt;A native training studio for SDXL, FLUX.1, SD 1.x and SD 2.x.&lt;/p&gt;&lt;p&gt;Runner: %2&lt;/p&gt;</source>
+        <translation>&lt;h3&gt;Sinter %1&lt;/h3&gt;&lt;p&gt;面向 SDXL、FLUX.1、SD 1.x 和 SD 2.x 的原生训练工作室。&lt;/p&gt;&lt;p&gt;运行器:%2&lt;/p&gt;</translation>
     </message>
     <message>
         <source>Training is running</source>

@@ -26,24 +26,28 @@ std::vector<LinearShape> shapes(const std::vector<models::LinearInfo>& layers) {
   return out;
 }
 
+// A layout listing against the Linears a built model has, in module order.
+void expectListsTheModelsLinears(const std::vector<models::LinearInfo>& listed, torch::nn::Module& model, const std::string& what) {
+  std::vector<models::LinearInfo> actual;
+  for (const auto& item : model.named_modules("", /*include_self=*/false))
+    if (auto linear = std::dynamic_pointer_cast<models::LinearImpl>(item.value()))
+      actual.push_back({item.key(), linear->inFeatures(), linear->outFeatures(), linear->bias.defined()});
+  ASSERT_EQ(listed.size(), actual.size()) << what;
+  for (size_t i = 0; i < listed.size(); ++i) {
+    EXPECT_EQ(listed[i].path, actual[i].path) << what << " " << i;
+    EXPECT_EQ(listed[i].in, actual[i].in) << listed[i].path;
+    EXPECT_EQ(listed[i].out, actual[i].out) << listed[i].path;
+    EXPECT_EQ(listed[i].bias, actual[i].bias) << listed[i].path;
+  }
+}
+
 }  // namespace
 
 TEST(FluxLoraTargets, LayoutListsTheTransformersLinearsInModuleOrder) {
   for (bool dev : {true, false}) {
     const models::FluxConfig config = models::FluxConfig::tiny(dev);
     models::FluxTransformer transformer(config);
-    std::vector<models::LinearInfo> actual;
-    for (const auto& item : transformer->named_modules("", /*include_self=*/false))
-      if (auto linear = std::dynamic_pointer_cast<models::LinearImpl>(item.value()))
-        actual.push_back({item.key(), linear->inFeatures(), linear->outFeatures(), linear->bias.defined()});
-    const std::vector<models::LinearInfo> listed = models::fluxTransformerLinearLayers(config);
-    ASSERT_EQ(listed.size(), actual.size()) << (dev ? "dev" : "schnell");
-    for (size_t i = 0; i < listed.size(); ++i) {
-      EXPECT_EQ(listed[i].path, actual[i].path) << i;
-      EXPECT_EQ(listed[i].in, actual[i].in) << listed[i].path;
-      EXPECT_EQ(listed[i].out, actual[i].out) << listed[i].path;
-      EXPECT_EQ(listed[i].bias, actual[i].bias) << listed[i].path;
-    }
+    expectListsTheModelsLinears(models::fluxTransformerLinearLayers(config), *transformer, dev ? "dev" : "schnell");
   }
 }
 
@@ -139,18 +143,7 @@ TEST(FluxLoraTargets, T5xxlTargetsAreItsAttentionAndGatedFeedForwardLinears) {
   torch::manual_seed(5);
   const models::T5EncoderConfig config = models::T5EncoderConfig::tiny();
   models::T5Encoder t5(config);
-  std::vector<models::LinearInfo> actual;
-  for (const auto& item : t5->named_modules("", /*include_self=*/false))
-    if (auto linear = std::dynamic_pointer_cast<models::LinearImpl>(item.value()))
-      actual.push_back({item.key(), linear->inFeatures(), linear->outFeatures(), linear->bias.defined()});
-  const std::vector<models::LinearInfo> listed = models::t5EncoderLinearLayers(config);
-  ASSERT_EQ(listed.size(), actual.size());
-  for (size_t i = 0; i < listed.size(); ++i) {
-    EXPECT_EQ(listed[i].path, actual[i].path) << i;
-    EXPECT_EQ(listed[i].in, actual[i].in) << listed[i].path;
-    EXPECT_EQ(listed[i].out, actual[i].out) << listed[i].path;
-    EXPECT_EQ(listed[i].bias, actual[i].bias) << listed[i].path;
-  }
+  expectListsTheModelsLinears(models::t5EncoderLinearLayers(config), *t5, "T5");
   const torch::Tensor ids = torch::randint(config.vocabSize, {1, 6});
   torch::Tensor base;
   {
