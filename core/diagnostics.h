@@ -10,6 +10,7 @@ struct SourceLocation {
   std::string file;  // empty for values from the command line or the app
   int line = 0;      // 1-based; 0 when unknown
   int column = 0;
+  bool operator==(const SourceLocation& o) const { return file == o.file && line == o.line && column == o.column; }
 };
 
 enum class Severity { Warning, Error };

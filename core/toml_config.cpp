@@ -67,9 +67,6 @@ struct Entry {
   const toml::value* value;
 };
 
-}  // namespace
-
-namespace {
 // Values Python takes for "no value" where sd-scripts tests an option for truth: `false` for a text
 // or path option (resume = false: no resume), an empty string for a list option (Python iterates
 // it: optimizer_args = ""), an empty list where sd-scripts uses the first of several values.

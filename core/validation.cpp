@@ -30,10 +30,6 @@ class Checker {
   std::vector<Diagnostic> diags_;
 };
 
-bool sameLocation(const SourceLocation& a, const SourceLocation& b) {
-  return a.file == b.file && a.line == b.line && a.column == b.column;
-}
-
 void checkApplicability(const Config& config, Checker& k) {
   const Tab tab = config.tab();
   const std::optional<Family> family = config.family();
@@ -44,7 +40,7 @@ void checkApplicability(const Config& config, Checker& k) {
       if (key == "blocks_to_swap" || key == "block_lr") continue;  // an error of its own below
       const OptionSpec* listOption = nullptr;  // the option whose list's second value set this one
       for (const OptionSpec& o : optionRegistry())
-        if (o.secondOfSdScriptsList && key == o.secondOfSdScriptsList && sameLocation(config.whereSet(o.key), config.whereSet(key)))
+        if (o.secondOfSdScriptsList && key == o.secondOfSdScriptsList && config.whereSet(o.key) == config.whereSet(key))
           listOption = &o;
       if (spec->section == Section::Compile)
         k.warning(key, key + ": compile settings apply to SDXL and FLUX only; ignored for " +

@@ -46,12 +46,12 @@ std::string latentCachePath(const std::string& imagePath, Resolution bucket);
 
 class LatentCache {
  public:
-  // Encodes or loads every image in use. Throws DatasetError for subsets with random_crop (a
-  // cache would freeze one crop, as sd-scripts also refuses) and for images that fail to decode.
   // Why `dataset` cannot have cached latents (a subset with random_crop or color_aug, which draw
   // anew every epoch; sd-scripts refuses them too), or "" when it can. build() throws it; the
   // preflight reports it.
   static std::string refusal(const Dataset& dataset);
+  // Encodes or loads every image in use. Throws DatasetError with refusal()'s reason and for images
+  // that fail to decode.
   static LatentCache build(const Dataset& dataset, const ImageEncoder& encode, const LatentCacheOptions& options,
                            LatentCacheStats* stats = nullptr);
 

@@ -7,7 +7,7 @@
 # row a run: exit code, warm-up seconds, the first step, the median step (steps 6 on), peak memory,
 # and the error line of a failed run.
 #   tests/gpu/flux_text_encoder_matrix.sh RUNNER [STEPS]
-# SINTER_MATRIX_SETTINGS picks settings by name (off ro ro-fullgraph), SINTER_MATRIX_TE which of
+# SINTER_MATRIX_SETTINGS picks settings by name (compile_settings.sh: off ro ro-fullgraph ...), SINTER_MATRIX_TE which of
 # "dit clip clip-live t5" run. The random files are made once under SINTER_GPU_WORK.
 set -euo pipefail
 runner="$1"
@@ -19,11 +19,7 @@ mkdir -p "$work"
 [ -d "$work/images" ] || "$runner" --init_dataset "$work/images" --seed 1 >> "$work/init.log" 2>&1
 [ -d "$work/tokenizer" ] || "$runner" --init_tokenizer "$work/tokenizer" >> "$work/init.log" 2>&1
 
-declare -A flags=(
-  [off]=""
-  [ro]="--compile --compile_mode reduce-overhead"
-  [ro-fullgraph]="--compile --compile_mode reduce-overhead --compile_fullgraph"
-)
+. "$(dirname "$0")/compile_settings.sh"
 declare -A parts=(
   [dit]="--network_train_unet_only"
   [clip]="--no-network_train_unet_only"
@@ -66,7 +62,7 @@ seed = 1
 TOML
     code=0
     # shellcheck disable=SC2086
-    "$runner" --config_file "$work/$name.toml" --no-enable_bucket ${flags[$setting]} ${parts[$te]} \
+    "$runner" --config_file "$work/$name.toml" --no-enable_bucket ${compile_flags[$setting]} ${parts[$te]} \
       --events jsonl > "$work/$name.events.jsonl" 2> "$work/$name.log" || code=$?
     python3 "$(dirname "$0")/matrix_row.py" "$setting" "${trained[$te]}" "$code" "$work/$name.events.jsonl" "$work/$name.log"
   done

@@ -14,13 +14,7 @@ steps="${2:-20}"
 work="${SINTER_GPU_WORK:-/tmp/sinter-te-matrix}"
 prepare_sdxl_work "$runner" "$work"
 
-declare -A flags=(
-  [off]=""
-  [default]="--compile"
-  [mano]="--compile --compile_mode max-autotune-no-cudagraphs"
-  [ro]="--compile --compile_mode reduce-overhead"
-  [ro-fullgraph]="--compile --compile_mode reduce-overhead --compile_fullgraph"
-)
+. "$(dirname "$0")/compile_settings.sh"
 declare -A parts=(
   [unet]=""
   [te]="--no-network_train_unet_only --no-cache_text_encoder_outputs"
@@ -35,7 +29,7 @@ for te in ${SINTER_MATRIX_TE:-unet te}; do
     write_sdxl_lora_toml "$work" "$out" m "$steps" "$work/sdxl.safetensors" > "$work/$name.toml"
     code=0
     # shellcheck disable=SC2086
-    "$runner" --config_file "$work/$name.toml" --no-enable_bucket ${flags[$setting]} ${parts[$te]} \
+    "$runner" --config_file "$work/$name.toml" --no-enable_bucket ${compile_flags[$setting]} ${parts[$te]} \
       ${SINTER_MATRIX_NETWORK:-} --events jsonl > "$work/$name.events.jsonl" 2> "$work/$name.log" || code=$?
     python3 "$(dirname "$0")/matrix_row.py" "$setting" "$( [ "$te" = te ] && echo "U-Net + both text encoders" || echo U-Net )" "$code" "$work/$name.events.jsonl" "$work/$name.log"
   done

@@ -87,6 +87,22 @@ struct TinyTraining {
   StagedLoss loss = [this] { return ((w * torch::randn({8}, generator)).sum() - 1).pow(2); };
 };
 
+// Runs micro-batches 0..n-1 through both executors (every second one ends a step) and expects the
+// same losses, then the same weights, gradients, step count and generator state.
+void expectTheSameTraining(StepExecutor& a, TinyTraining& plain, StepExecutor& b, TinyTraining& warmed, int n,
+                           const std::function<StepShape(int)>& shapeOf) {
+  for (int i = 0; i < n; ++i) {
+    const bool last = i % 2 == 1;  // accumulation over two micro-batches
+    const torch::Tensor la = a.run(shapeOf(i), last, plain.loss).loss;
+    const torch::Tensor lb = b.run(shapeOf(i), last, warmed.loss).loss;
+    EXPECT_TRUE(torch::equal(la, lb)) << "micro-batch " << i;
+  }
+  EXPECT_TRUE(torch::equal(plain.w, warmed.w));
+  EXPECT_TRUE(torch::equal(plain.w.grad(), warmed.w.grad()));
+  EXPECT_TRUE(torch::equal(plain.optimizer.stepCount(), warmed.optimizer.stepCount()));
+  EXPECT_TRUE(torch::equal(plain.generator.get_state(), warmed.generator.get_state()));
+}
+
 }  // namespace
 
 // Warming up a shape runs real steps and then undoes them: parameters, gradients, optimizer state
@@ -100,16 +116,7 @@ TEST(StepExecutor, WarmUpIsUndoneAndTrainingContinuesExactly) {
   const StepShape shape{1, 8, 8, 77};
   ASSERT_TRUE(b.prepare(shape, true, warmed.loss).has_value());
   EXPECT_FALSE(b.captures());  // planned without graphs (a CPU run): every step is eager
-  for (int i = 0; i < 5; ++i) {
-    const bool last = i % 2 == 1;  // accumulation over two micro-batches
-    const torch::Tensor la = a.run(shape, last, plain.loss).loss;
-    const torch::Tensor lb = b.run(shape, last, warmed.loss).loss;
-    EXPECT_TRUE(torch::equal(la, lb)) << "step " << i;
-  }
-  EXPECT_TRUE(torch::equal(plain.w, warmed.w));
-  EXPECT_TRUE(torch::equal(plain.w.grad(), warmed.w.grad()));
-  EXPECT_TRUE(torch::equal(plain.optimizer.stepCount(), warmed.optimizer.stepCount()));
-  EXPECT_TRUE(torch::equal(plain.generator.get_state(), warmed.generator.get_state()));
+  expectTheSameTraining(a, plain, b, warmed, 5, [&](int) { return shape; });
   EXPECT_EQ(b.eagerMicroSteps(), 5);
   EXPECT_EQ(b.replayedMicroSteps(), 0);
 }
@@ -125,17 +132,8 @@ TEST(StepExecutor, WarmUpMidStepKeepsTheAccumulatedGradients) {
   StepExecutor a(torch::kCPU, plain.update, eager, {plain.generator});
   StepExecutor b(torch::kCPU, warmed.update, capturing, {warmed.generator});
   const StepShape first{1, 8, 8, 77}, second{1, 8, 12, 77};
-  for (int i = 0; i < 6; ++i) {
-    const bool last = i % 2 == 1;
-    const StepShape& shape = last ? second : first;
-    const torch::Tensor la = a.run(shape, last, plain.loss).loss;
-    const torch::Tensor lb = b.run(shape, last, warmed.loss).loss;
-    EXPECT_TRUE(torch::equal(la, lb)) << "micro-batch " << i;
-  }
-  EXPECT_TRUE(torch::equal(plain.w, warmed.w));
-  EXPECT_TRUE(torch::equal(plain.w.grad(), warmed.w.grad()));
-  EXPECT_TRUE(torch::equal(plain.optimizer.stepCount(), warmed.optimizer.stepCount()));
-  EXPECT_TRUE(torch::equal(plain.generator.get_state(), warmed.generator.get_state()));
+  // `second` first comes as a step's second micro-batch.
+  expectTheSameTraining(a, plain, b, warmed, 6, [&](int i) { return i % 2 == 1 ? second : first; });
   // Between steps the gradients are no part of what a warm-up copies.
   EXPECT_EQ(warmed.update.warmupUndo(true).copied.size() + 1, warmed.update.warmupUndo(false).copied.size());
 }

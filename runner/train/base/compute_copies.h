@@ -45,8 +45,6 @@ class ComputeCopies {
   const torch::Tensor& masterGradients() const { return masterGradFlat_; }
   const torch::Tensor& copyGradients() const { return computeGradFlat_; }
   const std::vector<torch::Tensor>& copies() const { return copies_; }
-  // What refresh() and collectGradients() change (for undoing warm-up steps).
-  std::vector<torch::Tensor> mutableTensors() const { return {computeFlat_, computeGradFlat_}; }
 
  private:
   ComputeCopies() = default;

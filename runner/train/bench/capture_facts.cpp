@@ -17,8 +17,7 @@ compile::CaptureFacts captureFacts(const Config& config, const torch::Device& de
   const LoraMethodOptions lora = LoraMethodOptions::fromConfig(config);
   // LoRA trains the text encoders unless network_train_unet_only; full-weight runs with train_text_encoder.
   const bool textEncodersTrain = config.tab() == Tab::LoRA ? lora.trainTextEncoders : config.getBool("train_text_encoder");
-  const FamilyRegistration* family = config.family() ? findRegisteredFamily(*config.family()) : nullptr;
-  if (textEncodersTrain && family && family->stagedTextEncoders) facts.textEncodersInStep = family->stagedTextEncoders(config);
+  if (textEncodersTrain) facts.textEncodersInStep = stagedTextEncodersFor(config);
   if (textEncodersTrain && facts.textEncodersInStep.empty())
     facts.barriers.push_back("the text encoders train: this family's step encodes its captions outside the staged step "
                              "(set network_train_unet_only, or cache_text_encoder_outputs)");

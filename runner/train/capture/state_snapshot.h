@@ -15,6 +15,7 @@ class StateSnapshot {
   // The copies are kept on the device as far as it has room for them beside the step's working
   // memory (`deviceReserve` bytes, kept free), the rest in host memory: a device copy takes
   // milliseconds where a full-weight optimizer state copied to host memory and back takes a minute.
+  // (Generators alone: StateSnapshot({}, generators).)
   StateSnapshot(std::vector<torch::Tensor> tensors, std::vector<at::Generator> generators, std::function<void()> reset = {},
                 int64_t deviceReserve = 0);
   void restore();

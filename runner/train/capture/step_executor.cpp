@@ -34,20 +34,12 @@ std::optional<double> StepExecutor::capture(const Key& key, const StagedLoss& st
   const double snapshotSeconds = since(start);
   torch::Tensor out;
   auto work = [&] { out = runEager(stagedLoss, key.last); };
+  std::optional<compile::CapturedGraph::Seconds> graphSeconds;
   try {
     if (device_.is_cuda() && compile::cudaGraphsCompiledIn()) {
       const compile::CapturedGraph* pool = graphs_.empty() ? nullptr : graphs_.begin()->second.graph.get();
       auto graph = std::make_unique<compile::CapturedGraph>(device_, work, options_.warmups, generators_, pool);
-      const compile::CapturedGraph::Seconds s = graph->seconds();
-      const auto restoreStart = Clock::now();
-      snapshot.restore();
-      torch::cuda::synchronize(device_.index());
-      // Where a capture's time goes: a full-weight optimizer state makes the snapshot large.
-      constexpr double kGiB = 1073741824.0;
-      spdlog::info("captured the step for {}{}: state snapshot {:.1f} s ({:.2f} GiB on the device, {:.2f} GiB in host memory), "
-                   "{} warm-up runs {:.1f} s, capture {:.1f} s, restore {:.1f} s",
-                   key.shape.describe(), key.last ? "" : " (accumulating)", snapshotSeconds, snapshot.bytesOnDevice() / kGiB,
-                   (snapshot.bytes() - snapshot.bytesOnDevice()) / kGiB, options_.warmups, s.warmups, s.capture, since(restoreStart));
+      graphSeconds = graph->seconds();
       graphs_[key] = Captured{std::move(graph), out};
     } else {
       for (int i = 0; i < options_.warmups; ++i) work();  // the warm-up alone: nothing to capture here
@@ -61,10 +53,20 @@ std::optional<double> StepExecutor::capture(const Key& key, const StagedLoss& st
     if (failure) *failure = cause;
     return std::nullopt;
   }
-  if (!graphs_.count(key)) snapshot.restore();  // restored above where a graph was captured
+  const auto restoreStart = Clock::now();
+  snapshot.restore();
   capturedShapes_.insert(key.shape);
   if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (graphSeconds) {
+    // Where a capture's time goes: a full-weight optimizer state makes the snapshot large.
+    constexpr double kGiB = 1073741824.0;
+    spdlog::info("captured the step for {}{}: state snapshot {:.1f} s ({:.2f} GiB on the device, {:.2f} GiB in host memory), "
+                 "{} warm-up runs {:.1f} s, capture {:.1f} s, restore {:.1f} s",
+                 key.shape.describe(), key.last ? "" : " (accumulating)", snapshotSeconds, snapshot.bytesOnDevice() / kGiB,
+                 (snapshot.bytes() - snapshot.bytesOnDevice()) / kGiB, options_.warmups, graphSeconds->warmups,
+                 graphSeconds->capture, since(restoreStart));
+  }
+  return since(start);
 }
 
 StateSnapshot StepExecutor::snapshotForWarmup() const {

@@ -37,6 +37,11 @@ std::string fileIdentity(const std::string& path) {
 
 }  // namespace
 
+bool fluxT5xxlTrains(const Config& config) {
+  return config.tab() == Tab::LoRA && !config.getBool("network_train_unet_only") &&
+         network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module")).trainT5xxl;
+}
+
 FluxFamilyOptions FluxFamilyOptions::fromConfig(const Config& config, torch::Dtype computeDtype) {
   FluxFamilyOptions o;
   o.files.transformer = config.getString("pretrained_model_name_or_path");
@@ -46,9 +51,8 @@ FluxFamilyOptions FluxFamilyOptions::fromConfig(const Config& config, torch::Dty
   o.clipTokenizer = config.getString("clip_tokenizer");
   o.t5Tokenizer = config.getString("t5_tokenizer");
   if (!isUnset(config.get("t5xxl_max_token_length"))) o.t5MaxTokens = static_cast<int>(config.getInt("t5xxl_max_token_length"));
-  const network::LoraNetworkArgs networkArgs = network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module"));
-  o.trainBlocks = networkArgs.trainBlocks.value_or("all");
-  o.trainT5xxl = config.tab() == Tab::LoRA && networkArgs.trainT5xxl && !config.getBool("network_train_unet_only");
+  o.trainBlocks = network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module")).trainBlocks.value_or("all");
+  o.trainT5xxl = fluxT5xxlTrains(config);
   // sd-scripts turns gradient checkpointing on for cpu_offload_checkpointing.
   o.checkpointOffload = config.getBool("cpu_offload_checkpointing");
   o.gradientCheckpointing = config.getBool("gradient_checkpointing") || o.checkpointOffload;
@@ -108,8 +112,7 @@ FluxFamily::FluxFamily(const RunContext& run)
   if (!transformerAfterCaches_) placeTransformer();
   models_.transformer->setFusedKernels(run.compile.fuseKernels);
   step_ = std::make_unique<FluxTrainStep>(models_.transformer, options_.step, device_, run.noiseSeed());
-  textInStep_ = !options_.cacheText || options_.clipLEncodesInStep;
-  if (textInStep_) step_->useStagedText(stagedText());
+  if (options_.textInStep()) step_->useStagedText(stagedText());
 }
 
 FluxStagedText FluxFamily::stagedText() {
@@ -319,7 +322,7 @@ FluxStepBatch FluxFamily::stepInputs(const data::Batch& batch, bool staged, cons
     in.t5Mask = batch.textOutputs.at("t5_mask").to(device_);
     if (!options_.clipLEncodesInStep) in.pooled = batch.textOutputs.at("pooled").to(device_);
   }
-  if (textInStep_ && staged) {
+  if (options_.textInStep() && staged) {
     const TokenIds ids = onDevice(tokenIdsOf(batch));
     in.textInputs = {{"clip_l_ids", ids.clipL}};
     if (!options_.cacheText) {

@@ -47,7 +47,13 @@ struct FluxFamilyOptions {
   std::optional<int64_t> minTimestep, maxTimestep;
 
   static FluxFamilyOptions fromConfig(const Config& config, torch::Dtype computeDtype);
+  // Whether CLIP-L (and T5-XXL where its outputs are not cached) encode inside the step's loss.
+  bool textInStep() const { return !cacheText || clipLEncodesInStep; }
 };
+
+// Whether a config's T5-XXL gets LoRA modules: networks.lora_flux's train_t5xxl=True in a LoRA run
+// whose text encoders train.
+bool fluxT5xxlTrains(const Config& config);
 
 class FluxFamily : public FamilyPart {
  public:
@@ -115,7 +121,6 @@ class FluxFamily : public FamilyPart {
   torch::Dtype weightDtype_, trainableDtype_;
   bool transformerAfterCaches_ = false;  // placed at the end of buildCaches (a LoRA run)
   bool textEncodersTrain_ = false;  // setTraining's: the staged loss encodes with gradients
-  bool textInStep_ = false;         // stagedText in use
   FluxModelSet models_;
   HostParking parking_;
   bool dev_ = true;

@@ -60,7 +60,8 @@ bool checkFluxFiles(const Config& config, PreflightChecks& k) {
     ok &= k.parse("t5_tokenizer", [&] { text::T5Tokenizer checked(tokenizer); });
   }
   ok &= k.parse("timestep_sampling", [&] { FlowMatchingOptions::fromConfig(config); });
-  // flux_train_network.py refuses it: T5-XXL's outputs change as its LoRA trains.
+  // flux_train_network.py refuses it on the flag alone (even with network_train_unet_only): T5-XXL's
+  // outputs change as its LoRA trains.
   const bool cachesText = config.getBool("cache_text_encoder_outputs") || config.getBool("cache_text_encoder_outputs_to_disk");
   const std::string networkModule = config.getString("network_module");  // unset: networks.lora_flux
   if (cachesText && config.tab() == Tab::LoRA && (networkModule.empty() || networkModule == "networks.lora_flux"))
@@ -107,9 +108,7 @@ FamilyRegistration fluxRegistration() {
   // encodes them itself (flux_family.h), so trained text encoders are inside a captured step.
   r.stagedTextEncoders = [](const Config& config) {
     if (!config.getBool("cache_text_encoder_outputs") && !config.getBool("cache_text_encoder_outputs_to_disk"))
-      return std::string(network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module")).trainT5xxl
-                             ? "CLIP-L and T5-XXL"
-                             : "CLIP-L, with T5-XXL's frozen forward");
+      return std::string(fluxT5xxlTrains(config) ? "CLIP-L and T5-XXL" : "CLIP-L, with T5-XXL's frozen forward");
     return std::string("CLIP-L; T5-XXL's outputs cached");
   };
   r.benchmark = runFluxBenchmark;

@@ -370,9 +370,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   // Staged inputs (static buffers) where something is captured; with trained text encoders only
   // where the family's staged loss runs them (their token ids staged), else the step runs eagerly
   // and only blocks are captured.
-  const FamilyRegistration* registration = run.config.family() ? findRegisteredFamily(*run.config.family()) : nullptr;
-  const bool staged =
-      executor.captures() && (!textEncodersTrain || (registration && registration->stagedTextEncoders && !registration->stagedTextEncoders(run.config).empty()));
+  const bool staged = executor.captures() && (!textEncodersTrain || !stagedTextEncodersFor(run.config).empty());
   if (executor.captures() && run.compile.precapture && !staged)
     spdlog::info("warm-up: the blocks are captured when first seen (the text encoders train, so no batch is staged ahead)");
   if (staged && run.compile.precapture) {

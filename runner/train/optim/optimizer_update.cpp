@@ -74,17 +74,6 @@ void OptimizerUpdate::backward(const torch::Tensor& loss, double lossDivisor) {
   if (copies_ && !reducerCollects) copies_->collectGradients();
 }
 
-std::vector<torch::Tensor> OptimizerUpdate::mutableTensors() const {
-  std::vector<torch::Tensor> all = optimizer_.mutableTensors();
-  if (scaler_)
-    for (const torch::Tensor& t : scaler_->mutableTensors()) all.push_back(t);
-  if (copies_)
-    for (const torch::Tensor& t : copies_->mutableTensors()) all.push_back(t);
-  if (derived_.mutableTensors)
-    for (const torch::Tensor& t : derived_.mutableTensors()) all.push_back(t);
-  return all;
-}
-
 OptimizerUpdate::WarmupUndo OptimizerUpdate::warmupUndo(bool atStepBoundary) const {
   WarmupUndo undo;
   // The compute copies are left out: each micro-step refreshes them from the masters, and their

@@ -51,8 +51,6 @@ class OptimizerUpdate {
                               bool overlapWithBackward = true);
   // "N gradient buckets all-reduced as backward completes them", or what the fused pass does.
   std::string describeAveraging() const;
-  // Every tensor a micro-step changes (the optimizer's, the loss scaler's and the compute copies).
-  std::vector<torch::Tensor> mutableTensors() const;
   // How warm-up micro-steps are undone: the tensors to copy back, and what to do after (the rest
   // follows from them). `atStepBoundary`: no micro-batch of the step has run yet, so the gradients
   // are zero and need no copy (a full-weight run's are as large as its weights).

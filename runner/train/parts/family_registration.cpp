@@ -8,4 +8,9 @@ const FamilyRegistration* findRegisteredFamily(Family family) {
   return nullptr;
 }
 
+std::string stagedTextEncodersFor(const Config& config) {
+  const FamilyRegistration* r = config.family() ? findRegisteredFamily(*config.family()) : nullptr;
+  return r && r->stagedTextEncoders ? r->stagedTextEncoders(config) : "";
+}
+
 }  // namespace sinter::train

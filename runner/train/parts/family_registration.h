@@ -60,4 +60,8 @@ const std::vector<FamilyRegistration>& registeredFamilies();
 // `family`'s registration, or null when this build does not train it.
 const FamilyRegistration* findRegisteredFamily(Family family);
 
+// The text encoders the config's family runs inside its staged step (stagedTextEncoders), or ""
+// when its step encodes captions outside it (or the family is unknown).
+std::string stagedTextEncodersFor(const Config& config);
+
 }  // namespace sinter::train
