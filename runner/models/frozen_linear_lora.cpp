@@ -1,5 +1,7 @@
 #include "models/frozen_linear_lora.h"
 
+#include <torch/csrc/autograd/graph_task.h>
+
 namespace sinter::models {
 
 namespace {
@@ -11,6 +13,24 @@ using torch::autograd::variable_list;
 // scale rides in the GEMM instead of a kernel of its own.
 torch::Tensor scaledProduct(const torch::Tensor& a, const torch::Tensor& b, double alpha) {
   return torch::empty({a.size(0), b.size(1)}, a.options()).addmm_(a, b, /*beta=*/0.0, alpha);
+}
+
+// Where the backward pass can add a trained tensor's gradient itself: its kept gradient buffer
+// (the compute copies' flat buffer, train/base/compute_copies.h, or a leaf's gradient kept between
+// steps). Adding the product there in its GEMM spares AccumulateGrad's addition of a fresh one, a
+// kernel per tensor and step (two per LoRA module; thousands a step in SDXL with its text
+// encoders). The accumulator still runs, with no gradient, so its hooks (data-parallel readiness,
+// fused_backward_pass) fire after the buffer holds the sum. Undefined where autograd must do it: a
+// cast copy (not a leaf), no buffer yet, one of another dtype or layout, or a pass that returns
+// gradients rather than accumulating them (torch::autograd::grad, as per-block capture runs it).
+torch::Tensor keptGradient(const torch::Tensor& t) {
+  if (!t.is_leaf() || !t.requires_grad()) return {};
+  const auto* returnedGradients = torch::autograd::get_current_graph_task_exec_info();
+  if (returnedGradients && !returnedGradients->empty()) return {};
+  const torch::Tensor& grad = t.grad();
+  if (!grad.defined() || grad.scalar_type() != t.scalar_type() || grad.sizes() != t.sizes() || !grad.is_contiguous())
+    return {};
+  return grad;
 }
 
 // A served weight (fp8_base, blocks_to_swap) rides in an autograd context's saved_data as a capsule:
@@ -82,9 +102,17 @@ struct FrozenLinearWithLora : public torch::autograd::Function<FrozenLinearWithL
         const torch::Tensor weight = servedWeight ? servedWeight->get(x2.scalar_type()) : saved[2];
         dx = at::_unsafe_view(torch::mm(dh, down).addmm_(g, weight), ctx->saved_data["x_sizes"].toIntVector());
       }
-      if (wantDown) dDown = torch::mm(dh.t(), x2);
+      if (wantDown) {
+        const torch::Tensor kept = keptGradient(down);
+        if (kept.defined()) kept.addmm_(dh.t(), x2);  // dDown stays undefined: it is in the buffer
+        else dDown = torch::mm(dh.t(), x2);
+      }
     }
-    if (wantUp) dUp = scaledProduct(g.t(), h, alpha);
+    if (wantUp) {
+      const torch::Tensor kept = keptGradient(up);
+      if (kept.defined()) kept.addmm_(g.t(), h, /*beta=*/1.0, alpha);
+      else dUp = scaledProduct(g.t(), h, alpha);
+    }
     return {dx, torch::Tensor(), torch::Tensor(), dDown, dUp, torch::Tensor(), torch::Tensor()};
   }
 };

@@ -1,6 +1,7 @@
 // LoRA network: sd-scripts' default SDXL targets and names (full size, from listings), attaching
 // to a module tree, the forward, parameter groups, kohya files and their metadata.
 #include <gtest/gtest.h>
+#include <torch/csrc/autograd/function_hook.h>
 #include <torch/torch.h>
 
 #include <cstdio>
@@ -288,6 +289,76 @@ TEST(LoraNetwork, AdaptedLinearMatchesTheFormulaForEveryInputLayout) {
         }
       }
     }
+  }
+}
+
+// Counts the runs of the accumulator it hooks (as data parallel's readiness and
+// fused_backward_pass hook them).
+struct CountRuns : torch::autograd::FunctionPostHook {
+  explicit CountRuns(int* runs) : runs_(runs) {}
+  torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
+                                            const torch::autograd::variable_list& /*inputs*/) override {
+    ++*runs_;
+    return outputs;
+  }
+  int* runs_;
+};
+
+// Counts the gradients handed to the accumulator it hooks (AccumulateGrad's own additions).
+struct CountHandedGradients : torch::autograd::FunctionPreHook {
+  explicit CountHandedGradients(int* handed) : handed_(handed) {}
+  torch::autograd::variable_list operator()(const torch::autograd::variable_list& grads) override {
+    if (!grads.empty() && grads[0].defined()) ++*handed_;
+    return grads;
+  }
+  int* handed_;
+};
+
+// Where a trained adapter tensor keeps its gradient buffer (the compute copies' flat buffer), the
+// frozen base's backward pass adds into that buffer itself: the same tensor, the sum of what it
+// held and the formula's gradient, with no gradient left for the accumulator to add, whose hooks still run; torch::autograd::grad (per-block
+// capture) gets the gradients returned and leaves the buffers as they were.
+TEST(LoraNetwork, AdaptedLinearAddsIntoKeptGradientBuffers) {
+  torch::manual_seed(4);
+  models::Linear fc(models::LinearImpl(6, 5, /*withBias=*/true));
+  fc->weight.set_requires_grad(false);
+  fc->bias.set_requires_grad(false);
+  auto lora = std::make_shared<models::LoraAdapter>();
+  lora->down = torch::randn({2, 6}, torch::kFloat64).requires_grad_(true);
+  lora->up = torch::randn({5, 2}, torch::kFloat64).requires_grad_(true);
+  lora->alpha = 1.0;  // scale 1/2
+  fc->lora = lora;
+  fc->to(torch::kFloat64);
+  const torch::Tensor x = torch::randn({4, 3, 6}, torch::kFloat64);
+  const torch::Tensor g = torch::randn({4, 3, 5}, torch::kFloat64);
+  const torch::Tensor dDown = torch::matmul((g * 0.5).matmul(lora->up.detach()).reshape({-1, 2}).t(), x.reshape({-1, 6}));
+  const torch::Tensor dUp = torch::matmul((g * 0.5).reshape({-1, 5}).t(), x.reshape({-1, 6}).matmul(lora->down.detach().t()));
+
+  const torch::Tensor downBuffer = torch::randn({2, 6}, torch::kFloat64), upBuffer = torch::randn({5, 2}, torch::kFloat64);
+  const torch::Tensor downBefore = downBuffer.clone(), upBefore = upBuffer.clone();
+  lora->down.mutable_grad() = downBuffer;
+  lora->up.mutable_grad() = upBuffer;
+  int downRuns = 0;
+  // Held, as its hookers hold it: the tensor itself keeps only a weak reference.
+  const std::shared_ptr<torch::autograd::Node> accumulator = torch::autograd::impl::grad_accumulator(lora->down);
+  accumulator->add_post_hook(std::make_unique<CountRuns>(&downRuns));
+  int handed = 0;  // the addition the buffer spares: none reaches the accumulator
+  accumulator->add_pre_hook(std::make_unique<CountHandedGradients>(&handed));
+
+  const torch::autograd::variable_list returned = torch::autograd::grad({fc->forward(x)}, {lora->down, lora->up}, {g});
+  EXPECT_TRUE(torch::allclose(returned[0], dDown, 1e-12, 1e-12));
+  EXPECT_TRUE(torch::allclose(returned[1], dUp, 1e-12, 1e-12));
+  EXPECT_TRUE(torch::equal(downBuffer, downBefore));
+  EXPECT_TRUE(torch::equal(upBuffer, upBefore));
+
+  for (int pass = 1; pass <= 2; ++pass) {
+    fc->forward(x).backward(g);
+    EXPECT_TRUE(lora->down.grad().is_same(downBuffer));
+    EXPECT_TRUE(lora->up.grad().is_same(upBuffer));
+    EXPECT_TRUE(torch::allclose(downBuffer, downBefore + pass * dDown, 1e-12, 1e-12)) << "pass " << pass;
+    EXPECT_TRUE(torch::allclose(upBuffer, upBefore + pass * dUp, 1e-12, 1e-12)) << "pass " << pass;
+    EXPECT_EQ(downRuns, pass);
+    EXPECT_EQ(handed, 0);
   }
 }
 
