@@ -1,0 +1,86 @@
+#include "train/loop/run_saves.h"
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+
+#include "train/base/train_state.h"
+#include "train/loop/rank_noise_states.h"
+#include "train/loop/save_schedule.h"
+#include "train/loop/stop_request.h"
+
+namespace sinter::train {
+
+namespace fs = std::filesystem;
+
+RunSaves::RunSaves(const RunContext& run, FamilyPart& family, MethodPart& method, Optimizer& optimizer, const LoopOptions& options,
+                   const EpochLayout& layout, std::function<data::DataOrderState()> dataPosition)
+    : run_(run), family_(family), method_(method), optimizer_(optimizer), options_(options), layout_(layout),
+      dataPosition_(std::move(dataPosition)), writes_(run.rank() == 0) {}
+
+void RunSaves::model(const std::string& stem, const std::string& kind, long long globalStep, long long epoch) {
+  if (!writes_) return;
+  SaveInProgress saving;
+  const std::string path = (fs::path(options_.outputDir) / (stem + ".safetensors")).string();
+  method_.saveModel(path, SaveStamp{globalStep, epoch});
+  spdlog::info("saved {}", path);
+  run_.events.emit(events::Saved{path, kind});
+}
+
+void RunSaves::state(const std::string& folderName, long long globalStep) {
+  TrainState state;
+  const torch::Tensor noise = generatorState(family_.generator());
+  state.rng = {{"device", noise}};
+  if (run_.group) gatherNoiseStates(*run_.group, noise, ++stateSaves_, state.rng);  // every rank's, written by rank 0
+  if (!writes_) return;
+  SaveInProgress saving;
+  state.network = method_.stateTensors();
+  state.optimizer = optimizer_.stateTensors();
+  state.progress = {{"global_step", globalStep}, {"data", dataPositionJson(dataPosition_(), layout_)}};
+  const std::string path = (fs::path(options_.outputDir) / folderName).string();
+  saveTrainState(path, state);
+  spdlog::info("saved state {}", path);
+  run_.events.emit(events::Saved{path, "state"});
+}
+
+void RunSaves::afterStep(long long globalStep, long long epoch) {
+  const SaveSchedule& saves = options_.saves;
+  const std::string& name = options_.outputName;
+  model(stepFileStem(name, globalStep), "step", globalStep, epoch);
+  if (saves.saveState) state(stepStateFolderName(name, globalStep), globalStep);
+  if (auto old = saves.stepToRemove(globalStep)) removeModel(stepFileStem(name, *old));
+  if (auto old = saves.stepStateToRemove(globalStep)) removeState(stepStateFolderName(name, *old));
+}
+
+void RunSaves::afterEpoch(long long done, long long globalStep) {
+  const SaveSchedule& saves = options_.saves;
+  const std::string& name = options_.outputName;
+  model(epochFileStem(name, done), "epoch", globalStep, done);
+  if (saves.saveState) state(epochStateFolderName(name, done), globalStep);
+  if (auto old = saves.epochToRemove(done)) removeModel(epochFileStem(name, *old));
+  if (auto old = saves.epochStateToRemove(done)) removeState(epochStateFolderName(name, *old));
+}
+
+void RunSaves::atEnd(long long globalStep, long long numEpochs) {
+  const std::string& name = options_.outputName;
+  model(name, "final", globalStep, numEpochs);
+  if (options_.saves.saveState || options_.saves.saveStateOnTrainEnd) state(lastStateFolderName(name), globalStep);
+  spdlog::info("model saved: {}", (fs::path(options_.outputDir) / (name + ".safetensors")).string());
+}
+
+void RunSaves::atStop(long long globalStep, long long epoch) {
+  model(stepFileStem(options_.outputName, globalStep), "stopped", globalStep, epoch);
+  state(stepStateFolderName(options_.outputName, globalStep), globalStep);
+}
+
+void RunSaves::removeModel(const std::string& stem) const {
+  std::error_code ec;
+  if (writes_ && fs::remove(fs::path(options_.outputDir) / (stem + ".safetensors"), ec)) spdlog::info("removed old model {}.safetensors", stem);
+}
+
+void RunSaves::removeState(const std::string& folderName) const {
+  std::error_code ec;
+  if (writes_ && fs::remove_all(fs::path(options_.outputDir) / folderName, ec) > 0) spdlog::info("removed old state {}", folderName);
+}
+
+}  // namespace sinter::train

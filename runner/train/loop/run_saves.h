@@ -1,0 +1,52 @@
+#pragma once
+// A run's saves, with sd-scripts' names: the trained model (LoRA, network or checkpoint) and the
+// state folders resume reads, after steps and epochs as the save options ask, and the old ones
+// that fall out of their kept window (save_last_n_*). Rank 0 writes; with several ranks every rank
+// takes part in a state's save (each rank's noise state is gathered into it).
+#include <functional>
+#include <string>
+
+#include "data/batch_plan.h"
+#include "train/loop/resume_position.h"
+#include "train/loop/training_loop.h"
+#include "train/optim/optimizer.h"
+#include "train/parts/training_parts.h"
+
+namespace sinter::train {
+
+class RunSaves {
+ public:
+  // `dataPosition`: where a resumed run would continue (the first batch not trained on).
+  RunSaves(const RunContext& run, FamilyPart& family, MethodPart& method, Optimizer& optimizer, const LoopOptions& options,
+           const EpochLayout& layout, std::function<data::DataOrderState()> dataPosition);
+
+  // The model file <stem>.safetensors; `kind` names it in the Saved event ("step", "epoch", "final", "stopped").
+  void model(const std::string& stem, const std::string& kind, long long globalStep, long long epoch);
+  // A state folder (train_state.json, network, optimizer and noise states).
+  void state(const std::string& folderName, long long globalStep);
+  // What save_every_n_steps (with save_state and save_last_n_steps) asks after `globalStep`, in epoch `epoch` (1-based).
+  void afterStep(long long globalStep, long long epoch);
+  // What save_every_n_epochs (with save_state and save_last_n_epochs) asks after epoch `done` (1-based).
+  void afterEpoch(long long done, long long globalStep);
+  // The end of a run that was not stopped: the final model, and its state where save_state or
+  // save_state_on_train_end asks.
+  void atEnd(long long globalStep, long long numEpochs);
+  // A stop on request: the model and a state at this step, to resume from.
+  void atStop(long long globalStep, long long epoch);
+
+ private:
+  void removeModel(const std::string& stem) const;
+  void removeState(const std::string& folderName) const;
+
+  const RunContext& run_;
+  FamilyPart& family_;
+  MethodPart& method_;
+  Optimizer& optimizer_;
+  const LoopOptions& options_;
+  EpochLayout layout_;
+  std::function<data::DataOrderState()> dataPosition_;
+  bool writes_;
+  long long stateSaves_ = 0;  // numbers the gathering of the ranks' noise states
+};
+
+}  // namespace sinter::train
