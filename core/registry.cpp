@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "core/optimizer_table.h"
+
 // lupdate extracts labels and tooltips from the QT_TRANSLATE_NOOP markers; core has no Qt, so the
 // marker is only an identity here and the app translates with QCoreApplication::translate("Option", ...).
 #ifndef QT_TRANSLATE_NOOP
@@ -406,9 +408,7 @@ std::vector<OptionSpec> buildRegistry() {
       // ---- optimizer ----
       Opt("optimizer_type", T::String, none, Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Optimizer"),
           QT_TRANSLATE_NOOP("Option", "Optimizer name as in sd-scripts; AdamW when empty."))
-          .suggestions({"AdamW", "AdamW8bit", "PagedAdamW8bit", "Lion", "Adafactor", "Prodigy", "SGDNesterov", "DAdaptAdam",
-                        "PagedAdamW", "PagedAdamW32bit", "Lion8bit", "PagedLion8bit", "SGDNesterov8bit",
-                        "DAdaptation", "DAdaptAdamPreprint", "DAdaptLion"}),
+          .suggestions(optimizerNames()),
       Opt("use_8bit_adam", T::Bool, B(false), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Use 8-bit Adam"),
           QT_TRANSLATE_NOOP("Option", "sd-scripts' older switch for optimizer_type = AdamW8bit; only with an empty optimizer_type.")).advanced(),
       Opt("use_lion_optimizer", T::Bool, B(false), Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Use Lion"),

@@ -8,6 +8,8 @@
 #include <tuple>
 
 #include "core/compile_settings.h"
+#include "core/network_rank.h"
+#include "core/optimizer_table.h"
 #include "core/registry.h"
 #include "core/vram_costs.h"
 
@@ -70,20 +72,15 @@ bool isDefault(const Config& config, const std::string& key) {
   return spec && (spec->isUnsetValue(config.get(key)) || config.get(key) == spec->defaultValue);
 }
 
-// Bytes of optimizer state per trained parameter (fp32 states unless 8-bit).
+// Bytes of optimizer state per trained parameter (the optimizer's row; sd-scripts' older switches
+// name AdamW8bit and Lion; an empty optimizer_type is AdamW, and so is an unknown one here: the run
+// refuses it).
 double optimizerStateBytes(const Config& config) {
-  if (config.getBool("use_8bit_adam")) return 2;
-  if (config.getBool("use_lion_optimizer")) return 4;
-  const std::string t = lower(config.getString("optimizer_type"));
-  if (t.empty() || t == "adamw" || t == "adam" || t == "pagedadamw" || t == "pagedadamw32bit") return 8;
-  if (t == "adamw8bit" || t == "pagedadamw8bit") return 2;
-  if (t == "lion" || t == "sgdnesterov") return 4;
-  if (t == "lion8bit" || t == "pagedlion8bit" || t == "sgdnesterov8bit") return 1;
-  if (t == "adafactor") return 0.05;  // factored second moments: rows + columns of each matrix
-  if (t == "prodigy") return 16;
-  if (t == "dadaptadam" || t == "dadaptadamw" || t == "dadaptadampreprint") return 12;
-  if (t == "dadaptlion") return 8;
-  return 8;
+  const std::string type = config.getBool("use_8bit_adam")       ? "AdamW8bit"
+                           : config.getBool("use_lion_optimizer") ? "Lion"
+                                                                  : config.getString("optimizer_type");
+  const OptimizerRow* row = findOptimizerRow(type);
+  return (row ? *row : *findOptimizerRow("AdamW")).stateBytesPerParameter;
 }
 
 std::pair<int64_t, int64_t> parseResolution(const Config& config) {
@@ -194,7 +191,7 @@ PlanRequest planRequestFromConfig(const Config& config, const MemoryModel& model
   r.lora = config.tab() == Tab::LoRA;
   std::tie(r.width, r.height) = parseResolution(config);
   r.batch = std::max<long long>(1, config.getInt("train_batch_size"));
-  r.rank = isUnset(config.get("network_dim")) ? 4 : config.getInt("network_dim");
+  r.rank = networkDim(config);
   r.cachedText = config.getBool("cache_text_encoder_outputs") || config.getBool("cache_text_encoder_outputs_to_disk");
   r.cachedLatents = config.getBool("cache_latents") || config.getBool("cache_latents_to_disk");
   r.trainEncoders = r.lora ? !config.getBool("network_train_unet_only") && !r.cachedText : config.getBool("train_text_encoder");

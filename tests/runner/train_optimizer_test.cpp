@@ -8,11 +8,13 @@
 
 #include "core/registry.h"
 
+#include "core/optimizer_table.h"
 #include "train/optim/adafactor.h"
 #include "train/optim/adamw.h"
 #include "train/optim/fused_backward.h"
 #include "train/optim/grad_clip.h"
 #include "train/optim/lr_schedule.h"
+#include "train/optim/make_optimizer.h"
 #include "train/optim/optimizer_args.h"
 
 using namespace sinter::train;
@@ -379,14 +381,24 @@ TEST(LrSchedule, MatchesHandComputedValues) {
   EXPECT_THROW(parseLrSchedulerType("reduce_lr_on_plateau"), std::invalid_argument);
 }
 
-// The app's Optimizer list is exactly what this runner can run.
+// The app's Optimizer list is exactly what this runner can run: the optimizer table's rows, each
+// of which the runner builds (and no other).
 TEST(OptimizerArgs, TheAppsListIsWhatTheRunnerRuns) {
   const sinter::OptionSpec* spec = nullptr;
   for (const sinter::OptionSpec& s : sinter::optionRegistry())
     if (std::string(s.key) == "optimizer_type") spec = &s;
   ASSERT_NE(spec, nullptr);
-  std::vector<std::string> suggested = spec->suggestions, available = sinter::train::availableOptimizerTypes();
-  std::sort(suggested.begin(), suggested.end());
-  std::sort(available.begin(), available.end());
-  EXPECT_EQ(suggested, available);
+  std::vector<std::string> suggested = spec->suggestions, available = sinter::train::availableOptimizerTypes(),
+                           built = sinter::train::builtOptimizerNames(), rows = sinter::optimizerNames();
+  for (auto* names : {&suggested, &available, &built, &rows}) std::sort(names->begin(), names->end());
+  EXPECT_EQ(suggested, rows);
+  EXPECT_EQ(available, rows);
+  EXPECT_EQ(built, rows);
+  // Each row resolves to itself and names its class.
+  for (const sinter::OptimizerRow& row : sinter::optimizerTable()) {
+    const sinter::train::OptimizerSettings settings = sinter::train::parseOptimizerSettings(row.name, {});
+    EXPECT_EQ(settings.type, row.name);
+    EXPECT_EQ(settings.className(), row.className);
+    EXPECT_EQ(settings.eightBitFrom().has_value(), row.eightBit) << row.name;
+  }
 }

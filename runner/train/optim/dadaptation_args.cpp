@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/ascii_text.h"
+#include "core/optimizer_table.h"
 #include "network/python_format.h"
 #include "train/optim/optimizer.h"
 
@@ -59,14 +60,9 @@ std::optional<Number> readNumber(const std::string& raw) {
 
 }  // namespace
 
-const std::vector<std::string>& dadaptationTypes() {
-  static const std::vector<std::string> types = {"Prodigy", "DAdaptation", "DAdaptAdam", "DAdaptAdamPreprint", "DAdaptLion"};
-  return types;
-}
-
 bool isDAdaptationType(const std::string& type) {
-  const auto& t = dadaptationTypes();
-  return std::find(t.begin(), t.end(), type) != t.end();
+  const OptimizerRow* row = findOptimizerRow(type);
+  return row && row->name == type && row->arguments == OptimizerArguments::DAdaptation;
 }
 
 std::optional<std::string> unbuiltDAdaptationType(const std::string& optimizerType) {
@@ -76,13 +72,6 @@ std::optional<std::string> unbuiltDAdaptationType(const std::string& optimizerTy
       return "optimizer_type '" + optimizerType + "' (dadaptation's " + name + ") is not built: of the D-Adaptation family this build has " +
              "DAdaptation (DAdaptAdamPreprint, as sd-scripts maps it), DAdaptAdam and DAdaptLion, and Prodigy";
   return std::nullopt;
-}
-
-std::string dadaptationClassName(const std::string& type) {
-  if (type == "Prodigy") return "prodigyopt.prodigy.Prodigy";
-  if (type == "DAdaptAdam") return "dadaptation.dadapt_adam.DAdaptAdam";
-  if (type == "DAdaptLion") return "dadaptation.dadapt_lion.DAdaptLion";
-  return "dadaptation.experimental.dadapt_adam_preprint.DAdaptAdamPreprint";  // "DAdaptation" too
 }
 
 DAdaptationHyperparameters parseDAdaptationArgs(const std::string& type, const std::vector<std::string>& items,

@@ -29,15 +29,12 @@ struct DAdaptationHyperparameters {
   int64_t logEvery = 0;          // DAdapt*: a print every log_every steps (the estimate stays on the device here)
 };
 
-// Prodigy, DAdaptation, DAdaptAdam, DAdaptAdamPreprint or DAdaptLion (canonical spelling).
+// Prodigy, DAdaptation, DAdaptAdam, DAdaptAdamPreprint or DAdaptLion (canonical spelling): the
+// optimizer table's rows with D-Adaptation's arguments.
 bool isDAdaptationType(const std::string& type);
-// The optimizer types of the family this build has, for availableOptimizerTypes().
-const std::vector<std::string>& dadaptationTypes();
 // The refusal for a member of the family that sd-scripts names and this build lacks (DAdaptSGD, ...),
 // matched case-insensitively; nullopt for any other name.
 std::optional<std::string> unbuiltDAdaptationType(const std::string& optimizerType);
-// The class sd-scripts names in ss_optimizer ("prodigyopt.prodigy.Prodigy").
-std::string dadaptationClassName(const std::string& type);
 // Parses the key=value items for `type`; `pythonText` gets them as ss_optimizer shows them (as given,
 // Python's spelling). A key the class lacks or a bad value is std::invalid_argument naming the key.
 DAdaptationHyperparameters parseDAdaptationArgs(const std::string& type, const std::vector<std::string>& items,

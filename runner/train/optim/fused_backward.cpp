@@ -4,7 +4,6 @@
 
 #include <functional>
 #include <map>
-#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -52,12 +51,9 @@ std::string fusedBackwardOption(const Config& config) {
 bool fusedBackwardPassRequested(const Config& config) { return !fusedBackwardOption(config).empty(); }
 
 void checkFusedBackwardPass(const OptimizerSettings& optimizer, long long gradientAccumulationSteps, const std::string& option) {
-  static const std::set<std::string> perParameter = {"Adafactor", "AdamW", "AdamW8bit", "PagedAdamW8bit", "PagedAdamW",
-                                                     "PagedAdamW32bit", "Lion", "Lion8bit", "PagedLion8bit", "SGDNesterov",
-                                                     "SGDNesterov8bit"};
   if (option == "fused_backward_pass" && optimizer.type != "Adafactor")
     throw std::invalid_argument("fused_backward_pass works with optimizer_type Adafactor (as in sd-scripts), not " + optimizer.type);
-  if (!perParameter.count(optimizer.type))
+  if (!optimizer.row().perParameter)
     throw std::invalid_argument(option + " steps each parameter as soon as its gradient is complete; " + optimizer.type +
                                 " estimates its step size across the parameters, so it needs them all (use it without " + option + ")");
   if (gradientAccumulationSteps > 1)

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/ascii_text.h"
+#include "core/optimizer_table.h"
 #include "network/python_format.h"
 
 namespace sinter::train {
@@ -35,28 +36,10 @@ std::pair<double, double> parsePair(const std::string& item, std::string text) {
   return {parseNumber(item, text.substr(0, comma)), parseNumber(item, text.substr(comma + 1))};
 }
 
-// The optimizer_args keys each optimizer takes here, for the message that refuses another.
-std::string supportedArguments(const std::string& type) {
-  if (type == "Adafactor") return "scale_parameter, relative_step, warmup_init, beta1, decay_rate, clip_threshold, eps, weight_decay";
-  if (type == "Lion") return "betas, weight_decay, use_triton, decoupled_weight_decay=False";
-  if (type == "Lion8bit" || type == "PagedLion8bit") return "betas, weight_decay, min_8bit_size";
-  if (type == "SGDNesterov") return "momentum, dampening=0, weight_decay";
-  if (type == "SGDNesterov8bit") return "momentum, dampening, weight_decay, min_8bit_size";
-  if (type == "AdamW") return "weight_decay, betas, eps";
-  return "weight_decay, betas, eps, amsgrad=False, min_8bit_size";  // bitsandbytes' AdamW family
-}
-
 }  // namespace
 
 const std::vector<std::string>& availableOptimizerTypes() {
-  static const std::vector<std::string> types = [] {
-    std::vector<std::string> t = {"AdamW", "Adafactor",
-                                  // bitsandbytes' AdamW family, Lion, SGD with momentum
-                                  "AdamW8bit", "PagedAdamW8bit", "PagedAdamW", "PagedAdamW32bit", "Lion",
-                                  "Lion8bit", "PagedLion8bit", "SGDNesterov", "SGDNesterov8bit"};
-    t.insert(t.end(), dadaptationTypes().begin(), dadaptationTypes().end());
-    return t;
-  }();
+  static const std::vector<std::string> types = optimizerNames();
   return types;
 }
 
@@ -64,36 +47,23 @@ std::string resolveOptimizerType(const std::string& optimizerType) {
   const std::string wanted = lowerAscii(trimAscii(optimizerType));
   if (wanted.empty()) return "AdamW";
   if (const auto refusal = unbuiltDAdaptationType(optimizerType)) throw std::invalid_argument(*refusal);
-  for (const std::string& t : availableOptimizerTypes())
-    if (lowerAscii(t) == wanted) return t;
+  if (const OptimizerRow* row = findOptimizerRow(optimizerType)) return row->name;
   std::string list;
   for (const std::string& t : availableOptimizerTypes()) list += (list.empty() ? "" : ", ") + t;
   throw std::invalid_argument("optimizer_type '" + optimizerType + "' is not available in this build (available: " +
                               list + ")");
 }
 
-std::string OptimizerSettings::className() const {
-  // optimizer_class.__module__ + "." + optimizer_class.__name__, as sd-scripts logs it.
-  if (isDAdaptationType(type)) return dadaptationClassName(type);
-  static const std::map<std::string, std::string> classes = {
-      {"Adafactor", "transformers.optimization.Adafactor"},
-      {"AdamW8bit", "bitsandbytes.optim.adamw.AdamW8bit"},
-      {"PagedAdamW8bit", "bitsandbytes.optim.adamw.PagedAdamW8bit"},
-      {"PagedAdamW", "bitsandbytes.optim.adamw.PagedAdamW"},
-      {"PagedAdamW32bit", "bitsandbytes.optim.adamw.PagedAdamW32bit"},
-      {"Lion", "lion_pytorch.lion_pytorch.Lion"},
-      {"Lion8bit", "bitsandbytes.optim.lion.Lion8bit"},
-      {"PagedLion8bit", "bitsandbytes.optim.lion.PagedLion8bit"},
-      {"SGDNesterov", "torch.optim.sgd.SGD"},
-      {"SGDNesterov8bit", "bitsandbytes.optim.sgd.SGD8bit"}};
-  const auto it = classes.find(type);
-  return it != classes.end() ? it->second : "torch.optim.adamw.AdamW";
+const OptimizerRow& OptimizerSettings::row() const {
+  const OptimizerRow* r = findOptimizerRow(type);
+  if (!r) throw std::logic_error("optimizer type '" + type + "' has no row in core/optimizer_table.cpp");
+  return *r;
 }
 
+std::string OptimizerSettings::className() const { return row().className; }
+
 std::optional<long long> OptimizerSettings::eightBitFrom() const {
-  for (const char* t : {"AdamW8bit", "PagedAdamW8bit", "Lion8bit", "PagedLion8bit", "SGDNesterov8bit"})
-    if (type == t) return min8bitSize;
-  return std::nullopt;
+  return row().eightBit ? std::optional<long long>(min8bitSize) : std::nullopt;
 }
 
 OptimizerSettings parseOptimizerSettings(const std::string& optimizerType, const std::vector<std::string>& rawItems) {
@@ -109,7 +79,8 @@ OptimizerSettings parseOptimizerSettings(const std::string& optimizerType, const
       else items.push_back(w);
     }
   }
-  if (isDAdaptationType(out.type)) {
+  const OptimizerArguments arguments = out.row().arguments;
+  if (arguments == OptimizerArguments::DAdaptation) {
     out.dadaptation = parseDAdaptationArgs(out.type, items, out.pythonText);
     return out;
   }
@@ -129,10 +100,10 @@ OptimizerSettings parseOptimizerSettings(const std::string& optimizerType, const
     if (v == "false") return false;
     throw std::invalid_argument("optimizer_args: '" + item + "': '" + value + "' is not True or False");
   };
-  const bool adafactor = out.type == "Adafactor";
+  const bool adafactor = arguments == OptimizerArguments::Adafactor;
   AdafactorHyperparameters& af = out.adafactor;
-  const bool lion = out.type == "Lion" || out.type == "Lion8bit" || out.type == "PagedLion8bit";
-  const bool sgd = out.type == "SGDNesterov" || out.type == "SGDNesterov8bit";
+  const bool lion = arguments == OptimizerArguments::Lion;
+  const bool sgd = arguments == OptimizerArguments::Sgd;
   const bool adamw = !adafactor && !lion && !sgd;  // torch's AdamW or bitsandbytes' AdamW family
   const bool bitsandbytes = out.className().rfind("bitsandbytes.", 0) == 0;
   for (const std::string& item : items) {
@@ -223,7 +194,7 @@ OptimizerSettings parseOptimizerSettings(const std::string& optimizerType, const
                                   " itself (a second one is Python's \"multiple values for keyword argument\")");
     } else {
       throw std::invalid_argument("optimizer_args: '" + key + "' is not an " + out.type + " argument this build has (supported: " +
-                                  supportedArguments(out.type) + ")");
+                                  out.row().argumentKeys + ")");
     }
   }
   // sd-scripts: "SGD with Nesterov must be with momentum, set momentum to 0.9", added last.

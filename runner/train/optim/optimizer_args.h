@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/optimizer_table.h"
 #include "train/optim/dadaptation_args.h"
 
 namespace sinter::train {
@@ -43,7 +44,8 @@ struct SgdHyperparameters {
   double weightDecay = 0.0;  // L2: added to the gradient
 };
 
-// The optimizer types this build has; optimizer_type is matched case-insensitively ("" is AdamW).
+// The optimizer types this build has (the optimizer table's names); optimizer_type is matched
+// case-insensitively ("" is AdamW).
 const std::vector<std::string>& availableOptimizerTypes();
 // The canonical name ("AdamW"), or std::invalid_argument listing the available ones.
 std::string resolveOptimizerType(const std::string& optimizerType);
@@ -59,6 +61,8 @@ struct OptimizerSettings {
   long long min8bitSize = 4096;
   DAdaptationHyperparameters dadaptation;  // Prodigy and the DAdapt* types
   std::string pythonText;  // "weight_decay=0.01,betas=(0.9, 0.999)" as ss_optimizer shows it
+  // Its row of the optimizer table (core/optimizer_table.h).
+  const OptimizerRow& row() const;
   // The class sd-scripts names in ss_optimizer ("torch.optim.adamw.AdamW").
   std::string className() const;
   // Parameters of at least this many elements keep 8-bit states; nullopt for 32-bit optimizers.
