@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/kohya_import.h"
+#include "core/kohya_import_result.h"
 
 namespace sinter {
 

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/network_rank.h"
 #include "models/conv2d.h"
 #include "models/linear.h"
 #include "models/lycoris_adapter.h"
@@ -76,7 +77,7 @@ struct LoraRankAlpha {
 };
 
 struct LoraNetworkOptions {
-  int64_t dim = 4;          // network_dim
+  int64_t dim = kNetworkDimWhenUnset;  // network_dim
   double alpha = 1.0;       // network_alpha; 0 means alpha = dim (no scaling), as sd-scripts
   double dropout = 0.0;     // network_dropout (neuron dropout)
   double multiplier = 1.0;

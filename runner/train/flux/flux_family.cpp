@@ -19,6 +19,7 @@
 #include "train/loop/sample_images.h"
 #include "train/objectives/masked_loss.h"
 #include "train/objectives/validation_timesteps.h"
+#include "train/parts/cache_building.h"
 
 namespace sinter::train {
 
@@ -239,40 +240,19 @@ void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
   // it is needed, so the start's peak is its largest stage, not the sum of the models. A stage's
   // models move when the first thing is encoded (caches read whole from disk need none of them).
   if (options_.cacheLatents) {
-    data::LatentCacheOptions o;
-    o.toDisk = options_.cacheLatentsToDisk;
-    o.encoderIdentity = "flux-ae:" + fileIdentity(options_.files.ae);
-    o.batchSize = options_.vaeBatchSize;
-    o.workers = workers;
-    o.downscale = models_.ae->config().downscale();
-    data::LatentCacheStats stats;
-    spdlog::info("caching latents");
-    at::Generator cacheGenerator = makeGenerator(device_, seed_);
-    CachingStage aeStage("the AE", {models_.ae.get()}, device_);
-    GraphedEncoder encodeImages(
-        "AE", device_, [&](const std::vector<torch::Tensor>& in) { return std::vector<torch::Tensor>{models_.encodeLatents(in[0], cacheGenerator)}; },
-        captureVae_, captureLimit_, {cacheGenerator});
-    latentCache_ = data::LatentCache::build(
-        dataset,
-        [&](const torch::Tensor& images) {
-          aeStage.onDevice();
-          return encodeImages({images.to(device_)})[0].to(torch::kCPU, torch::kFloat32);
-        },
-        o, &stats);
-    spdlog::info("latents: {} encoded, {} read from disk", stats.encoded, stats.loadedFromDisk);
+    const data::LatentCacheOptions o{options_.cacheLatentsToDisk, "flux-ae:" + fileIdentity(options_.files.ae), options_.vaeBatchSize,
+                                     workers, models_.ae->config().downscale()};
+    const LatentEncoder ae{"AE", models_.ae.get(),
+                           [&](const torch::Tensor& images, at::Generator& g) { return models_.encodeLatents(images, g); },
+                           /*staged=*/true, captureVae_, captureLimit_};
+    latentCache_ = buildLatentCache(dataset, o, ae, device_, seed_, parking_);
   }
-  // The step reads the latents: the AE waits in host memory (samples bring it back).
-  if (options_.cacheLatents) parking_.park("AE", *models_.ae);
   if (options_.cacheText) {
     data::TextCacheOptions o;
     o.toDisk = options_.cacheTextToDisk;
     // Outputs differ with the encoders, the token length and whether T5 masked its padding.
     o.encoderIdentity = "flux-te:" + fileIdentity(options_.files.clipL) + ":" + fileIdentity(options_.files.t5xxl) + ":" +
                         std::to_string(t5MaxTokens_) + (options_.step.applyT5AttnMask ? ":masked" : "");
-    data::TextCacheStats stats;
-    spdlog::info(options_.clipLEncodesInStep ? "caching text encoder outputs: T5-XXL's are read from the cache, CLIP-L, "
-                                               "whose LoRA modules train, encodes in each step (sd-scripts' partial cache)"
-                                             : "caching text encoder outputs");
     CachingStage encoderStage("CLIP-L and T5-XXL", {models_.clipL.get(), models_.t5.get()}, device_);
     GraphedEncoder encodeText(
         "text encoders", device_,
@@ -281,18 +261,18 @@ void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
           return std::vector<torch::Tensor>{t.t5, t.pooled};
         },
         captureTextEncoders_, captureLimit_);
-    textCache_ = data::TextCache::build(
-        dataset,
+    textCache_ = buildTextCache(
+        dataset, o, &encoderStage,
         [&](const std::vector<std::string>& captions) {
-          encoderStage.onDevice();
           const TokenIds ids = tokenize(captions);
           const std::vector<torch::Tensor> t = encodeText({ids.clipL, ids.t5, ids.t5Mask});
           return std::map<std::string, torch::Tensor>{{"t5", t[0].to(torch::kCPU, torch::kFloat32)},
                                                       {"t5_mask", ids.t5Mask.to(torch::kCPU)},
                                                       {"pooled", t[1].to(torch::kCPU, torch::kFloat32)}};
         },
-        o, &stats);
-    spdlog::info("text encoder outputs: {} encoded, {} read from disk", stats.encoded, stats.loadedFromDisk);
+        options_.clipLEncodesInStep ? "caching text encoder outputs: T5-XXL's are read from the cache, CLIP-L, whose LoRA modules "
+                                      "train, encodes in each step (sd-scripts' partial cache)"
+                                    : "caching text encoder outputs");
     // The sample prompts too, now that the encoders are here (sd-scripts' sample_prompts_te_outputs):
     // T5-XXL need not come back to the device beside the transformer for a sample.
     for (const std::string& text : options_.sampleTexts) {

@@ -46,19 +46,27 @@ void RunSaves::state(const std::string& folderName, long long globalStep) {
 void RunSaves::afterStep(long long globalStep, long long epoch) {
   const SaveSchedule& saves = options_.saves;
   const std::string& name = options_.outputName;
-  model(stepFileStem(name, globalStep), "step", globalStep, epoch);
-  if (saves.saveState) state(stepStateFolderName(name, globalStep), globalStep);
-  if (auto old = saves.stepToRemove(globalStep)) removeModel(stepFileStem(name, *old));
-  if (auto old = saves.stepStateToRemove(globalStep)) removeState(stepStateFolderName(name, *old));
+  auto oldStem = [&](std::optional<long long> step) { return step ? std::optional(stepFileStem(name, *step)) : std::nullopt; };
+  auto oldFolder = [&](std::optional<long long> step) { return step ? std::optional(stepStateFolderName(name, *step)) : std::nullopt; };
+  scheduled("step", stepFileStem(name, globalStep), stepStateFolderName(name, globalStep), globalStep, epoch,
+            oldStem(saves.stepToRemove(globalStep)), oldFolder(saves.stepStateToRemove(globalStep)));
 }
 
 void RunSaves::afterEpoch(long long done, long long globalStep) {
   const SaveSchedule& saves = options_.saves;
   const std::string& name = options_.outputName;
-  model(epochFileStem(name, done), "epoch", globalStep, done);
-  if (saves.saveState) state(epochStateFolderName(name, done), globalStep);
-  if (auto old = saves.epochToRemove(done)) removeModel(epochFileStem(name, *old));
-  if (auto old = saves.epochStateToRemove(done)) removeState(epochStateFolderName(name, *old));
+  auto oldStem = [&](std::optional<long long> epoch) { return epoch ? std::optional(epochFileStem(name, *epoch)) : std::nullopt; };
+  auto oldFolder = [&](std::optional<long long> epoch) { return epoch ? std::optional(epochStateFolderName(name, *epoch)) : std::nullopt; };
+  scheduled("epoch", epochFileStem(name, done), epochStateFolderName(name, done), globalStep, done, oldStem(saves.epochToRemove(done)),
+            oldFolder(saves.epochStateToRemove(done)));
+}
+
+void RunSaves::scheduled(const std::string& kind, const std::string& stem, const std::string& folder, long long globalStep, long long epoch,
+                         const std::optional<std::string>& oldStem, const std::optional<std::string>& oldFolder) {
+  model(stem, kind, globalStep, epoch);
+  if (options_.saves.saveState) state(folder, globalStep);
+  if (oldStem) removeModel(*oldStem);
+  if (oldFolder) removeState(*oldFolder);
 }
 
 void RunSaves::atEnd(long long globalStep, long long numEpochs) {

@@ -4,6 +4,7 @@
 // that fall out of their kept window (save_last_n_*). Rank 0 writes; with several ranks every rank
 // takes part in a state's save (each rank's noise state is gathered into it).
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "data/batch_plan.h"
@@ -35,6 +36,10 @@ class RunSaves {
   void atStop(long long globalStep, long long epoch);
 
  private:
+  // A save the schedule asked for: the model, its state with save_state, and the old ones that left
+  // their kept window.
+  void scheduled(const std::string& kind, const std::string& stem, const std::string& folder, long long globalStep, long long epoch,
+                 const std::optional<std::string>& oldStem, const std::optional<std::string>& oldFolder);
   void removeModel(const std::string& stem) const;
   void removeState(const std::string& folderName) const;
 

@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "core/network_rank.h"
 #include "core/registry.h"
 #include "network/lora_file.h"
 #include "train/base/config_values.h"
@@ -27,7 +28,7 @@ nlohmann::ordered_json configOptionAsJson(const Config& c, const std::string& ke
 
 network::LoraNetworkOptions loraNetworkOptions(const Config& config) {
   network::LoraNetworkOptions o;
-  o.dim = isUnset(config.get("network_dim")) ? 4 : config.getInt("network_dim");
+  o.dim = networkDim(config);
   o.alpha = config.getDouble("network_alpha");
   o.dropout = optionalDouble(config, "network_dropout").value_or(0.0);
   o.args = network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module"));

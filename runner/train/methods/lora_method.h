@@ -37,7 +37,7 @@ struct LoraMethodOptions {
   bool partialWeights = false;          // network_weights_partial: network_weights may fill only some modules
   std::optional<double> textEncoderLr, unetLr;
   std::optional<double> t5xxlLr;  // text_encoder_lr's second value (FLUX's T5-XXL)
-  double learningRate = 1e-4;
+  double learningRate = 0;  // learning_rate (the registry holds its default)
   std::string optimizerArgsText;  // as ss_optimizer shows it
   std::string optimizerClass;     // "torch.optim.adamw.AdamW"
   std::optional<std::string> savePrecision;

@@ -15,6 +15,7 @@
 #include "train/base/mixed_precision.h"
 #include "train/objectives/masked_loss.h"
 #include "train/objectives/validation_timesteps.h"
+#include "train/parts/cache_building.h"
 
 namespace sinter::train {
 
@@ -137,39 +138,24 @@ void SdFamily::buildCaches(const data::Dataset& dataset, int workers) {
   step_->useLossMasks(dataset.hasLossMasks());
   const std::string family = options_.version == models::SdVersion::V1 ? "sd1" : "sd2";
   if (options_.cacheLatents) {
-    data::LatentCacheOptions o;
-    o.toDisk = options_.cacheLatentsToDisk;
     const std::string vaeFile = options_.vae.empty() ? options_.checkpoint : options_.vae;
-    o.encoderIdentity = family + "-vae:" + fs::path(vaeFile).filename().string() + ":" + std::to_string(fs::file_size(vaeFile));
-    o.batchSize = options_.vaeBatchSize;
-    o.workers = workers;
-    o.downscale = models_.vae->config().downscale();
-    data::LatentCacheStats stats;
-    spdlog::info("caching latents");
-    at::Generator cacheGenerator = makeGenerator(device_, seed_);
-    latentCache_ = data::LatentCache::build(
-        dataset,
-        [&](const torch::Tensor& images) { return encodeLatents(images.to(device_), cacheGenerator).to(torch::kCPU, torch::kFloat32); },
-        o, &stats);
-    spdlog::info("latents: {} encoded, {} read from disk", stats.encoded, stats.loadedFromDisk);
+    const data::LatentCacheOptions o{options_.cacheLatentsToDisk,
+                                     family + "-vae:" + fs::path(vaeFile).filename().string() + ":" + std::to_string(fs::file_size(vaeFile)),
+                                     options_.vaeBatchSize, workers, models_.vae->config().downscale()};
+    // On the device already (no staged start), and never captured (no compile panel).
+    const LatentEncoder vae{"VAE", models_.vae.get(), [&](const torch::Tensor& images, at::Generator& g) { return encodeLatents(images, g); },
+                            /*staged=*/false};
+    latentCache_ = buildLatentCache(dataset, o, vae, device_, seed_, parking_);
   }
   if (options_.cacheText) {
     data::TextCacheOptions o;
     o.toDisk = options_.cacheTextToDisk;
     o.encoderIdentity = family + "-te:" + fs::path(options_.checkpoint).filename().string() + ":" +
                         std::to_string(options_.maxTokenLength) + ":clip_skip" + std::to_string(options_.clipSkip);
-    data::TextCacheStats stats;
-    spdlog::info("caching text encoder outputs");
-    torch::NoGradGuard noGrad;
-    textCache_ = data::TextCache::build(
-        dataset,
-        [&](const std::vector<std::string>& captions) {
-          return std::map<std::string, torch::Tensor>{{"context", encodeCaptions(captions).to(torch::kCPU, torch::kFloat32)}};
-        },
-        o, &stats);
-    spdlog::info("text encoder outputs: {} encoded, {} read from disk", stats.encoded, stats.loadedFromDisk);
+    textCache_ = buildTextCache(dataset, o, /*stage=*/nullptr, [&](const std::vector<std::string>& captions) {
+      return std::map<std::string, torch::Tensor>{{"context", encodeCaptions(captions).to(torch::kCPU, torch::kFloat32)}};
+    });
   }
-  if (options_.cacheLatents) parking_.park("VAE", *models_.vae);
   if (options_.cacheText) parking_.park("text encoder", models_.textEncoder());
 }
 

@@ -15,6 +15,7 @@
 #include "train/objectives/masked_loss.h"
 #include "train/objectives/validation_timesteps.h"
 #include "train/sdxl/sdxl_unet_regions.h"
+#include "train/parts/cache_building.h"
 
 namespace sinter::train {
 
@@ -153,37 +154,19 @@ void SdxlFamily::buildCaches(const data::Dataset& dataset, int workers) {
   // The dataset says whether batches carry loss masks (alpha_mask, conditioning_data_dir).
   step_->useLossMasks(dataset.hasLossMasks());
   if (options_.cacheLatents) {
-    data::LatentCacheOptions o;
-    o.toDisk = options_.cacheLatentsToDisk;
     const std::string vaeFile = options_.vae.empty() ? options_.checkpoint : options_.vae;
-    o.encoderIdentity = "sdxl-vae:" + fs::path(vaeFile).filename().string() + ":" + std::to_string(fs::file_size(vaeFile));
-    o.batchSize = options_.vaeBatchSize;
-    o.workers = workers;
-    o.downscale = models_.vae->config().downscale();
-    data::LatentCacheStats stats;
-    spdlog::info("caching latents");
-    at::Generator cacheGenerator = makeGenerator(device_, seed_);
-    CachingStage vaeStage("the VAE", {models_.vae.get()}, device_);
-    GraphedEncoder encode(
-        "VAE", device_, [&](const std::vector<torch::Tensor>& in) { return std::vector<torch::Tensor>{models_.encodeLatents(in[0], cacheGenerator)}; },
-        captureVae_, captureLimit_, {cacheGenerator});
-    latentCache_ = data::LatentCache::build(
-        dataset,
-        [&](const torch::Tensor& images) {
-          vaeStage.onDevice();
-          return encode({images.to(device_)})[0].to(torch::kCPU, torch::kFloat32);
-        },
-        o, &stats);
-    spdlog::info("latents: {} encoded, {} read from disk", stats.encoded, stats.loadedFromDisk);
+    const data::LatentCacheOptions o{options_.cacheLatentsToDisk,
+                                     "sdxl-vae:" + fs::path(vaeFile).filename().string() + ":" + std::to_string(fs::file_size(vaeFile)),
+                                     options_.vaeBatchSize, workers, models_.vae->config().downscale()};
+    const LatentEncoder vae{"VAE", models_.vae.get(),
+                            [&](const torch::Tensor& images, at::Generator& g) { return models_.encodeLatents(images, g); },
+                            /*staged=*/true, captureVae_, captureLimit_};
+    latentCache_ = buildLatentCache(dataset, o, vae, device_, seed_, parking_);
   }
-  // The step reads the latents: the VAE waits in host memory (samples bring it back).
-  if (options_.cacheLatents) parking_.park("VAE", *models_.vae);
   if (options_.cacheText) {
     data::TextCacheOptions o;
     o.toDisk = options_.cacheTextToDisk;
     o.encoderIdentity = "sdxl-te:" + fs::path(options_.checkpoint).filename().string() + ":" + std::to_string(options_.maxTokenLength);
-    data::TextCacheStats stats;
-    spdlog::info("caching text encoder outputs");
     CachingStage encoderStage("CLIP-L and OpenCLIP bigG", {models_.clipL.get(), models_.bigG.get()}, device_);
     GraphedEncoder encode(
         "text encoders", device_,
@@ -192,17 +175,12 @@ void SdxlFamily::buildCaches(const data::Dataset& dataset, int workers) {
           return std::vector<torch::Tensor>{t.context, t.pooled};
         },
         captureTextEncoders_, captureLimit_);
-    textCache_ = data::TextCache::build(
-        dataset,
-        [&](const std::vector<std::string>& captions) {
-          encoderStage.onDevice();
-          const data::TokenIds ids = tokenize(captions);
-          const std::vector<torch::Tensor> t = encode({ids.at("clip_l").to(device_), ids.at("big_g").to(device_)});
-          return std::map<std::string, torch::Tensor>{{"context", t[0].to(torch::kCPU, torch::kFloat32)},
-                                                      {"pooled", t[1].to(torch::kCPU, torch::kFloat32)}};
-        },
-        o, &stats);
-    spdlog::info("text encoder outputs: {} encoded, {} read from disk", stats.encoded, stats.loadedFromDisk);
+    textCache_ = buildTextCache(dataset, o, &encoderStage, [&](const std::vector<std::string>& captions) {
+      const data::TokenIds ids = tokenize(captions);
+      const std::vector<torch::Tensor> t = encode({ids.at("clip_l").to(device_), ids.at("big_g").to(device_)});
+      return std::map<std::string, torch::Tensor>{{"context", t[0].to(torch::kCPU, torch::kFloat32)},
+                                                  {"pooled", t[1].to(torch::kCPU, torch::kFloat32)}};
+    });
     // The step reads the outputs: the encoders wait in host memory (cached text outputs mean the
     // encoders are frozen, core/validation.cpp).
     parking_.park("CLIP-L", *models_.clipL);
