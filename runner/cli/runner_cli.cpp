@@ -243,7 +243,7 @@ int checkedRunnerMain(int argc, char** argv) {
     return kExitOk;
   }
   if (parsed.hasFlag("version")) {
-    std::cout << "sinter-runner " << SINTER_VERSION << "\n";
+    std::cout << "sinter-runner " << SINTER_VERSION << "\n" << train::describeBuildAndDevices() << "\n";
     return kExitOk;
   }
   if (!parsed.positional.empty()) {

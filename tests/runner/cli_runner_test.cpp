@@ -62,6 +62,19 @@ TEST_F(RunnerCli, HelpIsGeneratedFromTheRegistry) {
     EXPECT_NE(r.output.find(s), std::string::npos) << s;
 }
 
+// --version names the libtorch the runner runs on and whether it has CUDA (with each GPU's compute
+// capability), so a GPU build shows what it found (.ci/gpu-build checks that line).
+TEST_F(RunnerCli, VersionNamesLibtorchAndItsCuda) {
+  Result r = run({"--version"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.output.rfind(std::string("sinter-runner ") + SINTER_VERSION + "\nlibtorch ", 0), 0u) << r.output;
+  const bool withCuda = r.output.find(" with CUDA ") != std::string::npos;
+  const bool withoutCuda = r.output.find(", built without CUDA: training runs on the CPU") != std::string::npos;
+  EXPECT_NE(withCuda, withoutCuda) << r.output;
+  if (withCuda && r.output.find("no GPU visible") == std::string::npos)
+    EXPECT_NE(r.output.find(", compute capability "), std::string::npos) << r.output;
+}
+
 TEST_F(RunnerCli, BadFilesExitTwoNamingFileAndLine) {
   struct Case {
     std::string name, text;

@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #if __has_include(<c10/cuda/CUDACachingAllocator.h>) && __has_include(<cuda_runtime_api.h>)
 #include <ATen/cuda/CUDAGeneratorImpl.h>
@@ -96,6 +97,33 @@ int64_t totalDeviceBytes(const torch::Device& device) {
 #endif
   (void)device;
   return 0;
+}
+
+std::string describeBuildAndDevices() {
+  std::string out = "libtorch ";
+#ifdef TORCH_VERSION
+  out += TORCH_VERSION;
+#else
+  out += "(version unknown)";
+#endif
+#if SINTER_HAVE_CUDA_HEADERS
+  int runtime = 0;
+  cudaRuntimeGetVersion(&runtime);
+  out += " with CUDA " + std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10);
+  const int count = cudaDeviceCount();
+  if (count == 0) return out + ": no GPU visible (the NVIDIA driver, CUDA_VISIBLE_DEVICES)";
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
+    char memory[32];
+    std::snprintf(memory, sizeof memory, "%.1f", static_cast<double>(prop.totalGlobalMem) / 1073741824.0);
+    out += std::string(i == 0 ? ": " : "; ") + "cuda:" + std::to_string(i) + " " + prop.name + ", compute capability " +
+           std::to_string(prop.major) + "." + std::to_string(prop.minor) + ", " + memory + " GiB";
+  }
+  return out;
+#else
+  return out + ", built without CUDA: training runs on the CPU";
+#endif
 }
 
 std::string applyCudaMathFlags(const torch::Device& device, bool allowTf32, bool cudnnBenchmark) {

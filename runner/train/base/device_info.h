@@ -22,6 +22,10 @@ int64_t availableDeviceBytes(const torch::Device& device);
 // A GPU's memory size in bytes; 0 on the CPU.
 int64_t totalDeviceBytes(const torch::Device& device);
 bool cudaCompiledIn();
+// What --version prints after the version: the libtorch it runs on, with CUDA or without, and each
+// visible GPU with its compute capability and memory ("libtorch 2.11.0 with CUDA 13.0: cuda:0 NVIDIA
+// H200, compute capability 9.0, 139.8 GiB").
+std::string describeBuildAndDevices();
 // A generator of its own on `device`, seeded (the CUDA default generator is shared, so a run gets
 // separate ones for its separate uses: latent caching, the training step).
 at::Generator makeGenerator(const torch::Device& device, std::uint64_t seed);
