@@ -8,7 +8,6 @@
 #include <ctime>
 #include <optional>
 #include <filesystem>
-#include <map>
 
 #include "data/batch_loader.h"
 #include "data/batch_plan.h"
