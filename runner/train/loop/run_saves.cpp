@@ -45,28 +45,22 @@ void RunSaves::state(const std::string& folderName, long long globalStep) {
 
 void RunSaves::afterStep(long long globalStep, long long epoch) {
   const SaveSchedule& saves = options_.saves;
-  const std::string& name = options_.outputName;
-  auto oldStem = [&](std::optional<long long> step) { return step ? std::optional(stepFileStem(name, *step)) : std::nullopt; };
-  auto oldFolder = [&](std::optional<long long> step) { return step ? std::optional(stepStateFolderName(name, *step)) : std::nullopt; };
-  scheduled("step", stepFileStem(name, globalStep), stepStateFolderName(name, globalStep), globalStep, epoch,
-            oldStem(saves.stepToRemove(globalStep)), oldFolder(saves.stepStateToRemove(globalStep)));
+  scheduled("step", stepFileStem, stepStateFolderName, globalStep, globalStep, epoch, saves.stepToRemove(globalStep),
+            saves.stepStateToRemove(globalStep));
 }
 
 void RunSaves::afterEpoch(long long done, long long globalStep) {
   const SaveSchedule& saves = options_.saves;
-  const std::string& name = options_.outputName;
-  auto oldStem = [&](std::optional<long long> epoch) { return epoch ? std::optional(epochFileStem(name, *epoch)) : std::nullopt; };
-  auto oldFolder = [&](std::optional<long long> epoch) { return epoch ? std::optional(epochStateFolderName(name, *epoch)) : std::nullopt; };
-  scheduled("epoch", epochFileStem(name, done), epochStateFolderName(name, done), globalStep, done, oldStem(saves.epochToRemove(done)),
-            oldFolder(saves.epochStateToRemove(done)));
+  scheduled("epoch", epochFileStem, epochStateFolderName, done, globalStep, done, saves.epochToRemove(done), saves.epochStateToRemove(done));
 }
 
-void RunSaves::scheduled(const std::string& kind, const std::string& stem, const std::string& folder, long long globalStep, long long epoch,
-                         const std::optional<std::string>& oldStem, const std::optional<std::string>& oldFolder) {
-  model(stem, kind, globalStep, epoch);
-  if (options_.saves.saveState) state(folder, globalStep);
-  if (oldStem) removeModel(*oldStem);
-  if (oldFolder) removeState(*oldFolder);
+void RunSaves::scheduled(const std::string& kind, FileStem stem, StateFolder folder, long long number, long long globalStep,
+                         long long epoch, std::optional<long long> oldModel, std::optional<long long> oldState) {
+  const std::string& name = options_.outputName;
+  model(stem(name, number), kind, globalStep, epoch);
+  if (options_.saves.saveState) state(folder(name, number), globalStep);
+  if (oldModel) removeModel(stem(name, *oldModel));
+  if (oldState) removeState(folder(name, *oldState));
 }
 
 void RunSaves::atEnd(long long globalStep, long long numEpochs) {

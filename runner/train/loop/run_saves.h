@@ -36,10 +36,12 @@ class RunSaves {
   void atStop(long long globalStep, long long epoch);
 
  private:
-  // A save the schedule asked for: the model, its state with save_state, and the old ones that left
-  // their kept window.
-  void scheduled(const std::string& kind, const std::string& stem, const std::string& folder, long long globalStep, long long epoch,
-                 const std::optional<std::string>& oldStem, const std::optional<std::string>& oldFolder);
+  // A save the schedule asked for after step or epoch `number`: the model, its state with
+  // save_state, and the old ones (by their numbers) that left their kept window.
+  using FileStem = std::string (*)(const std::string& name, long long number);
+  using StateFolder = std::string (*)(const std::string& name, int64_t number);
+  void scheduled(const std::string& kind, FileStem stem, StateFolder folder, long long number, long long globalStep, long long epoch,
+                 std::optional<long long> oldModel, std::optional<long long> oldState);
   void removeModel(const std::string& stem) const;
   void removeState(const std::string& folderName) const;
 

@@ -38,18 +38,13 @@ std::pair<double, double> parsePair(const std::string& item, std::string text) {
 
 }  // namespace
 
-const std::vector<std::string>& availableOptimizerTypes() {
-  static const std::vector<std::string> types = optimizerNames();
-  return types;
-}
-
 std::string resolveOptimizerType(const std::string& optimizerType) {
   const std::string wanted = lowerAscii(trimAscii(optimizerType));
   if (wanted.empty()) return "AdamW";
   if (const auto refusal = unbuiltDAdaptationType(optimizerType)) throw std::invalid_argument(*refusal);
   if (const OptimizerRow* row = findOptimizerRow(optimizerType)) return row->name;
   std::string list;
-  for (const std::string& t : availableOptimizerTypes()) list += (list.empty() ? "" : ", ") + t;
+  for (const std::string& t : optimizerNames()) list += (list.empty() ? "" : ", ") + t;
   throw std::invalid_argument("optimizer_type '" + optimizerType + "' is not available in this build (available: " +
                               list + ")");
 }

@@ -44,15 +44,13 @@ struct SgdHyperparameters {
   double weightDecay = 0.0;  // L2: added to the gradient
 };
 
-// The optimizer types this build has (the optimizer table's names); optimizer_type is matched
-// case-insensitively ("" is AdamW).
-const std::vector<std::string>& availableOptimizerTypes();
-// The canonical name ("AdamW"), or std::invalid_argument listing the available ones.
+// optimizer_type matched case-insensitively against the optimizer table's names ("" is AdamW):
+// the canonical name ("AdamW"), or std::invalid_argument listing the available ones.
 std::string resolveOptimizerType(const std::string& optimizerType);
 
 // optimizer_type and optimizer_args together, checked.
 struct OptimizerSettings {
-  std::string type;  // canonical: "AdamW", "Adafactor", "AdamW8bit"... (availableOptimizerTypes)
+  std::string type;  // canonical: "AdamW", "Adafactor", "AdamW8bit"... (core/optimizer_table.h)
   AdamWHyperparameters adamw;  // also bitsandbytes' AdamW family's (the same defaults)
   AdafactorHyperparameters adafactor;
   LionHyperparameters lion;

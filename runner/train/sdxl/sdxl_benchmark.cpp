@@ -128,7 +128,7 @@ int runSdxlBenchmark(const Config& config, long long steps, bool tiny, SdxlBench
     // Each optimizer at its default arguments, with its own update around the same step; the
     // learning rate is AdamW's 1e-4 (D-Adaptation and Prodigy scale it by their estimate).
     const StepShape shape = stageRandom(1, side, side);
-    for (const std::string& type : availableOptimizerTypes()) {
+    for (const std::string& type : optimizerNames()) {
       const std::unique_ptr<Optimizer> other = makeOptimizer(parseOptimizerSettings(type, {}), groups, /*fusedBackwardPass=*/false);
       OptimizerUpdate otherUpdate(*other, schedule, 1.0, false, device, copies.get());
       ranks.attach(otherUpdate);
