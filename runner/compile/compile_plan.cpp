@@ -99,13 +99,8 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
       plan.mechanisms.push_back(
           "autotuning: cuDNN benchmarks convolution algorithms during warm-up (a machine's first such run also waits "
           "~10 s for the CUDA driver to compile cuDNN's run-time kernels, which it keeps in its cache)");
-      if (facts.gemmTuningInBuild) {
-        plan.tuneGemms = true;
-        plan.mechanisms.push_back("autotuning: TunableOp times the GEMM algorithms of each shape during warm-up, before capture; "
-                                  "results cached on disk for later runs");
-      } else {
+      if (!facts.gemmTuningInBuild)
         plan.unavailable.push_back("GEMM autotuning (TunableOp): this libtorch has no TunableOp (a CUDA PyTorch 2.5 or newer)");
-      }
     }
   }
 
@@ -151,6 +146,18 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
       if (facts.worldSize > 1) planAllReduce(plan, facts);
       plan.mechanisms.push_back(plan.precapture ? "warm-up: every planned signature captured before step 1, most frequent first"
                                                 : "warm-up: each signature captured when it is first seen");
+    }
+  }
+  // TunableOp looks each GEMM's shape up on the host at every call: replayed graphs skip that, but an
+  // uncaptured step bound by its launches got slower than eager with it (tests/gpu/RESULTS.md, issue 51).
+  if (plan.cudnnBenchmark && facts.gemmTuningInBuild) {
+    if (plan.captureSteps || plan.captureRegions) {
+      plan.tuneGemms = true;
+      plan.mechanisms.push_back("autotuning: TunableOp times the GEMM algorithms of each shape during warm-up, before capture; "
+                                "results cached on disk for later runs");
+    } else {
+      plan.unavailable.push_back("GEMM autotuning (TunableOp): only for captured steps; uncaptured, its lookup on every GEMM "
+                                 "call costs the host more than the tuned algorithms save");
     }
   }
   // compile_vae / compile_text_encoders: the caching passes' encoders, captured like the step (by
