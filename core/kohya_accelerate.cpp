@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/family_table.h"
 #include "core/registry.h"
 
 namespace sinter {
@@ -57,9 +58,10 @@ void importDynamo(KohyaImportContext& ctx) {
   }
   // A file that names no family keeps model_family on auto: the settings apply once it detects SDXL or FLUX.1.
   const bool unsaid = !ctx.family && ctx.familyName.empty();
-  if (!unsaid && (!ctx.family || (*ctx.family != Family::SDXL && *ctx.family != Family::FLUX))) {
-    ctx.notCarried(keys, "dynamo_backend \"" + backend + "\": accelerate compiles the whole model; Sinter compiles "
-                                                        "SDXL and FLUX.1 training only, so this runs uncompiled");
+  const OptionSpec& compile = *findOption("compile");
+  if (!unsaid && (!ctx.family || !compile.appliesToFamily(*ctx.family))) {
+    ctx.notCarried(keys, "dynamo_backend \"" + backend + "\": accelerate compiles the whole model; Sinter compiles " +
+                             familyLabels(compile.families) + " training only, so this runs uncompiled");
     return;
   }
   ctx.setOption("compile", true);

@@ -1,11 +1,13 @@
 #include "core/kohya_import.h"
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "core/argv.h"
 #include "core/atomic_file.h"
+#include "core/family_table.h"
 #include "core/foreign_options.h"
 #include "core/kohya_accelerate.h"
 #include "core/kohya_defaults.h"
@@ -34,32 +36,14 @@ const std::map<std::string, std::string>& renames() {
   return m;
 }
 
-std::string familyLabel(Family f) {
-  switch (f) {
-    case Family::SDXL: return "SDXL";
-    case Family::FLUX: return "FLUX.1";
-    case Family::SD15: return "SD 1.x";
-    case Family::SD2: return "SD 2.x";
-  }
-  return "";
-}
+std::string familyLabel(Family f) { return familyRow(f).label; }
 
 // class_source_model.py / common_gui.py: the model menu's entries and the family each sets.
 std::optional<Family> familyOfListedModel(const std::string& model) {
-  static const std::map<std::string, Family> models{
-      {"stabilityai/stable-diffusion-xl-base-1.0", Family::SDXL},
-      {"stabilityai/stable-diffusion-xl-refiner-1.0", Family::SDXL},
-      {"stabilityai/stable-diffusion-2-1-base/blob/main/v2-1_512-ema-pruned", Family::SD2},
-      {"stabilityai/stable-diffusion-2-1-base", Family::SD2},
-      {"stabilityai/stable-diffusion-2-base", Family::SD2},
-      {"stabilityai/stable-diffusion-2-1/blob/main/v2-1_768-ema-pruned", Family::SD2},
-      {"stabilityai/stable-diffusion-2-1", Family::SD2},
-      {"stabilityai/stable-diffusion-2", Family::SD2},
-      {"CompVis/stable-diffusion-v1-4", Family::SD15},
-      {"runwayml/stable-diffusion-v1-5", Family::SD15},
-  };
-  auto it = models.find(model);
-  return it == models.end() ? std::nullopt : std::optional<Family>(it->second);
+  for (const FamilyRow& row : familyTable())
+    for (const char* listed : row.kohyaListedModels)
+      if (model == listed) return row.family;
+  return std::nullopt;
 }
 
 // The model family, from the checkboxes each kohya_ss tab saves (LoRA and DreamBooth: sdxl;
@@ -70,17 +54,19 @@ void readFamily(KohyaImportContext& ctx) {
     const char* key;
     std::optional<Family> family;  // nullopt: a family Sinter does not train
     const char* name;
+    int order;  // the place of its checkbox in kohya_ss's choice of a script
   };
-  static const Marker markers[] = {
-      {"sdxl", Family::SDXL, "SDXL"},
-      {"sdxl_checkbox", Family::SDXL, "SDXL"},
-      {"flux1_checkbox", Family::FLUX, "FLUX.1"},
-      {"sd3_checkbox", std::nullopt, "SD3"},
-      {"hunyuan_image_checkbox", std::nullopt, "HunyuanImage-2.1"},
-      {"anima_checkbox", std::nullopt, "Anima"},
-      {"lumina_checkbox", std::nullopt, "Lumina"},
-      {"v2", Family::SD2, "SD 2.x"},
-  };
+  // The families Sinter trains (the family table's checkboxes), and those it does not at their places.
+  static const std::vector<Marker> markers = [] {
+    std::vector<Marker> all{{"sd3_checkbox", std::nullopt, "SD3", 3},
+                            {"hunyuan_image_checkbox", std::nullopt, "HunyuanImage-2.1", 4},
+                            {"anima_checkbox", std::nullopt, "Anima", 5},
+                            {"lumina_checkbox", std::nullopt, "Lumina", 6}};
+    for (const FamilyRow& row : familyTable())
+      for (const auto& [key, order] : row.kohyaCheckboxes) all.push_back({key, row.family, row.label, order});
+    std::stable_sort(all.begin(), all.end(), [](const Marker& a, const Marker& b) { return a.order < b.order; });
+    return all;
+  }();
   const Marker* chosen = nullptr;
   for (const Marker& m : markers)
     if (!chosen && ctx.flag(m.key)) chosen = &m;
@@ -90,10 +76,12 @@ void readFamily(KohyaImportContext& ctx) {
     ctx.familyName = chosen->name;
     if (chosen->family) {
       ctx.config().set("model_family", std::string(toString(*chosen->family)));
-      // sd-scripts' own v2 flag, which the runner checks against the checkpoint.
-      if (*chosen->family == Family::SD2) ctx.config().set("v2", true);
-      ctx.carried({chosen->key}, std::string(chosen->key) + " true -> model_family = \"" + toString(*chosen->family) + "\"" +
-                                     (*chosen->family == Family::SD2 ? ", v2 = true" : ""));
+      std::string implied;
+      for (const auto& [key, value] : familyRow(*chosen->family).kohyaImplied) {
+        ctx.config().set(key, value);
+        implied += std::string(", ") + key + " = " + (value ? "true" : "false");
+      }
+      ctx.carried({chosen->key}, std::string(chosen->key) + " true -> model_family = \"" + toString(*chosen->family) + "\"" + implied);
     } else {
       ctx.notCarried({chosen->key}, std::string(chosen->key) + " true: kohya_ss trains " + chosen->name +
                                         "; Sinter does not train " + chosen->name + ", so model_family stays auto");
@@ -107,10 +95,11 @@ void readFamily(KohyaImportContext& ctx) {
     for (const Marker& m : markers)
       if (ctx.has(m.key) && m.family) {
         // A file with the family checkboxes, none ticked: kohya_ss runs its SD 1.x scripts.
-        ctx.family = Family::SD15;
-        ctx.familyName = familyLabel(Family::SD15);
-        ctx.config().set("model_family", std::string("sd15"));
-        ctx.carried({m.key}, std::string(m.key) + " false (no family ticked) -> model_family = \"sd15\"");
+        const Family unticked = kohyaUntickedFamily();
+        ctx.family = unticked;
+        ctx.familyName = familyLabel(unticked);
+        ctx.config().set("model_family", std::string(toString(unticked)));
+        ctx.carried({m.key}, std::string(m.key) + " false (no family ticked) -> model_family = \"" + toString(unticked) + "\"");
         break;
       }
   }
@@ -165,7 +154,7 @@ void importLoraLearningRates(KohyaImportContext& ctx) {
   }
   // kohya_ss passes [text_encoder_lr, t5xxl_lr] as text_encoder_lr, which networks.lora_flux reads
   // as CLIP-L's and T5-XXL's rates (Sinter's t5xxl_lr); other families' networks read the first.
-  const bool flux = ctx.family == Family::FLUX;
+  const bool flux = ctx.family && findOption("t5xxl_lr")->appliesToFamily(*ctx.family);
   if (flux && t5 != 0 && te != 0 && t5 != te) {
     ctx.config().set("t5xxl_lr", t5);
     ctx.carried({"t5xxl_lr"}, "t5xxl_lr " + shown(ctx.value("t5xxl_lr")) + " -> t5xxl_lr (text_encoder_lr's second value in sd-scripts)");
@@ -181,7 +170,7 @@ void importLoraLearningRates(KohyaImportContext& ctx) {
 // for SDXL (Sinter's options of those names); the LoRA tab uses text_encoder_lr instead.
 void importTextEncoderRate(KohyaImportContext& ctx) {
   if (!ctx.has("learning_rate_te")) return;
-  const bool used = ctx.tab != Tab::LoRA && ctx.family != Family::SDXL && ctx.family != Family::FLUX;
+  const bool used = ctx.tab != Tab::LoRA && (!ctx.family || familyRow(*ctx.family).kohyaLearningRateTe);
   if (used && !isKohyaUnset(ctx.value("learning_rate_te")))
     ctx.notCarried({"learning_rate_te"}, "learning_rate_te " + shown(ctx.value("learning_rate_te")) +
                                              ": Sinter has no separate text encoder rate for SD 1.x/2.x; learning_rate applies");
@@ -291,14 +280,16 @@ void importGuiOnly(KohyaImportContext& ctx) {
                                      "unchanged; set logging_dir for a TensorBoard log)");
     }
   }
-  // kohya_ss passes --no_half_vae when its SDXL checkbox sdxl_no_half_vae is ticked.
-  if (ctx.has("sdxl_no_half_vae") && ctx.family == Family::SDXL) {
-    if (!ctx.flag("sdxl_no_half_vae"))
-      ctx.atDefaults({"sdxl_no_half_vae"}, "sdxl_no_half_vae false: no_half_vae's default");
+  // kohya_ss passes --no_half_vae when the family's own checkbox (SDXL's sdxl_no_half_vae) is ticked.
+  const char* noHalfVae = ctx.family ? familyRow(*ctx.family).kohyaNoHalfVaeKey : nullptr;
+  if (noHalfVae && ctx.has(noHalfVae)) {
+    const std::string key = noHalfVae;
+    if (!ctx.flag(key))
+      ctx.atDefaults({key}, key + " false: no_half_vae's default");
     else if (std::string err = ctx.setOption("no_half_vae", true); err.empty())
-      ctx.carried({"sdxl_no_half_vae"}, "sdxl_no_half_vae true -> no_half_vae = true");
+      ctx.carried({key}, key + " true -> no_half_vae = true");
     else
-      ctx.notCarried({"sdxl_no_half_vae"}, "sdxl_no_half_vae: " + err);
+      ctx.notCarried({key}, key + ": " + err);
   }
 }
 

@@ -16,6 +16,8 @@ enum class Section { Model, Dataset, Training, Network, Optimizer, Compile, Savi
 
 enum class Tab : std::uint8_t { LoRA = 1, DreamBooth = 2, FineTune = 4 };
 enum class Family : std::uint8_t { SDXL = 1, FLUX = 2, SD15 = 4, SD2 = 8 };
+// The family assumed where none is said or detected yet (the app's first view, the runner's tools).
+constexpr Family kDefaultFamily = Family::SDXL;
 
 constexpr std::uint8_t kAllTabs = 1 | 2 | 4;
 constexpr std::uint8_t kAllFamilies = 1 | 2 | 4 | 8;

@@ -32,4 +32,8 @@ const TrainingScript* trainingScriptFor(std::optional<Family> family, Tab tab, b
   return nullptr;
 }
 
+bool scriptTrains(const TrainingScript& script, Family family) {
+  return script.family ? *script.family == family : family == Family::SD15 || family == Family::SD2;
+}
+
 }  // namespace sinter

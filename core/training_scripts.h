@@ -29,4 +29,7 @@ const TrainingScript* findTrainingScript(const std::string& arg);
 // (a fine-tune of SDXL or FLUX whose metadata comes from a dataset config, not in_json).
 const TrainingScript* trainingScriptFor(std::optional<Family> family, Tab tab, bool hasInJson);
 
+// Whether `script` trains `family` (a script without a family trains SD 1.x and 2.x).
+bool scriptTrains(const TrainingScript& script, Family family);
+
 }  // namespace sinter

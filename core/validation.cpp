@@ -3,6 +3,7 @@
 #include <regex>
 
 #include "core/compile_settings.h"
+#include "core/family_table.h"
 #include "core/registry.h"
 #include "core/text_escape.h"
 
@@ -106,9 +107,10 @@ std::vector<Diagnostic> validateConfig(const Config& config) {
   if (k.on("compile") && k.str("compile_backend") == "cudagraphs" && k.str("compile_mode") != "default")
     k.warning("compile_mode", "compile_mode is ignored by the cudagraphs backend");
 
-  // Block swapping is for the FLUX transformer only (sd-scripts: not for SDXL).
-  if (k.set("blocks_to_swap") && k.num("blocks_to_swap") > 0 && family && *family != Family::FLUX)
-    k.error("blocks_to_swap", "blocks_to_swap is only supported for FLUX, not " + std::string(toString(*family)));
+  // Block swapping is for the FLUX transformer only (sd-scripts: not for SDXL): the option's families.
+  if (k.set("blocks_to_swap") && k.num("blocks_to_swap") > 0 && family && !findOption("blocks_to_swap")->appliesToFamily(*family))
+    k.error("blocks_to_swap", "blocks_to_swap is only supported for " + familyLabels(findOption("blocks_to_swap")->families) +
+                                  ", not " + std::string(toString(*family)));
 
   // Precision.
   const std::string mp = k.str("mixed_precision");
@@ -139,7 +141,7 @@ std::vector<Diagnostic> validateConfig(const Config& config) {
     if (k.num("caption_tag_dropout_rate") > 0)
       k.error("caption_tag_dropout_rate", "caption_tag_dropout_rate cannot be used with cached text encoder outputs");
     // FLUX caches T5-XXL's outputs and CLIP-L encodes in the step (sd-scripts' partial cache).
-    if (config.tab() == Tab::LoRA && !k.on("network_train_unet_only") && family != Family::FLUX)
+    if (config.tab() == Tab::LoRA && !k.on("network_train_unet_only") && !(family && familyRow(*family).partialTextCache))
       k.error("cache_text_encoder_outputs", "cache_text_encoder_outputs needs network_train_unet_only = true "
                                             "(cached outputs cannot train text encoder LoRA modules)");
     if (config.tab() != Tab::LoRA && k.on("train_text_encoder"))
@@ -154,10 +156,13 @@ std::vector<Diagnostic> validateConfig(const Config& config) {
     if (k.on("dim_from_weights") && !k.set("network_weights"))
       k.error("dim_from_weights", "dim_from_weights needs network_weights");
     const std::string module = k.str("network_module");
-    if (family && *family == Family::FLUX && module == "networks.lora")
-      k.error("network_module", "FLUX uses network_module = \"networks.lora_flux\"");
-    if (family && *family != Family::FLUX && module == "networks.lora_flux")
-      k.error("network_module", "networks.lora_flux is for FLUX; use networks.lora");
+    // sd-scripts' LoRA modules are per family (networks.lora, networks.lora_flux): another family's is refused.
+    for (const FamilyRow& row : familyTable()) {
+      if (!family || module != row.loraModule || module == familyRow(*family).loraModule) continue;
+      k.error("network_module", std::string(familyRow(*family).label) + " uses network_module = \"" + familyRow(*family).loraModule +
+                                    "\"; " + row.loraModule + " is for " + row.label);
+      break;
+    }
   }
 
   if (k.on("cpu_offload_checkpointing") && k.set("blocks_to_swap") && k.num("blocks_to_swap") > 0)
@@ -191,8 +196,10 @@ std::vector<Diagnostic> validateConfig(const Config& config) {
   const long long steps = config.getInt("bucket_reso_steps");
   // The latents of a bucket must divide into the model's downsampling: sd-scripts'
   // verify_bucket_reso_steps(32) for SDXL and FLUX LoRA, 16 for flux_train.py.
-  if (family && (*family == Family::SDXL || *family == Family::FLUX)) {
-    const long long multiple = *family == Family::FLUX && config.tab() != Tab::LoRA ? 16 : 32;
+  if (const int multiple = !family                      ? 0
+                           : config.tab() == Tab::LoRA ? familyRow(*family).bucketMultipleLora
+                                                       : familyRow(*family).bucketMultipleFull;
+      multiple > 0) {
     if (steps > 0 && steps % multiple != 0)
       k.error("bucket_reso_steps", "bucket_reso_steps is " + std::to_string(steps) + "; " + toString(*family) +
                                        " needs a multiple of " + std::to_string(multiple) + " (sd-scripts refuses it too)");
@@ -249,7 +256,7 @@ std::vector<Diagnostic> validateConfig(const Config& config) {
     k.warning("initial_epoch", "initial_step is set, so initial_epoch is ignored");
   // block_lr is sdxl_train.py's: SDXL DreamBooth and fine-tuning only.
   if (k.set("block_lr")) {
-    if (family && *family != Family::SDXL)
+    if (family && !findOption("block_lr")->appliesToFamily(*family))
       k.error("block_lr", "block_lr sets learning rates for the blocks of the SDXL U-Net (sdxl_train.py); " + std::string(toString(*family)) +
                               " has none (its training script refuses --block_lr: unrecognized arguments)");
     else if (config.tab() == Tab::LoRA)

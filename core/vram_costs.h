@@ -30,7 +30,7 @@ constexpr double kSdxlSavedBytesPerToken = 5.4e4;
 constexpr double kSdxlRecomputeBytesPerToken = 3.0e4;
 constexpr double kSdxlFixedGiB = 1.0;
 
-// The VAE encoding images (the start's latent-caching stage; models/sdxl_vae.h; FLUX's AE has the
+// The VAE encoding images (the start's latent-caching stage; models/autoencoders/sdxl_vae.h; FLUX's AE has the
 // same encoder): it peaks in its first level, 128 channels at the image's full resolution, where
 // about 8 tensors of that size in the VAE's dtype are alive at once under no_grad. Measured on an
 // H100 (tests/gpu/sdxl_vae_encode_check.cpp): 2.00 GiB at 1024x1024 in bf16, 4.01 GiB in fp32,

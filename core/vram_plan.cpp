@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "core/compile_settings.h"
+#include "core/family_table.h"
 #include "core/network_rank.h"
 #include "core/optimizer_table.h"
 #include "core/registry.h"
@@ -97,9 +98,6 @@ std::pair<int64_t, int64_t> parseResolution(const Config& config) {
   }
 }
 
-// What the latent-caching stage holds, as the plan's text names it.
-std::string autoencoderName(Family family) { return family == Family::FLUX ? "the AE" : "the VAE (encoding at the resolution)"; }
-
 std::string describeSettings(const PlanSettings& s, const PlanRequest& r) {
   const std::optional<MemoryModel> m = fullSizeMemoryModel(r.family);
   return describe(s, m.value_or(MemoryModel{}), r.lora);
@@ -112,8 +110,8 @@ MemoryModel fluxDevMemoryModel() {
   // 19 double and 38 single blocks, 64 latent channels in, T5 4096 wide, CLIP pooled 768.
   const int64_t h = 3072, m = 12288, d = 128, in = 64, ctx = 4096, vec = 768, t = 256;
   MemoryModel model;
-  model.family = Family::FLUX;
   model.architecture = "FLUX.1-dev";
+  model.autoencoderName = "the AE";
   BlockKind dbl{"double", 19, 0, 0}, sgl{"single", 38, 0, 0};
   for (int stream = 0; stream < 2; ++stream) {  // img and txt
     for (Linear l : {Linear{h, 6 * h}, Linear{h, 3 * h}, Linear{h, h}, Linear{h, m}, Linear{m, h}}) add(dbl, l);
@@ -157,7 +155,6 @@ MemoryModel sdxlBaseMemoryModel() {
   // kernels (333,209,600), which Sinter stores in float8 too (sd-scripts casts the whole U-Net);
   // the rest (1,606,404) are norms, biases and the 4-channel stem and head convolutions.
   MemoryModel model;
-  model.family = Family::SDXL;
   model.architecture = "SDXL base 1.0";
   model.blocks = {BlockKind{"U-Net", 1, 2232647680LL + 333209600LL, 1606404LL}};
   model.fp8Capable = true;  // LoRA: the planner's fp8_base (full weights train what fp8 would store)
@@ -180,9 +177,11 @@ MemoryModel sdxlBaseMemoryModel() {
 }
 
 std::optional<MemoryModel> fullSizeMemoryModel(Family family) {
-  if (family == Family::FLUX) return fluxDevMemoryModel();
-  if (family == Family::SDXL) return sdxlBaseMemoryModel();
-  return std::nullopt;
+  const FamilyRow& row = familyRow(family);
+  if (!row.memoryModel) return std::nullopt;
+  MemoryModel model = row.memoryModel();
+  model.family = family;
+  return model;
 }
 
 PlanRequest planRequestFromConfig(const Config& config, const MemoryModel& model, double correction) {
@@ -379,9 +378,11 @@ std::vector<std::pair<std::string, Value>> VramPlan::settingsToApply() const {
     return std::find(request.fixedKeys.begin(), request.fixedKeys.end(), key) != request.fixedKeys.end();
   };
   const PlanSettings& s = chosen->settings;
-  if ((request.family == Family::FLUX || request.family == Family::SDXL) && request.lora && !fixed("fp8_base") && !fixed("fp8_base_unet"))
+  // The family's options (its full-size model's), whatever this build's float8 allows.
+  const MemoryModel family = fullSizeMemoryModel(request.family).value_or(MemoryModel{});
+  if (family.fp8Capable && request.lora && !fixed("fp8_base") && !fixed("fp8_base_unet"))
     out.emplace_back("fp8_base", Value(s.fp8Base));
-  if (request.family == Family::FLUX && request.lora && !fixed("blocks_to_swap"))
+  if (family.swappable && request.lora && !fixed("blocks_to_swap"))
     out.emplace_back("blocks_to_swap", Value(static_cast<long long>(s.blocksToSwap)));
   if (!fixed("gradient_checkpointing")) out.emplace_back("gradient_checkpointing", Value(s.gradientCheckpointing));
   if (!fixed("cpu_offload_checkpointing")) out.emplace_back("cpu_offload_checkpointing", Value(s.cpuOffloadCheckpointing));
@@ -406,7 +407,7 @@ std::vector<std::string> VramPlan::lines() const {
                   gib(c.trainableBytes) + ", gradients " + gib(c.gradientBytes) + ", optimizer " + gib(c.optimizerBytes) +
                   ", activations " + gib(c.activationBytes) + "); step time x" + std::to_string(c.relativeStepTime).substr(0, 4) +
                   " of the resident step");
-    out.push_back("  estimated start peak " + gib(c.startPeakBytes) + " (its largest stage: " + autoencoderName(m.family) +
+    out.push_back("  estimated start peak " + gib(c.startPeakBytes) + " (its largest stage: " + m.autoencoderName +
                   ", the text encoders or the step's weights, one at a time)");
   } else {
     out.push_back("  no plan fits: " + error());
@@ -437,7 +438,7 @@ std::string VramPlan::error() const {
   for (const PlanEstimate& c : candidates)
     if (request.startMustFit && !c.breaksCapture && c.stepPeakBytes <= request.budgetBytes && c.startPeakBytes > request.budgetBytes) {
       text += "; the training step would fit (" + describeSettings(c.settings, request) + ": " + gib(c.stepPeakBytes) +
-              ") but the start's largest stage does not (the text encoders or " + autoencoderName(request.family) +
+              ") but the start's largest stage does not (the text encoders or " + fullSizeMemoryModel(request.family).value_or(MemoryModel{}).autoencoderName +
               " while the caches are built: " + gib(c.startPeakBytes) + ")";
       break;
     }

@@ -34,8 +34,9 @@ struct BlockKind {
 
 // What a family's step keeps and computes, in parameters and per-token costs.
 struct MemoryModel {
-  Family family = Family::SDXL;
+  Family family = kDefaultFamily;        // set by fullSizeMemoryModel from the family table's row
   std::string architecture;              // "FLUX.1-dev transformer", ...: for the plan's text
+  std::string autoencoderName = "the VAE (encoding at the resolution)";  // the latent-caching stage, for the plan's text
   std::vector<BlockKind> blocks;         // the denoiser's blocks (FLUX: double, single)
   int64_t trunkLinearParams = 0;         // the denoiser outside its blocks
   int64_t trunkOtherParams = 0;
@@ -68,7 +69,7 @@ struct MemoryModel {
 // The full-size architectures (FLUX.1-dev, SDXL base 1.0), by formula from their configurations.
 MemoryModel fluxDevMemoryModel();
 MemoryModel sdxlBaseMemoryModel();
-// nullopt for a family without a model (SD 1.x/2.x).
+// The family table's model (core/family_table.h), its family set; nullopt for a family without one (SD 1.x/2.x).
 std::optional<MemoryModel> fullSizeMemoryModel(Family family);
 
 // One candidate: the settings the planner may choose.
@@ -94,7 +95,7 @@ struct PlanEstimate {
 
 // What the planner reads of a config, resolved.
 struct PlanRequest {
-  Family family = Family::SDXL;
+  Family family = kDefaultFamily;
   bool lora = true;
   int64_t width = 1024, height = 1024, batch = 1;
   int64_t rank = 4;

@@ -51,7 +51,8 @@ CompileSettingsPanel::CompileSettingsPanel(Tab tab, QWidget* parent)
 const std::vector<OptionEditor*>& CompileSettingsPanel::editors() const { return group_->editors(); }
 
 bool CompileSettingsPanel::appliesTo(std::optional<Family> family) {
-  return family && (*family == Family::SDXL || *family == Family::FLUX);
+  // The families the registry gives the compile options (the mission keeps the panel to SDXL and FLUX).
+  return family && findOption("compile")->appliesToFamily(*family);
 }
 
 void CompileSettingsPanel::applyFamily(std::optional<Family> family) {

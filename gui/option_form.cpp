@@ -1,5 +1,7 @@
 #include "option_form.h"
 
+#include <algorithm>
+
 #include <QFileInfo>
 #include <QGridLayout>
 #include <QLabel>
@@ -7,6 +9,7 @@
 
 #include "collapsible_section.h"
 #include "compile_settings_panel.h"
+#include "core/family_table.h"
 #include "core/model_family_detect.h"
 #include "core/registry.h"
 #include "option_editor.h"
@@ -40,15 +43,7 @@ QString sectionTitle(Section section) {
   return {};
 }
 
-QString familyDisplayName(Family family) {
-  switch (family) {
-    case Family::SDXL: return QStringLiteral("SDXL");
-    case Family::FLUX: return QStringLiteral("FLUX.1");
-    case Family::SD15: return QStringLiteral("SD 1.5");
-    case Family::SD2: return QStringLiteral("SD 2.x");
-  }
-  return {};
-}
+QString familyDisplayName(Family family) { return QString::fromLatin1(familyRow(family).label); }
 
 OptionForm::OptionForm(Tab tab, QWidget* parent) : QWidget(parent), tab_(tab) {
   build();
@@ -77,7 +72,9 @@ void OptionForm::build() {
     return s.appliesToTab(tab_) && std::string(s.key) != kTrainingTypeKey;
   };
   const auto familySpecific = [](const OptionSpec& s) {
-    return onlyFor(s, Family::SDXL) || onlyFor(s, Family::FLUX);
+    for (Family family : allFamilies())
+      if (onlyFor(s, family)) return true;
+    return false;
   };
 
   // Source model: the model section's everyday fields (folders go to Folders).
@@ -127,13 +124,16 @@ void OptionForm::build() {
   grid->setColumnStretch(1, 1);
 
   // Family-specific groups: options that exist for one family only.
-  for (Family family : {Family::SDXL, Family::FLUX}) {
+  for (Family family : allFamilies()) {
+    const auto own = [&](const OptionSpec& s) {
+      return applies(s) && onlyFor(s, family) && s.section != Section::Model && s.section != Section::Sample &&
+             s.section != Section::Compile && !isFolder(s);
+    };
+    if (std::none_of(registry.begin(), registry.end(), own)) continue;  // a family with no options of its own
     OptionGroup* group = addGroup(parameters, parameters->contentLayout(), familyDisplayName(family));
     familyGroups_.emplace_back(group, family);
     for (const OptionSpec& s : registry)
-      if (applies(s) && onlyFor(s, family) && s.section != Section::Model &&
-          s.section != Section::Sample && s.section != Section::Compile && !isFolder(s))
-        addEditor(group, s);
+      if (own(s)) addEditor(group, s);
   }
 
   // Advanced: the rest, by section, and the compile panel.

@@ -10,23 +10,15 @@
 #include <iostream>
 
 #include "cli/demo_assets.h"
-#include "cli/flux_module_outputs.h"
 #include "cli/lora_layout.h"
 #include "core/exit_codes.h"
 #include "io/safetensors.h"
-#include "models/flux_checkpoint.h"
-#include "models/flux_random_checkpoint.h"
-#include "models/text_encoder_random_checkpoint.h"
 #include "network/lora_network.h"
-#include "models/random_checkpoint.h"
-#include "models/sd_checkpoint.h"
 #include "train/base/device_info.h"
 #include "train/base/vram_budget.h"
 #include "train/base/run_errors.h"
 #include "train/bench/step_profiler.h"
 #include "train/parts/family_registration.h"
-#include "train/sd/sd_module_outputs.h"
-#include "train/sdxl/sdxl_module_outputs.h"
 
 namespace sinter::runner {
 
@@ -68,96 +60,48 @@ torch::Device comparisonDevice(const Config& config) {
   return device;
 }
 
-// --module_outputs OUT --module_inputs IN: the checkpoint's models in fp32 on the training device.
-int writeModuleOutputs(const Config& config, const std::string& outPath, const std::string& inPath) {
-  const std::string checkpoint = config.getString("pretrained_model_name_or_path");
-  if (checkpoint.empty()) {
-    spdlog::error("--module_outputs needs --pretrained_model_name_or_path (an SDXL or SD 1.x/2.x single-file checkpoint)");
-    return kExitBadInput;
-  }
-  const std::map<std::string, torch::Tensor> inputs = readInputs(inPath);
-  const torch::Device device = comparisonDevice(config);
-  // The family's models and how they run on the inputs (SD 1.x/2.x: UNet and text encoder; SDXL: all four).
-  models::SdCheckpoint sd;
-  train::SdxlModelSet sdxl;
-  std::function<std::map<std::string, torch::Tensor>()> outputsOf;
-  std::string inputNames;
-  if (config.family() == Family::SD15 || config.family() == Family::SD2) {
-    sd = models::loadSdCheckpoint(checkpoint);
-    for (torch::nn::Module* m : {static_cast<torch::nn::Module*>(sd.unet.get()), &sd.textEncoder()}) {
-      m->to(device, torch::kFloat32);
-      m->eval();
-    }
-    outputsOf = [&] { return train::sdModuleOutputs(sd, inputs); };
-    inputNames = "x, timesteps, context; input_ids";
-  } else {
-    sdxl = train::loadSdxlModelSet(checkpoint, config.getString("vae"));
-    sdxl.toDevice(device, torch::kFloat32);
-    sdxl.setTraining(false);
-    outputsOf = [&] { return train::sdxlModuleOutputs(sdxl, inputs); };
-    inputNames = "x, timesteps, context, y; images; input_ids";
-  }
-  spdlog::info("running the models of {} on {} in fp32", checkpoint, train::describeDevice(device));
-  std::vector<std::pair<std::string, torch::Tensor>> outputs;
-  try {
-    for (auto& [name, tensor] : outputsOf()) outputs.emplace_back(name, tensor.cpu());
-  } catch (const std::invalid_argument& e) {
-    spdlog::error("{}: {}", inPath, e.what());
-    return kExitBadInput;
-  }
-  if (outputs.empty()) {
-    spdlog::error("{}: no model has all of its inputs ({})", inPath, inputNames);
-    return kExitBadInput;
-  }
-  io::writeSafetensors(outPath, outputs, {{"checkpoint", checkpoint}});
-  spdlog::info("wrote {} outputs to {}", outputs.size(), outPath);
-  return kExitOk;
+// The families whose registration has a tool, by name, for the refusal of another ("sdxl or flux").
+std::string familiesWith(const std::function<bool(const train::FamilyRegistration&)>& has) {
+  std::vector<std::string> names;
+  for (const train::FamilyRegistration& r : train::registeredFamilies())
+    if (has(r)) names.emplace_back(toString(r.family));
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return out;
 }
 
-// --module_outputs OUT --module_inputs IN --model_family flux: the FLUX transformer
-// (--pretrained_model_name_or_path) and autoencoder (--ae), either or both, in fp32.
-int writeFluxModuleOutputs(const Config& config, const std::string& outPath, const std::string& inPath) {
-  const std::string transformerPath = config.getString("pretrained_model_name_or_path"), aePath = config.getString("ae"),
-                    t5Path = config.getString("t5xxl");
-  if (transformerPath.empty() && aePath.empty() && t5Path.empty()) {
-    spdlog::error("--module_outputs --model_family flux needs --pretrained_model_name_or_path (a FLUX.1 transformer), "
-                  "--ae (ae.safetensors) and/or --t5xxl (a T5 encoder)");
+const train::FamilyRegistration* toolFamily(const Config& config) {
+  return config.family() ? train::findRegisteredFamily(*config.family()) : nullptr;
+}
+
+// --module_outputs OUT --module_inputs IN: the family's models in fp32 on the training device.
+int writeModuleOutputs(const Config& config, const std::string& outPath, const std::string& inPath) {
+  const Family family = config.family().value_or(kDefaultFamily);
+  const train::FamilyRegistration* registration = train::findRegisteredFamily(family);
+  if (!registration || !registration->moduleOutputs) {
+    spdlog::error("--module_outputs runs the models of model_family {}, not {}",
+                  familiesWith([](const train::FamilyRegistration& r) { return bool(r.moduleOutputs); }), toString(family));
     return kExitBadInput;
   }
   const std::map<std::string, torch::Tensor> inputs = readInputs(inPath);
   const torch::Device device = comparisonDevice(config);
-  models::FluxTransformer transformer{nullptr};
-  models::FluxAutoencoder ae{nullptr};
-  if (!transformerPath.empty()) {
-    transformer = models::loadFluxTransformer(transformerPath, torch::kFloat32);
-    transformer->to(device);
-    transformer->eval();
-  }
-  if (!aePath.empty()) {
-    ae = models::loadFluxAutoencoder(aePath, torch::kFloat32);
-    ae->to(device);
-    ae->eval();
-  }
-  models::T5Encoder t5{nullptr};
-  if (!t5Path.empty()) {
-    t5 = models::loadT5Encoder(t5Path, torch::kFloat32);
-    t5->to(device);
-    t5->eval();
-  }
-  spdlog::info("running FLUX {} {} {} on {} in fp32", transformerPath, aePath, t5Path, train::describeDevice(device));
-  std::vector<std::pair<std::string, torch::Tensor>> outputs;
+  train::ModuleOutputs outputs;
   try {
-    for (auto& [name, tensor] : fluxModuleOutputs(&transformer, &ae, &t5, inputs)) outputs.emplace_back(name, tensor.cpu());
+    outputs = registration->moduleOutputs(config, inputs, device);
   } catch (const std::invalid_argument& e) {
     spdlog::error("{}: {}", inPath, e.what());
     return kExitBadInput;
   }
-  if (outputs.empty()) {
-    spdlog::error("{}: no model has all of its inputs (img, img_ids, txt, txt_ids, timesteps, y[, guidance]; images; t5_ids)", inPath);
+  if (!outputs.missing.empty()) {
+    spdlog::error("--module_outputs needs {}", outputs.missing);
     return kExitBadInput;
   }
-  io::writeSafetensors(outPath, outputs, {{"transformer", transformerPath}, {"ae", aePath}, {"t5xxl", t5Path}});
-  spdlog::info("wrote {} outputs to {}", outputs.size(), outPath);
+  if (outputs.tensors.empty()) {
+    spdlog::error("{}: no model has all of its inputs ({})", inPath, outputs.inputNames);
+    return kExitBadInput;
+  }
+  io::writeSafetensors(outPath, outputs.tensors, std::map<std::string, std::string>(outputs.metadata.begin(), outputs.metadata.end()));
+  spdlog::info("wrote {} outputs to {}", outputs.tensors.size(), outPath);
   return kExitOk;
 }
 
@@ -174,44 +118,24 @@ bool isTool(const ParsedArgs& args) {
 std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
   try {
     if (auto out = value(args, "init_checkpoint")) {
-      if (!config.family()) {
-        spdlog::error("--init_checkpoint needs --model_family sdxl, flux, sd15 or sd2");
+      const train::FamilyRegistration* registration = toolFamily(config);
+      if (!registration || !registration->writeRandomCheckpoint) {
+        spdlog::error("--init_checkpoint needs --model_family {}",
+                      familiesWith([](const train::FamilyRegistration& r) { return bool(r.writeRandomCheckpoint); }));
         return kExitBadInput;
       }
       std::optional<bool> tiny = tinySize(args);
       if (!tiny) return kExitBadInput;
       const std::filesystem::path parent = std::filesystem::path(*out).parent_path();
       if (!parent.empty()) std::filesystem::create_directories(parent);
-      if (config.family() == Family::FLUX) {
-        // The transformer (FLUX.1-dev's layout) at OUT and the other models beside it, as FLUX
-        // users keep flux1-dev.safetensors, ae.safetensors, clip_l.safetensors and t5xxl_fp16.safetensors.
-        const std::string ae = (parent / "ae.safetensors").string();
-        const std::string clipL = (parent / "clip_l.safetensors").string();
-        const std::string t5 = (parent / "t5xxl_fp16.safetensors").string();
-        spdlog::info("writing a {} FLUX.1-dev transformer with random weights to {}, and its autoencoder, CLIP-L and T5-XXL "
-                     "to {}, {}, {}", *tiny ? "tiny" : "full-size", *out, ae, clipL, t5);
-        models::writeRandomFluxTransformer(*out, *tiny, /*dev=*/true, seedOf(config));
-        models::writeRandomFluxAutoencoder(ae, *tiny, seedOf(config) + 1);
-        models::writeRandomClipL(clipL, *tiny, seedOf(config) + 2);
-        models::writeRandomT5Xxl(t5, *tiny, seedOf(config) + 3);
-        spdlog::info("wrote {}, {}, {} and {}", *out, ae, clipL, t5);
-        return kExitOk;
-      }
-      if (config.family() == Family::SD15 || config.family() == Family::SD2) {
-        const bool v1 = config.family() == Family::SD15;
-        spdlog::info("writing a {} {} checkpoint with random weights to {}", *tiny ? "tiny" : "full-size", v1 ? "SD 1.5" : "SD 2.1", *out);
-        models::writeRandomSdCheckpoint(*out, v1 ? models::SdVersion::V1 : models::SdVersion::V2, *tiny, seedOf(config));
-        spdlog::info("wrote {}", *out);
-        return kExitOk;
-      }
-      spdlog::info("writing a {} SDXL checkpoint with random weights to {}", *tiny ? "tiny" : "full-size", *out);
-      models::writeRandomSdxlCheckpoint(*out, *tiny, seedOf(config));
-      spdlog::info("wrote {}", *out);
+      registration->writeRandomCheckpoint(*out, *tiny, seedOf(config));
       return kExitOk;
     }
     if (args.hasFlag("print_lora_layout")) {
-      if (config.family() != Family::SDXL && config.family() != Family::FLUX) {
-        spdlog::error("--print_lora_layout needs --model_family sdxl or flux");
+      const train::FamilyRegistration* registration = toolFamily(config);
+      if (!registration || !registration->loraLayout) {
+        spdlog::error("--print_lora_layout needs --model_family {}",
+                      familiesWith([](const train::FamilyRegistration& r) { return bool(r.loraLayout); }));
         return kExitBadInput;
       }
       std::optional<bool> tiny = tinySize(args);
@@ -219,10 +143,10 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
       try {
         // networks.lora_flux's train_blocks (network_args) picks the blocks, as in a run.
         const network::LoraNetworkArgs networkArgs = network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module"));
-        network::checkNetworkArgsFamily(networkArgs, config.family() == Family::FLUX);
-        std::cout << loraLayoutJson(config.family() == Family::FLUX ? "flux" : "sdxl", *tiny, !config.getBool("network_train_unet_only"),
-                                    networkArgs.trainBlocks.value_or("all"), networkArgs.trainT5xxl)
-                  << std::endl;
+        network::checkNetworkArgsFamily(networkArgs, registration->networkModule == "networks.lora_flux");
+        const train::LoraLayoutModels models = registration->loraLayout(*tiny, !config.getBool("network_train_unet_only"),
+                                                                       networkArgs.trainBlocks.value_or("all"), networkArgs.trainT5xxl);
+        std::cout << loraLayoutJson(toString(registration->family), *tiny, models) << std::endl;
       } catch (const std::exception& e) {
         spdlog::error("{}", e.what());
         return kExitBadInput;
@@ -246,7 +170,6 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
         spdlog::error("--module_outputs needs --module_inputs IN.safetensors");
         return kExitBadInput;
       }
-      if (config.family() == Family::FLUX) return writeFluxModuleOutputs(config, *out, *in);
       return writeModuleOutputs(config, *out, *in);
     }
     if (auto steps = value(args, "benchmark_steps")) {
@@ -269,7 +192,7 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
           spdlog::warn("profile_steps: the benchmark writes its traces to output_dir, which is not set");
       }
       // The family's own benchmark (its registration's), SDXL's when --model_family is not given.
-      const Family family = config.family().value_or(Family::SDXL);
+      const Family family = config.family().value_or(kDefaultFamily);
       // SINTER_CUDA_MEMORY_CAP_GB emulates a smaller card; vram_budget_gb plans the benchmark's step.
       if (const std::string capped = train::applyMemoryCapFromEnvironment(train::trainingDevice()); !capped.empty())
         spdlog::info("{}", capped);

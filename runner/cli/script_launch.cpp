@@ -87,7 +87,7 @@ std::vector<Diagnostic> applyTrainingScript(const TrainingScript& script, Config
   if (script.family) {
     if (!family.empty() && family != "auto" && family != toString(*script.family)) conflict("model_family", family);
     else config.set("model_family", std::string(toString(*script.family)), kCommandLine);
-  } else if (family == toString(Family::SDXL) || family == toString(Family::FLUX)) {
+  } else if (const std::optional<Family> said = familyFromString(family); said && !scriptTrains(script, *said)) {
     conflict("model_family", family);
   }
   const std::string type = config.has("training_type") ? config.getString("training_type") : "";

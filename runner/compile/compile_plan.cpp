@@ -37,17 +37,12 @@ static void planAllReduce(CompilePlan& plan, const CaptureFacts& facts) {
                               ") outside the blocks' graphs, bucket by bucket as backward completes them");
 }
 
-std::string fusedKernelNames(Family family) {
-  return family == Family::FLUX ? "QK RMSNorm+RoPE, LayerNorm+modulate, gated residual, attention+GELU join"
-                                : "GEGLU, GroupNorm+SiLU";
-}
-
-CompilePlan planCompile(const Config& config, std::optional<Family> family, const CaptureFacts& facts) {
+CompilePlan planCompile(const Config& config, const CompileTargets& targets, const CaptureFacts& facts) {
   CompilePlan plan;
   plan.request = resolveCompileRequest(config);
   const CompileRequest& r = plan.request;
-  plan.model = family == Family::FLUX ? "DiT model" : "U-Net";
-  plan.blocks = family == Family::FLUX ? "double and single blocks" : "input, middle and output blocks";
+  plan.model = targets.model;
+  plan.blocks = targets.blocks;
   plan.cacheLimit = r.cacheSizeLimit;
   if (!r.enabled) return plan;
 
@@ -69,21 +64,14 @@ CompilePlan planCompile(const Config& config, std::optional<Family> family, cons
         "LoRA: the base GEMM adds into the up projection's output in its epilogue, and backward into the down "
         "projection's input gradient (always on)");
     // The family's own kernels (kernels/fused_kernels.h).
-    const bool flux = family == Family::FLUX;
-    const std::string kernels = fusedKernelNames(family.value_or(Family::SDXL));
+    const std::string& kernels = targets.fusedKernels;
     if (!facts.fusedKernelsInBuild) {
       plan.unavailable.push_back("fused kernels (" + kernels + "): this build has no CUDA kernels (a CUDA libtorch and nvcc)");
     } else if (!facts.cudaDevice) {
       plan.unavailable.push_back("fused kernels (" + kernels + "): training on the CPU");
     } else {
       plan.fuseKernels = true;
-      plan.mechanisms.push_back(
-          flux ? "fused kernels: QK RMSNorm+RoPE (each head's query and key normalised, scaled and turned in float32, "
-                 "rounded once, in one kernel each way where the stock operators take a dozen), LayerNorm+modulate and "
-                 "the gated residual (one pass each way, the shift, scale and gate gradients summed in the same pass), "
-                 "and the single blocks' attention+GELU join (linear2's input written once, GELU read in place)"
-               : "fused kernels: GEGLU (value * gelu(gate)) and GroupNorm+SiLU (float32 statistics, rounded once), each "
-                 "reading its input once or twice where the stock operators write intermediates");
+      plan.mechanisms.push_back("fused kernels: " + targets.fusedKernelsDetail);
     }
   }
   if (autotune) {

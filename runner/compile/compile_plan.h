@@ -60,9 +60,14 @@ struct CompilePlan {
   std::vector<std::string> lines() const;
 };
 
-CompilePlan planCompile(const Config& config, std::optional<Family> family, const CaptureFacts& facts);
+// What a family's registration says of its compiled parts (train/parts/family_registration.h).
+struct CompileTargets {
+  std::string model;         // the denoiser as sd-scripts' log names it: "U-Net", "DiT model"
+  std::string blocks;        // its per-block regions: "input, middle and output blocks"
+  std::string fusedKernels;  // the project's own kernels backend=inductor runs for it (kernels/fused_kernels.h), short
+  std::string fusedKernelsDetail;  // what they do, for the plan's mechanism line
+};
 
-// The project's own fused kernels that backend=inductor runs for a family (kernels/fused_kernels.h).
-std::string fusedKernelNames(Family family);
+CompilePlan planCompile(const Config& config, const CompileTargets& targets, const CaptureFacts& facts);
 
 }  // namespace sinter::compile

@@ -79,7 +79,7 @@ __device__ __forceinline__ float rowMax(float v, float (&shared)[kThreads / 32])
 }
 
 // The factor of a row with this amax (its scale is 1 / factor), following
-// models/float8_compute.cpp's torch operators step by step (reciprocal, multiply, round to bfloat16,
+// models/weights/float8_compute.cpp's torch operators step by step (reciprocal, multiply, round to bfloat16,
 // reciprocal; each IEEE round-to-nearest), so both paths give the same bits.
 __device__ __forceinline__ float rowFactor(float amax, float formatMax, float smallestAmax) {
   const float clamped = amax < smallestAmax ? smallestAmax : amax;  // a NaN stays NaN, as clamp_min keeps it

@@ -384,7 +384,7 @@ int64_t LoraNetwork::rankFor(const LoraTargetRule& rule, const std::string& name
   }
   *alpha = options_.alpha;
   int64_t dim = options_.dim;
-  if (unet && rule.family == LoraFamily::FLUX) {
+  if (unet && rule.module == LoraNetworkModule::LoraFlux) {
     if (const std::optional<int64_t> typed = fluxTypeDim(a, name)) dim = *typed;  // may be 0: left out
     // train_double_block_indices / train_single_block_indices: "lora_unet_double_blocks_<i>_...".
     const bool isDouble = name.find("double") != std::string::npos, isSingle = name.find("single") != std::string::npos;
@@ -403,7 +403,7 @@ int64_t LoraNetwork::rankFor(const LoraTargetRule& rule, const std::string& name
 size_t LoraNetwork::attach(const LoraTargetRule& rule, torch::nn::Module& root, const std::string& pathPrefix) {
   if (options_.args.lycoris) return attachLycoris(rule, root, pathPrefix);
   const LoraComponent component = rule.component;
-  checkNetworkArgsFamily(options_.args, rule.family == LoraFamily::FLUX);
+  checkNetworkArgsFamily(options_.args, rule.module == LoraNetworkModule::LoraFlux);
   // One walk in module order, as sd-scripts' named_modules(): Linears and Conv2ds.
   struct Candidate {
     std::string path;

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "core/network_rank.h"
-#include "models/conv2d.h"
-#include "models/linear.h"
-#include "models/lycoris_adapter.h"
+#include "models/layers/conv2d.h"
+#include "models/layers/linear.h"
+#include "models/adapters/lycoris_adapter.h"
 #include "network/lora_targets.h"
 #include "network/lycoris_args.h"
 

@@ -226,14 +226,14 @@ LoraTargetRule sdLoraRule(LoraComponent component, int64_t numResBlocks, int64_t
 LoraTargetRule fluxLoraRule(LoraComponent component, const std::string& trainBlocks) {
   if (component != LoraComponent::Unet) {
     LoraTargetRule clip = sdxlLoraRule(component);  // CLIP's attention and MLP
-    clip.family = LoraFamily::FLUX;
+    clip.module = LoraNetworkModule::LoraFlux;
     return clip;
   }
   if (trainBlocks != "all" && trainBlocks != "double" && trainBlocks != "single")
     throw std::invalid_argument("network_args train_blocks='" + trainBlocks + "' is not one of all, double, single");
   LoraTargetRule rule;
   rule.component = component;
-  rule.family = LoraFamily::FLUX;
+  rule.module = LoraNetworkModule::LoraFlux;
   const bool doubles = trainBlocks != "single", singles = trainBlocks != "double";
   rule.select = [doubles, singles](const std::vector<std::string>& linearPaths) {
     std::vector<bool> chosen;
@@ -247,7 +247,7 @@ LoraTargetRule fluxLoraRule(LoraComponent component, const std::string& trainBlo
 LoraTargetRule fluxT5LoraRule() {
   LoraTargetRule rule;
   rule.component = LoraComponent::TextEncoder3;
-  rule.family = LoraFamily::FLUX;
+  rule.module = LoraNetworkModule::LoraFlux;
   rule.select = [](const std::vector<std::string>& linearPaths) {
     std::vector<bool> chosen;
     for (const std::string& path : linearPaths) chosen.push_back(isT5LoraTarget(path));

@@ -52,11 +52,13 @@ bool isTextEncoderLoraTarget(const std::string& linearPath);
 // A model family's rule for one of its models: the kohya prefix the adapters are named with, and
 // which of the model's Linear layers (their paths, in module order) get one. Families declare
 // their rules (SDXL below, FLUX next); the network applies whichever it is given.
-enum class LoraFamily { SDXL, FLUX };  // networks.lora, networks.lora_flux
+// sd-scripts' network module whose names, network_args and LyCORIS containers a rule follows: the
+// module, not the family (SD 1.x/2.x and SDXL share networks.lora).
+enum class LoraNetworkModule { Lora, LoraFlux };  // networks.lora, networks.lora_flux
 
 struct LoraTargetRule {
   LoraComponent component = LoraComponent::Unet;
-  LoraFamily family = LoraFamily::SDXL;
+  LoraNetworkModule module = LoraNetworkModule::Lora;
   std::function<std::vector<bool>(const std::vector<std::string>& linearPaths)> select;
   // sd-scripts' Conv2d-3x3 target modules (ResnetBlock2D, Downsample2D, Upsample2D), which
   // conv_dim, conv_block_dims or weights to load from add: given module paths (Linears or Conv2ds),

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "models/lycoris_weights.h"
+#include "models/adapters/lycoris_weights.h"
 #include "network/lycoris_targets.h"
 
 namespace sinter::network {

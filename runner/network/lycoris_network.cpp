@@ -36,7 +36,7 @@ size_t LoraNetwork::attachLycoris(const LoraTargetRule& rule, torch::nn::Module&
   // create_network: conv_dim defaults to network_dim, conv_alpha to network_alpha; a preset
   // without enable_conv sets conv_dim to 0.
   const int64_t convDim = lycorisPresetEnablesConv(a.preset) ? a.convDim.value_or(options_.dim) : 0;
-  const std::vector<bool> chosen = lycorisSelect(a.preset, rule.family, rule.component, layers, convDim);
+  const std::vector<bool> chosen = lycorisSelect(a.preset, rule.module, rule.component, layers, convDim);
   const double convAlpha = a.convAlpha.value_or(options_.alpha);
   size_t attached = 0;
   torch::NoGradGuard noGrad;

@@ -48,7 +48,7 @@ bool hasSegment(const std::vector<std::string>& parts, const std::string& s) {
 }
 
 // The target classes a layer lies inside.
-std::set<Container> containersOf(LoraFamily family, LoraComponent component, const std::string& path,
+std::set<Container> containersOf(LoraNetworkModule module, LoraComponent component, const std::string& path,
                                  const std::vector<std::string>& transformerParents) {
   std::set<Container> in;
   const std::vector<std::string> parts = segments(path);
@@ -58,7 +58,7 @@ std::set<Container> containersOf(LoraFamily family, LoraComponent component, con
     if (parent == "mlp") in.insert(Container::ClipMlp);
     return in;
   }
-  if (family == LoraFamily::FLUX) {
+  if (module == LoraNetworkModule::LoraFlux) {
     if (parts.size() >= 3 && parts[0] == "double_blocks") {
       in.insert(Container::DoubleBlock);
       if (parts[2] == "img_attn" || parts[2] == "txt_attn") in.insert(Container::SelfAttention);
@@ -95,7 +95,7 @@ bool lycorisPresetEnablesConv(LycorisPreset preset) {
   return preset == LycorisPreset::Full || preset == LycorisPreset::UnetConvblockOnly;
 }
 
-std::vector<bool> lycorisSelect(LycorisPreset preset, LoraFamily family, LoraComponent component,
+std::vector<bool> lycorisSelect(LycorisPreset preset, LoraNetworkModule module, LoraComponent component,
                                 const std::vector<LayerPath>& layers, int64_t convDim) {
   const bool convs = lycorisPresetEnablesConv(preset) && convDim > 0;
   const std::set<Container> targets = component == LoraComponent::Unet ? unetTargets(preset) : textEncoderTargets(preset);
@@ -103,12 +103,12 @@ std::vector<bool> lycorisSelect(LycorisPreset preset, LoraFamily family, LoraCom
   for (const LayerPath& l : layers)
     if (l.kernel == 0) linearPaths.push_back(l.path);
   const std::vector<std::string> parents =
-      component == LoraComponent::Unet && family == LoraFamily::SDXL ? unetTransformerParents(linearPaths) : std::vector<std::string>{};
+      component == LoraComponent::Unet && module == LoraNetworkModule::Lora ? unetTransformerParents(linearPaths) : std::vector<std::string>{};
   std::vector<bool> chosen;
   chosen.reserve(layers.size());
   for (const LayerPath& l : layers) {
     bool in = false;
-    for (Container c : containersOf(family, component, l.path, parents)) in |= targets.count(c) > 0;
+    for (Container c : containersOf(module, component, l.path, parents)) in |= targets.count(c) > 0;
     chosen.push_back(in && (l.kernel <= 1 || convs));
   }
   return chosen;

@@ -37,7 +37,7 @@ struct LayerPath {
 
 // Per layer, whether LyCORIS's preset puts a module on it: inside a target class, and for a conv
 // whose kernel is not 1x1 only where the preset enables convs and `convDim` > 0.
-std::vector<bool> lycorisSelect(LycorisPreset preset, LoraFamily family, LoraComponent component,
+std::vector<bool> lycorisSelect(LycorisPreset preset, LoraNetworkModule module, LoraComponent component,
                                 const std::vector<LayerPath>& layers, int64_t convDim);
 
 }  // namespace sinter::network

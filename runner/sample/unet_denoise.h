@@ -4,7 +4,7 @@
 // holds both (diffusers guides above a scale of 1).
 #include <torch/torch.h>
 
-#include "models/sdxl_unet.h"
+#include "models/unet/sdxl_unet.h"
 #include "sample/diffusion_samplers.h"
 
 namespace sinter::sample {

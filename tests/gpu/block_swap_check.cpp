@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "models/flux_latents.h"
-#include "models/flux_rope.h"
-#include "models/flux_transformer.h"
-#include "models/served_weight.h"
-#include "models/linear.h"
+#include "models/flux/flux_latents.h"
+#include "models/flux/flux_rope.h"
+#include "models/flux/flux_transformer.h"
+#include "models/weights/served_weight.h"
+#include "models/layers/linear.h"
 
 using namespace sinter::models;
 

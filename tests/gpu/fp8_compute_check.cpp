@@ -1,5 +1,5 @@
 // fp8_fast on the GPU (tests/gpu/flux_fp8_compute.sh runs it): FP8 tensor-core GEMMs for FLUX's
-// frozen base (models/float8_compute.h, models/scaled_float8_weight.h) against float64 and bf16.
+// frozen base (models/weights/float8_compute.h, models/weights/scaled_float8_weight.h) against float64 and bf16.
 //   sinter-fp8-compute-check quantize           the fused rowwise quantize kernel against its torch
 //                                               operators (bit for bit) at FLUX's row lengths, and timed
 //   sinter-fp8-compute-check gemm               FLUX's Linear GEMMs timed and against float64: bf16,
@@ -29,12 +29,12 @@
 #include <vector>
 
 #include "kernels/fused_kernels.h"
-#include "models/flux_layout.h"
-#include "models/flux_transformer.h"
-#include "models/float8_compute.h"
-#include "models/frozen_linear_lora.h"
-#include "models/linear.h"
-#include "models/scaled_float8_weight.h"
+#include "models/flux/flux_layout.h"
+#include "models/flux/flux_transformer.h"
+#include "models/weights/float8_compute.h"
+#include "models/adapters/frozen_linear_lora.h"
+#include "models/layers/linear.h"
+#include "models/weights/scaled_float8_weight.h"
 #include "network/lora_network.h"
 #include "network/lora_targets.h"
 #include "train/flux/flux_model_set.h"

@@ -18,12 +18,12 @@
 #include <vector>
 
 #include "kernels/fused_kernels.h"
-#include "models/flux_attention.h"
-#include "models/flux_config.h"
-#include "models/flux_double_block.h"
-#include "models/flux_single_block.h"
-#include "models/flux_layers.h"
-#include "models/flux_rope.h"
+#include "models/flux/flux_attention.h"
+#include "models/flux/flux_config.h"
+#include "models/flux/flux_double_block.h"
+#include "models/flux/flux_single_block.h"
+#include "models/flux/flux_layers.h"
+#include "models/flux/flux_rope.h"
 
 namespace {
 

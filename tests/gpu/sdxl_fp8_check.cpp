@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "models/sdxl_unet.h"
-#include "models/served_weight.h"
+#include "models/unet/sdxl_unet.h"
+#include "models/weights/served_weight.h"
 #include "network/lora_network.h"
 #include "network/lora_targets.h"
 #include "train/base/device_info.h"

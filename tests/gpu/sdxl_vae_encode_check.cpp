@@ -2,7 +2,7 @@
 // staged start's VAE stage, train/sdxl/sdxl_family.h), against the memory plan's estimate
 // (core/vram_costs.h, sdxlBaseMemoryModel().autoencoderEncodeBytes); and the mid-block attention at
 // 1024x1024 (16384 tokens, one head of 512 channels) whole, as scaled_dot_product_attention picks
-// its kernel, and in the VAE's query chunks (models/attention.h): peak and time of each, and the
+// its kernel, and in the VAE's query chunks (models/layers/attention.h): peak and time of each, and the
 // largest difference between them. The full-size VAE with random weights (torch's initialisation),
 // bf16 and fp32, 512x512 and 1024x1024, batch 1, under no_grad.
 // Exits 1 when the chunked attention differs from the whole call beyond the dtype's rounding, when
@@ -17,8 +17,8 @@
 #include <string>
 
 #include "core/vram_plan.h"
-#include "models/attention.h"
-#include "models/sdxl_vae.h"
+#include "models/layers/attention.h"
+#include "models/autoencoders/sdxl_vae.h"
 #include "train/base/device_info.h"
 #include "train/base/mixed_precision.h"
 #include "train/base/vram_budget.h"

@@ -98,7 +98,7 @@ class CompilePanelTest : public QObject {
     QTest::addColumn<bool>("compileShown");
     QTest::newRow("sdxl") << "conditioner.embedders.0.transformer.text_model.embeddings.position_ids" << "SDXL" << true;
     QTest::newRow("flux") << "double_blocks.0.img_attn.qkv.weight" << "FLUX.1" << true;
-    QTest::newRow("sd15") << "model.diffusion_model.input_blocks.0.0.weight" << "SD 1.5" << false;
+    QTest::newRow("sd15") << "model.diffusion_model.input_blocks.0.0.weight" << "SD 1.x" << false;
   }
   void familyDetectedFromTheCheckpointHeader() {
     QFETCH(QString, tensor);

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "models/flux_autoencoder.h"
-#include "models/flux_checkpoint.h"
+#include "models/autoencoders/flux_autoencoder.h"
+#include "models/checkpoints/flux_checkpoint.h"
 
 namespace fs = std::filesystem;
 

@@ -9,7 +9,7 @@
 #include "cli/demo_assets.h"
 #include "data/batch_loader.h"
 #include "data/batch_plan.h"
-#include "models/random_checkpoint.h"
+#include "models/checkpoints/random_checkpoint.h"
 #include "train/loop/run_preflight.h"
 #include "train/sdxl/sdxl_family.h"
 

@@ -12,6 +12,15 @@ using namespace sinter::compile;
 
 namespace {
 
+// What the U-Net families' and FLUX's registrations give the plan (train_capture_facts_test checks
+// the plan with the registrations' own).
+const CompileTargets kUnet{"U-Net", "input, middle and output blocks", "GEGLU, GroupNorm+SiLU",
+                           "GEGLU (value * gelu(gate)) and GroupNorm+SiLU (float32 statistics, rounded once)"};
+const CompileTargets kDit{"DiT model", "double and single blocks",
+                          "QK RMSNorm+RoPE, LayerNorm+modulate, gated residual, attention+GELU join",
+                          "QK RMSNorm+RoPE (...), LayerNorm+modulate and the gated residual (...), and the single blocks' "
+                          "attention+GELU join"};
+
 bool mentions(const std::vector<std::string>& lines, const std::string& text) {
   for (const auto& l : lines)
     if (l.find(text) != std::string::npos) return true;
@@ -31,7 +40,7 @@ Config compileConfig(const std::string& backend, const std::string& mode, const 
 }  // namespace
 
 TEST(CompilePlan, OffPlansNothing) {
-  const CompilePlan plan = planCompile(Config{}, Family::SDXL, CaptureFacts{true, true, {}});
+  const CompilePlan plan = planCompile(Config{}, kUnet, CaptureFacts{true, true, {}});
   EXPECT_EQ(plan.headline(), "compile: off");
   EXPECT_FALSE(plan.captureSteps);
   EXPECT_TRUE(plan.mechanisms.empty());
@@ -58,7 +67,7 @@ TEST(CompilePlan, EveryCombination) {
                 CaptureFacts facts{inBuild, cuda, blocked ? barrier : std::vector<std::string>{}, tunableOp && inBuild,
                                    regionBlocked ? regionBarrier : std::vector<std::string>{}};
                 facts.fusedKernelsInBuild = inBuild;
-                const CompilePlan plan = planCompile(config, Family::SDXL, facts);
+                const CompilePlan plan = planCompile(config, kUnet, facts);
                 const std::string what = backend + "/" + mode + "/" + dynamic + (fullgraph ? "/fullgraph" : "") +
                                          (inBuild ? "/cuda-build" : "/cpu-build") + (cuda ? "/gpu" : "/cpu") + (blocked ? "/blocked" : "") +
                                          (regionBlocked ? "/blocks-blocked" : "") + (tunableOp ? "/tunableop" : "");
@@ -108,13 +117,13 @@ TEST(CompilePlan, EveryCombination) {
 }
 
 TEST(CompilePlan, FluxRegionsAreItsDoubleAndSingleBlocks) {
-  const CompilePlan plan = planCompile(compileConfig("inductor", "reduce-overhead", "auto", false), Family::FLUX, CaptureFacts{true, true, {}});
+  const CompilePlan plan = planCompile(compileConfig("inductor", "reduce-overhead", "auto", false), kDit, CaptureFacts{true, true, {}});
   EXPECT_TRUE(plan.captureRegions);
   EXPECT_EQ(plan.regions, std::vector<std::string>{"DiT model double and single blocks, forward and backward, one region each"});
   // Its own fused kernels, named where they are on and where they are not.
   CaptureFacts inBuild{true, true, {}};
   inBuild.fusedKernelsInBuild = true;
-  const CompilePlan fused = planCompile(compileConfig("inductor", "default", "auto", false), Family::FLUX, inBuild);
+  const CompilePlan fused = planCompile(compileConfig("inductor", "default", "auto", false), kDit, inBuild);
   EXPECT_TRUE(fused.fuseKernels);
   EXPECT_TRUE(mentions(fused.mechanisms, "fused kernels: QK RMSNorm+RoPE"));
   EXPECT_TRUE(mentions(fused.mechanisms, "LayerNorm+modulate and the gated residual"));
@@ -122,7 +131,7 @@ TEST(CompilePlan, FluxRegionsAreItsDoubleAndSingleBlocks) {
   EXPECT_FALSE(mentions(fused.mechanisms, "GEGLU"));
   CaptureFacts noKernels = inBuild;
   noKernels.fusedKernelsInBuild = false;
-  const CompilePlan unfused = planCompile(compileConfig("inductor", "default", "auto", false), Family::FLUX, noKernels);
+  const CompilePlan unfused = planCompile(compileConfig("inductor", "default", "auto", false), kDit, noKernels);
   EXPECT_FALSE(unfused.fuseKernels);
   EXPECT_TRUE(mentions(unfused.unavailable,
                        "fused kernels (QK RMSNorm+RoPE, LayerNorm+modulate, gated residual, attention+GELU join): this build has "
@@ -132,11 +141,11 @@ TEST(CompilePlan, FluxRegionsAreItsDoubleAndSingleBlocks) {
 TEST(CompilePlan, CacheLimitAndDeprecatedCompileArgs) {
   Config c = compileConfig("inductor", "reduce-overhead", "false", true);
   c.set("compile_cache_size_limit", 3LL);
-  EXPECT_EQ(planCompile(c, Family::SDXL, CaptureFacts{true, true, {}}).cacheLimit, 3);
+  EXPECT_EQ(planCompile(c, kUnet, CaptureFacts{true, true, {}}).cacheLimit, 3);
   c.set("compile_cache_size_limit", 0LL);  // 0: the default
-  EXPECT_EQ(planCompile(c, Family::SDXL, CaptureFacts{true, true, {}}).cacheLimit, 8);
+  EXPECT_EQ(planCompile(c, kUnet, CaptureFacts{true, true, {}}).cacheLimit, 8);
   c.set("compile_args", StringList{"cudagraphs", "default", "false", "true"});
-  const CompilePlan args = planCompile(c, Family::FLUX, CaptureFacts{true, true, {}});
+  const CompilePlan args = planCompile(c, kDit, CaptureFacts{true, true, {}});
   EXPECT_EQ(args.cacheLimit, 32);
   EXPECT_TRUE(args.captureSteps);
   EXPECT_FALSE(args.precapture);  // dynamic=False: each signature captured when first seen
@@ -145,7 +154,7 @@ TEST(CompilePlan, CacheLimitAndDeprecatedCompileArgs) {
 }
 
 TEST(CompilePlan, EventCarriesThePlan) {
-  const CompilePlan plan = planCompile(compileConfig("inductor", "max-autotune", "auto", true), Family::SDXL, CaptureFacts{true, true, {}});
+  const CompilePlan plan = planCompile(compileConfig("inductor", "max-autotune", "auto", true), kUnet, CaptureFacts{true, true, {}});
   const events::CompilePlan e = plan.event();
   EXPECT_TRUE(e.enabled);
   EXPECT_EQ(e.mode, "max-autotune");
@@ -159,27 +168,27 @@ TEST(CompilePlan, EncodersCapturedInTheirCachingPassesWhereTheModeCaptures) {
   c.set("compile_vae", true);
   c.set("compile_text_encoders", true);
   const std::vector<std::string> barrier{"the text encoders train: why"};
-  const CompilePlan gpu = planCompile(c, Family::SDXL, CaptureFacts{true, true, barrier});
+  const CompilePlan gpu = planCompile(c, kUnet, CaptureFacts{true, true, barrier});
   EXPECT_TRUE(gpu.captureVae);
   EXPECT_TRUE(gpu.captureTextEncoders);
   EXPECT_FALSE(gpu.captureSteps);  // the step has a barrier; the caching passes run without gradients
   EXPECT_TRUE(mentions(gpu.mechanisms, "VAE: CUDA graphs of its caching pass"));
   EXPECT_TRUE(mentions(gpu.regions, "text encoders (caching pass)"));
 
-  const CompilePlan cpu = planCompile(c, Family::SDXL, CaptureFacts{true, false, {}});
+  const CompilePlan cpu = planCompile(c, kUnet, CaptureFacts{true, false, {}});
   EXPECT_FALSE(cpu.captureVae || cpu.captureTextEncoders);
   EXPECT_TRUE(mentions(cpu.unavailable, "VAE capture: training on the CPU"));
-  EXPECT_TRUE(mentions(planCompile(c, Family::SDXL, CaptureFacts{false, false, {}}).unavailable, "text encoders capture: this build has no CUDA"));
+  EXPECT_TRUE(mentions(planCompile(c, kUnet, CaptureFacts{false, false, {}}).unavailable, "text encoders capture: this build has no CUDA"));
 
   c.set("compile_mode", "default");
-  const CompilePlan plain = planCompile(c, Family::SDXL, CaptureFacts{true, true, {}});
+  const CompilePlan plain = planCompile(c, kUnet, CaptureFacts{true, true, {}});
   EXPECT_FALSE(plain.captureVae);
   EXPECT_TRUE(mentions(plain.unavailable, "VAE capture: this mode captures nothing"));
   c.set("compile_mode", "reduce-overhead");
   c.set("compile_dynamic", "true");
-  EXPECT_TRUE(mentions(planCompile(c, Family::SDXL, CaptureFacts{true, true, {}}).unavailable, "VAE capture: dynamic=True"));
+  EXPECT_TRUE(mentions(planCompile(c, kUnet, CaptureFacts{true, true, {}}).unavailable, "VAE capture: dynamic=True"));
   c.set("compile", false);
-  const CompilePlan off = planCompile(c, Family::SDXL, CaptureFacts{true, true, {}});
+  const CompilePlan off = planCompile(c, kUnet, CaptureFacts{true, true, {}});
   EXPECT_FALSE(off.captureVae || off.captureTextEncoders);
 }
 
@@ -190,7 +199,7 @@ TEST(CompilePlan, SeveralRanksSayWhereTheAllReduceRuns) {
   facts.collectivesCapturable = true;
   // Whole step: the all-reduce inside its graph, and every signature captured before step 1 even
   // with dynamic=false (a capture's warm-up steps all-reduce, so all ranks capture together).
-  CompilePlan plan = planCompile(compileConfig("inductor", "reduce-overhead", "false", true), Family::SDXL, facts);
+  CompilePlan plan = planCompile(compileConfig("inductor", "reduce-overhead", "false", true), kUnet, facts);
   EXPECT_TRUE(plan.captureSteps);
   EXPECT_TRUE(plan.precapture);
   EXPECT_TRUE(mentions(plan.lines(), "2 ranks: the gradients' all-reduce (NCCL 2.27.7) is inside each captured step")) << plan.lines()[2];
@@ -198,7 +207,7 @@ TEST(CompilePlan, SeveralRanksSayWhereTheAllReduceRuns) {
   // An NCCL that graphs cannot hold: the blocks are captured and the all-reduce follows their replay.
   facts.collectives = "NCCL 2.8.4";
   facts.collectivesCapturable = false;
-  plan = planCompile(compileConfig("inductor", "reduce-overhead", "auto", true), Family::SDXL, facts);
+  plan = planCompile(compileConfig("inductor", "reduce-overhead", "auto", true), kUnet, facts);
   EXPECT_FALSE(plan.fatal);
   EXPECT_FALSE(plan.captureSteps);
   EXPECT_TRUE(plan.captureRegions);
@@ -206,11 +215,11 @@ TEST(CompilePlan, SeveralRanksSayWhereTheAllReduceRuns) {
   EXPECT_TRUE(mentions(plan.lines(), "all-reduced (NCCL 2.8.4) outside the blocks' graphs"));
   // Per block: the all-reduce outside the graphs, bucket by bucket.
   facts.collectivesCapturable = true;
-  plan = planCompile(compileConfig("inductor", "reduce-overhead", "auto", false), Family::FLUX, facts);
+  plan = planCompile(compileConfig("inductor", "reduce-overhead", "auto", false), kDit, facts);
   EXPECT_TRUE(plan.captureRegions);
   EXPECT_TRUE(mentions(plan.mechanisms, "outside the blocks' graphs, bucket by bucket"));
   // One process: nothing about ranks.
   facts.worldSize = 1;
-  plan = planCompile(compileConfig("inductor", "reduce-overhead", "auto", true), Family::SDXL, facts);
+  plan = planCompile(compileConfig("inductor", "reduce-overhead", "auto", true), kUnet, facts);
   EXPECT_FALSE(mentions(plan.lines(), "ranks"));
 }

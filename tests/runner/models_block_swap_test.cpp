@@ -1,5 +1,5 @@
 // fp8_base and blocks_to_swap: Linear weights served from elsewhere than the Linear's own parameter
-// (models/served_weight.h, models/block_swap.h). On the CPU the ring's copies are plain copies, so
+// (models/weights/served_weight.h, models/layers/block_swap.h). On the CPU the ring's copies are plain copies, so
 // the schedule (which block is where, when each is loaded) and the numerics run through the same
 // code as on CUDA, where they also overlap on a side stream (tests/gpu/fused_kernels_check.cpp).
 #include <gtest/gtest.h>
@@ -10,15 +10,15 @@
 #include <string>
 #include <vector>
 
-#include "models/block_swap.h"
-#include "models/flux_latents.h"
-#include "models/flux_rope.h"
-#include "models/flux_transformer.h"
-#include "models/conv2d.h"
-#include "models/frozen_linear_lora.h"
-#include "models/served_weight.h"
-#include "models/linear.h"
-#include "models/sdxl_unet.h"
+#include "models/layers/block_swap.h"
+#include "models/flux/flux_latents.h"
+#include "models/flux/flux_rope.h"
+#include "models/flux/flux_transformer.h"
+#include "models/layers/conv2d.h"
+#include "models/adapters/frozen_linear_lora.h"
+#include "models/weights/served_weight.h"
+#include "models/layers/linear.h"
+#include "models/unet/sdxl_unet.h"
 
 using namespace sinter::models;
 using torch::Tensor;

@@ -4,10 +4,10 @@
 #include <filesystem>
 
 #include "io/safetensors.h"
-#include "models/checkpoint_tensors.h"
-#include "models/random_checkpoint.h"
-#include "models/sdxl_checkpoint.h"
-#include "models/sdxl_size_conditioning.h"
+#include "models/checkpoints/checkpoint_tensors.h"
+#include "models/checkpoints/random_checkpoint.h"
+#include "models/checkpoints/sdxl_checkpoint.h"
+#include "models/unet/sdxl_size_conditioning.h"
 
 namespace fs = std::filesystem;
 using namespace sinter::models;

@@ -8,10 +8,10 @@
 #include <set>
 
 #include "io/safetensors.h"
-#include "models/checkpoint_tensors.h"
-#include "models/clip_text_model.h"
-#include "models/open_clip_text_model.h"
-#include "models/sdxl_text_encoding.h"
+#include "models/checkpoints/checkpoint_tensors.h"
+#include "models/text_encoders/clip_text_model.h"
+#include "models/text_encoders/open_clip_text_model.h"
+#include "models/text_encoders/sdxl_text_encoding.h"
 
 namespace fs = std::filesystem;
 using namespace sinter::models;

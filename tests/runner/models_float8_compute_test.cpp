@@ -13,11 +13,11 @@
 #include <string>
 
 #include "kernels/fused_kernels.h"
-#include "models/float8_compute.h"
-#include "models/frozen_linear_lora.h"
-#include "models/linear.h"
-#include "models/scaled_float8_weight.h"
-#include "models/served_weight.h"
+#include "models/weights/float8_compute.h"
+#include "models/adapters/frozen_linear_lora.h"
+#include "models/layers/linear.h"
+#include "models/weights/scaled_float8_weight.h"
+#include "models/weights/served_weight.h"
 
 using namespace sinter::models;
 

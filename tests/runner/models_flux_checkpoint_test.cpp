@@ -6,10 +6,10 @@
 #include <set>
 
 #include "io/safetensors.h"
-#include "models/checkpoint_tensors.h"
-#include "models/flux_checkpoint.h"
-#include "models/flux_latents.h"
-#include "models/flux_random_checkpoint.h"
+#include "models/checkpoints/checkpoint_tensors.h"
+#include "models/checkpoints/flux_checkpoint.h"
+#include "models/flux/flux_latents.h"
+#include "models/checkpoints/flux_random_checkpoint.h"
 
 using namespace sinter::models;
 namespace io = sinter::io;

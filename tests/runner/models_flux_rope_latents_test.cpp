@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "models/flux_latents.h"
-#include "models/flux_rope.h"
+#include "models/flux/flux_latents.h"
+#include "models/flux/flux_rope.h"
 
 using namespace sinter::models;
 

@@ -7,9 +7,9 @@
 #include <set>
 
 #include "kernels/fused_kernels.h"
-#include "models/flux_latents.h"
-#include "models/flux_rope.h"
-#include "models/flux_transformer.h"
+#include "models/flux/flux_latents.h"
+#include "models/flux/flux_rope.h"
+#include "models/flux/flux_transformer.h"
 
 using namespace sinter::models;
 using torch::Tensor;

@@ -5,9 +5,9 @@
 
 #include <functional>
 
-#include "models/conv2d.h"
-#include "models/linear.h"
-#include "models/lycoris_adapter.h"
+#include "models/layers/conv2d.h"
+#include "models/layers/linear.h"
+#include "models/adapters/lycoris_adapter.h"
 
 using namespace sinter::models;
 

@@ -6,11 +6,11 @@
 #include <filesystem>
 
 #include "io/safetensors.h"
-#include "models/checkpoint_tensors.h"
-#include "models/random_checkpoint.h"
-#include "models/sd_checkpoint.h"
-#include "models/sd_text_encoding.h"
-#include "models/sdxl_unet_blocks.h"
+#include "models/checkpoints/checkpoint_tensors.h"
+#include "models/checkpoints/random_checkpoint.h"
+#include "models/checkpoints/sd_checkpoint.h"
+#include "models/text_encoders/sd_text_encoding.h"
+#include "models/unet/sdxl_unet_blocks.h"
 
 namespace fs = std::filesystem;
 using namespace sinter;

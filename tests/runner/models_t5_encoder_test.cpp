@@ -8,8 +8,8 @@
 #include <filesystem>
 
 #include "io/safetensors.h"
-#include "models/checkpoint_tensors.h"
-#include "models/t5_encoder.h"
+#include "models/checkpoints/checkpoint_tensors.h"
+#include "models/text_encoders/t5_encoder.h"
 
 using namespace sinter;
 using namespace sinter::models;

@@ -4,8 +4,8 @@
 
 #include <set>
 
-#include "models/attention.h"
-#include "models/sdxl_unet.h"
+#include "models/layers/attention.h"
+#include "models/unet/sdxl_unet.h"
 
 using namespace sinter::models;
 

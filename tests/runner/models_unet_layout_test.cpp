@@ -1,11 +1,11 @@
-#include "models/sdxl_unet_layout.h"
+#include "models/unet/sdxl_unet_layout.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 
-#include "models/sdxl_size_conditioning.h"
-#include "models/timestep_embedding.h"
+#include "models/unet/sdxl_size_conditioning.h"
+#include "models/unet/timestep_embedding.h"
 
 using namespace sinter::models;
 

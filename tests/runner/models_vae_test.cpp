@@ -3,7 +3,7 @@
 #include <cmath>
 #include <set>
 
-#include "models/sdxl_vae.h"
+#include "models/autoencoders/sdxl_vae.h"
 
 using namespace sinter::models;
 

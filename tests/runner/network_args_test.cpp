@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "models/conv2d.h"
-#include "models/flux_transformer.h"
-#include "models/linear.h"
-#include "models/sdxl_unet.h"
+#include "models/layers/conv2d.h"
+#include "models/flux/flux_transformer.h"
+#include "models/layers/linear.h"
+#include "models/unet/sdxl_unet.h"
 #include "network/lora_file.h"
 #include "network/lora_network.h"
 #include "network/lora_targets.h"

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "models/flux_layout.h"
-#include "models/flux_transformer.h"
-#include "models/linear.h"
-#include "models/t5_encoder.h"
+#include "models/flux/flux_layout.h"
+#include "models/flux/flux_transformer.h"
+#include "models/layers/linear.h"
+#include "models/text_encoders/t5_encoder.h"
 #include "network/lora_network.h"
 #include "network/lora_targets.h"
 

@@ -4,9 +4,9 @@
 
 #include <set>
 
-#include "models/clip_text_model.h"
-#include "models/sdxl_unet_config.h"
-#include "models/sdxl_unet_layout.h"
+#include "models/text_encoders/clip_text_model.h"
+#include "models/unet/sdxl_unet_config.h"
+#include "models/unet/sdxl_unet_layout.h"
 #include "network/lora_targets.h"
 
 using namespace sinter;

@@ -11,7 +11,7 @@
 #include <set>
 
 #include "io/safetensors.h"
-#include "models/linear.h"
+#include "models/layers/linear.h"
 #include "network/lora_file.h"
 #include "network/lora_metadata.h"
 #include "network/lora_network.h"

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "models/lycoris_adapter.h"
-#include "models/sdxl_unet.h"
+#include "models/adapters/lycoris_adapter.h"
+#include "models/unet/sdxl_unet.h"
 #include "network/lora_network.h"
 #include "network/lora_targets.h"
 #include "network/lycoris_step_deltas.h"

@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "io/safetensors.h"
-#include "models/clip_text_model.h"
-#include "models/flux_layout.h"
-#include "models/sdxl_unet_layout.h"
+#include "models/text_encoders/clip_text_model.h"
+#include "models/flux/flux_layout.h"
+#include "models/unet/sdxl_unet_layout.h"
 #include "network/lora_file.h"
 #include "network/lora_network.h"
 #include "network/lycoris_targets.h"
@@ -29,9 +29,9 @@ namespace {
 
 std::vector<LayerPath> sdxlUnetLayers() { return unetLayerPaths(models::SdxlUnetConfig::full()); }
 
-std::set<std::string> names(LycorisPreset preset, LoraFamily family, LoraComponent component, const std::vector<LayerPath>& layers,
+std::set<std::string> names(LycorisPreset preset, LoraNetworkModule module, LoraComponent component, const std::vector<LayerPath>& layers,
                             int64_t convDim = 4) {
-  const std::vector<bool> chosen = lycorisSelect(preset, family, component, layers, convDim);
+  const std::vector<bool> chosen = lycorisSelect(preset, module, component, layers, convDim);
   std::set<std::string> out;
   for (size_t i = 0; i < layers.size(); ++i)
     if (chosen[i]) out.insert(kohyaLoraName(component, layers[i].path));
@@ -63,13 +63,13 @@ TEST(LycorisTargets, FullSizeModuleSetsPerPreset) {
                               {LycorisPreset::UnetConvblockOnly, 66, 0, 0, 0}};
   for (const Row& r : rows) {
     SCOPED_TRACE(lycorisPresetNames()[static_cast<size_t>(r.preset)]);
-    EXPECT_EQ(names(r.preset, LoraFamily::SDXL, LoraComponent::Unet, unet).size(), r.sdxlUnet);
-    EXPECT_EQ(names(r.preset, LoraFamily::SDXL, LoraComponent::TextEncoder1, clipL).size(), r.te1);
-    EXPECT_EQ(names(r.preset, LoraFamily::SDXL, LoraComponent::TextEncoder2, bigG).size(), r.te2);
-    EXPECT_EQ(names(r.preset, LoraFamily::FLUX, LoraComponent::Unet, flux).size(), r.fluxUnet);
-    EXPECT_EQ(names(r.preset, LoraFamily::FLUX, LoraComponent::TextEncoder1, clipL).size(), r.te1);
+    EXPECT_EQ(names(r.preset, LoraNetworkModule::Lora, LoraComponent::Unet, unet).size(), r.sdxlUnet);
+    EXPECT_EQ(names(r.preset, LoraNetworkModule::Lora, LoraComponent::TextEncoder1, clipL).size(), r.te1);
+    EXPECT_EQ(names(r.preset, LoraNetworkModule::Lora, LoraComponent::TextEncoder2, bigG).size(), r.te2);
+    EXPECT_EQ(names(r.preset, LoraNetworkModule::LoraFlux, LoraComponent::Unet, flux).size(), r.fluxUnet);
+    EXPECT_EQ(names(r.preset, LoraNetworkModule::LoraFlux, LoraComponent::TextEncoder1, clipL).size(), r.te1);
   }
-  const std::set<std::string> full = names(LycorisPreset::Full, LoraFamily::SDXL, LoraComponent::Unet, unet);
+  const std::set<std::string> full = names(LycorisPreset::Full, LoraNetworkModule::Lora, LoraComponent::Unet, unet);
   for (const char* n : {"lora_unet_input_blocks_1_0_in_layers_2", "lora_unet_input_blocks_1_0_emb_layers_1",
                         "lora_unet_input_blocks_4_0_skip_connection", "lora_unet_input_blocks_3_0_op",
                         "lora_unet_output_blocks_2_2_conv", "lora_unet_middle_block_1_transformer_blocks_9_ff_net_2",
@@ -78,11 +78,11 @@ TEST(LycorisTargets, FullSizeModuleSetsPerPreset) {
   for (const char* n : {"lora_unet_input_blocks_0_0", "lora_unet_out_2", "lora_unet_time_embed_0", "lora_unet_label_emb_0_0"})
     EXPECT_FALSE(full.count(n)) << n;  // conv_in, conv_out and the embeddings are no target class's
   // full-lin keeps the ResBlocks' Linears and 1x1 convs, not their 3x3 convs; conv_dim 0 does the same to full.
-  const std::set<std::string> lin = names(LycorisPreset::FullLin, LoraFamily::SDXL, LoraComponent::Unet, unet);
+  const std::set<std::string> lin = names(LycorisPreset::FullLin, LoraNetworkModule::Lora, LoraComponent::Unet, unet);
   EXPECT_TRUE(lin.count("lora_unet_input_blocks_4_0_skip_connection"));
   EXPECT_FALSE(lin.count("lora_unet_input_blocks_1_0_in_layers_2"));
-  EXPECT_EQ(names(LycorisPreset::Full, LoraFamily::SDXL, LoraComponent::Unet, unet, 0).size(), 750u);
-  const std::set<std::string> attn = names(LycorisPreset::AttnOnly, LoraFamily::FLUX, LoraComponent::Unet, flux);
+  EXPECT_EQ(names(LycorisPreset::Full, LoraNetworkModule::Lora, LoraComponent::Unet, unet, 0).size(), 750u);
+  const std::set<std::string> attn = names(LycorisPreset::AttnOnly, LoraNetworkModule::LoraFlux, LoraComponent::Unet, flux);
   EXPECT_TRUE(attn.count("lora_unet_double_blocks_0_img_attn_qkv"));
   EXPECT_TRUE(attn.count("lora_unet_double_blocks_18_txt_attn_proj"));
   EXPECT_FALSE(attn.count("lora_unet_double_blocks_0_img_mlp_0"));
@@ -98,9 +98,9 @@ TEST(LycorisTargets, ModuleListsEqualLycorisOwn) {
   const std::vector<LayerPath> clipL = linearsOf(models::clipTextLinearLayers(models::ClipTextConfig::sdxlClipL()));
   const std::vector<LayerPath> bigG = linearsOf(models::clipTextLinearLayers(models::ClipTextConfig::sdxlOpenClipBigG()));
   const std::vector<LayerPath> flux = linearsOf(models::fluxTransformerLinearLayers(models::FluxConfig::dev()));
-  auto listed = [](LycorisPreset preset, LoraFamily family, LoraComponent component, const std::vector<LayerPath>& layers,
+  auto listed = [](LycorisPreset preset, LoraNetworkModule module, LoraComponent component, const std::vector<LayerPath>& layers,
                    int64_t convDim, std::set<std::string>& out) {
-    const std::vector<bool> chosen = lycorisSelect(preset, family, component, layers, convDim);
+    const std::vector<bool> chosen = lycorisSelect(preset, module, component, layers, convDim);
     for (size_t i = 0; i < layers.size(); ++i)
       if (chosen[i]) out.insert(kohyaLoraName(component, layers[i].path) + " " + std::to_string(layers[i].kernel));
   };
@@ -119,10 +119,10 @@ TEST(LycorisTargets, ModuleListsEqualLycorisOwn) {
         for (std::string line; std::getline(in, line);)
           if (!line.empty()) theirs.insert(line);
         std::set<std::string> ours;
-        const LoraFamily family = isFlux ? LoraFamily::FLUX : LoraFamily::SDXL;
-        listed(preset, family, LoraComponent::Unet, isFlux ? flux : unet, convDim, ours);
-        listed(preset, family, LoraComponent::TextEncoder1, clipL, convDim, ours);
-        if (!isFlux) listed(preset, family, LoraComponent::TextEncoder2, bigG, convDim, ours);
+        const LoraNetworkModule module = isFlux ? LoraNetworkModule::LoraFlux : LoraNetworkModule::Lora;
+        listed(preset, module, LoraComponent::Unet, isFlux ? flux : unet, convDim, ours);
+        listed(preset, module, LoraComponent::TextEncoder1, clipL, convDim, ours);
+        if (!isFlux) listed(preset, module, LoraComponent::TextEncoder2, bigG, convDim, ours);
         std::vector<std::string> onlyOurs, onlyTheirs;
         std::set_difference(ours.begin(), ours.end(), theirs.begin(), theirs.end(), std::back_inserter(onlyOurs));
         std::set_difference(theirs.begin(), theirs.end(), ours.begin(), ours.end(), std::back_inserter(onlyTheirs));

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "models/sdxl_unet.h"
+#include "models/unet/sdxl_unet.h"
 #include "network/lora_max_norm.h"
 #include "network/lora_network.h"
 #include "network/lora_targets.h"

@@ -10,8 +10,8 @@
 #include <iterator>
 #include <set>
 
-#include "models/clip_text_model.h"
-#include "models/sd_checkpoint.h"
+#include "models/text_encoders/clip_text_model.h"
+#include "models/checkpoints/sd_checkpoint.h"
 #include "network/lora_targets.h"
 #include "unet_layer_paths.h"
 

@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "models/sdxl_unet.h"
+#include "models/unet/sdxl_unet.h"
 #include "train/methods/block_learning_rates.h"
 #include "train/sdxl/sdxl_block_lr.h"
 

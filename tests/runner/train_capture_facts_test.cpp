@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "train/bench/capture_facts.h"
+#include "train/parts/family_registration.h"
 
 using namespace sinter;
 
@@ -43,20 +44,20 @@ compile::CaptureFacts onCuda(const Config& c) {
 
 TEST(CaptureFacts, BlockSwapRefusesTheWholeStepAndExcludesTheSwappedBlocks) {
   const Config whole = swapConfig(true, 8);
-  const compile::CompilePlan refused = compile::planCompile(whole, Family::FLUX, onCuda(whole));
+  const compile::CompilePlan refused = compile::planCompile(whole, train::compileTargetsFor(Family::FLUX), onCuda(whole));
   ASSERT_TRUE(refused.fatal.has_value());
   EXPECT_NE(refused.fatal->find("blocks_to_swap"), std::string::npos) << *refused.fatal;
   EXPECT_FALSE(refused.captureSteps);
 
   const Config perBlock = swapConfig(false, 8);
-  const compile::CompilePlan blocks = compile::planCompile(perBlock, Family::FLUX, onCuda(perBlock));
+  const compile::CompilePlan blocks = compile::planCompile(perBlock, train::compileTargetsFor(Family::FLUX), onCuda(perBlock));
   EXPECT_FALSE(blocks.fatal.has_value());
   EXPECT_TRUE(blocks.captureRegions);
   EXPECT_TRUE(mentions(blocks.warnings, "Linear layers excluded from capture"));
   EXPECT_TRUE(mentions(blocks.lines(), "Linear layers excluded from capture"));
 
   const Config none = swapConfig(true, 0);
-  const compile::CompilePlan whole0 = compile::planCompile(none, Family::FLUX, onCuda(none));
+  const compile::CompilePlan whole0 = compile::planCompile(none, train::compileTargetsFor(Family::FLUX), onCuda(none));
   EXPECT_FALSE(whole0.fatal.has_value());
   EXPECT_TRUE(whole0.captureSteps);
   EXPECT_FALSE(mentions(whole0.warnings, "Linear layers excluded"));
@@ -68,26 +69,45 @@ TEST(CaptureFacts, TrainedTextEncodersAreInsideTheCapturedStep) {
   Config sdxl = swapConfig(true, 0);
   sdxl.set("model_family", std::string("sdxl"));
   sdxl.set("network_train_unet_only", false);
-  const compile::CompilePlan whole = compile::planCompile(sdxl, Family::SDXL, onCuda(sdxl));
+  const compile::CompilePlan whole = compile::planCompile(sdxl, train::compileTargetsFor(Family::SDXL), onCuda(sdxl));
   EXPECT_FALSE(whole.fatal.has_value()) << *whole.fatal;
   EXPECT_TRUE(whole.captureSteps);
   EXPECT_TRUE(mentions(whole.lines(), "region: text encoders (CLIP-L and OpenCLIP bigG), trained: forward and backward inside"));
 
   // U-Net only: nothing about text encoders.
   sdxl.set("network_train_unet_only", true);
-  EXPECT_FALSE(mentions(compile::planCompile(sdxl, Family::SDXL, onCuda(sdxl)).lines(), "text encoders"));
+  EXPECT_FALSE(mentions(compile::planCompile(sdxl, train::compileTargetsFor(Family::SDXL), onCuda(sdxl)).lines(), "text encoders"));
 
   // FLUX: CLIP-L inside the step, with T5-XXL's frozen forward or its cached outputs; T5-XXL's
   // LoRA too with train_t5xxl.
   Config flux = swapConfig(true, 0);
   flux.set("network_train_unet_only", false);
-  const compile::CompilePlan fluxWhole = compile::planCompile(flux, Family::FLUX, onCuda(flux));
+  const compile::CompilePlan fluxWhole = compile::planCompile(flux, train::compileTargetsFor(Family::FLUX), onCuda(flux));
   EXPECT_FALSE(fluxWhole.fatal.has_value()) << *fluxWhole.fatal;
   EXPECT_TRUE(fluxWhole.captureSteps);
   EXPECT_TRUE(mentions(fluxWhole.lines(), "region: text encoders (CLIP-L, with T5-XXL's frozen forward), trained: forward and backward"));
   flux.set("cache_text_encoder_outputs", true);
-  EXPECT_TRUE(mentions(compile::planCompile(flux, Family::FLUX, onCuda(flux)).lines(), "text encoders (CLIP-L; T5-XXL's outputs cached)"));
+  EXPECT_TRUE(mentions(compile::planCompile(flux, train::compileTargetsFor(Family::FLUX), onCuda(flux)).lines(), "text encoders (CLIP-L; T5-XXL's outputs cached)"));
   flux.set("cache_text_encoder_outputs", false);
   flux.set("network_args", StringList{"train_t5xxl=True"});
-  EXPECT_TRUE(mentions(compile::planCompile(flux, Family::FLUX, onCuda(flux)).lines(), "text encoders (CLIP-L and T5-XXL), trained"));
+  EXPECT_TRUE(mentions(compile::planCompile(flux, train::compileTargetsFor(Family::FLUX), onCuda(flux)).lines(), "text encoders (CLIP-L and T5-XXL), trained"));
+}
+
+// The compile plan names each family's denoiser, regions and fused kernels from its registration.
+TEST(CaptureFacts, EachFamilysRegistrationNamesItsCompiledParts) {
+  Config c;
+  c.set("compile", true);
+  c.set("compile_mode", std::string("reduce-overhead"));
+  compile::CaptureFacts facts;
+  facts.cudaDevice = true;
+  facts.graphsInBuild = true;
+  const compile::CompilePlan flux = compile::planCompile(c, train::compileTargetsFor(Family::FLUX), facts);
+  EXPECT_EQ(flux.regions, std::vector<std::string>{"DiT model double and single blocks, forward and backward, one region each"});
+  for (Family family : {Family::SDXL, Family::SD15, Family::SD2}) {
+    const compile::CompilePlan unet = compile::planCompile(c, train::compileTargetsFor(family), facts);
+    EXPECT_EQ(unet.regions, std::vector<std::string>{"U-Net input, middle and output blocks, forward and backward, one region each"});
+    EXPECT_EQ(train::compileTargetsFor(family).fusedKernels, "GEGLU, GroupNorm+SiLU");
+  }
+  EXPECT_EQ(train::compileTargetsFor(std::nullopt).model, "U-Net");  // no family known yet: SDXL's, as before detection
+  EXPECT_NE(train::compileTargetsFor(Family::FLUX).fusedKernelsDetail.find("QK RMSNorm+RoPE"), std::string::npos);
 }

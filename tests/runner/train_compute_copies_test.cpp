@@ -3,7 +3,7 @@
 // one that casts each weight where it is used.
 #include <gtest/gtest.h>
 
-#include "models/sdxl_unet.h"
+#include "models/unet/sdxl_unet.h"
 #include "network/lora_network.h"
 #include "train/base/mixed_precision.h"
 #include "train/capture/step_executor.h"

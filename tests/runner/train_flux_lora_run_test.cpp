@@ -10,8 +10,8 @@
 #include "core/events.h"
 #include "data/image_decode.h"
 #include "io/safetensors.h"
-#include "models/flux_transformer.h"
-#include "models/served_weight.h"
+#include "models/flux/flux_transformer.h"
+#include "models/weights/served_weight.h"
 #include "runner_process.h"
 #include "safetensors_compare.h"
 

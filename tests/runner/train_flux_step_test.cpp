@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "models/flux_latents.h"
-#include "models/flux_transformer.h"
+#include "models/flux/flux_latents.h"
+#include "models/flux/flux_transformer.h"
 #include "train/base/device_info.h"
 #include "train/flux/flux_train_step.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/toml_config.h"
-#include "models/served_weight.h"
+#include "models/weights/served_weight.h"
 #include "train/flux/flux_model_set.h"
 
 using namespace sinter;

@@ -10,7 +10,7 @@
 
 #include "core/events.h"
 #include "io/safetensors.h"
-#include "models/flux_transformer.h"
+#include "models/flux/flux_transformer.h"
 #include "runner_process.h"
 
 namespace fs = std::filesystem;

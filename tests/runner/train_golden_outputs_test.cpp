@@ -40,7 +40,7 @@
 
 #include "core/events.h"
 #include "io/safetensors.h"
-#include "models/random_checkpoint.h"
+#include "models/checkpoints/random_checkpoint.h"
 #include "runner_process.h"
 #include "train/sdxl/sdxl_model_set.h"
 #include "train/sdxl/sdxl_module_outputs.h"

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "compile/cuda_graph.h"
-#include "models/sdxl_unet.h"
+#include "models/unet/sdxl_unet.h"
 #include "network/lora_network.h"
 #include "train/capture/graphed_regions.h"
 #include "train/flux/flux_regions.h"

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "models/flux_latents.h"
+#include "models/flux/flux_latents.h"
 #include "train/flux/flux_sampling.h"
 #include "train/objectives/flow_matching.h"
 #include "train/objectives/noise_schedule.h"

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "io/safetensors.h"
-#include "models/sd_checkpoint.h"
+#include "models/checkpoints/sd_checkpoint.h"
 #include "runner_process.h"
 #include "safetensors_compare.h"
 

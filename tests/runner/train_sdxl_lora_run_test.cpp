@@ -17,7 +17,7 @@
 
 #include "core/events.h"
 #include "io/safetensors.h"
-#include "models/served_weight.h"
+#include "models/weights/served_weight.h"
 #include "runner_process.h"
 #include "safetensors_compare.h"
 

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "models/sdxl_unet.h"
+#include "models/unet/sdxl_unet.h"
 #include "train/objectives/unet_train_step.h"
 
 using namespace sinter;

@@ -10,14 +10,15 @@
 
 #include "core/toml_config.h"
 #include "core/vram_plan.h"
-#include "models/conv2d.h"
-#include "models/flux_transformer.h"
-#include "models/linear.h"
-#include "models/sdxl_unet.h"
-#include "models/sdxl_unet_layout.h"
-#include "models/served_weight.h"
+#include "models/layers/conv2d.h"
+#include "models/flux/flux_transformer.h"
+#include "models/layers/linear.h"
+#include "models/unet/sdxl_unet.h"
+#include "models/unet/sdxl_unet_layout.h"
+#include "models/weights/served_weight.h"
 #include "runner_process.h"
 #include "train/base/vram_budget.h"
+#include "train/loop/vram_budget_plan.h"
 #include "train/sdxl/sdxl_model_set.h"
 
 namespace fs = std::filesystem;

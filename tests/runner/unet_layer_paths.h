@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "models/sdxl_unet_layout.h"
+#include "models/unet/sdxl_unet_layout.h"
 #include "network/lycoris_targets.h"
 
 namespace sinter::test {

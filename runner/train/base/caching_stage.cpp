@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "models/served_weight.h"
+#include "models/weights/served_weight.h"
 #include "train/base/device_info.h"
 
 namespace sinter::train {

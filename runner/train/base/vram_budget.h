@@ -14,15 +14,6 @@
 
 namespace sinter::train {
 
-// The family's memory model sized from the files the config names (FLUX: the transformer's blocks
-// by prefix, T5-XXL, CLIP-L, AE; SDXL: the U-Net, text encoders and VAE of the one checkpoint);
-// the full-size architecture's counts for a file that is not set or cannot be read.
-MemoryModel memoryModelForRun(const Config& config, Family family);
-
-// The plan for a config with vram_budget_gb set (nullopt when it is not), with the correction
-// recorded by an earlier run. Throws std::invalid_argument naming the key for an unreadable value.
-std::optional<VramPlan> planForRun(const Config& config, Family family);
-
 // The chosen settings written into `config`, each marked as set by the plan (the compile plan and
 // the run read them from there). Does nothing when the plan has no choice.
 void applyVramPlan(const VramPlan& plan, Config& config);
@@ -39,10 +30,6 @@ struct VramBudgetCheck {
   double plannedStartBytes = 0;  // the plan's estimate of the start (FLUX: its largest stage)
   std::string recordFile, recordKey;
 };
-// nullopt when vram_budget_gb is not set or the family has no memory model. `resolved`: the config
-// with the plan applied (the estimate is of the settings it holds).
-std::optional<VramBudgetCheck> vramBudgetCheck(const Config& resolved, Family family);
-
 // After step 1: the measured peak against the budget and the plan. Under: one log line. Over the
 // budget: a warning (log and event) saying by how much; over the plan's estimate: the correction
 // is recorded (core/vram_budget_record.h) so the next start re-plans with it.

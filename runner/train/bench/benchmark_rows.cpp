@@ -14,6 +14,7 @@
 #include "distributed/torchrun_environment.h"
 #include "train/base/device_info.h"
 #include "train/bench/step_profiler.h"
+#include "train/parts/family_registration.h"
 #include "train/capture/step_executor.h"
 
 namespace sinter::train {
@@ -91,7 +92,7 @@ BenchRow timeRow(const Config& config, const torch::Device& device, OptimizerUpd
   row.mode = m.label;
   row.shapes = shapesLabel;
   row.mechanism = plan.captureSteps ? "CUDA graph, whole step" : plan.captureRegions ? "CUDA graphs, per block" : "eager";
-  if (fused) row.mechanism += " + fused " + compile::fusedKernelNames(model.family);
+  if (fused) row.mechanism += " + fused " + compileTargetsFor(model.family).fusedKernels;
   // First step: warm-up and capture of every shape (as a run's warm-up phase), then one step.
   const auto first = Clock::now();
   for (const StepShape& s : shapes) step(s);
@@ -143,7 +144,7 @@ BenchRow runBenchRow(const Config& config, const torch::Device& device, Optimize
   rowConfig.set("compile_fullgraph", m.fullgraph);
   rowConfig.set("network_train_unet_only", true);  // the benchmark's step trains the denoiser's LoRA alone
   // The run's own facts: with gradient_checkpointing the blocks are not captured, as in a run.
-  const compile::CompilePlan plan = compile::planCompile(rowConfig, model.family, captureFacts(rowConfig, device));
+  const compile::CompilePlan plan = compile::planCompile(rowConfig, compileTargetsFor(model.family), captureFacts(rowConfig, device));
   if (plan.fatal) {
     spdlog::warn("{}: not run: {}", m.label, *plan.fatal);
     BenchRow refused;

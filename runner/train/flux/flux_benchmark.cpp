@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "models/flux_transformer.h"
+#include "models/flux/flux_transformer.h"
 #include "network/lora_network.h"
 #include "train/base/config_values.h"
 #include "train/base/device_info.h"

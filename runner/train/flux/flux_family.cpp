@@ -4,10 +4,10 @@
 
 #include <filesystem>
 
-#include "models/flux_latents.h"
-#include "models/linear.h"
-#include "models/served_weight.h"
-#include "models/sdxl_text_encoding.h"
+#include "models/flux/flux_latents.h"
+#include "models/layers/linear.h"
+#include "models/weights/served_weight.h"
+#include "models/text_encoders/sdxl_text_encoding.h"
 #include "network/lora_network.h"
 #include "sample/sample_prompts.h"
 #include "text/clip_token_chunks.h"

@@ -1,10 +1,10 @@
 #include "train/flux/flux_model_set.h"
 
 #include "io/safetensors.h"
-#include "models/checkpoint_tensors.h"
-#include "models/flux_checkpoint.h"
-#include "models/flux_layout.h"
-#include "models/served_weight.h"
+#include "models/checkpoints/checkpoint_tensors.h"
+#include "models/checkpoints/flux_checkpoint.h"
+#include "models/flux/flux_layout.h"
+#include "models/weights/served_weight.h"
 #include "train/base/config_values.h"
 #include "train/base/mixed_precision.h"
 

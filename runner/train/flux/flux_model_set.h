@@ -10,11 +10,11 @@
 #include <string>
 
 #include "core/config.h"
-#include "models/clip_text_model.h"
-#include "models/flux_autoencoder.h"
-#include "models/flux_transformer.h"
-#include "models/scaled_float8_weight.h"
-#include "models/t5_encoder.h"
+#include "models/text_encoders/clip_text_model.h"
+#include "models/autoencoders/flux_autoencoder.h"
+#include "models/flux/flux_transformer.h"
+#include "models/weights/scaled_float8_weight.h"
+#include "models/text_encoders/t5_encoder.h"
 
 namespace sinter::io {
 class SafetensorsFile;

@@ -3,7 +3,7 @@
 // of the transformer, by its checkpoint name ("double_blocks.N", "single_blocks.N"), with the
 // inputs FluxTransformer's block seam gives it. With gradient checkpointing the blocks run as by
 // default, checkpointed and eager (the plan says so).
-#include "models/flux_transformer.h"
+#include "models/flux/flux_transformer.h"
 #include "train/capture/graphed_regions.h"
 
 namespace sinter::train {

@@ -3,13 +3,26 @@
 #include <functional>
 #include <string>
 
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+
+#include "core/family_table.h"
 #include "core/registry.h"
+#include "models/text_encoders/clip_text_model.h"
+#include "models/flux/flux_config.h"
+#include "models/flux/flux_layout.h"
+#include "models/checkpoints/flux_random_checkpoint.h"
+#include "models/checkpoints/sdxl_checkpoint.h"
+#include "models/checkpoints/text_encoder_random_checkpoint.h"
+#include "train/flux/flux_memory_model.h"
+#include "train/flux/flux_module_outputs.h"
 #include "io/safetensors.h"
-#include "models/flux_autoencoder.h"
-#include "models/float8_compute.h"
-#include "models/flux_transformer.h"
-#include "models/served_weight.h"
-#include "models/t5_encoder.h"
+#include "models/autoencoders/flux_autoencoder.h"
+#include "models/weights/float8_compute.h"
+#include "models/flux/flux_transformer.h"
+#include "models/weights/served_weight.h"
+#include "models/text_encoders/t5_encoder.h"
 #include "network/lora_network.h"
 #include "text/hub_cache_tokenizers.h"
 #include "text/t5_tokenizer.h"
@@ -98,7 +111,42 @@ FamilyRegistration fluxRegistration() {
   FamilyRegistration r;
   r.family = Family::FLUX;
   r.make = [](const RunContext& run) -> std::unique_ptr<FamilyPart> { return std::make_unique<FluxFamily>(run); };
-  r.networkModule = "networks.lora_flux";  // flux_train_network.py's
+  r.networkModule = familyRow(r.family).loraModule;  // flux_train_network.py's
+  r.compileTargets = {"DiT model", "double and single blocks", "QK RMSNorm+RoPE, LayerNorm+modulate, gated residual, attention+GELU join",
+                      "QK RMSNorm+RoPE (each head's query and key normalised, scaled and turned in float32, rounded once, in one "
+                      "kernel each way where the stock operators take a dozen), LayerNorm+modulate and the gated residual (one pass "
+                      "each way, the shift, scale and gate gradients summed in the same pass), and the single blocks' attention+GELU "
+                      "join (linear2's input written once, GELU read in place)"};
+  // The transformer (FLUX.1-dev's layout) at OUT and the other models beside it, as FLUX users keep
+  // flux1-dev.safetensors, ae.safetensors, clip_l.safetensors and t5xxl_fp16.safetensors.
+  r.writeRandomCheckpoint = [](const std::string& out, bool tiny, std::uint64_t seed) {
+    const std::filesystem::path parent = std::filesystem::path(out).parent_path();
+    const std::string ae = (parent / "ae.safetensors").string(), clipL = (parent / "clip_l.safetensors").string(),
+                      t5 = (parent / "t5xxl_fp16.safetensors").string();
+    spdlog::info("writing a {} FLUX.1-dev transformer with random weights to {}, and its autoencoder, CLIP-L and T5-XXL to {}, {}, {}",
+                 tiny ? "tiny" : "full-size", out, ae, clipL, t5);
+    models::writeRandomFluxTransformer(out, tiny, /*dev=*/true, seed);
+    models::writeRandomFluxAutoencoder(ae, tiny, seed + 1);
+    models::writeRandomClipL(clipL, tiny, seed + 2);
+    models::writeRandomT5Xxl(t5, tiny, seed + 3);
+    spdlog::info("wrote {}, {}, {} and {}", out, ae, clipL, t5);
+  };
+  r.moduleOutputs = fluxModuleOutputsTool;
+  r.sizeMemoryModel = sizeFluxMemoryModel;
+  r.loraLayout = [](bool tiny, bool textEncoders, const std::string& trainBlocks, bool trainT5xxl) {
+    using network::LoraComponent;
+    LoraLayoutModels models;
+    // FLUX's CLIP-L is SDXL's first text encoder (clip_l.safetensors); T5-XXL gets none unless train_t5xxl.
+    const models::SdxlCheckpointConfig sdxl = tiny ? models::SdxlCheckpointConfig::tiny() : models::SdxlCheckpointConfig::full();
+    if (textEncoders)
+      models.emplace_back(network::fluxLoraRule(LoraComponent::TextEncoder1), layoutShapes(models::clipTextLinearLayers(sdxl.clipL)));
+    if (textEncoders && trainT5xxl)
+      models.emplace_back(network::fluxT5LoraRule(),
+                          layoutShapes(models::t5EncoderLinearLayers(tiny ? models::T5EncoderConfig::tiny() : models::T5EncoderConfig::xxl())));
+    const models::FluxConfig flux = tiny ? models::FluxConfig::tiny() : models::FluxConfig::dev();
+    models.emplace_back(network::fluxLoraRule(LoraComponent::Unet, trainBlocks), layoutShapes(models::fluxTransformerLinearLayers(flux)));
+    return models;
+  };
   r.checkConfig = checkFluxFiles;
   // sd-scripts samples FLUX with its own Euler loop and ignores sample_sampler and --ss.
   r.fixedSampler = "the flow-matching Euler sampler";

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "models/flux_latents.h"
+#include "models/flux/flux_latents.h"
 #include "train/flux/flux_family.h"
 #include "train/objectives/flow_matching.h"
 

@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "models/flux_transformer.h"
+#include "models/flux/flux_transformer.h"
 
 namespace sinter::train {
 

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "models/flux_latents.h"
+#include "models/flux/flux_latents.h"
 #include "train/base/device_info.h"
 
 namespace sinter::train {

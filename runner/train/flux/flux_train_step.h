@@ -9,7 +9,7 @@
 #include <functional>
 #include <optional>
 
-#include "models/flux_transformer.h"
+#include "models/flux/flux_transformer.h"
 #include "train/base/shape_plan.h"
 #include "train/objectives/flow_matching.h"
 

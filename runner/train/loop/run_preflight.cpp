@@ -26,6 +26,7 @@
 #include "train/bench/step_profiler.h"
 #include "train/base/train_state.h"
 #include "train/base/vram_budget.h"
+#include "train/loop/vram_budget_plan.h"
 #include "train/loop/resume_position.h"
 #include "train/loop/sample_images.h"
 #include "train/loop/training_loop.h"
@@ -266,7 +267,7 @@ std::vector<std::string> tokenizerLines(const Config& resolved) {
 }
 
 compile::CompilePlan compilePlanFor(const Config& config, std::optional<Family> family, int ranks) {
-  return compile::planCompile(config, family, captureFacts(config, trainingDevice(), ranks));
+  return compile::planCompile(config, compileTargetsFor(family), captureFacts(config, trainingDevice(), ranks));
 }
 
 RunPreflight preflightRun(const Config& config, int ranks) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "train/base/device_info.h"
+#include "train/loop/vram_budget_plan.h"
 
 namespace sinter::train {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "compile/gemm_tuning.h"
-#include "models/linear.h"
+#include "models/layers/linear.h"
 #include "train/base/shape_plan.h"
 #include "train/loop/stop_request.h"
 #include "train/optim/fused_backward.h"

@@ -58,7 +58,7 @@ LoraMethodOptions LoraMethodOptions::fromConfig(const Config& config) {
 }
 
 std::unique_ptr<ComputeCopies> loraComputeCopies(network::LoraNetwork& network, torch::Dtype computeDtype) {
-  // LyCORIS adapters cast their tensors in their own forward (models/lycoris_adapter.cpp).
+  // LyCORIS adapters cast their tensors in their own forward (models/adapters/lycoris_adapter.cpp).
   if (network.modules().empty() || network.options().dtype == computeDtype || network.options().args.lycoris) return nullptr;
   std::vector<torch::Tensor> masters;
   for (const network::LoraModule& m : network.modules()) {

@@ -6,6 +6,12 @@
 #include "train/base/device_info.h"
 
 namespace sinter::train {
+
+compile::CompileTargets unetCompileTargets() {
+  return {"U-Net", "input, middle and output blocks", "GEGLU, GroupNorm+SiLU",
+          "GEGLU (value * gelu(gate)) and GroupNorm+SiLU (float32 statistics, rounded once), each reading its input once or "
+          "twice where the stock operators write intermediates"};
+}
 namespace {
 
 // A staged buffer the step may not have (the loss mask, the adm vector): undefined when absent.

@@ -8,13 +8,18 @@
 #include <functional>
 #include <optional>
 
+#include "compile/compile_plan.h"
 #include "core/config.h"
-#include "models/sdxl_unet.h"
+#include "models/unet/sdxl_unet.h"
 #include "train/base/shape_plan.h"
 #include "train/objectives/diffusion_loss.h"
 #include "train/objectives/noise_schedule.h"
 
 namespace sinter::train {
+
+// The compile plan's names for the LDM U-Net's step (SD 1.x/2.x and SDXL): its regions and the
+// fused kernels backend=inductor runs in it.
+compile::CompileTargets unetCompileTargets();
 
 struct UnetStepBatch {
   torch::Tensor latents;      // [B, 4, h, w], already scaled by the VAE factor

@@ -13,7 +13,7 @@
 
 #include "core/config.h"
 #include "distributed/process_group.h"
-#include "models/block_swap.h"
+#include "models/layers/block_swap.h"
 #include "train/optim/optimizer.h"
 #include "train/optim/optimizer_args.h"
 

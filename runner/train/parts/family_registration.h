@@ -4,17 +4,38 @@
 // its models load. Each family folder defines one (sdxl/sdxl_registration.h, flux/...), and
 // train/families.cpp, the only file that names the family folders, lists them: adding a family is
 // adding its folder and one line there.
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "compile/compile_plan.h"
 #include "core/config.h"
 #include "core/option.h"
+#include "core/vram_plan.h"
+#include "models/unet/sdxl_unet_layout.h"
+#include "network/lora_targets.h"
 #include "train/parts/preflight_checks.h"
 #include "train/parts/training_parts.h"
 
 namespace sinter::train {
+
+// --module_outputs: what a family's models computed on the given inputs, for comparing them with
+// sd-scripts' modules (tests/gpu/*_vs_sdscripts.py).
+struct ModuleOutputs {
+  std::string missing;  // the files the tool needs and was not given (then nothing ran)
+  std::vector<std::pair<std::string, torch::Tensor>> tensors;  // on the CPU; empty: no model had all of its inputs
+  std::vector<std::pair<std::string, std::string>> metadata;   // the files they came from
+  std::string inputNames;  // what the models take, for the error when none ran
+};
+
+// --print_lora_layout: a model's LoRA rule and its Linear layers, in the order sd-scripts creates them.
+using LoraLayoutModels = std::vector<std::pair<network::LoraTargetRule, std::vector<network::LinearShape>>>;
+// A model config's Linear layers (models/unet/sdxl_unet_layout.h) as the LoRA rules take them.
+std::vector<network::LinearShape> layoutShapes(const std::vector<models::LinearInfo>& layers);
 
 struct FamilyRegistration {
   Family family{};  // set by the family's registration
@@ -52,6 +73,21 @@ struct FamilyRegistration {
   // --benchmark_steps with --benchmark_networks: the same step with standard LoRA and each LyCORIS
   // algorithm (eager and captured). Empty: the family has no such rows.
   std::function<int(const Config& config, long long steps, bool tiny)> networkBenchmark;
+  // vram_budget_gb: its full-size memory model (core/family_table.h) sized from the run's files
+  // (loop/vram_budget_plan.h). Empty: the full-size counts.
+  std::function<void(const Config& config, MemoryModel& model)> sizeMemoryModel;
+  // The compile plan's names for its denoiser, its per-block regions and its fused kernels.
+  compile::CompileTargets compileTargets;
+  // sinter-runner's tools (cli/runner_tools.cpp); empty: the tool refuses the family.
+  // --init_checkpoint OUT: random weights in the family's files (its other models beside OUT).
+  std::function<void(const std::string& out, bool tiny, std::uint64_t seed)> writeRandomCheckpoint;
+  // --module_outputs: its models from the config's files, in fp32 on the device, on the inputs by
+  // name; std::invalid_argument names an input of the wrong rank or size.
+  std::function<ModuleOutputs(const Config& config, const std::map<std::string, torch::Tensor>& inputs, const torch::Device& device)>
+      moduleOutputs;
+  // --print_lora_layout: the LoRA modules a run creates, from the models' configs alone (tiny or
+  // full size), with text encoders or not, and the network_args that pick them.
+  std::function<LoraLayoutModels(bool tiny, bool textEncoders, const std::string& trainBlocks, bool trainT5xxl)> loraLayout;
 };
 
 // Every family this build trains, in the order the training table lists them (train/families.cpp).
@@ -63,5 +99,8 @@ const FamilyRegistration* findRegisteredFamily(Family family);
 // The text encoders the config's family runs inside its staged step (stagedTextEncoders), or ""
 // when its step encodes captions outside it (or the family is unknown).
 std::string stagedTextEncodersFor(const Config& config);
+
+// The compile plan's names for `family` (kDefaultFamily's where none is known yet).
+const compile::CompileTargets& compileTargetsFor(std::optional<Family> family);
 
 }  // namespace sinter::train

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "compile/compile_plan.h"
-#include "models/block_swap.h"
+#include "models/layers/block_swap.h"
 #include "core/config.h"
 #include "data/batch_loader.h"
 #include "data/dataset.h"

@@ -5,9 +5,9 @@
 #include <filesystem>
 
 #include "io/safetensors.h"
-#include "models/checkpoint_tensors.h"
-#include "models/sd_text_encoding.h"
-#include "models/sdxl_text_encoding.h"
+#include "models/checkpoints/checkpoint_tensors.h"
+#include "models/text_encoders/sd_text_encoding.h"
+#include "models/text_encoders/sdxl_text_encoding.h"
 #include "network/lora_targets.h"
 #include "text/clip_token_chunks.h"
 #include "train/base/config_values.h"

@@ -6,7 +6,7 @@
 #include <memory>
 #include <optional>
 
-#include "models/sd_checkpoint.h"
+#include "models/checkpoints/sd_checkpoint.h"
 #include "text/clip_tokenizer.h"
 #include "train/base/host_parking.h"
 #include "train/objectives/unet_train_step.h"

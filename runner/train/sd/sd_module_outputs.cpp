@@ -2,7 +2,10 @@
 
 #include <stdexcept>
 
-#include "models/sd_text_encoding.h"
+#include <spdlog/spdlog.h>
+
+#include "models/text_encoders/sd_text_encoding.h"
+#include "train/base/device_info.h"
 #include "train/base/module_inputs.h"
 
 namespace sinter::train {
@@ -33,6 +36,25 @@ std::map<std::string, torch::Tensor> sdModuleOutputs(models::SdCheckpoint& model
     }
   }
   for (auto& [name, t] : out) t = t.contiguous();
+  return out;
+}
+
+ModuleOutputs sdModuleOutputsTool(const Config& config, const std::map<std::string, torch::Tensor>& inputs, const torch::Device& device) {
+  ModuleOutputs out;
+  const std::string checkpoint = config.getString("pretrained_model_name_or_path");
+  if (checkpoint.empty()) {
+    out.missing = "--pretrained_model_name_or_path (an SD 1.x/2.x single-file checkpoint)";
+    return out;
+  }
+  models::SdCheckpoint models = models::loadSdCheckpoint(checkpoint);
+  for (torch::nn::Module* m : {static_cast<torch::nn::Module*>(models.unet.get()), &models.textEncoder()}) {
+    m->to(device, torch::kFloat32);
+    m->eval();
+  }
+  spdlog::info("running the models of {} on {} in fp32", checkpoint, describeDevice(device));
+  for (auto& [name, tensor] : sdModuleOutputs(models, inputs)) out.tensors.emplace_back(name, tensor.cpu());
+  out.metadata = {{"checkpoint", checkpoint}};
+  out.inputNames = "x, timesteps, context; input_ids";
   return out;
 }
 

@@ -1,6 +1,11 @@
 #include "train/sd/sd_registration.h"
 
+#include <spdlog/spdlog.h>
+
+#include "core/family_table.h"
 #include "network/lora_network.h"
+#include "train/objectives/unet_train_step.h"
+#include "train/sd/sd_module_outputs.h"
 #include "train/sd/sd_family.h"
 
 namespace sinter::train {
@@ -12,7 +17,15 @@ FamilyRegistration sdRegistration(Family family) {
   FamilyRegistration r;
   r.family = family;
   r.make = [version](const RunContext& run) -> std::unique_ptr<FamilyPart> { return std::make_unique<SdFamily>(run, version); };
-  r.networkModule = "networks.lora";  // train_network.py's
+  r.networkModule = familyRow(family).loraModule;  // train_network.py's
+  r.compileTargets = unetCompileTargets();
+  r.writeRandomCheckpoint = [version](const std::string& out, bool tiny, std::uint64_t seed) {
+    spdlog::info("writing a {} {} checkpoint with random weights to {}", tiny ? "tiny" : "full-size",
+                 version == models::SdVersion::V1 ? "SD 1.5" : "SD 2.1", out);
+    models::writeRandomSdCheckpoint(out, version, tiny, seed);
+    spdlog::info("wrote {}", out);
+  };
+  r.moduleOutputs = sdModuleOutputsTool;
   r.checkConfig = [family](const Config& config, PreflightChecks& k) {
     bool ok = true;
     // sd-scripts' v2 says the checkpoint is SD 2.x; the run trains what the checkpoint is.

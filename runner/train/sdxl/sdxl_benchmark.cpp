@@ -9,8 +9,8 @@
 
 #include "compile/compile_plan.h"
 #include "compile/gemm_tuning.h"
-#include "models/sdxl_unet.h"
-#include "models/served_weight.h"
+#include "models/unet/sdxl_unet.h"
+#include "models/weights/served_weight.h"
 #include "network/lora_network.h"
 #include "network/lycoris_step_deltas.h"
 #include "train/base/device_info.h"

@@ -4,9 +4,9 @@
 
 #include <filesystem>
 
-#include "models/sdxl_size_conditioning.h"
-#include "models/sdxl_text_encoding.h"
-#include "models/served_weight.h"
+#include "models/unet/sdxl_size_conditioning.h"
+#include "models/text_encoders/sdxl_text_encoding.h"
+#include "models/weights/served_weight.h"
 #include "text/clip_token_chunks.h"
 #include "train/base/caching_stage.h"
 #include "train/base/config_values.h"

@@ -5,7 +5,7 @@
 #include <memory>
 #include <optional>
 
-#include "models/sdxl_text_encoding.h"
+#include "models/text_encoders/sdxl_text_encoding.h"
 #include "text/clip_tokenizer.h"
 #include "train/base/host_parking.h"
 #include "train/parts/training_parts.h"

@@ -1,8 +1,8 @@
 #include "train/sdxl/sdxl_model_set.h"
 
 #include "io/safetensors.h"
-#include "models/sdxl_checkpoint.h"
-#include "models/served_weight.h"
+#include "models/checkpoints/sdxl_checkpoint.h"
+#include "models/weights/served_weight.h"
 #include "train/base/mixed_precision.h"
 
 namespace sinter::train {

@@ -8,10 +8,10 @@
 #include <string>
 
 #include "core/config.h"
-#include "models/clip_text_model.h"
-#include "models/open_clip_text_model.h"
-#include "models/sdxl_unet.h"
-#include "models/sdxl_vae.h"
+#include "models/text_encoders/clip_text_model.h"
+#include "models/text_encoders/open_clip_text_model.h"
+#include "models/unet/sdxl_unet.h"
+#include "models/autoencoders/sdxl_vae.h"
 
 namespace sinter::train {
 

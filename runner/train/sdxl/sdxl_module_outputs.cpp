@@ -3,6 +3,9 @@
 #include <stdexcept>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
+#include "train/base/device_info.h"
 #include "train/base/module_inputs.h"
 
 namespace sinter::train {
@@ -54,6 +57,23 @@ std::map<std::string, torch::Tensor> sdxlModuleOutputs(SdxlModelSet& models, con
     out["big_g_pooled"] = bigG.pooled;
   }
   for (auto& [name, t] : out) t = t.contiguous();
+  return out;
+}
+
+ModuleOutputs sdxlModuleOutputsTool(const Config& config, const std::map<std::string, torch::Tensor>& inputs, const torch::Device& device) {
+  ModuleOutputs out;
+  const std::string checkpoint = config.getString("pretrained_model_name_or_path");
+  if (checkpoint.empty()) {
+    out.missing = "--pretrained_model_name_or_path (an SDXL single-file checkpoint)";
+    return out;
+  }
+  SdxlModelSet models = loadSdxlModelSet(checkpoint, config.getString("vae"));
+  models.toDevice(device, torch::kFloat32);
+  models.setTraining(false);
+  spdlog::info("running the models of {} on {} in fp32", checkpoint, describeDevice(device));
+  for (auto& [name, tensor] : sdxlModuleOutputs(models, inputs)) out.tensors.emplace_back(name, tensor.cpu());
+  out.metadata = {{"checkpoint", checkpoint}};
+  out.inputNames = "x, timesteps, context, y; images; input_ids";
   return out;
 }
 

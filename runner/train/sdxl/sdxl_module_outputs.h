@@ -7,6 +7,8 @@
 #include <map>
 #include <string>
 
+#include "core/config.h"
+#include "train/parts/family_registration.h"
 #include "train/sdxl/sdxl_model_set.h"
 
 namespace sinter::train {
@@ -20,5 +22,9 @@ namespace sinter::train {
 //   "big_g_penultimate", "big_g_pooled".
 // An input of another shape than its model takes is std::invalid_argument naming it.
 std::map<std::string, torch::Tensor> sdxlModuleOutputs(SdxlModelSet& models, const std::map<std::string, torch::Tensor>& inputs);
+
+// --module_outputs: the checkpoint (pretrained_model_name_or_path, vae) loaded in fp32 on `device`
+// and run on the inputs.
+ModuleOutputs sdxlModuleOutputsTool(const Config& config, const std::map<std::string, torch::Tensor>& inputs, const torch::Device& device);
 
 }  // namespace sinter::train

@@ -1,7 +1,16 @@
 #include "train/sdxl/sdxl_registration.h"
 
+#include <spdlog/spdlog.h>
+
+#include "core/family_table.h"
 #include "core/registry.h"
-#include "models/served_weight.h"
+#include "models/text_encoders/clip_text_model.h"
+#include "models/checkpoints/random_checkpoint.h"
+#include "models/checkpoints/sdxl_checkpoint.h"
+#include "train/objectives/unet_train_step.h"
+#include "train/sdxl/sdxl_memory_model.h"
+#include "train/sdxl/sdxl_module_outputs.h"
+#include "models/weights/served_weight.h"
 #include "train/methods/block_learning_rates.h"
 #include "train/sdxl/sdxl_benchmark.h"
 #include "train/sdxl/sdxl_block_lr.h"
@@ -13,7 +22,26 @@ FamilyRegistration sdxlRegistration() {
   FamilyRegistration r;
   r.family = Family::SDXL;
   r.make = [](const RunContext& run) -> std::unique_ptr<FamilyPart> { return std::make_unique<SdxlFamily>(run); };
-  r.networkModule = "networks.lora";  // sdxl_train_network.py's
+  r.networkModule = familyRow(r.family).loraModule;  // sdxl_train_network.py's
+  r.compileTargets = unetCompileTargets();
+  r.writeRandomCheckpoint = [](const std::string& out, bool tiny, std::uint64_t seed) {
+    spdlog::info("writing a {} SDXL checkpoint with random weights to {}", tiny ? "tiny" : "full-size", out);
+    models::writeRandomSdxlCheckpoint(out, tiny, seed);
+    spdlog::info("wrote {}", out);
+  };
+  r.moduleOutputs = sdxlModuleOutputsTool;
+  r.sizeMemoryModel = sizeSdxlMemoryModel;
+  r.loraLayout = [](bool tiny, bool textEncoders, const std::string&, bool) {
+    using network::LoraComponent;
+    const models::SdxlCheckpointConfig sdxl = tiny ? models::SdxlCheckpointConfig::tiny() : models::SdxlCheckpointConfig::full();
+    LoraLayoutModels models;
+    if (textEncoders) {
+      models.emplace_back(network::sdxlLoraRule(LoraComponent::TextEncoder1), layoutShapes(models::clipTextLinearLayers(sdxl.clipL)));
+      models.emplace_back(network::sdxlLoraRule(LoraComponent::TextEncoder2), layoutShapes(models::clipTextLinearLayers(sdxl.bigG)));
+    }
+    models.emplace_back(network::sdxlLoraRule(LoraComponent::Unet), layoutShapes(models::sdxlUnetLinearLayers(sdxl.unet)));
+    return models;
+  };
   // Samples: sample_sampler's schedulers (sample/diffusion_samplers.h); sdxl_train.py trains the
   // text encoders with train_text_encoder.
   // fp8_base / fp8_base_unet: the U-Net (and, with fp8_base, the text encoders) stored in float8

@@ -4,7 +4,7 @@
 // UNet's denoising loop (sample/unet_denoise.h), decoded by the VAE.
 #include <algorithm>
 
-#include "models/sdxl_size_conditioning.h"
+#include "models/unet/sdxl_size_conditioning.h"
 #include "sample/unet_denoise.h"
 #include "train/objectives/noise_schedule.h"
 #include "train/sdxl/sdxl_family.h"

@@ -2,7 +2,7 @@
 // SDXL's regions for per-block CUDA graphs (compile_fullgraph=false): each U-Net input, middle and
 // output block, by its checkpoint name, with its inputs (h, emb, context). With gradient
 // checkpointing the blocks run as by default, checkpointed and eager (the plan says so).
-#include "models/sdxl_unet.h"
+#include "models/unet/sdxl_unet.h"
 #include "train/capture/graphed_regions.h"
 
 namespace sinter::train {

@@ -1,0 +1,82 @@
+#include "models/layers/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+namespace sinter::models {
+
+#if TORCH_VERSION_MAJOR >= 2
+#define SINTER_HAS_SDPA 1
+#else
+#define SINTER_HAS_SDPA 0
+#endif
+
+bool fusedAttentionAvailable() { return SINTER_HAS_SDPA; }
+
+torch::Tensor scaledDotProductAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+#if SINTER_HAS_SDPA
+  return at::scaled_dot_product_attention(q, k, v);
+#else
+  // libtorch 1.13 (Debian) has no fused attention: the same math, unfused.
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  return torch::matmul(torch::softmax(torch::matmul(q, k.transpose(-2, -1)) * scale, -1), v);
+#endif
+}
+
+torch::Tensor scaledDotProductAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                        const torch::Tensor& mask) {
+  if (!mask.defined()) return scaledDotProductAttention(q, k, v);
+#if SINTER_HAS_SDPA
+  return at::scaled_dot_product_attention(q, k, v, mask);
+#else
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  const torch::Tensor scores = (torch::matmul(q, k.transpose(-2, -1)) * scale)
+                                   .masked_fill(mask.logical_not(), -std::numeric_limits<double>::infinity());
+  return torch::matmul(torch::softmax(scores, -1), v);
+#endif
+}
+
+torch::Tensor chunkedScaledDotProductAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                               int64_t maxScoreElements) {
+  if (maxScoreElements <= 0) throw std::invalid_argument("chunkedScaledDotProductAttention: maxScoreElements must be positive");
+  const int64_t n = q.size(-2);
+  if (q.numel() == 0 || k.size(-2) == 0) return scaledDotProductAttention(q, k, v);
+  // A query row's scores: one per key, in every batch entry and head.
+  const int64_t scoresPerRow = q.numel() / (q.size(-1) * n) * k.size(-2);
+  const int64_t rows = std::max<int64_t>(1, maxScoreElements / scoresPerRow);
+  if (rows >= n) return scaledDotProductAttention(q, k, v);
+  // Written chunk by chunk into one output, so the chunks' results are never held twice.
+  std::vector<int64_t> outShape = q.sizes().vec();
+  outShape.back() = v.size(-1);
+  torch::Tensor out = torch::empty(outShape, q.options().dtype(v.scalar_type()));
+  for (int64_t start = 0; start < n; start += rows) {
+    const int64_t len = std::min(rows, n - start);
+    out.narrow(-2, start, len).copy_(scaledDotProductAttention(q.narrow(-2, start, len), k, v));
+  }
+  return out;
+}
+
+CrossAttentionImpl::CrossAttentionImpl(int64_t queryDim, int64_t contextDim, int64_t heads, int64_t headDim)
+    : heads_(heads) {
+  const int64_t inner = heads * headDim;
+  to_q = register_module("to_q", Linear(queryDim, inner, false));
+  to_k = register_module("to_k", Linear(contextDim, inner, false));
+  to_v = register_module("to_v", Linear(contextDim, inner, false));
+  to_out = register_module("to_out", torch::nn::Sequential(Linear(inner, queryDim), torch::nn::Dropout(0.0)));
+}
+
+torch::Tensor CrossAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& context) {
+  const torch::Tensor& ctx = context.defined() ? context : x;
+  const int64_t b = x.size(0);
+  auto split = [&](const torch::Tensor& t) { return t.view({b, t.size(1), heads_, -1}).transpose(1, 2); };
+  const torch::Tensor q = split(to_q(x));
+  const torch::Tensor k = split(to_k(ctx));
+  const torch::Tensor v = split(to_v(ctx));
+  const torch::Tensor h = scaledDotProductAttention(q, k, v).transpose(1, 2).reshape({b, x.size(1), -1});
+  return to_out->forward(h);
+}
+
+}  // namespace sinter::models

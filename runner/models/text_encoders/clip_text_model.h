@@ -1,0 +1,152 @@
+#pragma once
+// The CLIP text transformer in the Hugging Face layout (CLIPTextModel), written once for both of
+// SDXL's text encoders:
+//  - CLIP-L: the checkpoint stores this layout as is, under conditioner.embedders.0.transformer.
+//    (ClipTextModel below);
+//  - OpenCLIP bigG: the same network with gelu, stored in OpenCLIP's layout and converted on
+//    load (models/text_encoders/open_clip_text_model.h).
+// Keeping the HF module names is what gives LoRA its sd-scripts names
+// (lora_te1_text_model_encoder_layers_0_self_attn_q_proj, ...).
+//
+//   x = token_embedding(ids) + position_embedding[:T]
+//   per layer: x = x + out_proj(causal_attention(q_proj, k_proj, v_proj of layer_norm1(x)))
+//              x = x + fc2(act(fc1(layer_norm2(x))))
+//   last_hidden_state = final_layer_norm(x)
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/layers/linear.h"
+#include "models/unet/sdxl_unet_layout.h"  // LinearInfo
+
+namespace sinter::io {
+class SafetensorsFile;
+}
+
+namespace sinter::models {
+
+enum class ClipActivation { QuickGelu, Gelu };  // CLIP-L: x * sigmoid(1.702 x); bigG: exact gelu
+
+struct ClipTextConfig {
+  int64_t vocabSize = 49408;
+  int64_t maxPositions = 77;
+  int64_t width = 768;
+  int64_t layers = 12;
+  int64_t heads = 12;
+  int64_t mlpWidth = 3072;
+  ClipActivation activation = ClipActivation::QuickGelu;
+  int64_t projectionDim = 0;  // bigG's text_projection output (0: no projection)
+  double layerNormEps = 1e-5;
+
+  static ClipTextConfig sdxlClipL();       // 768 wide, 12 layers, 12 heads
+  static ClipTextConfig sdxlOpenClipBigG();  // 1280 wide, 32 layers, 20 heads, projection 1280
+  // Test sizes with the real vocabulary (so real token ids embed): 32 wide, 2 heads, so that the
+  // tiny UNet's context (64) and pooled (32) sizes match.
+  static ClipTextConfig tinyClipL();
+  static ClipTextConfig tinyOpenClipBigG();
+
+  // Head counts are not visible in tensor shapes: both SDXL encoders use heads 64 wide; test
+  // widths below 64 use heads 16 wide. Throws std::invalid_argument for a width that fits neither.
+  static int64_t headsForWidth(int64_t width);
+
+  void validate() const;  // throws std::invalid_argument naming the inconsistent size
+  bool operator==(const ClipTextConfig& other) const;
+};
+
+// All hidden states as Hugging Face's output_hidden_states gives them: [0] the embeddings, [i] the
+// output of layer i (no final layer norm), and the final-layer-normed output of the last layer.
+struct ClipTextOutput {
+  std::vector<torch::Tensor> hiddenStates;  // layersRun + 1 entries, each [B, T, width]
+  torch::Tensor lastHiddenState;            // defined only when every layer ran
+};
+
+class ClipEncoderLayerImpl : public torch::nn::Module {
+ public:
+  explicit ClipEncoderLayerImpl(const ClipTextConfig& config);
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& causalMask);
+
+ private:
+  struct AttentionModule : torch::nn::Module {  // "self_attn"
+    Linear k_proj{nullptr}, v_proj{nullptr}, q_proj{nullptr}, out_proj{nullptr};
+  };
+  struct MlpModule : torch::nn::Module {  // "mlp"
+    Linear fc1{nullptr}, fc2{nullptr};
+  };
+  int64_t heads_;
+  ClipActivation activation_;
+  std::shared_ptr<AttentionModule> self_attn;
+  torch::nn::LayerNorm layer_norm1{nullptr};
+  std::shared_ptr<MlpModule> mlp;
+  torch::nn::LayerNorm layer_norm2{nullptr};
+};
+TORCH_MODULE(ClipEncoderLayer);
+
+// "text_model": embeddings, encoder.layers, final_layer_norm.
+class ClipTextTransformerImpl : public torch::nn::Module {
+ public:
+  explicit ClipTextTransformerImpl(const ClipTextConfig& config);
+  // ids: [B, T] integer token ids, T <= maxPositions. layersToRun < 0: all layers.
+  ClipTextOutput forward(const torch::Tensor& ids, int64_t layersToRun = -1);
+
+  torch::nn::Embedding& tokenEmbedding() { return embeddings->token_embedding; }
+  torch::nn::Embedding& positionEmbedding() { return embeddings->position_embedding; }
+  ClipEncoderLayer& layer(int64_t index) { return encoderLayers_.at(index); }
+  torch::nn::LayerNorm& finalLayerNorm() { return final_layer_norm; }
+
+  // While training with gradients, each layer's activations are recomputed in the backward pass
+  // instead of kept (sd-scripts' gradient_checkpointing for a trained text encoder).
+  void setGradientCheckpointing(bool enabled) { gradientCheckpointing_ = enabled; }
+  bool gradientCheckpointing() const { return gradientCheckpointing_; }
+
+ private:
+  struct EmbeddingsModule : torch::nn::Module {
+    torch::nn::Embedding token_embedding{nullptr}, position_embedding{nullptr};
+  };
+  ClipTextConfig config_;
+  std::shared_ptr<EmbeddingsModule> embeddings;
+  std::shared_ptr<torch::nn::Module> encoder;  // holds "layers"
+  std::vector<ClipEncoderLayer> encoderLayers_;
+  torch::nn::LayerNorm final_layer_norm{nullptr};
+  bool gradientCheckpointing_ = false;
+};
+TORCH_MODULE(ClipTextTransformer);
+
+// SDXL's first text encoder, CLIP ViT-L/14, as stored under conditioner.embedders.0.transformer.
+class ClipTextModelImpl : public torch::nn::Module {
+ public:
+  static constexpr const char* kSdxlPrefix = "conditioner.embedders.0.transformer.";
+  // SDXL conditions on the output of layer 11 of 12 (hidden_states[11]), without final layer norm.
+  static constexpr int64_t kSdxlLayersFromEnd = 1;
+
+  explicit ClipTextModelImpl(const ClipTextConfig& config);
+
+  static ClipTextConfig inferFromCheckpoint(const io::SafetensorsFile& file, const std::string& prefix);
+  // Throws CheckpointError (models/checkpoints/checkpoint_tensors.h) listing every missing or misshapen key.
+  void loadFromCheckpoint(const io::SafetensorsFile& file, const std::string& prefix);
+  std::vector<std::pair<std::string, torch::Tensor>> checkpointTensors(const std::string& prefix) const;
+
+  ClipTextOutput forward(const torch::Tensor& ids, int64_t layersToRun = -1) { return text_model->forward(ids, layersToRun); }
+  // hidden_states[layers - 1]: what SDXL's UNet is conditioned on. [B, T, width]
+  torch::Tensor penultimateHiddenState(const torch::Tensor& ids);
+  // Hugging Face's pooler_output: the final-layer-normed state at the first <|endoftext|> (the
+  // highest id, so argmax finds it), what FLUX's vector_in is conditioned on. [B, width]
+  torch::Tensor pooledOutput(const torch::Tensor& ids);
+
+  const ClipTextConfig& config() const { return config_; }
+  ClipTextTransformer& textModel() { return text_model; }
+
+ private:
+  ClipTextConfig config_;
+  ClipTextTransformer text_model{nullptr};
+};
+TORCH_MODULE(ClipTextModel);
+
+// The Linear modules of a CLIP text transformer (HF layout paths under the text encoder, e.g.
+// text_model.encoder.layers.0.self_attn.q_proj), in module order, from the config alone: what
+// sd-scripts' LoRA targets in each SDXL text encoder (the attention and MLP Linears).
+std::vector<LinearInfo> clipTextLinearLayers(const ClipTextConfig& config);
+
+}  // namespace sinter::models
