@@ -157,12 +157,12 @@ std::vector<Diagnostic> validateConfig(const Config& config) {
       k.error("dim_from_weights", "dim_from_weights needs network_weights");
     const std::string module = k.str("network_module");
     // sd-scripts' LoRA modules are per family (networks.lora, networks.lora_flux): another family's is refused.
-    for (const FamilyRow& row : familyTable()) {
-      if (!family || module != row.loraModule || module == familyRow(*family).loraModule) continue;
+    std::uint8_t others = 0;  // the families whose module this is, when it is not the config's family's
+    for (const FamilyRow& row : familyTable())
+      if (family && module == row.loraModule && module != familyRow(*family).loraModule) others |= static_cast<std::uint8_t>(row.family);
+    if (others)
       k.error("network_module", std::string(familyRow(*family).label) + " uses network_module = \"" + familyRow(*family).loraModule +
-                                    "\"; " + row.loraModule + " is for " + row.label);
-      break;
-    }
+                                    "\"; " + module + " is for " + familyLabels(others));
   }
 
   if (k.on("cpu_offload_checkpointing") && k.set("blocks_to_swap") && k.num("blocks_to_swap") > 0)
