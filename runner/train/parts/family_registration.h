@@ -1,9 +1,10 @@
 #pragma once
 // What the generic layers (the preflight, the run, the methods, the training table) know of a model
-// family without including its folder: how to make its part, and the few facts they need before
-// its models load. Each family folder defines one (sdxl/sdxl_registration.h, flux/...), and
-// train/families.cpp, the only file that names the family folders, lists them: adding a family is
-// adding its folder and one line there.
+// family without including its folder: how to make its part, the facts they need before its
+// models load, its compile plan names, its memory model and the runner's tools. Each family folder
+// defines one (sdxl/sdxl_registration.h, flux/...), and train/families.cpp, the only file that
+// names the family folders, lists them: adding a family is adding its folder and one line there,
+// with its row in core/family_table.cpp (docs/adding-a-model-family.md).
 #include <cstdint>
 #include <functional>
 #include <map>
