@@ -12,6 +12,7 @@
 #include "cli/demo_assets.h"
 #include "cli/lora_layout.h"
 #include "core/exit_codes.h"
+#include "core/family_table.h"
 #include "io/safetensors.h"
 #include "network/lora_network.h"
 #include "train/base/device_info.h"
@@ -143,7 +144,7 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
       try {
         // networks.lora_flux's train_blocks (network_args) picks the blocks, as in a run.
         const network::LoraNetworkArgs networkArgs = network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module"));
-        network::checkNetworkArgsFamily(networkArgs, registration->networkModule == "networks.lora_flux");
+        network::checkNetworkArgsFamily(networkArgs, std::string(familyRow(registration->family).loraModule) == "networks.lora_flux");
         const train::LoraLayoutModels models = registration->loraLayout(*tiny, !config.getBool("network_train_unet_only"),
                                                                        networkArgs.trainBlocks.value_or("all"), networkArgs.trainT5xxl);
         std::cout << loraLayoutJson(toString(registration->family), *tiny, models) << std::endl;

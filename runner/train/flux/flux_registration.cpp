@@ -7,7 +7,6 @@
 
 #include <filesystem>
 
-#include "core/family_table.h"
 #include "core/registry.h"
 #include "models/text_encoders/clip_text_model.h"
 #include "models/flux/flux_config.h"
@@ -111,7 +110,6 @@ FamilyRegistration fluxRegistration() {
   FamilyRegistration r;
   r.family = Family::FLUX;
   r.make = [](const RunContext& run) -> std::unique_ptr<FamilyPart> { return std::make_unique<FluxFamily>(run); };
-  r.networkModule = familyRow(r.family).loraModule;  // flux_train_network.py's
   r.compileTargets = {"DiT model", "double and single blocks", "QK RMSNorm+RoPE, LayerNorm+modulate, gated residual, attention+GELU join",
                       "QK RMSNorm+RoPE (each head's query and key normalised, scaled and turned in float32, rounded once, in one "
                       "kernel each way where the stock operators take a dozen), LayerNorm+modulate and the gated residual (one pass "

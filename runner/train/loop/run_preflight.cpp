@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 
+#include "core/family_table.h"
 #include "core/model_family_detect.h"
 #include "core/registry.h"
 #include "data/batch_plan.h"
@@ -282,7 +283,7 @@ RunPreflight preflightRun(const Config& config, int ranks) {
   if (registration) {
     result.resolved.set("model_family", std::string(toString(*family)), config.whereSet("model_family"));
     // sd-scripts requires network_module; Sinter picks the family's (it is written into the metadata).
-    if (result.resolved.getString("network_module").empty()) result.resolved.set("network_module", registration->networkModule);
+    if (result.resolved.getString("network_module").empty()) result.resolved.set("network_module", std::string(familyRow(registration->family).loraModule));
   }
   // An unset clip_tokenizer is the one that ships with Sinter: the run, the dry run and the start event
   // see its folder (checkValues reports it when it is missing).
@@ -312,7 +313,7 @@ RunPreflight preflightRun(const Config& config, int ranks) {
   if (registration && !config.getList("network_args").empty())
     k.parse("network_args", [&] {
       network::checkNetworkArgsFamily(network::parseNetworkArgs(config.getList("network_args"), result.resolved.getString("network_module")),
-                                      registration->networkModule == "networks.lora_flux");
+                                      std::string(familyRow(registration->family).loraModule) == "networks.lora_flux");
     });
   checkSamples(config, registration, k);
   checkTrackerOptions(config, k);

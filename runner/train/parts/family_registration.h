@@ -42,9 +42,6 @@ struct FamilyRegistration {
   Family family{};  // set by the family's registration
   // The family's part for a run, its models loaded.
   std::function<std::unique_ptr<FamilyPart>(const RunContext&)> make;
-  // sd-scripts' network_module for the family's LoRA ("networks.lora"), filled in when the config
-  // leaves it empty (it is written into the metadata).
-  std::string networkModule;
   // The family's own preflight, after the generic values parsed: its other files and options,
   // parsed as the run parses them. False when one failed (the run's values are then not used).
   // Empty: nothing of its own to check.

@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "core/family_table.h"
 #include "network/lora_network.h"
 #include "train/objectives/unet_train_step.h"
 #include "train/sd/sd_module_outputs.h"
@@ -17,7 +16,6 @@ FamilyRegistration sdRegistration(Family family) {
   FamilyRegistration r;
   r.family = family;
   r.make = [version](const RunContext& run) -> std::unique_ptr<FamilyPart> { return std::make_unique<SdFamily>(run, version); };
-  r.networkModule = familyRow(family).loraModule;  // train_network.py's
   r.compileTargets = unetCompileTargets();
   r.writeRandomCheckpoint = [version](const std::string& out, bool tiny, std::uint64_t seed) {
     spdlog::info("writing a {} {} checkpoint with random weights to {}", tiny ? "tiny" : "full-size",

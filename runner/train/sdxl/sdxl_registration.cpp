@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "core/family_table.h"
 #include "core/registry.h"
 #include "models/text_encoders/clip_text_model.h"
 #include "models/checkpoints/random_checkpoint.h"
@@ -22,7 +21,6 @@ FamilyRegistration sdxlRegistration() {
   FamilyRegistration r;
   r.family = Family::SDXL;
   r.make = [](const RunContext& run) -> std::unique_ptr<FamilyPart> { return std::make_unique<SdxlFamily>(run); };
-  r.networkModule = familyRow(r.family).loraModule;  // sdxl_train_network.py's
   r.compileTargets = unetCompileTargets();
   r.writeRandomCheckpoint = [](const std::string& out, bool tiny, std::uint64_t seed) {
     spdlog::info("writing a {} SDXL checkpoint with random weights to {}", tiny ? "tiny" : "full-size", out);
