@@ -2,11 +2,15 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 
 #include "io/safetensors.h"
 #include "models/checkpoints/checkpoint_tensors.h"
 #include "models/checkpoints/random_checkpoint.h"
 #include "models/checkpoints/sdxl_checkpoint.h"
+#include "models/layers/conv2d.h"
+#include "models/layers/linear.h"
+#include "models/layers/parameters_from_checkpoint.h"
 #include "models/unet/sdxl_size_conditioning.h"
 
 namespace fs = std::filesystem;
@@ -117,6 +121,26 @@ TEST_F(SdxlCheckpointTest, ReloadedModelsGiveIdenticalOutputs) {
   const torch::Tensor images = torch::rand({1, 3, 16, 16}) * 2 - 1;
   EXPECT_TRUE(torch::equal(vae->encodeToLatents(images, false), loaded.vae->encodeToLatents(images, false)));
   EXPECT_TRUE(torch::equal(vae->decodeLatents(x), loaded.vae->decodeLatents(x)));
+}
+
+// Layers made for a checkpoint's values leave torch's random stream untouched (their random initial
+// values were most of a full-size model's load time); elsewhere they draw torch.nn's as before.
+TEST(ParametersFromCheckpoint, LayersMadeForACheckpointDrawNoRandomNumbers) {
+  const auto drawAfter = [](const std::function<void()>& make) {
+    torch::manual_seed(5);
+    make();
+    return torch::rand({8});
+  };
+  const torch::Tensor untouched = drawAfter([] {});
+  EXPECT_TRUE(torch::equal(drawAfter([] {
+                             const ParametersFromCheckpoint fromFile;
+                             Linear(64, 32);
+                             Conv2d(4, 8, 3, 1, 1);
+                           }),
+                           untouched));
+  EXPECT_FALSE(torch::equal(drawAfter([] { Linear(64, 32); }), untouched));
+  EXPECT_FALSE(torch::equal(drawAfter([] { Conv2d(4, 8, 3, 1, 1); }), untouched));
+  EXPECT_FALSE(ParametersFromCheckpoint::active());
 }
 
 TEST_F(SdxlCheckpointTest, HalfPrecisionCheckpointsLoad) {

@@ -2,6 +2,7 @@
 
 #include "io/safetensors.h"
 #include "models/checkpoints/checkpoint_tensors.h"
+#include "models/layers/parameters_from_checkpoint.h"
 
 namespace sinter::models {
 
@@ -34,7 +35,12 @@ FluxTransformer loadFluxTransformer(const io::SafetensorsFile& file, torch::Dtyp
   if (!detectFluxVariant(file))
     throw CheckpointError(file.path() + ": not a FLUX.1 transformer: " + notFluxReason(file));
   const std::string prefix = FluxTransformerImpl::checkpointPrefix(file);
-  FluxTransformer model(FluxConfig::inferFromCheckpoint(file, prefix));
+  const FluxConfig config = FluxConfig::inferFromCheckpoint(file, prefix);
+  FluxTransformer model{nullptr};
+  {
+    const ParametersFromCheckpoint fromFile;  // the file's values overwrite them
+    model = FluxTransformer(config);
+  }
   model->to(dtype);
   model->loadFromCheckpoint(file, prefix);
   return model;
@@ -48,7 +54,12 @@ FluxTransformer loadFluxTransformer(const std::string& path, torch::Dtype dtype)
 FluxAutoencoder loadFluxAutoencoder(const io::SafetensorsFile& file, torch::Dtype dtype) {
   if (detectFluxVariant(file))
     throw CheckpointError(file.path() + ": this is a FLUX transformer, not the autoencoder (ae.safetensors)");
-  FluxAutoencoder ae(FluxAutoencoderConfig::inferFromCheckpoint(file, ""));
+  const FluxAutoencoderConfig config = FluxAutoencoderConfig::inferFromCheckpoint(file, "");
+  FluxAutoencoder ae{nullptr};
+  {
+    const ParametersFromCheckpoint fromFile;  // the file's values overwrite them
+    ae = FluxAutoencoder(config);
+  }
   ae->to(dtype);
   ae->loadFromCheckpoint(file, "");
   return ae;

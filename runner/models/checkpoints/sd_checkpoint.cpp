@@ -5,6 +5,7 @@
 
 #include "io/safetensors.h"
 #include "models/checkpoints/checkpoint_tensors.h"
+#include "models/layers/parameters_from_checkpoint.h"
 #include "models/checkpoints/random_parts_writer.h"
 
 namespace sinter::models {
@@ -136,10 +137,13 @@ SdCheckpoint buildRandomSdCheckpoint(const SdCheckpointConfig& config, uint64_t 
 SdCheckpoint loadSdCheckpoint(const io::SafetensorsFile& file) {
   SdCheckpoint ckpt;
   ckpt.config = SdCheckpointConfig::inferFromCheckpoint(file);
-  ckpt.unet = SdxlUnet(ckpt.config.unet);
-  ckpt.vae = SdxlVae(ckpt.config.vae);
-  if (ckpt.config.version == SdVersion::V1) ckpt.clip = ClipTextModel(ckpt.config.text);
-  else ckpt.openClip = OpenClipTextModel(ckpt.config.text);
+  {
+    const ParametersFromCheckpoint fromFile;  // the file's values overwrite them
+    ckpt.unet = SdxlUnet(ckpt.config.unet);
+    ckpt.vae = SdxlVae(ckpt.config.vae);
+    if (ckpt.config.version == SdVersion::V1) ckpt.clip = ClipTextModel(ckpt.config.text);
+    else ckpt.openClip = OpenClipTextModel(ckpt.config.text);
+  }
   collectCheckpointErrors({
       [&] { ckpt.unet->loadFromCheckpoint(file, SdxlUnetImpl::kPrefix); },
       [&] { ckpt.vae->loadFromCheckpoint(file, SdxlVaeImpl::kPrefix); },

@@ -5,6 +5,7 @@
 
 #include "io/safetensors.h"
 #include "models/checkpoints/checkpoint_tensors.h"
+#include "models/layers/parameters_from_checkpoint.h"
 #include "models/unet/sdxl_size_conditioning.h"
 
 namespace sinter::models {
@@ -90,11 +91,14 @@ OpenClipTextModel buildRandomSdxlBigG(const SdxlCheckpointConfig& config, uint64
 SdxlCheckpoint loadSdxlCheckpoint(const io::SafetensorsFile& file) {
   SdxlCheckpoint ckpt;
   ckpt.config = SdxlCheckpointConfig::inferFromCheckpoint(file);
-  // Weights are overwritten from the file: no need to spend time on random initialisation.
-  ckpt.unet = SdxlUnet(ckpt.config.unet);
-  ckpt.vae = SdxlVae(ckpt.config.vae);
-  ckpt.clipL = ClipTextModel(ckpt.config.clipL);
-  ckpt.bigG = OpenClipTextModel(ckpt.config.bigG);
+  {
+    // Weights are overwritten from the file: no need to spend time on random initialisation.
+    const ParametersFromCheckpoint fromFile;
+    ckpt.unet = SdxlUnet(ckpt.config.unet);
+    ckpt.vae = SdxlVae(ckpt.config.vae);
+    ckpt.clipL = ClipTextModel(ckpt.config.clipL);
+    ckpt.bigG = OpenClipTextModel(ckpt.config.bigG);
+  }
   collectCheckpointErrors({
       [&] { ckpt.unet->loadFromCheckpoint(file, SdxlUnetImpl::kPrefix); },
       [&] { ckpt.vae->loadFromCheckpoint(file, SdxlVaeImpl::kPrefix); },

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "models/layers/frozen_conv2d.h"
+#include "models/layers/parameters_from_checkpoint.h"
 #include "models/adapters/lycoris_adapter.h"
 
 namespace sinter::models {
@@ -12,10 +13,13 @@ namespace F = torch::nn::functional;
 Conv2dImpl::Conv2dImpl(int64_t inChannels, int64_t outChannels, int64_t kernelSize, int64_t stride_, int64_t padding_)
     : stride(stride_), padding(padding_) {
   weight = register_parameter("weight", torch::empty({outChannels, inChannels, kernelSize, kernelSize}));
+  bias = register_parameter("bias", torch::empty({outChannels}));
+  if (ParametersFromCheckpoint::active()) return;
   // torch.nn.Conv2d's initialisation, in its order, so seeded random checkpoints stay as they were.
   torch::nn::init::kaiming_uniform_(weight, std::sqrt(5.0));
   const double bound = 1.0 / std::sqrt(static_cast<double>(inChannels * kernelSize * kernelSize));
-  bias = register_parameter("bias", torch::empty({outChannels}).uniform_(-bound, bound));
+  torch::NoGradGuard noGrad;
+  bias.uniform_(-bound, bound);
 }
 
 torch::Tensor Conv2dImpl::forward(const torch::Tensor& x) {

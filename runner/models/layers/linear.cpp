@@ -1,6 +1,7 @@
 #include "models/layers/linear.h"
 
 #include "models/layers/conv2d.h"
+#include "models/layers/parameters_from_checkpoint.h"
 #include "models/adapters/frozen_linear_lora.h"
 #include "models/adapters/lycoris_adapter.h"
 
@@ -10,11 +11,14 @@ namespace F = torch::nn::functional;
 
 LinearImpl::LinearImpl(int64_t inFeatures, int64_t outFeatures, bool withBias) {
   weight = register_parameter("weight", torch::empty({outFeatures, inFeatures}));
+  if (withBias) bias = register_parameter("bias", torch::empty({outFeatures}));
+  if (ParametersFromCheckpoint::active()) return;
   // Same initialisation as torch.nn.Linear, so random checkpoints have sensible activations.
   torch::nn::init::kaiming_uniform_(weight, std::sqrt(5.0));
   if (withBias) {
     const double bound = 1.0 / std::sqrt(static_cast<double>(inFeatures));
-    bias = register_parameter("bias", torch::empty({outFeatures}).uniform_(-bound, bound));
+    torch::NoGradGuard noGrad;
+    bias.uniform_(-bound, bound);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include "io/safetensors.h"
 #include "models/checkpoints/checkpoint_tensors.h"
+#include "models/layers/parameters_from_checkpoint.h"
 
 namespace sinter::models {
 
@@ -204,7 +205,12 @@ std::vector<LinearInfo> t5EncoderLinearLayers(const T5EncoderConfig& c) {
 
 T5Encoder loadT5Encoder(const std::string& path, torch::Dtype dtype) {
   const io::SafetensorsFile file(path);
-  T5Encoder t5(T5EncoderConfig::inferFromCheckpoint(file));
+  const T5EncoderConfig config = T5EncoderConfig::inferFromCheckpoint(file);
+  T5Encoder t5{nullptr};
+  {
+    const ParametersFromCheckpoint fromFile;  // the file's values overwrite them
+    t5 = T5Encoder(config);
+  }
   t5->to(dtype);
   t5->loadFromCheckpoint(file);
   return t5;

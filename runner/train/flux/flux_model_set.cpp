@@ -4,6 +4,7 @@
 #include "models/checkpoints/checkpoint_tensors.h"
 #include "models/checkpoints/flux_checkpoint.h"
 #include "models/flux/flux_layout.h"
+#include "models/layers/parameters_from_checkpoint.h"
 #include "models/weights/served_weight.h"
 #include "train/base/config_values.h"
 #include "train/base/mixed_precision.h"
@@ -90,7 +91,12 @@ std::string clipLPrefix(const io::SafetensorsFile& file) {
 models::ClipTextModel loadClipL(const std::string& path) {
   const io::SafetensorsFile file(path);
   const std::string prefix = clipLPrefix(file);
-  models::ClipTextModel clip(models::ClipTextModelImpl::inferFromCheckpoint(file, prefix));
+  const models::ClipTextConfig config = models::ClipTextModelImpl::inferFromCheckpoint(file, prefix);
+  models::ClipTextModel clip{nullptr};
+  {
+    const models::ParametersFromCheckpoint fromFile;  // the file's values overwrite them
+    clip = models::ClipTextModel(config);
+  }
   clip->loadFromCheckpoint(file, prefix);
   return clip;
 }

@@ -161,12 +161,23 @@ int runTraining(RunPreflight preflight, EventSink& events) {
     } lockFileOnImmediateExit(outputLock);
 
     const RunContext run{config, device, precision, seed, events, setupStart, std::move(compilePlan), group.get()};
+    // The set-up's parts, timed in the log: a user (and the GPU matrix) sees where the wait before step 1 goes.
+    const auto secondsSince = [](std::chrono::steady_clock::time_point t) {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    };
+    auto phaseStart = std::chrono::steady_clock::now();
     TrainingParts parts = makeTrainingParts(run, *config.family(), config.tab());
+    // The network's initial weights are the seed's first draws (as sd-scripts' set_seed before
+    // create_network), whatever loading the models drew.
+    torch::manual_seed(seed);
     parts.method->attach(*parts.family);
+    spdlog::info("models loaded and the network attached in {:.1f} s", secondsSince(phaseStart));
+    phaseStart = std::chrono::steady_clock::now();
     // Rank 0 caches first (what it writes to disk the others then read), the others after it.
     if (group && group->rank() != 0) group->barrier();
     parts.family->buildCaches(*preflight.dataset, std::max(1, static_cast<int>(config.getInt("max_data_loader_n_workers"))));
     if (group && group->rank() == 0) group->barrier();
+    spdlog::info("caches built and the models placed for training in {:.1f} s", secondsSince(phaseStart));
     return runTrainingLoop(run, *parts.family, *parts.method, *preflight.dataset, trainingStarted);
   } catch (const std::exception& e) {
     return trainingStarted ? fail(events, kExitTrainingFailed, "training failed: " + userMessage(e))
