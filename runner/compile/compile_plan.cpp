@@ -74,22 +74,13 @@ CompilePlan planCompile(const Config& config, const CompileTargets& targets, con
       plan.mechanisms.push_back("fused kernels: " + targets.fusedKernelsDetail);
     }
   }
+  // Autotuning is per shape (with dynamic=True nothing is specialised to shapes); whether it runs
+  // depends on the capture, decided below.
+  bool autotuneHere = false;
   if (autotune) {
-    // Autotuning is per shape: with dynamic=True nothing is specialised to shapes.
-    if (r.dynamic == "true") {
-      plan.unavailable.push_back("autotuning: dynamic=True specialises nothing to shapes");
-    } else if (!facts.cudaDevice) {
-      plan.unavailable.push_back("autotuning: training on the CPU");
-    } else {
-      plan.cudnnBenchmark = true;
-      // Measured on an H100: the candidates include run-time compiled engines, whose PTX the driver
-      // compiles on a machine's first such run (tests/gpu/RESULTS.md, "the driver's JIT cache").
-      plan.mechanisms.push_back(
-          "autotuning: cuDNN benchmarks convolution algorithms during warm-up (a machine's first such run also waits "
-          "~10 s for the CUDA driver to compile cuDNN's run-time kernels, which it keeps in its cache)");
-      if (!facts.gemmTuningInBuild)
-        plan.unavailable.push_back("GEMM autotuning (TunableOp): this libtorch has no TunableOp (a CUDA PyTorch 2.5 or newer)");
-    }
+    if (r.dynamic == "true") plan.unavailable.push_back("autotuning: dynamic=True specialises nothing to shapes");
+    else if (!facts.cudaDevice) plan.unavailable.push_back("autotuning: training on the CPU");
+    else autotuneHere = true;
   }
 
   // Why nothing is captured in this run, whatever the step holds (nullopt: graphs can run here).
@@ -136,16 +127,28 @@ CompilePlan planCompile(const Config& config, const CompileTargets& targets, con
                                                 : "warm-up: each signature captured when it is first seen");
     }
   }
-  // TunableOp looks each GEMM's shape up on the host at every call: replayed graphs skip that, but an
-  // uncaptured step bound by its launches got slower than eager with it (tests/gpu/RESULTS.md, issue 51).
-  if (plan.cudnnBenchmark && facts.gemmTuningInBuild) {
+  // Autotuning only where the step replays graphs. Uncaptured, a step is bound by its launches on the
+  // host, and there both tuners made it slower than eager (tests/gpu/RESULTS.md, issue 51): cuDNN's
+  // benchmarked convolution algorithms (8-35 ms a step on an H200, one run at a time) and TunableOp's
+  // lookup of each GEMM's shape on every call.
+  if (autotuneHere) {
     if (plan.captureSteps || plan.captureRegions) {
-      plan.tuneGemms = true;
-      plan.mechanisms.push_back("autotuning: TunableOp times the GEMM algorithms of each shape during warm-up, before capture; "
-                                "results cached on disk for later runs");
+      plan.cudnnBenchmark = true;
+      // Measured on an H100: the candidates include run-time compiled engines, whose PTX the driver
+      // compiles on a machine's first such run (tests/gpu/RESULTS.md, "the driver's JIT cache").
+      plan.mechanisms.push_back(
+          "autotuning: cuDNN benchmarks convolution algorithms during warm-up (a machine's first such run also waits "
+          "~10 s for the CUDA driver to compile cuDNN's run-time kernels, which it keeps in its cache)");
+      if (facts.gemmTuningInBuild) {
+        plan.tuneGemms = true;
+        plan.mechanisms.push_back("autotuning: TunableOp times the GEMM algorithms of each shape during warm-up, before capture; "
+                                  "results cached on disk for later runs");
+      } else {
+        plan.unavailable.push_back("GEMM autotuning (TunableOp): this libtorch has no TunableOp (a CUDA PyTorch 2.5 or newer)");
+      }
     } else {
-      plan.unavailable.push_back("GEMM autotuning (TunableOp): only for captured steps; uncaptured, its lookup on every GEMM "
-                                 "call costs the host more than the tuned algorithms save");
+      plan.unavailable.push_back("autotuning (cuDNN convolution benchmarks, TunableOp GEMMs): only for captured steps; uncaptured, "
+                                 "the step is bound by its launches on the host and runs slower with the tuned algorithms");
     }
   }
   // compile_vae / compile_text_encoders: the caching passes' encoders, captured like the step (by

@@ -96,11 +96,12 @@ TEST(CompilePlan, EveryCombination) {
                 // aot_eager reports what would break the capture fullgraph asks for: the step's, or the blocks'.
                 EXPECT_EQ(mentions(plan.warnings, "would break capture"), backend == "aot_eager" && (fullgraph ? blocked : regionBlocked));
                 const bool autotune = backend == "inductor" && (mode == "max-autotune" || mode == "max-autotune-no-cudagraphs");
-                EXPECT_EQ(plan.cudnnBenchmark, autotune && cuda && dynamic != "true");
-                // GEMM tuning only where the step replays graphs: uncaptured, TunableOp's per-call lookup costs the host.
-                EXPECT_EQ(plan.tuneGemms, plan.cudnnBenchmark && facts.gemmTuningInBuild && captures);
-                if (plan.cudnnBenchmark && facts.gemmTuningInBuild && !captures)
-                  EXPECT_TRUE(mentions(plan.unavailable, "GEMM autotuning (TunableOp): only for captured steps"));
+                // Autotuning only where the step replays graphs: uncaptured, a step bound by its launches ran
+                // slower with cuDNN's benchmarked algorithms and TunableOp's per-call lookup.
+                EXPECT_EQ(plan.cudnnBenchmark, autotune && cuda && dynamic != "true" && captures);
+                EXPECT_EQ(plan.tuneGemms, plan.cudnnBenchmark && facts.gemmTuningInBuild);
+                EXPECT_EQ(mentions(plan.unavailable, "autotuning (cuDNN convolution benchmarks, TunableOp GEMMs): only for captured steps"),
+                          autotune && cuda && dynamic != "true" && !captures);
                 if (autotune && !plan.tuneGemms) EXPECT_TRUE(mentions(plan.unavailable, "autotuning"));
                 EXPECT_EQ(mentions(plan.mechanisms, "fused scaled-dot-product attention"), backend == "inductor");
                 EXPECT_EQ(plan.fuseKernels, backend == "inductor" && cuda && inBuild);
