@@ -73,8 +73,18 @@ void resetPeakMemory(const torch::Device& device) {
   (void)device;
 }
 
+namespace {
+int64_t emulatedDeviceBytes = 0;  // 0: the device's own size
+}  // namespace
+
+void setEmulatedDeviceBytes(int64_t bytes) { emulatedDeviceBytes = bytes; }
+
 int64_t availableDeviceBytes(const torch::Device& device) {
 #if SINTER_HAVE_CUDA_HEADERS
+  if (device.is_cuda() && emulatedDeviceBytes > 0) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+    return std::max<int64_t>(0, emulatedDeviceBytes - stats.allocated_bytes[0].current);
+  }
   if (device.is_cuda()) {
     c10::cuda::CUDAGuard onDevice(device);
     size_t freeBytes = 0, totalBytes = 0;
@@ -90,6 +100,7 @@ int64_t availableDeviceBytes(const torch::Device& device) {
 
 int64_t totalDeviceBytes(const torch::Device& device) {
 #if SINTER_HAVE_CUDA_HEADERS
+  if (device.is_cuda() && emulatedDeviceBytes > 0) return emulatedDeviceBytes;
   if (device.is_cuda()) {
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, device.index()) == cudaSuccess) return static_cast<int64_t>(prop.totalGlobalMem);

@@ -21,6 +21,11 @@ void resetPeakMemory(const torch::Device& device);
 int64_t availableDeviceBytes(const torch::Device& device);
 // A GPU's memory size in bytes; 0 on the CPU.
 int64_t totalDeviceBytes(const torch::Device& device);
+// A smaller GPU emulated (SINTER_CUDA_MEMORY_CAP_GB, vram_budget.h): its size, which the two above
+// then report (what is available: the cap less what the allocator holds in tensors), so what a run
+// decides by the device's memory (a capture's state snapshot on the device or in host memory) is
+// what it decides on that card.
+void setEmulatedDeviceBytes(int64_t bytes);
 bool cudaCompiledIn();
 // What --version prints after the version: the libtorch it runs on, with CUDA or without, and each
 // visible GPU with its compute capability and memory ("libtorch 2.11.0 with CUDA 13.0: cuda:0 NVIDIA

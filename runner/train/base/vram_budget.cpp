@@ -13,6 +13,7 @@
 #include "core/vram_costs.h"
 #include "io/safetensors.h"
 #include "models/weights/served_weight.h"
+#include "train/base/device_info.h"
 
 #if __has_include(<c10/cuda/CUDACachingAllocator.h>) && __has_include(<cuda_runtime_api.h>)
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -122,6 +123,7 @@ std::string applyMemoryCapFromEnvironment(const torch::Device& device) {
   const double fraction = gib * 1073741824.0 / static_cast<double>(totalBytes);
   if (fraction > 1) throw std::invalid_argument(std::string("SINTER_CUDA_MEMORY_CAP_GB: ") + text + " GiB is more than the device has");
   c10::cuda::CUDACachingAllocator::setMemoryFraction(fraction, device.index());
+  setEmulatedDeviceBytes(static_cast<int64_t>(gib * 1073741824.0));
   char line[160];
   std::snprintf(line, sizeof line, "emulating a %.1f GiB GPU: the CUDA caching allocator is capped at %.4f of this device's %.1f GiB",
                 gib, fraction, static_cast<double>(totalBytes) / 1073741824.0);
