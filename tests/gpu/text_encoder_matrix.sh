@@ -6,7 +6,9 @@
 #   tests/gpu/text_encoder_matrix.sh RUNNER [STEPS]
 # SINTER_MATRIX_SETTINGS picks settings by name (off default mano ro ro-fullgraph), SINTER_MATRIX_TE
 # which of "unet te" run, SINTER_MATRIX_NETWORK adds network flags to every run (such as
-# "--network_module lycoris.kohya --network_args algo=loha").
+# "--network_module lycoris.kohya --network_args algo=loha"). SINTER_MATRIX_CPUS pins every run to those
+# CPUs (taskset's list, such as "0-7"): a step bound by its launches on the host varies by ±20% between
+# runs of one config unpinned (tests/gpu/RESULTS.md, issue 51).
 set -euo pipefail
 . "$(dirname "$0")/sdxl_lora_toml.sh"
 runner="$1"
@@ -28,8 +30,10 @@ for te in ${SINTER_MATRIX_TE:-unet te}; do
     rm -rf "$out"
     write_sdxl_lora_toml "$work" "$out" m "$steps" "$work/sdxl.safetensors" > "$work/$name.toml"
     code=0
+    pin=()
+    [ -n "${SINTER_MATRIX_CPUS:-}" ] && pin=(taskset -c "$SINTER_MATRIX_CPUS")
     # shellcheck disable=SC2086
-    "$runner" --config_file "$work/$name.toml" --no-enable_bucket ${compile_flags[$setting]} ${parts[$te]} \
+    "${pin[@]}" "$runner" --config_file "$work/$name.toml" --no-enable_bucket ${compile_flags[$setting]} ${parts[$te]} \
       ${SINTER_MATRIX_NETWORK:-} --events jsonl > "$work/$name.events.jsonl" 2> "$work/$name.log" || code=$?
     python3 "$(dirname "$0")/matrix_row.py" "$setting" "$( [ "$te" = te ] && echo "U-Net + both text encoders" || echo U-Net )" "$code" "$work/$name.events.jsonl" "$work/$name.log"
   done
