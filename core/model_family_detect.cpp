@@ -18,10 +18,13 @@ constexpr std::uint64_t kMaxHeaderBytes = 100ull << 20;  // the safetensors libr
 std::vector<std::string> readSafetensorsKeys(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open '" + path + "'");
-  unsigned char lenBytes[8];
+  unsigned char lenBytes[9] = {};  // the header's length, and its first byte
   if (!in.read(reinterpret_cast<char*>(lenBytes), 8))
     throw std::runtime_error("'" + path + "' is too short to be a safetensors file");
-  if (const std::optional<std::string> pickle = pickleCheckpointProblem(lenBytes, 8)) throw std::runtime_error("'" + path + "' is " + *pickle);
+  const std::size_t head = in.read(reinterpret_cast<char*>(lenBytes + 8), 1) ? 9 : 8;
+  in.clear();
+  in.seekg(8);
+  if (const std::optional<std::string> pickle = pickleCheckpointProblem(lenBytes, head)) throw std::runtime_error("'" + path + "' is " + *pickle);
   std::uint64_t len = 0;
   for (int i = 7; i >= 0; --i) len = (len << 8) | lenBytes[i];
   if (len == 0 || len > kMaxHeaderBytes)

@@ -8,8 +8,9 @@
 
 namespace sinter {
 
-// When a file's first bytes (`head`, `size` of them) are a PyTorch pickle checkpoint's: what it is
-// and what to do, as a phrase ("a PyTorch pickle checkpoint ..."); else nullopt.
+// When a file's first bytes (`head`, `size` of them; 9 or more tell a safetensors file whose header
+// length starts like a pickle's) are a PyTorch pickle checkpoint's: what it is and what to do, as a
+// phrase ("a PyTorch pickle checkpoint ..."); else nullopt.
 std::optional<std::string> pickleCheckpointProblem(const unsigned char* head, std::size_t size);
 
 }  // namespace sinter

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/model_family_detect.h"
+#include "core/pickle_file.h"
 
 using namespace sinter;
 
@@ -38,6 +39,17 @@ TEST(FamilyDetection, ReadsOnlyTheHeader) {
   EXPECT_THROW(detectModelFamily("/nonexistent/x.safetensors"), std::runtime_error);
   std::remove(path.c_str());
   std::remove(bad.c_str());
+}
+
+// A safetensors file whose header is 640 bytes starts with 0x80 0x02, as a protocol-2 pickle does
+// (its length, little-endian): the zero high bytes and the JSON's "{" tell it apart.
+TEST(FamilyDetection, SafetensorsHeaderLengthsThatStartLikeAPickleAreNoPickle) {
+  for (unsigned char second : {2, 3, 4, 5}) {
+    const unsigned char safetensors[9] = {0x80, second, 0, 0, 0, 0, 0, 0, '{'};
+    EXPECT_FALSE(pickleCheckpointProblem(safetensors, 9)) << int(second);
+    const unsigned char pickle[9] = {0x80, second, '}', 'q', 0, '(', 'X', 1, 0};
+    EXPECT_TRUE(pickleCheckpointProblem(pickle, 9)) << int(second);
+  }
 }
 
 TEST(FamilyDetection, PickleCheckpointsAreRefusedUnread) {
