@@ -29,6 +29,7 @@
 #include "train/loop/run_preflight.h"
 #include "train/loop/stop_request.h"
 #include "train/loop/training_run.h"
+#include "tools/lora_tools.h"
 
 namespace sinter::runner {
 
@@ -226,6 +227,8 @@ int checkedRunnerMain(int argc, char** argv) {
   setUpLogging();
   labelWorkerLogs();
   std::vector<std::string> args(argv + 1, argv + argc);
+  // `sinter-runner resize_lora ...`: a LoRA tool, with its own flags (tools/lora_tools.h).
+  if (std::optional<int> toolExit = tools::runLoraToolIfNamed(args)) return *toolExit;
   ParsedArgs parsed;
   std::optional<ScriptLaunch> launch;  // `sinter-runner SCRIPT.py ARGS`, as accelerate launch runs it
   try {
@@ -239,7 +242,11 @@ int checkedRunnerMain(int argc, char** argv) {
     return kExitBadInput;
   }
   if (parsed.hasFlag("help")) {
-    std::cout << registryHelpText(kUsage);
+    // The LoRA tools' lines after the run's (each tool's own --help has its flags).
+    std::string usage = kUsage;
+    const std::string lastRunLine = "--events jsonl\n";
+    usage.insert(usage.find(lastRunLine) + lastRunLine.size(), tools::loraToolsUsage());
+    std::cout << registryHelpText(usage);
     return kExitOk;
   }
   if (parsed.hasFlag("version")) {

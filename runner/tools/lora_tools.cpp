@@ -1,0 +1,43 @@
+#include "tools/lora_tools.h"
+
+#include "tools/resize_lora_command.h"
+
+namespace sinter::tools {
+
+namespace {
+
+struct LoraTool {
+  const char* name;    // the command, and sd-scripts' script without ".py"
+  const char* usage;   // its line in the runner's --help
+  int (*run)(const std::vector<std::string>& args);
+};
+
+const LoraTool kLoraTools[] = {
+    {"resize_lora", "resize_lora --model IN --save_to OUT [--new_rank N] ...   a LoRA at a smaller rank (resize_lora.py)",
+     runResizeLora},
+};
+
+// "resize_lora", "resize_lora.py" or a path ending in "/resize_lora.py".
+bool names(const std::string& arg, const std::string& tool) {
+  if (arg == tool) return true;
+  const std::string script = tool + ".py";
+  if (arg == script) return true;
+  return arg.size() > script.size() && arg.compare(arg.size() - script.size() - 1, script.size() + 1, "/" + script) == 0;
+}
+
+}  // namespace
+
+std::optional<int> runLoraToolIfNamed(const std::vector<std::string>& args) {
+  if (args.empty()) return std::nullopt;
+  for (const LoraTool& tool : kLoraTools)
+    if (names(args.front(), tool.name)) return tool.run(std::vector<std::string>(args.begin() + 1, args.end()));
+  return std::nullopt;
+}
+
+std::string loraToolsUsage() {
+  std::string out;
+  for (const LoraTool& tool : kLoraTools) out += std::string("       sinter-runner ") + tool.usage + "\n";
+  return out;
+}
+
+}  // namespace sinter::tools

@@ -1,0 +1,30 @@
+#pragma once
+// The flags of a tool run as `sinter-runner TOOL --flag value ...`, read as argparse reads the
+// sd-scripts script it follows: "--flag value" or "--flag=value", switches without a value.
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sinter::tools {
+
+class ToolFlags {
+ public:
+  // `valued` take a value, `switches` none; anything else is a std::invalid_argument naming it.
+  ToolFlags(const std::vector<std::string>& args, const std::set<std::string>& valued, const std::set<std::string>& switches);
+
+  std::optional<std::string> value(const std::string& name) const;
+  std::string valueOr(const std::string& name, const std::string& fallback) const;
+  // The value as a number; std::invalid_argument naming the flag when it is not one.
+  std::optional<long long> integer(const std::string& name) const;
+  std::optional<double> number(const std::string& name) const;
+  bool has(const std::string& name) const { return switches_.count(name) != 0; }
+
+ private:
+  std::map<std::string, std::string> values_;
+  std::set<std::string> switches_;
+};
+
+}  // namespace sinter::tools

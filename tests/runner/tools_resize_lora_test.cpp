@@ -1,0 +1,191 @@
+// resize_lora (tools/lora_resize.h and the `sinter-runner resize_lora` command): the rank rules of
+// sd-scripts' resize_lora.py against a float64 reference written from their definitions, the
+// resized product against the truncated SVD of the original, and the file the command writes.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "io/safetensors.h"
+#include "runner_process.h"
+#include "tools/lora_resize.h"
+
+namespace fs = std::filesystem;
+using namespace sinter::tools;
+
+namespace {
+
+// The rules as resize_lora.py states them, on a plain vector: sv_ratio keeps every S > S[0]/param,
+// sv_cumulative and sv_fro the first k whose share of Σ S (of Σ S²: param²) reaches param.
+int64_t referenceRank(const std::vector<double>& s, DynamicRank method, double param, int64_t cap) {
+  int64_t rank = cap;
+  const int64_t n = static_cast<int64_t>(s.size());
+  double total = 0, totalSquares = 0;
+  for (double x : s) total += x, totalSquares += x * x;
+  if (method == DynamicRank::SvRatio) {
+    int64_t above = 0;
+    for (double x : s) above += x > s[0] / param ? 1 : 0;
+    rank = std::max<int64_t>(1, above);
+  } else if (method == DynamicRank::SvCumulative || method == DynamicRank::SvFro) {
+    double running = 0;
+    rank = n;
+    for (int64_t i = 0; i < n; ++i) {
+      running += method == DynamicRank::SvFro ? s[i] * s[i] : s[i];
+      const double share = running / (method == DynamicRank::SvFro ? totalSquares : total);
+      if (share >= (method == DynamicRank::SvFro ? param * param : param)) {
+        rank = i + 1;
+        break;
+      }
+    }
+  }
+  if (s[0] <= 1e-6) return 1;
+  return std::min(rank, cap);
+}
+
+torch::Tensor product(const std::map<std::string, torch::Tensor>& t, const std::string& prefix, const char* down = "lora_down",
+                      const char* up = "lora_up") {
+  const torch::Tensor d = t.at(prefix + "." + down + ".weight").to(torch::kDouble);
+  const torch::Tensor u = t.at(prefix + "." + up + ".weight").to(torch::kDouble);
+  const double scale = t.count(prefix + ".alpha") ? t.at(prefix + ".alpha").item<double>() / d.size(0) : 1.0;
+  return torch::matmul(u.reshape({u.size(0), -1}), d.reshape({d.size(0), -1})) * scale;
+}
+
+std::map<std::string, torch::Tensor> asMap(const std::vector<std::pair<std::string, torch::Tensor>>& v) {
+  return {v.begin(), v.end()};
+}
+
+double relative(const torch::Tensor& a, const torch::Tensor& b) {
+  return ((a - b).abs().max() / b.abs().max()).item<double>();
+}
+
+std::map<std::string, torch::Tensor> randomLora() {
+  torch::manual_seed(11);
+  return {{"lora_unet_a.lora_down.weight", torch::randn({6, 20})},
+          {"lora_unet_a.lora_up.weight", torch::randn({12, 6})},
+          {"lora_unet_a.alpha", torch::tensor(3.0)},
+          {"lora_unet_conv.lora_down.weight", torch::randn({5, 4, 3, 3})},
+          {"lora_unet_conv.lora_up.weight", torch::randn({8, 5, 1, 1})},
+          {"lora_unet_conv.alpha", torch::tensor(5.0)}};
+}
+
+}  // namespace
+
+TEST(ResizeLora, EachDynamicRuleChoosesTheRankOfItsDefinition) {
+  // Worked by hand: Σ S = 18.6, Σ S² = 130.26.
+  const torch::Tensor s = torch::tensor({10.0, 5.0, 2.0, 1.0, 0.5, 0.1}, torch::kDouble);
+  EXPECT_EQ(chooseRank(s, 16, DynamicRank::SvRatio, 4.0), 2);        // S > 2.5
+  EXPECT_EQ(chooseRank(s, 16, DynamicRank::SvCumulative, 0.9), 3);   // 17/18.6 = 0.914
+  EXPECT_EQ(chooseRank(s, 16, DynamicRank::SvFro, 0.95), 2);         // 125/130.26 = 0.9596 >= 0.9025
+  EXPECT_EQ(chooseRank(s, 2, DynamicRank::SvCumulative, 0.99), 2);   // capped at --new_rank
+  EXPECT_EQ(chooseRank(s, 4, DynamicRank::Fixed, 0), 4);
+  EXPECT_EQ(chooseRank(torch::zeros({6}, torch::kDouble), 4, DynamicRank::Fixed, 0), 1);  // a zero module keeps rank 1
+  torch::manual_seed(3);
+  for (int trial = 0; trial < 200; ++trial) {
+    const torch::Tensor values = std::get<0>(torch::sort(torch::rand({12}, torch::kDouble).pow(3) * 5, 0, /*descending=*/true));
+    std::vector<double> v(values.data_ptr<double>(), values.data_ptr<double>() + 12);
+    for (const auto& [method, param] : std::vector<std::pair<DynamicRank, double>>{
+             {DynamicRank::SvRatio, 2.0}, {DynamicRank::SvRatio, 10.0}, {DynamicRank::SvCumulative, 0.5},
+             {DynamicRank::SvCumulative, 0.95}, {DynamicRank::SvFro, 0.7}, {DynamicRank::SvFro, 0.99}})
+      ASSERT_EQ(chooseRank(values, 8, method, param), referenceRank(v, method, param, 8)) << "trial " << trial;
+  }
+  EXPECT_THROW(parseDynamicRank("sv_max"), std::invalid_argument);
+}
+
+TEST(ResizeLora, FullRankReproducesTheLoraAndAlphaKeepsTheScale) {
+  const auto lora = randomLora();
+  ResizeOptions o;
+  o.newRank = 6;
+  o.newConvRank = 5;
+  const ResizeResult r = resizeLora(lora, o);
+  const auto out = asMap(r.tensors);
+  EXPECT_LT(relative(product(out, "lora_unet_a"), product(lora, "lora_unet_a")), 1e-5);
+  EXPECT_LT(relative(product(out, "lora_unet_conv"), product(lora, "lora_unet_conv")), 1e-5);
+  EXPECT_EQ(out.at("lora_unet_conv.lora_down.weight").sizes(), torch::IntArrayRef({5, 4, 3, 3}));
+  EXPECT_EQ(out.at("lora_unet_conv.lora_up.weight").sizes(), torch::IntArrayRef({8, 5, 1, 1}));
+  EXPECT_NEAR(out.at("lora_unet_a.alpha").item<double>(), 3.0, 1e-6);  // 3/6 · 6
+  EXPECT_EQ(r.modules.size(), 2u);
+  for (const ResizedModule& m : r.modules) EXPECT_NEAR(m.froRetained, 1.0, 1e-9);
+  // Never more directions than a module has: rank 64 asked, 6 kept.
+  o.newRank = 64;
+  EXPECT_EQ(asMap(resizeLora(lora, o).tensors).at("lora_unet_a.lora_down.weight").size(0), 6);
+}
+
+TEST(ResizeLora, ASmallerRankIsTheTruncatedSvdOfTheProduct) {
+  const auto lora = randomLora();
+  ResizeOptions o;
+  o.newRank = 3;
+  o.newConvRank = 2;
+  const ResizeResult r = resizeLora(lora, o);
+  const auto out = asMap(r.tensors);
+  for (const auto& [name, rank] : std::vector<std::pair<std::string, int64_t>>{{"lora_unet_a", 3}, {"lora_unet_conv", 2}}) {
+    const torch::Tensor w = product(lora, name);
+    const auto [u, s, vh] = torch::linalg_svd(w, false);
+    const torch::Tensor best = torch::matmul(u.slice(1, 0, rank) * s.slice(0, 0, rank), vh.slice(0, 0, rank));
+    EXPECT_LT(relative(product(out, name), best), 1e-5) << name;
+    EXPECT_EQ(out.at(name + ".lora_down.weight").size(0), rank);
+    EXPECT_NEAR(out.at(name + ".alpha").item<double>(), lora.at(name + ".alpha").item<double>() / lora.at(name + ".lora_down.weight").size(0) * rank,
+                1e-6);
+  }
+  const ResizedModule& a = r.modules.front().name == "lora_unet_a" ? r.modules.front() : r.modules.back();
+  const auto [u, s, vh] = torch::linalg_svd(product(lora, "lora_unet_a"), false);
+  EXPECT_NEAR(a.sumRetained, (s.slice(0, 0, 3).sum() / s.sum()).item<double>(), 1e-9);
+  EXPECT_NEAR(a.froRetained, (s.slice(0, 0, 3).norm() / s.norm()).item<double>(), 1e-9);
+  EXPECT_NEAR(a.maxRatio, (s[0] / s[2]).item<double>(), 1e-6);
+}
+
+TEST(ResizeLora, OtherNamingsAndTensorsOfNoModule) {
+  torch::manual_seed(5);
+  const std::map<std::string, torch::Tensor> peft = {
+      {"base.q.lora_A.weight", torch::randn({4, 10})}, {"base.q.lora_B.weight", torch::randn({7, 4})},
+      {"lora_unet_b.hada_w1_a", torch::randn({7, 2})}};
+  ResizeOptions o;
+  o.newRank = 2;
+  o.saveDtype = torch::kFloat16;
+  const ResizeResult r = resizeLora(peft, o);
+  const auto out = asMap(r.tensors);
+  EXPECT_EQ(out.at("base.q.lora_A.weight").sizes(), torch::IntArrayRef({2, 10}));
+  EXPECT_EQ(out.at("base.q.lora_B.weight").scalar_type(), torch::kFloat16);
+  EXPECT_NEAR(out.at("base.q.alpha").item<double>(), 2.0, 1e-6);  // no alpha: scale 1
+  ASSERT_EQ(r.copied, std::vector<std::string>{"lora_unet_b.hada_w1_a"});
+  EXPECT_TRUE(torch::equal(out.at("lora_unet_b.hada_w1_a"), peft.at("lora_unet_b.hada_w1_a").to(torch::kFloat16)));
+  EXPECT_THROW(resizeLora({{"x.weight", torch::randn({3, 3})}}, o), std::invalid_argument);
+  EXPECT_THROW(resizeLora({{"m.lora_down.weight", torch::randn({4, 10})}, {"m.lora_up.weight", torch::randn({7, 3})}}, o),
+               std::invalid_argument);
+}
+
+TEST(ResizeLoraCommand, WritesTheFileWithResizeLoraPysMetadata) {
+  const fs::path dir = fs::temp_directory_path() / ("sinter_resize_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string in = (dir / "in.safetensors").string(), out = (dir / "out.safetensors").string();
+  const auto lora = randomLora();
+  sinter::io::writeSafetensors(in, {lora.begin(), lora.end()},
+                               {{"ss_network_dim", "6"}, {"ss_training_comment", "mine"}, {"sshs_model_hash", "abc"}});
+  const auto fixed = sinter::test::runRunner({"resize_lora", "--model", in, "--save_to", out, "--new_rank", "3", "--new_conv_rank=2",
+                                              "--save_precision", "fp16"});
+  ASSERT_EQ(fixed.exitCode, 0) << fixed.err;
+  {
+    const sinter::io::SafetensorsFile file(out);
+    EXPECT_EQ(file.metadata().at("ss_network_dim"), "3");
+    EXPECT_EQ(file.metadata().at("ss_network_alpha"), "2.0");  // the last module's: conv, 5/5 · 2
+    EXPECT_EQ(file.metadata().at("ss_training_comment"), "dimension is resized from 6 to 3 (conv: 2); mine");
+    EXPECT_EQ(file.metadata().count("sshs_model_hash"), 0u);
+    EXPECT_EQ(file.info("lora_unet_a.lora_up.weight").dtype, "F16");
+    EXPECT_EQ(file.info("lora_unet_a.lora_up.weight").shape, (std::vector<int64_t>{12, 3}));
+  }
+  const auto dynamic = sinter::test::runRunner({"networks/resize_lora.py", "--model", in, "--save_to", out, "--new_rank", "4",
+                                                "--dynamic_method", "sv_fro", "--dynamic_param", "0.5", "--verbose"});
+  ASSERT_EQ(dynamic.exitCode, 0) << dynamic.err;
+  EXPECT_NE(dynamic.err.find("lora_unet_a"), std::string::npos);
+  EXPECT_NE(dynamic.err.find("dynamic | dim: "), std::string::npos);
+  EXPECT_EQ(sinter::io::SafetensorsFile(out).metadata().at("ss_network_dim"), "Dynamic");
+  // Refused before anything is written: a missing parameter, an unknown flag.
+  fs::remove(out);
+  EXPECT_EQ(sinter::test::runRunner({"resize_lora", "--model", in, "--save_to", out, "--dynamic_method", "sv_ratio"}).exitCode, 2);
+  const auto unknown = sinter::test::runRunner({"resize_lora", "--model", in, "--save_to", out, "--new_rnak", "3"});
+  EXPECT_EQ(unknown.exitCode, 2);
+  EXPECT_NE(unknown.err.find("--new_rnak"), std::string::npos);
+  EXPECT_FALSE(fs::exists(out));
+  fs::remove_all(dir);
+}
