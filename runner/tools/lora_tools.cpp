@@ -1,5 +1,6 @@
 #include "tools/lora_tools.h"
 
+#include "tools/check_lora_weights_command.h"
 #include "tools/resize_lora_command.h"
 
 namespace sinter::tools {
@@ -15,6 +16,9 @@ struct LoraTool {
 const LoraTool kLoraTools[] = {
     {"resize_lora", "resize_lora --model IN --save_to OUT [--new_rank N] ...   a LoRA at a smaller rank (resize_lora.py)",
      runResizeLora},
+    {"check_lora_weights", "check_lora_weights FILE [-s]   what a LoRA or LyCORIS file holds, each tensor's magnitudes "
+                           "(check_lora_weights.py)",
+     runCheckLoraWeights},
 };
 
 // "resize_lora", "resize_lora.py" or a path ending in "/resize_lora.py".

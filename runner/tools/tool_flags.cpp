@@ -4,16 +4,40 @@
 
 namespace sinter::tools {
 
-ToolFlags::ToolFlags(const std::vector<std::string>& args, const std::set<std::string>& valued, const std::set<std::string>& switches) {
+ToolFlags::ToolFlags(const std::vector<std::string>& args, const std::set<std::string>& valued, const std::set<std::string>& switches,
+                     const std::vector<std::string>& positional, const std::map<std::string, std::string>& shortNames) {
+  size_t nextPositional = 0;
   for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument '" + arg + "' (flags start with --)");
+    std::string arg = args[i];
+    if (arg.size() > 1 && arg[0] == '-' && arg[1] != '-') {
+      const auto alias = shortNames.find(arg.substr(1));
+      if (alias == shortNames.end()) throw std::invalid_argument("unknown flag " + arg);
+      arg = "--" + alias->second;
+    }
+    if (arg.rfind("--", 0) != 0) {
+      if (nextPositional >= positional.size()) throw std::invalid_argument("unexpected argument '" + arg + "' (flags start with --)");
+      values_[positional[nextPositional++]] = arg;
+      continue;
+    }
     std::string name = arg.substr(2), text;
     const size_t eq = name.find('=');
     const bool inline_ = eq != std::string::npos;
     if (inline_) {
       text = name.substr(eq + 1);
       name = name.substr(0, eq);
+    }
+    // argparse reads an unambiguous prefix as the flag it starts ("--show_all" for --show_all_keys).
+    if (!switches.count(name) && !valued.count(name)) {
+      std::vector<std::string> matches;
+      for (const std::set<std::string>* names : {&valued, &switches})
+        for (const std::string& n : *names)
+          if (!name.empty() && n.rfind(name, 0) == 0) matches.push_back(n);
+      if (matches.size() == 1) name = matches.front();
+      if (matches.size() > 1) {
+        std::string listed;
+        for (const std::string& m : matches) listed += (listed.empty() ? "--" : ", --") + m;
+        throw std::invalid_argument("ambiguous flag --" + name + " (could be " + listed + ")");
+      }
     }
     if (switches.count(name)) {
       if (inline_) throw std::invalid_argument("--" + name + " takes no value");

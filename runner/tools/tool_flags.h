@@ -1,6 +1,7 @@
 #pragma once
 // The flags of a tool run as `sinter-runner TOOL --flag value ...`, read as argparse reads the
-// sd-scripts script it follows: "--flag value" or "--flag=value", switches without a value.
+// sd-scripts script it follows: "--flag value" or "--flag=value", an unambiguous prefix of a flag,
+// switches without a value, a short alias ("-s"), and the script's positional arguments in order.
 #include <map>
 #include <optional>
 #include <set>
@@ -12,8 +13,10 @@ namespace sinter::tools {
 
 class ToolFlags {
  public:
-  // `valued` take a value, `switches` none; anything else is a std::invalid_argument naming it.
-  ToolFlags(const std::vector<std::string>& args, const std::set<std::string>& valued, const std::set<std::string>& switches);
+  // `valued` take a value, `switches` none, `shortNames` maps "s" to a long name, `positional`
+  // names the arguments that are no flag; anything else is a std::invalid_argument naming it.
+  ToolFlags(const std::vector<std::string>& args, const std::set<std::string>& valued, const std::set<std::string>& switches,
+            const std::vector<std::string>& positional = {}, const std::map<std::string, std::string>& shortNames = {});
 
   std::optional<std::string> value(const std::string& name) const;
   std::string valueOr(const std::string& name, const std::string& fallback) const;

@@ -1,0 +1,13 @@
+#pragma once
+// `sinter-runner check_lora_weights FILE [-s]`: sd-scripts' networks/check_lora_weights.py (each
+// lora_down/lora_up tensor's shape, mean and smallest magnitude as its CSV lines; -s every tensor),
+// after a summary of what the file holds (lora_file_summary.h) and its ss_ metadata.
+#include <string>
+#include <vector>
+
+namespace sinter::tools {
+
+extern const char* const kCheckLoraWeightsHelp;
+int runCheckLoraWeights(const std::vector<std::string>& args);
+
+}  // namespace sinter::tools

@@ -1,0 +1,25 @@
+#pragma once
+// What a LoRA or LyCORIS file holds, as check_lora_weights tells a user before they use it: the
+// network and its algorithms, the modules' ranks and alphas, the model it was trained for (from
+// the metadata sd-scripts writes), and the training metadata worth a glance.
+#include <torch/torch.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace sinter::tools {
+
+struct LoraFileSummary {
+  int64_t modules = 0;                        // distinct module prefixes ("lora_unet_..._to_q")
+  std::map<std::string, int64_t> algorithms;  // "LoRA", "LoCon (3x3 conv)", "LoHa", "LoKr", "DoRA scale", "full diff", "other" → modules
+  std::map<int64_t, int64_t> ranks;           // lora_down rows → modules (LoRA/LoCon)
+  std::map<std::string, int64_t> alphas;      // alpha, as Python prints it → modules
+  std::string network;                        // ss_network_module, or what the keys say
+  std::string model;                          // ss_base_model_version / modelspec.architecture, or "not in the metadata"
+  std::vector<std::string> lines() const;     // the summary as check_lora_weights prints it
+};
+
+LoraFileSummary summarizeLoraFile(const std::map<std::string, torch::Tensor>& tensors, const std::map<std::string, std::string>& metadata);
+
+}  // namespace sinter::tools
