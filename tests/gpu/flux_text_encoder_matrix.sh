@@ -8,7 +8,9 @@
 # and the error line of a failed run.
 #   tests/gpu/flux_text_encoder_matrix.sh RUNNER [STEPS]
 # SINTER_MATRIX_SETTINGS picks settings by name (compile_settings.sh: off ro ro-fullgraph ...), SINTER_MATRIX_TE which of
-# "dit clip clip-live t5" run. The random files are made once under SINTER_GPU_WORK.
+# "dit clip clip-live t5" run, SINTER_MATRIX_NETWORK adds flags to every run (such as "--network_module
+# lycoris.kohya --network_args algo=lokr"), SINTER_MATRIX_CPUS pins every run to those CPUs (taskset's
+# list). The random files are made once under SINTER_GPU_WORK.
 set -euo pipefail
 runner="$1"
 steps="${2:-12}"
@@ -61,9 +63,11 @@ mixed_precision = "bf16"
 seed = 1
 TOML
     code=0
+    pin=()
+    [ -n "${SINTER_MATRIX_CPUS:-}" ] && pin=(taskset -c "$SINTER_MATRIX_CPUS")
     # shellcheck disable=SC2086
-    "$runner" --config_file "$work/$name.toml" --no-enable_bucket ${compile_flags[$setting]} ${parts[$te]} \
-      --events jsonl > "$work/$name.events.jsonl" 2> "$work/$name.log" || code=$?
+    "${pin[@]}" "$runner" --config_file "$work/$name.toml" --no-enable_bucket ${compile_flags[$setting]} ${parts[$te]} \
+      ${SINTER_MATRIX_NETWORK:-} --events jsonl > "$work/$name.events.jsonl" 2> "$work/$name.log" || code=$?
     python3 "$(dirname "$0")/matrix_row.py" "$setting" "${trained[$te]}" "$code" "$work/$name.events.jsonl" "$work/$name.log"
   done
 done
