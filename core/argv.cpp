@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/argparse_prefix.h"
 #include "core/foreign_options.h"
 #include "core/registry.h"
 
@@ -78,34 +79,19 @@ std::string parseText(const OptionSpec& spec, const std::string& text, Value& ou
 }
 
 // sd-scripts' argparse takes an unambiguous prefix of an option's name (`--max_train_epoch` for
-// --max_train_epochs). `full`: the option when `name` is no option but the prefix of exactly one;
-// `ambiguity`: the refusal when it is the prefix of several, as argparse refuses it.
-struct Abbreviation {
-  std::string full, ambiguity;
-};
-
-Abbreviation expandAbbreviation(const std::string& name, const std::vector<ExtraArg>& extras) {
+// --max_train_epochs), among the registry's, the sd-scripts options it names, and the program's own.
+ArgparsePrefix expandAbbreviation(const std::string& name, const std::vector<ExtraArg>& extras) {
   if (name.empty() || findOption(name) || findForeignOption(name)) return {};
   const std::string bare = name.rfind("no-", 0) == 0 ? name.substr(3) : name;
   if (bare != name && (findOption(bare) || findForeignOption(bare))) return {};
-  std::vector<std::string> matches;
-  auto consider = [&](const std::string& key) {
-    if (key == name) matches.assign(1, key);
-    else if (key.rfind(name, 0) == 0 && std::find(matches.begin(), matches.end(), key) == matches.end())
-      matches.push_back(key);
-  };
+  std::vector<std::string> candidates;
   for (const auto& extra : extras) {
     if (extra.name == name) return {};
-    consider(extra.name);
+    candidates.push_back(extra.name);
   }
-  for (const auto& spec : optionRegistry()) consider(spec.key);
-  for (const auto& foreign : foreignOptions()) consider(foreign.key);
-  if (matches.size() == 1) return {matches.front(), ""};
-  if (matches.empty()) return {};
-  std::sort(matches.begin(), matches.end());
-  std::string list;
-  for (const auto& m : matches) list += (list.empty() ? "--" : ", --") + m;
-  return {"", "ambiguous option: --" + name + " could match " + list};
+  for (const auto& spec : optionRegistry()) candidates.push_back(spec.key);
+  for (const auto& foreign : foreignOptions()) candidates.push_back(foreign.key);
+  return matchArgparsePrefix(name, candidates);
 }
 
 }  // namespace
@@ -133,7 +119,7 @@ ParsedArgs parseArgv(const std::vector<std::string>& args, const std::vector<Ext
       name = name.substr(0, eq);
     }
     const SourceLocation where{"command line", 0, 0};
-    if (const Abbreviation a = expandAbbreviation(name, extras); !a.ambiguity.empty()) {
+    if (const ArgparsePrefix a = expandAbbreviation(name, extras); !a.ambiguity.empty()) {
       error(name, a.ambiguity);
       continue;
     } else if (!a.full.empty()) {

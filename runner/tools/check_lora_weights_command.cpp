@@ -39,41 +39,33 @@ std::string csvLine(const std::string& key, const torch::Tensor& value) {
 }  // namespace
 
 int runCheckLoraWeights(const std::vector<std::string>& args) {
-  try {
-    const ToolFlags flags(args, {}, {"show_all_keys", "help"}, {"file"}, {{"s", "show_all_keys"}, {"h", "help"}});
-    if (flags.has("help")) {
-      std::cout << kCheckLoraWeightsHelp;
-      return kExitOk;
-    }
-    const std::string file = flags.valueOr("file", "");
-    if (file.empty()) throw std::invalid_argument("the LoRA file to check is required: check_lora_weights FILE.safetensors");
-    spdlog::info("loading: {}", file);
-    const std::map<std::string, torch::Tensor> tensors = network::readLoraTensors(file);
-    const network::Metadata metadata = network::readLoraMetadata(file);
-    for (const std::string& line : summarizeLoraFile(tensors, metadata).lines()) std::cout << line << "\n";
-    // The training metadata worth a glance (sd-scripts writes some 80 ss_ keys).
-    for (const char* key : {"ss_output_name", "ss_sd_model_name", "ss_network_dim", "ss_network_alpha", "ss_network_args",
-                            "ss_training_comment", "ss_steps", "ss_epoch", "ss_num_train_images", "ss_resolution",
-                            "ss_optimizer", "ss_learning_rate", "ss_unet_lr", "ss_text_encoder_lr", "ss_mixed_precision"})
-      if (const auto it = metadata.find(key); it != metadata.end()) std::cout << "metadata: " << key << " = " << it->second << "\n";
-
-    std::vector<std::string> loraKeys, others;
-    for (const auto& [key, value] : tensors)
-      (key.find("lora_up") != std::string::npos || key.find("lora_down") != std::string::npos ? loraKeys : others).push_back(key);
-    std::cout << "number of LoRA modules: " << loraKeys.size() << "\n";
-    if (flags.has("show_all_keys")) {
-      loraKeys.insert(loraKeys.end(), others.begin(), others.end());
-      std::cout << "number of all modules: " << loraKeys.size() << "\n";
-    }
-    for (const std::string& key : loraKeys) std::cout << csvLine(key, tensors.at(key)) << "\n";
+  const ToolFlags flags(args, {}, {"show_all_keys", "help"}, {"file"}, {{"s", "show_all_keys"}, {"h", "help"}});
+  if (flags.has("help")) {
+    std::cout << kCheckLoraWeightsHelp;
     return kExitOk;
-  } catch (const std::invalid_argument& e) {
-    spdlog::error("check_lora_weights: {}", e.what());
-    return kExitBadInput;
-  } catch (const network::LoraError& e) {
-    spdlog::error("check_lora_weights: {}", e.what());
-    return kExitBadInput;
   }
+  const std::string file = flags.valueOr("file", "");
+  if (file.empty()) throw std::invalid_argument("the LoRA file to check is required: check_lora_weights FILE.safetensors");
+  spdlog::info("loading: {}", file);
+  const std::map<std::string, torch::Tensor> tensors = network::readLoraTensors(file);
+  const network::Metadata metadata = network::readLoraMetadata(file);
+  for (const std::string& line : summarizeLoraFile(tensors, metadata).lines()) std::cout << line << "\n";
+  // The training metadata worth a glance (sd-scripts writes some 80 ss_ keys).
+  for (const char* key : {"ss_output_name", "ss_sd_model_name", "ss_network_dim", "ss_network_alpha", "ss_network_args",
+                          "ss_training_comment", "ss_steps", "ss_epoch", "ss_num_train_images", "ss_resolution",
+                          "ss_optimizer", "ss_learning_rate", "ss_unet_lr", "ss_text_encoder_lr", "ss_mixed_precision"})
+    if (const auto it = metadata.find(key); it != metadata.end()) std::cout << "metadata: " << key << " = " << it->second << "\n";
+
+  std::vector<std::string> loraKeys, others;
+  for (const auto& [key, value] : tensors)
+    (key.find("lora_up") != std::string::npos || key.find("lora_down") != std::string::npos ? loraKeys : others).push_back(key);
+  std::cout << "number of LoRA modules: " << loraKeys.size() << "\n";
+  if (flags.has("show_all_keys")) {
+    loraKeys.insert(loraKeys.end(), others.begin(), others.end());
+    std::cout << "number of all modules: " << loraKeys.size() << "\n";
+  }
+  for (const std::string& key : loraKeys) std::cout << csvLine(key, tensors.at(key)) << "\n";
+  return kExitOk;
 }
 
 }  // namespace sinter::tools

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <stdexcept>
 
 namespace sinter::tools {
@@ -79,7 +80,7 @@ ResizeResult resizeLora(const std::map<std::string, torch::Tensor>& tensors, con
   torch::NoGradGuard noGrad;
   ResizeResult result;
   std::map<std::string, torch::Tensor> out(tensors.begin(), tensors.end());
-  std::map<std::string, bool> used;  // keys that belong to a resized module
+  std::set<std::string> used;  // keys that belong to a resized module
   for (const auto& [key, downTensor] : tensors) {
     const std::optional<ModuleKeys> m = downFactorOf(key);
     if (!m) continue;
@@ -121,7 +122,7 @@ ResizeResult resizeLora(const std::map<std::string, torch::Tensor>& tensors, con
     out[m->downKey] = newDown.reshape(downShape).to(torch::kCPU, options.saveDtype).contiguous();
     out[m->upKey] = newUp.reshape(upShape).to(torch::kCPU, options.saveDtype).contiguous();
     out[m->prefix + ".alpha"] = torch::tensor(r.newAlpha, torch::kFloat32).to(options.saveDtype);
-    used[m->downKey] = used[m->upKey] = used[m->prefix + ".alpha"] = true;
+    used.insert({m->downKey, m->upKey, m->prefix + ".alpha"});
     result.largestOldRank = std::max(result.largestOldRank, oldRank);
     result.lastNewAlpha = r.newAlpha;
     result.modules.push_back(std::move(r));

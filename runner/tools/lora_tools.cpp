@@ -1,5 +1,11 @@
 #include "tools/lora_tools.h"
 
+#include <spdlog/spdlog.h>
+
+#include <stdexcept>
+
+#include "core/exit_codes.h"
+#include "network/lora_network.h"
 #include "tools/check_lora_weights_command.h"
 #include "tools/resize_lora_command.h"
 
@@ -33,8 +39,23 @@ bool names(const std::string& arg, const std::string& tool) {
 
 std::optional<int> runLoraToolIfNamed(const std::vector<std::string>& args) {
   if (args.empty()) return std::nullopt;
-  for (const LoraTool& tool : kLoraTools)
-    if (names(args.front(), tool.name)) return tool.run(std::vector<std::string>(args.begin() + 1, args.end()));
+  for (const LoraTool& tool : kLoraTools) {
+    if (!names(args.front(), tool.name)) continue;
+    // Every tool's errors end the same way: bad flags or input exit 2 (nothing is written before
+    // the output's atomic write), anything else 1; the message names the tool.
+    try {
+      return tool.run(std::vector<std::string>(args.begin() + 1, args.end()));
+    } catch (const std::invalid_argument& e) {
+      spdlog::error("{}: {}", tool.name, e.what());
+      return kExitBadInput;
+    } catch (const network::LoraError& e) {
+      spdlog::error("{}: {}", tool.name, e.what());
+      return kExitBadInput;
+    } catch (const std::exception& e) {
+      spdlog::error("{}: {}", tool.name, e.what());
+      return kExitTrainingFailed;
+    }
+  }
   return std::nullopt;
 }
 

@@ -8,7 +8,8 @@
 
 namespace sinter::tools {
 
-// The tool's exit code when args[0] names one, nullopt otherwise.
+// The tool's exit code when args[0] names one, nullopt otherwise (its errors: 2 for bad flags or
+// input, 1 for anything else, logged with the tool's name).
 std::optional<int> runLoraToolIfNamed(const std::vector<std::string>& args);
 // One usage line per tool, for the runner's --help.
 std::string loraToolsUsage();

@@ -50,114 +50,103 @@ std::string percent(double x) {
 }  // namespace
 
 int runResizeLora(const std::vector<std::string>& args) {
-  try {
-    const ToolFlags flags(args,
-                          {"model", "save_to", "new_rank", "new_conv_rank", "save_precision", "device", "dynamic_method",
-                           "dynamic_param", "svd_lowrank_niter"},
-                          {"verbose", "help"});
-    if (flags.has("help")) {
-      std::cout << kResizeLoraHelp;
-      return kExitOk;
-    }
-    const std::string model = flags.valueOr("model", ""), saveTo = flags.valueOr("save_to", "");
-    if (model.empty()) throw std::invalid_argument("--model: the LoRA file to resize is required");
-    if (saveTo.empty()) throw std::invalid_argument("--save_to: the file to write is required (a .safetensors file)");
-    if (!endsWith(saveTo, ".safetensors"))
-      throw std::invalid_argument("--save_to '" + saveTo + "': Sinter writes .safetensors files only (sd-scripts' .ckpt/.pt are pickles)");
-    if (!endsWith(model, ".safetensors"))
-      throw std::invalid_argument("--model '" + model + "': Sinter reads .safetensors LoRA files only (a .ckpt/.pt is a pickle)");
-    ResizeOptions options;
-    options.newRank = flags.integer("new_rank").value_or(4);
-    options.newConvRank = flags.integer("new_conv_rank").value_or(options.newRank);
-    if (options.newRank < 1) throw std::invalid_argument("--new_rank must be at least 1, not " + std::to_string(options.newRank));
-    if (options.newConvRank < 1)
-      throw std::invalid_argument("--new_conv_rank must be at least 1, not " + std::to_string(options.newConvRank));
-    const std::string method = flags.valueOr("dynamic_method", "");
-    options.dynamic = parseDynamicRank(method);
-    const std::optional<double> param = flags.number("dynamic_param");
-    if (options.dynamic != DynamicRank::Fixed && (!param || *param == 0.0))
-      throw std::invalid_argument("--dynamic_method " + method + " needs --dynamic_param (a nonzero number), as in sd-scripts");
-    options.dynamicParam = param.value_or(0.0);
-    options.saveDtype = network::savePrecisionDtype(flags.valueOr("save_precision", "float"));
-    const std::string device = flags.valueOr("device", "cpu");
-    try {
-      options.device = torch::Device(device);
-    } catch (const std::exception&) {
-      throw std::invalid_argument("--device: '" + device + "' is no device (cpu, cuda or cuda:N)");
-    }
-    if (options.device.is_cuda() && !torch::cuda::is_available())
-      throw std::invalid_argument("--device " + device + ": this build or machine has no CUDA GPU");
-    if (flags.value("svd_lowrank_niter"))
-      spdlog::info("--svd_lowrank_niter: not needed here: the SVD works on each module's two factors, exact at any size");
-
-    spdlog::info("loading {}", model);
-    const std::map<std::string, torch::Tensor> tensors = network::readLoraTensors(model);
-    network::Metadata metadata = network::readLoraMetadata(model);
-    if (options.dynamic != DynamicRank::Fixed)
-      spdlog::info("dynamically determining new alphas and dims based off {}: {}, max rank is {}", method,
-                   network::pythonFloatRepr(options.dynamicParam), options.newRank);
-    const ResizeResult result = resizeLora(tensors, options);
-
-    std::vector<double> fro;
-    for (const ResizedModule& m : result.modules) {
-      if (std::isfinite(m.froRetained)) fro.push_back(m.froRetained);
-      if (!flags.has("verbose")) continue;
-      std::string line = m.name + std::string(m.name.size() < 75 ? 75 - m.name.size() : 0, ' ') + " | sum(S) retained: " +
-                         percent(m.sumRetained) + ", fro retained: " + percent(m.froRetained) + ", max(S) ratio: ";
-      char ratio[32];
-      std::snprintf(ratio, sizeof ratio, "%.1f", m.maxRatio);
-      line += ratio;
-      if (options.dynamic != DynamicRank::Fixed)
-        line += ", dynamic | dim: " + std::to_string(m.newRank) + ", alpha: " + network::pythonFloatRepr(m.newAlpha);
-      spdlog::info("{}", line);
-    }
-    const double mean = fro.empty() ? 0.0 : std::accumulate(fro.begin(), fro.end(), 0.0) / static_cast<double>(fro.size());
-    double variance = 0;
-    for (double f : fro) variance += (f - mean) * (f - mean);
-    const double deviation = fro.empty() ? 0.0 : std::sqrt(variance / static_cast<double>(fro.size()));
-    char summary[96];
-    std::snprintf(summary, sizeof summary, "%.2f%% | std: %.3f", 100.0 * mean, deviation);
-    spdlog::info("{} modules resized; average Frobenius norm retention: {}", result.modules.size(), summary);
-    int64_t kept = 0;  // modules whose rank is at or below the one asked for already
-    for (const ResizedModule& m : result.modules) kept += m.newRank == m.oldRank ? 1 : 0;
-    if (kept > 0 && options.dynamic == DynamicRank::Fixed)
-      spdlog::info("{} modules keep their rank: a resize never adds directions a module does not have", kept);
-    if (!result.copied.empty())
-      spdlog::warn("{} tensors are of no lora_down/lora_up module and were copied unchanged (as resize_lora.py copies them), "
-                   "such as {}",
-                   result.copied.size(), result.copied.front());
-
-    // The metadata as resize_lora.py leaves it.
-    const std::string comment = metadata.count("ss_training_comment") ? metadata["ss_training_comment"] : "";
-    const std::string oldDim = std::to_string(result.largestOldRank);
-    if (options.dynamic == DynamicRank::Fixed) {
-      const std::string conv = options.newRank == options.newConvRank ? "" : " (conv: " + std::to_string(options.newConvRank) + ")";
-      metadata["ss_training_comment"] = "dimension is resized from " + oldDim + " to " + std::to_string(options.newRank) + conv + "; " + comment;
-      metadata["ss_network_dim"] = std::to_string(options.newRank);
-      metadata["ss_network_alpha"] = network::pythonFloatRepr(result.lastNewAlpha);
-    } else {
-      metadata["ss_training_comment"] = "Dynamic resize with " + method + ": " + network::pythonFloatRepr(options.dynamicParam) +
-                                        " from " + oldDim + "; " + comment;
-      metadata["ss_network_dim"] = "Dynamic";
-      metadata["ss_network_alpha"] = "Dynamic";
-    }
-    // The input's file hashes describe the input; this build writes none (nor does its training).
-    metadata.erase("sshs_model_hash");
-    metadata.erase("sshs_legacy_hash");
-
-    io::writeSafetensors(saveTo, result.tensors, metadata);
-    spdlog::info("saved {}", saveTo);
+  const ToolFlags flags(args,
+                        {"model", "save_to", "new_rank", "new_conv_rank", "save_precision", "device", "dynamic_method",
+                         "dynamic_param", "svd_lowrank_niter"},
+                        {"verbose", "help"});
+  if (flags.has("help")) {
+    std::cout << kResizeLoraHelp;
     return kExitOk;
-  } catch (const std::invalid_argument& e) {
-    spdlog::error("resize_lora: {}", e.what());
-    return kExitBadInput;
-  } catch (const network::LoraError& e) {
-    spdlog::error("resize_lora: {}", e.what());
-    return kExitBadInput;
-  } catch (const std::exception& e) {
-    spdlog::error("resize_lora: {}", e.what());
-    return kExitTrainingFailed;
   }
+  const std::string model = flags.valueOr("model", ""), saveTo = flags.valueOr("save_to", "");
+  if (model.empty()) throw std::invalid_argument("--model: the LoRA file to resize is required");
+  if (saveTo.empty()) throw std::invalid_argument("--save_to: the file to write is required (a .safetensors file)");
+  if (!endsWith(saveTo, ".safetensors"))
+    throw std::invalid_argument("--save_to '" + saveTo + "': Sinter writes .safetensors files only (sd-scripts' .ckpt/.pt are pickles)");
+  if (!endsWith(model, ".safetensors"))
+    throw std::invalid_argument("--model '" + model + "': Sinter reads .safetensors LoRA files only (a .ckpt/.pt is a pickle)");
+  ResizeOptions options;
+  options.newRank = flags.integer("new_rank").value_or(4);
+  options.newConvRank = flags.integer("new_conv_rank").value_or(options.newRank);
+  if (options.newRank < 1) throw std::invalid_argument("--new_rank must be at least 1, not " + std::to_string(options.newRank));
+  if (options.newConvRank < 1)
+    throw std::invalid_argument("--new_conv_rank must be at least 1, not " + std::to_string(options.newConvRank));
+  const std::string method = flags.valueOr("dynamic_method", "");
+  options.dynamic = parseDynamicRank(method);
+  const std::optional<double> param = flags.number("dynamic_param");
+  if (options.dynamic != DynamicRank::Fixed && (!param || *param == 0.0))
+    throw std::invalid_argument("--dynamic_method " + method + " needs --dynamic_param (a nonzero number), as in sd-scripts");
+  options.dynamicParam = param.value_or(0.0);
+  options.saveDtype = network::savePrecisionDtype(flags.valueOr("save_precision", "float"));
+  const std::string device = flags.valueOr("device", "cpu");
+  try {
+    options.device = torch::Device(device);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("--device: '" + device + "' is no device (cpu, cuda or cuda:N)");
+  }
+  if (options.device.is_cuda() && !torch::cuda::is_available())
+    throw std::invalid_argument("--device " + device + ": this build or machine has no CUDA GPU");
+  if (flags.value("svd_lowrank_niter"))
+    spdlog::info("--svd_lowrank_niter: not needed here: the SVD works on each module's two factors, exact at any size");
+
+  spdlog::info("loading {}", model);
+  const std::map<std::string, torch::Tensor> tensors = network::readLoraTensors(model);
+  network::Metadata metadata = network::readLoraMetadata(model);
+  if (options.dynamic != DynamicRank::Fixed)
+    spdlog::info("dynamically determining new alphas and dims based off {}: {}, max rank is {}", method,
+                 network::pythonFloatRepr(options.dynamicParam), options.newRank);
+  const ResizeResult result = resizeLora(tensors, options);
+
+  std::vector<double> fro;
+  for (const ResizedModule& m : result.modules) {
+    if (std::isfinite(m.froRetained)) fro.push_back(m.froRetained);
+    if (!flags.has("verbose")) continue;
+    std::string line = m.name + std::string(m.name.size() < 75 ? 75 - m.name.size() : 0, ' ') + " | sum(S) retained: " +
+                       percent(m.sumRetained) + ", fro retained: " + percent(m.froRetained) + ", max(S) ratio: ";
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.1f", m.maxRatio);
+    line += ratio;
+    if (options.dynamic != DynamicRank::Fixed)
+      line += ", dynamic | dim: " + std::to_string(m.newRank) + ", alpha: " + network::pythonFloatRepr(m.newAlpha);
+    spdlog::info("{}", line);
+  }
+  const double mean = fro.empty() ? 0.0 : std::accumulate(fro.begin(), fro.end(), 0.0) / static_cast<double>(fro.size());
+  double variance = 0;
+  for (double f : fro) variance += (f - mean) * (f - mean);
+  const double deviation = fro.empty() ? 0.0 : std::sqrt(variance / static_cast<double>(fro.size()));
+  char summary[96];
+  std::snprintf(summary, sizeof summary, "%.2f%% | std: %.3f", 100.0 * mean, deviation);
+  spdlog::info("{} modules resized; average Frobenius norm retention: {}", result.modules.size(), summary);
+  int64_t kept = 0;  // modules whose rank is at or below the one asked for already
+  for (const ResizedModule& m : result.modules) kept += m.newRank == m.oldRank ? 1 : 0;
+  if (kept > 0 && options.dynamic == DynamicRank::Fixed)
+    spdlog::info("{} modules keep their rank: a resize never adds directions a module does not have", kept);
+  if (!result.copied.empty())
+    spdlog::warn("{} tensors are of no lora_down/lora_up module and were copied unchanged (as resize_lora.py copies them), "
+                 "such as {}",
+                 result.copied.size(), result.copied.front());
+
+  // The metadata as resize_lora.py leaves it.
+  const std::string comment = metadata.count("ss_training_comment") ? metadata["ss_training_comment"] : "";
+  const std::string oldDim = std::to_string(result.largestOldRank);
+  if (options.dynamic == DynamicRank::Fixed) {
+    const std::string conv = options.newRank == options.newConvRank ? "" : " (conv: " + std::to_string(options.newConvRank) + ")";
+    metadata["ss_training_comment"] = "dimension is resized from " + oldDim + " to " + std::to_string(options.newRank) + conv + "; " + comment;
+    metadata["ss_network_dim"] = std::to_string(options.newRank);
+    metadata["ss_network_alpha"] = network::pythonFloatRepr(result.lastNewAlpha);
+  } else {
+    metadata["ss_training_comment"] = "Dynamic resize with " + method + ": " + network::pythonFloatRepr(options.dynamicParam) +
+                                      " from " + oldDim + "; " + comment;
+    metadata["ss_network_dim"] = "Dynamic";
+    metadata["ss_network_alpha"] = "Dynamic";
+  }
+  // The input's file hashes describe the input; this build writes none (nor does its training).
+  metadata.erase("sshs_model_hash");
+  metadata.erase("sshs_legacy_hash");
+
+  io::writeSafetensors(saveTo, result.tensors, metadata);
+  spdlog::info("saved {}", saveTo);
+  return kExitOk;
 }
 
 }  // namespace sinter::tools

@@ -7,7 +7,8 @@
 namespace sinter::tools {
 
 extern const char* const kResizeLoraHelp;
-// The tool's exit code (core/exit_codes.h): 0 written, 2 bad flags or input (nothing written).
+// 0 when written; throws std::invalid_argument (or network::LoraError) for bad flags or input, before
+// anything is written (lora_tools.h turns errors into exit codes).
 int runResizeLora(const std::vector<std::string>& args);
 
 }  // namespace sinter::tools

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "core/argparse_prefix.h"
+
 namespace sinter::tools {
 
 ToolFlags::ToolFlags(const std::vector<std::string>& args, const std::set<std::string>& valued, const std::set<std::string>& switches,
@@ -28,16 +30,11 @@ ToolFlags::ToolFlags(const std::vector<std::string>& args, const std::set<std::s
     }
     // argparse reads an unambiguous prefix as the flag it starts ("--show_all" for --show_all_keys).
     if (!switches.count(name) && !valued.count(name)) {
-      std::vector<std::string> matches;
-      for (const std::set<std::string>* names : {&valued, &switches})
-        for (const std::string& n : *names)
-          if (!name.empty() && n.rfind(name, 0) == 0) matches.push_back(n);
-      if (matches.size() == 1) name = matches.front();
-      if (matches.size() > 1) {
-        std::string listed;
-        for (const std::string& m : matches) listed += (listed.empty() ? "--" : ", --") + m;
-        throw std::invalid_argument("ambiguous flag --" + name + " (could be " + listed + ")");
-      }
+      std::vector<std::string> candidates(valued.begin(), valued.end());
+      candidates.insert(candidates.end(), switches.begin(), switches.end());
+      const ArgparsePrefix prefix = matchArgparsePrefix(name, candidates);
+      if (!prefix.ambiguity.empty()) throw std::invalid_argument(prefix.ambiguity);
+      if (!prefix.full.empty()) name = prefix.full;
     }
     if (switches.count(name)) {
       if (inline_) throw std::invalid_argument("--" + name + " takes no value");

@@ -188,7 +188,7 @@ TEST(ResizeLoraCommand, WritesTheFileWithResizeLoraPysMetadata) {
   EXPECT_NE(unknown.err.find("--new_rnak"), std::string::npos);
   const auto ambiguous = sinter::test::runRunner({"resize_lora", "--model", in, "--save_to", out, "--new_", "3"});
   EXPECT_EQ(ambiguous.exitCode, 2);
-  EXPECT_NE(ambiguous.err.find("could be --new_conv_rank, --new_rank"), std::string::npos) << ambiguous.err;
+  EXPECT_NE(ambiguous.err.find("could match --new_conv_rank, --new_rank"), std::string::npos) << ambiguous.err;
   EXPECT_FALSE(fs::exists(out));
   // An unambiguous prefix is the flag, as argparse reads it.
   EXPECT_EQ(sinter::test::runRunner({"resize_lora", "--model", in, "--save_to", out, "--new_r", "3"}).exitCode, 0);

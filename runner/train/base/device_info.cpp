@@ -81,17 +81,16 @@ void setEmulatedDeviceBytes(int64_t bytes) { emulatedDeviceBytes = bytes; }
 
 int64_t availableDeviceBytes(const torch::Device& device) {
 #if SINTER_HAVE_CUDA_HEADERS
-  if (device.is_cuda() && emulatedDeviceBytes > 0) {
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
-    return std::max<int64_t>(0, emulatedDeviceBytes - stats.allocated_bytes[0].current);
-  }
   if (device.is_cuda()) {
     c10::cuda::CUDAGuard onDevice(device);
     size_t freeBytes = 0, totalBytes = 0;
     if (cudaMemGetInfo(&freeBytes, &totalBytes) != cudaSuccess) return 0;
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
     const int64_t cachedUnused = stats.reserved_bytes[0].current - stats.allocated_bytes[0].current;
-    return static_cast<int64_t>(freeBytes) + std::max<int64_t>(0, cachedUnused);
+    const int64_t available = static_cast<int64_t>(freeBytes) + std::max<int64_t>(0, cachedUnused);
+    // An emulated card: no more than its size less what tensors hold, nor than the device has.
+    if (emulatedDeviceBytes > 0) return std::min(available, std::max<int64_t>(0, emulatedDeviceBytes - stats.allocated_bytes[0].current));
+    return available;
   }
 #endif
   (void)device;
