@@ -172,6 +172,21 @@ Metadata buildModelSpec(const OptionLookup& option, const LoraRunFacts& facts, d
   return m;
 }
 
+Metadata toolModelSpec(const ModelSpecBasics& basics, bool lora, const std::string& title, const std::string& mergedFrom,
+                       double timestamp) {
+  Metadata m;
+  m["modelspec.sai_model_spec"] = "1.0.1";
+  if (!basics.architecture.empty()) m["modelspec.architecture"] = basics.architecture + (lora ? "/lora" : "");
+  if (!basics.implementation.empty()) m["modelspec.implementation"] = basics.implementation;
+  m["modelspec.implementation_version"] = LoraRunFacts().implementationVersion;
+  m["modelspec.title"] = title;
+  m["modelspec.date"] = isoLocalTime(timestamp);
+  if (!basics.resolution.empty()) m["modelspec.resolution"] = basics.resolution;
+  if (!basics.predictionType.empty()) m["modelspec.prediction_type"] = basics.predictionType;
+  if (!mergedFrom.empty()) m["modelspec.merged_from"] = mergedFrom;
+  return m;
+}
+
 Metadata metadataForSave(const Metadata& ssMetadata, const Metadata& modelSpec, bool noMetadata) {
   Metadata out = noMetadata ? minimumMetadata(ssMetadata) : ssMetadata;
   for (const auto& kv : modelSpec) out[kv.first] = kv.second;

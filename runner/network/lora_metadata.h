@@ -59,6 +59,19 @@ using Metadata = std::map<std::string, std::string>;
 
 // The ss_* keys set at the start of training (train_network.py L1004-1221).
 Metadata buildSsMetadata(const OptionLookup& option, const LoraRunFacts& facts);
+// What sai_model_spec.build_metadata says of a file the LoRA tools write (merge_lora,
+// svd_merge_lora, extract_lora_from_models): the model it is for.
+struct ModelSpecBasics {
+  std::string architecture;    // "stable-diffusion-xl-v1-base" (a LoRA's gets "/lora" appended)
+  std::string implementation;  // "https://github.com/Stability-AI/generative-models"
+  std::string resolution;      // "1024x1024"
+  std::string predictionType;  // "epsilon", "v", or "" where the family writes none (FLUX)
+};
+// modelspec.* of such a file: title (the output's file name without extension), the inputs'
+// titles as merged_from ("" leaves it out), and the date of `timestamp`.
+Metadata toolModelSpec(const ModelSpecBasics& basics, bool lora, const std::string& title, const std::string& mergedFrom,
+                       double timestamp);
+
 // Set on every save: ss_training_finished_at, ss_steps, ss_epoch.
 // Seconds since the epoch, as Python's time.time() that sd-scripts stamps its files with.
 double unixTimeNow();

@@ -7,7 +7,10 @@
 #include "core/exit_codes.h"
 #include "network/lora_network.h"
 #include "tools/check_lora_weights_command.h"
+#include "tools/extract_lora_command.h"
+#include "tools/merge_lora_command.h"
 #include "tools/resize_lora_command.h"
+#include "tools/svd_merge_lora_command.h"
 
 namespace sinter::tools {
 
@@ -22,6 +25,19 @@ struct LoraTool {
 const LoraTool kLoraTools[] = {
     {"resize_lora", "resize_lora --model IN --save_to OUT [--new_rank N] ...   a LoRA at a smaller rank (resize_lora.py)",
      runResizeLora},
+    {"merge_lora", "merge_lora --models A [B ...] --ratios 1 [0.5 ...] [--sd_model CKPT] --save_to OUT   LoRAs merged into a "
+                   "checkpoint or into one LoRA (merge_lora.py)",
+     runMergeLora},
+    {"sdxl_merge_lora", "sdxl_merge_lora ...   the same (sdxl_merge_lora.py)", runMergeLora},
+    {"flux_merge_lora", "flux_merge_lora --flux_model F [--clip_l F --clip_l_save_to OUT] ...   the same (flux_merge_lora.py)",
+     runMergeLora},
+    {"svd_merge_lora", "svd_merge_lora --models A [B ...] --ratios 1 [0.5 ...] --new_rank N --save_to OUT   LoRAs summed and "
+                       "factored back to one rank (svd_merge_lora.py)",
+     runSvdMergeLora},
+    {"extract_lora_from_models", "extract_lora_from_models --model_org A --model_tuned B --save_to OUT [--dim N]   a LoRA of "
+                                 "the difference of two checkpoints (extract_lora_from_models.py)",
+     runExtractLora},
+    {"flux_extract_lora", "flux_extract_lora ...   the same (flux_extract_lora.py)", runExtractLora},
     {"check_lora_weights", "check_lora_weights FILE [-s]   what a LoRA or LyCORIS file holds, each tensor's magnitudes "
                            "(check_lora_weights.py)",
      runCheckLoraWeights},

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <iostream>
+#include <tuple>
 #include <numeric>
 
 #include "core/exit_codes.h"
@@ -11,6 +12,7 @@
 #include "network/lora_file.h"
 #include "network/python_format.h"
 #include "tools/lora_resize.h"
+#include "tools/tool_files.h"
 #include "tools/tool_flags.h"
 
 namespace sinter::tools {
@@ -37,10 +39,6 @@ const char* const kResizeLoraHelp =
 
 namespace {
 
-bool endsWith(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 std::string percent(double x) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f%%", 100.0 * x);
@@ -61,16 +59,10 @@ int runResizeLora(const std::vector<std::string>& args) {
   const std::string model = flags.valueOr("model", ""), saveTo = flags.valueOr("save_to", "");
   if (model.empty()) throw std::invalid_argument("--model: the LoRA file to resize is required");
   if (saveTo.empty()) throw std::invalid_argument("--save_to: the file to write is required (a .safetensors file)");
-  if (!endsWith(saveTo, ".safetensors"))
-    throw std::invalid_argument("--save_to '" + saveTo + "': Sinter writes .safetensors files only (sd-scripts' .ckpt/.pt are pickles)");
-  if (!endsWith(model, ".safetensors"))
-    throw std::invalid_argument("--model '" + model + "': Sinter reads .safetensors LoRA files only (a .ckpt/.pt is a pickle)");
+  requireSafetensorsPath("--save_to", saveTo, true);
+  requireSafetensorsPath("--model", model, false);
   ResizeOptions options;
-  options.newRank = flags.integer("new_rank").value_or(4);
-  options.newConvRank = flags.integer("new_conv_rank").value_or(options.newRank);
-  if (options.newRank < 1) throw std::invalid_argument("--new_rank must be at least 1, not " + std::to_string(options.newRank));
-  if (options.newConvRank < 1)
-    throw std::invalid_argument("--new_conv_rank must be at least 1, not " + std::to_string(options.newConvRank));
+  std::tie(options.newRank, options.newConvRank) = newRankFlags(flags);
   const std::string method = flags.valueOr("dynamic_method", "");
   options.dynamic = parseDynamicRank(method);
   const std::optional<double> param = flags.number("dynamic_param");
@@ -78,14 +70,7 @@ int runResizeLora(const std::vector<std::string>& args) {
     throw std::invalid_argument("--dynamic_method " + method + " needs --dynamic_param (a nonzero number), as in sd-scripts");
   options.dynamicParam = param.value_or(0.0);
   options.saveDtype = network::savePrecisionDtype(flags.valueOr("save_precision", "float"));
-  const std::string device = flags.valueOr("device", "cpu");
-  try {
-    options.device = torch::Device(device);
-  } catch (const std::exception&) {
-    throw std::invalid_argument("--device: '" + device + "' is no device (cpu, cuda or cuda:N)");
-  }
-  if (options.device.is_cuda() && !torch::cuda::is_available())
-    throw std::invalid_argument("--device " + device + ": this build or machine has no CUDA GPU");
+  options.device = toolDevice("--device", flags.valueOr("device", "cpu"));
   if (flags.value("svd_lowrank_niter"))
     spdlog::info("--svd_lowrank_niter: not needed here: the SVD works on each module's two factors, exact at any size");
 

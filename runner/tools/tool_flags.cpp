@@ -1,17 +1,28 @@
 #include "tools/tool_flags.h"
 
+#include <cctype>
 #include <cstdlib>
 
 #include "core/argparse_prefix.h"
 
 namespace sinter::tools {
 
+namespace {
+
+// argparse takes "-0.5" or "-.5" as a value (the tools have no flag that looks like a number).
+bool isFlag(const std::string& arg) {
+  return arg.size() > 1 && arg[0] == '-' && !std::isdigit(static_cast<unsigned char>(arg[1])) && arg[1] != '.';
+}
+
+}  // namespace
+
 ToolFlags::ToolFlags(const std::vector<std::string>& args, const std::set<std::string>& valued, const std::set<std::string>& switches,
-                     const std::vector<std::string>& positional, const std::map<std::string, std::string>& shortNames) {
+                     const std::vector<std::string>& positional, const std::map<std::string, std::string>& shortNames,
+                     const std::set<std::string>& lists) {
   size_t nextPositional = 0;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string arg = args[i];
-    if (arg.size() > 1 && arg[0] == '-' && arg[1] != '-') {
+    if (isFlag(arg) && arg[1] != '-') {
       const auto alias = shortNames.find(arg.substr(1));
       if (alias == shortNames.end()) throw std::invalid_argument("unknown flag " + arg);
       arg = "--" + alias->second;
@@ -29,9 +40,10 @@ ToolFlags::ToolFlags(const std::vector<std::string>& args, const std::set<std::s
       name = name.substr(0, eq);
     }
     // argparse reads an unambiguous prefix as the flag it starts ("--show_all" for --show_all_keys).
-    if (!switches.count(name) && !valued.count(name)) {
+    if (!switches.count(name) && !valued.count(name) && !lists.count(name)) {
       std::vector<std::string> candidates(valued.begin(), valued.end());
       candidates.insert(candidates.end(), switches.begin(), switches.end());
+      candidates.insert(candidates.end(), lists.begin(), lists.end());
       const ArgparsePrefix prefix = matchArgparsePrefix(name, candidates);
       if (!prefix.ambiguity.empty()) throw std::invalid_argument(prefix.ambiguity);
       if (!prefix.full.empty()) name = prefix.full;
@@ -45,10 +57,16 @@ ToolFlags::ToolFlags(const std::vector<std::string>& args, const std::set<std::s
         text = args[++i];
       }
       values_[name] = text;
+    } else if (lists.count(name)) {
+      std::vector<std::string>& values = lists_[name];
+      values.clear();  // argparse keeps the last occurrence
+      if (inline_) values.push_back(text);
+      while (!inline_ && i + 1 < args.size() && !isFlag(args[i + 1])) values.push_back(args[++i]);
     } else {
       std::string known;
       for (const std::string& v : valued) known += " --" + v;
       for (const std::string& s : switches) known += " --" + s;
+      for (const std::string& l : lists) known += " --" + l;
       throw std::invalid_argument("unknown flag --" + name + " (this tool takes" + known + ")");
     }
   }
@@ -61,6 +79,22 @@ std::optional<std::string> ToolFlags::value(const std::string& name) const {
 }
 
 std::string ToolFlags::valueOr(const std::string& name, const std::string& fallback) const { return value(name).value_or(fallback); }
+
+std::vector<std::string> ToolFlags::list(const std::string& name) const {
+  const auto it = lists_.find(name);
+  return it == lists_.end() ? std::vector<std::string>{} : it->second;
+}
+
+std::vector<double> ToolFlags::numbers(const std::string& name) const {
+  std::vector<double> out;
+  for (const std::string& text : list(name)) {
+    char* end = nullptr;
+    const double x = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0') throw std::invalid_argument("--" + name + " takes numbers, not '" + text + "'");
+    out.push_back(x);
+  }
+  return out;
+}
 
 std::optional<long long> ToolFlags::integer(const std::string& name) const {
   const std::optional<std::string> text = value(name);

@@ -14,24 +14,13 @@
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include <stb/stb_image_write.h>
 
+#include "temp_dir.h"
+
 namespace sinter::data::testing {
 
 namespace fs = std::filesystem;
 
-// A fresh folder under the system temp dir, removed when the object goes away.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("sinter_data_test_" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
+using sinter::test::TempDir;
 
 // A gradient with a marker in the top-left corner, so orientation and crops can be checked.
 inline std::vector<std::uint8_t> makePixels(int w, int h, int channels = 3) {

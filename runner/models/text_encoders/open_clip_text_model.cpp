@@ -17,6 +17,18 @@ std::string shapeText(const std::vector<int64_t>& shape) { return c10::str(c10::
 
 }  // namespace
 
+const std::vector<OpenClipBlockTensor>& openClipBlockTensors() {
+  static const std::vector<OpenClipBlockTensor> table = {
+      {"ln_1", {"layer_norm1"}, "."},
+      {"attn.in_proj", {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"}, "_"},
+      {"attn.out_proj", {"self_attn.out_proj"}, "."},
+      {"ln_2", {"layer_norm2"}, "."},
+      {"mlp.c_fc", {"mlp.fc1"}, "."},
+      {"mlp.c_proj", {"mlp.fc2"}, "."},
+  };
+  return table;
+}
+
 OpenClipTextModelImpl::OpenClipTextModelImpl(const ClipTextConfig& config) : config_(config) {
   if (config.projectionDim <= 0) {
     throw std::invalid_argument("OpenCLIP text encoder config: projectionDim must be positive");
@@ -63,15 +75,11 @@ std::vector<OpenClipTextModelImpl::CheckpointEntry> OpenClipTextModelImpl::check
     const std::string block = "transformer.resblocks." + std::to_string(i) + ".";
     const std::string layer = "encoder.layers." + std::to_string(i) + ".";
     for (const char* kind : {"weight", "bias"}) {
-      const std::string k = kind;
-      layout.push_back({block + "ln_1." + k, {p(layer + "layer_norm1." + k)}});
-      layout.push_back({block + "attn.in_proj_" + k,
-                        {p(layer + "self_attn.q_proj." + k), p(layer + "self_attn.k_proj." + k),
-                         p(layer + "self_attn.v_proj." + k)}});
-      layout.push_back({block + "attn.out_proj." + k, {p(layer + "self_attn.out_proj." + k)}});
-      layout.push_back({block + "ln_2." + k, {p(layer + "layer_norm2." + k)}});
-      layout.push_back({block + "mlp.c_fc." + k, {p(layer + "mlp.fc1." + k)}});
-      layout.push_back({block + "mlp.c_proj." + k, {p(layer + "mlp.fc2." + k)}});
+      for (const OpenClipBlockTensor& t : openClipBlockTensors()) {
+        std::vector<torch::Tensor> parts;
+        for (const char* hf : t.huggingFace) parts.push_back(p(layer + hf + "." + kind));
+        layout.push_back({block + t.openClip + t.separator + kind, parts});
+      }
     }
   }
   layout.push_back({"ln_final.weight", {p("final_layer_norm.weight")}});

@@ -26,6 +26,16 @@ class SafetensorsFile;
 
 namespace sinter::models {
 
+// A resblock's tensors in OpenCLIP's names and the Hugging Face CLIP modules they hold, one table
+// for loading, saving and the LoRA tools: "attn.in_proj" holds q, k and v stacked by rows, and its
+// tensors are "in_proj_weight" / "in_proj_bias" where the others have ".weight" / ".bias".
+struct OpenClipBlockTensor {
+  const char* openClip;                      // under transformer.resblocks.N.
+  std::vector<const char*> huggingFace;      // under text_model.encoder.layers.N.
+  const char* separator;                     // before "weight" / "bias": "." or "_"
+};
+const std::vector<OpenClipBlockTensor>& openClipBlockTensors();
+
 struct OpenClipTextOutput {
   torch::Tensor penultimateHiddenState;  // [B, T, width]
   torch::Tensor pooled;                  // [B, projectionDim]

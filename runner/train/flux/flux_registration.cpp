@@ -145,6 +145,26 @@ FamilyRegistration fluxRegistration() {
     models.emplace_back(network::fluxLoraRule(LoraComponent::Unet, trainBlocks), layoutShapes(models::fluxTransformerLinearLayers(flux)));
     return models;
   };
+  // flux_merge_lora.py's names: each file's own keys (the transformer's in BFL's layout, also under
+  // ComfyUI's "model.diffusion_model."), CLIP-L and T5-XXL given apart.
+  r.checkpointLoraLayout = [](const io::SafetensorsFile& file, const std::string& role) {
+    using network::CheckpointPartLayout;
+    using network::LoraComponent;
+    CheckpointLoraLayout layout;
+    if (role == "clip_l") {
+      layout.parts = {{"", network::fluxLoraRule(LoraComponent::TextEncoder1), CheckpointPartLayout::HuggingFaceClip}};
+    } else if (role == "t5xxl") {
+      layout.parts = {{"", network::fluxT5LoraRule(), CheckpointPartLayout::Model}};
+    } else if (role == "model") {
+      const std::string prefix = file.hasKeyStartingWith("model.diffusion_model.") ? "model.diffusion_model." : "";
+      layout.parts = {{prefix, network::fluxLoraRule(LoraComponent::Unet), CheckpointPartLayout::Model}};
+      const bool dev = file.has(prefix + "guidance_in.in_layer.weight");
+      layout.checkpointModelSpec = {dev ? "flux-1-dev" : "flux-1-schnell", "https://github.com/black-forest-labs/flux", "1024x1024", ""};
+      layout.loraModelSpec = layout.checkpointModelSpec;
+      layout.baseModelVersion = "flux1";  // flux_utils.MODEL_VERSION_FLUX_V1
+    }
+    return layout;
+  };
   r.checkConfig = checkFluxFiles;
   // sd-scripts samples FLUX with its own Euler loop and ignores sample_sampler and --ss.
   r.fixedSampler = "the flow-matching Euler sampler";

@@ -18,9 +18,15 @@
 #include "core/option.h"
 #include "core/vram_plan.h"
 #include "models/unet/sdxl_unet_layout.h"
+#include "network/checkpoint_lora_names.h"
+#include "network/lora_metadata.h"
 #include "network/lora_targets.h"
 #include "train/parts/preflight_checks.h"
 #include "train/parts/training_parts.h"
+
+namespace sinter::io {
+class SafetensorsFile;
+}
 
 namespace sinter::train {
 
@@ -37,6 +43,16 @@ struct ModuleOutputs {
 using LoraLayoutModels = std::vector<std::pair<network::LoraTargetRule, std::vector<network::LinearShape>>>;
 // A model config's Linear layers (models/unet/sdxl_unet_layout.h) as the LoRA rules take them.
 std::vector<network::LinearShape> layoutShapes(const std::vector<models::LinearInfo>& layers);
+
+// merge_lora and extract_lora_from_models (runner/tools/): the models inside one of the family's
+// files as LoRA modules name them, and what a checkpoint merged from it says it is.
+struct CheckpointLoraLayout {
+  std::vector<network::CheckpointLoraPart> parts;  // empty: the family has no file of that role
+  // sai_model_spec.build_metadata's model facts for a checkpoint merged from the file, and for a
+  // LoRA extracted from it (its implementation can differ: SD's LoRAs say "diffusers").
+  network::ModelSpecBasics checkpointModelSpec, loraModelSpec;
+  std::string baseModelVersion;  // ss_base_model_version of a LoRA extracted from it
+};
 
 struct FamilyRegistration {
   Family family{};  // set by the family's registration
@@ -86,6 +102,10 @@ struct FamilyRegistration {
   // --print_lora_layout: the LoRA modules a run creates, from the models' configs alone (tiny or
   // full size), with text encoders or not, and the network_args that pick them.
   std::function<LoraLayoutModels(bool tiny, bool textEncoders, const std::string& trainBlocks, bool trainT5xxl)> loraLayout;
+  // The LoRA tools: the layout of the family's checkpoint `file` ("model"), or of a text encoder
+  // file given apart ("clip_l", "t5xxl", as flux_merge_lora.py takes them). Empty: the tools that
+  // need a checkpoint refuse the family.
+  std::function<CheckpointLoraLayout(const io::SafetensorsFile& file, const std::string& role)> checkpointLoraLayout;
 };
 
 // Every family this build trains, in the order the training table lists them (train/families.cpp).

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "io/safetensors.h"
+#include "models/checkpoints/sd_checkpoint.h"
 #include "network/lora_network.h"
 #include "train/objectives/unet_train_step.h"
 #include "train/sd/sd_module_outputs.h"
@@ -24,6 +26,28 @@ FamilyRegistration sdRegistration(Family family) {
     spdlog::info("wrote {}", out);
   };
   r.moduleOutputs = sdModuleOutputsTool;
+  // merge_lora.py's modules: the U-Net under diffusers' names, the text encoder as Hugging Face's
+  // CLIP (SD 2.x's OpenCLIP read as one). A merged SD 2.x file (or extracted LoRA) says v-prediction
+  // at 768², as merge_lora.py's and extract_lora_from_models.py's --v2 write it.
+  r.checkpointLoraLayout = [version](const io::SafetensorsFile& file, const std::string& role) {
+    using network::CheckpointPartLayout;
+    using network::LoraComponent;
+    CheckpointLoraLayout layout;
+    if (role != "model") return layout;
+    const bool v1 = version == models::SdVersion::V1;
+    const int64_t resBlocks = models::SdCheckpointConfig::inferFromCheckpoint(file).unet.numResBlocks;
+    layout.parts = {{"model.diffusion_model.", network::sdLoraRule(LoraComponent::Unet, resBlocks), CheckpointPartLayout::Model},
+                    {models::sdTextEncoderPrefix(version), network::sdLoraRule(LoraComponent::TextEncoder, resBlocks),
+                     v1 ? CheckpointPartLayout::HuggingFaceClip : CheckpointPartLayout::OpenClip}};
+    layout.checkpointModelSpec = v1 ? network::ModelSpecBasics{"stable-diffusion-v1", "https://github.com/Stability-AI/generative-models",
+                                                               "512x512", "epsilon"}
+                                    : network::ModelSpecBasics{"stable-diffusion-v2-768-v",
+                                                               "https://github.com/Stability-AI/generative-models", "768x768", "v"};
+    layout.loraModelSpec = layout.checkpointModelSpec;
+    layout.loraModelSpec.implementation = "diffusers";
+    layout.baseModelVersion = v1 ? "sd_v1" : "sd_v2_v";  // extract_lora_from_models: v_parameterization defaults to v2
+    return layout;
+  };
   r.checkConfig = [family](const Config& config, PreflightChecks& k) {
     bool ok = true;
     // sd-scripts' v2 says the checkpoint is SD 2.x; the run trains what the checkpoint is.

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/registry.h"
+#include "io/safetensors.h"
 #include "models/text_encoders/clip_text_model.h"
 #include "models/checkpoints/random_checkpoint.h"
 #include "models/checkpoints/sdxl_checkpoint.h"
@@ -39,6 +40,22 @@ FamilyRegistration sdxlRegistration() {
     }
     models.emplace_back(network::sdxlLoraRule(LoraComponent::Unet), layoutShapes(models::sdxlUnetLinearLayers(sdxl.unet)));
     return models;
+  };
+  // sdxl_merge_lora.py's modules: the U-Net in SAI's layout, CLIP-L in Hugging Face's, bigG in OpenCLIP's.
+  r.checkpointLoraLayout = [](const io::SafetensorsFile&, const std::string& role) {
+    using network::CheckpointPartLayout;
+    using network::LoraComponent;
+    CheckpointLoraLayout layout;
+    if (role != "model") return layout;
+    layout.parts = {{"model.diffusion_model.", network::sdxlLoraRule(LoraComponent::Unet), CheckpointPartLayout::Model},
+                    {"conditioner.embedders.0.transformer.", network::sdxlLoraRule(LoraComponent::TextEncoder1),
+                     CheckpointPartLayout::HuggingFaceClip},
+                    {"conditioner.embedders.1.model.", network::sdxlLoraRule(LoraComponent::TextEncoder2), CheckpointPartLayout::OpenClip}};
+    layout.checkpointModelSpec = {"stable-diffusion-xl-v1-base", "https://github.com/Stability-AI/generative-models", "1024x1024",
+                                  "epsilon"};
+    layout.loraModelSpec = layout.checkpointModelSpec;
+    layout.baseModelVersion = "sdxl_base_v1-0";
+    return layout;
   };
   // Samples: sample_sampler's schedulers (sample/diffusion_samplers.h); sdxl_train.py trains the
   // text encoders with train_text_encoder.

@@ -1,0 +1,179 @@
+#include "tools/merge_lora_command.h"
+
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <set>
+
+#include "core/exit_codes.h"
+#include "io/safetensors.h"
+#include "network/lora_file.h"
+#include "network/lora_metadata.h"
+#include "network/python_format.h"
+#include "tools/checkpoint_lora_layout.h"
+#include "tools/lora_merge.h"
+#include "tools/lora_merge_inputs.h"
+#include "tools/tool_files.h"
+#include "tools/tool_flags.h"
+
+namespace sinter::tools {
+
+const char* const kMergeLoraHelp =
+    "usage: sinter-runner merge_lora --models A.safetensors [B.safetensors ...] --ratios 1.0 [0.5 ...] --save_to OUT.safetensors\n"
+    "           [--sd_model CHECKPOINT.safetensors] [--precision float|fp16|bf16] [--save_precision float|fp16|bf16]\n"
+    "           [--concat] [--shuffle] [--no_metadata] [--device cpu|cuda]\n"
+    "       sinter-runner flux_merge_lora --flux_model FLUX.safetensors [--clip_l F --clip_l_save_to OUT]\n"
+    "           [--t5xxl F --t5xxl_save_to OUT] --models ... --ratios ... --save_to OUT\n"
+    "\n"
+    "LoRAs merged into a checkpoint, or into one LoRA, as sd-scripts' networks/merge_lora.py, sdxl_merge_lora.py and\n"
+    "flux_merge_lora.py do it (same flags and defaults; merge_lora, sdxl_merge_lora and flux_merge_lora are one tool).\n"
+    "  --sd_model F / --flux_model F  the checkpoint (SD 1.x, SD 2.x, SDXL or a FLUX transformer; the family is read from\n"
+    "                         its keys, so --v2 is not needed): each weight a LoRA module names becomes W + ratio * its\n"
+    "                         delta (alpha/rank * up @ down; LyCORIS LoCon, LoHa, LoKr, IA3, full and DoRA modules by\n"
+    "                         LyCORIS's formulas); every other tensor is kept under its key. Without a checkpoint the\n"
+    "                         LoRAs are merged into one LoRA: their lora_down and lora_up summed (the ranks must match;\n"
+    "                         this is sd-scripts' merge, not the sum of the products: svd_merge_lora makes that).\n"
+    "  --clip_l F --clip_l_save_to OUT, --t5xxl F --t5xxl_save_to OUT   FLUX's text encoders, merged and written apart\n"
+    "  --models F ...         the LoRA files, applied in order\n"
+    "  --ratios X ...         one ratio per LoRA file\n"
+    "  --concat               LoRAs into one LoRA: stack the modules' ranks instead of summing (the rank is the sum)\n"
+    "  --shuffle              LoRAs into one LoRA: permute each module's rank directions\n"
+    "  --precision P          the arithmetic's precision: float (default), fp16 or bf16\n"
+    "  --save_precision P     the written file's floating tensors: float, fp16 or bf16 (default: --precision)\n"
+    "  --no_metadata          write no modelspec.* (a merged LoRA keeps its minimum ss_* keys)\n"
+    "  --device D             where the sums run: cpu (default) or cuda (--working_device is the same)\n"
+    "  --loading_device, --mem_eff_load_save   accepted for flux_merge_lora.py's command lines: a checkpoint is always\n"
+    "                         read mapped and written one tensor at a time\n";
+
+namespace {
+
+using network::Metadata;
+
+struct CheckpointFile {
+  std::string role, flag, path, saveTo;  // role: "model", "clip_l", "t5xxl"
+};
+
+// Each LoRA module's name that matched in none of the files, per LoRA: a warning, or, for a LoRA
+// that matched nothing at all, an error before anything is written.
+void checkMatches(const std::vector<LoraToMerge>& loras, const std::vector<std::map<std::string, LoraFileModule>>& modules,
+                  const std::set<std::pair<size_t, std::string>>& matched, const std::string& checkpoints) {
+  for (size_t i = 0; i < loras.size(); ++i) {
+    std::vector<std::string> missing;
+    for (const auto& [name, module] : modules[i])
+      if (!matched.count({i, name})) missing.push_back(name);
+    if (missing.size() == modules[i].size())
+      throw std::invalid_argument(loras[i].path + ": none of its " + std::to_string(missing.size()) + " modules (such as " +
+                                  missing.front() + ") names a weight of " + checkpoints + "; is it a LoRA for another model?");
+    if (!missing.empty())
+      spdlog::warn("{}: {} of its {} modules name no weight of {} and are skipped (as sd-scripts skips them), such as {}",
+                   loras[i].path, missing.size(), modules[i].size(), checkpoints, missing.front());
+  }
+}
+
+int mergeIntoCheckpoints(const ToolFlags& flags, const std::vector<LoraToMerge>& loras, torch::Dtype mergeDtype,
+                         torch::Dtype saveDtype, const torch::Device& device) {
+  std::vector<CheckpointFile> files;
+  const std::string model = flags.value("sd_model").value_or(flags.valueOr("flux_model", ""));
+  if (!model.empty()) files.push_back({"model", flags.value("sd_model") ? "--sd_model" : "--flux_model", model, flags.valueOr("save_to", "")});
+  for (const std::string role : {"clip_l", "t5xxl"}) {
+    const std::string path = flags.valueOr(role, ""), out = flags.valueOr(role + "_save_to", "");
+    if (path.empty() != out.empty())
+      throw std::invalid_argument("--" + role + " and --" + role + "_save_to go together (the merged " + role + " is written apart)");
+    if (!path.empty()) files.push_back({role, "--" + role, path, out});
+  }
+  for (const CheckpointFile& f : files) {
+    if (f.saveTo.empty()) throw std::invalid_argument("--save_to: the merged checkpoint's file is required");
+    requireSafetensorsPath(f.role == "model" ? "--save_to" : "--" + f.role + "_save_to", f.saveTo, true);
+  }
+  // The family is the checkpoint's, or for text encoders alone the one that reads them.
+  std::vector<CheckpointForLora> opened;
+  for (const CheckpointFile& f : files)
+    opened.push_back(openCheckpointForLora(f.flag, f.path, f.role, opened.empty() ? nullptr : opened.front().family));
+
+  std::vector<std::map<std::string, LoraFileModule>> modules;
+  for (const LoraToMerge& lora : loras) {
+    spdlog::info("loading: {}", lora.path);
+    modules.push_back(readLoraFileModules(lora.tensors, lora.path, mergeDtype));
+  }
+  std::vector<LoraModulesToMerge> toMerge;
+  for (size_t i = 0; i < loras.size(); ++i) toMerge.push_back({&modules[i], loras[i].ratio});
+
+  // Every file planned before any is written: a LoRA that fits none of them loses nothing.
+  std::vector<CheckpointMergePlan> plans;
+  std::set<std::pair<size_t, std::string>> matched;
+  std::string names;
+  for (size_t i = 0; i < files.size(); ++i) {
+    plans.push_back(planCheckpointMerge(opened[i].slots, toMerge));
+    matched.insert(plans.back().matched.begin(), plans.back().matched.end());
+    names += (names.empty() ? "" : " or ") + files[i].path;
+  }
+  checkMatches(loras, modules, matched, names);
+
+  for (size_t i = 0; i < files.size(); ++i) {
+    const CheckpointFile& f = files[i];
+    Metadata metadata;
+    // flux_merge_lora.py writes the text encoders without metadata; the checkpoint gets modelspec.*.
+    if (f.role == "model" && !flags.has("no_metadata")) {
+      std::vector<std::string> from{f.path};
+      for (const LoraToMerge& lora : loras) from.push_back(lora.path);
+      metadata = network::toolModelSpec(opened[i].layout.checkpointModelSpec, false, fileStem(f.saveTo), mergedFromTitles(from), network::unixTimeNow());
+    }
+    spdlog::info("merging {} module(s) into {} of {}'s tensors; saving to {}", plans[i].matched.size(), plans[i].byKey.size(),
+                 f.path, f.saveTo);
+    writeMergedCheckpoint(opened[i].file, f.saveTo, plans[i], mergeDtype, saveDtype, device, metadata);
+    spdlog::info("saved {}", f.saveTo);
+  }
+  return kExitOk;
+}
+
+int mergeIntoLora(const ToolFlags& flags, const std::vector<LoraToMerge>& loras, torch::Dtype mergeDtype, torch::Dtype saveDtype) {
+  const std::string saveTo = flags.valueOr("save_to", "");
+  if (saveTo.empty()) throw std::invalid_argument("--save_to: the merged LoRA's file is required");
+  requireSafetensorsPath("--save_to", saveTo, true);
+  for (const LoraToMerge& lora : loras) spdlog::info("loading: {}", lora.path);
+  spdlog::info("merging...");
+  MergedLora merged = mergeLoraFiles(loras, mergeDtype, flags.has("concat"), flags.has("shuffle"));
+  spdlog::info("merged model: dim {}, alpha {}", merged.dims, merged.alphas);
+  for (auto& [key, tensor] : merged.tensors)
+    if (tensor.is_floating_point()) tensor = tensor.to(saveDtype);
+
+  const Metadata metadata = mergedLoraMetadata(loras, merged.dims, merged.alphas, flags.has("no_metadata"), saveTo);
+  io::writeSafetensors(saveTo, merged.tensors, metadata);
+  spdlog::info("saved {}", saveTo);
+  return kExitOk;
+}
+
+}  // namespace
+
+int runMergeLora(const std::vector<std::string>& args) {
+  const ToolFlags flags(args,
+                        {"sd_model", "flux_model", "clip_l", "t5xxl", "save_to", "clip_l_save_to", "t5xxl_save_to", "precision",
+                         "save_precision", "device", "working_device", "loading_device"},
+                        {"v2", "no_metadata", "concat", "shuffle", "mem_eff_load_save", "diffusers", "help"}, {}, {{"h", "help"}},
+                        {"models", "ratios", "lbws"});
+  if (flags.has("help")) {
+    std::cout << kMergeLoraHelp;
+    return kExitOk;
+  }
+  if (flags.given("lbws") && !flags.list("lbws").empty())
+    throw std::invalid_argument("--lbws (per-block weights, sdxl_merge_lora.py) is not built yet; merge with --ratios");
+  if (flags.has("diffusers"))
+    throw std::invalid_argument("--diffusers: FLUX transformers in diffusers' layout are not read by this build; BFL's layout "
+                                "(flux1-dev.safetensors, as sd-scripts trains it) is");
+  const torch::Dtype mergeDtype = network::savePrecisionDtype(flags.valueOr("precision", "float"));
+  const torch::Dtype saveDtype =
+      flags.value("save_precision") ? network::savePrecisionDtype(*flags.value("save_precision")) : mergeDtype;
+  const torch::Device device =
+      toolDevice(flags.value("device") ? "--device" : "--working_device", flags.value("device").value_or(flags.valueOr("working_device", "cpu")));
+  if (flags.value("loading_device") || flags.has("mem_eff_load_save"))
+    spdlog::info("--loading_device / --mem_eff_load_save: not needed here: a checkpoint is read mapped and written one tensor at a time");
+  if (flags.has("v2")) spdlog::info("--v2: not needed here: the checkpoint's family is read from its keys");
+
+  const std::vector<LoraToMerge> loras = lorasToMerge(flags);
+  const bool intoCheckpoint = flags.value("sd_model") || flags.value("flux_model") || flags.value("clip_l") || flags.value("t5xxl");
+  if (intoCheckpoint && (flags.has("concat") || flags.has("shuffle")))
+    throw std::invalid_argument("--concat and --shuffle make one LoRA of several; with a checkpoint the LoRAs are merged into it");
+  return intoCheckpoint ? mergeIntoCheckpoints(flags, loras, mergeDtype, saveDtype, device) : mergeIntoLora(flags, loras, mergeDtype, saveDtype);
+}
+
+}  // namespace sinter::tools

@@ -1,0 +1,91 @@
+"""Runs one of sd-scripts' own LoRA tool scripts (networks/resize_lora.py, sdxl_merge_lora.py, ...)
+as `python SCRIPT args` would, on the GPU machine, which has PyTorch, transformers, accelerate and
+safetensors but none of the packages sd-scripts' library imports only for training (diffusers,
+cv2, imagesize, ...): those are stood in for by empty modules. A class taken from one (diffusers'
+AutoencoderKL, which sdxl_model_util builds the VAE with) keeps the state dict it is given and hands
+it back, so a checkpoint's VAE goes through the script's load and save unchanged.
+
+Usage: python3 sdscripts_tool.py SD_SCRIPTS_DIR networks/SCRIPT.py [script args...]
+Prints `TOOL_SECONDS <wall seconds of the script>` on stdout last."""
+import importlib.abc
+import importlib.machinery
+import os
+import runpy
+import sys
+import time
+import types
+
+
+class _Holder:
+    """Any class of a missing package: built with anything, keeps a state dict."""
+
+    def __init__(self, *args, **kwargs):
+        self._state = {}
+
+    def load_state_dict(self, state, strict=True, **kwargs):
+        self._state = dict(state)
+        return types.SimpleNamespace(missing_keys=[], unexpected_keys=[])
+
+    def state_dict(self, *args, **kwargs):
+        return dict(self._state)
+
+    def to(self, *args, **kwargs):
+        return self
+
+    def eval(self):
+        return self
+
+    def requires_grad_(self, *args, **kwargs):
+        return self
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("sdscripts_tool.py: a stand-in class was called; this tool needs the real package")
+
+
+class _StubModule(types.ModuleType):
+    __path__ = []  # a package, so its submodules are looked for (and stood in for) too
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = type(name, (_Holder,), {})
+        setattr(self, name, value)
+        return value
+
+
+# What sd-scripts' library imports for training and sampling only; anything else missing stays an
+# ImportError (setup_logging falls back from rich on one).
+_STOOD_IN = {"diffusers", "cv2", "imagesize", "toml", "voluptuous", "huggingface_hub", "torchvision", "PIL", "einops",
+             "open_clip", "omegaconf", "ftfy", "bitsandbytes", "lion_pytorch", "prodigyopt", "schedulefree", "sentencepiece"}
+
+
+class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Last on sys.meta_path: a listed package no real finder has is stood in for, and named on stderr."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname.split(".")[0] not in _STOOD_IN:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
+    def create_module(self, spec):
+        if "." not in spec.name:
+            print(f"sdscripts_tool.py: {spec.name} is not installed here; a stand-in module takes its place", file=sys.stderr)
+        return _StubModule(spec.name)
+
+    def exec_module(self, module):
+        pass
+
+
+def main():
+    sd_scripts, script = sys.argv[1], sys.argv[2]
+    sys.meta_path.append(_StubFinder())
+    script_path = os.path.join(sd_scripts, script)
+    sys.path[:0] = [os.path.dirname(script_path), sd_scripts]
+    sys.argv = [script_path] + sys.argv[3:]
+    start = time.time()
+    runpy.run_path(script_path, run_name="__main__")
+    print(f"TOOL_SECONDS {time.time() - start:.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,314 @@
+// merge_lora (tools/lora_merge.h and `sinter-runner merge_lora`): a LoRA made as training makes it
+// (the network attached to the tiny models by the family's rules, its factors filled at random)
+// merged into the checkpoint it was made for; the merged file, loaded back as models, must hold
+// base + ratio · delta for every module the network has, and every other tensor unchanged. This
+// ties the tool's key-by-key placement to the training's own module naming, which is independent
+// of it. Also: LyCORIS modules by their formulas, LoRAs merged into one LoRA as sd-scripts sums
+// them, and the refusals.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+
+#include "io/safetensors.h"
+#include "models/checkpoints/flux_checkpoint.h"
+#include "models/checkpoints/flux_random_checkpoint.h"
+#include "models/checkpoints/random_checkpoint.h"
+#include "models/checkpoints/sd_checkpoint.h"
+#include "models/checkpoints/sdxl_checkpoint.h"
+#include "models/checkpoints/text_encoder_random_checkpoint.h"
+#include "network/lora_max_norm.h"
+#include "network/lora_network.h"
+#include "random_lora_network.h"
+#include "runner_process.h"
+#include "temp_dir.h"
+#include "tools/lora_merge.h"
+
+namespace fs = std::filesystem;
+using sinter::network::LoraComponent;
+using sinter::network::LoraNetwork;
+using sinter::network::LoraNetworkOptions;
+
+namespace {
+
+using sinter::test::TempDir;
+
+using sinter::test::randomizeLoraNetwork;
+using sinter::test::saveLoraNetwork;
+
+// The weight the module's adapter adds at multiplier 1 (its own formula, in float64).
+torch::Tensor delta(const sinter::network::LoraModule& m) {
+  const torch::Tensor base = (m.linear ? m.linear->weight : m.conv->weight).detach();
+  if (m.adapter) {
+    sinter::models::LoraAdapter a = *m.adapter;
+    a.down = a.down.to(torch::kDouble);
+    a.up = a.up.to(torch::kDouble);
+    return sinter::network::loraWeightDelta(a).reshape(base.sizes());
+  }
+  sinter::models::LycorisTensors t = m.lycoris->tensors;
+  for (auto& [name, tensor] : t.byName)
+    if (tensor.is_floating_point()) tensor = tensor.to(torch::kDouble);
+  return sinter::models::lycorisDelta(m.lycoris->algo, m.lycoris->shape, t, m.lycoris->scale, base.to(torch::kDouble));
+}
+
+// Every module of the networks: the merged model's weight at the module's path against base +
+// Σ ratio · delta; and how many parameters the merge changed must be how many modules there are.
+void expectMerged(torch::nn::Module& base, torch::nn::Module& merged, const std::vector<std::pair<const LoraNetwork*, double>>& loras,
+                  size_t* modulesChecked) {
+  auto mergedParams = merged.named_parameters(true);
+  std::set<const void*> ofBase;  // the modules attached to this model, not to another of the checkpoint
+  for (const auto& p : base.named_parameters(true)) ofBase.insert(p.value().unsafeGetTensorImpl());
+  std::map<std::string, torch::Tensor> expected;
+  for (const auto& [network, ratio] : loras) {
+    for (const auto& m : network->modules()) {
+      const torch::Tensor& weight = m.linear ? m.linear->weight : m.conv->weight;
+      if (!ofBase.count(weight.unsafeGetTensorImpl())) continue;
+      const torch::Tensor w = weight.detach().to(torch::kDouble);
+      auto [it, fresh] = expected.emplace(m.modulePath + ".weight", w);
+      it->second = it->second + ratio * delta(m);
+    }
+  }
+  for (const auto& [key, value] : expected) {
+    ASSERT_TRUE(mergedParams.contains(key)) << key;
+    const torch::Tensor got = mergedParams[key].detach().to(torch::kDouble);
+    const double scale = value.abs().max().item<double>();
+    EXPECT_LE((got - value).abs().max().item<double>(), 1e-5 * scale) << key;
+  }
+  // Everything else is the base's, to the bit.
+  for (const auto& p : base.named_parameters(true)) {
+    if (expected.count(p.key())) continue;
+    EXPECT_TRUE(torch::equal(p.value(), mergedParams[p.key()])) << p.key() << " changed";
+  }
+  *modulesChecked += expected.size();
+}
+
+}  // namespace
+
+TEST(MergeLoraIntoCheckpoint, SdxlEveryModuleOfTwoLorasIsBasePlusItsScaledDelta) {
+  TempDir dir;
+  const std::string ckpt = dir / "base.safetensors", a = dir / "a.safetensors", b = dir / "b.safetensors",
+                    out = dir / "merged.safetensors";
+  sinter::models::writeRandomSdxlCheckpoint(ckpt, true, 5);
+  sinter::models::SdxlCheckpoint base = sinter::models::loadSdxlCheckpoint(ckpt);
+
+  // A: the default targets of all three models; B: conv_dim too (the ResBlocks' 3x3 convolutions).
+  LoraNetworkOptions optionsA;
+  optionsA.dim = 4;
+  optionsA.alpha = 2.0;
+  LoraNetwork loraA(optionsA);
+  loraA.attach(sinter::network::sdxlLoraRule(LoraComponent::Unet), *base.unet);
+  loraA.attach(sinter::network::sdxlLoraRule(LoraComponent::TextEncoder1), *base.clipL);
+  loraA.attach(sinter::network::sdxlLoraRule(LoraComponent::TextEncoder2), *base.bigG);
+  randomizeLoraNetwork(loraA, 1);
+  saveLoraNetwork(loraA, a);
+  LoraNetworkOptions optionsB;
+  optionsB.dim = 3;
+  optionsB.alpha = 3.0;
+  optionsB.args = sinter::network::parseNetworkArgs({"conv_dim=2", "conv_alpha=1"});
+  LoraNetwork loraB(optionsB);
+  loraB.attach(sinter::network::sdxlLoraRule(LoraComponent::Unet), *base.unet);
+  randomizeLoraNetwork(loraB, 2);
+  saveLoraNetwork(loraB, b);
+
+  const auto run = sinter::test::runRunner({"sdxl_merge_lora.py", "--sd_model", ckpt, "--models", a, b, "--ratios", "0.7", "-0.4",
+                                            "--save_to", out});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  sinter::models::SdxlCheckpoint merged = sinter::models::loadSdxlCheckpoint(out);
+  size_t checked = 0;
+  expectMerged(*base.unet, *merged.unet, {{&loraA, 0.7}, {&loraB, -0.4}}, &checked);
+  expectMerged(*base.clipL, *merged.clipL, {{&loraA, 0.7}, {&loraB, -0.4}}, &checked);
+  expectMerged(*base.bigG, *merged.bigG, {{&loraA, 0.7}, {&loraB, -0.4}}, &checked);
+  EXPECT_GT(checked, loraA.modules().size());
+
+  // The file keeps the checkpoint's keys (the VAE's too), in float32 (--precision float, no
+  // --save_precision), with sdxl_merge_lora.py's modelspec.
+  const sinter::io::SafetensorsFile in(ckpt), file(out);
+  EXPECT_EQ(file.keys(), in.keys());
+  EXPECT_TRUE(torch::equal(file.tensor("first_stage_model.decoder.conv_in.weight"), in.tensor("first_stage_model.decoder.conv_in.weight")));
+  EXPECT_EQ(file.metadata().at("modelspec.architecture"), "stable-diffusion-xl-v1-base");
+  EXPECT_EQ(file.metadata().at("modelspec.title"), "merged");
+  EXPECT_EQ(file.metadata().at("modelspec.merged_from"), "Sinter random SDXL checkpoint, a, b");  // its modelspec.title, then file names
+
+  // --save_precision writes every floating tensor in it.
+  const auto half = sinter::test::runRunner({"merge_lora", "--sd_model", ckpt, "--models", a, "--ratios", "1", "--save_to", out,
+                                             "--save_precision", "bf16", "--no_metadata"});
+  ASSERT_EQ(half.exitCode, 0) << half.err;
+  const sinter::io::SafetensorsFile bf16(out);
+  for (const std::string& key : bf16.keys()) EXPECT_EQ(bf16.info(key).dtype, "BF16") << key;
+  EXPECT_EQ(bf16.metadata().count("modelspec.architecture"), 0u);
+}
+
+TEST(MergeLoraIntoCheckpoint, Sd2DiffusersNamesOpenClipRowsAndAConvLora) {
+  TempDir dir;
+  const std::string ckpt = dir / "sd2.safetensors", lora = dir / "lora.safetensors", out = dir / "merged.safetensors";
+  sinter::models::writeRandomSdCheckpoint(ckpt, sinter::models::SdVersion::V2, true, 7);
+  sinter::models::SdCheckpoint base = sinter::models::loadSdCheckpoint(ckpt);
+  const int64_t resBlocks = base.config.unet.numResBlocks;
+  LoraNetworkOptions options;
+  options.dim = 4;
+  options.alpha = 4.0;
+  options.args = sinter::network::parseNetworkArgs({"conv_dim=2"});
+  LoraNetwork network(options);
+  network.attach(sinter::network::sdLoraRule(LoraComponent::Unet, resBlocks), *base.unet);
+  network.attach(sinter::network::sdLoraRule(LoraComponent::TextEncoder, resBlocks, base.config.text.layers - 1), base.textEncoder());
+  randomizeLoraNetwork(network, 3);
+  saveLoraNetwork(network, lora);
+  const auto run = sinter::test::runRunner({"merge_lora", "--v2", "--sd_model", ckpt, "--models", lora, "--ratios", "1.25",
+                                            "--save_to", out});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  sinter::models::SdCheckpoint merged = sinter::models::loadSdCheckpoint(out);
+  size_t checked = 0;
+  expectMerged(*base.unet, *merged.unet, {{&network, 1.25}}, &checked);
+  expectMerged(base.textEncoder(), merged.textEncoder(), {{&network, 1.25}}, &checked);
+  EXPECT_EQ(checked, network.modules().size());
+  EXPECT_EQ(sinter::io::SafetensorsFile(out).metadata().at("modelspec.prediction_type"), "v");
+}
+
+TEST(MergeLoraIntoCheckpoint, LycorisLoHaAndLoKrByTheirFormulas) {
+  TempDir dir;
+  const std::string ckpt = dir / "base.safetensors", out = dir / "merged.safetensors";
+  sinter::models::writeRandomSdxlCheckpoint(ckpt, true, 9);
+  sinter::models::SdxlCheckpoint base = sinter::models::loadSdxlCheckpoint(ckpt);
+  for (const char* algo : {"loha", "lokr"}) {
+    LoraNetworkOptions options;
+    options.dim = 4;
+    options.alpha = 2.0;
+    options.args = sinter::network::parseNetworkArgs({std::string("algo=") + algo, "conv_dim=2"}, "lycoris.kohya");
+    LoraNetwork network(options);
+    network.attach(sinter::network::sdxlLoraRule(LoraComponent::Unet), *base.unet);
+    network.attach(sinter::network::sdxlLoraRule(LoraComponent::TextEncoder2), *base.bigG);
+    randomizeLoraNetwork(network, 4);
+    const std::string lora = dir / (std::string(algo) + ".safetensors");
+    saveLoraNetwork(network, lora);
+    const auto run = sinter::test::runRunner({"merge_lora", "--sd_model", ckpt, "--models", lora, "--ratios", "0.5", "--save_to", out});
+    ASSERT_EQ(run.exitCode, 0) << algo << ": " << run.err;
+    sinter::models::SdxlCheckpoint merged = sinter::models::loadSdxlCheckpoint(out);
+    size_t checked = 0;
+    expectMerged(*base.unet, *merged.unet, {{&network, 0.5}}, &checked);
+    expectMerged(*base.bigG, *merged.bigG, {{&network, 0.5}}, &checked);
+    EXPECT_EQ(checked, network.modules().size()) << algo;
+  }
+}
+
+TEST(MergeLoraIntoCheckpoint, FluxTransformerAndItsTextEncodersGivenApart) {
+  TempDir dir;
+  const std::string flux = dir / "flux.safetensors", clip = dir / "clip_l.safetensors", t5 = dir / "t5xxl.safetensors",
+                    lora = dir / "lora.safetensors";
+  sinter::models::writeRandomFluxTransformer(flux, true, true, 3);
+  sinter::models::writeRandomClipL(clip, true, 4);
+  sinter::models::writeRandomT5Xxl(t5, true, 5);
+  sinter::models::FluxTransformer base = sinter::models::loadFluxTransformer(flux);
+  LoraNetworkOptions options;
+  options.dim = 4;
+  options.alpha = 1.0;
+  LoraNetwork network(options);
+  network.attach(sinter::network::fluxLoraRule(LoraComponent::Unet), *base);
+  randomizeLoraNetwork(network, 6);
+  // The text encoders' modules by hand: one CLIP-L and one T5 Linear each.
+  torch::manual_seed(8);
+  const sinter::io::SafetensorsFile clipFile(clip), t5File(t5);
+  const std::string clipKey = "text_model.encoder.layers.0.self_attn.q_proj.weight", t5Key = "encoder.block.0.layer.0.SelfAttention.q.weight";
+  const auto clipShape = clipFile.info(clipKey).shape, t5Shape = t5File.info(t5Key).shape;
+  std::vector<std::pair<std::string, torch::Tensor>> tensors = network.stateDict(torch::kFloat32);
+  const torch::Tensor clipDown = torch::randn({2, clipShape[1]}), clipUp = torch::randn({clipShape[0], 2});
+  const torch::Tensor t5Down = torch::randn({2, t5Shape[1]}), t5Up = torch::randn({t5Shape[0], 2});
+  tensors.push_back({"lora_te1_text_model_encoder_layers_0_self_attn_q_proj.lora_down.weight", clipDown});
+  tensors.push_back({"lora_te1_text_model_encoder_layers_0_self_attn_q_proj.lora_up.weight", clipUp});
+  tensors.push_back({"lora_te3_encoder_block_0_layer_0_SelfAttention_q.lora_down.weight", t5Down});
+  tensors.push_back({"lora_te3_encoder_block_0_layer_0_SelfAttention_q.lora_up.weight", t5Up});
+  tensors.push_back({"lora_te3_encoder_block_0_layer_0_SelfAttention_q.alpha", torch::tensor(1.0)});
+  sinter::io::writeSafetensors(lora, tensors);
+
+  const std::string out = dir / "out.safetensors", clipOut = dir / "clip_out.safetensors", t5Out = dir / "t5_out.safetensors";
+  const auto run = sinter::test::runRunner({"flux_merge_lora", "--flux_model", flux, "--clip_l", clip, "--clip_l_save_to", clipOut,
+                                            "--t5xxl", t5, "--t5xxl_save_to", t5Out, "--models", lora, "--ratios", "0.8",
+                                            "--save_to", out});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  sinter::models::FluxTransformer merged = sinter::models::loadFluxTransformer(out);
+  size_t checked = 0;
+  expectMerged(*base, *merged, {{&network, 0.8}}, &checked);
+  EXPECT_EQ(checked, network.modules().size());
+  // CLIP-L without alpha: scale 1; T5 with alpha 1 at rank 2: scale 1/2.
+  const torch::Tensor clipExpected = clipFile.tensor(clipKey) + 0.8 * torch::matmul(clipUp, clipDown);
+  const torch::Tensor t5Expected = t5File.tensor(t5Key) + 0.8 * 0.5 * torch::matmul(t5Up, t5Down);
+  EXPECT_TRUE(torch::allclose(sinter::io::SafetensorsFile(clipOut).tensor(clipKey), clipExpected, 1e-5, 1e-5));
+  EXPECT_TRUE(torch::allclose(sinter::io::SafetensorsFile(t5Out).tensor(t5Key), t5Expected, 1e-5, 1e-5));
+  EXPECT_EQ(sinter::io::SafetensorsFile(out).metadata().at("modelspec.architecture"), "flux-1-dev");
+  EXPECT_EQ(sinter::io::SafetensorsFile(clipOut).metadata().count("modelspec.architecture"), 0u);
+}
+
+TEST(MergeLoraIntoCheckpoint, ALoraForAnotherModelIsRefusedAndNothingIsWritten) {
+  TempDir dir;
+  const std::string ckpt = dir / "sdxl.safetensors", lora = dir / "sd_lora.safetensors", out = dir / "out.safetensors";
+  sinter::models::writeRandomSdxlCheckpoint(ckpt, true, 1);
+  sinter::io::writeSafetensors(lora, {{"lora_unet_down_blocks_0_attentions_0_proj_in.lora_down.weight", torch::randn({2, 8})},
+                                      {"lora_unet_down_blocks_0_attentions_0_proj_in.lora_up.weight", torch::randn({8, 2})}});
+  const auto run = sinter::test::runRunner({"merge_lora", "--sd_model", ckpt, "--models", lora, "--ratios", "1", "--save_to", out});
+  EXPECT_EQ(run.exitCode, 2);
+  EXPECT_NE(run.err.find("names a weight of"), std::string::npos) << run.err;
+  EXPECT_FALSE(fs::exists(out));
+  const auto mismatch = sinter::test::runRunner({"merge_lora", "--sd_model", ckpt, "--models", lora, "--ratios", "1", "0.5",
+                                                 "--save_to", out});
+  EXPECT_EQ(mismatch.exitCode, 2);
+  EXPECT_NE(mismatch.err.find("one ratio per LoRA"), std::string::npos) << mismatch.err;
+}
+
+TEST(MergeLoraFiles, SumsFactorsAsSdScriptsOrStacksThemWithConcat) {
+  torch::manual_seed(3);
+  const torch::Tensor d1 = torch::randn({2, 6}), u1 = torch::randn({5, 2}), d2 = torch::randn({2, 6}), u2 = torch::randn({5, 2});
+  const std::vector<sinter::tools::LoraToMerge> loras = {
+      {"a", 0.5, {{"m.lora_down.weight", d1}, {"m.lora_up.weight", u1}, {"m.alpha", torch::tensor(1.0)}}},
+      {"b", -2.0, {{"m.lora_down.weight", d2}, {"m.lora_up.weight", u2}, {"m.alpha", torch::tensor(4.0)}}}};
+  // merge_lora_models: scale √(alpha / first alpha) · ratio, lora_up with its magnitude; alpha the first's.
+  const auto summed = sinter::tools::mergeLoraFiles(loras, torch::kFloat32, false, false);
+  std::map<std::string, torch::Tensor> s(summed.tensors.begin(), summed.tensors.end());
+  EXPECT_TRUE(torch::allclose(s.at("m.lora_down.weight"), d1 * 0.5 + d2 * (2.0 * -2.0)));
+  EXPECT_TRUE(torch::allclose(s.at("m.lora_up.weight"), u1 * 0.5 + u2 * (2.0 * 2.0)));
+  EXPECT_FLOAT_EQ(s.at("m.alpha").item<float>(), 1.0f);
+  EXPECT_EQ(summed.dims, "2");
+  EXPECT_EQ(summed.alphas, "1.0");
+  const auto stacked = sinter::tools::mergeLoraFiles(loras, torch::kFloat32, true, false);
+  std::map<std::string, torch::Tensor> c(stacked.tensors.begin(), stacked.tensors.end());
+  EXPECT_EQ(c.at("m.lora_down.weight").sizes(), (std::vector<int64_t>{4, 6}));
+  EXPECT_EQ(c.at("m.lora_up.weight").sizes(), (std::vector<int64_t>{5, 4}));
+  // With concat the product is the sum of the scaled products (the first file's alpha/rank applies to all).
+  const torch::Tensor product = torch::matmul(c.at("m.lora_up.weight"), c.at("m.lora_down.weight"));
+  EXPECT_TRUE(torch::allclose(product, 0.25 * torch::matmul(u1, d1) + (-16.0) * torch::matmul(u2, d2), 1e-4, 1e-4));
+  // Shuffled: the same product.
+  const auto shuffled = sinter::tools::mergeLoraFiles(loras, torch::kFloat32, true, true);
+  std::map<std::string, torch::Tensor> p(shuffled.tensors.begin(), shuffled.tensors.end());
+  EXPECT_TRUE(torch::allclose(torch::matmul(p.at("m.lora_up.weight"), p.at("m.lora_down.weight")), product, 1e-4, 1e-4));
+  // Ranks that differ need --concat; LyCORIS tensors cannot be summed as factors.
+  std::vector<sinter::tools::LoraToMerge> ranks = loras;
+  ranks[1].tensors["m.lora_down.weight"] = torch::randn({3, 6});
+  ranks[1].tensors["m.lora_up.weight"] = torch::randn({5, 3});
+  EXPECT_THROW(sinter::tools::mergeLoraFiles(ranks, torch::kFloat32, false, false), std::invalid_argument);
+  std::vector<sinter::tools::LoraToMerge> loha = {{"c", 1.0, {{"m.hada_w1_a", torch::randn({5, 2})}}}};
+  EXPECT_THROW(sinter::tools::mergeLoraFiles(loha, torch::kFloat32, false, false), std::invalid_argument);
+}
+
+TEST(MergeLoraFiles, TheCommandWritesMinimumMetadataAndTheFirstFilesModelSpec) {
+  TempDir dir;
+  const std::string a = dir / "a.safetensors", b = dir / "b.safetensors", out = dir / "ab.safetensors";
+  torch::manual_seed(4);
+  const std::map<std::string, std::string> meta = {{"ss_base_model_version", "sdxl_base_v1-0"}, {"ss_v2", "False"},
+                                                   {"ss_network_module", "networks.lora"},
+                                                   {"modelspec.architecture", "stable-diffusion-xl-v1-base/lora"},
+                                                   {"modelspec.title", "first"}};
+  sinter::io::writeSafetensors(a, {{"m.lora_down.weight", torch::randn({2, 6})}, {"m.lora_up.weight", torch::randn({5, 2})}}, meta);
+  sinter::io::writeSafetensors(b, {{"m.lora_down.weight", torch::randn({4, 6})}, {"m.lora_up.weight", torch::randn({5, 4})}});
+  const auto run = sinter::test::runRunner({"networks/merge_lora.py", "--models", a, b, "--ratios", "1", "1", "--concat",
+                                            "--save_to", out, "--save_precision", "fp16"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  const sinter::io::SafetensorsFile file(out);
+  EXPECT_EQ(file.info("m.lora_down.weight").shape, (std::vector<int64_t>{6, 6}));
+  EXPECT_EQ(file.info("m.lora_down.weight").dtype, "F16");
+  EXPECT_EQ(file.metadata().at("ss_network_dim"), "2");  // the first file's rank, as merge_lora_models writes it
+  EXPECT_EQ(file.metadata().at("ss_base_model_version"), "sdxl_base_v1-0");
+  EXPECT_EQ(file.metadata().at("modelspec.architecture"), "stable-diffusion-xl-v1-base/lora");
+  EXPECT_EQ(file.metadata().at("modelspec.merged_from"), "first, b");
+  EXPECT_EQ(file.metadata().at("modelspec.title"), "ab");
+}
