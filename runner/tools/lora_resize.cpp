@@ -5,6 +5,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "tools/low_rank_factors.h"
+
 namespace sinter::tools {
 
 namespace {
@@ -53,22 +55,28 @@ DynamicRank parseDynamicRank(const std::string& name) {
   throw std::invalid_argument("--dynamic_method: '" + name + "' is none of sv_ratio, sv_fro, sv_cumulative");
 }
 
-int64_t chooseRank(const torch::Tensor& singularValues, int64_t maxRank, DynamicRank method, double dynamicParam) {
+int64_t chooseRank(const torch::Tensor& singularValues, int64_t fullLength, int64_t maxRank, DynamicRank method, double dynamicParam) {
   const torch::Tensor s = singularValues.to(torch::kCPU, torch::kDouble);
   const int64_t n = s.size(0);
-  const auto clampIndex = [n](int64_t i) { return std::max<int64_t>(0, std::min<int64_t>(i, n - 1)); };
+  // index_sv_*: a position among the full SVD's fullLength values, then max(1, min(index, len - 1)).
+  const auto clampIndex = [fullLength](int64_t i) { return std::max<int64_t>(1, std::min<int64_t>(i, fullLength - 1)); };
+  // searchsorted over the full cumulative shares: past the nonzero values they stay at their total.
+  const auto reached = [n, fullLength](const torch::Tensor& shares, double target) {
+    const int64_t i = firstAtLeast(shares, target);
+    return i < n ? i : fullLength;
+  };
   int64_t rank = maxRank;
   switch (method) {
     case DynamicRank::Fixed: break;
-    case DynamicRank::SvRatio:  // every S above S[0] / param
-      rank = clampIndex((s > s[0].item<double>() / dynamicParam).sum().item<int64_t>() - 1) + 1;
+    case DynamicRank::SvRatio:  // index = the count of S > S[0] / param
+      rank = clampIndex((s > s[0].item<double>() / dynamicParam).sum().item<int64_t>()) + 1;
       break;
-    case DynamicRank::SvCumulative:  // the first k whose Σ S[:k] reaches param of Σ S
-      rank = clampIndex(firstAtLeast(torch::cumsum(s, 0) / s.sum().item<double>(), dynamicParam)) + 1;
+    case DynamicRank::SvCumulative:
+      rank = clampIndex(reached(torch::cumsum(s, 0) / s.sum().item<double>(), dynamicParam) + 1) + 1;
       break;
-    case DynamicRank::SvFro: {  // the first k whose ‖S[:k]‖ reaches param of ‖S‖
+    case DynamicRank::SvFro: {
       const torch::Tensor squares = s.pow(2);
-      rank = clampIndex(firstAtLeast(torch::cumsum(squares, 0) / squares.sum().item<double>(), dynamicParam * dynamicParam)) + 1;
+      rank = clampIndex(reached(torch::cumsum(squares, 0) / squares.sum().item<double>(), dynamicParam * dynamicParam) + 1) + 1;
       break;
     }
   }
@@ -95,15 +103,13 @@ ResizeResult resizeLora(const std::map<std::string, torch::Tensor>& tensors, con
     const auto alphaIt = tensors.find(m->prefix + ".alpha");
     const double scale = alphaIt == tensors.end() ? 1.0 : alphaIt->second.item<double>() / static_cast<double>(oldRank);
 
-    // up·down = Qu·(Ru·Rdᵀ)·Qdᵀ; the core's SVD gives the product's, exactly.
     const torch::Tensor down = downTensor.to(options.device, torch::kDouble).reshape({oldRank, -1});
     const torch::Tensor upMatrix = upTensor.to(options.device, torch::kDouble).reshape({upTensor.size(0), oldRank});
-    const auto [qu, ru] = torch::linalg_qr(upMatrix);
-    const auto [qd, rd] = torch::linalg_qr(down.t());
-    const auto [um, s, vmh] = torch::linalg_svd(torch::matmul(ru, rd.t()), /*full_matrices=*/false);
-
+    const ProductSvd svd = productSvd(upMatrix, down);
+    const torch::Tensor& s = svd.s;
     const int64_t cap = std::min<int64_t>(conv ? options.newConvRank : options.newRank, s.size(0));
-    const int64_t rank = chooseRank(s, cap, options.dynamic, options.dynamicParam);
+    const int64_t fullLength = std::min(upMatrix.size(0), down.size(1));  // sd-scripts' SVD of the [out, in·k·k] weight
+    const int64_t rank = chooseRank(s, fullLength, cap, options.dynamic, options.dynamicParam);
     const torch::Tensor kept = s.slice(0, 0, rank);
     ResizedModule r;
     r.name = m->prefix;
@@ -114,8 +120,8 @@ ResizeResult resizeLora(const std::map<std::string, torch::Tensor>& tensors, con
     r.froRetained = (kept.pow(2).sum().sqrt() / s.pow(2).sum().sqrt()).item<double>();
     r.maxRatio = (s[0] / s[rank - 1]).item<double>();
 
-    const torch::Tensor newUp = torch::matmul(qu, um.slice(1, 0, rank)) * kept;  // U·diag(S)
-    const torch::Tensor newDown = torch::matmul(qd, vmh.slice(0, 0, rank).t()).t();  // Vᵀ
+    const torch::Tensor newUp = svd.u.slice(1, 0, rank) * kept;  // U·diag(S)
+    const torch::Tensor newDown = svd.vh.slice(0, 0, rank);      // Vᴴ
     std::vector<int64_t> downShape = downTensor.sizes().vec(), upShape = upTensor.sizes().vec();
     downShape[0] = rank;
     upShape[1] = rank;

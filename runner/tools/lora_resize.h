@@ -19,9 +19,13 @@ enum class DynamicRank { Fixed, SvRatio, SvFro, SvCumulative };
 // "" (fixed), "sv_ratio", "sv_fro" or "sv_cumulative"; anything else: std::invalid_argument naming it.
 DynamicRank parseDynamicRank(const std::string& name);
 
-// The rank a module keeps, by sd-scripts' rule: the dynamic method's choice, 1 for a zero matrix
-// (S[0] <= 1e-6), capped at `maxRank`.
-int64_t chooseRank(const torch::Tensor& singularValues, int64_t maxRank, DynamicRank method, double dynamicParam);
+// The rank a module keeps, by resize_lora.py's rank_resize: for the dynamic methods the index its
+// index_sv_* finds (the count of S > S[0]/param, or the first position where the cumulative share
+// of Σ S, or of Σ S² against param², reaches param, plus one), kept within [1, fullLength - 1],
+// plus one more, as sd-scripts counts; 1 for a zero matrix (S[0] <= 1e-6); capped at `maxRank`.
+// `singularValues` are the product's nonzero ones, descending; `fullLength` is the length of
+// sd-scripts' full SVD of the weight (min(out, in·kh·kw)), whose extra values are zeros.
+int64_t chooseRank(const torch::Tensor& singularValues, int64_t fullLength, int64_t maxRank, DynamicRank method, double dynamicParam);
 
 struct ResizeOptions {
   int64_t newRank = 4;       // --new_rank

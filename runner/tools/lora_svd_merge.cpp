@@ -22,7 +22,13 @@ std::vector<int64_t> weightShapeOf(const LoraFileModule& m) {
 
 std::vector<std::pair<std::string, torch::Tensor>> svdMergeLoras(const std::vector<LoraToMerge>& loras, const SvdMergeOptions& options) {
   torch::NoGradGuard noGrad;
-  std::map<std::string, torch::Tensor> sums;  // the summed delta per module
+  // Σ ratio · scale · up·down = [ratio·scale·up₁ | ...]·[down₁; ...]: each module's sum as two
+  // stacked factors, whose SVD (productSvd) is the sum's, exactly and without forming it.
+  struct Stacked {
+    std::vector<int64_t> shape;  // of the weight
+    std::vector<torch::Tensor> ups, downs;
+  };
+  std::map<std::string, Stacked> sums;
   for (const LoraToMerge& lora : loras) {
     for (const auto& [name, module] : readLoraFileModules(lora.tensors, lora.path, options.mergeDtype)) {
       if (!module.isPlainLora())
@@ -30,27 +36,27 @@ std::vector<std::pair<std::string, torch::Tensor>> svdMergeLoras(const std::vect
                                     (module.doraScale() ? " with DoRA" : "") +
                                     "; svd_merge_lora merges lora_down/lora_up modules (merge it into a checkpoint with merge_lora "
                                     "--sd_model)");
-      LoraFileModule onDevice = module;
-      for (auto& [key, tensor] : onDevice.tensors.byName) tensor = tensor.to(options.device);
-      const std::vector<int64_t> shape = weightShapeOf(onDevice);
-      const torch::Tensor delta = loraModuleDelta(onDevice, shape, lora.ratio, torch::Tensor());
-      auto it = sums.find(name);
-      if (it == sums.end()) {
-        sums.emplace(name, delta);
-      } else if (it->second.sizes() != delta.sizes()) {
-        throw std::invalid_argument(lora.path + ": module " + name + " stands for a weight of " + c10::str(delta.sizes()) +
-                                    " where the files before have " + c10::str(it->second.sizes()));
-      } else {
-        it->second = it->second + delta;
-      }
+      const std::vector<int64_t> shape = weightShapeOf(module);
+      const torch::Tensor& down = module.tensors.at("lora_down.weight");
+      const torch::Tensor& up = module.tensors.at("lora_up.weight");
+      const int64_t rank = down.size(0);
+      Stacked& sum = sums[name];
+      if (sum.shape.empty()) sum.shape = shape;
+      if (sum.shape != shape)
+        throw std::invalid_argument(lora.path + ": module " + name + " stands for a weight of " + c10::str(c10::IntArrayRef(shape)) +
+                                    " where the files before have " + c10::str(c10::IntArrayRef(sum.shape)));
+      const double scale = models::lycorisScaleOf(module.algo, module.tensors) * lora.ratio;
+      sum.ups.push_back(up.to(options.device).reshape({shape[0], rank}) * scale);
+      sum.downs.push_back(down.to(options.device).reshape({rank, -1}));
     }
   }
   std::vector<std::pair<std::string, torch::Tensor>> out;
-  for (const auto& [name, delta] : sums) {
-    const bool conv3x3 = delta.dim() == 4 && !(delta.size(2) == 1 && delta.size(3) == 1);
-    const LowRankFactors f = lowRankFactors(delta, conv3x3 ? options.newConvRank : options.newRank, options.clampQuantile);
-    out.emplace_back(name + ".lora_up.weight", f.up.to(torch::kCPU));
-    out.emplace_back(name + ".lora_down.weight", f.down.to(torch::kCPU));
+  for (const auto& [name, sum] : sums) {
+    const bool conv3x3 = sum.shape.size() == 4 && !(sum.shape[2] == 1 && sum.shape[3] == 1);
+    const ProductSvd svd = productSvd(torch::cat(sum.ups, 1), torch::cat(sum.downs, 0));
+    const LowRankFactors f = truncatedFactors(svd, sum.shape, conv3x3 ? options.newConvRank : options.newRank, options.clampQuantile);
+    out.emplace_back(name + ".lora_up.weight", f.up.to(torch::kCPU, options.mergeDtype));
+    out.emplace_back(name + ".lora_down.weight", f.down.to(torch::kCPU, options.mergeDtype));
     out.emplace_back(name + ".alpha", torch::tensor(f.down.size(0), torch::kInt64));  // torch.tensor(module_new_rank)
   }
   return out;

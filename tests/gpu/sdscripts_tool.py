@@ -79,6 +79,9 @@ class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 def main():
     sd_scripts, script = sys.argv[1], sys.argv[2]
     sys.meta_path.append(_StubFinder())
+    # sd-scripts' sampling pipelines import names newer transformers releases dropped; the tools never sample.
+    for pipeline in ("library.lpw_stable_diffusion", "library.sdxl_lpw_stable_diffusion"):
+        sys.modules[pipeline] = _StubModule(pipeline)
     script_path = os.path.join(sd_scripts, script)
     sys.path[:0] = [os.path.dirname(script_path), sd_scripts]
     sys.argv = [script_path] + sys.argv[3:]

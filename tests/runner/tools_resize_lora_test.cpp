@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -17,27 +18,29 @@ using namespace sinter::tools;
 
 namespace {
 
-// The rules as resize_lora.py states them, on a plain vector: sv_ratio keeps every S > S[0]/param,
-// sv_cumulative and sv_fro the first k whose share of Σ S (of Σ S²: param²) reaches param.
+// resize_lora.py's rank_resize and index_sv_* as written there, on a plain vector holding the full
+// SVD's values (zeros past the nonzero ones): index = the count of S > S[0]/param, or
+// searchsorted(cumulative share, param (param² for sv_fro)) + 1; then max(1, min(index, len - 1)) + 1.
 int64_t referenceRank(const std::vector<double>& s, DynamicRank method, double param, int64_t cap) {
-  int64_t rank = cap;
   const int64_t n = static_cast<int64_t>(s.size());
-  double total = 0, totalSquares = 0;
-  for (double x : s) total += x, totalSquares += x * x;
-  if (method == DynamicRank::SvRatio) {
-    int64_t above = 0;
-    for (double x : s) above += x > s[0] / param ? 1 : 0;
-    rank = std::max<int64_t>(1, above);
-  } else if (method == DynamicRank::SvCumulative || method == DynamicRank::SvFro) {
-    double running = 0;
-    rank = n;
-    for (int64_t i = 0; i < n; ++i) {
-      running += method == DynamicRank::SvFro ? s[i] * s[i] : s[i];
-      const double share = running / (method == DynamicRank::SvFro ? totalSquares : total);
-      if (share >= (method == DynamicRank::SvFro ? param * param : param)) {
-        rank = i + 1;
-        break;
-      }
+  auto clampIndex = [n](int64_t i) { return std::max<int64_t>(1, std::min<int64_t>(i, n - 1)); };
+  auto searchsorted = [](const std::vector<double>& sorted, double target) {
+    return static_cast<int64_t>(std::lower_bound(sorted.begin(), sorted.end(), target) - sorted.begin());
+  };
+  int64_t rank = cap;
+  if (method != DynamicRank::Fixed) {
+    if (method == DynamicRank::SvRatio) {
+      int64_t above = 0;
+      for (double x : s) above += x > s[0] / param ? 1 : 0;
+      rank = clampIndex(above) + 1;
+    } else {
+      const bool fro = method == DynamicRank::SvFro;
+      double total = 0;
+      for (double x : s) total += fro ? x * x : x;
+      std::vector<double> shares;
+      double running = 0;
+      for (double x : s) shares.push_back((running += fro ? x * x : x) / total);
+      rank = clampIndex(searchsorted(shares, fro ? param * param : param) + 1) + 1;
     }
   }
   if (s[0] <= 1e-6) return 1;
@@ -72,23 +75,29 @@ std::map<std::string, torch::Tensor> randomLora() {
 
 }  // namespace
 
-TEST(ResizeLora, EachDynamicRuleChoosesTheRankOfItsDefinition) {
-  // Worked by hand: Σ S = 18.6, Σ S² = 130.26.
+TEST(ResizeLora, EachDynamicRuleChoosesTheRankResizeLoraPyChooses) {
+  // Worked by hand: Σ S = 18.6, Σ S² = 130.26; sd-scripts keeps one value more than the position it
+  // finds (index + 1), as its rank_resize adds one to index_sv_*'s result.
   const torch::Tensor s = torch::tensor({10.0, 5.0, 2.0, 1.0, 0.5, 0.1}, torch::kDouble);
-  EXPECT_EQ(chooseRank(s, 16, DynamicRank::SvRatio, 4.0), 2);        // S > 2.5
-  EXPECT_EQ(chooseRank(s, 16, DynamicRank::SvCumulative, 0.9), 3);   // 17/18.6 = 0.914
-  EXPECT_EQ(chooseRank(s, 16, DynamicRank::SvFro, 0.95), 2);         // 125/130.26 = 0.9596 >= 0.9025
-  EXPECT_EQ(chooseRank(s, 2, DynamicRank::SvCumulative, 0.99), 2);   // capped at --new_rank
-  EXPECT_EQ(chooseRank(s, 4, DynamicRank::Fixed, 0), 4);
-  EXPECT_EQ(chooseRank(torch::zeros({6}, torch::kDouble), 4, DynamicRank::Fixed, 0), 1);  // a zero module keeps rank 1
+  EXPECT_EQ(chooseRank(s, 6, 16, DynamicRank::SvRatio, 4.0), 3);        // 2 values > 2.5: index 2, rank 3
+  EXPECT_EQ(chooseRank(s, 6, 16, DynamicRank::SvCumulative, 0.9), 4);   // 17/18.6 = 0.914 at position 2: index 3
+  EXPECT_EQ(chooseRank(s, 6, 16, DynamicRank::SvFro, 0.95), 3);         // 125/130.26 = 0.9596 >= 0.9025 at position 1
+  EXPECT_EQ(chooseRank(s, 6, 2, DynamicRank::SvCumulative, 0.99), 2);   // capped at --new_rank
+  EXPECT_EQ(chooseRank(s, 6, 4, DynamicRank::Fixed, 0), 4);
+  EXPECT_EQ(chooseRank(torch::zeros({6}, torch::kDouble), 6, 4, DynamicRank::Fixed, 0), 1);  // a zero module keeps rank 1
+  // A rank-4 product of a 12-wide weight: sd-scripts' full SVD has 8 more zeros, which its clamp to
+  // len - 1 sees (a target never reached lands past the nonzero values).
+  const torch::Tensor four = torch::tensor({4.0, 3.0, 2.0, 1.0}, torch::kDouble);
+  EXPECT_EQ(chooseRank(four, 12, 16, DynamicRank::SvCumulative, 1.5), 12);
   torch::manual_seed(3);
   for (int trial = 0; trial < 200; ++trial) {
     const torch::Tensor values = std::get<0>(torch::sort(torch::rand({12}, torch::kDouble).pow(3) * 5, 0, /*descending=*/true));
     std::vector<double> v(values.data_ptr<double>(), values.data_ptr<double>() + 12);
+    v.resize(16, 0.0);  // the full SVD of a 16-wide weight
     for (const auto& [method, param] : std::vector<std::pair<DynamicRank, double>>{
              {DynamicRank::SvRatio, 2.0}, {DynamicRank::SvRatio, 10.0}, {DynamicRank::SvCumulative, 0.5},
              {DynamicRank::SvCumulative, 0.95}, {DynamicRank::SvFro, 0.7}, {DynamicRank::SvFro, 0.99}})
-      ASSERT_EQ(chooseRank(values, 8, method, param), referenceRank(v, method, param, 8)) << "trial " << trial;
+      ASSERT_EQ(chooseRank(values, 16, 8, method, param), referenceRank(v, method, param, 8)) << "trial " << trial;
   }
   EXPECT_THROW(parseDynamicRank("sv_max"), std::invalid_argument);
 }

@@ -1,0 +1,87 @@
+"""Compares a file a Sinter LoRA tool wrote with the one sd-scripts' own script wrote from the same
+inputs (tests/gpu/lora_tools_vs_sdscripts.sh). Prints one `COMPARE {json}` line.
+
+  python3 lora_tools_compare.py lora NAME OURS.safetensors SDSCRIPTS.safetensors
+      each module's product up·down·alpha/rank (free of the SVD's sign), its rank, and the
+      metadata keys both write (ss_network_dim / alpha / args / module)
+  python3 lora_tools_compare.py checkpoint NAME OURS.safetensors SDSCRIPTS.safetensors
+      every tensor both files hold, and the keys only one holds
+
+Relative error of a tensor: max |ours - theirs| / max |theirs|."""
+import json
+import sys
+
+import torch
+from safetensors import safe_open
+
+
+def load(path):
+    with safe_open(path, framework="pt", device="cpu") as f:
+        return {k: f.get_tensor(k) for k in f.keys()}, (f.metadata() or {})
+
+
+def relative(a, b):
+    a, b = a.double(), b.double()
+    scale = b.abs().max().item()
+    return (a - b).abs().max().item() / scale if scale > 0 else (a - b).abs().max().item()
+
+
+def products(tensors):
+    out, ranks = {}, {}
+    for key, down in tensors.items():
+        if not key.endswith(".lora_down.weight"):
+            continue
+        module = key[: -len(".lora_down.weight")]
+        up = tensors[module + ".lora_up.weight"].double()
+        down = down.double()
+        rank = down.shape[0]
+        alpha = tensors.get(module + ".alpha")
+        scale = (alpha.double().item() if alpha is not None else rank) / rank
+        out[module] = (up.reshape(up.shape[0], -1) @ down.reshape(rank, -1)) * scale
+        ranks[module] = rank
+    return out, ranks
+
+
+def main():
+    kind, name, ours_path, theirs_path = sys.argv[1:5]
+    ours, ours_meta = load(ours_path)
+    theirs, theirs_meta = load(theirs_path)
+    result = {"tool": name}
+    if kind == "lora":
+        po, ro = products(ours)
+        pt, rt = products(theirs)
+        common = sorted(set(po) & set(pt))
+        errors = {m: relative(po[m], pt[m]) for m in common}
+        worst = max(errors, key=errors.get) if errors else None
+        values = sorted(errors.values())
+        result.update(modules=len(common), over_1e3=sum(1 for e in values if e > 1e-3),
+                      median_rel=values[len(values) // 2] if values else None, only_ours=sorted(set(po) - set(pt))[:5], only_theirs=sorted(set(pt) - set(po))[:5],
+                      n_only_ours=len(set(po) - set(pt)), n_only_theirs=len(set(pt) - set(po)),
+                      max_rel=errors[worst] if worst else None, worst=worst,
+                      ranks_differ=sum(1 for m in common if ro[m] != rt[m]),
+                      dtypes_differ=sorted({k for k in set(ours) & set(theirs) if ours[k].dtype != theirs[k].dtype})[:5],
+                      metadata={k: [ours_meta.get(k), theirs_meta.get(k)] for k in
+                                ("ss_network_module", "ss_network_dim", "ss_network_alpha", "ss_network_args",
+                                 "ss_base_model_version", "ss_v2", "modelspec.architecture")
+                                if ours_meta.get(k) != theirs_meta.get(k)})
+    else:
+        common = sorted(set(ours) & set(theirs))
+        errors = {}
+        for k in common:
+            if ours[k].shape != theirs[k].shape:
+                errors[k] = float("inf")
+            elif ours[k].is_floating_point():
+                errors[k] = relative(ours[k], theirs[k])
+            else:
+                errors[k] = 0.0 if torch.equal(ours[k], theirs[k]) else float("inf")
+        worst = max(errors, key=errors.get) if errors else None
+        result.update(tensors=len(common), n_only_ours=len(set(ours) - set(theirs)), n_only_theirs=len(set(theirs) - set(ours)),
+                      only_ours=sorted(set(ours) - set(theirs))[:5], only_theirs=sorted(set(theirs) - set(ours))[:5],
+                      max_rel=errors[worst] if worst else None, worst=worst,
+                      over_1e3=sum(1 for e in errors.values() if e > 1e-3),
+                      dtypes_differ=sorted({k for k in common if ours[k].dtype != theirs[k].dtype})[:5])
+    print("COMPARE " + json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
