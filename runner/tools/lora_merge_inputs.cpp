@@ -17,7 +17,7 @@ std::vector<LoraToMerge> lorasToMerge(const ToolFlags& flags) {
   std::vector<LoraToMerge> loras;
   for (size_t i = 0; i < paths.size(); ++i) {
     requireSafetensorsPath("--models", paths[i], false);
-    loras.push_back({paths[i], ratios[i], network::readLoraTensors(paths[i])});
+    loras.push_back({paths[i], ratios[i], readToolLora(paths[i])});
   }
   return loras;
 }

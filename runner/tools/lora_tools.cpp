@@ -7,6 +7,7 @@
 #include "core/exit_codes.h"
 #include "network/lora_network.h"
 #include "tools/check_lora_weights_command.h"
+#include "tools/convert_flux_lora_command.h"
 #include "tools/extract_lora_command.h"
 #include "tools/merge_lora_command.h"
 #include "tools/resize_lora_command.h"
@@ -38,6 +39,9 @@ const LoraTool kLoraTools[] = {
                                  "the difference of two checkpoints (extract_lora_from_models.py)",
      runExtractLora},
     {"flux_extract_lora", "flux_extract_lora ...   the same (flux_extract_lora.py)", runExtractLora},
+    {"convert_flux_lora", "convert_flux_lora --src ai-toolkit --dst sd-scripts --src_path IN --dst_path OUT   a FLUX LoRA "
+                          "between trainers' layouts (convert_flux_lora.py)",
+     runConvertFluxLora},
     {"check_lora_weights", "check_lora_weights FILE [-s]   what a LoRA or LyCORIS file holds, each tensor's magnitudes "
                            "(check_lora_weights.py)",
      runCheckLoraWeights},

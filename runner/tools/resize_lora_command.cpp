@@ -75,7 +75,7 @@ int runResizeLora(const std::vector<std::string>& args) {
     spdlog::info("--svd_lowrank_niter: not needed here: the SVD works on each module's two factors, exact at any size");
 
   spdlog::info("loading {}", model);
-  const std::map<std::string, torch::Tensor> tensors = network::readLoraTensors(model);
+  const std::map<std::string, torch::Tensor> tensors = readToolLora(model);
   network::Metadata metadata = network::readLoraMetadata(model);
   if (options.dynamic != DynamicRank::Fixed)
     spdlog::info("dynamically determining new alphas and dims based off {}: {}, max rank is {}", method,

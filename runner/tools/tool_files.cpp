@@ -3,7 +3,11 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include <spdlog/spdlog.h>
+
 #include "io/safetensors.h"
+#include "network/lora_file.h"
+#include "tools/flux_lora_layouts.h"
 
 namespace sinter::tools {
 
@@ -24,6 +28,19 @@ torch::Device toolDevice(const std::string& flag, const std::string& name) {
   if (device->is_cuda() && !torch::cuda::is_available())
     throw std::invalid_argument(flag + " " + name + ": this build or machine has no CUDA GPU");
   return *device;
+}
+
+std::map<std::string, torch::Tensor> readToolLora(const std::string& path) {
+  std::map<std::string, torch::Tensor> tensors = network::readLoraTensors(path);
+  const std::optional<FluxLoraLayout> layout = detectOtherFluxLoraLayout(tensors);
+  if (!layout) return tensors;
+  ConvertedLora converted = convertFluxLora(tensors, *layout, FluxLoraLayout::Kohya);
+  spdlog::info("{}: a FLUX LoRA in {}'s layout, read as sd-scripts' ({} modules)", path, fluxLoraLayoutName(*layout),
+               converted.tensors.size() / 3);
+  if (!converted.unconverted.empty())
+    spdlog::warn("{}: {} tensors have no counterpart in sd-scripts' FLUX LoRA and are left out, such as {}", path,
+                 converted.unconverted.size(), converted.unconverted.front());
+  return std::move(converted.tensors);
 }
 
 std::pair<int64_t, int64_t> newRankFlags(const ToolFlags& flags) {

@@ -2,6 +2,7 @@
 // What every LoRA tool checks of its files and devices the same way.
 #include <torch/torch.h>
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,10 @@ void requireSafetensorsPath(const std::string& flag, const std::string& path, bo
 
 // `name` ("cpu", "cuda", "cuda:1") as a device this machine has, or std::invalid_argument naming `flag`.
 torch::Device toolDevice(const std::string& flag, const std::string& name);
+
+// A LoRA file's tensors as the tools read them: another trainer's FLUX layout (ai-toolkit,
+// diffusers, OneTrainer) converted to kohya's on read (flux_lora_layouts.h), which the log says.
+std::map<std::string, torch::Tensor> readToolLora(const std::string& path);
 
 // --new_rank (default 4) and --new_conv_rank (default: --new_rank), each at least 1, as resize_lora.py
 // and svd_merge_lora.py take them.
