@@ -20,6 +20,7 @@
 #include "recent_files.h"
 #include "run_controller.h"
 #include "run_panel.h"
+#include "tools_tab.h"
 #include "training_tab.h"
 
 namespace sinter::gui {
@@ -39,8 +40,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   saveAsAction_ = new QAction(tr("Save &As…"), this);
   saveAsAction_->setShortcut(QKeySequence::SaveAs);
   connect(openAction_, &QAction::triggered, this, &MainWindow::openDialog);
-  connect(saveAction_, &QAction::triggered, this, [this] { save(currentTab()); });
-  connect(saveAsAction_, &QAction::triggered, this, [this] { saveAs(currentTab()); });
+  connect(saveAction_, &QAction::triggered, this, [this] {
+    if (TrainingTab* tab = currentTab()) save(tab);
+  });
+  connect(saveAsAction_, &QAction::triggered, this, [this] {
+    if (TrainingTab* tab = currentTab()) saveAs(tab);
+  });
 
   tabs_ = new QTabWidget(this);
   tabs_->setDocumentMode(true);
@@ -57,6 +62,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
       if (!running) closeWhenRunsEnded();
     });
   }
+  toolsTab_ = new ToolsTab(tabs_);
+  tabs_->addTab(toolsTab_, tr("Tools"));
+  connect(toolsTab_, &ToolsTab::runningChanged, this, [this](bool running) {
+    tabs_->setTabText(tabs_->indexOf(toolsTab_), running ? tr("%1 (running)").arg(tr("Tools")) : tr("Tools"));
+  });
   connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::updateTitle);
   setCentralWidget(tabs_);
   buildMenus();
@@ -71,7 +81,7 @@ TrainingTab* MainWindow::tab(Tab t) const {
   return nullptr;
 }
 
-TrainingTab* MainWindow::currentTab() const { return static_cast<TrainingTab*>(tabs_->currentWidget()); }
+TrainingTab* MainWindow::currentTab() const { return qobject_cast<TrainingTab*>(tabs_->currentWidget()); }
 
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
@@ -89,10 +99,16 @@ void MainWindow::buildMenus() {
   quit->setShortcut(QKeySequence::Quit);
 
   QMenu* run = menuBar()->addMenu(tr("&Run"));
-  QAction* start = run->addAction(tr("&Start training"), this, [this] { currentTab()->startRun(); });
+  QAction* start = run->addAction(tr("&Start training"), this, [this] {
+    if (TrainingTab* tab = currentTab()) tab->startRun();
+  });
   start->setShortcut(Qt::Key_F5);
-  run->addAction(tr("S&top"), this, [this] { currentTab()->runPanel()->requestStop(); });
-  run->addAction(tr("&Print command"), this, [this] { emit currentTab()->runPanel()->printCommandRequested(); });
+  run->addAction(tr("S&top"), this, [this] {
+    if (TrainingTab* tab = currentTab()) tab->runPanel()->requestStop();
+  });
+  run->addAction(tr("&Print command"), this, [this] {
+    if (TrainingTab* tab = currentTab()) emit tab->runPanel()->printCommandRequested();
+  });
 
   QMenu* settings = menuBar()->addMenu(tr("&Settings"));
   settings->addAction(tr("Runner &program…"), this, &MainWindow::chooseRunner);
@@ -109,7 +125,11 @@ void MainWindow::buildMenus() {
 
 void MainWindow::updateTitle() {
   TrainingTab* tab = currentTab();
-  if (!tab) return;
+  if (!tab) {  // the Tools tab: no document
+    setWindowTitle(tr("Tools — Sinter"));
+    setWindowModified(false);
+    return;
+  }
   setWindowTitle(tr("%1[*] — %2 — Sinter").arg(tab->document().displayName(), tab->title()));
   setWindowModified(tab->document().isModified());
 }
@@ -169,7 +189,8 @@ bool MainWindow::saveAs(TrainingTab* tab) {
 }
 
 void MainWindow::newConfig() {
-  TrainingTab* tab = currentTab();
+  TrainingTab* tab = currentTab() ? currentTab() : this->tab(Tab::LoRA);
+  tabs_->setCurrentWidget(tab);
   if (maybeSave(tab)) tab->newConfig();
 }
 
@@ -185,7 +206,7 @@ bool MainWindow::openFile(const QString& path) {
     showError(tr("Open configuration"), peek.error);
     return false;
   }
-  TrainingTab* target = peek.config.has("training_type") ? tab(peek.config.tab()) : currentTab();
+  TrainingTab* target = peek.config.has("training_type") ? tab(peek.config.tab()) : currentTab() ? currentTab() : tab(Tab::LoRA);
   if (!maybeSave(target)) return false;
   QString error;
   QStringList warnings;

@@ -1,5 +1,5 @@
 #pragma once
-// The main window: the LoRA, DreamBooth and Fine-tune tabs, the File and Run menus, the title with
+// The main window: the LoRA, DreamBooth and Fine-tune tabs, the Tools tab (the LoRA tools), the File and Run menus, the title with
 // the current file and its modified mark, and the prompts before losing work or a run.
 #include <QMainWindow>
 #include <vector>
@@ -16,6 +16,7 @@ struct KohyaImportResult;
 namespace sinter::gui {
 
 class PresetManager;
+class ToolsTab;
 class TrainingTab;
 
 class MainWindow : public QMainWindow {
@@ -23,7 +24,8 @@ class MainWindow : public QMainWindow {
  public:
   explicit MainWindow(QWidget* parent = nullptr);
   TrainingTab* tab(Tab tab) const;
-  TrainingTab* currentTab() const;
+  TrainingTab* currentTab() const;  // null on the Tools tab
+  ToolsTab* toolsTab() const { return toolsTab_; }
   QTabWidget* tabs() const { return tabs_; }
   PresetManager* presets() const { return presets_; }
 
@@ -54,6 +56,7 @@ class MainWindow : public QMainWindow {
 
   QTabWidget* tabs_;
   std::vector<TrainingTab*> trainingTabs_;
+  ToolsTab* toolsTab_ = nullptr;
   PresetManager* presets_;
   QMenu* recentMenu_ = nullptr;
   QAction* openAction_;

@@ -39,7 +39,7 @@ std::string csvLine(const std::string& key, const torch::Tensor& value) {
 }  // namespace
 
 int runCheckLoraWeights(const std::vector<std::string>& args) {
-  const ToolFlags flags(args, {}, {"show_all_keys", "help"}, {"file"}, {{"s", "show_all_keys"}, {"h", "help"}});
+  const ToolFlags flags(args, *findLoraTool("check_lora_weights"));
   if (flags.has("help")) {
     std::cout << kCheckLoraWeightsHelp;
     return kExitOk;

@@ -27,7 +27,7 @@ const char* const kConvertFluxLoraHelp =
     "resize_lora, merge_lora and svd_merge_lora read the other layouts as sd-scripts' without this step.\n";
 
 int runConvertFluxLora(const std::vector<std::string>& args) {
-  const ToolFlags flags(args, {"src", "dst", "src_path", "dst_path"}, {"help"}, {}, {{"h", "help"}});
+  const ToolFlags flags(args, *findLoraTool("convert_flux_lora"));
   if (flags.has("help")) {
     std::cout << kConvertFluxLoraHelp;
     return kExitOk;

@@ -39,10 +39,7 @@ const char* const kExtractLoraHelp =
     "                         accepted for sd-scripts' command lines: the files are read mapped, a tensor at a time\n";
 
 int runExtractLora(const std::vector<std::string>& args) {
-  const ToolFlags flags(args,
-                        {"model_org", "model_tuned", "save_to", "dim", "conv_dim", "clamp_quantile", "min_diff", "save_precision",
-                         "load_precision", "device", "load_original_model_to", "load_tuned_model_to"},
-                        {"v2", "sdxl", "v_parameterization", "no_metadata", "mem_eff_safe_open", "help"}, {}, {{"h", "help"}});
+  const ToolFlags flags(args, *findLoraTool("extract_lora_from_models"));
   if (flags.has("help")) {
     std::cout << kExtractLoraHelp;
     return kExitOk;

@@ -2,9 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <map>
 #include <stdexcept>
 
 #include "core/exit_codes.h"
+#include "core/lora_tool_table.h"
 #include "network/lora_network.h"
 #include "tools/check_lora_weights_command.h"
 #include "tools/convert_flux_lora_command.h"
@@ -17,34 +19,14 @@ namespace sinter::tools {
 
 namespace {
 
-struct LoraTool {
-  const char* name;    // the command, and sd-scripts' script without ".py"
-  const char* usage;   // its line in the runner's --help
-  int (*run)(const std::vector<std::string>& args);
-};
-
-const LoraTool kLoraTools[] = {
-    {"resize_lora", "resize_lora --model IN --save_to OUT [--new_rank N] ...   a LoRA at a smaller rank (resize_lora.py)",
-     runResizeLora},
-    {"merge_lora", "merge_lora --models A [B ...] --ratios 1 [0.5 ...] [--sd_model CKPT] --save_to OUT   LoRAs merged into a "
-                   "checkpoint or into one LoRA (merge_lora.py)",
-     runMergeLora},
-    {"sdxl_merge_lora", "sdxl_merge_lora ...   the same (sdxl_merge_lora.py)", runMergeLora},
-    {"flux_merge_lora", "flux_merge_lora --flux_model F [--clip_l F --clip_l_save_to OUT] ...   the same (flux_merge_lora.py)",
-     runMergeLora},
-    {"svd_merge_lora", "svd_merge_lora --models A [B ...] --ratios 1 [0.5 ...] --new_rank N --save_to OUT   LoRAs summed and "
-                       "factored back to one rank (svd_merge_lora.py)",
-     runSvdMergeLora},
-    {"extract_lora_from_models", "extract_lora_from_models --model_org A --model_tuned B --save_to OUT [--dim N]   a LoRA of "
-                                 "the difference of two checkpoints (extract_lora_from_models.py)",
-     runExtractLora},
-    {"flux_extract_lora", "flux_extract_lora ...   the same (flux_extract_lora.py)", runExtractLora},
-    {"convert_flux_lora", "convert_flux_lora --src ai-toolkit --dst sd-scripts --src_path IN --dst_path OUT   a FLUX LoRA "
-                          "between trainers' layouts (convert_flux_lora.py)",
-     runConvertFluxLora},
-    {"check_lora_weights", "check_lora_weights FILE [-s]   what a LoRA or LyCORIS file holds, each tensor's magnitudes "
-                           "(check_lora_weights.py)",
-     runCheckLoraWeights},
+// Each tool's command, by its name in core's tool table (which holds its flags and usage).
+const std::map<std::string, int (*)(const std::vector<std::string>&)> kCommands = {
+    {"resize_lora", runResizeLora},
+    {"merge_lora", runMergeLora},
+    {"svd_merge_lora", runSvdMergeLora},
+    {"extract_lora_from_models", runExtractLora},
+    {"convert_flux_lora", runConvertFluxLora},
+    {"check_lora_weights", runCheckLoraWeights},
 };
 
 // "resize_lora", "resize_lora.py" or a path ending in "/resize_lora.py".
@@ -59,20 +41,25 @@ bool names(const std::string& arg, const std::string& tool) {
 
 std::optional<int> runLoraToolIfNamed(const std::vector<std::string>& args) {
   if (args.empty()) return std::nullopt;
-  for (const LoraTool& tool : kLoraTools) {
-    if (!names(args.front(), tool.name)) continue;
+  for (const LoraToolSpec& spec : loraToolTable()) {
+    std::vector<const char*> candidates{spec.name};
+    candidates.insert(candidates.end(), spec.aliases.begin(), spec.aliases.end());
+    const char* named = nullptr;
+    for (const char* name : candidates)
+      if (!named && names(args.front(), name)) named = name;
+    if (!named) continue;
     // Every tool's errors end the same way: bad flags or input exit 2 (nothing is written before
     // the output's atomic write), anything else 1; the message names the tool.
     try {
-      return tool.run(std::vector<std::string>(args.begin() + 1, args.end()));
+      return kCommands.at(spec.name)(std::vector<std::string>(args.begin() + 1, args.end()));
     } catch (const std::invalid_argument& e) {
-      spdlog::error("{}: {}", tool.name, e.what());
+      spdlog::error("{}: {}", named, e.what());
       return kExitBadInput;
     } catch (const network::LoraError& e) {
-      spdlog::error("{}: {}", tool.name, e.what());
+      spdlog::error("{}: {}", named, e.what());
       return kExitBadInput;
     } catch (const std::exception& e) {
-      spdlog::error("{}: {}", tool.name, e.what());
+      spdlog::error("{}: {}", named, e.what());
       return kExitTrainingFailed;
     }
   }
@@ -81,7 +68,7 @@ std::optional<int> runLoraToolIfNamed(const std::vector<std::string>& args) {
 
 std::string loraToolsUsage() {
   std::string out;
-  for (const LoraTool& tool : kLoraTools) out += std::string("       sinter-runner ") + tool.usage + "\n";
+  for (const LoraToolSpec& tool : loraToolTable()) out += std::string("       sinter-runner ") + tool.usage + "\n";
   return out;
 }
 

@@ -146,11 +146,7 @@ int mergeIntoLora(const ToolFlags& flags, const std::vector<LoraToMerge>& loras,
 }  // namespace
 
 int runMergeLora(const std::vector<std::string>& args) {
-  const ToolFlags flags(args,
-                        {"sd_model", "flux_model", "clip_l", "t5xxl", "save_to", "clip_l_save_to", "t5xxl_save_to", "precision",
-                         "save_precision", "device", "working_device", "loading_device"},
-                        {"v2", "no_metadata", "concat", "shuffle", "mem_eff_load_save", "diffusers", "help"}, {}, {{"h", "help"}},
-                        {"models", "ratios", "lbws"});
+  const ToolFlags flags(args, *findLoraTool("merge_lora"));
   if (flags.has("help")) {
     std::cout << kMergeLoraHelp;
     return kExitOk;

@@ -48,10 +48,7 @@ std::string percent(double x) {
 }  // namespace
 
 int runResizeLora(const std::vector<std::string>& args) {
-  const ToolFlags flags(args,
-                        {"model", "save_to", "new_rank", "new_conv_rank", "save_precision", "device", "dynamic_method",
-                         "dynamic_param", "svd_lowrank_niter"},
-                        {"verbose", "help"});
+  const ToolFlags flags(args, *findLoraTool("resize_lora"));
   if (flags.has("help")) {
     std::cout << kResizeLoraHelp;
     return kExitOk;

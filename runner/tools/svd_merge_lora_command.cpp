@@ -34,8 +34,7 @@ const char* const kSvdMergeLoraHelp =
     "  --no_metadata          write no modelspec.* (the minimum ss_* keys are kept)\n";
 
 int runSvdMergeLora(const std::vector<std::string>& args) {
-  const ToolFlags flags(args, {"save_to", "new_rank", "new_conv_rank", "precision", "save_precision", "device"},
-                        {"no_metadata", "help"}, {}, {{"h", "help"}}, {"models", "ratios", "lbws"});
+  const ToolFlags flags(args, *findLoraTool("svd_merge_lora"));
   if (flags.has("help")) {
     std::cout << kSvdMergeLoraHelp;
     return kExitOk;

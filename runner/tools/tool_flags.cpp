@@ -72,6 +72,38 @@ ToolFlags::ToolFlags(const std::vector<std::string>& args, const std::set<std::s
   }
 }
 
+namespace {
+
+struct FlagSets {
+  std::set<std::string> valued, switches, lists;
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> shortNames{{"h", "help"}};
+};
+
+FlagSets flagSetsOf(const LoraToolSpec& tool) {
+  FlagSets f;
+  f.switches.insert("help");
+  for (const ToolFlagSpec& flag : tool.flags) {
+    switch (flag.kind) {
+      case ToolFlagKind::Switch: f.switches.insert(flag.name); break;
+      case ToolFlagKind::InputFiles:
+      case ToolFlagKind::Numbers:
+      case ToolFlagKind::Texts: f.lists.insert(flag.name); break;
+      default: f.valued.insert(flag.name); break;
+    }
+  }
+  if (tool.positional) f.positional.push_back(tool.positional);
+  for (const auto& [shortName, name] : tool.shortNames) f.shortNames[shortName] = name;
+  return f;
+}
+
+}  // namespace
+
+ToolFlags::ToolFlags(const std::vector<std::string>& args, const LoraToolSpec& tool) {
+  const FlagSets f = flagSetsOf(tool);
+  *this = ToolFlags(args, f.valued, f.switches, f.positional, f.shortNames, f.lists);
+}
+
 std::optional<std::string> ToolFlags::value(const std::string& name) const {
   const auto it = values_.find(name);
   if (it == values_.end()) return std::nullopt;

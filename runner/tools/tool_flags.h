@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "core/lora_tool_table.h"
+
 namespace sinter::tools {
 
 class ToolFlags {
@@ -20,6 +22,9 @@ class ToolFlags {
   ToolFlags(const std::vector<std::string>& args, const std::set<std::string>& valued, const std::set<std::string>& switches,
             const std::vector<std::string>& positional = {}, const std::map<std::string, std::string>& shortNames = {},
             const std::set<std::string>& lists = {});
+
+  // A tool's flags as core's tool table lists them (with --help / -h).
+  ToolFlags(const std::vector<std::string>& args, const LoraToolSpec& tool);
 
   std::optional<std::string> value(const std::string& name) const;
   std::string valueOr(const std::string& name, const std::string& fallback) const;

@@ -19,6 +19,14 @@
 
 namespace sinter::gui::test {
 
+// The real sinter-runner: $SINTER_RUNNER, else the one this build tree makes (tests that run it).
+#ifdef SINTER_RUNNER_BINARY
+inline QString realRunner() {
+  const QString fromEnv = qEnvironmentVariable("SINTER_RUNNER");
+  return fromEnv.isEmpty() ? QStringLiteral(SINTER_RUNNER_BINARY) : fromEnv;
+}
+#endif
+
 // Settings and user folders go to a throwaway home of this test process's own, removed at exit.
 // CTest runs the test programs in parallel: with one shared settings file, one program's clear()
 // could land between another's setRunnerPathPreference() and its Start, which then ran the real

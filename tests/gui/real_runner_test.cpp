@@ -25,10 +25,7 @@ using namespace sinter;
 using namespace sinter::gui;
 
 namespace {
-QString realRunner() {
-  const QString fromEnv = qEnvironmentVariable("SINTER_RUNNER");
-  return fromEnv.isEmpty() ? QStringLiteral(SINTER_RUNNER_BINARY) : fromEnv;
-}
+using test::realRunner;
 
 // The demo's inputs, made by the runner itself under demo-output/ in the current folder (as
 // .ci/demo does; the preset's paths are relative to the folder both programs start in), and the

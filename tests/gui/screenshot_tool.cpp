@@ -25,6 +25,7 @@
 #include "run_controller.h"
 #include "run_monitor.h"
 #include "run_panel.h"
+#include "tools_tab.h"
 #include "training_tab.h"
 #include "translations_loader.h"
 
@@ -142,6 +143,19 @@ int main(int argc, char** argv) {
     real->runPanel()->controller()->waitForFinished(600000);
     settle(500);
     shoot(&window, out, "real_run_finished" + suffix);
+
+    // The Tools tab: the demo's LoRA resized from the form, with its result and log.
+    window.tabs()->setCurrentWidget(window.toolsTab());
+    ToolsTab* tools = window.toolsTab();
+    tools->selectTool(QStringLiteral("resize_lora"));
+    tools->setFlagValue(QStringLiteral("model"), QDir::current().filePath(QStringLiteral("demo-output/lora/demo_lora.safetensors")));
+    tools->setFlagValue(QStringLiteral("save_to"), QDir::current().filePath(QStringLiteral("demo-output/lora/demo_lora_r4.safetensors")));
+    tools->setFlagValue(QStringLiteral("new_rank"), QStringLiteral("4"));
+    tools->setFlagValue(QStringLiteral("verbose"), QStringLiteral("1"));
+    tools->startTool();
+    for (int i = 0; i < 300 && tools->isRunning(); ++i) settle(200);
+    settle(3000);  // check_lora_weights on the result
+    shoot(&window, out, "tools_resize" + suffix);
   }
 
   // Dialogs: the preset diff and Print command.
