@@ -1753,6 +1753,14 @@
 <context>
     <name>sinter::gui::MainWindow</name>
     <message>
+        <source>Tools</source>
+        <translation>ツール</translation>
+    </message>
+    <message>
+        <source>Tools — Sinter</source>
+        <translation>ツール — Sinter</translation>
+    </message>
+    <message>
         <source>&amp;Open…</source>
         <translation>開く(&amp;O)…</translation>
     </message>
@@ -2463,6 +2471,117 @@ prompt %2: %3
     <message>
         <source>Choose a preset…</source>
         <translation>プリセットを選択…</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::ToolsTab</name>
+    <message>
+        <source>Safetensors (*.safetensors);;All files (*)</source>
+        <translation>Safetensors (*.safetensors);;すべてのファイル (*)</translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1(%2)</translation>
+    </message>
+    <message>
+        <source>Show every flag sd-scripts&apos; script takes</source>
+        <translation>sd-scripts のスクリプトが受け付けるすべてのフラグを表示</translation>
+    </message>
+    <message>
+        <source>Run tool</source>
+        <translation>ツールを実行</translation>
+    </message>
+    <message>
+        <source>Check a LoRA file...</source>
+        <translation>LoRA ファイルを確認...</translation>
+    </message>
+    <message>
+        <source>The result: the files&apos; sizes and what the LoRA written holds.</source>
+        <translation>結果: ファイルのサイズと、書き出した LoRA の内容。</translation>
+    </message>
+    <message>
+        <source>Tool</source>
+        <translation>ツール</translation>
+    </message>
+    <message>
+        <source>Check a LoRA file</source>
+        <translation>LoRA ファイルを確認</translation>
+    </message>
+    <message>
+        <source>The runner did not start: %1</source>
+        <translation>ランナーを起動できませんでした: %1</translation>
+    </message>
+    <message>
+        <source>files separated by ;</source>
+        <translation>ファイルを ; で区切って</translation>
+    </message>
+    <message>
+        <source>Browse...</source>
+        <translation>参照...</translation>
+    </message>
+    <message>
+        <source>Choose files</source>
+        <translation>ファイルを選択</translation>
+    </message>
+    <message>
+        <source>Save as</source>
+        <translation>名前を付けて保存</translation>
+    </message>
+    <message>
+        <source>Choose a file</source>
+        <translation>ファイルを選択</translation>
+    </message>
+    <message>
+        <source>%1 (default)</source>
+        <translation>%1(既定)</translation>
+    </message>
+    <message>
+        <source>(not set)</source>
+        <translation>(未設定)</translation>
+    </message>
+    <message>
+        <source>default %1</source>
+        <translation>既定 %1</translation>
+    </message>
+    <message>
+        <source>numbers separated by spaces</source>
+        <translation>数値を空白で区切って</translation>
+    </message>
+    <message>
+        <source>--%1 (required)</source>
+        <translation>--%1(必須)</translation>
+    </message>
+    <message>
+        <source>--%1 is required: %2</source>
+        <translation>--%1 は必須です: %2</translation>
+    </message>
+    <message>
+        <source>Running %1...</source>
+        <translation>%1 を実行中...</translation>
+    </message>
+    <message>
+        <source>%1 (%2):</source>
+        <translation>%1(%2):</translation>
+    </message>
+    <message>
+        <source>The tool crashed.</source>
+        <translation>ツールが異常終了しました。</translation>
+    </message>
+    <message>
+        <source>The tool failed (exit %1); the log says why.</source>
+        <translation>ツールが失敗しました(終了コード %1)。理由はログにあります。</translation>
+    </message>
+    <message>
+        <source>Done.</source>
+        <translation>完了しました。</translation>
+    </message>
+    <message>
+        <source>Done: wrote %1 (%2).</source>
+        <translation>完了: %1 を書き出しました(%2)。</translation>
+    </message>
+    <message>
+        <source>input --%1: %2 (%3)</source>
+        <translation>入力 --%1: %2(%3)</translation>
     </message>
 </context>
 </TS>

@@ -1753,6 +1753,14 @@
 <context>
     <name>sinter::gui::MainWindow</name>
     <message>
+        <source>Tools</source>
+        <translation>工具</translation>
+    </message>
+    <message>
+        <source>Tools — Sinter</source>
+        <translation>工具 — Sinter</translation>
+    </message>
+    <message>
         <source>&amp;Open…</source>
         <translation>打开(&amp;O)…</translation>
     </message>
@@ -2463,6 +2471,117 @@ prompt %2: %3
     <message>
         <source>Choose a preset…</source>
         <translation>选择预设…</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::ToolsTab</name>
+    <message>
+        <source>Safetensors (*.safetensors);;All files (*)</source>
+        <translation>Safetensors (*.safetensors);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <source>Show every flag sd-scripts&apos; script takes</source>
+        <translation>显示 sd-scripts 脚本接受的全部参数</translation>
+    </message>
+    <message>
+        <source>Run tool</source>
+        <translation>运行工具</translation>
+    </message>
+    <message>
+        <source>Check a LoRA file...</source>
+        <translation>检查 LoRA 文件...</translation>
+    </message>
+    <message>
+        <source>The result: the files&apos; sizes and what the LoRA written holds.</source>
+        <translation>结果：文件大小，以及写出的 LoRA 的内容。</translation>
+    </message>
+    <message>
+        <source>Tool</source>
+        <translation>工具</translation>
+    </message>
+    <message>
+        <source>Check a LoRA file</source>
+        <translation>检查 LoRA 文件</translation>
+    </message>
+    <message>
+        <source>The runner did not start: %1</source>
+        <translation>运行器未能启动：%1</translation>
+    </message>
+    <message>
+        <source>files separated by ;</source>
+        <translation>以 ; 分隔的文件</translation>
+    </message>
+    <message>
+        <source>Browse...</source>
+        <translation>浏览...</translation>
+    </message>
+    <message>
+        <source>Choose files</source>
+        <translation>选择文件</translation>
+    </message>
+    <message>
+        <source>Save as</source>
+        <translation>另存为</translation>
+    </message>
+    <message>
+        <source>Choose a file</source>
+        <translation>选择文件</translation>
+    </message>
+    <message>
+        <source>%1 (default)</source>
+        <translation>%1（默认）</translation>
+    </message>
+    <message>
+        <source>(not set)</source>
+        <translation>（未设置）</translation>
+    </message>
+    <message>
+        <source>default %1</source>
+        <translation>默认 %1</translation>
+    </message>
+    <message>
+        <source>numbers separated by spaces</source>
+        <translation>以空格分隔的数字</translation>
+    </message>
+    <message>
+        <source>--%1 (required)</source>
+        <translation>--%1（必填）</translation>
+    </message>
+    <message>
+        <source>--%1 is required: %2</source>
+        <translation>--%1 为必填项：%2</translation>
+    </message>
+    <message>
+        <source>Running %1...</source>
+        <translation>正在运行 %1...</translation>
+    </message>
+    <message>
+        <source>%1 (%2):</source>
+        <translation>%1（%2）：</translation>
+    </message>
+    <message>
+        <source>The tool crashed.</source>
+        <translation>工具崩溃了。</translation>
+    </message>
+    <message>
+        <source>The tool failed (exit %1); the log says why.</source>
+        <translation>工具失败（退出码 %1）；原因见日志。</translation>
+    </message>
+    <message>
+        <source>Done.</source>
+        <translation>完成。</translation>
+    </message>
+    <message>
+        <source>Done: wrote %1 (%2).</source>
+        <translation>完成：已写出 %1（%2）。</translation>
+    </message>
+    <message>
+        <source>input --%1: %2 (%3)</source>
+        <translation>输入 --%1：%2（%3）</translation>
     </message>
 </context>
 </TS>
