@@ -68,7 +68,16 @@ void expectMerged(torch::nn::Module& base, torch::nn::Module& merged, const std:
       if (!ofBase.count(weight.unsafeGetTensorImpl())) continue;
       const torch::Tensor w = weight.detach().to(torch::kDouble);
       auto [it, fresh] = expected.emplace(m.modulePath + ".weight", w);
-      it->second = it->second + ratio * delta(m);
+      if (m.lycoris && m.lycoris->doraWd())  // DoRA: the decomposition's change at the ratio as its multiplier
+        it->second = it->second + sinter::models::lycorisDecomposedDelta(w, delta(m), m.lycoris->tensors.at("dora_scale").to(torch::kDouble), ratio);
+      else
+        it->second = it->second + ratio * delta(m);
+      // LyCORIS full trains the bias too (saved as diff_b): base + ratio · (trained − base).
+      if (m.lycoris && m.lycoris->algo == sinter::models::LycorisAlgo::Full && m.lycoris->tensors.has("bias")) {
+        const torch::Tensor baseBias = (m.linear ? m.linear->bias : m.conv->bias).detach().to(torch::kDouble);
+        const torch::Tensor trained = m.lycoris->tensors.at("bias").detach().to(torch::kDouble);
+        expected[m.modulePath + ".bias"] = baseBias + ratio * (trained - baseBias);
+      }
     }
   }
   for (const auto& [key, value] : expected) {
@@ -82,7 +91,7 @@ void expectMerged(torch::nn::Module& base, torch::nn::Module& merged, const std:
     if (expected.count(p.key())) continue;
     EXPECT_TRUE(torch::equal(p.value(), mergedParams[p.key()])) << p.key() << " changed";
   }
-  *modulesChecked += expected.size();
+  for (const auto& kv : expected) *modulesChecked += kv.first.size() > 7 && kv.first.compare(kv.first.size() - 7, 7, ".weight") == 0;
 }
 
 }  // namespace
@@ -190,6 +199,33 @@ TEST(MergeLoraIntoCheckpoint, LycorisLoHaAndLoKrByTheirFormulas) {
     expectMerged(*base.unet, *merged.unet, {{&network, 0.5}}, &checked);
     expectMerged(*base.bigG, *merged.bigG, {{&network, 0.5}}, &checked);
     EXPECT_EQ(checked, network.modules().size()) << algo;
+  }
+}
+
+TEST(MergeLoraIntoCheckpoint, LycorisDoRAIA3AndFullByTheirFormulas) {
+  TempDir dir;
+  const std::string ckpt = dir / "base.safetensors", out = dir / "merged.safetensors";
+  sinter::models::writeRandomSdxlCheckpoint(ckpt, true, 10);
+  sinter::models::SdxlCheckpoint base = sinter::models::loadSdxlCheckpoint(ckpt);
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"algo=locon", "dora_wd=True"}, {"algo=ia3"}, {"algo=full"}}) {
+    LoraNetworkOptions options;
+    options.dim = 4;
+    options.alpha = 2.0;
+    options.args = sinter::network::parseNetworkArgs(args, "lycoris.kohya");
+    LoraNetwork network(options);
+    network.attach(sinter::network::sdxlLoraRule(LoraComponent::Unet), *base.unet);
+    network.attach(sinter::network::sdxlLoraRule(LoraComponent::TextEncoder2), *base.bigG);
+    randomizeLoraNetwork(network, 12);
+    const std::string lora = dir / (args.front().substr(5) + ".safetensors");
+    saveLoraNetwork(network, lora);
+    const auto run = sinter::test::runRunner({"merge_lora", "--sd_model", ckpt, "--models", lora, "--ratios", "0.6", "--save_to", out});
+    ASSERT_EQ(run.exitCode, 0) << args.front() << ": " << run.err;
+    sinter::models::SdxlCheckpoint merged = sinter::models::loadSdxlCheckpoint(out);
+    size_t checked = 0;
+    expectMerged(*base.unet, *merged.unet, {{&network, 0.6}}, &checked);
+    expectMerged(*base.bigG, *merged.bigG, {{&network, 0.6}}, &checked);
+    EXPECT_EQ(checked, network.modules().size()) << args.front();
   }
 }
 
