@@ -13,6 +13,7 @@
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSplitter>
+#include <QTextCursor>
 #include <QVBoxLayout>
 
 #include "app_paths.h"
@@ -100,6 +101,7 @@ ToolsTab::ToolsTab(QWidget* parent) : QWidget(parent) {
   });
   connect(check_, &RunController::finished, this, [this](int exitCode, bool) {
     result_->appendPlainText(checkLines_.join(QLatin1Char('\n')));
+    result_->moveCursor(QTextCursor::Start);  // the summary (network, ranks, model) first, the tensors' lines below
     emit checkFinished(exitCode);
   });
   rebuildForm();

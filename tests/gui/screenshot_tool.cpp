@@ -1,8 +1,10 @@
 // Tool (not a test): renders the main window in the states worth looking at and saves PNGs, for
 // review under Xvfb: `xvfb-run -s "-screen 0 1280x800x24" gui_screenshot_tool OUTDIR [--lang ja]
-// [--real-runner PATH]`; with a real runner it also shows the tiny demo training for real.
+// [--real-runner PATH] [--tools-lora LORA]`; with a real runner it also shows the tiny demo training for
+// real, and with --tools-lora (and a real runner) only the Tools tab resizing LORA.
 #include <QApplication>
 #include <QDir>
+#include <QFileInfo>
 #include <QElapsedTimer>
 #include <QGroupBox>
 #include <QProcess>
@@ -54,10 +56,11 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   test::isolateSettings();
   const QString out = argc > 1 ? argv[1] : QStringLiteral("/tmp/screens");
-  QString lang, realRunner;
+  QString lang, realRunner, toolsLora;
   for (int i = 2; i + 1 < argc; ++i) {
     if (QString(argv[i]) == "--lang") lang = argv[i + 1];
     if (QString(argv[i]) == "--real-runner") realRunner = argv[i + 1];
+    if (QString(argv[i]) == "--tools-lora") toolsLora = argv[i + 1];
   }
   if (!lang.isEmpty()) installTranslations(app, lang);
   const QString suffix = lang.isEmpty() ? QString() : "_" + lang;
@@ -67,6 +70,27 @@ int main(int argc, char** argv) {
   window.resize(1280, 800);
   window.show();
   settle(300);
+
+  // The Tools tab resizing a given LoRA, with its result and log.
+  auto shootToolsResize = [&](const QString& lora, const QString& resized) {
+    window.tabs()->setCurrentWidget(window.toolsTab());
+    ToolsTab* tools = window.toolsTab();
+    tools->selectTool(QStringLiteral("resize_lora"));
+    tools->setFlagValue(QStringLiteral("model"), lora);
+    tools->setFlagValue(QStringLiteral("save_to"), resized);
+    tools->setFlagValue(QStringLiteral("new_rank"), QStringLiteral("4"));
+    tools->setFlagValue(QStringLiteral("verbose"), QStringLiteral("1"));
+    tools->startTool();
+    for (int i = 0; i < 300 && tools->isRunning(); ++i) settle(200);
+    settle(3000);  // check_lora_weights on the result
+    shoot(&window, out, "tools_resize" + suffix);
+  };
+  if (!toolsLora.isEmpty() && !realRunner.isEmpty()) {
+    setRunnerPathPreference(realRunner);
+    QTemporaryDir work;
+    shootToolsResize(QFileInfo(toolsLora).absoluteFilePath(), work.filePath(QStringLiteral("resized.safetensors")));
+    return 0;
+  }
 
   for (Tab t : allTabs()) {
     TrainingTab* tab = window.tab(t);
@@ -144,18 +168,9 @@ int main(int argc, char** argv) {
     settle(500);
     shoot(&window, out, "real_run_finished" + suffix);
 
-    // The Tools tab: the demo's LoRA resized from the form, with its result and log.
-    window.tabs()->setCurrentWidget(window.toolsTab());
-    ToolsTab* tools = window.toolsTab();
-    tools->selectTool(QStringLiteral("resize_lora"));
-    tools->setFlagValue(QStringLiteral("model"), QDir::current().filePath(QStringLiteral("demo-output/lora/demo_lora.safetensors")));
-    tools->setFlagValue(QStringLiteral("save_to"), QDir::current().filePath(QStringLiteral("demo-output/lora/demo_lora_r4.safetensors")));
-    tools->setFlagValue(QStringLiteral("new_rank"), QStringLiteral("4"));
-    tools->setFlagValue(QStringLiteral("verbose"), QStringLiteral("1"));
-    tools->startTool();
-    for (int i = 0; i < 300 && tools->isRunning(); ++i) settle(200);
-    settle(3000);  // check_lora_weights on the result
-    shoot(&window, out, "tools_resize" + suffix);
+    // The Tools tab: the demo's LoRA resized from the form.
+    shootToolsResize(QDir::current().filePath(QStringLiteral("demo-output/lora/demo_lora.safetensors")),
+                     QDir::current().filePath(QStringLiteral("demo-output/lora/demo_lora_r4.safetensors")));
   }
 
   // Dialogs: the preset diff and Print command.
