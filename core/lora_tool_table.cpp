@@ -49,7 +49,7 @@ std::vector<LoraToolSpec> makeTable() {
                 {"mem_eff_load_save", K::Switch, "", "Accepted for sd-scripts' command lines; not needed", {}, false, true},
                 {"diffusers", K::Switch, "", "A FLUX transformer in diffusers' layout (not built)", {}, false, true},
                 {"v2", K::Switch, "", "Accepted for sd-scripts' command lines; the family is read from the file", {}, false, true},
-                {"lbws", K::Texts, "", "Per-block weights (not built)", {}, false, true}},
+                {"lbws", K::Texts, "", "Per-block weights, one JSON list per LoRA (12, 17, 20 or 26 numbers)", {}, false, true}},
                {"sdxl_merge_lora", "flux_merge_lora"}});
   t.push_back({"svd_merge_lora",
                "Merge LoRAs into one LoRA of a chosen rank",
@@ -64,7 +64,7 @@ std::vector<LoraToolSpec> makeTable() {
                 {"save_precision", K::Choice, "", "Precision of the written tensors (default: precision)", kPrecisions},
                 {"device", K::Choice, "cpu", "Where the sums and SVDs run", kDevices},
                 {"no_metadata", K::Switch, "", "Write no modelspec metadata"},
-                {"lbws", K::Texts, "", "Per-block weights (not built)", {}, false, true}}});
+                {"lbws", K::Texts, "", "Per-block weights, one JSON list per LoRA (12, 17, 20 or 26 numbers)", {}, false, true}}});
   t.push_back({"extract_lora_from_models",
                "Extract a LoRA from a fine-tuned checkpoint",
                "extract_lora_from_models --model_org A --model_tuned B --save_to OUT [--dim N]   a LoRA of the difference of two "

@@ -66,7 +66,9 @@ MergedLora mergeLoraFiles(const std::vector<LoraToMerge>& loras, torch::Dtype me
       if (name == "alpha") continue;
       const bool up = name == "lora_up.weight";
       const double scale0 = std::sqrt(alphas.at(module) / baseAlphas.at(module)) * lora.ratio;
-      const double scale = up ? std::abs(scale0) : scale0;  // a negative ratio flips lora_down only
+      double scale = up ? std::abs(scale0) : scale0;  // a negative ratio flips lora_down only
+      // sdxl_merge_lora.py weighs both factors by the block's weight (the product takes its square).
+      if (lora.lbw) scale *= lora.lbw->factor(module, true);
       const torch::Tensor value = tensor.to(mergeDtype) * scale;
       auto it = merged.find(key);
       if (it == merged.end()) {
@@ -109,11 +111,12 @@ CheckpointMergePlan planCheckpointMerge(const std::map<std::string, network::Lor
     for (const auto& [name, module] : *loras[i].modules) {
       const auto slot = slots.find(name);
       if (slot == slots.end()) continue;
-      plan.byKey[slot->second.key].push_back({&module, loras[i].ratio, slot->second, false});
+      const double ratio = loras[i].ratio * (loras[i].lbw ? loras[i].lbw->factor(name, true) : 1.0);
+      plan.byKey[slot->second.key].push_back({&module, ratio, slot->second, false});
       if (module.algo == models::LycorisAlgo::Full && module.tensors.has("diff_b")) {
         const std::string bias = biasKeyOf(slot->second.key);
         if (bias.empty()) throw std::invalid_argument(name + ": its diff_b has no bias to go to (" + slot->second.key + ")");
-        plan.byKey[bias].push_back({&module, loras[i].ratio, slot->second, true});
+        plan.byKey[bias].push_back({&module, ratio, slot->second, true});
       }
       plan.matched.insert({i, name});
     }

@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -17,6 +18,7 @@
 
 #include "io/safetensors.h"
 #include "network/checkpoint_lora_names.h"
+#include "tools/layer_block_weights.h"
 #include "tools/lora_file_modules.h"
 
 namespace sinter::tools {
@@ -26,6 +28,7 @@ struct LoraToMerge {
   std::string path;
   double ratio = 1.0;
   std::map<std::string, torch::Tensor> tensors;
+  std::optional<LayerBlockWeights> lbw;  // --lbws: its blocks' weights
 };
 
 struct MergedLora {
@@ -50,6 +53,7 @@ struct LoraAddition {
 struct LoraModulesToMerge {
   const std::map<std::string, LoraFileModule>* modules = nullptr;
   double ratio = 1.0;
+  const LayerBlockWeights* lbw = nullptr;  // --lbws, read by SDXL's block names as sdxl_merge_lora.py reads them
 };
 
 // What merging the LoRAs into a file with `slots` adds to each of its tensors, by key, in the

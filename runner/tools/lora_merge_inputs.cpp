@@ -14,10 +14,15 @@ std::vector<LoraToMerge> lorasToMerge(const ToolFlags& flags) {
   if (paths.size() != ratios.size())
     throw std::invalid_argument("--models names " + std::to_string(paths.size()) + " file(s) and --ratios gives " +
                                 std::to_string(ratios.size()) + " ratio(s): one ratio per LoRA");
+  const std::vector<std::string> lbwTexts = flags.list("lbws");
+  if (!lbwTexts.empty() && lbwTexts.size() != paths.size())
+    throw std::invalid_argument("--lbws gives " + std::to_string(lbwTexts.size()) + " list(s) for " + std::to_string(paths.size()) +
+                                " LoRA file(s): one per LoRA");
+  const std::vector<LayerBlockWeights> lbws = parseLayerBlockWeights(lbwTexts);
   std::vector<LoraToMerge> loras;
   for (size_t i = 0; i < paths.size(); ++i) {
     requireSafetensorsPath("--models", paths[i], false);
-    loras.push_back({paths[i], ratios[i], readToolLora(paths[i])});
+    loras.push_back({paths[i], ratios[i], readToolLora(paths[i]), lbws.empty() ? std::nullopt : std::optional(lbws[i])});
   }
   return loras;
 }

@@ -45,7 +45,8 @@ std::vector<std::pair<std::string, torch::Tensor>> svdMergeLoras(const std::vect
       if (sum.shape != shape)
         throw std::invalid_argument(lora.path + ": module " + name + " stands for a weight of " + c10::str(c10::IntArrayRef(shape)) +
                                     " where the files before have " + c10::str(c10::IntArrayRef(sum.shape)));
-      const double scale = models::lycorisScaleOf(module.algo, module.tensors) * lora.ratio;
+      const double scale = models::lycorisScaleOf(module.algo, module.tensors) * lora.ratio *
+                           (lora.lbw ? lora.lbw->factor(name, lora.lbw->sdxl) : 1.0);  // format_lbws' is_sdxl
       sum.ups.push_back(up.to(options.device).reshape({shape[0], rank}) * scale);
       sum.downs.push_back(down.to(options.device).reshape({rank, -1}));
     }

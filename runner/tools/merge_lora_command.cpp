@@ -37,6 +37,8 @@ const char* const kMergeLoraHelp =
     "  --models F ...         the LoRA files, applied in order\n"
     "  --ratios X ...         one ratio per LoRA file\n"
     "  --concat               LoRAs into one LoRA: stack the modules' ranks instead of summing (the rank is the sum)\n"
+    "  --lbws L ...           a JSON list of block weights per LoRA (12, 17, 20 or 26 numbers, svd_merge_lora.py's\n"
+    "                         tables), read by SDXL's block names as sdxl_merge_lora.py reads them\n"
     "  --shuffle              LoRAs into one LoRA: permute each module's rank directions\n"
     "  --precision P          the arithmetic's precision: float (default), fp16 or bf16\n"
     "  --save_precision P     the written file's floating tensors: float, fp16 or bf16 (default: --precision)\n"
@@ -96,7 +98,7 @@ int mergeIntoCheckpoints(const ToolFlags& flags, const std::vector<LoraToMerge>&
     modules.push_back(readLoraFileModules(lora.tensors, lora.path, mergeDtype));
   }
   std::vector<LoraModulesToMerge> toMerge;
-  for (size_t i = 0; i < loras.size(); ++i) toMerge.push_back({&modules[i], loras[i].ratio});
+  for (size_t i = 0; i < loras.size(); ++i) toMerge.push_back({&modules[i], loras[i].ratio, loras[i].lbw ? &*loras[i].lbw : nullptr});
 
   // Every file planned before any is written: a LoRA that fits none of them loses nothing.
   std::vector<CheckpointMergePlan> plans;
@@ -151,8 +153,6 @@ int runMergeLora(const std::vector<std::string>& args) {
     std::cout << kMergeLoraHelp;
     return kExitOk;
   }
-  if (flags.given("lbws") && !flags.list("lbws").empty())
-    throw std::invalid_argument("--lbws (per-block weights, sdxl_merge_lora.py) is not built yet; merge with --ratios");
   if (flags.has("diffusers"))
     throw std::invalid_argument("--diffusers: FLUX transformers in diffusers' layout are not read by this build; BFL's layout "
                                 "(flux1-dev.safetensors, as sd-scripts trains it) is");

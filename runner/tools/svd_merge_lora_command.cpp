@@ -31,6 +31,7 @@ const char* const kSvdMergeLoraHelp =
     "  --precision P          the sums' precision: float (default), fp16 or bf16 (the SVD runs in float)\n"
     "  --save_precision P     the written tensors: float, fp16 or bf16 (default: --precision)\n"
     "  --device D             where the sums and SVDs run: cpu (default) or cuda\n"
+    "  --lbws L ...           a JSON list of block weights per LoRA (12 or 20 numbers: SDXL's blocks; 17 or 26: SD's)\n"
     "  --no_metadata          write no modelspec.* (the minimum ss_* keys are kept)\n";
 
 int runSvdMergeLora(const std::vector<std::string>& args) {
@@ -39,8 +40,6 @@ int runSvdMergeLora(const std::vector<std::string>& args) {
     std::cout << kSvdMergeLoraHelp;
     return kExitOk;
   }
-  if (!flags.list("lbws").empty())
-    throw std::invalid_argument("--lbws (per-block weights) is not built yet; merge with --ratios");
   const std::vector<LoraToMerge> loras = lorasToMerge(flags);
   const std::string saveTo = flags.valueOr("save_to", "");
   if (saveTo.empty()) throw std::invalid_argument("--save_to: the merged LoRA's file is required");

@@ -348,3 +348,36 @@ TEST(MergeLoraFiles, TheCommandWritesMinimumMetadataAndTheFirstFilesModelSpec) {
   EXPECT_EQ(file.metadata().at("modelspec.merged_from"), "first, b");
   EXPECT_EQ(file.metadata().at("modelspec.title"), "ab");
 }
+
+TEST(MergeLoraIntoCheckpoint, LbwsWeighEachBlockAsSdxlMergeLoraPyDoes) {
+  TempDir dir;
+  const std::string ckpt = dir / "base.safetensors", lora = dir / "lora.safetensors", out = dir / "merged.safetensors";
+  sinter::models::writeRandomSdxlCheckpoint(ckpt, true, 13);
+  sinter::models::SdxlCheckpoint base = sinter::models::loadSdxlCheckpoint(ckpt);
+  LoraNetworkOptions options;
+  options.dim = 4;
+  options.alpha = 4.0;
+  LoraNetwork network(options);
+  network.attach(sinter::network::sdxlLoraRule(LoraComponent::Unet), *base.unet);
+  network.attach(sinter::network::sdxlLoraRule(LoraComponent::TextEncoder1), *base.clipL);
+  randomizeLoraNetwork(network, 14);
+  saveLoraNetwork(network, lora);
+  // 26 weights: BASE (the text encoders) 1, every U-Net block 0: only the text encoder changes.
+  std::string lbw = "[1";
+  for (int i = 1; i < 26; ++i) lbw += ",0";
+  lbw += "]";
+  const auto run = sinter::test::runRunner({"sdxl_merge_lora", "--sd_model", ckpt, "--models", lora, "--ratios", "0.5", "--lbws", lbw,
+                                            "--save_to", out});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  sinter::models::SdxlCheckpoint merged = sinter::models::loadSdxlCheckpoint(out);
+  for (const auto& p : base.unet->named_parameters(true))
+    EXPECT_TRUE(torch::equal(p.value(), merged.unet->named_parameters(true)[p.key()])) << p.key();
+  size_t checked = 0;
+  expectMerged(*base.clipL, *merged.clipL, {{&network, 0.5}}, &checked);
+  EXPECT_GT(checked, 0u);
+  // One list per LoRA.
+  const auto refused = sinter::test::runRunner({"sdxl_merge_lora", "--sd_model", ckpt, "--models", lora, "--ratios", "0.5", "--lbws",
+                                                lbw, lbw, "--save_to", dir / "x.safetensors"});
+  EXPECT_EQ(refused.exitCode, 2);
+  EXPECT_NE(refused.err.find("one per LoRA"), std::string::npos) << refused.err;
+}

@@ -12,6 +12,7 @@
 #include "io/safetensors.h"
 #include "runner_process.h"
 #include "tools/lora_svd_merge.h"
+#include "tools/layer_block_weights.h"
 #include "tools/low_rank_factors.h"
 
 namespace fs = std::filesystem;
@@ -132,4 +133,60 @@ TEST(SvdMergeLoraCommand, WritesTheMergedLoraAndRefusesLycorisByName) {
   EXPECT_NE(refused.err.find("LyCORIS loha"), std::string::npos) << refused.err;
   EXPECT_FALSE(fs::exists(out));
   fs::remove_all(dir);
+}
+
+TEST(LayerBlockWeights, BlocksAndWeightsAsSvdMergeLoraPyReadsThem) {
+  // get_lbw_block_index: text encoders 0; SDXL's input_blocks N at 1+N, middle 13, output N at 14+N.
+  EXPECT_EQ(lbwBlockIndex("lora_te1_text_model_encoder_layers_0_mlp_fc1", true), 0);
+  EXPECT_EQ(lbwBlockIndex("lora_unet_input_blocks_4_1_proj_in", true), 5);
+  EXPECT_EQ(lbwBlockIndex("lora_unet_middle_block_1_proj_in", true), 13);
+  EXPECT_EQ(lbwBlockIndex("lora_unet_output_blocks_0_1_proj_out", true), 14);
+  EXPECT_EQ(lbwBlockIndex("lora_unet_time_embed_0", true), 1);
+  // SD's diffusers names: down i, (resnet|attention) j at 1 + 3i + j + 1, downsampler at 1 + 3(i+1);
+  // mid 13; up i, j at 14 + 3i + j, upsampler at 14 + 3i + 2.
+  EXPECT_EQ(lbwBlockIndex("lora_unet_down_blocks_0_attentions_0_proj_in", false), 2);
+  EXPECT_EQ(lbwBlockIndex("lora_unet_down_blocks_2_downsamplers_0_conv", false), 10);
+  EXPECT_EQ(lbwBlockIndex("lora_unet_mid_block_attentions_0_proj_in", false), 13);
+  EXPECT_EQ(lbwBlockIndex("lora_unet_up_blocks_1_upsamplers_0_conv", false), 19);
+  EXPECT_EQ(lbwBlockIndex("lora_unet_conv_in", false), -1);
+  // Each length's table names its blocks; the weights go to them in order.
+  const auto lbws = parseLayerBlockWeights({"[0.5,2,3,1,1,1,1,1,1,1,1,1,1,1,1,1,1]"});
+  ASSERT_EQ(lbws.size(), 1u);
+  EXPECT_FALSE(lbws[0].sdxl);  // 17: SD (format_lbws' SDXL_LAYER_NUM is 12 and 20)
+  EXPECT_DOUBLE_EQ(lbws[0].factor("lora_te_text_model_encoder_layers_0_mlp_fc1", false), 0.5);  // BASE
+  // LAYER17 names BASE, IN01, IN02, IN04, ...: the values go to them in that order.
+  EXPECT_DOUBLE_EQ(lbws[0].factor("lora_unet_down_blocks_0_attentions_0_proj_in", false), 2.0);  // IN01 (index 2)
+  EXPECT_DOUBLE_EQ(lbws[0].factor("lora_unet_down_blocks_0_resnets_1_conv1", false), 3.0);       // IN02 (index 3)
+  EXPECT_DOUBLE_EQ(lbws[0].factor("lora_unet_down_blocks_0_downsamplers_0_conv", false), 1.0);  // IN03 (index 4): not in LAYER17
+  EXPECT_THROW(parseLayerBlockWeights({"[1,2,3]"}), std::invalid_argument);
+  EXPECT_THROW(parseLayerBlockWeights({"not json"}), std::invalid_argument);
+  EXPECT_THROW(parseLayerBlockWeights({std::string(26 * 2 + 1, ' ')}), std::invalid_argument);
+
+  // svd_merge_lora: a module's delta takes its block's weight.
+  LoraToMerge a{"a", 1.0, lora(1, 3, 1.5)};
+  std::map<std::string, torch::Tensor> renamed;
+  for (const auto& [key, value] : a.tensors) {
+    const std::string module = key.substr(0, key.find('.'));
+    const std::string name = module == "lin" ? "lora_te_text_model_encoder_layers_0_mlp_fc1"
+                             : module == "pw" ? "lora_unet_down_blocks_0_attentions_0_proj_in"
+                                              : "lora_unet_conv_in";
+    renamed[name + key.substr(key.find('.'))] = value;
+  }
+  a.tensors = renamed;
+  const LoraToMerge plain = a;
+  a.lbw = lbws[0];
+  SvdMergeOptions options;
+  options.newRank = 8;
+  options.clampQuantile = std::nullopt;
+  const auto weighted = svdMergeLoras({a}, options), unweighted = svdMergeLoras({plain}, options);
+  const std::map<std::string, torch::Tensor> w(weighted.begin(), weighted.end()), u(unweighted.begin(), unweighted.end());
+  auto product = [](const std::map<std::string, torch::Tensor>& t, const std::string& m) {
+    const torch::Tensor up = t.at(m + ".lora_up.weight"), down = t.at(m + ".lora_down.weight");
+    return torch::matmul(up.reshape({up.size(0), -1}), down.reshape({down.size(0), -1}));
+  };
+  EXPECT_TRUE(torch::allclose(product(w, "lora_te_text_model_encoder_layers_0_mlp_fc1"),
+                              0.5 * product(u, "lora_te_text_model_encoder_layers_0_mlp_fc1"), 1e-5, 1e-6));
+  EXPECT_TRUE(torch::allclose(product(w, "lora_unet_down_blocks_0_attentions_0_proj_in"),
+                              2.0 * product(u, "lora_unet_down_blocks_0_attentions_0_proj_in"), 1e-5, 1e-6));
+  EXPECT_TRUE(torch::allclose(product(w, "lora_unet_conv_in"), product(u, "lora_unet_conv_in"), 1e-5, 1e-6));
 }
