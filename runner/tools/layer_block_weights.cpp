@@ -3,8 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <regex>
+
+#include "network/lora_targets.h"
 #include <stdexcept>
 
 namespace sinter::tools {
@@ -47,20 +48,15 @@ int lbwBlockIndex(const std::string& name, bool sdxl) {
     }
     return name.find("mid_block_") != std::string::npos ? 1 + kUpDownBlocks : -1;
   }
-  static const std::string prefix = "lora_unet_";
-  if (name.rfind(prefix, 0) != 0) return -1;
-  const std::string rest = name.substr(prefix.size());
-  auto number = [&](size_t at) {
-    size_t end = at;
-    while (end < rest.size() && std::isdigit(static_cast<unsigned char>(rest[end]))) ++end;
-    return end == at ? -1 : std::stoi(rest.substr(at, end - at));
-  };
-  if (rest.rfind("time_embed_", 0) == 0 || rest.rfind("label_emb_", 0) == 0) return 1;
-  if (rest.rfind("input_blocks_", 0) == 0) return 1 + number(13);
-  if (rest.rfind("middle_block_", 0) == 0) return 13;
-  if (rest.rfind("output_blocks_", 0) == 0) return 14 + number(14);
-  if (rest.rfind("out_", 0) == 0) return 23;
-  return -1;
+  // SDXL: the U-Net's 23 blocks as networks/lora.py numbers them (0 time/label embedding, 1-9 input
+  // blocks, 10-12 the middle block's parts, 13-21 output blocks, 22 out), laid on the lbw's 26: the
+  // embeddings at 1, the middle block whole at 13, the output blocks and out one further.
+  const int block = network::sdxlBlockIndex(name);
+  if (block < 0) return -1;
+  if (block == 0) return 1;
+  if (block <= 9) return block;
+  if (block <= 12) return 13;
+  return block + 1;
 }
 
 double LayerBlockWeights::factor(const std::string& loraName, bool sdxlNames) const {
