@@ -35,6 +35,7 @@ struct LoraToolSpec {
   const char* name;     // the command, and sd-scripts' script's name without ".py"
   const char* title;    // what it makes, for the app's list
   const char* usage;    // its line in `sinter-runner --help`
+  const char* description;  // what it does, for its own --help
   std::vector<ToolFlagSpec> flags;
   std::vector<const char*> aliases = {};  // other scripts' names for the same tool (sdxl_merge_lora.py)
   const char* positional = nullptr;        // a flag also given bare (check_lora_weights FILE)
@@ -45,5 +46,7 @@ struct LoraToolSpec {
 const std::vector<LoraToolSpec>& loraToolTable();
 // The row whose name or alias is `name` ("resize_lora", "flux_merge_lora"), or null.
 const LoraToolSpec* findLoraTool(const std::string& name);
+// `sinter-runner TOOL --help`: the usage, the description, each flag with its default and choices.
+std::string loraToolHelp(const LoraToolSpec& tool);
 
 }  // namespace sinter

@@ -12,13 +12,6 @@
 
 namespace sinter::tools {
 
-const char* const kCheckLoraWeightsHelp =
-    "usage: sinter-runner check_lora_weights FILE.safetensors [-s | --show_all_keys]\n"
-    "\n"
-    "What a LoRA or LyCORIS file holds (network, algorithms, ranks, alphas, the model it was trained for, the\n"
-    "main ss_ metadata), then sd-scripts' networks/check_lora_weights.py lines: for each lora_down and lora_up\n"
-    "tensor, key,shape,mean(|w|),min(|w|) (-s: every tensor).\n";
-
 namespace {
 
 // `tuple(size)` with ", " as "-", as check_lora_weights.py writes a shape.
@@ -40,10 +33,6 @@ std::string csvLine(const std::string& key, const torch::Tensor& value) {
 
 int runCheckLoraWeights(const std::vector<std::string>& args) {
   const ToolFlags flags(args, *findLoraTool("check_lora_weights"));
-  if (flags.has("help")) {
-    std::cout << kCheckLoraWeightsHelp;
-    return kExitOk;
-  }
   const std::string file = flags.valueOr("file", "");
   if (file.empty()) throw std::invalid_argument("the LoRA file to check is required: check_lora_weights FILE.safetensors");
   spdlog::info("loading: {}", file);

@@ -7,7 +7,6 @@
 
 namespace sinter::tools {
 
-extern const char* const kCheckLoraWeightsHelp;
 // 0 when printed; throws for bad flags or input (lora_tools.h turns errors into exit codes).
 int runCheckLoraWeights(const std::vector<std::string>& args);
 

@@ -7,7 +7,6 @@
 
 namespace sinter::tools {
 
-extern const char* const kConvertFluxLoraHelp;
 // 0 when written; throws std::invalid_argument for bad flags or input, before anything is written
 // (lora_tools.h turns errors into exit codes).
 int runConvertFluxLora(const std::vector<std::string>& args);

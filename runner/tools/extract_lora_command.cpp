@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <iostream>
 
 #include "core/exit_codes.h"
 #include "core/family_table.h"
@@ -16,34 +15,8 @@
 
 namespace sinter::tools {
 
-const char* const kExtractLoraHelp =
-    "usage: sinter-runner extract_lora_from_models --model_org ORIGINAL.safetensors --model_tuned TUNED.safetensors\n"
-    "           --save_to OUT.safetensors [--dim 4] [--conv_dim N] [--clamp_quantile 0.99] [--min_diff 0.01]\n"
-    "           [--save_precision float|fp16|bf16] [--load_precision float|fp16|bf16] [--device cpu|cuda] [--no_metadata]\n"
-    "\n"
-    "A LoRA that stands for the difference between a tuned checkpoint and its original, as sd-scripts'\n"
-    "networks/extract_lora_from_models.py and flux_extract_lora.py make it (same flags and defaults; one tool under\n"
-    "both names). SD 1.x, SD 2.x, SDXL and FLUX transformers; the family is read from the files' keys, so --v2 and\n"
-    "--sdxl are not needed. At every module sd-scripts' LoRA network targets by default, tuned - original is factored\n"
-    "by truncated SVD: up = U*S, down = V^T over the largest --dim directions, both clamped to the --clamp_quantile\n"
-    "quantile of their values; alpha = the rank.\n"
-    "  --dim N                the rank (default 4; at most the weight's sides)\n"
-    "  --conv_dim N           also the U-Net's ResBlocks and resamplers, their 3x3 convolutions at this rank\n"
-    "  --clamp_quantile Q     the quantile the factors are clamped to (default 0.99; 1 keeps them as they are)\n"
-    "  --min_diff X           the text encoders are left out when no weight of theirs differs by more (default 0.01)\n"
-    "  --save_precision P     float (default), fp16 or bf16\n"
-    "  --load_precision P     round both checkpoints' weights to fp16 or bf16 before the difference (default: as stored)\n"
-    "  --device D             where the SVDs run: cpu (default) or cuda\n"
-    "  --no_metadata          write no modelspec.* (the minimum ss_* keys are kept)\n"
-    "  --v2, --sdxl, --v_parameterization, --load_original_model_to, --load_tuned_model_to, --mem_eff_safe_open\n"
-    "                         accepted for sd-scripts' command lines: the files are read mapped, a tensor at a time\n";
-
 int runExtractLora(const std::vector<std::string>& args) {
   const ToolFlags flags(args, *findLoraTool("extract_lora_from_models"));
-  if (flags.has("help")) {
-    std::cout << kExtractLoraHelp;
-    return kExitOk;
-  }
   const std::string org = flags.valueOr("model_org", ""), tuned = flags.valueOr("model_tuned", ""), saveTo = flags.valueOr("save_to", "");
   if (org.empty()) throw std::invalid_argument("--model_org: the original checkpoint is required");
   if (tuned.empty()) throw std::invalid_argument("--model_tuned: the tuned checkpoint is required");

@@ -29,6 +29,7 @@ struct LoraToMerge {
   double ratio = 1.0;
   std::map<std::string, torch::Tensor> tensors;
   std::optional<LayerBlockWeights> lbw;  // --lbws: its blocks' weights
+  std::map<std::string, std::string> metadata;  // the file's, read with its tensors
 };
 
 struct MergedLora {

@@ -22,7 +22,8 @@ std::vector<LoraToMerge> lorasToMerge(const ToolFlags& flags) {
   std::vector<LoraToMerge> loras;
   for (size_t i = 0; i < paths.size(); ++i) {
     requireSafetensorsPath("--models", paths[i], false);
-    loras.push_back({paths[i], ratios[i], readToolLora(paths[i]), lbws.empty() ? std::nullopt : std::optional(lbws[i])});
+    loras.push_back({paths[i], ratios[i], readToolLora(paths[i]), lbws.empty() ? std::nullopt : std::optional(lbws[i]),
+                     network::readLoraMetadata(paths[i])});
   }
   return loras;
 }
@@ -34,7 +35,7 @@ network::Metadata mergedLoraMetadata(const std::vector<LoraToMerge>& loras, cons
   std::vector<std::string> from;
   for (const LoraToMerge& lora : loras) {
     from.push_back(lora.path);
-    const network::Metadata m = network::readLoraMetadata(lora.path);
+    const network::Metadata& m = lora.metadata;
     for (const char* key : {"ss_v2", "ss_base_model_version", "ss_network_module"})
       if (m.count(key) && !metadata.count(key)) metadata[key] = m.at(key);
     auto fill = [&](std::string& field, const char* key) {

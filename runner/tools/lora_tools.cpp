@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <iostream>
 #include <map>
 #include <stdexcept>
 
@@ -50,6 +51,11 @@ std::optional<int> runLoraToolIfNamed(const std::vector<std::string>& args) {
     if (!named) continue;
     // Every tool's errors end the same way: bad flags or input exit 2 (nothing is written before
     // the output's atomic write), anything else 1; the message names the tool.
+    for (size_t i = 1; i < args.size(); ++i)
+      if (args[i] == "--help" || args[i] == "-h") {
+        std::cout << loraToolHelp(spec);
+        return kExitOk;
+      }
     try {
       return kCommands.at(spec.name)(std::vector<std::string>(args.begin() + 1, args.end()));
     } catch (const std::invalid_argument& e) {

@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <iostream>
 #include <set>
 
 #include "core/exit_codes.h"
@@ -17,35 +16,6 @@
 #include "tools/tool_flags.h"
 
 namespace sinter::tools {
-
-const char* const kMergeLoraHelp =
-    "usage: sinter-runner merge_lora --models A.safetensors [B.safetensors ...] --ratios 1.0 [0.5 ...] --save_to OUT.safetensors\n"
-    "           [--sd_model CHECKPOINT.safetensors] [--precision float|fp16|bf16] [--save_precision float|fp16|bf16]\n"
-    "           [--concat] [--shuffle] [--no_metadata] [--device cpu|cuda]\n"
-    "       sinter-runner flux_merge_lora --flux_model FLUX.safetensors [--clip_l F --clip_l_save_to OUT]\n"
-    "           [--t5xxl F --t5xxl_save_to OUT] --models ... --ratios ... --save_to OUT\n"
-    "\n"
-    "LoRAs merged into a checkpoint, or into one LoRA, as sd-scripts' networks/merge_lora.py, sdxl_merge_lora.py and\n"
-    "flux_merge_lora.py do it (same flags and defaults; merge_lora, sdxl_merge_lora and flux_merge_lora are one tool).\n"
-    "  --sd_model F / --flux_model F  the checkpoint (SD 1.x, SD 2.x, SDXL or a FLUX transformer; the family is read from\n"
-    "                         its keys, so --v2 is not needed): each weight a LoRA module names becomes W + ratio * its\n"
-    "                         delta (alpha/rank * up @ down; LyCORIS LoCon, LoHa, LoKr, IA3, full and DoRA modules by\n"
-    "                         LyCORIS's formulas); every other tensor is kept under its key. Without a checkpoint the\n"
-    "                         LoRAs are merged into one LoRA: their lora_down and lora_up summed (the ranks must match;\n"
-    "                         this is sd-scripts' merge, not the sum of the products: svd_merge_lora makes that).\n"
-    "  --clip_l F --clip_l_save_to OUT, --t5xxl F --t5xxl_save_to OUT   FLUX's text encoders, merged and written apart\n"
-    "  --models F ...         the LoRA files, applied in order\n"
-    "  --ratios X ...         one ratio per LoRA file\n"
-    "  --concat               LoRAs into one LoRA: stack the modules' ranks instead of summing (the rank is the sum)\n"
-    "  --lbws L ...           a JSON list of block weights per LoRA (12, 17, 20 or 26 numbers, svd_merge_lora.py's\n"
-    "                         tables), read by SDXL's block names as sdxl_merge_lora.py reads them\n"
-    "  --shuffle              LoRAs into one LoRA: permute each module's rank directions\n"
-    "  --precision P          the arithmetic's precision: float (default), fp16 or bf16\n"
-    "  --save_precision P     the written file's floating tensors: float, fp16 or bf16 (default: --precision)\n"
-    "  --no_metadata          write no modelspec.* (a merged LoRA keeps its minimum ss_* keys)\n"
-    "  --device D             where the sums run: cpu (default) or cuda (--working_device is the same)\n"
-    "  --loading_device, --mem_eff_load_save   accepted for flux_merge_lora.py's command lines: a checkpoint is always\n"
-    "                         read mapped and written one tensor at a time\n";
 
 namespace {
 
@@ -149,10 +119,6 @@ int mergeIntoLora(const ToolFlags& flags, const std::vector<LoraToMerge>& loras,
 
 int runMergeLora(const std::vector<std::string>& args) {
   const ToolFlags flags(args, *findLoraTool("merge_lora"));
-  if (flags.has("help")) {
-    std::cout << kMergeLoraHelp;
-    return kExitOk;
-  }
   if (flags.has("diffusers"))
     throw std::invalid_argument("--diffusers: FLUX transformers in diffusers' layout are not read by this build; BFL's layout "
                                 "(flux1-dev.safetensors, as sd-scripts trains it) is");

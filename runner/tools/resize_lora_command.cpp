@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
-#include <iostream>
 #include <tuple>
 #include <numeric>
 
@@ -17,26 +16,6 @@
 
 namespace sinter::tools {
 
-const char* const kResizeLoraHelp =
-    "usage: sinter-runner resize_lora --model IN.safetensors --save_to OUT.safetensors [--new_rank 4]\n"
-    "           [--new_conv_rank N] [--save_precision float|fp16|bf16] [--device cpu|cuda]\n"
-    "           [--dynamic_method sv_ratio|sv_fro|sv_cumulative --dynamic_param X] [--verbose]\n"
-    "\n"
-    "A LoRA re-factored to a smaller rank, as sd-scripts' networks/resize_lora.py does it (same flags and\n"
-    "defaults): each module's up·down is decomposed by SVD and its largest singular directions kept; alpha is\n"
-    "scaled so that alpha/rank, the module's scale, is unchanged.\n"
-    "  --new_rank N           rank of the Linear modules, the largest a dynamic method may choose (default 4)\n"
-    "  --new_conv_rank N      the same for the Conv2d modules (default: --new_rank)\n"
-    "  --dynamic_method M     a rank per module from its singular values S: sv_ratio keeps S > S[0]/param,\n"
-    "                         sv_cumulative the first k with sum(S[:k]) >= param*sum(S), sv_fro the first k with\n"
-    "                         |S[:k]| >= param*|S|\n"
-    "  --dynamic_param X      the method's parameter (required with --dynamic_method)\n"
-    "  --save_precision P     float (default), fp16 or bf16\n"
-    "  --device D             where the SVDs run: cpu (default) or cuda\n"
-    "  --verbose              each module's retained sum and Frobenius norm of S, and its largest/kept ratio\n"
-    "  --svd_lowrank_niter N  accepted for sd-scripts' command lines; not needed: the SVD works on the LoRA's\n"
-    "                         two factors, exact at any size\n";
-
 namespace {
 
 std::string percent(double x) {
@@ -49,10 +28,6 @@ std::string percent(double x) {
 
 int runResizeLora(const std::vector<std::string>& args) {
   const ToolFlags flags(args, *findLoraTool("resize_lora"));
-  if (flags.has("help")) {
-    std::cout << kResizeLoraHelp;
-    return kExitOk;
-  }
   const std::string model = flags.valueOr("model", ""), saveTo = flags.valueOr("save_to", "");
   if (model.empty()) throw std::invalid_argument("--model: the LoRA file to resize is required");
   if (saveTo.empty()) throw std::invalid_argument("--save_to: the file to write is required (a .safetensors file)");

@@ -6,7 +6,6 @@
 
 namespace sinter::tools {
 
-extern const char* const kResizeLoraHelp;
 // 0 when written; throws std::invalid_argument (or network::LoraError) for bad flags or input, before
 // anything is written (lora_tools.h turns errors into exit codes).
 int runResizeLora(const std::vector<std::string>& args);

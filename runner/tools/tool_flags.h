@@ -23,7 +23,7 @@ class ToolFlags {
             const std::vector<std::string>& positional = {}, const std::map<std::string, std::string>& shortNames = {},
             const std::set<std::string>& lists = {});
 
-  // A tool's flags as core's tool table lists them (with --help / -h).
+  // A tool's flags as core's tool table lists them (--help / -h the dispatcher answers first).
   ToolFlags(const std::vector<std::string>& args, const LoraToolSpec& tool);
 
   std::optional<std::string> value(const std::string& name) const;
@@ -35,7 +35,6 @@ class ToolFlags {
   // A list flag's values (empty when not given), and as numbers (std::invalid_argument naming it).
   std::vector<std::string> list(const std::string& name) const;
   std::vector<double> numbers(const std::string& name) const;
-  bool given(const std::string& name) const { return values_.count(name) != 0 || lists_.count(name) != 0; }
 
  private:
   std::map<std::string, std::string> values_;

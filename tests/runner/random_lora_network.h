@@ -5,11 +5,22 @@
 #include <torch/torch.h>
 
 #include <string>
+#include <vector>
 
 #include "io/safetensors.h"
 #include "network/lora_network.h"
 
 namespace sinter::test {
+
+// A network of rank `dim` at `alpha`, with `networkArgs` read for `networkModule` as a run reads them.
+inline network::LoraNetworkOptions loraNetworkOptions(int64_t dim, double alpha, const std::vector<std::string>& networkArgs = {},
+                                                      const std::string& networkModule = "networks.lora") {
+  network::LoraNetworkOptions options;
+  options.dim = dim;
+  options.alpha = alpha;
+  options.args = network::parseNetworkArgs(networkArgs, networkModule);
+  return options;
+}
 
 inline void randomizeLoraNetwork(network::LoraNetwork& lora, uint64_t seed) {
   torch::NoGradGuard noGrad;

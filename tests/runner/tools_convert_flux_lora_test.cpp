@@ -18,6 +18,7 @@
 
 using namespace sinter::tools;
 using sinter::network::LoraComponent;
+using sinter::network::LoraNetworkOptions;
 
 namespace {
 
@@ -37,9 +38,7 @@ std::map<std::string, torch::Tensor> kohyaDeltas(const std::map<std::string, tor
 
 std::map<std::string, torch::Tensor> tinyFluxLora(const std::string& flux) {
   sinter::models::FluxTransformer model = sinter::models::loadFluxTransformer(flux);
-  sinter::network::LoraNetworkOptions options;
-  options.dim = 4;
-  options.alpha = 2.0;
+  const LoraNetworkOptions options = sinter::test::loraNetworkOptions(4, 2.0);
   sinter::network::LoraNetwork network(options);
   network.attach(sinter::network::fluxLoraRule(LoraComponent::Unet), *model);
   sinter::test::randomizeLoraNetwork(network, 9);

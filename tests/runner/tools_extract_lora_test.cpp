@@ -78,10 +78,7 @@ TEST(ExtractLora, SdxlRecoversAKnownLowRankDeltaAtEveryModule) {
                     out = dir / "extracted.safetensors";
   sinter::models::writeRandomSdxlCheckpoint(base, true, 21);
   sinter::models::SdxlCheckpoint models = sinter::models::loadSdxlCheckpoint(base);
-  LoraNetworkOptions options;
-  options.dim = 2;
-  options.alpha = 1.0;
-  options.args = sinter::network::parseNetworkArgs({"conv_dim=2", "conv_alpha=2"});
+  const LoraNetworkOptions options = sinter::test::loraNetworkOptions(2, 1.0, {"conv_dim=2", "conv_alpha=2"});
   LoraNetwork network(options);
   network.attach(sinter::network::sdxlLoraRule(LoraComponent::Unet), *models.unet);
   network.attach(sinter::network::sdxlLoraRule(LoraComponent::TextEncoder1), *models.clipL);
@@ -111,9 +108,7 @@ TEST(ExtractLora, UnchangedTextEncodersAreLeftOutAndSd2UsesItsNames) {
                     out = dir / "extracted.safetensors";
   sinter::models::writeRandomSdCheckpoint(base, sinter::models::SdVersion::V2, true, 22);
   sinter::models::SdCheckpoint models = sinter::models::loadSdCheckpoint(base);
-  LoraNetworkOptions options;
-  options.dim = 3;
-  options.alpha = 3.0;
+  const LoraNetworkOptions options = sinter::test::loraNetworkOptions(3, 3.0);
   LoraNetwork network(options);
   network.attach(sinter::network::sdLoraRule(LoraComponent::Unet, models.config.unet.numResBlocks), *models.unet);
   sinter::test::randomizeLoraNetwork(network, 6);
@@ -144,9 +139,7 @@ TEST(ExtractLora, FluxTransformerAndRefusalOfTwoFamilies) {
                     out = dir / "extracted.safetensors", sdxl = dir / "sdxl.safetensors";
   sinter::models::writeRandomFluxTransformer(base, true, true, 23);
   sinter::models::FluxTransformer flux = sinter::models::loadFluxTransformer(base);
-  LoraNetworkOptions options;
-  options.dim = 2;
-  options.alpha = 2.0;
+  const LoraNetworkOptions options = sinter::test::loraNetworkOptions(2, 2.0);
   LoraNetwork network(options);
   network.attach(sinter::network::fluxLoraRule(LoraComponent::Unet), *flux);
   sinter::test::randomizeLoraNetwork(network, 7);

@@ -104,19 +104,14 @@ TEST(MergeLoraIntoCheckpoint, SdxlEveryModuleOfTwoLorasIsBasePlusItsScaledDelta)
   sinter::models::SdxlCheckpoint base = sinter::models::loadSdxlCheckpoint(ckpt);
 
   // A: the default targets of all three models; B: conv_dim too (the ResBlocks' 3x3 convolutions).
-  LoraNetworkOptions optionsA;
-  optionsA.dim = 4;
-  optionsA.alpha = 2.0;
+  const LoraNetworkOptions optionsA = sinter::test::loraNetworkOptions(4, 2.0);
   LoraNetwork loraA(optionsA);
   loraA.attach(sinter::network::sdxlLoraRule(LoraComponent::Unet), *base.unet);
   loraA.attach(sinter::network::sdxlLoraRule(LoraComponent::TextEncoder1), *base.clipL);
   loraA.attach(sinter::network::sdxlLoraRule(LoraComponent::TextEncoder2), *base.bigG);
   randomizeLoraNetwork(loraA, 1);
   saveLoraNetwork(loraA, a);
-  LoraNetworkOptions optionsB;
-  optionsB.dim = 3;
-  optionsB.alpha = 3.0;
-  optionsB.args = sinter::network::parseNetworkArgs({"conv_dim=2", "conv_alpha=1"});
+  const LoraNetworkOptions optionsB = sinter::test::loraNetworkOptions(3, 3.0, {"conv_dim=2", "conv_alpha=1"});
   LoraNetwork loraB(optionsB);
   loraB.attach(sinter::network::sdxlLoraRule(LoraComponent::Unet), *base.unet);
   randomizeLoraNetwork(loraB, 2);
@@ -156,10 +151,7 @@ TEST(MergeLoraIntoCheckpoint, Sd2DiffusersNamesOpenClipRowsAndAConvLora) {
   sinter::models::writeRandomSdCheckpoint(ckpt, sinter::models::SdVersion::V2, true, 7);
   sinter::models::SdCheckpoint base = sinter::models::loadSdCheckpoint(ckpt);
   const int64_t resBlocks = base.config.unet.numResBlocks;
-  LoraNetworkOptions options;
-  options.dim = 4;
-  options.alpha = 4.0;
-  options.args = sinter::network::parseNetworkArgs({"conv_dim=2"});
+  const LoraNetworkOptions options = sinter::test::loraNetworkOptions(4, 4.0, {"conv_dim=2"});
   LoraNetwork network(options);
   network.attach(sinter::network::sdLoraRule(LoraComponent::Unet, resBlocks), *base.unet);
   network.attach(sinter::network::sdLoraRule(LoraComponent::TextEncoder, resBlocks, base.config.text.layers - 1), base.textEncoder());
@@ -182,10 +174,7 @@ TEST(MergeLoraIntoCheckpoint, LycorisLoHaAndLoKrByTheirFormulas) {
   sinter::models::writeRandomSdxlCheckpoint(ckpt, true, 9);
   sinter::models::SdxlCheckpoint base = sinter::models::loadSdxlCheckpoint(ckpt);
   for (const char* algo : {"loha", "lokr"}) {
-    LoraNetworkOptions options;
-    options.dim = 4;
-    options.alpha = 2.0;
-    options.args = sinter::network::parseNetworkArgs({std::string("algo=") + algo, "conv_dim=2"}, "lycoris.kohya");
+    const LoraNetworkOptions options = sinter::test::loraNetworkOptions(4, 2.0, {std::string("algo=") + algo, "conv_dim=2"}, "lycoris.kohya");
     LoraNetwork network(options);
     network.attach(sinter::network::sdxlLoraRule(LoraComponent::Unet), *base.unet);
     network.attach(sinter::network::sdxlLoraRule(LoraComponent::TextEncoder2), *base.bigG);
@@ -209,10 +198,7 @@ TEST(MergeLoraIntoCheckpoint, LycorisDoRAIA3AndFullByTheirFormulas) {
   sinter::models::SdxlCheckpoint base = sinter::models::loadSdxlCheckpoint(ckpt);
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"algo=locon", "dora_wd=True"}, {"algo=ia3"}, {"algo=full"}}) {
-    LoraNetworkOptions options;
-    options.dim = 4;
-    options.alpha = 2.0;
-    options.args = sinter::network::parseNetworkArgs(args, "lycoris.kohya");
+    const LoraNetworkOptions options = sinter::test::loraNetworkOptions(4, 2.0, args, "lycoris.kohya");
     LoraNetwork network(options);
     network.attach(sinter::network::sdxlLoraRule(LoraComponent::Unet), *base.unet);
     network.attach(sinter::network::sdxlLoraRule(LoraComponent::TextEncoder2), *base.bigG);
@@ -237,9 +223,7 @@ TEST(MergeLoraIntoCheckpoint, FluxTransformerAndItsTextEncodersGivenApart) {
   sinter::models::writeRandomClipL(clip, true, 4);
   sinter::models::writeRandomT5Xxl(t5, true, 5);
   sinter::models::FluxTransformer base = sinter::models::loadFluxTransformer(flux);
-  LoraNetworkOptions options;
-  options.dim = 4;
-  options.alpha = 1.0;
+  const LoraNetworkOptions options = sinter::test::loraNetworkOptions(4, 1.0);
   LoraNetwork network(options);
   network.attach(sinter::network::fluxLoraRule(LoraComponent::Unet), *base);
   randomizeLoraNetwork(network, 6);
@@ -354,9 +338,7 @@ TEST(MergeLoraIntoCheckpoint, LbwsWeighEachBlockAsSdxlMergeLoraPyDoes) {
   const std::string ckpt = dir / "base.safetensors", lora = dir / "lora.safetensors", out = dir / "merged.safetensors";
   sinter::models::writeRandomSdxlCheckpoint(ckpt, true, 13);
   sinter::models::SdxlCheckpoint base = sinter::models::loadSdxlCheckpoint(ckpt);
-  LoraNetworkOptions options;
-  options.dim = 4;
-  options.alpha = 4.0;
+  const LoraNetworkOptions options = sinter::test::loraNetworkOptions(4, 4.0);
   LoraNetwork network(options);
   network.attach(sinter::network::sdxlLoraRule(LoraComponent::Unet), *base.unet);
   network.attach(sinter::network::sdxlLoraRule(LoraComponent::TextEncoder1), *base.clipL);
