@@ -6,6 +6,10 @@ inputs (tests/gpu/lora_tools_vs_sdscripts.sh). Prints one `COMPARE {json}` line.
       metadata keys both write (ss_network_dim / alpha / args / module)
   python3 lora_tools_compare.py checkpoint NAME OURS.safetensors SDSCRIPTS.safetensors
       every tensor both files hold, and the keys only one holds
+  python3 lora_tools_compare.py reference NAME INPUT.safetensors RANK RESIZED.safetensors...
+      each resized file's products against the float64 best rank-RANK approximation of the input's
+      products (Eckart-Young: the product's full SVD truncated, in float64 on the GPU where there is
+      one): which side of a difference between two resizes is the rounding
 
 Relative error of a tensor: max |ours - theirs| / max |theirs|."""
 import json
@@ -42,7 +46,31 @@ def products(tensors):
     return out, ranks
 
 
+def best_rank(product, rank, device):
+    """The float64 best rank-`rank` approximation of a product: its full SVD, truncated."""
+    u, s, vh = torch.linalg.svd(product.to(device), full_matrices=False)
+    return ((u[:, :rank] * s[:rank]) @ vh[:rank]).cpu()
+
+
+def reference(name, input_path, rank, resized_paths):
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    source, _ = products(load(input_path)[0])
+    best = {m: best_rank(p, rank, device) for m, p in source.items()}
+    result = {"tool": name, "reference": f"float64 best rank-{rank} approximation", "modules": len(best)}
+    for path in resized_paths:
+        resized, _ = products(load(path)[0])
+        errors = {m: relative(resized[m], best[m]) for m in best if m in resized}
+        worst = max(errors, key=errors.get)
+        values = sorted(errors.values())
+        result[path] = dict(modules=len(errors), max_rel=errors[worst], worst=worst, median_rel=values[len(values) // 2],
+                            over_1e3=sum(1 for e in values if e > 1e-3), over_1e6=sum(1 for e in values if e > 1e-6))
+    print("COMPARE " + json.dumps(result), flush=True)
+
+
 def main():
+    if sys.argv[1] == "reference":
+        reference(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:])
+        return
     kind, name, ours_path, theirs_path = sys.argv[1:5]
     ours, ours_meta = load(ours_path)
     theirs, theirs_meta = load(theirs_path)

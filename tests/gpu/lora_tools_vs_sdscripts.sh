@@ -19,6 +19,8 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 work="${SINTER_GPU_WORK:-/tmp/lora_tools}"
 sds="$root/.bench/sd-scripts"
 mkdir -p "$out" "$work"
+# The TIME / COMPARE lines also go to OUT/summary.txt: a call's output tail can lose them behind a long log.
+exec > >(tee -a "$out/summary.txt") 2>&1
 source "$root/tests/gpu/sdxl_lora_toml.sh"
 
 # Runs a command, its log to $out/NAME.log, and prints "TIME NAME SECONDS".
@@ -43,11 +45,13 @@ ours() {
   timed "$name" "$@"
 }
 sdscripts() { python3 "$root/tests/gpu/sdscripts_tool.py" "$sds" "$@"; }
-# sd-scripts' side likewise: `theirs NAME OUTFILE SCRIPT ARGS...`.
+# sd-scripts' side likewise: `theirs NAME OUTFILE SCRIPT ARGS...`; SINTER_TOOLS_SKIP="NAME ..." leaves
+# out sd-scripts' runs a call has no time for (one measured in an earlier call).
 theirs() {
   local name="$1" made="$2"
   shift 2
   [ -f "$made" ] && { echo "KEPT $name ($made from an earlier call)"; return 0; }
+  [[ " ${SINTER_TOOLS_SKIP:-} " == *" $name "* ]] && { echo "SKIPPED $name (SINTER_TOOLS_SKIP)"; return 0; }
   timed "$name" sdscripts "$@"
 }
 compare() { python3 "$root/tests/gpu/lora_tools_compare.py" "$@" || echo "COMPARE-FAILED $2"; }
@@ -91,7 +95,10 @@ case "$part" in
     a="$work/lora/lora_a.safetensors" b="$work/lora/lora_b.safetensors"
     ours resize-ours "$work/resize_ours.safetensors" "$runner" resize_lora --model "$a" --save_to "$work/resize_ours.safetensors" --new_rank 8 --device cuda
     theirs resize-sdscripts "$work/resize_sds.safetensors" networks/resize_lora.py --model "$a" --save_to "$work/resize_sds.safetensors" --new_rank 8 --device cuda
-    compare lora resize "$work/resize_ours.safetensors" "$work/resize_sds.safetensors"
+    [ -f "$work/resize_sds.safetensors" ] && compare lora resize "$work/resize_ours.safetensors" "$work/resize_sds.safetensors"
+    # Which side of a difference is rounding: both against the float64 best rank-8 approximation.
+    [ -n "${SINTER_TOOLS_NO_REFERENCE:-}" ] || python3 "$root/tests/gpu/lora_tools_compare.py" reference resize "$a" 8 "$work/resize_ours.safetensors" \
+      $([ -f "$work/resize_sds.safetensors" ] && echo "$work/resize_sds.safetensors") || echo "COMPARE-FAILED reference"
     ours resize-fro-ours "$work/resize_fro_ours.safetensors" "$runner" resize_lora --model "$a" --save_to "$work/resize_fro_ours.safetensors" --new_rank 32 \
       --dynamic_method sv_fro --dynamic_param 0.9 --device cuda
     theirs resize-fro-sdscripts "$work/resize_fro_sds.safetensors" networks/resize_lora.py --model "$a" --save_to "$work/resize_fro_sds.safetensors" --new_rank 32 \

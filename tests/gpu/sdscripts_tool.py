@@ -76,12 +76,48 @@ class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass
 
 
+def _nest_clip_text_model(sd_scripts):
+    """sd-scripts pins transformers 4.x, whose CLIPTextModel holds its layers under `text_model`;
+    transformers 5 flattened it (CLIPTextModelWithProjection still nests one). The scripts' LoRA module
+    names (lora_te1_text_model_...) and checkpoint keys assume the nesting, so where this machine's
+    CLIPTextModel is flat, sd-scripts' model loaders get one wrapped under `text_model`."""
+    import torch
+    import transformers
+
+    probe = transformers.CLIPTextModel(transformers.CLIPTextConfig(
+        vocab_size=8, hidden_size=8, intermediate_size=8, num_hidden_layers=1, num_attention_heads=1, max_position_embeddings=4))
+    if hasattr(probe, "text_model"):
+        return
+
+    class NestedClipTextModel(torch.nn.Module):
+        def __init__(self, config, *args, **kwargs):
+            super().__init__()
+            self.text_model = transformers.CLIPTextModel(config)
+            self.config = config
+
+        @classmethod
+        def _from_config(cls, config, **kwargs):
+            return cls(config)
+
+        def forward(self, *args, **kwargs):
+            return self.text_model(*args, **kwargs)
+
+    sys.path[:0] = [sd_scripts]
+    for name in ("library.model_util", "library.sdxl_model_util"):
+        module = importlib.import_module(name)
+        if hasattr(module, "CLIPTextModel"):
+            module.CLIPTextModel = NestedClipTextModel
+    print("sdscripts_tool.py: transformers' CLIPTextModel is flat here; sd-scripts' loaders get it nested under text_model",
+          file=sys.stderr)
+
+
 def main():
     sd_scripts, script = sys.argv[1], sys.argv[2]
     sys.meta_path.append(_StubFinder())
     # sd-scripts' sampling pipelines import names newer transformers releases dropped; the tools never sample.
     for pipeline in ("library.lpw_stable_diffusion", "library.sdxl_lpw_stable_diffusion"):
         sys.modules[pipeline] = _StubModule(pipeline)
+    _nest_clip_text_model(sd_scripts)
     script_path = os.path.join(sd_scripts, script)
     sys.path[:0] = [os.path.dirname(script_path), sd_scripts]
     sys.argv = [script_path] + sys.argv[3:]
