@@ -30,6 +30,14 @@ def relative(a, b):
     return (a - b).abs().max().item() / scale if scale > 0 else (a - b).abs().max().item()
 
 
+def ulps(a, b):
+    """The largest difference in units of the last place of b's dtype at b (merged weights are rounded
+    to fp16/bf16 on both sides, so one ulp apart is the rounding of float32 sums that differ in the last bit)."""
+    magnitude = b.abs()
+    ulp = (torch.nextafter(magnitude, torch.full_like(magnitude, float("inf"))) - magnitude).double()
+    return ((a.double() - b.double()).abs() / ulp).max().item()
+
+
 def products(tensors):
     out, ranks = {}, {}
     for key, down in tensors.items():
@@ -72,10 +80,10 @@ def main():
         reference(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:])
         return
     kind, name, ours_path, theirs_path = sys.argv[1:5]
-    ours, ours_meta = load(ours_path)
-    theirs, theirs_meta = load(theirs_path)
     result = {"tool": name}
     if kind == "lora":
+        ours, ours_meta = load(ours_path)
+        theirs, theirs_meta = load(theirs_path)
         po, ro = products(ours)
         pt, rt = products(theirs)
         common = sorted(set(po) & set(pt))
@@ -93,21 +101,28 @@ def main():
                                  "ss_base_model_version", "ss_v2", "modelspec.architecture")
                                 if ours_meta.get(k) != theirs_meta.get(k)})
     else:
-        common = sorted(set(ours) & set(theirs))
-        errors = {}
-        for k in common:
-            if ours[k].shape != theirs[k].shape:
-                errors[k] = float("inf")
-            elif ours[k].is_floating_point():
-                errors[k] = relative(ours[k], theirs[k])
-            else:
-                errors[k] = 0.0 if torch.equal(ours[k], theirs[k]) else float("inf")
+        # A tensor at a time: two FLUX transformers need not fit in memory together.
+        with safe_open(ours_path, framework="pt", device="cpu") as fo, safe_open(theirs_path, framework="pt", device="cpu") as ft:
+            ours_keys, theirs_keys = set(fo.keys()), set(ft.keys())
+            common = sorted(ours_keys & theirs_keys)
+            errors, dtypes_differ, max_ulps = {}, [], 0.0
+            for k in common:
+                a, b = fo.get_tensor(k), ft.get_tensor(k)
+                if a.dtype != b.dtype:
+                    dtypes_differ.append(k)
+                if a.shape != b.shape:
+                    errors[k] = float("inf")
+                elif a.is_floating_point():
+                    errors[k] = relative(a, b)
+                    if a.dtype == b.dtype and a.numel():
+                        max_ulps = max(max_ulps, ulps(a, b))
+                else:
+                    errors[k] = 0.0 if torch.equal(a, b) else float("inf")
         worst = max(errors, key=errors.get) if errors else None
-        result.update(tensors=len(common), n_only_ours=len(set(ours) - set(theirs)), n_only_theirs=len(set(theirs) - set(ours)),
-                      only_ours=sorted(set(ours) - set(theirs))[:5], only_theirs=sorted(set(theirs) - set(ours))[:5],
+        result.update(tensors=len(common), n_only_ours=len(ours_keys - theirs_keys), n_only_theirs=len(theirs_keys - ours_keys),
+                      only_ours=sorted(ours_keys - theirs_keys)[:5], only_theirs=sorted(theirs_keys - ours_keys)[:5],
                       max_rel=errors[worst] if worst else None, worst=worst,
-                      over_1e3=sum(1 for e in errors.values() if e > 1e-3),
-                      dtypes_differ=sorted({k for k in common if ours[k].dtype != theirs[k].dtype})[:5])
+                      over_1e3=sum(1 for e in errors.values() if e > 1e-3), dtypes_differ=dtypes_differ[:5], max_ulps=max_ulps)
     print("COMPARE " + json.dumps(result), flush=True)
 
 

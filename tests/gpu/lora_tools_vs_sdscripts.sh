@@ -7,7 +7,7 @@
 #   bash tests/gpu/lora_tools_vs_sdscripts.sh PART OUT [RUNNER]
 # PART: sdxl-loras (train the LoRAs; resize, svd_merge, merge into one LoRA), sdxl-checkpoint
 # (merge into the checkpoint, extract), flux (train a FLUX LoRA, flux_merge_lora, flux_extract_lora;
-# about 75 GiB of disk: the transformer three times, so a kind with 128 GiB such as nvidia-h200-x2). WORK
+# the transformer twice on disk and sd-scripts' merged one in /dev/shm (SINTER_GPU_SHM): fits 64 GiB). WORK
 # (SINTER_GPU_WORK, default /tmp/lora_tools) keeps the files between parts on one machine.
 # sd-scripts' library/ and networks/ are read from .bench/sd-scripts (git-ignored; the public
 # kohya-ss/sd-scripts repository); tests/gpu/sdscripts_tool.py runs its scripts.
@@ -161,15 +161,20 @@ network_train_unet_only = true
 [optimizer]
 learning_rate = 0.001
 TOML
-    timed train-flux "$runner" --config_file "$work/flux_lora.toml"
+    [ -f "$work/lora/flux_lora.safetensors" ] || timed train-flux "$runner" --config_file "$work/flux_lora.toml"
     f="$work/lora/flux_lora.safetensors"
-    timed flux-merge-ours "$runner" flux_merge_lora --flux_model "$work/flux/flux1-dev.safetensors" --models "$f" --ratios 0.9 \
+    # The disk: T5 is needed for training only, and sd-scripts' merged transformer goes to memory
+    # (/dev/shm), so the input and ours fit a 64 GiB disk beside the build.
+    rm -f "$work/flux/t5xxl_fp16.safetensors"
+    shm="${SINTER_GPU_SHM:-/dev/shm/lora_tools}"
+    mkdir -p "$shm"
+    ours flux-merge-ours "$work/flux_merged_ours.safetensors" "$runner" flux_merge_lora --flux_model "$work/flux/flux1-dev.safetensors" --models "$f" --ratios 0.9 \
       --save_precision bf16 --save_to "$work/flux_merged_ours.safetensors" --device cuda
-    theirs flux-merge-sdscripts "$work/flux_merged_sds.safetensors" networks/flux_merge_lora.py --flux_model "$work/flux/flux1-dev.safetensors" --models "$f" \
-      --ratios 0.9 --save_precision bf16 --save_to "$work/flux_merged_sds.safetensors" --working_device cuda
-    compare checkpoint flux_merge_lora "$work/flux_merged_ours.safetensors" "$work/flux_merged_sds.safetensors"
-    rm -f "$work/flux_merged_sds.safetensors"
-    timed flux-extract-ours "$runner" flux_extract_lora --model_org "$work/flux/flux1-dev.safetensors" \
+    theirs flux-merge-sdscripts "$shm/flux_merged_sds.safetensors" networks/flux_merge_lora.py --flux_model "$work/flux/flux1-dev.safetensors" --models "$f" \
+      --ratios 0.9 --save_precision bf16 --save_to "$shm/flux_merged_sds.safetensors" --working_device cuda
+    [ -f "$shm/flux_merged_sds.safetensors" ] && compare checkpoint flux_merge_lora "$work/flux_merged_ours.safetensors" "$shm/flux_merged_sds.safetensors"
+    rm -f "$shm/flux_merged_sds.safetensors"
+    ours flux-extract-ours "$work/flux_extract_ours.safetensors" "$runner" flux_extract_lora --model_org "$work/flux/flux1-dev.safetensors" \
       --model_tuned "$work/flux_merged_ours.safetensors" --save_to "$work/flux_extract_ours.safetensors" --dim 16 --device cuda
     theirs flux-extract-sdscripts "$work/flux_extract_sds.safetensors" networks/flux_extract_lora.py --model_org "$work/flux/flux1-dev.safetensors" \
       --model_tuned "$work/flux_merged_ours.safetensors" --save_to "$work/flux_extract_sds.safetensors" --dim 16 --device cuda
