@@ -112,8 +112,9 @@ std::vector<LoraToolSpec> makeTable() {
                "A FLUX LoRA from one trainer's layout to another's, as sd-scripts' networks/convert_flux_lora.py converts it "
                "(same flags and defaults), and OneTrainer's layout too. sd-scripts: BFL's module names, q/k/v fused; "
                "ai-toolkit (or diffusers): diffusers' names under transformer., lora_A/lora_B, no alpha; onetrainer: diffusers' "
-               "names under lora_transformer_, with alpha. resize_lora, merge_lora and svd_merge_lora read the other layouts "
-               "without this step.",
+               "names under lora_transformer_, with alpha. The text encoders' modules are renamed too (CLIP-L lora_te1_ / "
+               "text_encoder., T5 lora_te3_ / onetrainer lora_te2_ / text_encoder_2.). resize_lora, merge_lora and "
+               "svd_merge_lora read the other layouts without this step.",
                {{"src_path", K::InputFile, "", "The LoRA to convert", {}, true},
                 {"dst_path", K::OutputFile, "", "The converted LoRA's file", {}, true},
                 {"src", K::Choice, "ai-toolkit", "The layout it is in", kFluxLayouts},

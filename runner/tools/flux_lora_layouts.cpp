@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <regex>
 #include <set>
 #include <stdexcept>
 
@@ -155,6 +156,17 @@ void writeKohya(std::map<std::string, torch::Tensor>& out, const std::string& na
   out[name + ".alpha"] = torch::scalar_tensor(static_cast<double>(rank), first.options());
 }
 
+// A layout without alpha takes kohya's scale alpha/rank into the factors: split between down and up
+// by powers of two, as convert_flux_lora.py's loop does (it leaves scale < 1 on down).
+std::pair<double, double> foldedScale(double scale) {
+  double scaleDown = scale, scaleUp = 1.0;
+  while (scaleDown * 2 < scaleUp) {
+    scaleDown *= 2;
+    scaleUp /= 2;
+  }
+  return {scaleDown, scaleUp};
+}
+
 // Kohya's module into the separate ones, as convert_flux_lora.py's convert_to_ai_toolkit(_cat):
 // the scale alpha/rank split between down and up by powers of two (for a layout without alpha),
 // and a fused module's up split by rows: block-diagonal ones split their rank too, others repeat
@@ -162,11 +174,7 @@ void writeKohya(std::map<std::string, torch::Tensor>& out, const std::string& na
 void writeSeparate(std::map<std::string, torch::Tensor>& out, const ModuleMap& map, const Factors& f, FluxLoraLayout layout) {
   const bool keepAlpha = layout == FluxLoraLayout::OneTrainer;
   const int64_t rank = f.down.size(0);
-  double scaleDown = keepAlpha ? 1.0 : f.scale, scaleUp = 1.0;
-  while (scaleDown * 2 < scaleUp) {  // sd-scripts' loop, as written there (it leaves scale < 1 on down)
-    scaleDown *= 2;
-    scaleUp /= 2;
-  }
+  const auto [scaleDown, scaleUp] = foldedScale(keepAlpha ? 1.0 : f.scale);
   const torch::Tensor down = scaleDown == 1.0 ? f.down : f.down * scaleDown;
   const torch::Tensor up = scaleUp == 1.0 ? f.up : f.up * scaleUp;
   const int64_t parts = static_cast<int64_t>(map.diffusers.size());
@@ -205,6 +213,98 @@ void writeSeparate(std::map<std::string, torch::Tensor>& out, const ModuleMap& m
     }
     row += dims[j];
   }
+}
+
+// The text encoders' modules, one to one in every layout, only named apart: kohya's lora_te1_ (CLIP-L)
+// and lora_te3_ (T5-XXL, networks.lora_flux), OneTrainer's lora_te1_ and lora_te2_, both with the
+// module path's '.' as '_' and lora_down / lora_up / alpha; diffusers' "text_encoder." and
+// "text_encoder_2." with the path itself and lora_A / lora_B (alpha optional).
+struct TextEncoderModule {
+  bool t5 = false;
+  std::string path;  // dotted: text_model.encoder.layers.0.self_attn.q_proj, encoder.block.0.layer.0.SelfAttention.q
+};
+
+// A '_' name's dotted path: CLIP-L's and T5's Linears are the only modules any of the trainers targets.
+std::optional<std::string> dottedTextEncoderPath(bool t5, const std::string& name) {
+  static const std::regex clip("text_model_encoder_layers_(\\d+)_(self_attn_(q|k|v|out)_proj|mlp_(fc1|fc2))");
+  static const std::regex t5Attention("encoder_block_(\\d+)_layer_0_SelfAttention_(q|k|v|o)");
+  static const std::regex t5Mlp("encoder_block_(\\d+)_layer_1_DenseReluDense_(wi_0|wi_1|wo)");
+  std::smatch m;
+  if (!t5 && std::regex_match(name, m, clip)) {
+    const std::string child = m[3].matched ? "self_attn." + m[3].str() + "_proj" : "mlp." + m[4].str();
+    return "text_model.encoder.layers." + m[1].str() + "." + child;
+  }
+  if (t5 && std::regex_match(name, m, t5Attention)) return "encoder.block." + m[1].str() + ".layer.0.SelfAttention." + m[2].str();
+  if (t5 && std::regex_match(name, m, t5Mlp)) return "encoder.block." + m[1].str() + ".layer.1.DenseReluDense." + m[2].str();
+  return std::nullopt;
+}
+
+std::string textEncoderBase(const TextEncoderModule& module, FluxLoraLayout layout) {
+  switch (layout) {
+    case FluxLoraLayout::Kohya: return (module.t5 ? "lora_te3_" : "lora_te1_") + underscored(module.path);
+    case FluxLoraLayout::OneTrainer: return (module.t5 ? "lora_te2_" : "lora_te1_") + underscored(module.path);
+    case FluxLoraLayout::Diffusers: return (module.t5 ? "text_encoder_2." : "text_encoder.") + module.path;
+  }
+  return module.path;
+}
+
+// The text-encoder module a key of `layout` belongs to (any of its tensors), or nullopt.
+std::optional<TextEncoderModule> textEncoderModule(const std::string& key, FluxLoraLayout layout) {
+  if (layout == FluxLoraLayout::Diffusers) {
+    for (const bool t5 : {true, false}) {
+      const std::string prefix = t5 ? "text_encoder_2." : "text_encoder.";
+      if (key.rfind(prefix, 0) != 0) continue;
+      for (const char* suffix : {".lora_A.weight", ".lora_B.weight", ".alpha"}) {
+        const std::string tail(suffix);
+        if (key.size() > prefix.size() + tail.size() && key.compare(key.size() - tail.size(), tail.size(), tail) == 0) {
+          const std::string path = key.substr(prefix.size(), key.size() - prefix.size() - tail.size());
+          if (dottedTextEncoderPath(t5, underscored(path)) == path) return TextEncoderModule{t5, path};
+        }
+      }
+    }
+    return std::nullopt;
+  }
+  const std::string module = key.substr(0, key.find('.'));
+  for (const bool t5 : {false, true}) {
+    const std::string prefix = !t5 ? "lora_te1_" : layout == FluxLoraLayout::Kohya ? "lora_te3_" : "lora_te2_";
+    if (module.rfind(prefix, 0) != 0) continue;
+    if (std::optional<std::string> path = dottedTextEncoderPath(t5, module.substr(prefix.size()))) return TextEncoderModule{t5, *path};
+  }
+  return std::nullopt;
+}
+
+// The text encoders' modules among `keys` (those the transformer's conversion left), renamed from
+// `from` to `to`; alpha kept, or folded into the factors for diffusers' layout as writeSeparate does.
+void convertTextEncoderModules(const std::map<std::string, torch::Tensor>& tensors, const std::vector<std::string>& keys,
+                               FluxLoraLayout from, FluxLoraLayout to, ConvertedLora& out) {
+  std::map<std::string, TextEncoderModule> modules;  // by their base name in `from`
+  for (const std::string& key : keys)
+    if (std::optional<TextEncoderModule> module = textEncoderModule(key, from)) modules.emplace(textEncoderBase(*module, from), *module);
+  std::set<std::string> used;
+  for (const auto& [base, module] : modules) {
+    const bool diffusers = from == FluxLoraLayout::Diffusers;
+    const auto d = tensors.find(base + (diffusers ? ".lora_A.weight" : ".lora_down.weight"));
+    const auto u = tensors.find(base + (diffusers ? ".lora_B.weight" : ".lora_up.weight"));
+    if (d == tensors.end() || u == tensors.end()) continue;
+    double scale = 1.0;
+    used.insert({d->first, u->first});
+    if (const auto a = tensors.find(base + ".alpha"); a != tensors.end()) {
+      scale = a->second.to(torch::kFloat64).item<double>() / static_cast<double>(d->second.size(0));
+      used.insert(a->first);
+    }
+    const std::string target = textEncoderBase(module, to);
+    if (to == FluxLoraLayout::Diffusers) {
+      const auto [scaleDown, scaleUp] = foldedScale(scale);
+      out.tensors[target + ".lora_A.weight"] = scaleDown == 1.0 ? d->second : d->second * scaleDown;
+      out.tensors[target + ".lora_B.weight"] = scaleUp == 1.0 ? u->second : u->second * scaleUp;
+    } else {
+      out.tensors[target + ".lora_down.weight"] = d->second;
+      out.tensors[target + ".lora_up.weight"] = u->second;
+      out.tensors[target + ".alpha"] = torch::scalar_tensor(scale * static_cast<double>(d->second.size(0)), d->second.options());
+    }
+  }
+  for (const std::string& key : keys)
+    if (!used.count(key)) out.unconverted.push_back(key);
 }
 
 }  // namespace
@@ -264,7 +364,7 @@ ConvertedLora convertFluxLora(const std::map<std::string, torch::Tensor>& tensor
       writeSeparate(out.tensors, map, *f, to);
     }
   }
-  out.unconverted = reader.unused();
+  convertTextEncoderModules(tensors, reader.unused(), from, to, out);
   return out;
 }
 

@@ -8,12 +8,16 @@
 //  - OneTrainer: diffusers' module names with '_' under "lora_transformer_", lora_down / lora_up / alpha.
 // Kohya's fused modules (qkv, linear1) become the separate ones and back: the downs stacked and the
 // ups block-diagonal (rank the sum), or, the other way, split as convert_flux_lora.py splits them.
+// The text encoders' modules are renamed one to one (convert_flux_lora.py leaves them out): CLIP-L
+// lora_te1_ / "text_encoder.", T5-XXL kohya's lora_te3_, OneTrainer's lora_te2_, "text_encoder_2.".
 #include <torch/torch.h>
 
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "tools/converted_lora.h"
 
 namespace sinter::tools {
 
@@ -26,11 +30,6 @@ const char* fluxLoraLayoutName(FluxLoraLayout layout);
 // The layout a FLUX LoRA's keys are in; nullopt when they are no FLUX transformer LoRA of another
 // trainer (kohya's own, or another family's), which the tools read as they are.
 std::optional<FluxLoraLayout> detectOtherFluxLoraLayout(const std::map<std::string, torch::Tensor>& tensors);
-
-struct ConvertedLora {
-  std::map<std::string, torch::Tensor> tensors;
-  std::vector<std::string> unconverted;  // keys of modules with no counterpart (sd-scripts warns about them too)
-};
 
 // `tensors` in `from` to `to` (one of them kohya's).
 ConvertedLora convertFluxLora(const std::map<std::string, torch::Tensor>& tensors, FluxLoraLayout from, FluxLoraLayout to);

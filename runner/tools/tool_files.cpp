@@ -8,6 +8,7 @@
 #include "io/safetensors.h"
 #include "network/lora_file.h"
 #include "tools/flux_lora_layouts.h"
+#include "tools/sdxl_lora_layouts.h"
 
 namespace sinter::tools {
 
@@ -32,6 +33,14 @@ torch::Device toolDevice(const std::string& flag, const std::string& name) {
 
 std::map<std::string, torch::Tensor> readToolLora(const std::string& path) {
   std::map<std::string, torch::Tensor> tensors = network::readLoraTensors(path);
+  if (hasSdxlDiffusersUnetNames(tensors)) {
+    ConvertedLora converted = sdxlLoraWithSdScriptsNames(tensors);
+    spdlog::info("{}: an SDXL LoRA with diffusers' U-Net names (OneTrainer's), read under sd-scripts' names", path);
+    if (!converted.unconverted.empty())
+      spdlog::warn("{}: {} tensors name no module of SDXL's U-Net and are left out, such as {}", path, converted.unconverted.size(),
+                   converted.unconverted.front());
+    return std::move(converted.tensors);
+  }
   const std::optional<FluxLoraLayout> layout = detectOtherFluxLoraLayout(tensors);
   if (!layout) return tensors;
   ConvertedLora converted = convertFluxLora(tensors, *layout, FluxLoraLayout::Kohya);

@@ -19,7 +19,8 @@ void requireSafetensorsPath(const std::string& flag, const std::string& path, bo
 torch::Device toolDevice(const std::string& flag, const std::string& name);
 
 // A LoRA file's tensors as the tools read them: another trainer's FLUX layout (ai-toolkit,
-// diffusers, OneTrainer) converted to kohya's on read (flux_lora_layouts.h), which the log says.
+// diffusers, OneTrainer; flux_lora_layouts.h) or OneTrainer's diffusers-named SDXL U-Net
+// (sdxl_lora_layouts.h) converted to kohya's on read, which the log says.
 std::map<std::string, torch::Tensor> readToolLora(const std::string& path);
 
 // --new_rank (default 4) and --new_conv_rank (default: --new_rank), each at least 1, as resize_lora.py

@@ -132,3 +132,36 @@ TEST(ConvertFluxLora, TheCommandAndMergeReadOtherTrainersLayouts) {
     for (const auto& [key, value] : merged[0])
       EXPECT_TRUE(torch::allclose(merged[i].at(key), value, 1e-5, 1e-6)) << key << " from " << inputs[i];
 }
+
+TEST(ConvertFluxLora, TextEncoderModulesAreRenamedInEveryLayout) {
+  torch::manual_seed(6);
+  const std::string clip = "lora_te1_text_model_encoder_layers_0_self_attn_q_proj", t5 = "lora_te3_encoder_block_1_layer_1_DenseReluDense_wi_0",
+                    unet = "lora_unet_double_blocks_0_img_mlp_2";
+  std::map<std::string, torch::Tensor> kohya;
+  for (const auto& [m, alpha] : std::map<std::string, double>{{clip, 1.0}, {t5, 4.0}, {unet, 2.0}}) {
+    kohya[m + ".lora_down.weight"] = torch::randn({2, 8});
+    kohya[m + ".lora_up.weight"] = torch::randn({8, 2});
+    kohya[m + ".alpha"] = torch::scalar_tensor(alpha);
+  }
+  const auto original = kohyaDeltas(kohya);
+  const ConvertedLora ait = convertFluxLora(kohya, FluxLoraLayout::Kohya, FluxLoraLayout::Diffusers);
+  EXPECT_TRUE(ait.unconverted.empty());
+  EXPECT_TRUE(ait.tensors.count("text_encoder.text_model.encoder.layers.0.self_attn.q_proj.lora_A.weight"));
+  EXPECT_TRUE(ait.tensors.count("text_encoder_2.encoder.block.1.layer.1.DenseReluDense.wi_0.lora_B.weight"));
+  const ConvertedLora one = convertFluxLora(kohya, FluxLoraLayout::Kohya, FluxLoraLayout::OneTrainer);
+  EXPECT_TRUE(one.unconverted.empty());
+  EXPECT_TRUE(one.tensors.count("lora_te1_text_model_encoder_layers_0_self_attn_q_proj.alpha"));
+  EXPECT_TRUE(one.tensors.count("lora_te2_encoder_block_1_layer_1_DenseReluDense_wi_0.lora_down.weight"));
+  for (const ConvertedLora* other : {&ait, &one}) {
+    const ConvertedLora back = convertFluxLora(other->tensors, *detectOtherFluxLoraLayout(other->tensors), FluxLoraLayout::Kohya);
+    EXPECT_TRUE(back.unconverted.empty());
+    const auto deltas = kohyaDeltas(back.tensors);
+    ASSERT_EQ(deltas.size(), original.size());
+    for (const auto& [m, delta] : original) EXPECT_TRUE(torch::allclose(deltas.at(m), delta, 1e-6, 1e-9)) << m;
+  }
+  // A text-encoder key of no CLIP-L / T5 Linear is left out, named.
+  std::map<std::string, torch::Tensor> odd = ait.tensors;
+  odd["text_encoder.text_model.embeddings.token_embedding.lora_A.weight"] = torch::randn({2, 8});
+  EXPECT_EQ(convertFluxLora(odd, FluxLoraLayout::Diffusers, FluxLoraLayout::Kohya).unconverted,
+            (std::vector<std::string>{"text_encoder.text_model.embeddings.token_embedding.lora_A.weight"}));
+}
