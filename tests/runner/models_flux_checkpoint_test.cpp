@@ -116,6 +116,26 @@ TEST(FluxCheckpoint, DetectsDevSchnellAndComfyPrefix) {
   EXPECT_THROW(loadFluxAutoencoder(dev), CheckpointError);
 }
 
+TEST(FluxCheckpoint, ChromaIsDetectedFromItsKeysAndRoundTrips) {
+  TempDir dir;
+  const std::string path = dir.file("chroma_tiny.safetensors");
+  const FluxConfig c = FluxConfig::tinyChroma();
+  writeRandomFluxTransformer(path, c, 7, torch::kFloat32);
+  const io::SafetensorsFile file(path);
+  EXPECT_EQ(detectFluxVariant(file), FluxVariant::Chroma);
+  EXPECT_EQ(file.metadata().at("modelspec.architecture"), "chroma");  // sai_model_spec's ARCH_FLUX_1_CHROMA
+  EXPECT_TRUE(FluxConfig::inferFromCheckpoint(file, "") == c);
+  FluxTransformer loaded = loadFluxTransformer(path), built = buildRandomFluxTransformer(c, 7);
+  torch::manual_seed(21);
+  const Tensor img = packFluxLatents(torch::randn({1, 16, 4, 4})), txt = torch::randn({1, 3, c.contextInDim});
+  const Tensor mask = torch::tensor({{1, 1, 0}});
+  torch::NoGradGuard noGrad;
+  auto run = [&](FluxTransformer& m) {
+    return m(img, fluxImageIds(1, 2, 2), txt, fluxTextIds(1, 3), torch::tensor({0.5f}), Tensor(), torch::tensor({0.0f}), mask);
+  };
+  EXPECT_TRUE(torch::equal(run(loaded), run(built)));
+}
+
 TEST(FluxCheckpoint, InfersTheSizesFromTheShapes) {
   TempDir dir;
   FluxConfig c = FluxConfig::tiny(true);

@@ -1,5 +1,6 @@
-// The FLUX.1 transformer at a tiny size: its key names and counts, and its forward pass against a
-// straightforward re-computation of BFL's formulas written here with plain tensor operations.
+// The FLUX.1 and Chroma transformers at a tiny size: their key names and counts, and their forward
+// passes against a straightforward re-computation of BFL's formulas (and sd-scripts' Chroma, per
+// sample) written here with plain tensor operations.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -78,9 +79,10 @@ Qkv qkvOf(const Weights& w, const std::string& prefix, const std::string& normPr
           heads(qkv.slice(-1, 2 * h, 3 * h), nHeads)};
 }
 
+// A double block given its streams' modulations im, tm ([shift, scale, gate] for attention, then for the MLP).
 std::pair<Tensor, Tensor> referenceDoubleBlock(const Weights& w, const std::string& p, Tensor img, Tensor txt,
-                                               const Tensor& vec, const Tensor& angles, int64_t nHeads) {
-  const auto im = modulation(w, p + "img_mod.lin", vec), tm = modulation(w, p + "txt_mod.lin", vec);
+                                               const std::vector<Tensor>& im, const std::vector<Tensor>& tm,
+                                               const Tensor& angles, int64_t nHeads) {
   const Qkv i = qkvOf(w, p + "img_attn.qkv.", p + "img_attn.norm.", (1 + im[1]) * layerNorm(img) + im[0], nHeads);
   const Qkv t = qkvOf(w, p + "txt_attn.qkv.", p + "txt_attn.norm.", (1 + tm[1]) * layerNorm(txt) + tm[0], nHeads);
   const Tensor a = mergeHeads(attention(rope(torch::cat({t.q, i.q}, 2), angles), rope(torch::cat({t.k, i.k}, 2), angles),
@@ -96,9 +98,13 @@ std::pair<Tensor, Tensor> referenceDoubleBlock(const Weights& w, const std::stri
   return {img, txt};
 }
 
-Tensor referenceSingleBlock(const Weights& w, const std::string& p, const Tensor& x, const Tensor& vec,
+std::pair<Tensor, Tensor> referenceDoubleBlock(const Weights& w, const std::string& p, const Tensor& img, const Tensor& txt,
+                                               const Tensor& vec, const Tensor& angles, int64_t nHeads) {
+  return referenceDoubleBlock(w, p, img, txt, modulation(w, p + "img_mod.lin", vec), modulation(w, p + "txt_mod.lin", vec), angles, nHeads);
+}
+
+Tensor referenceSingleBlock(const Weights& w, const std::string& p, const Tensor& x, const std::vector<Tensor>& m,
                             const Tensor& angles, int64_t nHeads) {
-  const auto m = modulation(w, p + "modulation.lin", vec);
   const Tensor h = lin((1 + m[1]) * layerNorm(x) + m[0], w(p + "linear1.weight"), w(p + "linear1.bias"));
   const int64_t hidden = x.size(-1);
   const Tensor qkv = h.slice(-1, 0, 3 * hidden), mlpIn = h.slice(-1, 3 * hidden);
@@ -109,9 +115,15 @@ Tensor referenceSingleBlock(const Weights& w, const std::string& p, const Tensor
   return x + m[2] * lin(torch::cat({a, refGelu(mlpIn)}, -1), w(p + "linear2.weight"), w(p + "linear2.bias"));
 }
 
-// [cos(1000 t f), sin(1000 t f)], f_i = 10000^(-i/128), i < 128
-Tensor timeEmbedding(const Tensor& t) {
-  const Tensor f = torch::exp(-std::log(10000.0) * torch::arange(128, torch::kFloat32) / 128.0);
+Tensor referenceSingleBlock(const Weights& w, const std::string& p, const Tensor& x, const Tensor& vec,
+                            const Tensor& angles, int64_t nHeads) {
+  return referenceSingleBlock(w, p, x, modulation(w, p + "modulation.lin", vec), angles, nHeads);
+}
+
+// [cos(1000 t f), sin(1000 t f)], f_i = 10000^(-i/half), i < half = dim / 2
+Tensor timeEmbedding(const Tensor& t, int64_t dim = 256) {
+  const int64_t half = dim / 2;
+  const Tensor f = torch::exp(-std::log(10000.0) * torch::arange(half, torch::kFloat32) / double(half));
   const Tensor args = (t * 1000).unsqueeze(1) * f;
   return torch::cat({torch::cos(args), torch::sin(args)}, 1);
 }
@@ -138,10 +150,58 @@ Tensor referenceForward(const FluxTransformer& model, const Tensor& img, const T
   return lin(out, w("final_layer.linear.weight"), w("final_layer.linear.bias"));
 }
 
+// ---- Chroma (sd-scripts' chroma_models.Chroma), spelled out per sample as it computes: the text
+// cut to its real tokens and one padding token (txt_seq_len), so no mask at all.
+
+// Rows [start, start + n) of the approximator's output, each [1, 1, H]: shift, scale, gate, ...
+std::vector<Tensor> rowsOf(const Tensor& vectors, int64_t start, int64_t n) {
+  std::vector<Tensor> out;
+  for (int64_t i = 0; i < n; ++i) out.push_back(vectors.slice(1, start + i, start + i + 1));
+  return out;
+}
+
+// get_mod_vectors: [timestep (in/4), guidance (in/4), index (in/2)] embeddings through the Approximator.
+Tensor chromaVectors(const Weights& w, const FluxConfig& c, const Tensor& t, const Tensor& g) {
+  const int64_t in = c.approximatorInDim, count = 3 * c.depthSingleBlocks + 12 * c.depth + 2, b = t.size(0);
+  const Tensor index = timeEmbedding(torch::arange(count, torch::kFloat32), in / 2);
+  const Tensor tg = torch::cat({timeEmbedding(t, in / 4), timeEmbedding(g, in / 4)}, 1);
+  const Tensor input = torch::cat({tg.unsqueeze(1).expand({b, count, in / 2}), index.unsqueeze(0).expand({b, count, in / 2})}, 2);
+  const std::string a = "distilled_guidance_layer.";
+  Tensor x = lin(input, w(a + "in_proj.weight"), w(a + "in_proj.bias"));
+  for (int64_t i = 0; i < c.approximatorDepth; ++i)
+    x = x + mlpEmbedder(w, a + "layers." + std::to_string(i) + ".", rms(x, w(a + "norms." + std::to_string(i) + ".scale")));
+  return lin(x, w(a + "out_proj.weight"), w(a + "out_proj.bias"));
+}
+
+Tensor referenceChromaForward(const FluxTransformer& model, const Tensor& img, const Tensor& imgIds, const Tensor& txt,
+                              const Tensor& txtIds, const Tensor& t, const Tensor& guidance, const Tensor& mask) {
+  const FluxConfig& c = model->config();
+  const Weights w = weightsOf(*model);
+  const Tensor vectors = chromaVectors(w, c, t, guidance);
+  const int64_t singles = c.depthSingleBlocks, doubles = c.depth;
+  std::vector<Tensor> out;
+  for (int64_t s = 0; s < img.size(0); ++s) {
+    const int64_t len = std::min<int64_t>(mask[s].sum().item<int64_t>() + 1, txt.size(1));  // attn_padding = 1
+    const Tensor v = vectors.slice(0, s, s + 1);
+    Tensor i = lin(img.slice(0, s, s + 1), w("img_in.weight"), w("img_in.bias"));
+    Tensor x = lin(txt.slice(0, s, s + 1).slice(1, 0, len), w("txt_in.weight"), w("txt_in.bias"));
+    const Tensor angles = pairAngles(torch::cat({txtIds.slice(0, s, s + 1).slice(1, 0, len), imgIds.slice(0, s, s + 1)}, 1), c.axesDim, c.theta);
+    for (int64_t b = 0; b < doubles; ++b)
+      std::tie(i, x) = referenceDoubleBlock(w, "double_blocks." + std::to_string(b) + ".", i, x, rowsOf(v, 3 * singles + 6 * b, 6),
+                                            rowsOf(v, 3 * singles + 6 * doubles + 6 * b, 6), angles, c.numHeads);
+    Tensor joint = torch::cat({x, i}, 1);
+    for (int64_t b = 0; b < singles; ++b)
+      joint = referenceSingleBlock(w, "single_blocks." + std::to_string(b) + ".", joint, rowsOf(v, 3 * b, 3), angles, c.numHeads);
+    const std::vector<Tensor> last = rowsOf(v, 3 * singles + 12 * doubles, 2);  // shift, scale
+    out.push_back(lin((1 + last[1]) * layerNorm(joint.slice(1, len)) + last[0], w("final_layer.linear.weight"), w("final_layer.linear.bias")));
+  }
+  return torch::cat(out, 0);
+}
+
 // Random weights everywhere, the RMSNorm scales too (their initial ones would hide a misuse).
-FluxTransformer randomTiny(bool dev = true) {
+FluxTransformer randomTiny(bool dev = true, bool chroma = false) {
   torch::manual_seed(3);
-  FluxTransformer model(FluxConfig::tiny(dev));
+  FluxTransformer model(chroma ? FluxConfig::tinyChroma() : FluxConfig::tiny(dev));
   torch::NoGradGuard noGrad;
   for (auto& p : model->parameters()) p.copy_(torch::randn_like(p) * 0.3 + (p.dim() == 1 && p.size(0) == 32 ? 1.0 : 0.0));
   return model;
@@ -403,4 +463,68 @@ TEST(FluxTransformer, FusedKernelsOnTheCpuTrainLikeTheStockOperators) {
   ASSERT_EQ(stock.size(), fused.size());
   ASSERT_GT(stock.size(), 10u);
   for (size_t i = 0; i < stock.size(); ++i) EXPECT_TRUE(torch::equal(stock[i], fused[i])) << "tensor " << i;
+}
+
+// ---- Chroma ------------------------------------------------------------------------------------
+
+// Chroma1-HD's keys: FLUX.1's without time_in, vector_in, guidance_in, the blocks' modulation Linears
+// and final_layer.adaLN_modulation, with distilled_guidance_layer's: in_proj and out_proj (2 each),
+// 5 x (layers.N.in_layer, .out_layer: 4; norms.N.scale: 1). 6 + 4 + 25 outside the blocks, 20 per
+// double block, 6 per single block: 35 + 19 * 20 + 38 * 6 = 643.
+TEST(ChromaTransformer, KeysOfAChromaFile) {
+  FluxConfig c = FluxConfig::tinyChroma();
+  c.depth = 19;
+  c.depthSingleBlocks = 38;
+  c.approximatorDepth = 5;
+  FluxTransformer model(c);
+  std::set<std::string> keys;
+  for (const auto& [key, t] : model->checkpointTensors()) keys.insert(key);
+  EXPECT_EQ(keys.size(), 643u);
+  EXPECT_EQ(c.chromaModulationCount(), 344);  // mod_index_length
+  for (const char* key : {"distilled_guidance_layer.in_proj.weight", "distilled_guidance_layer.out_proj.bias",
+                          "distilled_guidance_layer.layers.4.out_layer.weight", "distilled_guidance_layer.norms.4.scale",
+                          "double_blocks.18.img_attn.qkv.weight", "single_blocks.37.linear2.bias", "final_layer.linear.weight"})
+    EXPECT_TRUE(keys.count(key)) << key;
+  for (const char* key : {"time_in.in_layer.weight", "vector_in.in_layer.weight", "guidance_in.in_layer.weight",
+                          "double_blocks.0.img_mod.lin.weight", "double_blocks.0.txt_mod.lin.weight",
+                          "single_blocks.0.modulation.lin.weight", "final_layer.adaLN_modulation.1.weight"})
+    EXPECT_FALSE(keys.count(key)) << key;
+}
+
+TEST(ChromaTransformer, ForwardMatchesSdScriptsPerSampleComputation) {
+  FluxTransformer model = randomTiny(true, true);
+  const Inputs in = tinyInputs(model->config());
+  const Tensor mask = torch::tensor({1, 1, 1, 0, 0, 1, 1, 1, 1, 1}).view({2, 5});
+  torch::NoGradGuard noGrad;
+  const Tensor out = model(in.img, in.imgIds, in.txt, in.txtIds, in.t, Tensor(), in.guidance, mask);
+  const Tensor ref = referenceChromaForward(model, in.img, in.imgIds, in.txt, in.txtIds, in.t, in.guidance, mask);
+  ASSERT_EQ(out.sizes(), in.img.sizes());
+  const double relative = ((out - ref).norm() / ref.norm()).item<double>();
+  EXPECT_LT(relative, 2e-6) << relative;
+}
+
+// The first padding token after the caption is attended (attn_padding 1); the rest are not.
+TEST(ChromaTransformer, SeesOnePaddingTokenAfterTheCaption) {
+  FluxTransformer model = randomTiny(true, true);
+  const Inputs in = tinyInputs(model->config());
+  const Tensor mask = torch::tensor({1, 1, 0, 0, 0}).repeat({2, 1});
+  torch::NoGradGuard noGrad;
+  auto run = [&](const Tensor& txt) { return model(in.img, in.imgIds, txt, in.txtIds, in.t, Tensor(), in.guidance, mask); };
+  const Tensor base = run(in.txt);
+  Tensor later = in.txt.clone(), first = in.txt.clone();
+  later.slice(1, 3) += torch::randn_like(later.slice(1, 3));
+  first.slice(1, 2, 3) += torch::randn_like(first.slice(1, 2, 3));
+  EXPECT_TRUE(torch::allclose(run(later), base, 1e-5, 1e-6));
+  EXPECT_FALSE(torch::allclose(run(first), base, 1e-5, 1e-6));
+}
+
+TEST(ChromaTransformer, NeedsTheTextMaskAndTheGuidance) {
+  FluxTransformer model = randomTiny(true, true);
+  const Inputs in = tinyInputs(model->config());
+  const Tensor mask = torch::ones({2, 5}, torch::kLong);
+  torch::NoGradGuard noGrad;
+  EXPECT_THROW(model(in.img, in.imgIds, in.txt, in.txtIds, in.t, Tensor(), in.guidance), std::invalid_argument);
+  EXPECT_THROW(model(in.img, in.imgIds, in.txt, in.txtIds, in.t, Tensor(), Tensor(), mask), std::invalid_argument);
+  const Tensor a = model(in.img, in.imgIds, in.txt, in.txtIds, in.t, Tensor(), in.guidance, mask);
+  EXPECT_FALSE(torch::allclose(a, model(in.img, in.imgIds, in.txt, in.txtIds, in.t, Tensor(), in.guidance * 2, mask)));
 }

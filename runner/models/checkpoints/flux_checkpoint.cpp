@@ -26,6 +26,7 @@ std::optional<FluxVariant> detectFluxVariant(const io::SafetensorsFile& file) {
   if (!file.has(prefix + "img_in.weight") ||
       !(file.hasKeyStartingWith(prefix + "double_blocks.") || file.hasKeyStartingWith(prefix + "single_blocks.")))
     return std::nullopt;
+  if (file.has(prefix + "distilled_guidance_layer.in_proj.weight")) return FluxVariant::Chroma;
   return file.has(prefix + "guidance_in.in_layer.bias") || file.has(prefix + "guidance_in.in_layer.weight")
              ? FluxVariant::Dev
              : FluxVariant::Schnell;

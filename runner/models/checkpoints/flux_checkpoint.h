@@ -17,8 +17,9 @@ class SafetensorsFile;
 
 namespace sinter::models {
 
-// dev when the file has guidance_in.* (as sd-scripts' analyze_checkpoint_state decides), schnell
-// when it has FLUX's double_blocks/single_blocks without it, nullopt when it is no FLUX
+// dev when the file has guidance_in.* (as sd-scripts' analyze_checkpoint_state decides), Chroma
+// when it has distilled_guidance_layer.* (sd-scripts takes --model_type chroma; Sinter reads it from
+// the keys), schnell when it has FLUX's double_blocks/single_blocks without either, nullopt when it is no FLUX
 // transformer in BFL's layout. Either key prefix ("" or "model.diffusion_model.").
 std::optional<FluxVariant> detectFluxVariant(const io::SafetensorsFile& file);
 

@@ -51,9 +51,12 @@ FluxAutoencoder buildRandomFluxAutoencoder(const FluxAutoencoderConfig& config, 
 
 void writeRandomFluxTransformer(const std::string& path, const FluxConfig& config, uint64_t seed, torch::Dtype dtype) {
   config.validate();
+  // sai_model_spec's architectures: flux-1-dev, flux-1-schnell, and "chroma" (ARCH_FLUX_1_CHROMA).
+  const bool chroma = config.chroma();
   const std::map<std::string, std::string> metadata = {
-      {"modelspec.architecture", std::string("flux-1-") + fluxVariantName(config.variant())},
-      {"modelspec.title", std::string("Sinter random FLUX.1 ") + fluxVariantName(config.variant()) + " transformer"},
+      {"modelspec.architecture", chroma ? std::string("chroma") : std::string("flux-1-") + fluxVariantName(config.variant())},
+      {"modelspec.title", chroma ? std::string("Sinter random Chroma transformer")
+                                 : std::string("Sinter random FLUX.1 ") + fluxVariantName(config.variant()) + " transformer"},
       {"sinter.random_seed", std::to_string(seed)},
   };
   writeRandomParts(path, partCount(config), [&](int64_t part) { return randomPart(config, seed, part); }, dtype, metadata);

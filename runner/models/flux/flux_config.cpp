@@ -9,13 +9,34 @@
 
 namespace sinter::models {
 
-const char* fluxVariantName(FluxVariant variant) { return variant == FluxVariant::Dev ? "dev" : "schnell"; }
+const char* fluxVariantName(FluxVariant variant) {
+  switch (variant) {
+    case FluxVariant::Dev: return "dev";
+    case FluxVariant::Schnell: return "schnell";
+    case FluxVariant::Chroma: return "chroma";
+  }
+  return "dev";
+}
 
 FluxConfig FluxConfig::dev() { return FluxConfig{}; }
 
 FluxConfig FluxConfig::schnell() {
   FluxConfig c;
   c.guidanceEmbed = false;
+  return c;
+}
+
+FluxConfig FluxConfig::chromaFull() {
+  FluxConfig c;
+  c.approximatorInDim = 64;
+  return c;
+}
+
+FluxConfig FluxConfig::tinyChroma() {
+  FluxConfig c = tiny(true);
+  c.approximatorInDim = 16;
+  c.approximatorHiddenSize = 32;
+  c.approximatorDepth = 2;
   return c;
 }
 
@@ -40,6 +61,8 @@ void FluxConfig::validate() const {
     fail("sizes must be positive");
   if (hiddenSize % numHeads)
     fail("hidden size " + std::to_string(hiddenSize) + " is not a multiple of " + std::to_string(numHeads) + " heads");
+  if (chroma() && (approximatorInDim % 4 || approximatorHiddenSize <= 0 || approximatorDepth < 0))
+    fail("Chroma's approximator needs inputs a multiple of 4 (timestep, guidance and index embeddings) and a positive width");
   if (axesDim.empty()) fail("axes_dim is empty");
   for (int64_t d : axesDim)
     if (d <= 0 || d % 2) fail("every RoPE axis needs an even, positive width, got " + std::to_string(d));
@@ -49,10 +72,12 @@ void FluxConfig::validate() const {
 }
 
 bool FluxConfig::operator==(const FluxConfig& o) const {
-  return inChannels == o.inChannels && vecInDim == o.vecInDim && contextInDim == o.contextInDim &&
+  // Chroma has no vector_in: its vecInDim is no part of the model.
+  return inChannels == o.inChannels && (chroma() || vecInDim == o.vecInDim) && contextInDim == o.contextInDim &&
          hiddenSize == o.hiddenSize && mlpRatio == o.mlpRatio && numHeads == o.numHeads && depth == o.depth &&
          depthSingleBlocks == o.depthSingleBlocks && axesDim == o.axesDim && theta == o.theta && qkvBias == o.qkvBias &&
-         guidanceEmbed == o.guidanceEmbed;
+         guidanceEmbed == o.guidanceEmbed && approximatorInDim == o.approximatorInDim &&
+         (!chroma() || (approximatorHiddenSize == o.approximatorHiddenSize && approximatorDepth == o.approximatorDepth));
 }
 
 namespace {
@@ -81,10 +106,17 @@ FluxConfig FluxConfig::inferFromCheckpoint(const io::SafetensorsFile& file, cons
   c.hiddenSize = imgIn[0];
   c.inChannels = imgIn[1];
   c.contextInDim = requireShape(file, prefix, "txt_in.weight", model)[1];
-  c.vecInDim = requireShape(file, prefix, "vector_in.in_layer.weight", model)[1];
-  c.guidanceEmbed = file.has(prefix + "guidance_in.in_layer.weight");
+  if (file.has(prefix + "distilled_guidance_layer.in_proj.weight")) {  // Chroma: no vector_in, no guidance_in
+    const auto inProj = requireShape(file, prefix, "distilled_guidance_layer.in_proj.weight", model);
+    c.approximatorInDim = inProj[1];
+    c.approximatorHiddenSize = inProj[0];
+    c.approximatorDepth = countBlocks(file, prefix, "distilled_guidance_layer.layers", ".in_layer.weight");
+  } else {
+    c.vecInDim = requireShape(file, prefix, "vector_in.in_layer.weight", model)[1];
+    c.guidanceEmbed = file.has(prefix + "guidance_in.in_layer.weight");
+  }
   c.depth = countBlocks(file, prefix, "double_blocks", ".img_attn.proj.bias");
-  c.depthSingleBlocks = countBlocks(file, prefix, "single_blocks", ".modulation.lin.bias");
+  c.depthSingleBlocks = countBlocks(file, prefix, "single_blocks", ".linear2.bias");
   int64_t headDim = 0;
   if (c.depth > 0) {
     headDim = requireShape(file, prefix, "double_blocks.0.img_attn.norm.query_norm.scale", model)[0];

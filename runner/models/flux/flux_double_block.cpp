@@ -3,10 +3,10 @@
 namespace sinter::models {
 
 FluxDoubleBlockImpl::FluxDoubleBlockImpl(const FluxConfig& c) {
-  img_mod = register_module("img_mod", FluxModulation(c.hiddenSize, /*isDouble=*/true));
+  if (!c.chroma()) img_mod = register_module("img_mod", FluxModulation(c.hiddenSize, /*isDouble=*/true));
   img_attn = register_module("img_attn", FluxSelfAttention(c.hiddenSize, c.numHeads, c.qkvBias));
   img_mlp = register_module("img_mlp", FluxMlp(c.hiddenSize, c.mlpHiddenDim()));
-  txt_mod = register_module("txt_mod", FluxModulation(c.hiddenSize, /*isDouble=*/true));
+  if (!c.chroma()) txt_mod = register_module("txt_mod", FluxModulation(c.hiddenSize, /*isDouble=*/true));
   txt_attn = register_module("txt_attn", FluxSelfAttention(c.hiddenSize, c.numHeads, c.qkvBias));
   txt_mlp = register_module("txt_mlp", FluxMlp(c.hiddenSize, c.mlpHiddenDim()));
 }
@@ -15,7 +15,9 @@ std::pair<torch::Tensor, torch::Tensor> FluxDoubleBlockImpl::forward(const torch
                                                                      const torch::Tensor& vec,
                                                                      const torch::Tensor& rotations,
                                                                      const torch::Tensor& mask) {
-  const std::vector<FluxModulationOut> imgMod = img_mod(vec), txtMod = txt_mod(vec);  // [0]: attention, [1]: MLP
+  // [0]: attention, [1]: MLP
+  const std::vector<FluxModulationOut> imgMod = img_mod ? img_mod(vec) : fluxModulationFromVectors(vec.narrow(1, 0, 6));
+  const std::vector<FluxModulationOut> txtMod = txt_mod ? txt_mod(vec) : fluxModulationFromVectors(vec.narrow(1, 6, 6));
 
   const int64_t t = txt.size(1);
   // One attention over [txt, img] (rotations are the joint sequence's), then each stream takes back

@@ -59,6 +59,13 @@ std::vector<FluxModulationOut> FluxModulationImpl::forward(const torch::Tensor& 
   return out;
 }
 
+std::vector<FluxModulationOut> fluxModulationFromVectors(const torch::Tensor& vectors) {
+  std::vector<FluxModulationOut> out;
+  for (int64_t s = 0; s + 3 <= vectors.size(1); s += 3)
+    out.push_back({vectors.narrow(1, s, 1), vectors.narrow(1, s + 1, 1), vectors.narrow(1, s + 2, 1)});
+  return out;
+}
+
 FluxMlpImpl::FluxMlpImpl(int64_t hidden, int64_t mlpHidden) {
   fc0 = register_module("0", Linear(hidden, mlpHidden));
   fc2 = register_module("2", Linear(mlpHidden, hidden));
@@ -66,15 +73,23 @@ FluxMlpImpl::FluxMlpImpl(int64_t hidden, int64_t mlpHidden) {
 
 torch::Tensor FluxMlpImpl::forward(const torch::Tensor& x) { return fc2(geluTanh(fc0(x))); }
 
-FluxLastLayerImpl::FluxLastLayerImpl(int64_t hidden, int64_t outChannels) {
+FluxLastLayerImpl::FluxLastLayerImpl(int64_t hidden, int64_t outChannels, bool ownModulation) {
   linear = register_module("linear", Linear(hidden, outChannels));
+  if (!ownModulation) return;
   adaLN = Linear(hidden, 2 * hidden);
   adaLN_modulation = register_module("adaLN_modulation", torch::nn::ModuleList(torch::nn::SiLU(), adaLN));
 }
 
 torch::Tensor FluxLastLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& vec) {
-  const std::vector<torch::Tensor> shiftScale = adaLN(torch::silu(vec)).chunk(2, 1);
-  const torch::Tensor shift = shiftScale[0].unsqueeze(1), scale = shiftScale[1].unsqueeze(1);
+  torch::Tensor shift, scale;
+  if (adaLN) {
+    const std::vector<torch::Tensor> shiftScale = adaLN(torch::silu(vec)).chunk(2, 1);
+    shift = shiftScale[0].unsqueeze(1);
+    scale = shiftScale[1].unsqueeze(1);
+  } else {
+    shift = vec.narrow(1, 0, 1);
+    scale = vec.narrow(1, 1, 1);
+  }
   return linear((1 + scale) * fluxLayerNorm(x) + shift);
 }
 

@@ -53,6 +53,9 @@ struct FluxModulationOut {
   torch::Tensor gatedAdd(const torch::Tensor& residual, const torch::Tensor& y, bool fused) const;
 };
 
+// Chroma: the sets (shift, scale, gate) read from precomputed vectors [B, 3·sets, hidden], in that order.
+std::vector<FluxModulationOut> fluxModulationFromVectors(const torch::Tensor& vectors);
+
 // Whether the blocks' fused kernels run for activations x [B, L, hidden]: asked for, on CUDA, and
 // rows the kernels take (hidden a multiple of 4 up to 4096; FLUX's is 3072).
 bool fluxKernelsTake(const torch::Tensor& x, bool fused);
@@ -78,10 +81,11 @@ class FluxMlpImpl : public torch::nn::Module {
 };
 TORCH_MODULE(FluxMlp);
 
-// final_layer: shift, scale = adaLN_modulation.1(silu(vec)); linear((1 + scale) * norm(x) + shift)
+// final_layer: shift, scale = adaLN_modulation.1(silu(vec)); linear((1 + scale) * norm(x) + shift).
+// Chroma's has no adaLN_modulation (ownModulation false): vec is then its [B, 2, hidden] shift and scale.
 class FluxLastLayerImpl : public torch::nn::Module {
  public:
-  FluxLastLayerImpl(int64_t hidden, int64_t outChannels);
+  FluxLastLayerImpl(int64_t hidden, int64_t outChannels, bool ownModulation = true);
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& vec);
   Linear linear{nullptr};
   Linear adaLN{nullptr};  // adaLN_modulation.1 (adaLN_modulation.0 is the SiLU)

@@ -12,6 +12,8 @@ namespace sinter::models {
 // img_in, time_in, vector_in, guidance_in (dev), txt_in, then per double block img_mod.lin,
 // img_attn.qkv, img_attn.proj, img_mlp.0, img_mlp.2 and the same for txt, per single block
 // linear1, linear2, modulation.lin, then final_layer.linear and final_layer.adaLN_modulation.1.
+// Chroma: img_in, distilled_guidance_layer's in_proj, layers.N.in_layer/out_layer and out_proj,
+// txt_in, the blocks without their modulation Linears, final_layer.linear.
 std::vector<LinearInfo> fluxTransformerLinearLayers(const FluxConfig& config);
 
 // A Linear (by module path) that takes one row per sample, not one per token: the timestep,

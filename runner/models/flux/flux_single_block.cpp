@@ -10,12 +10,12 @@ FluxSingleBlockImpl::FluxSingleBlockImpl(const FluxConfig& c)
   linear1 = register_module("linear1", Linear(hidden_, 3 * hidden_ + mlpHidden_));
   linear2 = register_module("linear2", Linear(hidden_ + mlpHidden_, hidden_));
   norm = register_module("norm", FluxQkNorm(c.headDim()));
-  modulation = register_module("modulation", FluxModulation(hidden_, /*isDouble=*/false));
+  if (!c.chroma()) modulation = register_module("modulation", FluxModulation(hidden_, /*isDouble=*/false));
 }
 
 torch::Tensor FluxSingleBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& vec,
                                            const torch::Tensor& rotations, const torch::Tensor& mask) {
-  const FluxModulationOut mod = modulation(vec)[0];
+  const FluxModulationOut mod = modulation ? modulation(vec)[0] : fluxModulationFromVectors(vec)[0];  // Chroma: [B, 3, hidden]
   const torch::Tensor projected = linear1(mod.normModulate(x, fused));
   const bool fusedJoin = fluxKernelsTake(x, fused);
   // Where both of its consumers are fused kernels, they write linear1's output gradient in place

@@ -13,13 +13,14 @@ class FluxSingleBlockImpl : public torch::nn::Module {
  public:
   explicit FluxSingleBlockImpl(const FluxConfig& config);
 
-  // x: [B, T + L, hidden]; vec, rotations and mask as the double block's. Returns [B, T + L, hidden].
+  // x: [B, T + L, hidden]; vec [B, hidden] (Chroma: the block's 3 modulation vectors [B, 3, hidden]);
+  // rotations and mask as the double block's. Returns [B, T + L, hidden].
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& vec, const torch::Tensor& rotations,
                         const torch::Tensor& mask = {});
 
   Linear linear1{nullptr}, linear2{nullptr};
   FluxQkNorm norm{nullptr};
-  FluxModulation modulation{nullptr};
+  FluxModulation modulation{nullptr};  // none in Chroma
   bool fused = false;  // on CUDA: QK norm + RoPE, LayerNorm+modulate, the GELU join, the gated residual fused
 
  private:

@@ -34,9 +34,13 @@ FluxTransformerImpl::FluxTransformerImpl(const FluxConfig& config) : config_(con
   config.validate();
   const int64_t hidden = config.hiddenSize;
   img_in = register_module("img_in", Linear(config.inChannels, hidden));
-  time_in = register_module("time_in", FluxMlpEmbedder(256, hidden));
-  vector_in = register_module("vector_in", FluxMlpEmbedder(config.vecInDim, hidden));
-  if (config.guidanceEmbed) guidance_in = register_module("guidance_in", FluxMlpEmbedder(256, hidden));
+  if (config.chroma()) {
+    distilled_guidance_layer = register_module("distilled_guidance_layer", ChromaApproximator(config));
+  } else {
+    time_in = register_module("time_in", FluxMlpEmbedder(256, hidden));
+    vector_in = register_module("vector_in", FluxMlpEmbedder(config.vecInDim, hidden));
+    if (config.guidanceEmbed) guidance_in = register_module("guidance_in", FluxMlpEmbedder(256, hidden));
+  }
   txt_in = register_module("txt_in", Linear(config.contextInDim, hidden));
   double_blocks = register_module("double_blocks", torch::nn::ModuleList());
   for (int64_t i = 0; i < config.depth; ++i) {
@@ -50,7 +54,7 @@ FluxTransformerImpl::FluxTransformerImpl(const FluxConfig& config) : config_(con
     single_blocks->push_back(singles_.back());
     regions_.push_back("single_blocks." + std::to_string(i));
   }
-  final_layer = register_module("final_layer", FluxLastLayer(hidden, config.inChannels));
+  final_layer = register_module("final_layer", FluxLastLayer(hidden, config.inChannels, !config.chroma()));
 }
 
 torch::Tensor FluxTransformerImpl::runBlock(size_t region, const std::vector<torch::Tensor>& inputs, const BlockBody& body) {
@@ -141,27 +145,43 @@ torch::Tensor FluxTransformerImpl::forward(const torch::Tensor& img, const torch
                                 c10::str(txtIds.sizes()) + " must have img's " + std::to_string(l) + " and txt's " +
                                 std::to_string(t) + " tokens");
   requireVector(timesteps, "timesteps", b);
-  if (y.dim() != 2 || y.size(0) != b || y.size(1) != config_.vecInDim)
+  const bool chroma = config_.chroma();
+  if (!chroma && (y.dim() != 2 || y.size(0) != b || y.size(1) != config_.vecInDim))
     throw std::invalid_argument("FLUX transformer: y must be [" + std::to_string(b) + ", " +
                                 std::to_string(config_.vecInDim) + "], got " + c10::str(y.sizes()));
-  if (config_.guidanceEmbed) requireVector(guidance, "guidance (a guidance-distilled model, FLUX.1 dev, needs it)", b);
+  if (chroma) requireVector(guidance, "guidance (Chroma's approximator takes it)", b);
+  else if (config_.guidanceEmbed) requireVector(guidance, "guidance (a guidance-distilled model, FLUX.1 dev, needs it)", b);
   if (txtMask.defined() && (txtMask.dim() != 2 || txtMask.size(0) != b || txtMask.size(1) != t))
     throw std::invalid_argument("FLUX transformer: the text mask must be [" + std::to_string(b) + ", " +
                                 std::to_string(t) + "], got " + c10::str(txtMask.sizes()));
+  if (chroma && !txtMask.defined())
+    throw std::invalid_argument("Chroma transformer: it needs the T5 attention mask (sd-scripts requires apply_t5_attn_mask for Chroma)");
 
   const torch::ScalarType dtype = img.scalar_type();
-  torch::Tensor vec = time_in(fluxTimestepEmbedding(timesteps).to(dtype));
-  if (config_.guidanceEmbed) vec = vec + guidance_in(fluxTimestepEmbedding(guidance).to(dtype));
-  vec = vec + vector_in(y.to(dtype));
+  // FLUX.1: one vector for every block; Chroma: each block's own rows of the approximator's output.
+  torch::Tensor vec, modulations;
+  if (chroma) {
+    modulations = distilled_guidance_layer(timesteps, guidance, dtype);
+  } else {
+    vec = time_in(fluxTimestepEmbedding(timesteps).to(dtype));
+    if (config_.guidanceEmbed) vec = vec + guidance_in(fluxTimestepEmbedding(guidance).to(dtype));
+    vec = vec + vector_in(y.to(dtype));
+  }
+  auto rows = [&](ChromaModulationSlices slice) { return modulations.narrow(1, slice.start, slice.count); };
   torch::Tensor imgH = img_in(img);
   torch::Tensor txtH = txt_in(txt.to(dtype));
 
   // RoPE over the joint sequence [txt, img], computed once for every block.
   const torch::Tensor rotations = fluxRopeRotations(torch::cat({txtIds, imgIds}, 1), config_.axesDim, config_.theta);
   torch::Tensor mask;
-  if (txtMask.defined())
-    mask = torch::cat({txtMask.to(torch::kBool), torch::ones({b, l}, txtMask.options().dtype(torch::kBool))}, 1)
-               .view({b, 1, 1, t + l});
+  if (txtMask.defined()) {
+    torch::Tensor textKeys = txtMask.to(torch::kBool);
+    if (chroma) {  // the real tokens and one padding token: txt_seq_len = min(count + 1, T)
+      const torch::Tensor length = (textKeys.sum(1, /*keepdim=*/true) + 1).clamp_max(t);
+      textKeys = torch::arange(t, txtMask.options().dtype(torch::kLong)).unsqueeze(0) < length;
+    }
+    mask = torch::cat({textKeys, torch::ones({b, l}, txtMask.options().dtype(torch::kBool))}, 1).view({b, 1, 1, t + l});
+  }
   auto withMask = [&](std::vector<torch::Tensor> inputs) {
     if (mask.defined()) inputs.push_back(mask);
     return inputs;
@@ -171,7 +191,10 @@ torch::Tensor FluxTransformerImpl::forward(const torch::Tensor& img, const torch
   torch::Tensor joint;  // [B, T + L, hidden]: txt then img
   for (FluxDoubleBlock& block : doubles_) {
     FluxDoubleBlock blk = block;
-    joint = runBlock(region++, withMask({imgH, txtH, vec, rotations}), [blk](const std::vector<torch::Tensor>& in) mutable {
+    const int64_t i = static_cast<int64_t>(region);
+    const torch::Tensor blockVec =
+        chroma ? torch::cat({rows(chromaDoubleImgSlice(config_, i)), rows(chromaDoubleTxtSlice(config_, i))}, 1) : vec;
+    joint = runBlock(region++, withMask({imgH, txtH, blockVec, rotations}), [blk](const std::vector<torch::Tensor>& in) mutable {
       const auto [imgOut, txtOut] = blk(in[0], in[1], in[2], in[3], optionalInput(in, 4));
       return torch::cat({txtOut, imgOut}, 1);
     });
@@ -181,11 +204,13 @@ torch::Tensor FluxTransformerImpl::forward(const torch::Tensor& img, const torch
   if (!joint.defined()) joint = torch::cat({txtH, imgH}, 1);
   for (FluxSingleBlock& block : singles_) {
     FluxSingleBlock blk = block;
-    joint = runBlock(region++, withMask({joint, vec, rotations}), [blk](const std::vector<torch::Tensor>& in) mutable {
+    const int64_t i = static_cast<int64_t>(region) - config_.depth;
+    const torch::Tensor blockVec = chroma ? rows(chromaSingleBlockSlice(config_, i)) : vec;
+    joint = runBlock(region++, withMask({joint, blockVec, rotations}), [blk](const std::vector<torch::Tensor>& in) mutable {
       return blk(in[0], in[1], in[2], optionalInput(in, 3));
     });
   }
-  return final_layer(joint.narrow(1, t, l), vec);
+  return final_layer(joint.narrow(1, t, l), chroma ? rows(chromaLastLayerSlice(config_)) : vec);
 }
 
 std::string FluxTransformerImpl::checkpointPrefix(const io::SafetensorsFile& file) {
@@ -198,7 +223,9 @@ FluxConfig FluxTransformerImpl::inferFromCheckpoint(const io::SafetensorsFile& f
 }
 
 void FluxTransformerImpl::loadFromCheckpoint(const io::SafetensorsFile& file, const std::string& prefix) {
-  loadModuleFromCheckpoint(*this, file, prefix, std::string("FLUX.1 ") + fluxVariantName(config_.variant()) + " transformer");
+  loadModuleFromCheckpoint(*this, file, prefix,
+                           config_.chroma() ? std::string("Chroma transformer")
+                                            : std::string("FLUX.1 ") + fluxVariantName(config_.variant()) + " transformer");
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> FluxTransformerImpl::checkpointTensors(const std::string& prefix) const {

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/flux/chroma_approximator.h"
 #include "models/layers/block_swap.h"
 #include "models/flux/flux_config.h"
 #include "models/flux/flux_double_block.h"
@@ -35,8 +36,10 @@ class FluxTransformerImpl : public torch::nn::Module {
 
   // img: [B, L, in] packed latents (flux_latents.h); imgIds: [B, L, 3]; txt: [B, T, context];
   // txtIds: [B, T, 3] (zeros); timesteps: [B] in [0, 1] (sigma; embedded as t * 1000); y: [B, vec]
-  // (CLIP-L pooled); guidance: [B] guidance scale, required by dev, ignored (may be undefined) for
-  // schnell; txtMask: undefined or [B, T] (nonzero: a real token; sd-scripts' apply_t5_attn_mask).
+  // (CLIP-L pooled; Chroma has no CLIP-L: ignored, may be undefined); guidance: [B] guidance scale,
+  // required by dev and Chroma, ignored (may be undefined) for schnell; txtMask: undefined or [B, T]
+  // (nonzero: a real token; sd-scripts' apply_t5_attn_mask), required by Chroma, which also attends
+  // to the first padding token (Chroma.forward's attn_padding 1).
   // Computes in img's dtype. Returns [B, L, in].
   torch::Tensor forward(const torch::Tensor& img, const torch::Tensor& imgIds, const torch::Tensor& txt,
                         const torch::Tensor& txtIds, const torch::Tensor& timesteps, const torch::Tensor& y,
@@ -74,7 +77,7 @@ class FluxTransformerImpl : public torch::nn::Module {
   //                      txt and img joined in that order;
   //   "single_blocks.N": inputs (x, vec, rotations[, mask]) -> [B, T + L, hidden].
   // rotations never need grad; mask (boolean, [B, 1, 1, T + L]) is present only when txtMask was
-  // given. Without a runner (or from a runner, through runBlockDefault) a block runs eagerly, or
+  // given. Chroma's vec is the block's own modulation vectors (ChromaApproximator). Without a runner (or from a runner, through runBlockDefault) a block runs eagerly, or
   // checkpointed when gradient checkpointing is on and gradients are recorded.
   using BlockBody = std::function<torch::Tensor(const std::vector<torch::Tensor>& inputs)>;
   using BlockRunner =
@@ -95,7 +98,8 @@ class FluxTransformerImpl : public torch::nn::Module {
   std::vector<std::pair<std::string, torch::Tensor>> checkpointTensors(const std::string& prefix = "") const;
 
   Linear img_in{nullptr}, txt_in{nullptr};
-  FluxMlpEmbedder time_in{nullptr}, vector_in{nullptr}, guidance_in{nullptr};  // guidance_in: dev only
+  FluxMlpEmbedder time_in{nullptr}, vector_in{nullptr}, guidance_in{nullptr};  // guidance_in: dev only; none in Chroma
+  ChromaApproximator distilled_guidance_layer{nullptr};                         // Chroma only
   torch::nn::ModuleList double_blocks{nullptr}, single_blocks{nullptr};
   FluxLastLayer final_layer{nullptr};
 
