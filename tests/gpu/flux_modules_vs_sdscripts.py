@@ -1,8 +1,10 @@
-"""The runner's FLUX.1 transformer and autoencoder against sd-scripts' own, on the same random weights, in fp32.
+"""The runner's FLUX.1 and Chroma transformers and autoencoder against sd-scripts' own, on the same random
+weights, in fp32.
 
 Builds sd-scripts' library.flux_models.Flux at full width with a reduced depth (2 double and 2 single
-blocks; every block of the released models is one of these), as dev (guidance_in) and as schnell, and
-its AutoEncoder at full size, with random weights (the RMSNorm scales drawn too, so that they matter);
+blocks; every block of the released models is one of these), as dev (guidance_in) and as schnell,
+library.chroma_models.Chroma likewise (its full approximator: 64 -> 5120, 5 layers; the T5 mask with
+one sample's caption shorter than the other's), and its AutoEncoder at full size, with random weights (the RMSNorm scales drawn too, so that they matter);
 saves them in BFL's layout (flux1-dev.safetensors' and ae.safetensors' keys), runs the runner on them
 (sinter-runner --module_outputs --model_family flux) and sd-scripts on the same inputs with TF32 off,
 and prints each output's relative error ||ours - theirs|| / ||theirs||. Fails (exit 1) above 1e-5.
@@ -51,7 +53,7 @@ class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 sys.meta_path.insert(0, _StubFinder())
 
 from safetensors.torch import load_file, save_file  # noqa: E402
-from library import flux_models  # noqa: E402
+from library import chroma_models, flux_models  # noqa: E402
 
 
 def relative_error(ours, theirs):
@@ -91,6 +93,14 @@ def main():
                     p.uniform_(0.5, 1.5)
         save_state(model, path)
         models[variant] = model
+    chroma_path = os.path.join(work, "chroma_2x2.safetensors")
+    params = chroma_models.ChromaParams(**{**chroma_models.chroma_params.__dict__, "depth": 2, "depth_single_blocks": 2})
+    chroma = chroma_models.Chroma(params)
+    with torch.no_grad():
+        for name, p in chroma.named_parameters():
+            if name.endswith(".scale"):
+                p.uniform_(0.5, 1.5)
+    save_state(chroma, chroma_path)
     ae = flux_models.AutoEncoder(flux_models.configs["dev"].ae_params)
     save_state(ae, ae_path)
 
@@ -100,10 +110,12 @@ def main():
     inputs = {"img": torch.randn(b, h * w, 64, generator=g), "img_ids": image_ids(b, h, w),
               "txt": torch.randn(b, t, 4096, generator=g), "txt_ids": torch.zeros(b, t, 3),
               "timesteps": torch.tensor([0.9, 0.3]), "y": torch.randn(b, 768, generator=g),
-              "guidance": torch.tensor([3.5, 1.0]), "images": torch.rand(b, 3, 256, 256, generator=g) * 2 - 1}
+              "guidance": torch.tensor([3.5, 1.0]), "images": torch.rand(b, 3, 256, 256, generator=g) * 2 - 1,
+              # Chroma: the first caption 77 tokens long, the second filling all 256
+              "txt_mask": torch.cat([(torch.arange(t) < 77).long()[None], torch.ones(1, t, dtype=torch.long)])}
     save_file(inputs, inputs_path)
     ours = {}
-    for variant, path in (("dev", dev_path), ("schnell", schnell_path)):
+    for variant, path in (("dev", dev_path), ("schnell", schnell_path), ("chroma", chroma_path)):
         out_path = os.path.join(work, f"ours_{variant}.safetensors")
         args = [runner, "--module_outputs", out_path, "--module_inputs", inputs_path, "--model_family", "flux",
                 "--pretrained_model_name_or_path", path]
@@ -111,7 +123,7 @@ def main():
             args += ["--ae", ae_path]
         subprocess.run(args, check=True)
         for name, tensor in load_file(out_path).items():
-            ours[f"{variant}_{name}" if name == "flux" else name] = tensor
+            ours[f"{variant}_flux" if name in ("flux", "chroma") else name] = tensor
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -125,6 +137,11 @@ def main():
                                               timesteps=x["timesteps"], y=x["y"],
                                               guidance=x["guidance"] if variant == "dev" else None).cpu()
             model.cpu()
+        chroma = chroma.float().to(dev).eval()
+        theirs["chroma_flux"] = chroma(img=x["img"], img_ids=x["img_ids"], txt=x["txt"], txt_ids=x["txt_ids"],
+                                       timesteps=x["timesteps"], y=x["y"], guidance=x["guidance"],
+                                       txt_attention_mask=x["txt_mask"]).cpu()
+        chroma.cpu()
         ae = ae.float().to(dev).eval()
         ae.reg.sample = False  # the mean, as the runner's deterministic output
         theirs["ae_mean"] = torch.chunk(ae.encoder(x["images"]), 2, dim=1)[0].cpu()

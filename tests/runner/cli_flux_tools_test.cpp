@@ -1,5 +1,5 @@
-// sinter-runner's FLUX tools, run as a process: --print_lora_layout (JSON, no weights allocated)
-// and --init_checkpoint --model_family flux (files that load back).
+// sinter-runner's FLUX tools, run as a process: --print_lora_layout (JSON, no weights allocated),
+// --init_checkpoint --model_family flux (files that load back) and --module_outputs on a Chroma file.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -10,8 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "io/safetensors.h"
 #include "models/autoencoders/flux_autoencoder.h"
 #include "models/checkpoints/flux_checkpoint.h"
+#include "models/checkpoints/flux_random_checkpoint.h"
+#include "models/flux/flux_latents.h"
 
 namespace fs = std::filesystem;
 
@@ -109,4 +112,28 @@ TEST_F(FluxTools, InitCheckpointWritesATransformerAndAutoencoderThatLoad) {
   EXPECT_EQ(model->config().hiddenSize, sinter::models::FluxConfig::tiny().hiddenSize);
   const sinter::models::FluxAutoencoder ae = sinter::models::loadFluxAutoencoder((dir / "flux" / "ae.safetensors").string());
   EXPECT_NE(ae.get(), nullptr);
+}
+
+// What tests/gpu/flux_modules_vs_sdscripts.py compares with sd-scripts' Chroma: the runner's "chroma"
+// output (no y; the guidance and the T5 mask) is the transformer's own, in process.
+TEST_F(FluxTools, ModuleOutputsRunAChromaTransformer) {
+  using namespace sinter::models;
+  const std::string chroma = (dir / "chroma.safetensors").string(), in = (dir / "in.safetensors").string(),
+                    out = (dir / "out.safetensors").string();
+  writeRandomFluxTransformer(chroma, FluxConfig::tinyChroma(), 5, torch::kFloat32);
+  torch::manual_seed(2);
+  const std::map<std::string, torch::Tensor> inputs = {
+      {"img", packFluxLatents(torch::randn({2, 16, 4, 4}))}, {"img_ids", fluxImageIds(2, 2, 2)},
+      {"txt", torch::randn({2, 6, FluxConfig::tinyChroma().contextInDim})}, {"txt_ids", fluxTextIds(2, 6)},
+      {"timesteps", torch::tensor({0.7f, 0.2f})}, {"guidance", torch::tensor({0.0f, 0.0f})},
+      {"txt_mask", torch::tensor({1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 0}).view({2, 6})}};
+  sinter::io::writeSafetensors(in, {inputs.begin(), inputs.end()});
+  const Result r = run({"--module_outputs", out, "--module_inputs", in, "--model_family", "flux", "--pretrained_model_name_or_path", chroma},
+                       dir / "err");
+  ASSERT_EQ(r.code, 0);
+  FluxTransformer model = loadFluxTransformer(chroma);
+  torch::NoGradGuard noGrad;
+  const torch::Tensor expected = model(inputs.at("img"), inputs.at("img_ids"), inputs.at("txt"), inputs.at("txt_ids"),
+                                       inputs.at("timesteps"), torch::Tensor(), inputs.at("guidance"), inputs.at("txt_mask"));
+  EXPECT_TRUE(torch::allclose(sinter::io::SafetensorsFile(out).tensor("chroma"), expected, 1e-5, 1e-6));
 }

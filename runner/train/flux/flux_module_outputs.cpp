@@ -19,9 +19,13 @@ std::map<std::string, torch::Tensor> fluxModuleOutputs(models::FluxTransformer* 
     const torch::Tensor img = moduleInput(inputs, "img", 3, device), imgIds = moduleInput(inputs, "img_ids", 3, device),
                         txt = moduleInput(inputs, "txt", 3, device), txtIds = moduleInput(inputs, "txt_ids", 3, device),
                         timesteps = moduleInput(inputs, "timesteps", 1, device), y = moduleInput(inputs, "y", 2, device),
-                        guidance = moduleInput(inputs, "guidance", 1, device);
-    if (img.defined() && imgIds.defined() && txt.defined() && txtIds.defined() && timesteps.defined() && y.defined()) {
-      const torch::Dtype dtype = weight.scalar_type();
+                        guidance = moduleInput(inputs, "guidance", 1, device), txtMask = moduleInput(inputs, "txt_mask", 2, device);
+    const torch::Dtype dtype = weight.scalar_type();
+    const bool inputsGiven = img.defined() && imgIds.defined() && txt.defined() && txtIds.defined() && timesteps.defined();
+    if ((*transformer)->config().chroma()) {  // no CLIP-L (y); the T5 mask it needs
+      if (inputsGiven && guidance.defined() && txtMask.defined())
+        out["chroma"] = (*transformer)(img.to(dtype), imgIds, txt.to(dtype), txtIds, timesteps, torch::Tensor(), guidance, txtMask).contiguous();
+    } else if (inputsGiven && y.defined()) {
       out["flux"] = (*transformer)(img.to(dtype), imgIds, txt.to(dtype), txtIds, timesteps, y.to(dtype), guidance).contiguous();
     }
   }
@@ -74,7 +78,7 @@ ModuleOutputs fluxModuleOutputsTool(const Config& config, const std::map<std::st
   spdlog::info("running FLUX {} {} {} on {} in fp32", transformerPath, aePath, t5Path, describeDevice(device));
   for (auto& [name, tensor] : fluxModuleOutputs(&transformer, &ae, &t5, inputs)) out.tensors.emplace_back(name, tensor.cpu());
   out.metadata = {{"transformer", transformerPath}, {"ae", aePath}, {"t5xxl", t5Path}};
-  out.inputNames = "img, img_ids, txt, txt_ids, timesteps, y[, guidance]; images; t5_ids";
+  out.inputNames = "img, img_ids, txt, txt_ids, timesteps, y[, guidance] (Chroma: guidance and txt_mask, no y); images; t5_ids";
   return out;
 }
 
