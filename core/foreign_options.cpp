@@ -104,7 +104,6 @@ std::vector<ForeignOption> buildForeignOptions() {
       // add_dit_training_arguments, flux_train_utils.add_flux_train_arguments
       {"text_encoder_batch_size", T::Int, none, I, "the batch size of text encoder output caching; it changes only speed"},
       {"controlnet_model_name_or_path", T::Path, none, R, "FLUX.1 ControlNet training is not in Sinter"},
-      {"model_type", T::String, S("flux"), R, "Chroma is not trained by Sinter; FLUX.1 only (model_type flux)"},
       // sdxl_train.py, flux_train.py
       {"use_safetensors", T::Bool, B(false), I, "Sinter always saves .safetensors"},
       {"diffusers_xformers", T::Bool, B(false), I, kAttention},

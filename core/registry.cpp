@@ -81,8 +81,13 @@ std::vector<OptionSpec> buildRegistry() {
           .advanced(),
       Opt("ae", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "Autoencoder (ae)"),
           QT_TRANSLATE_NOOP("Option", "FLUX autoencoder file, ae.safetensors.")).families(FLUX).file(),
+      Opt("model_type", T::Enum, S("flux"), Sec::Model, QT_TRANSLATE_NOOP("Option", "Model type"),
+          QT_TRANSLATE_NOOP("Option", "flux: FLUX.1; chroma: Chroma1-HD / Chroma1-Base, FLUX.1's blocks with T5-XXL alone (no "
+                                      "CLIP-L; apply_t5_attn_mask required; sd-scripts suggests guidance_scale 0). A Chroma "
+                                      "checkpoint is recognised from its keys either way."))
+          .families(FLUX).choices({"flux", "chroma"}),
       Opt("clip_l", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "CLIP-L"),
-          QT_TRANSLATE_NOOP("Option", "FLUX CLIP-L text encoder file.")).families(FLUX).file(),
+          QT_TRANSLATE_NOOP("Option", "FLUX CLIP-L text encoder file (not used by Chroma).")).families(FLUX).file(),
       Opt("t5xxl", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "T5-XXL"),
           QT_TRANSLATE_NOOP("Option", "FLUX T5-XXL text encoder file.")).families(FLUX).file(),
       Opt("clip_tokenizer", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "CLIP tokenizer"),

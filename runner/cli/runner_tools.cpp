@@ -129,7 +129,7 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
       if (!tiny) return kExitBadInput;
       const std::filesystem::path parent = std::filesystem::path(*out).parent_path();
       if (!parent.empty()) std::filesystem::create_directories(parent);
-      registration->writeRandomCheckpoint(*out, *tiny, seedOf(config));
+      registration->writeRandomCheckpoint(*out, *tiny, seedOf(config), config);
       return kExitOk;
     }
     if (args.hasFlag("print_lora_layout")) {

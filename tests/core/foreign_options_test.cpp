@@ -58,7 +58,7 @@ TEST(ForeignOptions, EveryRefusedKeyIsRefusedWithItsReason) {
 TEST(ForeignOptions, ValuesThatAskForNothingLoadAndAreNotStored) {
   // As kohya_ss and sd-scripts write them: false, empty, None-like, or sd-scripts' default.
   LoadResult r = parseConfigToml(
-      "deepspeed = false\nzero_stage = 2\nhuggingface_repo_id = \"\"\nmodel_type = \"flux\"\n"
+      "deepspeed = false\nzero_stage = 2\nhuggingface_repo_id = \"\"\n"
       "dynamo_backend = \"inductor\"\nbase_weights = []\ndouble_blocks_to_swap = 0\nseed = 1\n",
       "kohya.toml");
   EXPECT_TRUE(r.warnings.empty());
@@ -66,7 +66,7 @@ TEST(ForeignOptions, ValuesThatAskForNothingLoadAndAreNotStored) {
   EXPECT_TRUE(r.config.has("seed"));
   // A non-default value of the same keys is refused.
   EXPECT_EQ(tomlErrors("zero_stage = 3\n", "z.toml").size(), 1u);
-  EXPECT_EQ(tomlErrors("model_type = \"chroma\"\n", "z.toml").size(), 1u);
+  EXPECT_EQ(tomlErrors("double_blocks_to_swap = 4\n", "z.toml").size(), 1u);
 }
 
 TEST(ForeignOptions, IgnoredKeyLoadsWithAWarningSayingWhy) {
@@ -101,7 +101,7 @@ TEST(ForeignOptions, RefusedAndIgnoredKeysOnTheCommandLine) {
   EXPECT_NE(errors[0].message.find("a.safetensors b.safetensors"), std::string::npos) << errors[0].message;
 
   // Inert values pass; ignored options come back as warnings; neither is an override.
-  ParsedArgs p = parseArgv({"--no-deepspeed", "--zero_stage", "2", "--model_type", "flux", "--lowram", "--seed", "4"});
+  ParsedArgs p = parseArgv({"--no-deepspeed", "--zero_stage", "2", "--dynamo_backend", "inductor", "--lowram", "--seed", "4"});
   EXPECT_EQ(p.overrides.explicitValues().size(), 1u);
   EXPECT_EQ(p.overrides.getInt("seed"), 4);
   ASSERT_EQ(p.warnings.size(), 1u);

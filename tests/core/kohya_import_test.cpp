@@ -435,3 +435,17 @@ TEST(KohyaImport, Sd2MarksV2AndAPartialPresetTakesTheGuiResolution) {
   KohyaImportResult given = importKohyaJson(R"({"LoRA_type": "Standard", "max_resolution": "768,768"})", "r.json");
   EXPECT_EQ(given.config.getString("resolution"), "768,768");
 }
+
+// kohya_ss's Flux1 panel with model_type "chroma" (its Chroma choice) and no CLIP-L: a Chroma run.
+TEST(KohyaImport, FluxPanelsChromaModelType) {
+  std::string text = readWholeFile(dataFile("flux_lora_compile_gui.json"));
+  const std::string clip = "\"clip_l\": \"/models/flux/clip_l.safetensors\",";
+  ASSERT_NE(text.find(clip), std::string::npos);
+  text.replace(text.find(clip), clip.size(), "\"clip_l\": \"\", \"model_type\": \"chroma\",");
+  const KohyaImportResult r = importKohyaJson(text, "chroma_gui.json");
+  expectEveryKeyReportedOnce(text, r);
+  EXPECT_EQ(r.config.getString("model_family"), "flux");
+  EXPECT_EQ(r.config.getString("model_type"), "chroma");
+  EXPECT_FALSE(r.config.has("clip_l"));
+  EXPECT_TRUE(r.config.getBool("apply_t5_attn_mask"));
+}

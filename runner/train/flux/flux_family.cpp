@@ -4,6 +4,9 @@
 
 #include <filesystem>
 
+#include "io/safetensors.h"
+#include "models/checkpoints/checkpoint_tensors.h"
+#include "models/checkpoints/flux_checkpoint.h"
 #include "models/flux/flux_latents.h"
 #include "models/layers/linear.h"
 #include "models/weights/served_weight.h"
@@ -38,6 +41,17 @@ std::string fileIdentity(const std::string& path) {
 
 }  // namespace
 
+bool fluxRunIsChroma(const Config& config) {
+  if (config.getString("model_type") == "chroma") return true;
+  const std::string transformer = config.getString("pretrained_model_name_or_path");
+  if (transformer.empty() || !fs::is_regular_file(transformer)) return false;
+  try {
+    return models::detectFluxVariant(io::SafetensorsFile(transformer)) == models::FluxVariant::Chroma;
+  } catch (const std::exception&) {
+    return false;  // not a safetensors file: the run's loading says so
+  }
+}
+
 bool fluxT5xxlTrains(const Config& config) {
   return config.tab() == Tab::LoRA && !config.getBool("network_train_unet_only") &&
          network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module")).trainT5xxl;
@@ -46,6 +60,7 @@ bool fluxT5xxlTrains(const Config& config) {
 FluxFamilyOptions FluxFamilyOptions::fromConfig(const Config& config, torch::Dtype computeDtype) {
   FluxFamilyOptions o;
   o.files.transformer = config.getString("pretrained_model_name_or_path");
+  o.chroma = fluxRunIsChroma(config);
   o.files.ae = config.getString("ae");
   o.files.clipL = config.getString("clip_l");
   o.files.t5xxl = config.getString("t5xxl");
@@ -64,7 +79,7 @@ FluxFamilyOptions FluxFamilyOptions::fromConfig(const Config& config, torch::Dty
   o.cacheLatents = config.getBool("cache_latents") || o.cacheLatentsToDisk;
   o.cacheTextToDisk = config.getBool("cache_text_encoder_outputs_to_disk");
   o.cacheText = config.getBool("cache_text_encoder_outputs") || o.cacheTextToDisk;
-  o.clipLEncodesInStep = o.cacheText && config.tab() == Tab::LoRA && !config.getBool("network_train_unet_only");
+  o.clipLEncodesInStep = !o.chroma && o.cacheText && config.tab() == Tab::LoRA && !config.getBool("network_train_unet_only");
   o.vaeBatchSize = static_cast<int>(config.getInt("vae_batch_size"));
   if (o.cacheText && sampleScheduleFromConfig(config).any())
     for (const sample::SamplePrompt& p : sample::loadSamplePrompts(config.getString("sample_prompts")))
@@ -90,13 +105,20 @@ FluxFamily::FluxFamily(const RunContext& run)
       parking_(run.device),
       clipTokenizer_(text::ClipTokenizer::fromPath(options_.clipTokenizer)),
       t5Tokenizer_(options_.t5Tokenizer) {
-  spdlog::info("loading {}, {}, {}, {}", options_.files.transformer, options_.files.ae, options_.files.clipL, options_.files.t5xxl);
+  if (options_.chroma)
+    spdlog::info("loading {}, {}, {} (Chroma: no CLIP-L)", options_.files.transformer, options_.files.ae, options_.files.t5xxl);
+  else
+    spdlog::info("loading {}, {}, {}, {}", options_.files.transformer, options_.files.ae, options_.files.clipL, options_.files.t5xxl);
   models_ = loadFluxModelSet(options_.files);
+  if (models_.transformer->config().chroma() != options_.chroma)
+    throw models::CheckpointError("model_type = \"chroma\", but " + options_.files.transformer +
+                                  " is a FLUX.1 transformer (no distilled_guidance_layer.*): give Chroma's file or model_type = \"flux\"");
   dev_ = models_.transformer->config().guidanceEmbed;
-  // sd-scripts: 512 tokens for dev, 256 for schnell, unless t5xxl_max_token_length says otherwise.
+  // sd-scripts: 512 tokens for dev (and Chroma), 256 for schnell, unless t5xxl_max_token_length says otherwise.
   t5MaxTokens_ = options_.t5MaxTokens.value_or(dev_ ? 512 : 256);
-  spdlog::info("FLUX.1 {}: {} double and {} single blocks, T5 tokens {}", dev_ ? "dev" : "schnell",
-               models_.transformer->config().depth, models_.transformer->config().depthSingleBlocks, t5MaxTokens_);
+  spdlog::info("{}: {} double and {} single blocks, T5 tokens {}",
+               options_.chroma ? "Chroma" : dev_ ? "FLUX.1 dev" : "FLUX.1 schnell", models_.transformer->config().depth,
+               models_.transformer->config().depthSingleBlocks, t5MaxTokens_);
   // Refused now rather than after the caches (the transformer may be placed only then).
   checkFluxPlacement(options_.placement, device_);
   // Everything in the run's precision where it was loaded; nothing on the device yet (buildCaches
@@ -117,17 +139,18 @@ FluxFamily::FluxFamily(const RunContext& run)
 }
 
 FluxStagedText FluxFamily::stagedText() {
-  const bool t5InStep = !options_.cacheText;
+  const bool t5InStep = !options_.cacheText, clipL = !options_.chroma;
   FluxStagedText t;
-  t.makeInputs = [t5InStep](const StepShape& shape) {
-    StaticBuffers b{{"clip_l_ids", torch::zeros({shape.batch, text::ClipTokenizer::kContextLength}, torch::kLong)}};
+  t.makeInputs = [t5InStep, clipL](const StepShape& shape) {
+    StaticBuffers b;
+    if (clipL) b["clip_l_ids"] = torch::zeros({shape.batch, text::ClipTokenizer::kContextLength}, torch::kLong);
     if (t5InStep) b["t5_ids"] = torch::zeros({shape.batch, shape.tokens}, torch::kLong);
     return b;
   };
   t.encode = [this, t5InStep](const StaticBuffers& in) {
     FluxConditioning c;
-    c.pooled = clipLPooled(in.at("clip_l_ids"), textEncodersTrain_);
     if (t5InStep) c.t5 = t5Hidden(in.at("t5_ids"), in.at("t5_mask"), textEncodersTrain_ && options_.trainT5xxl);
+    c.pooled = options_.chroma ? noPooled(c.t5.size(0)) : clipLPooled(in.at("clip_l_ids"), textEncodersTrain_);
     return c;
   };
   return t;
@@ -162,13 +185,14 @@ void FluxFamily::placeTransformer() {
 FamilyFacts FluxFamily::facts() const {
   FamilyFacts f;
   f.familyName = "flux";
-  f.baseModelVersion = "flux1";  // flux_utils.MODEL_VERSION_FLUX_V1
+  // flux_utils.MODEL_VERSION_FLUX_V1 / MODEL_VERSION_CHROMA; sai_model_spec's ARCH_FLUX_1_CHROMA and IMPL_CHROMA.
+  f.baseModelVersion = options_.chroma ? "chroma" : "flux1";
   f.checkpointFile = fs::path(options_.files.transformer).filename().string();
-  f.modelSpecArchitecture = dev_ ? "flux-1-dev" : "flux-1-schnell";
-  f.modelSpecImplementation = "https://github.com/black-forest-labs/flux";
+  f.modelSpecArchitecture = options_.chroma ? "chroma" : dev_ ? "flux-1-dev" : "flux-1-schnell";
+  f.modelSpecImplementation = options_.chroma ? "https://huggingface.co/lodestones/Chroma" : "https://github.com/black-forest-labs/flux";
   f.modelSpecPredictionType = false;
   f.metadataOptionKeys = kFluxMetadataOptions;
-  f.metadataValues = {{"ss_model_type", "flux"}};
+  f.metadataValues = {{"ss_model_type", options_.chroma ? "chroma" : "flux"}};
   f.overlapGradientReduction = kFluxOverlapsGradientReduction;
   return f;
 }
@@ -176,8 +200,9 @@ FamilyFacts FluxFamily::facts() const {
 std::vector<TrainableModel> FluxFamily::trainableModels() {
   using network::LoraComponent;
   std::vector<TrainableModel> models{
-      {"U-Net", false, models_.transformer.get(), network::fluxLoraRule(LoraComponent::Unet, options_.trainBlocks)},
-      {"Text Encoder 1", true, models_.clipL.get(), network::fluxLoraRule(LoraComponent::TextEncoder1)}};
+      {"U-Net", false, models_.transformer.get(), network::fluxLoraRule(LoraComponent::Unet, options_.trainBlocks)}};
+  // Chroma has no CLIP-L (sd-scripts' use_clip_l False): T5-XXL's modules alone, with train_t5xxl.
+  if (models_.clipL) models.push_back({"Text Encoder 1", true, models_.clipL.get(), network::fluxLoraRule(LoraComponent::TextEncoder1)});
   if (options_.trainT5xxl) models.push_back({"T5-XXL", true, models_.t5.get(), network::fluxT5LoraRule()});
   return models;
 }
@@ -190,7 +215,7 @@ void FluxFamily::captureRegions(GraphedRegions* regions) {
 void FluxFamily::setTraining(bool textEncoders) {
   textEncodersTrain_ = textEncoders;
   models_.setTraining(textEncoders, textEncoders && options_.trainT5xxl);
-  models_.clipL->textModel()->setGradientCheckpointing(textEncoders && options_.gradientCheckpointing);
+  if (models_.clipL) models_.clipL->textModel()->setGradientCheckpointing(textEncoders && options_.gradientCheckpointing);
   // Set now that the method's adapters are attached: they decide whether the blocks draw random numbers.
   models_.transformer->setGradientCheckpointing(options_.gradientCheckpointing, models::anyLoraDropout(*models_.transformer));
   models_.transformer->setCheckpointOffload(options_.checkpointOffload);
@@ -198,22 +223,30 @@ void FluxFamily::setTraining(bool textEncoders) {
 
 data::TokenIds FluxFamily::hostTokenIds(const std::vector<std::string>& captions) const {
   // CLIP-L: [bos] 75 tokens [eos], padded with eos to 77 (sd-scripts' max_length=77, truncation).
+  const text::T5Tokens t5 = t5Tokenizer_.encode(captions, t5MaxTokens_);
+  const auto shape = std::vector<int64_t>{t5.batch, t5.length};
+  data::TokenIds ids{{"t5", torch::tensor(t5.ids, torch::kLong).reshape(shape)},
+                     {"t5_mask", torch::tensor(t5.mask, torch::kLong).reshape(shape)}};
+  if (options_.chroma) return ids;  // no CLIP-L
   std::vector<std::vector<std::vector<int32_t>>> clip;
   for (const auto& caption : captions)
     clip.push_back(text::clipTokenChunks(clipTokenizer_, caption, text::ClipPadding::EndOfText, 0));
-  const text::T5Tokens t5 = t5Tokenizer_.encode(captions, t5MaxTokens_);
-  const auto shape = std::vector<int64_t>{t5.batch, t5.length};
-  return {{"clip_l", models::tokenChunksTensor(clip).select(1, 0)},
-          {"t5", torch::tensor(t5.ids, torch::kLong).reshape(shape)},
-          {"t5_mask", torch::tensor(t5.mask, torch::kLong).reshape(shape)}};
+  ids["clip_l"] = models::tokenChunksTensor(clip).select(1, 0);
+  return ids;
 }
 
 FluxFamily::TokenIds FluxFamily::onDevice(const data::TokenIds& ids) const {
-  return {ids.at("clip_l").to(device_), ids.at("t5").to(device_), ids.at("t5_mask").to(device_, torch::kFloat32)};
+  const auto clip = ids.find("clip_l");
+  return {clip == ids.end() ? torch::Tensor() : clip->second.to(device_), ids.at("t5").to(device_),
+          ids.at("t5_mask").to(device_, torch::kFloat32)};
 }
 
 data::CaptionTokenizer FluxFamily::captionTokenizer() const {
   return [this](const std::vector<std::string>& captions) { return hostTokenIds(captions); };
+}
+
+torch::Tensor FluxFamily::noPooled(int64_t batch) const {
+  return torch::zeros({batch, models_.transformer->config().vecInDim}, torch::TensorOptions().device(device_));
 }
 
 torch::Tensor FluxFamily::clipLPooled(const torch::Tensor& clipIds, bool withGrad) {
@@ -230,7 +263,8 @@ torch::Tensor FluxFamily::t5Hidden(const torch::Tensor& t5Ids, const torch::Tens
 }
 
 FluxFamily::TextConditioning FluxFamily::encode(const TokenIds& ids, bool textEncodersTrain) {
-  return {t5Hidden(ids.t5, ids.t5Mask, textEncodersTrain && options_.trainT5xxl), ids.t5Mask, clipLPooled(ids.clipL, textEncodersTrain)};
+  return {t5Hidden(ids.t5, ids.t5Mask, textEncodersTrain && options_.trainT5xxl), ids.t5Mask,
+          options_.chroma ? noPooled(ids.t5.size(0)) : clipLPooled(ids.clipL, textEncodersTrain)};
 }
 
 void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
@@ -251,9 +285,13 @@ void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
     data::TextCacheOptions o;
     o.toDisk = options_.cacheTextToDisk;
     // Outputs differ with the encoders, the token length and whether T5 masked its padding.
-    o.encoderIdentity = "flux-te:" + fileIdentity(options_.files.clipL) + ":" + fileIdentity(options_.files.t5xxl) + ":" +
-                        std::to_string(t5MaxTokens_) + (options_.step.applyT5AttnMask ? ":masked" : "");
-    CachingStage encoderStage("CLIP-L and T5-XXL", {models_.clipL.get(), models_.t5.get()}, device_);
+    o.encoderIdentity = "flux-te:" + (options_.chroma ? std::string("no-clip-l") : fileIdentity(options_.files.clipL)) + ":" +
+                        fileIdentity(options_.files.t5xxl) + ":" + std::to_string(t5MaxTokens_) +
+                        (options_.step.applyT5AttnMask ? ":masked" : "");
+    CachingStage encoderStage(options_.chroma ? "T5-XXL" : "CLIP-L and T5-XXL",
+                              options_.chroma ? std::vector<torch::nn::Module*>{models_.t5.get()}
+                                              : std::vector<torch::nn::Module*>{models_.clipL.get(), models_.t5.get()},
+                              device_);
     GraphedEncoder encodeText(
         "text encoders", device_,
         [&](const std::vector<torch::Tensor>& in) {
@@ -283,12 +321,12 @@ void FluxFamily::buildCaches(const data::Dataset& dataset, int workers) {
     }
     if (!sampleText_.empty()) spdlog::info("sample prompts: {} texts encoded for the samples", sampleText_.size());
     // The step reads the outputs: the frozen encoders wait in host memory.
-    if (!options_.clipLEncodesInStep) parking_.park("CLIP-L", *models_.clipL);
+    if (models_.clipL && !options_.clipLEncodesInStep) parking_.park("CLIP-L", *models_.clipL);
     parking_.park("T5-XXL", *models_.t5);
   }
   // Then what the step uses: the models whose outputs are not cached, and the transformer.
   if (!options_.cacheLatents) models::moveToDevice(*models_.ae, device_);
-  if (!options_.cacheText || options_.clipLEncodesInStep) models::moveToDevice(*models_.clipL, device_);
+  if (models_.clipL && (!options_.cacheText || options_.clipLEncodesInStep)) models::moveToDevice(*models_.clipL, device_);
   if (!options_.cacheText) models::moveToDevice(*models_.t5, device_);
   if (transformerAfterCaches_) placeTransformer();
 }
@@ -304,7 +342,7 @@ FluxStepBatch FluxFamily::stepInputs(const data::Batch& batch, bool staged, cons
   }
   if (options_.textInStep() && staged) {
     const TokenIds ids = onDevice(tokenIdsOf(batch));
-    in.textInputs = {{"clip_l_ids", ids.clipL}};
+    if (ids.clipL.defined()) in.textInputs = {{"clip_l_ids", ids.clipL}};
     if (!options_.cacheText) {
       in.textInputs["t5_ids"] = ids.t5;
       in.t5Mask = ids.t5Mask;
@@ -338,7 +376,7 @@ std::vector<int64_t> FluxFamily::validationTimesteps() const {
 torch::Tensor FluxFamily::validationLoss(const data::Batch& batch, int64_t timestep, const at::Generator& generator) {
   torch::NoGradGuard noGrad;
   models_.transformer->eval();  // LoRA dropout off, as sd-scripts' network.eval()
-  models_.clipL->eval();
+  if (models_.clipL) models_.clipL->eval();
   models_.t5->eval();
   // Flow matching noises at sigma = timestep / 1000, the fixed timesteps' place on its schedule
   // (sd-scripts' FLUX sampling ignores the min/max_timestep its validation pass sets; Sinter holds

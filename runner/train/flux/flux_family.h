@@ -23,6 +23,9 @@ constexpr bool kFluxOverlapsGradientReduction = false;
 // The config's FLUX options, typed.
 struct FluxFamilyOptions {
   FluxModelFiles files;
+  // Chroma (fluxRunIsChroma): no CLIP-L, so no pooled vector (zeros stand in the step's buffer, as
+  // sd-scripts' dummy CLIP-L does; the transformer reads none), and no CLIP-L LoRA.
+  bool chroma = false;
   std::string clipTokenizer, t5Tokenizer;
   std::optional<int> t5MaxTokens;  // t5xxl_max_token_length; unset: 512 for dev, 256 for schnell
   std::string trainBlocks = "all";  // network_args train_blocks
@@ -55,6 +58,10 @@ struct FluxFamilyOptions {
 // whose text encoders train.
 bool fluxT5xxlTrains(const Config& config);
 
+// Whether a FLUX-family run trains Chroma: model_type = "chroma", or a transformer file that is one
+// (its distilled_guidance_layer; read from the header). sd-scripts needs model_type; Sinter reads the file too.
+bool fluxRunIsChroma(const Config& config);
+
 class FluxFamily : public FamilyPart {
  public:
   explicit FluxFamily(const RunContext& run);
@@ -83,7 +90,7 @@ class FluxFamily : public FamilyPart {
 
  private:
   struct TokenIds {
-    torch::Tensor clipL;           // [B, 77] on the device
+    torch::Tensor clipL;           // [B, 77] on the device; undefined for Chroma
     torch::Tensor t5, t5Mask;      // [B, t5MaxTokens] on the device (the mask in float32)
   };
   struct TextConditioning {
@@ -99,6 +106,8 @@ class FluxFamily : public FamilyPart {
   TextConditioning encode(const TokenIds& ids, bool textEncodersTrain);
   // CLIP-L's pooled output of token ids on the device, with or without its autograd graph.
   torch::Tensor clipLPooled(const torch::Tensor& clipIds, bool withGrad);
+  // Chroma's stand-in for the pooled vector: zeros [batch, vec] on the device (the transformer reads none).
+  torch::Tensor noPooled(int64_t batch) const;
   // T5-XXL's hidden states of token ids on the device (padding masked with apply_t5_attn_mask).
   torch::Tensor t5Hidden(const torch::Tensor& t5Ids, const torch::Tensor& t5Mask, bool withGrad);
   // Where the text outputs are not all cached: CLIP-L (and T5-XXL where its outputs are not cached)
@@ -123,7 +132,7 @@ class FluxFamily : public FamilyPart {
   bool textEncodersTrain_ = false;  // setTraining's: the staged loss encodes with gradients
   FluxModelSet models_;
   HostParking parking_;
-  bool dev_ = true;
+  bool dev_ = true;  // guidance goes to the transformer (dev, Chroma)
   int t5MaxTokens_ = 512;
   text::ClipTokenizer clipTokenizer_;
   text::T5Tokenizer t5Tokenizer_;

@@ -85,7 +85,9 @@ void sizeFluxMemoryModel(const Config& config, MemoryModel& m) {
   if (readable(model)) sizeFluxTransformer(io::SafetensorsFile(model), m);
   int64_t encoders = 0;
   bool both = true;
+  const bool chroma = fluxRunIsChroma(config);  // T5-XXL alone
   for (const char* key : {"t5xxl", "clip_l"}) {
+    if (chroma && std::string(key) == "clip_l") continue;
     if (readable(config.getString(key))) encoders += fileParams(config.getString(key));
     else both = false;
   }

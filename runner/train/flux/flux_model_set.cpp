@@ -54,7 +54,7 @@ void placeFluxTransformer(models::FluxTransformerImpl& transformer, const torch:
 void FluxModelSet::castInPlace(torch::Dtype dtype, const FluxWeightPlacement& placement, std::optional<torch::Dtype> trainableDtype,
                                std::optional<torch::Dtype> aeDtype) {
   castFrozen(*transformer, trainableDtype.value_or(dtype));
-  castFrozen(*clipL, dtype);
+  if (clipL) castFrozen(*clipL, dtype);
   castFrozen(*t5, dtype);
   // The Linears only: T5's Embeddings (shared, relative_attention_bias) and T5LayerNorms keep
   // `dtype`, as sd-scripts' prepare_fp8 keeps them in the weight dtype.
@@ -66,13 +66,14 @@ void FluxModelSet::toDevice(const torch::Device& device, torch::Dtype dtype, con
                             std::optional<torch::Dtype> trainableDtype, std::optional<torch::Dtype> aeDtype) {
   castInPlace(dtype, placement, trainableDtype, aeDtype);
   placeFluxTransformer(*transformer, device, trainableDtype.value_or(dtype), placement);
-  for (torch::nn::Module* m : std::initializer_list<torch::nn::Module*>{clipL.get(), t5.get(), ae.get()}) models::moveToDevice(*m, device);
+  for (torch::nn::Module* m : std::initializer_list<torch::nn::Module*>{clipL.get(), t5.get(), ae.get()})
+    if (m) models::moveToDevice(*m, device);
 }
 
 void FluxModelSet::setTraining(bool clipLTrains, bool t5xxlTrains) {
   transformer->train();
   ae->eval();
-  clipL->train(clipLTrains);
+  if (clipL) clipL->train(clipLTrains);
   t5->train(t5xxlTrains);
 }
 
@@ -105,11 +106,11 @@ FluxModelSet loadFluxModelSet(const FluxModelFiles& files) {
   FluxModelSet set;
   set.transformer = models::loadFluxTransformer(files.transformer);
   set.ae = models::loadFluxAutoencoder(files.ae);
-  set.clipL = loadClipL(files.clipL);
-  set.t5 = models::loadT5Encoder(files.t5xxl);
   const models::FluxConfig& c = set.transformer->config();
+  if (!c.chroma()) set.clipL = loadClipL(files.clipL);
+  set.t5 = models::loadT5Encoder(files.t5xxl);
   // The transformer's conditioning widths are the encoders' outputs: a mismatch is a wrong file.
-  if (set.clipL->config().width != c.vecInDim)
+  if (set.clipL && set.clipL->config().width != c.vecInDim)
     throw models::CheckpointError(files.clipL + ": CLIP-L is " + std::to_string(set.clipL->config().width) +
                                   " wide, but the transformer in " + files.transformer + " takes a pooled vector of " +
                                   std::to_string(c.vecInDim));

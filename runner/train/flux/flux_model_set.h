@@ -49,7 +49,7 @@ void checkFluxPlacement(const FluxWeightPlacement& placement, const torch::Devic
 struct FluxModelSet {
   models::FluxTransformer transformer{nullptr};
   models::FluxAutoencoder ae{nullptr};
-  models::ClipTextModel clipL{nullptr};
+  models::ClipTextModel clipL{nullptr};  // none for Chroma, which has no CLIP-L
   models::T5Encoder t5{nullptr};
 
   // Frozen weights in `dtype` where they are (the AE stays fp32 under fp16, as SDXL's VAE does;
@@ -78,8 +78,9 @@ bool fluxLinearMultipliesInFloat8(const std::string& path);
 void placeFluxTransformer(models::FluxTransformerImpl& transformer, const torch::Device& device, torch::Dtype dtype,
                           const FluxWeightPlacement& placement);
 
-// Each model sized from its file and loaded on the CPU in float32. models::CheckpointError names
-// the file and what is missing; io::SafetensorsError a file that is no safetensors.
+// Each model sized from its file and loaded on the CPU in float32 (CLIP-L not for a Chroma
+// transformer, whose files.clipL is ignored). models::CheckpointError names the file and what is
+// missing; io::SafetensorsError a file that is no safetensors.
 FluxModelSet loadFluxModelSet(const FluxModelFiles& files);
 
 // CLIP-L as clip_l.safetensors holds it (Hugging Face's CLIPTextModel layout, "text_model.*",

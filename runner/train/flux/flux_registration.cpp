@@ -39,6 +39,7 @@ namespace {
 // there, and the model it names (read from the header only).
 bool checkFluxFiles(const Config& config, PreflightChecks& k) {
   bool ok = true;
+  const bool chroma = fluxRunIsChroma(config);
   struct FluxFile {
     const char* key;
     const char* what;
@@ -49,6 +50,7 @@ bool checkFluxFiles(const Config& config, PreflightChecks& k) {
       {"clip_l", "CLIP-L (clip_l.safetensors)", [](const io::SafetensorsFile& f) { models::ClipTextModelImpl::inferFromCheckpoint(f, clipLPrefix(f)); }},
       {"t5xxl", "the T5-XXL encoder (t5xxl_fp16.safetensors)", [](const io::SafetensorsFile& f) { models::T5EncoderConfig::inferFromCheckpoint(f); }}};
   for (const FluxFile& file : files) {
+    if (chroma && std::string(file.key) == "clip_l") continue;  // Chroma has no CLIP-L (a given file is not read)
     const std::string path = config.getString(file.key);
     if (path.empty()) {
       ok = false;
@@ -72,6 +74,18 @@ bool checkFluxFiles(const Config& config, PreflightChecks& k) {
     ok &= k.parse("t5_tokenizer", [&] { text::T5Tokenizer checked(tokenizer); });
   }
   ok &= k.parse("timestep_sampling", [&] { FlowMatchingOptions::fromConfig(config); });
+  if (chroma && !config.getBool("apply_t5_attn_mask")) {
+    ok = false;
+    k.error("apply_t5_attn_mask", "Chroma needs apply_t5_attn_mask = true: it attends to the caption's tokens and one padding "
+                                  "token only (sd-scripts refuses Chroma without it too)");
+  }
+  const std::string transformerPath = config.getString("pretrained_model_name_or_path");
+  if (config.getString("model_type") == "chroma" && isFile(transformerPath))
+    ok &= k.parse("model_type", [&] {
+      if (models::detectFluxVariant(io::SafetensorsFile(transformerPath)) != models::FluxVariant::Chroma)
+        throw std::invalid_argument("model_type = \"chroma\", but " + transformerPath +
+                                    " is a FLUX.1 transformer (no distilled_guidance_layer.*): give Chroma's file or model_type = \"flux\"");
+    });
   // flux_train_network.py refuses it on the flag alone (even with network_train_unet_only): T5-XXL's
   // outputs change as its LoRA trains.
   const bool cachesText = config.getBool("cache_text_encoder_outputs") || config.getBool("cache_text_encoder_outputs_to_disk");
@@ -115,19 +129,28 @@ FamilyRegistration fluxRegistration() {
                       "kernel each way where the stock operators take a dozen), LayerNorm+modulate and the gated residual (one pass "
                       "each way, the shift, scale and gate gradients summed in the same pass), and the single blocks' attention+GELU "
                       "join (linear2's input written once, GELU read in place)"};
-  // The transformer (FLUX.1-dev's layout) at OUT and the other models beside it, as FLUX users keep
-  // flux1-dev.safetensors, ae.safetensors, clip_l.safetensors and t5xxl_fp16.safetensors.
-  r.writeRandomCheckpoint = [](const std::string& out, bool tiny, std::uint64_t seed) {
+  // The transformer (FLUX.1-dev's layout, or Chroma's with model_type = "chroma") at OUT and the other
+  // models beside it, as FLUX users keep flux1-dev.safetensors, ae.safetensors, clip_l.safetensors
+  // and t5xxl_fp16.safetensors (Chroma: no CLIP-L).
+  r.writeRandomCheckpoint = [](const std::string& out, bool tiny, std::uint64_t seed, const Config& config) {
+    const bool chroma = config.getString("model_type") == "chroma";
     const std::filesystem::path parent = std::filesystem::path(out).parent_path();
     const std::string ae = (parent / "ae.safetensors").string(), clipL = (parent / "clip_l.safetensors").string(),
                       t5 = (parent / "t5xxl_fp16.safetensors").string();
-    spdlog::info("writing a {} FLUX.1-dev transformer with random weights to {}, and its autoencoder, CLIP-L and T5-XXL to {}, {}, {}",
-                 tiny ? "tiny" : "full-size", out, ae, clipL, t5);
-    models::writeRandomFluxTransformer(out, tiny, /*dev=*/true, seed);
+    if (chroma) {
+      spdlog::info("writing a {} Chroma transformer with random weights to {}, and its autoencoder and T5-XXL to {}, {}",
+                   tiny ? "tiny" : "full-size", out, ae, t5);
+      models::writeRandomFluxTransformer(out, tiny ? models::FluxConfig::tinyChroma() : models::FluxConfig::chromaFull(), seed,
+                                         tiny ? torch::kFloat32 : torch::kBFloat16);
+    } else {
+      spdlog::info("writing a {} FLUX.1-dev transformer with random weights to {}, and its autoencoder, CLIP-L and T5-XXL to {}, {}, {}",
+                   tiny ? "tiny" : "full-size", out, ae, clipL, t5);
+      models::writeRandomFluxTransformer(out, tiny, /*dev=*/true, seed);
+    }
     models::writeRandomFluxAutoencoder(ae, tiny, seed + 1);
-    models::writeRandomClipL(clipL, tiny, seed + 2);
+    if (!chroma) models::writeRandomClipL(clipL, tiny, seed + 2);
     models::writeRandomT5Xxl(t5, tiny, seed + 3);
-    spdlog::info("wrote {}, {}, {} and {}", out, ae, clipL, t5);
+    spdlog::info("wrote {}", out);
   };
   r.moduleOutputs = fluxModuleOutputsTool;
   r.sizeMemoryModel = sizeFluxMemoryModel;
@@ -173,8 +196,10 @@ FamilyRegistration fluxRegistration() {
   // Where the text outputs are not all cached the step stages CLIP-L's (and T5-XXL's) token ids and
   // encodes them itself (flux_family.h), so trained text encoders are inside a captured step.
   r.stagedTextEncoders = [](const Config& config) {
-    if (!config.getBool("cache_text_encoder_outputs") && !config.getBool("cache_text_encoder_outputs_to_disk"))
-      return std::string(fluxT5xxlTrains(config) ? "CLIP-L and T5-XXL" : "CLIP-L, with T5-XXL's frozen forward");
+    const bool cached = config.getBool("cache_text_encoder_outputs") || config.getBool("cache_text_encoder_outputs_to_disk");
+    if (fluxRunIsChroma(config))  // T5-XXL alone
+      return cached ? std::string() : std::string(fluxT5xxlTrains(config) ? "T5-XXL" : "T5-XXL's frozen forward");
+    if (!cached) return std::string(fluxT5xxlTrains(config) ? "CLIP-L and T5-XXL" : "CLIP-L, with T5-XXL's frozen forward");
     return std::string("CLIP-L; T5-XXL's outputs cached");
   };
   r.benchmark = runFluxBenchmark;

@@ -69,11 +69,12 @@ torch::Tensor FluxFamily::renderSample(sample::ResolvedSample& s, const at::Gene
   const std::optional<TextConditioning> cached = cachedSampleText(texts);
   const HostParking::Visit parked(parking_, cached ? std::vector<std::string>{"AE"} : std::vector<std::string>{});
   if (cached && !toldCachedSampleText_)
-    spdlog::info(options_.clipLEncodesInStep ? "samples are conditioned on the start's T5-XXL encodings: T5-XXL stays in host memory"
-                                             : "samples are conditioned on the start's encodings: CLIP-L and T5-XXL stay in host memory");
+    spdlog::info(options_.clipLEncodesInStep || options_.chroma
+                     ? "samples are conditioned on the start's T5-XXL encodings: T5-XXL stays in host memory"
+                     : "samples are conditioned on the start's encodings: CLIP-L and T5-XXL stay in host memory");
   toldCachedSampleText_ = toldCachedSampleText_ || cached;
   models_.transformer->eval();
-  models_.clipL->eval();
+  if (models_.clipL) models_.clipL->eval();
   // sd-scripts rounds down to 16 px (the AE's 8 times the 2x2 packing), at least 64.
   const int64_t down = models_.ae->config().downscale(), multiple = down * 2;
   sample::fitSampleSize(s, multiple);

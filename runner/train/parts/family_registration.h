@@ -93,8 +93,9 @@ struct FamilyRegistration {
   // The compile plan's names for its denoiser, its per-block regions and its fused kernels.
   compile::CompileTargets compileTargets;
   // sinter-runner's tools (cli/runner_tools.cpp); empty: the tool refuses the family.
-  // --init_checkpoint OUT: random weights in the family's files (its other models beside OUT).
-  std::function<void(const std::string& out, bool tiny, std::uint64_t seed)> writeRandomCheckpoint;
+  // --init_checkpoint OUT: random weights in the family's files (its other models beside OUT); the
+  // config names a variant where the family has several (FLUX's model_type).
+  std::function<void(const std::string& out, bool tiny, std::uint64_t seed, const Config& config)> writeRandomCheckpoint;
   // --module_outputs: its models from the config's files, in fp32 on the device, on the inputs by
   // name; std::invalid_argument names an input of the wrong rank or size.
   std::function<ModuleOutputs(const Config& config, const std::map<std::string, torch::Tensor>& inputs, const torch::Device& device)>

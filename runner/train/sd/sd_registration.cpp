@@ -19,7 +19,7 @@ FamilyRegistration sdRegistration(Family family) {
   r.family = family;
   r.make = [version](const RunContext& run) -> std::unique_ptr<FamilyPart> { return std::make_unique<SdFamily>(run, version); };
   r.compileTargets = unetCompileTargets();
-  r.writeRandomCheckpoint = [version](const std::string& out, bool tiny, std::uint64_t seed) {
+  r.writeRandomCheckpoint = [version](const std::string& out, bool tiny, std::uint64_t seed, const Config&) {
     spdlog::info("writing a {} {} checkpoint with random weights to {}", tiny ? "tiny" : "full-size",
                  version == models::SdVersion::V1 ? "SD 1.5" : "SD 2.1", out);
     models::writeRandomSdCheckpoint(out, version, tiny, seed);

@@ -23,7 +23,7 @@ FamilyRegistration sdxlRegistration() {
   r.family = Family::SDXL;
   r.make = [](const RunContext& run) -> std::unique_ptr<FamilyPart> { return std::make_unique<SdxlFamily>(run); };
   r.compileTargets = unetCompileTargets();
-  r.writeRandomCheckpoint = [](const std::string& out, bool tiny, std::uint64_t seed) {
+  r.writeRandomCheckpoint = [](const std::string& out, bool tiny, std::uint64_t seed, const Config&) {
     spdlog::info("writing a {} SDXL checkpoint with random weights to {}", tiny ? "tiny" : "full-size", out);
     models::writeRandomSdxlCheckpoint(out, tiny, seed);
     spdlog::info("wrote {}", out);
