@@ -82,8 +82,16 @@
         <translation>CLIP-L</translation>
     </message>
     <message>
-        <source>FLUX CLIP-L text encoder file.</source>
-        <translation>FLUX の CLIP-L テキストエンコーダーファイル。</translation>
+        <source>Model type</source>
+        <translation>モデルタイプ</translation>
+    </message>
+    <message>
+        <source>flux: FLUX.1; chroma: Chroma1-HD / Chroma1-Base, FLUX.1&apos;s blocks with T5-XXL alone (no CLIP-L; apply_t5_attn_mask required; sd-scripts suggests guidance_scale 0). A Chroma checkpoint is recognised from its keys either way.</source>
+        <translation>flux: FLUX.1、chroma: Chroma1-HD / Chroma1-Base（FLUX.1 のブロックに T5-XXL のみ。CLIP-L なし、apply_t5_attn_mask が必要、sd-scripts は guidance_scale 0 を推奨）。Chroma のチェックポイントはどちらの場合もキーから認識されます。</translation>
+    </message>
+    <message>
+        <source>FLUX CLIP-L text encoder file (not used by Chroma).</source>
+        <translation>FLUX の CLIP-L テキストエンコーダーファイル（Chroma では使いません）。</translation>
     </message>
     <message>
         <source>T5-XXL</source>

@@ -82,8 +82,16 @@
         <translation>CLIP-L</translation>
     </message>
     <message>
-        <source>FLUX CLIP-L text encoder file.</source>
-        <translation>FLUX 的 CLIP-L 文本编码器文件。</translation>
+        <source>Model type</source>
+        <translation>模型类型</translation>
+    </message>
+    <message>
+        <source>flux: FLUX.1; chroma: Chroma1-HD / Chroma1-Base, FLUX.1&apos;s blocks with T5-XXL alone (no CLIP-L; apply_t5_attn_mask required; sd-scripts suggests guidance_scale 0). A Chroma checkpoint is recognised from its keys either way.</source>
+        <translation>flux：FLUX.1；chroma：Chroma1-HD / Chroma1-Base，FLUX.1 的块仅配 T5-XXL（无 CLIP-L；需要 apply_t5_attn_mask；sd-scripts 建议 guidance_scale 0）。无论哪种设置，Chroma 检查点都会根据其键名识别。</translation>
+    </message>
+    <message>
+        <source>FLUX CLIP-L text encoder file (not used by Chroma).</source>
+        <translation>FLUX 的 CLIP-L 文本编码器文件（Chroma 不使用）。</translation>
     </message>
     <message>
         <source>T5-XXL</source>

@@ -1,9 +1,10 @@
-// Chroma LoRA training end to end through the real sinter-runner on tiny random Chroma files
-// (transformer, AE, T5: no CLIP-L) and a generated dataset, on the CPU, as sd-scripts'
+// Chroma training end to end through the real sinter-runner on tiny random Chroma files
+// (transformer, AE, T5: no CLIP-L) and a generated dataset, on the CPU. LoRA as sd-scripts'
 // flux_train_network.py --model_type chroma trains it: networks.lora_flux's block modules (no
 // modulation Linears to target, no CLIP-L LoRA), Chroma's metadata, resume continuing exactly, the
 // model recognised from its file without model_type, samples from the start's T5 encodings, and
-// what sd-scripts refuses refused by the dry run and the run alike.
+// what sd-scripts refuses refused by the dry run and the run alike. And the fine-tune, which
+// sd-scripts' flux_train.py does not offer for Chroma: the whole transformer, approximator included.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -148,4 +149,16 @@ TEST_F(ChromaLoraRun, WhatSdScriptsRefusesIsRefusedBeforeLoading) {
     EXPECT_EQ(ran.err.find("loading "), std::string::npos) << c.name << ":\n" << ran.err;
     EXPECT_FALSE(fs::exists(path("out_bad_" + c.name))) << c.name;
   }
+}
+
+TEST_F(ChromaLoraRun, FineTuneTrainsTheWholeTransformerAndSavesChromasLayout) {
+  const ProcessResult r = runRunner({"--config_file", writeConfig("finetune.toml", path("out_finetune"),
+                                                                  "training_type = \"finetune\"\nmax_train_steps = 3\n"
+                                                                  "cache_latents = true\ncache_text_encoder_outputs = true\n")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const sinter::io::SafetensorsFile out(path("out_finetune/c.safetensors")), in(path("chroma/chroma.safetensors"));
+  EXPECT_EQ(out.keys(), in.keys());
+  EXPECT_EQ(out.metadata().at("modelspec.architecture"), "chroma");
+  for (const char* key : {"double_blocks.0.img_attn.qkv.weight", "distilled_guidance_layer.out_proj.weight"})
+    EXPECT_GT((out.tensor(key) - in.tensor(key)).abs().max().item<double>(), 1e-7) << key;
 }
