@@ -101,6 +101,20 @@ TEST_F(FluxTools, PrintLoraLayoutListsSdScriptsModules) {
   EXPECT_EQ(run({"--print_lora_layout", "--model_family", "sdxl", "--network_args", "train_blocks=single"}, dir / "err").code, 2);
 }
 
+// Chroma (model_type chroma): networks.lora_flux's block Linears without the modulation ones (19 x 8
+// + 38 x 2), and no CLIP-L modules even with the text encoders (sd-scripts' use_clip_l False).
+TEST_F(FluxTools, PrintLoraLayoutOfChroma) {
+  const Result r = run({"--print_lora_layout", "--model_family", "flux", "--model_type", "chroma"}, dir / "err");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json layout = nlohmann::json::parse(r.out);
+  EXPECT_EQ(layout["count"], 19 * 8 + 38 * 2);
+  for (const auto& m : layout["modules"]) {
+    EXPECT_EQ(m["component"], "unet") << m["name"];
+    EXPECT_EQ(m["name"].get<std::string>().find("mod_lin"), std::string::npos) << m["name"];
+  }
+  EXPECT_EQ(layout["modules"][0]["name"], "lora_unet_double_blocks_0_img_attn_qkv");
+}
+
 TEST_F(FluxTools, InitCheckpointWritesATransformerAndAutoencoderThatLoad) {
   const fs::path transformer = dir / "flux" / "flux1-dev.safetensors";
   Result r = run({"--init_checkpoint", transformer.string(), "--model_family", "flux", "--model_size", "tiny", "--seed", "3"},

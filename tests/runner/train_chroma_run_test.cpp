@@ -162,3 +162,22 @@ TEST_F(ChromaLoraRun, FineTuneTrainsTheWholeTransformerAndSavesChromasLayout) {
   for (const char* key : {"double_blocks.0.img_attn.qkv.weight", "distilled_guidance_layer.out_proj.weight"})
     EXPECT_GT((out.tensor(key) - in.tensor(key)).abs().max().item<double>(), 1e-7) << key;
 }
+
+// The LoRA tools on Chroma's files: merged into the checkpoint and extracted back under Chroma's names
+// and modelspec (flux_merge_lora.py / flux_extract_lora.py know FLUX.1's only).
+TEST_F(ChromaLoraRun, LoraToolsMergeAndExtractWithChromasModelSpec) {
+  ASSERT_EQ(runRunner({"--config_file", writeConfig("tools.toml", path("out_tools"), "max_train_steps = 2\n")}).exitCode, 0);
+  const std::string merged = path("out_tools/merged.safetensors"), extracted = path("out_tools/extracted.safetensors");
+  const ProcessResult merge = runRunner({"flux_merge_lora", "--flux_model", path("chroma/chroma.safetensors"), "--models",
+                                         path("out_tools/c.safetensors"), "--ratios", "1", "--save_to", merged});
+  ASSERT_EQ(merge.exitCode, 0) << merge.err;
+  EXPECT_NE(merge.err.find("merging 20 module(s) into 20"), std::string::npos) << merge.err;
+  EXPECT_EQ(sinter::io::SafetensorsFile(merged).metadata().at("modelspec.architecture"), "chroma");
+  const ProcessResult extract = runRunner({"flux_extract_lora", "--model_org", path("chroma/chroma.safetensors"), "--model_tuned", merged,
+                                           "--save_to", extracted, "--dim", "4"});
+  ASSERT_EQ(extract.exitCode, 0) << extract.err;
+  const sinter::io::SafetensorsFile file(extracted);
+  const auto& m = file.metadata();
+  EXPECT_EQ(m.at("ss_base_model_version"), "chroma");
+  EXPECT_EQ(m.at("modelspec.architecture"), "chroma/lora");
+}

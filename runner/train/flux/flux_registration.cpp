@@ -154,17 +154,22 @@ FamilyRegistration fluxRegistration() {
   };
   r.moduleOutputs = fluxModuleOutputsTool;
   r.sizeMemoryModel = sizeFluxMemoryModel;
-  r.loraLayout = [](bool tiny, bool textEncoders, const std::string& trainBlocks, bool trainT5xxl) {
+  r.loraLayout = [](bool tiny, const Config& config) {
     using network::LoraComponent;
+    const bool textEncoders = !config.getBool("network_train_unet_only");
+    const network::LoraNetworkArgs args = network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module"));
+    const std::string trainBlocks = args.trainBlocks.value_or("all");
+    const bool chroma = config.getString("model_type") == "chroma";  // no CLIP-L (sd-scripts' use_clip_l False)
     LoraLayoutModels models;
     // FLUX's CLIP-L is SDXL's first text encoder (clip_l.safetensors); T5-XXL gets none unless train_t5xxl.
     const models::SdxlCheckpointConfig sdxl = tiny ? models::SdxlCheckpointConfig::tiny() : models::SdxlCheckpointConfig::full();
-    if (textEncoders)
+    if (textEncoders && !chroma)
       models.emplace_back(network::fluxLoraRule(LoraComponent::TextEncoder1), layoutShapes(models::clipTextLinearLayers(sdxl.clipL)));
-    if (textEncoders && trainT5xxl)
+    if (textEncoders && args.trainT5xxl)
       models.emplace_back(network::fluxT5LoraRule(),
                           layoutShapes(models::t5EncoderLinearLayers(tiny ? models::T5EncoderConfig::tiny() : models::T5EncoderConfig::xxl())));
-    const models::FluxConfig flux = tiny ? models::FluxConfig::tiny() : models::FluxConfig::dev();
+    const models::FluxConfig flux = chroma ? (tiny ? models::FluxConfig::tinyChroma() : models::FluxConfig::chromaFull())
+                                           : (tiny ? models::FluxConfig::tiny() : models::FluxConfig::dev());
     models.emplace_back(network::fluxLoraRule(LoraComponent::Unet, trainBlocks), layoutShapes(models::fluxTransformerLinearLayers(flux)));
     return models;
   };
@@ -182,9 +187,12 @@ FamilyRegistration fluxRegistration() {
       const std::string prefix = file.hasKeyStartingWith("model.diffusion_model.") ? "model.diffusion_model." : "";
       layout.parts = {{prefix, network::fluxLoraRule(LoraComponent::Unet), CheckpointPartLayout::Model}};
       const bool dev = file.has(prefix + "guidance_in.in_layer.weight");
-      layout.checkpointModelSpec = {dev ? "flux-1-dev" : "flux-1-schnell", "https://github.com/black-forest-labs/flux", "1024x1024", ""};
+      const bool chroma = file.has(prefix + "distilled_guidance_layer.in_proj.weight");
+      layout.checkpointModelSpec = chroma ? network::ModelSpecBasics{"chroma", "https://huggingface.co/lodestones/Chroma", "1024x1024", ""}
+                                          : network::ModelSpecBasics{dev ? "flux-1-dev" : "flux-1-schnell",
+                                                                     "https://github.com/black-forest-labs/flux", "1024x1024", ""};
       layout.loraModelSpec = layout.checkpointModelSpec;
-      layout.baseModelVersion = "flux1";  // flux_utils.MODEL_VERSION_FLUX_V1
+      layout.baseModelVersion = chroma ? "chroma" : "flux1";  // flux_utils.MODEL_VERSION_CHROMA / MODEL_VERSION_FLUX_V1
     }
     return layout;
   };

@@ -101,8 +101,9 @@ struct FamilyRegistration {
   std::function<ModuleOutputs(const Config& config, const std::map<std::string, torch::Tensor>& inputs, const torch::Device& device)>
       moduleOutputs;
   // --print_lora_layout: the LoRA modules a run creates, from the models' configs alone (tiny or
-  // full size), with text encoders or not, and the network_args that pick them.
-  std::function<LoraLayoutModels(bool tiny, bool textEncoders, const std::string& trainBlocks, bool trainT5xxl)> loraLayout;
+  // full size), as the config's network_train_unet_only, network_args (FLUX's train_blocks,
+  // train_t5xxl) and variant (FLUX's model_type) pick them.
+  std::function<LoraLayoutModels(bool tiny, const Config& config)> loraLayout;
   // The LoRA tools: the layout of the family's checkpoint `file` ("model"), or of a text encoder
   // file given apart ("clip_l", "t5xxl", as flux_merge_lora.py takes them). Empty: the tools that
   // need a checkpoint refuse the family.

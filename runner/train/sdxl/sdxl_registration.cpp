@@ -30,8 +30,9 @@ FamilyRegistration sdxlRegistration() {
   };
   r.moduleOutputs = sdxlModuleOutputsTool;
   r.sizeMemoryModel = sizeSdxlMemoryModel;
-  r.loraLayout = [](bool tiny, bool textEncoders, const std::string&, bool) {
+  r.loraLayout = [](bool tiny, const Config& config) {
     using network::LoraComponent;
+    const bool textEncoders = !config.getBool("network_train_unet_only");
     const models::SdxlCheckpointConfig sdxl = tiny ? models::SdxlCheckpointConfig::tiny() : models::SdxlCheckpointConfig::full();
     LoraLayoutModels models;
     if (textEncoders) {
