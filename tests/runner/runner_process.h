@@ -127,6 +127,20 @@ inline std::string doneStatus(const ProcessResult& r) {
   return done.empty() ? "" : done.front().status;
 }
 
+// A config (`args`) the dry run and the run both refuse with exit 2, the run's log naming `says`,
+// before any model is loaded and with nothing written to `outputDir`; `name` labels the failures.
+inline void expectRefusedBeforeLoading(const std::string& name, const std::vector<std::string>& args, const std::string& says,
+                                       const std::string& outputDir) {
+  std::vector<std::string> dry = args;
+  dry.push_back("--dry_run");
+  const ProcessResult checked = runRunner(dry), ran = runRunner(args);
+  EXPECT_EQ(checked.exitCode, 2) << name << ":\n" << checked.err;
+  EXPECT_EQ(ran.exitCode, 2) << name << ":\n" << ran.err;
+  EXPECT_NE(ran.err.find(says), std::string::npos) << name << " should mention " << says << ":\n" << ran.err;
+  EXPECT_EQ(ran.err.find("loading "), std::string::npos) << name << ":\n" << ran.err;
+  EXPECT_FALSE(std::filesystem::exists(outputDir)) << name;
+}
+
 // Each of `lines` in the run's log (stderr), each after the one before it.
 inline void expectLogInOrder(const ProcessResult& r, const std::vector<std::string>& lines) {
   size_t at = 0;

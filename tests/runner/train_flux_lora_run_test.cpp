@@ -328,14 +328,7 @@ TEST_F(FluxLoraRun, BadInputsExitTwoNamingTheOptionOrFile) {
   for (const Case& c : all) {
     std::vector<std::string> args{"--config_file", writeConfig("bad_" + c.name + ".toml", path("out_bad_" + c.name), "max_train_steps = 2\n" + c.extra)};
     if (c.name == "sdxl_checkpoint") args.insert(args.end(), {"--pretrained_model_name_or_path", path("sdxl.safetensors")});
-    std::vector<std::string> dry = args;
-    dry.push_back("--dry_run");
-    const ProcessResult checked = runRunner(dry), ran = runRunner(args);
-    EXPECT_EQ(checked.exitCode, 2) << c.name << ":\n" << checked.err;
-    EXPECT_EQ(ran.exitCode, 2) << c.name << ":\n" << ran.err;
-    EXPECT_NE(ran.err.find(c.says), std::string::npos) << c.name << " should mention " << c.says << ":\n" << ran.err;
-    EXPECT_EQ(ran.err.find("loading "), std::string::npos) << c.name << ":\n" << ran.err;
-    EXPECT_FALSE(fs::exists(path("out_bad_" + c.name))) << c.name;
+    sinter::test::expectRefusedBeforeLoading(c.name, args, c.says, path("out_bad_" + c.name));
   }
 }
 
