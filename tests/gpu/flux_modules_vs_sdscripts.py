@@ -7,7 +7,9 @@ library.chroma_models.Chroma likewise (its full approximator: 64 -> 5120, 5 laye
 one sample's caption shorter than the other's), and its AutoEncoder at full size, with random weights (the RMSNorm scales drawn too, so that they matter);
 saves them in BFL's layout (flux1-dev.safetensors' and ae.safetensors' keys), runs the runner on them
 (sinter-runner --module_outputs --model_family flux) and sd-scripts on the same inputs with TF32 off,
-and prints each output's relative error ||ours - theirs|| / ||theirs||. Fails (exit 1) above 1e-5.
+and prints each output's relative error ||ours - theirs|| / ||theirs||; and networks.lora_flux's
+create_network on a full-size Chroma (meta device) beside --print_lora_layout --model_type chroma.
+Fails (exit 1) above 1e-5 or where the LoRA module names differ.
 
 Usage, on the GPU machine, with sd-scripts' library/ in .bench (README.md here):
   PYTHONPATH=.bench python3 tests/gpu/flux_modules_vs_sdscripts.py build-cuda/bin/sinter-runner [WORKDIR]
@@ -71,6 +73,20 @@ def image_ids(batch, h, w):
 
 def save_state(module, path):
     save_file({k: v.detach().contiguous().cpu() for k, v in module.state_dict().items()}, path)
+
+
+def chroma_lora_names(runner):
+    """networks.lora_flux's create_network on a full-size Chroma (meta device) beside the runner's
+    --print_lora_layout --model_type chroma: the U-Net module names each makes."""
+    from networks import lora_flux
+    with torch.device("meta"):
+        model = chroma_models.Chroma(chroma_models.chroma_params)
+    net = lora_flux.create_network(1.0, 4, 1.0, None, [None, None], model)
+    theirs = sorted(m.lora_name for m in net.unet_loras)
+    out = subprocess.run([runner, "--print_lora_layout", "--model_family", "flux", "--model_type", "chroma", "--network_train_unet_only"],
+                         check=True, capture_output=True, text=True).stdout
+    ours = sorted(m["name"] for m in json.loads(out)["modules"])
+    return ours, theirs
 
 
 def main():
@@ -151,6 +167,12 @@ def main():
 
     failed = []
     rows = {}
+    ours_names, theirs_names = chroma_lora_names(runner)
+    print(f"Chroma LoRA modules: {len(ours_names)} ours, {len(theirs_names)} sd-scripts', "
+          f"{'the same names' if ours_names == theirs_names else 'DIFFERENT'}")
+    if ours_names != theirs_names:
+        failed.append(f"chroma LoRA names (only ours {sorted(set(ours_names) - set(theirs_names))[:3]}, "
+                      f"only theirs {sorted(set(theirs_names) - set(ours_names))[:3]})")
     print(f"{'output':16s} {'shape':24s} relative error (limit {LIMIT:g})")
     for name, tensor in theirs.items():
         if name not in ours:
