@@ -71,6 +71,15 @@ def image_ids(batch, h, w):
     return ids.reshape(1, h * w, 3).repeat(batch, 1, 1)
 
 
+def with_random_scales(model):
+    # The RMSNorm scales drawn too (their initial ones would hide a misuse).
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith(".scale"):
+                p.uniform_(0.5, 1.5)
+    return model
+
+
 def save_state(module, path):
     save_file({k: v.detach().contiguous().cpu() for k, v in module.state_dict().items()}, path)
 
@@ -102,20 +111,12 @@ def main():
     for variant, path in (("dev", dev_path), ("schnell", schnell_path)):
         params = flux_models.configs[variant].params
         params = type(params)(**{**params.__dict__, "depth": 2, "depth_single_blocks": 2})
-        model = flux_models.Flux(params)
-        with torch.no_grad():
-            for name, p in model.named_parameters():
-                if name.endswith(".scale"):
-                    p.uniform_(0.5, 1.5)
+        model = with_random_scales(flux_models.Flux(params))
         save_state(model, path)
         models[variant] = model
     chroma_path = os.path.join(work, "chroma_2x2.safetensors")
     params = chroma_models.ChromaParams(**{**chroma_models.chroma_params.__dict__, "depth": 2, "depth_single_blocks": 2})
-    chroma = chroma_models.Chroma(params)
-    with torch.no_grad():
-        for name, p in chroma.named_parameters():
-            if name.endswith(".scale"):
-                p.uniform_(0.5, 1.5)
+    chroma = with_random_scales(chroma_models.Chroma(params))
     save_state(chroma, chroma_path)
     ae = flux_models.AutoEncoder(flux_models.configs["dev"].ae_params)
     save_state(ae, ae_path)
