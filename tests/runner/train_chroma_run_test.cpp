@@ -121,6 +121,9 @@ TEST_F(ChromaLoraRun, RecognisedFromItsFileWithCachedTextAndSamples) {
                                                                   "sample_every_n_steps = 2\nsample_prompts = \"" + path("prompts.txt") + "\"\n")});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_NE(r.err.find("Chroma: 2 double and 2 single blocks"), std::string::npos) << r.err;
+  // The resolved config says what ran (the dry run prints it).
+  const ProcessResult dry = runRunner({"--config_file", path("detected.toml"), "--dry_run"});
+  EXPECT_NE(dry.out.find("model_type = \"chroma\""), std::string::npos) << dry.out;
   EXPECT_EQ(sinter::io::SafetensorsFile(path("out_detected/c.safetensors")).metadata().at("ss_model_type"), "chroma");
   size_t samples = 0;
   for (const auto& e : fs::directory_iterator(path("out_detected/sample"))) samples += e.path().extension() == ".png";

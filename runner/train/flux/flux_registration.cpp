@@ -197,6 +197,14 @@ FamilyRegistration fluxRegistration() {
     return layout;
   };
   r.checkConfig = checkFluxFiles;
+  // A Chroma file is trained as Chroma whatever model_type says (sd-scripts needs the flag): the
+  // resolved config says so.
+  r.resolveFromFiles = [](const Config& config, Config& resolved) {
+    if (config.getString("model_type") != "chroma" && fluxRunIsChroma(config)) {
+      resolved.set("model_type", std::string("chroma"), config.whereSet("pretrained_model_name_or_path"));
+      spdlog::info("{} is a Chroma transformer: model_type = \"chroma\"", config.getString("pretrained_model_name_or_path"));
+    }
+  };
   // sd-scripts samples FLUX with its own Euler loop and ignores sample_sampler and --ss.
   r.fixedSampler = "the flow-matching Euler sampler";
   r.fp8Base = true;

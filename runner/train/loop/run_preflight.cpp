@@ -284,6 +284,7 @@ RunPreflight preflightRun(const Config& config, int ranks) {
     result.resolved.set("model_family", std::string(toString(*family)), config.whereSet("model_family"));
     // sd-scripts requires network_module; Sinter picks the family's (it is written into the metadata).
     if (result.resolved.getString("network_module").empty()) result.resolved.set("network_module", std::string(familyRow(registration->family).loraModule));
+    if (registration->resolveFromFiles) registration->resolveFromFiles(config, result.resolved);
   }
   // An unset clip_tokenizer is the one that ships with Sinter: the run, the dry run and the start event
   // see its folder (checkValues reports it when it is missing).

@@ -62,6 +62,10 @@ struct FamilyRegistration {
   // parsed as the run parses them. False when one failed (the run's values are then not used).
   // Empty: nothing of its own to check.
   std::function<bool(const Config&, PreflightChecks&)> checkConfig;
+  // What the family reads from its files into the resolved config, so that the dry run, the saved
+  // config and the metadata say what the run trains (FLUX: model_type = "chroma" for a Chroma file).
+  // Empty: nothing.
+  std::function<void(const Config& config, Config& resolved)> resolveFromFiles;
   // Sample images: empty when the family renders sample_sampler's samplers; else the one sampler
   // it uses, as the preflight's warning names it ("the flow-matching Euler sampler").
   std::string fixedSampler;
