@@ -6,6 +6,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "network/lora_targets.h"
+
 namespace sinter::tools {
 
 namespace {
@@ -90,18 +92,18 @@ class LayoutReader {
     }
   }
 
-  // The module `name` (a kohya name, or a diffusers path) in the reader's layout.
+  // The transformer's module `name` (a kohya name, or a diffusers path) in the reader's layout.
   std::optional<Factors> read(const std::string& name) {
-    std::string base, down, up;
-    if (layout_ == FluxLoraLayout::Diffusers) {
-      base = prefix_ + name;
-      down = base + ".lora_A.weight";
-      up = base + ".lora_B.weight";
-    } else {
-      base = layout_ == FluxLoraLayout::OneTrainer ? "lora_transformer_" + underscored(name) : name;
-      down = base + ".lora_down.weight";
-      up = base + ".lora_up.weight";
-    }
+    if (layout_ == FluxLoraLayout::Diffusers) return readAt(prefix_ + name);
+    return readAt(layout_ == FluxLoraLayout::OneTrainer ? "lora_transformer_" + underscored(name) : name);
+  }
+
+  // The module whose keys start with `base` (lora_A/lora_B in diffusers' layout, else lora_down/lora_up;
+  // alpha where there is one).
+  std::optional<Factors> readAt(const std::string& base) {
+    const bool diffusers = layout_ == FluxLoraLayout::Diffusers;
+    const std::string down = base + (diffusers ? ".lora_A.weight" : ".lora_down.weight");
+    const std::string up = base + (diffusers ? ".lora_B.weight" : ".lora_up.weight");
     const auto d = tensors_.find(down), u = tensors_.find(up);
     if (d == tensors_.end() || u == tensors_.end()) return std::nullopt;
     Factors f{d->second, u->second, 1.0};
@@ -241,7 +243,8 @@ std::optional<std::string> dottedTextEncoderPath(bool t5, const std::string& nam
 
 std::string textEncoderBase(const TextEncoderModule& module, FluxLoraLayout layout) {
   switch (layout) {
-    case FluxLoraLayout::Kohya: return (module.t5 ? "lora_te3_" : "lora_te1_") + underscored(module.path);
+    case FluxLoraLayout::Kohya:
+      return network::kohyaLoraName(module.t5 ? network::LoraComponent::TextEncoder3 : network::LoraComponent::TextEncoder1, module.path);
     case FluxLoraLayout::OneTrainer: return (module.t5 ? "lora_te2_" : "lora_te1_") + underscored(module.path);
     case FluxLoraLayout::Diffusers: return (module.t5 ? "text_encoder_2." : "text_encoder.") + module.path;
   }
@@ -273,38 +276,27 @@ std::optional<TextEncoderModule> textEncoderModule(const std::string& key, FluxL
   return std::nullopt;
 }
 
-// The text encoders' modules among `keys` (those the transformer's conversion left), renamed from
-// `from` to `to`; alpha kept, or folded into the factors for diffusers' layout as writeSeparate does.
-void convertTextEncoderModules(const std::map<std::string, torch::Tensor>& tensors, const std::vector<std::string>& keys,
-                               FluxLoraLayout from, FluxLoraLayout to, ConvertedLora& out) {
+// The text encoders' modules among the keys the transformer's conversion left, read by the same
+// reader (so its unused() is what neither took), renamed from `from` to `to`; alpha kept, or folded
+// into the factors for diffusers' layout as writeSeparate does.
+void convertTextEncoderModules(LayoutReader& reader, FluxLoraLayout from, FluxLoraLayout to, ConvertedLora& out) {
   std::map<std::string, TextEncoderModule> modules;  // by their base name in `from`
-  for (const std::string& key : keys)
+  for (const std::string& key : reader.unused())
     if (std::optional<TextEncoderModule> module = textEncoderModule(key, from)) modules.emplace(textEncoderBase(*module, from), *module);
-  std::set<std::string> used;
   for (const auto& [base, module] : modules) {
-    const bool diffusers = from == FluxLoraLayout::Diffusers;
-    const auto d = tensors.find(base + (diffusers ? ".lora_A.weight" : ".lora_down.weight"));
-    const auto u = tensors.find(base + (diffusers ? ".lora_B.weight" : ".lora_up.weight"));
-    if (d == tensors.end() || u == tensors.end()) continue;
-    double scale = 1.0;
-    used.insert({d->first, u->first});
-    if (const auto a = tensors.find(base + ".alpha"); a != tensors.end()) {
-      scale = a->second.to(torch::kFloat64).item<double>() / static_cast<double>(d->second.size(0));
-      used.insert(a->first);
-    }
+    const std::optional<Factors> f = reader.readAt(base);
+    if (!f) continue;
     const std::string target = textEncoderBase(module, to);
     if (to == FluxLoraLayout::Diffusers) {
-      const auto [scaleDown, scaleUp] = foldedScale(scale);
-      out.tensors[target + ".lora_A.weight"] = scaleDown == 1.0 ? d->second : d->second * scaleDown;
-      out.tensors[target + ".lora_B.weight"] = scaleUp == 1.0 ? u->second : u->second * scaleUp;
+      const auto [scaleDown, scaleUp] = foldedScale(f->scale);
+      out.tensors[target + ".lora_A.weight"] = scaleDown == 1.0 ? f->down : f->down * scaleDown;
+      out.tensors[target + ".lora_B.weight"] = scaleUp == 1.0 ? f->up : f->up * scaleUp;
     } else {
-      out.tensors[target + ".lora_down.weight"] = d->second;
-      out.tensors[target + ".lora_up.weight"] = u->second;
-      out.tensors[target + ".alpha"] = torch::scalar_tensor(scale * static_cast<double>(d->second.size(0)), d->second.options());
+      out.tensors[target + ".lora_down.weight"] = f->down;
+      out.tensors[target + ".lora_up.weight"] = f->up;
+      out.tensors[target + ".alpha"] = torch::scalar_tensor(f->scale * static_cast<double>(f->down.size(0)), f->down.options());
     }
   }
-  for (const std::string& key : keys)
-    if (!used.count(key)) out.unconverted.push_back(key);
 }
 
 }  // namespace
@@ -364,7 +356,8 @@ ConvertedLora convertFluxLora(const std::map<std::string, torch::Tensor>& tensor
       writeSeparate(out.tensors, map, *f, to);
     }
   }
-  convertTextEncoderModules(tensors, reader.unused(), from, to, out);
+  convertTextEncoderModules(reader, from, to, out);
+  out.unconverted = reader.unused();
   return out;
 }
 
