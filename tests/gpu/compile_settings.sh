@@ -6,4 +6,5 @@ declare -A compile_flags=(
   [mano]="--compile --compile_mode max-autotune-no-cudagraphs"
   [ro]="--compile --compile_mode reduce-overhead"
   [ro-fullgraph]="--compile --compile_mode reduce-overhead --compile_fullgraph"
+  [fp8_fast]="--compile --compile_mode reduce-overhead --compile_fullgraph --fp8_base --fp8_scaled --fp8_fast"
 )

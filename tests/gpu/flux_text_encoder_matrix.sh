@@ -10,14 +10,18 @@
 # SINTER_MATRIX_SETTINGS picks settings by name (compile_settings.sh: off ro ro-fullgraph ...), SINTER_MATRIX_TE which of
 # "dit clip clip-live t5" run, SINTER_MATRIX_NETWORK adds flags to every run (such as "--network_module
 # lycoris.kohya --network_args algo=lokr"), SINTER_MATRIX_CPUS pins every run to those CPUs (taskset's
-# list). The random files are made once under SINTER_GPU_WORK.
+# list). The random files are made once under SINTER_GPU_WORK. SINTER_MATRIX_MODEL_TYPE=chroma runs a
+# full-size random Chroma instead (T5-XXL only, apply_t5_attn_mask; only "dit" and "t5" apply), with
+# SINTER_MATRIX_SETTINGS such as "off ro ro-fullgraph fp8_fast".
 set -euo pipefail
 runner="$1"
 steps="${2:-12}"
-work="${SINTER_GPU_WORK:-/tmp/sinter-flux-te-matrix}"
+model_type="${SINTER_MATRIX_MODEL_TYPE:-flux}"
+work="${SINTER_GPU_WORK:-/tmp/sinter-flux-te-matrix}/$model_type"
 mkdir -p "$work"
 [ -f "$work/flux/t5xxl_fp16.safetensors" ] ||
-  "$runner" --init_checkpoint "$work/flux/flux1-dev.safetensors" --model_family flux --model_size full --seed 1 > "$work/init.log" 2>&1
+  "$runner" --init_checkpoint "$work/flux/flux1-dev.safetensors" --model_family flux --model_type "$model_type" \
+    --model_size full --seed 1 > "$work/init.log" 2>&1
 [ -d "$work/images" ] || "$runner" --init_dataset "$work/images" --seed 1 >> "$work/init.log" 2>&1
 [ -d "$work/tokenizer" ] || "$runner" --init_tokenizer "$work/tokenizer" >> "$work/init.log" 2>&1
 
@@ -39,11 +43,17 @@ echo "|---|---|---|---|---|---|---|---|"
 for te in ${SINTER_MATRIX_TE:-dit clip}; do
   for setting in ${SINTER_MATRIX_SETTINGS:-off ro ro-fullgraph}; do
     name="$te-$setting"
+    if [ "$model_type" = chroma ]; then
+      text_files='model_type = "chroma"
+apply_t5_attn_mask = true'
+    else
+      text_files="clip_l = \"$work/flux/clip_l.safetensors\""
+    fi
     cat > "$work/$name.toml" <<TOML
 model_family = "flux"
 pretrained_model_name_or_path = "$work/flux/flux1-dev.safetensors"
 ae = "$work/flux/ae.safetensors"
-clip_l = "$work/flux/clip_l.safetensors"
+$text_files
 t5xxl = "$work/flux/t5xxl_fp16.safetensors"
 clip_tokenizer = "$work/tokenizer"
 t5_tokenizer = "$work/tokenizer"
