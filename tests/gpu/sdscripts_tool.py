@@ -73,7 +73,9 @@ class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return _StubModule(spec.name)
 
     def exec_module(self, module):
-        pass
+        # sd-scripts' model_util compares diffusers.__version__ (a version it pins) before converting the VAE.
+        if module.__name__ == "diffusers":
+            module.__version__ = "0.25.0"
 
 
 def _nest_clip_text_model(sd_scripts):
