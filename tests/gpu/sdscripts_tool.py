@@ -113,6 +113,22 @@ def _nest_clip_text_model(sd_scripts):
           file=sys.stderr)
 
 
+def _vae_holder_loads(sd_scripts):
+    """sdxl_model_util loads the VAE by comparing the model's state_dict() keys with the checkpoint's;
+    the stand-in AutoencoderKL has none until it is given them, so it is given them whole."""
+    sys.path[:0] = [sd_scripts]
+    module = importlib.import_module("library.sdxl_model_util")
+    load = module._load_state_dict_on_device
+
+    def load_on_device(model, state_dict, device, dtype=None):
+        if isinstance(model, _Holder):
+            model.load_state_dict(state_dict)
+            return "<All keys matched successfully> (stand-in VAE: the checkpoint's tensors kept as they are)"
+        return load(model, state_dict, device, dtype)
+
+    module._load_state_dict_on_device = load_on_device
+
+
 def main():
     sd_scripts, script = sys.argv[1], sys.argv[2]
     sys.meta_path.append(_StubFinder())
@@ -120,6 +136,7 @@ def main():
     for pipeline in ("library.lpw_stable_diffusion", "library.sdxl_lpw_stable_diffusion"):
         sys.modules[pipeline] = _StubModule(pipeline)
     _nest_clip_text_model(sd_scripts)
+    _vae_holder_loads(sd_scripts)
     script_path = os.path.join(sd_scripts, script)
     sys.path[:0] = [os.path.dirname(script_path), sd_scripts]
     sys.argv = [script_path] + sys.argv[3:]
