@@ -518,6 +518,26 @@ TEST(ChromaTransformer, SeesOnePaddingTokenAfterTheCaption) {
   EXPECT_FALSE(torch::allclose(run(first), base, 1e-5, 1e-6));
 }
 
+// chroma_models' timestep_embedding(mod_index, 32) as it runs: t = 1000 * t (int64 -> float32), the
+// frequencies exp(-log(10000) * arange(half) / half) in float32 on the CPU, args = t[:, None] * freqs,
+// [cos, sin]. At index 343 the argument is ~3.4e5 radians, so a frequency rounded otherwise (exp on the
+// GPU, as the embedding was made before) moves the sines: the GPU check found Chroma 1.8e-5 off so.
+TEST(ChromaTransformer, IndexEmbeddingIsSdScriptsFloat32ComputationOnTheCpu) {
+  FluxConfig c = FluxConfig::tinyChroma();
+  c.depth = 19;
+  c.depthSingleBlocks = 38;
+  ChromaApproximator approximator(c);
+  const int64_t half = c.approximatorInDim / 4;
+  const Tensor t = 1000.0 * torch::arange(c.chromaModulationCount(), torch::kInt64);
+  ASSERT_EQ(t.scalar_type(), torch::kFloat32);
+  const Tensor freqs = torch::exp(-std::log(10000.0) * torch::arange(0, half, torch::kFloat32) / static_cast<double>(half));
+  const Tensor args = t.unsqueeze(1) * freqs.unsqueeze(0);
+  const Tensor expected = torch::cat({torch::cos(args), torch::sin(args)}, -1);
+  ASSERT_EQ(approximator->indexEmbedding().sizes(), expected.sizes());
+  EXPECT_TRUE(approximator->indexEmbedding().device().is_cpu());
+  EXPECT_TRUE(torch::equal(approximator->indexEmbedding(), expected));
+}
+
 TEST(ChromaTransformer, NeedsTheTextMaskAndTheGuidance) {
   FluxTransformer model = randomTiny(true, true);
   const Inputs in = tinyInputs(model->config());

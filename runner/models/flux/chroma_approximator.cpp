@@ -15,12 +15,17 @@ ChromaApproximatorImpl::ChromaApproximatorImpl(const FluxConfig& c) : inDim_(c.a
     norms->push_back(norms_.back());
   }
   out_proj = register_module("out_proj", Linear(c.approximatorHiddenSize, c.hiddenSize));
+  // On the CPU, as sd-scripts makes timestep_embedding's frequencies (then moves them): an index times
+  // 1000 reaches ~3.4e5 radians, where the GPU's exp rounding one frequency differently moves the sine.
+  indexEmbedding_ = fluxTimestepEmbedding(torch::arange(count_, torch::kInt64), inDim_ / 2);
 }
 
 torch::Tensor ChromaApproximatorImpl::forward(const torch::Tensor& timesteps, const torch::Tensor& guidance,
                                               torch::ScalarType dtype) {
   const int64_t b = timesteps.size(0);
-  const torch::Tensor index = fluxTimestepEmbedding(torch::arange(count_, timesteps.options().dtype(torch::kFloat32)), inDim_ / 2);
+  // Copied to the device once, in the eager warm-up before any capture.
+  if (!indexOnDevice_.defined() || indexOnDevice_.device() != timesteps.device()) indexOnDevice_ = indexEmbedding_.to(timesteps.device());
+  const torch::Tensor& index = indexOnDevice_;
   const torch::Tensor timestepGuidance =
       torch::cat({fluxTimestepEmbedding(timesteps, inDim_ / 4), fluxTimestepEmbedding(guidance, inDim_ / 4)}, 1);
   const torch::Tensor input = torch::cat({timestepGuidance.unsqueeze(1).expand({b, count_, inDim_ / 2}),

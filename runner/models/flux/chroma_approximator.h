@@ -24,11 +24,16 @@ class ChromaApproximatorImpl : public torch::nn::Module {
   // streams', the last layer's.
   torch::Tensor forward(const torch::Tensor& timesteps, const torch::Tensor& guidance, torch::ScalarType dtype);
 
+  // The vector indices' embedding [count, inDim/2], made once on the CPU in float32.
+  const torch::Tensor& indexEmbedding() const { return indexEmbedding_; }
+
   Linear in_proj{nullptr}, out_proj{nullptr};
   torch::nn::ModuleList layers{nullptr}, norms{nullptr};
 
  private:
   int64_t inDim_, count_;
+  // A constant, not a buffer: no checkpoint key.
+  torch::Tensor indexEmbedding_, indexOnDevice_;
   std::vector<FluxMlpEmbedder> layers_;
   std::vector<FluxRmsNorm> norms_;
 };
