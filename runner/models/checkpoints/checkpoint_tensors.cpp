@@ -1,5 +1,6 @@
 #include "models/checkpoints/checkpoint_tensors.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "io/safetensors.h"
@@ -32,6 +33,8 @@ void collectCheckpointErrors(const std::vector<std::function<void()>>& steps) {
 }
 
 std::string describeCheckpointFamily(const io::SafetensorsFile& file) {
+  if (file.hasKeyStartingWith("model.diffusion_model.joint_blocks.") || file.hasKeyStartingWith("joint_blocks."))
+    return "this looks like an SD 3.x checkpoint (it has joint_blocks.* keys)";
   if (file.has("double_blocks.0.img_attn.qkv.weight") || file.hasKeyStartingWith("double_blocks.") ||
       file.hasKeyStartingWith("model.diffusion_model.double_blocks."))
     return "this looks like a FLUX checkpoint (it has double_blocks.* keys)";
@@ -42,6 +45,20 @@ std::string describeCheckpointFamily(const io::SafetensorsFile& file) {
   if (file.hasKeyStartingWith("down_blocks.") || file.hasKeyStartingWith("unet.down_blocks."))
     return "this looks like a diffusers-layout model; Sinter reads the original single-file layout";
   return "";
+}
+
+int64_t countIndexedBlocks(const io::SafetensorsFile& file, const std::string& prefix, const std::string& blocks,
+                           const std::string& suffix) {
+  const std::string start = prefix + blocks + ".";
+  int64_t count = 0;
+  for (const std::string& key : file.keys()) {
+    if (key.rfind(start, 0) != 0 || key.size() < suffix.size() || key.compare(key.size() - suffix.size(), suffix.size(), suffix))
+      continue;
+    const std::string index = key.substr(start.size(), key.find('.', start.size()) - start.size());
+    if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos) continue;
+    count = std::max<int64_t>(count, std::stoll(index) + 1);
+  }
+  return count;
 }
 
 std::string dtypeRefusal(const std::string& key, const std::string& storedDtype, const torch::Tensor& target) {

@@ -33,6 +33,11 @@ std::string describeCheckpointFamily(const io::SafetensorsFile& file);
 std::vector<int64_t> requireShape(const io::SafetensorsFile& file, const std::string& prefix, const std::string& key,
                                   const std::string& modelName);
 
+// 1 + the highest N among keys "<prefix><blocks>.N.<suffix>" (0 when there are none): how many
+// blocks a file holds.
+int64_t countIndexedBlocks(const io::SafetensorsFile& file, const std::string& prefix, const std::string& blocks,
+                           const std::string& suffix);
+
 // Why a stored tensor cannot fill `target` for its dtype: a float weight stored as an integer or
 // bool type (its bytes would be taken for numbers they are not); "" when it can. Names the key
 // and both dtypes.

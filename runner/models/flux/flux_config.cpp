@@ -80,25 +80,6 @@ bool FluxConfig::operator==(const FluxConfig& o) const {
          (!chroma() || (approximatorHiddenSize == o.approximatorHiddenSize && approximatorDepth == o.approximatorDepth));
 }
 
-namespace {
-
-// 1 + the highest N among keys "<prefix><blocks>.N.<suffix>" (0 when there are none).
-int64_t countBlocks(const io::SafetensorsFile& file, const std::string& prefix, const std::string& blocks,
-                    const std::string& suffix) {
-  const std::string start = prefix + blocks + ".";
-  int64_t count = 0;
-  for (const std::string& key : file.keys()) {
-    if (key.rfind(start, 0) != 0 || key.size() < suffix.size() || key.compare(key.size() - suffix.size(), suffix.size(), suffix))
-      continue;
-    const std::string index = key.substr(start.size(), key.find('.', start.size()) - start.size());
-    if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos) continue;
-    count = std::max<int64_t>(count, std::stoll(index) + 1);
-  }
-  return count;
-}
-
-}  // namespace
-
 FluxConfig FluxConfig::inferFromCheckpoint(const io::SafetensorsFile& file, const std::string& prefix) {
   const std::string model = "FLUX transformer";
   FluxConfig c;
@@ -110,13 +91,13 @@ FluxConfig FluxConfig::inferFromCheckpoint(const io::SafetensorsFile& file, cons
     const auto inProj = requireShape(file, prefix, "distilled_guidance_layer.in_proj.weight", model);
     c.approximatorInDim = inProj[1];
     c.approximatorHiddenSize = inProj[0];
-    c.approximatorDepth = countBlocks(file, prefix, "distilled_guidance_layer.layers", ".in_layer.weight");
+    c.approximatorDepth = countIndexedBlocks(file, prefix, "distilled_guidance_layer.layers", ".in_layer.weight");
   } else {
     c.vecInDim = requireShape(file, prefix, "vector_in.in_layer.weight", model)[1];
     c.guidanceEmbed = file.has(prefix + "guidance_in.in_layer.weight");
   }
-  c.depth = countBlocks(file, prefix, "double_blocks", ".img_attn.proj.bias");
-  c.depthSingleBlocks = countBlocks(file, prefix, "single_blocks", ".linear2.bias");
+  c.depth = countIndexedBlocks(file, prefix, "double_blocks", ".img_attn.proj.bias");
+  c.depthSingleBlocks = countIndexedBlocks(file, prefix, "single_blocks", ".linear2.bias");
   int64_t headDim = 0;
   if (c.depth > 0) {
     headDim = requireShape(file, prefix, "double_blocks.0.img_attn.norm.query_norm.scale", model)[0];

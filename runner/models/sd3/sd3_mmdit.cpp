@@ -1,0 +1,92 @@
+#include "models/sd3/sd3_mmdit.h"
+
+#include <stdexcept>
+
+#include "models/checkpoints/checkpoint_tensors.h"
+#include "models/unet/timestep_embedding.h"
+
+namespace sinter::models {
+
+torch::Tensor sd3SincosPosEmbed(int64_t hidden, int64_t gridSize) {
+  if (hidden % 4) throw std::invalid_argument("sd3SincosPosEmbed: the width " + std::to_string(hidden) + " is not a multiple of 4");
+  const auto f64 = torch::TensorOptions().dtype(torch::kFloat64);
+  // omega = 1 / 10000^(i / (D/4)) for each quarter; positions as float32 grid values, as numpy takes them.
+  const torch::Tensor omega = 1.0 / torch::pow(10000.0, torch::arange(hidden / 4, f64) / (hidden / 4.0));
+  const torch::Tensor pos = torch::arange(gridSize, torch::kFloat32).to(torch::kFloat64);
+  const torch::Tensor rows = pos.view({gridSize, 1}).expand({gridSize, gridSize}).reshape({-1});  // grid[0]: w first in meshgrid
+  const torch::Tensor cols = pos.view({1, gridSize}).expand({gridSize, gridSize}).reshape({-1});
+  auto oneAxis = [&](const torch::Tensor& p) {
+    const torch::Tensor out = torch::outer(p, omega);
+    return torch::cat({torch::sin(out), torch::cos(out)}, 1);
+  };
+  // np.meshgrid(grid_w, grid_h) puts w in grid[0]: the first half encodes the column.
+  return torch::cat({oneAxis(cols), oneAxis(rows)}, 1).to(torch::kFloat32);
+}
+
+Sd3EmbedderImpl::Sd3EmbedderImpl(int64_t inDim, int64_t hidden) {
+  in = Linear(inDim, hidden);
+  out = Linear(hidden, hidden);
+  register_module("mlp", torch::nn::ModuleList(in, torch::nn::SiLU(), out));
+}
+
+torch::Tensor Sd3EmbedderImpl::forward(const torch::Tensor& x) { return out(torch::silu(in(x))); }
+
+Sd3MmditImpl::Sd3MmditImpl(const Sd3MmditConfig& c) : config_(c) {
+  const int64_t hidden = c.hiddenSize();
+  auto xEmbedder = register_module("x_embedder", std::make_shared<torch::nn::Module>());
+  x_embedder_proj = xEmbedder->register_module("proj", Conv2d(c.inChannels, hidden, c.patchSize, c.patchSize));
+  pos_embed = register_buffer("pos_embed", sd3SincosPosEmbed(hidden, c.posEmbedMaxSize).unsqueeze(0));
+  t_embedder = register_module("t_embedder", Sd3Embedder(256, hidden));
+  y_embedder = register_module("y_embedder", Sd3Embedder(c.admInChannels, hidden));
+  context_embedder = register_module("context_embedder", Linear(c.contextInFeatures, hidden));
+  joint_blocks = register_module("joint_blocks", torch::nn::ModuleList());
+  for (int64_t i = 0; i < c.depth; ++i) {
+    blocks_.push_back(Sd3JointBlock(c, /*last=*/i == c.depth - 1, c.xBlockSelfAttnLayers.count(i) > 0));
+    joint_blocks->push_back(blocks_.back());
+  }
+  auto finalLayer = register_module("final_layer", std::make_shared<torch::nn::Module>());
+  final_linear = finalLayer->register_module("linear", Linear(hidden, c.patchSize * c.patchSize * c.outChannels()));
+  final_adaLN = Linear(hidden, 2 * hidden);
+  finalLayer->register_module("adaLN_modulation", torch::nn::ModuleList(torch::nn::SiLU(), final_adaLN));
+}
+
+torch::Tensor Sd3MmditImpl::croppedPosEmbed(int64_t h, int64_t w, const Sd3PosEmbedCrop& crop) const {
+  const int64_t max = config_.posEmbedMaxSize;
+  if (h > max || w > max)
+    throw std::invalid_argument("SD 3 MMDiT: an image of " + std::to_string(h) + "x" + std::to_string(w) +
+                                " patches is larger than its position table (" + std::to_string(max) + "x" +
+                                std::to_string(max) + ")");
+  const int64_t top = crop.top < 0 ? (max - h) / 2 : crop.top, left = crop.left < 0 ? (max - w) / 2 : crop.left;
+  if (top + h > max || left + w > max)
+    throw std::invalid_argument("SD 3 MMDiT: a crop at (" + std::to_string(top) + ", " + std::to_string(left) +
+                                ") leaves the position table");
+  return pos_embed.view({1, max, max, -1}).slice(1, top, top + h).slice(2, left, left + w).reshape({1, h * w, -1});
+}
+
+torch::Tensor Sd3MmditImpl::forward(const torch::Tensor& x, const torch::Tensor& timesteps, const torch::Tensor& y,
+                                    const torch::Tensor& context, const Sd3PosEmbedCrop& crop) {
+  const int64_t b = x.size(0), H = x.size(2), W = x.size(3), p = config_.patchSize;
+  if (x.dim() != 4 || x.size(1) != config_.inChannels || H % p || W % p)
+    throw std::invalid_argument("SD 3 MMDiT: latents must be [B, " + std::to_string(config_.inChannels) +
+                                ", H, W] with H and W multiples of " + std::to_string(p) + ", not " + c10::str(x.sizes()));
+  const int64_t h = H / p, w = W / p;
+  torch::Tensor tokens = x_embedder_proj(x).flatten(2).transpose(1, 2) + croppedPosEmbed(h, w, crop).to(x.dtype());
+  const torch::Tensor c = t_embedder(timestepEmbedding(timesteps, 256).to(x.dtype())) + y_embedder(y);
+  torch::Tensor ctx = context_embedder(context);
+  for (Sd3JointBlock& block : blocks_) std::tie(ctx, tokens) = block(ctx, tokens, c);
+  // final_layer (UnPatch): modulate(LayerNorm(x), shift, scale), linear, patches back to [B, C, H, W].
+  const std::vector<torch::Tensor> shiftScale = final_adaLN(torch::silu(c)).chunk(2, -1);
+  const torch::Tensor out = final_linear(sd3Modulate(sd3LayerNorm(tokens), shiftScale[0], shiftScale[1]));
+  const int64_t ch = config_.outChannels();
+  return out.view({b, h, w, p, p, ch}).permute({0, 5, 1, 3, 2, 4}).reshape({b, ch, H, W});
+}
+
+void Sd3MmditImpl::loadFromCheckpoint(const io::SafetensorsFile& file, const std::string& prefix) {
+  loadModuleFromCheckpoint(*this, file, prefix, "SD 3 MMDiT (" + config_.modelType() + ")");
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> Sd3MmditImpl::checkpointTensors(const std::string& prefix) const {
+  return moduleCheckpointTensors(*this, prefix);
+}
+
+}  // namespace sinter::models

@@ -1,0 +1,73 @@
+#pragma once
+// SD 3 / 3.5's MMDiT in SAI's single-file layout (sd3_medium.safetensors, sd3.5_medium/large:
+// model.diffusion_model.{x_embedder, pos_embed, t_embedder, y_embedder, context_embedder,
+// joint_blocks.N, final_layer}): the flow-matching prediction for 16-channel latents.
+#include <torch/torch.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/layers/conv2d.h"
+#include "models/layers/linear.h"
+#include "models/sd3/sd3_mmdit_block.h"
+#include "models/sd3/sd3_mmdit_config.h"
+
+namespace sinter::io {
+class SafetensorsFile;
+}
+
+namespace sinter::models {
+
+// The patches of the stored position table an image takes: centred (top, left < 0), or from
+// (top, left) as sd-scripts' pos_emb_random_crop_rate draws it.
+struct Sd3PosEmbedCrop {
+  int64_t top = -1, left = -1;
+};
+
+// sd-scripts' get_2d_sincos_pos_embed(hidden, gridSize) (MAE's table, float64 then float32):
+// [gridSize², hidden], the first half of the channels for the row, [sin, cos] each.
+torch::Tensor sd3SincosPosEmbed(int64_t hidden, int64_t gridSize);
+
+// out(silu(in(x))) registered as mlp.0 and mlp.2 (t_embedder, y_embedder).
+class Sd3EmbedderImpl : public torch::nn::Module {
+ public:
+  Sd3EmbedderImpl(int64_t inDim, int64_t hidden);
+  torch::Tensor forward(const torch::Tensor& x);
+  Linear in{nullptr}, out{nullptr};
+};
+TORCH_MODULE(Sd3Embedder);
+
+class Sd3MmditImpl : public torch::nn::Module {
+ public:
+  explicit Sd3MmditImpl(const Sd3MmditConfig& config);
+
+  // x: [B, 16, H, W] latents (H, W even, at most posEmbedMaxSize patches); timesteps: [B], sigma ·
+  // 1000 (embedded as given, no factor); y: [B, adm] pooled; context: [B, T, contextIn]. Computes in
+  // x's dtype. Returns [B, 16, H, W].
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& timesteps, const torch::Tensor& y,
+                        const torch::Tensor& context, const Sd3PosEmbedCrop& crop = {});
+
+  // pos_embed's patches for an image of h x w patches: [1, h·w, hidden] (MMDiT.cropped_pos_embed).
+  torch::Tensor croppedPosEmbed(int64_t h, int64_t w, const Sd3PosEmbedCrop& crop) const;
+
+  const Sd3MmditConfig& config() const { return config_; }
+
+  // Every key must be there with its shape; a CheckpointError lists what is missing or misshapen.
+  void loadFromCheckpoint(const io::SafetensorsFile& file, const std::string& prefix);
+  std::vector<std::pair<std::string, torch::Tensor>> checkpointTensors(const std::string& prefix) const;
+
+  Conv2d x_embedder_proj{nullptr};  // x_embedder.proj
+  torch::Tensor pos_embed;          // [1, posEmbedMaxSize², hidden], a stored buffer
+  Sd3Embedder t_embedder{nullptr}, y_embedder{nullptr};
+  Linear context_embedder{nullptr};
+  torch::nn::ModuleList joint_blocks{nullptr};
+  Linear final_linear{nullptr}, final_adaLN{nullptr};  // final_layer.linear, final_layer.adaLN_modulation.1
+
+ private:
+  Sd3MmditConfig config_;
+  std::vector<Sd3JointBlock> blocks_;
+};
+TORCH_MODULE(Sd3Mmdit);
+
+}  // namespace sinter::models
