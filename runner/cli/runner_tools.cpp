@@ -144,7 +144,7 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
       try {
         // networks.lora_flux's train_blocks (network_args) picks the blocks, as in a run.
         const network::LoraNetworkArgs networkArgs = network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module"));
-        network::checkNetworkArgsFamily(networkArgs, std::string(familyRow(registration->family).loraModule) == "networks.lora_flux");
+        network::checkNetworkArgsFamily(networkArgs, network::loraNetworkModuleNamed(familyRow(registration->family).loraModule));
         const train::LoraLayoutModels models = registration->loraLayout(*tiny, config);
         std::cout << loraLayoutJson(toString(registration->family), *tiny, models) << std::endl;
       } catch (const std::exception& e) {

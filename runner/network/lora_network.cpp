@@ -118,6 +118,23 @@ const std::vector<std::string>& fluxTypeDimKeys() {
   return keys;
 }
 
+const std::vector<std::string>& sd3TypeDimKeys() {
+  static const std::vector<std::string> keys{"context_attn_dim", "context_mlp_dim", "context_mod_dim",
+                                             "x_attn_dim",       "x_mlp_dim",       "x_mod_dim"};
+  return keys;
+}
+
+// lora_sd3's emb_dims: "[context, t, x, y, final_mod, final_linear]" or without brackets, 6 integers.
+std::vector<int64_t> parseEmbDims(const std::string& value) {
+  std::string list = trimAscii(value);
+  if (list.size() >= 2 && list.front() == '[' && list.back() == ']') list = list.substr(1, list.size() - 2);
+  std::vector<int64_t> dims;
+  for (const std::string& item : splitOn(list, ',')) dims.push_back(parseInteger("emb_dims", trimAscii(item)));
+  if (dims.size() != 6)
+    throw LoraError("network_args: emb_dims=" + value + " must be 6 dimensions (context, t, x, y, final_mod, final_linear)");
+  return dims;
+}
+
 // Keys of sd-scripts' networks that this build refuses, and why.
 const std::map<std::string, std::string>& refusedNetworkArgs() {
   static const std::map<std::string, std::string> why{
@@ -141,7 +158,8 @@ const std::vector<std::string>& supportedNetworkArgs() {
       "down_lr_weight", "mid_lr_weight", "up_lr_weight", "block_lr_zero_threshold", "train_blocks",
       "train_double_block_indices", "train_single_block_indices", "img_attn_dim", "txt_attn_dim", "img_mlp_dim",
       "txt_mlp_dim", "img_mod_dim", "txt_mod_dim", "single_dim", "single_mod_dim", "split_qkv", "train_t5xxl",
-      "verbose"};
+      "verbose", "context_attn_dim", "context_mlp_dim", "context_mod_dim", "x_attn_dim", "x_mlp_dim", "x_mod_dim",
+      "train_block_indices", "emb_dims"};
   return keys;
 }
 
@@ -203,6 +221,7 @@ LoraNetworkArgs parseNetworkArgs(const std::vector<std::string>& args, const std
     const std::string key = arg.substr(0, eq);
     const std::string value = arg.substr(eq + 1);
     const auto typeDim = std::find(fluxTypeDimKeys().begin(), fluxTypeDimKeys().end(), key);
+    const auto sd3TypeDim = std::find(sd3TypeDimKeys().begin(), sd3TypeDimKeys().end(), key);
     if (key == "loraplus_lr_ratio") {
       parsed.loraplusLrRatio = parseNumber(key, value);
     } else if (key == "loraplus_unet_lr_ratio") {
@@ -246,6 +265,17 @@ LoraNetworkArgs parseNetworkArgs(const std::vector<std::string>& args, const std
       const int64_t dim = parseInteger(key, value);
       if (dim < 0) throw LoraError("network_args: " + key + "=" + value + " is negative");
       parsed.fluxTypeDims[typeDim - fluxTypeDimKeys().begin()] = dim;
+    } else if (sd3TypeDim != sd3TypeDimKeys().end()) {
+      const int64_t dim = parseInteger(key, value);
+      if (dim < 0) throw LoraError("network_args: " + key + "=" + value + " is negative");
+      parsed.sd3TypeDims[sd3TypeDim - sd3TypeDimKeys().begin()] = dim;
+    } else if (key == "train_block_indices") {
+      parsed.trainJointBlocks = parseBlockSelection(key, value, 999);  // lora_sd3: any joint block index
+    } else if (key == "emb_dims") {
+      for (int64_t dim : parseEmbDims(value))
+        if (dim != 0)
+          throw LoraError("network_args: emb_dims=" + value + ": LoRA on SD 3's embedders and final layer (context_embedder, "
+                          "t_embedder, x_embedder, y_embedder, final_layer) is not built yet; leave emb_dims out or all 0");
     } else if (key == "split_qkv") {
       if (pythonTrue(value))
         throw LoraError("network_args: split_qkv=True is not supported by this build: its separate q/k/v (and mlp) "
@@ -287,21 +317,35 @@ LoraNetworkArgs parseNetworkArgs(const std::vector<std::string>& args, const std
   return parsed;
 }
 
-void checkNetworkArgsFamily(const LoraNetworkArgs& args, bool flux) {
+void checkNetworkArgsFamily(const LoraNetworkArgs& args, LoraNetworkModule module) {
   if (args.lycoris) return;  // lycoris.kohya's arguments are the same for every model
-  static const std::vector<std::string> sdxlOnly{"block_dims",     "block_alphas",  "conv_block_dims",
-                                                 "conv_block_alphas", "down_lr_weight", "mid_lr_weight",
-                                                 "up_lr_weight",   "block_lr_zero_threshold"};
-  static const std::vector<std::string> fluxOnly{"train_blocks", "train_double_block_indices", "train_single_block_indices",
-                                                 "img_attn_dim", "txt_attn_dim", "img_mlp_dim", "txt_mlp_dim",
-                                                 "img_mod_dim",  "txt_mod_dim",  "single_dim", "single_mod_dim",
-                                                 "split_qkv",    "train_t5xxl",  "verbose"};
-  const std::vector<std::string>& foreign = flux ? sdxlOnly : fluxOnly;
-  for (const auto& [key, value] : args.raw)
-    if (std::find(foreign.begin(), foreign.end(), key) != foreign.end())
-      throw LoraError("network_args " + key + " is an argument of " +
-                      (flux ? std::string("networks.lora (SDXL), not of FLUX's networks.lora_flux")
-                            : std::string("networks.lora_flux (FLUX), not of SDXL's networks.lora")));
+  // Each module's own keys (besides those all of them read: loraplus, dropouts, conv_dim).
+  static const std::vector<std::pair<LoraNetworkModule, std::vector<std::string>>> own{
+      {LoraNetworkModule::Lora,
+       {"block_dims", "block_alphas", "conv_block_dims", "conv_block_alphas", "down_lr_weight", "mid_lr_weight", "up_lr_weight",
+        "block_lr_zero_threshold"}},
+      {LoraNetworkModule::LoraFlux,
+       {"train_blocks", "train_double_block_indices", "train_single_block_indices", "img_attn_dim", "txt_attn_dim",
+        "img_mlp_dim", "txt_mlp_dim", "img_mod_dim", "txt_mod_dim", "single_dim", "single_mod_dim", "split_qkv",
+        "train_t5xxl", "verbose"}},
+      {LoraNetworkModule::LoraSd3,
+       {"context_attn_dim", "context_mlp_dim", "context_mod_dim", "x_attn_dim", "x_mlp_dim", "x_mod_dim",
+        "train_block_indices", "emb_dims", "split_qkv", "train_t5xxl", "verbose"}},
+  };
+  static const std::map<LoraNetworkModule, const char*> models{
+      {LoraNetworkModule::Lora, "SD 1.x/2.x and SDXL"}, {LoraNetworkModule::LoraFlux, "FLUX"}, {LoraNetworkModule::LoraSd3, "SD 3.x"}};
+  for (const auto& [key, value] : args.raw) {
+    bool mine = false;
+    std::string owner;
+    for (const auto& [m, keys] : own) {
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) continue;
+      mine |= m == module;
+      if (owner.empty()) owner = std::string(loraNetworkModuleName(m)) + " (" + models.at(m) + ")";
+    }
+    if (!owner.empty() && !mine)
+      throw LoraError("network_args " + key + " is an argument of " + owner + ", not of " + models.at(module) + "'s " +
+                      loraNetworkModuleName(module));
+  }
 }
 
 LoraNetwork::LoraNetwork(LoraNetworkOptions options) : options_(std::move(options)) {
@@ -356,6 +400,18 @@ std::optional<int64_t> fluxTypeDim(const LoraNetworkArgs& a, const std::string& 
   return std::nullopt;
 }
 
+// lora_sd3's type_dims: the first of these (both parts in the name) whose dim is given.
+std::optional<int64_t> sd3TypeDim(const LoraNetworkArgs& a, const std::string& name) {
+  static const std::vector<std::pair<std::string, std::string>> identifiers{
+      {"context_block", "attn"}, {"context_block", "mlp"}, {"context_block", "adaLN_modulation"},
+      {"x_block", "attn"},       {"x_block", "mlp"},       {"x_block", "adaLN_modulation"}};
+  for (size_t i = 0; i < identifiers.size(); ++i)
+    if (a.sd3TypeDims[i] && name.find(identifiers[i].first) != std::string::npos &&
+        name.find(identifiers[i].second) != std::string::npos)
+      return a.sd3TypeDims[i];
+  return std::nullopt;
+}
+
 }  // namespace
 
 int64_t LoraNetwork::rankFor(const LoraTargetRule& rule, const std::string& name, bool conv3x3, double* alpha) const {
@@ -397,13 +453,22 @@ int64_t LoraNetwork::rankFor(const LoraTargetRule& rule, const std::string& name
         dim = 0;
     }
   }
+  if (unet && rule.module == LoraNetworkModule::LoraSd3) {
+    if (const std::optional<int64_t> typed = sd3TypeDim(a, name)) dim = *typed;  // may be 0: left out
+    // train_block_indices: "lora_unet_joint_blocks_<i>_..." (split on '_', the 5th part).
+    if (dim && a.trainJointBlocks && name.find("joint_blocks") != std::string::npos) {
+      const std::vector<std::string> parts = splitOn(name, '_');
+      const size_t index = parts.size() > 4 ? static_cast<size_t>(std::stoul(parts[4])) : 0;
+      if (index >= a.trainJointBlocks->size() || !(*a.trainJointBlocks)[index]) dim = 0;
+    }
+  }
   return dim;
 }
 
 size_t LoraNetwork::attach(const LoraTargetRule& rule, torch::nn::Module& root, const std::string& pathPrefix) {
   if (options_.args.lycoris) return attachLycoris(rule, root, pathPrefix);
   const LoraComponent component = rule.component;
-  checkNetworkArgsFamily(options_.args, rule.module == LoraNetworkModule::LoraFlux);
+  checkNetworkArgsFamily(options_.args, rule.module);
   // One walk in module order, as sd-scripts' named_modules(): Linears and Conv2ds.
   struct Candidate {
     std::string path;

@@ -54,6 +54,10 @@ struct LoraNetworkArgs {
   // single_mod_dim (0 leaves those modules out).
   std::vector<std::optional<int64_t>> fluxTypeDims = std::vector<std::optional<int64_t>>(8);
   bool trainT5xxl = false;  // train_t5xxl=True: LoRA on T5-XXL too (lora_te3), T5-XXL encodes in the step
+  // networks.lora_sd3 (SD 3.x): context_attn_dim, context_mlp_dim, context_mod_dim, x_attn_dim, x_mlp_dim,
+  // x_mod_dim (0 leaves those modules out); train_block_indices over the joint blocks.
+  std::vector<std::optional<int64_t>> sd3TypeDims = std::vector<std::optional<int64_t>>(6);
+  std::optional<std::vector<bool>> trainJointBlocks;
   std::vector<std::pair<std::string, std::string>> raw;  // as given, in order (for ss_network_args)
   // network_module = "lycoris.kohya": its arguments (network/lycoris_args.h); the loraplus ratios
   // above still apply, everything else of networks.lora is not read.
@@ -64,9 +68,9 @@ struct LoraNetworkArgs {
 const std::vector<std::string>& supportedNetworkArgs();
 // `networkModule` "lycoris.kohya" reads LyCORIS's arguments instead (parseLycorisArgs).
 LoraNetworkArgs parseNetworkArgs(const std::vector<std::string>& args, const std::string& networkModule = "networks.lora");
-// The keys of `args` that belong to the other family's network module: a LoraError naming the first
-// (block_dims with networks.lora_flux, train_blocks with networks.lora, ...).
-void checkNetworkArgsFamily(const LoraNetworkArgs& args, bool flux);
+// The keys of `args` that belong to another network module than `module`: a LoraError naming the first
+// (block_dims with networks.lora_flux, train_blocks with networks.lora, x_attn_dim with networks.lora_flux, ...).
+void checkNetworkArgsFamily(const LoraNetworkArgs& args, LoraNetworkModule module);
 // get_block_lr_weight's named weights for 9 blocks: cosine, sine, linear, reverse_linear, zeros,
 // each with an optional "+number" added; a LoraError for other names.
 std::vector<double> namedBlockLrWeights(const std::string& key, const std::string& spec);

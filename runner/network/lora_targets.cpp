@@ -256,6 +256,38 @@ LoraTargetRule fluxT5LoraRule() {
   return rule;
 }
 
+LoraTargetRule sd3LoraRule(LoraComponent component) {
+  LoraTargetRule rule = component == LoraComponent::TextEncoder3 ? fluxT5LoraRule()
+                        : component == LoraComponent::Unet       ? LoraTargetRule{}
+                                                                 : sdxlLoraRule(component);  // CLIP's attention and MLP
+  rule.module = LoraNetworkModule::LoraSd3;
+  if (component != LoraComponent::Unet) return rule;
+  rule.component = component;
+  rule.select = [](const std::vector<std::string>& linearPaths) {
+    std::vector<bool> chosen;
+    for (const std::string& path : linearPaths)
+      chosen.push_back(path.rfind("joint_blocks.", 0) == 0 &&
+                       (path.find(".context_block.") != std::string::npos || path.find(".x_block.") != std::string::npos));
+    return chosen;
+  };
+  return rule;
+}
+
+LoraNetworkModule loraNetworkModuleNamed(const std::string& networkModule) {
+  if (networkModule == "networks.lora_flux") return LoraNetworkModule::LoraFlux;
+  if (networkModule == "networks.lora_sd3") return LoraNetworkModule::LoraSd3;
+  return LoraNetworkModule::Lora;
+}
+
+const char* loraNetworkModuleName(LoraNetworkModule module) {
+  switch (module) {
+    case LoraNetworkModule::LoraFlux: return "networks.lora_flux";
+    case LoraNetworkModule::LoraSd3: return "networks.lora_sd3";
+    case LoraNetworkModule::Lora: break;
+  }
+  return "networks.lora";
+}
+
 std::vector<LoraModuleShape> listLoraModules(const LoraTargetRule& rule, const std::vector<LinearShape>& linears) {
   std::vector<std::string> paths;
   paths.reserve(linears.size());

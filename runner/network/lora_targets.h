@@ -54,7 +54,10 @@ bool isTextEncoderLoraTarget(const std::string& linearPath);
 // their rules (SDXL below, FLUX next); the network applies whichever it is given.
 // sd-scripts' network module whose names, network_args and LyCORIS containers a rule follows: the
 // module, not the family (SD 1.x/2.x and SDXL share networks.lora).
-enum class LoraNetworkModule { Lora, LoraFlux };  // networks.lora, networks.lora_flux
+enum class LoraNetworkModule { Lora, LoraFlux, LoraSd3 };  // networks.lora, networks.lora_flux, networks.lora_sd3
+// "networks.lora_flux" -> LoraFlux, "networks.lora_sd3" -> LoraSd3, anything else (networks.lora) -> Lora.
+LoraNetworkModule loraNetworkModuleNamed(const std::string& networkModule);
+const char* loraNetworkModuleName(LoraNetworkModule module);  // "networks.lora", ...
 
 struct LoraTargetRule {
   LoraComponent component = LoraComponent::Unet;
@@ -114,6 +117,13 @@ LoraTargetRule fluxLoraRule(LoraComponent component, const std::string& trainBlo
 LoraTargetRule fluxT5LoraRule();
 // Whether a T5 Linear is one of those: its parent is "SelfAttention" or "DenseReluDense".
 bool isT5LoraTarget(const std::string& linearPath);
+
+// SD 3.x (networks.lora_sd3): every Linear inside the MMDiT's SingleDiTBlocks (joint_blocks.N.
+// context_block / x_block: attn.qkv, attn.proj, attn2.qkv/proj (MMDiT-X), mlp.fc1, mlp.fc2,
+// adaLN_modulation.1; the last context block only qkv and adaLN): 24 x 10 - 3 = 237 for SD 3
+// Medium, 263 for 3.5 Medium (attn2 in 13 blocks), 377 for 3.5 Large. Its CLIP-L (lora_te1) and CLIP-G (lora_te2) take the text-encoder rule, T5-XXL (lora_te3,
+// train_t5xxl) FLUX's T5 rule.
+LoraTargetRule sd3LoraRule(LoraComponent component);
 
 // One LoRA module as it will be created: kohya name, module path, sizes.
 struct LoraModuleShape {

@@ -156,6 +156,24 @@ TEST(ClipTextModel, CheckpointRoundTripAndInferredConfig) {
   EXPECT_TRUE(torch::equal(loaded->penultimateHiddenState(ids), model->penultimateHiddenState(ids)));
 }
 
+// SD 3's CLIPTextModelWithProjection: hidden_states[-2] and text_projection(pooler_output), one pass.
+TEST(ClipTextModel, ProjectedOutputAsSd3RunsIt) {
+  torch::manual_seed(4);
+  ClipTextModel model(ClipTextConfig::tinySd3ClipL());
+  std::set<std::string> keys;
+  for (const auto& [key, tensor] : model->checkpointTensors("")) keys.insert(key);
+  EXPECT_TRUE(keys.count("text_projection.weight"));
+  EXPECT_FALSE(keys.count("text_projection.bias"));
+  const torch::Tensor ids = tokenIds(2, 8, kEos);
+  torch::NoGradGuard noGrad;
+  const ClipTextModelImpl::ProjectedOutput out = model->projectedOutput(ids);
+  EXPECT_TRUE(torch::allclose(out.penultimate, model->penultimateHiddenState(ids)));
+  const torch::Tensor expected = torch::matmul(model->pooledOutput(ids), model->text_projection->weight.t());
+  EXPECT_TRUE(torch::allclose(out.textEmbeds, expected, 1e-5, 1e-6));
+  EXPECT_EQ(out.textEmbeds.sizes(), (std::vector<int64_t>{2, 32}));
+  EXPECT_THROW(ClipTextModel(ClipTextConfig::tinyClipL())->projectedOutput(ids), std::logic_error);
+}
+
 TEST(ClipTextModel, LoadReportsMissingAndMisshapenKeys) {
   const std::string prefix = ClipTextModelImpl::kSdxlPrefix;
   ClipTextModel model(ClipTextConfig::tinyClipL());

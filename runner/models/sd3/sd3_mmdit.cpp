@@ -31,7 +31,7 @@ Sd3EmbedderImpl::Sd3EmbedderImpl(int64_t inDim, int64_t hidden) {
 
 torch::Tensor Sd3EmbedderImpl::forward(const torch::Tensor& x) { return out(torch::silu(in(x))); }
 
-Sd3MmditImpl::Sd3MmditImpl(const Sd3MmditConfig& c) : config_(c) {
+Sd3MmditImpl::Sd3MmditImpl(const Sd3MmditConfig& c, bool withBlocks) : config_(c) {
   const int64_t hidden = c.hiddenSize();
   auto xEmbedder = register_module("x_embedder", std::make_shared<torch::nn::Module>());
   x_embedder_proj = xEmbedder->register_module("proj", Conv2d(c.inChannels, hidden, c.patchSize, c.patchSize));
@@ -40,7 +40,7 @@ Sd3MmditImpl::Sd3MmditImpl(const Sd3MmditConfig& c) : config_(c) {
   y_embedder = register_module("y_embedder", Sd3Embedder(c.admInChannels, hidden));
   context_embedder = register_module("context_embedder", Linear(c.contextInFeatures, hidden));
   joint_blocks = register_module("joint_blocks", torch::nn::ModuleList());
-  for (int64_t i = 0; i < c.depth; ++i) {
+  for (int64_t i = 0; withBlocks && i < c.depth; ++i) {
     blocks_.push_back(Sd3JointBlock(c, /*last=*/i == c.depth - 1, c.xBlockSelfAttnLayers.count(i) > 0));
     joint_blocks->push_back(blocks_.back());
   }

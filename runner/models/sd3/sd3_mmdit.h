@@ -40,7 +40,8 @@ TORCH_MODULE(Sd3Embedder);
 
 class Sd3MmditImpl : public torch::nn::Module {
  public:
-  explicit Sd3MmditImpl(const Sd3MmditConfig& config);
+  // withBlocks false: only what lies outside joint_blocks (the random-file writer's first part).
+  explicit Sd3MmditImpl(const Sd3MmditConfig& config, bool withBlocks = true);
 
   // x: [B, 16, H, W] latents (H, W even, at most posEmbedMaxSize patches); timesteps: [B], sigma ·
   // 1000 (embedded as given, no factor); y: [B, adm] pooled; context: [B, T, contextIn]. Computes in

@@ -27,6 +27,22 @@ ClipTextConfig ClipTextConfig::sdxlOpenClipBigG() {
   return c;
 }
 
+ClipTextConfig ClipTextConfig::sd3ClipL() {
+  ClipTextConfig c = sdxlClipL();
+  c.projectionDim = 768;
+  return c;
+}
+
+ClipTextConfig ClipTextConfig::sd3ClipG() { return sdxlOpenClipBigG(); }  // gelu, projection 1280
+
+ClipTextConfig ClipTextConfig::tinySd3ClipL() {
+  ClipTextConfig c = tinyClipL();
+  c.projectionDim = 32;
+  return c;
+}
+
+ClipTextConfig ClipTextConfig::tinySd3ClipG() { return tinyOpenClipBigG(); }
+
 ClipTextConfig ClipTextConfig::tinyClipL() {
   ClipTextConfig c;
   c.width = 32;
@@ -179,6 +195,8 @@ ClipTextOutput ClipTextTransformerImpl::forward(const torch::Tensor& ids, int64_
 
 ClipTextModelImpl::ClipTextModelImpl(const ClipTextConfig& config) : config_(config) {
   text_model = register_module("text_model", ClipTextTransformer(config));
+  if (config.projectionDim > 0)
+    text_projection = register_module("text_projection", Linear(config.width, config.projectionDim, /*withBias=*/false));
 }
 
 ClipTextConfig ClipTextModelImpl::inferFromCheckpoint(const io::SafetensorsFile& file, const std::string& prefix) {
@@ -226,6 +244,14 @@ torch::Tensor ClipTextModelImpl::pooledOutput(const torch::Tensor& ids) {
   const torch::Tensor last = text_model->forward(ids).lastHiddenState;
   const torch::Tensor eosPositions = ids.to(torch::kLong).argmax(-1);  // the first <|endoftext|>
   return last.index({torch::arange(ids.size(0), eosPositions.options()), eosPositions});
+}
+
+ClipTextModelImpl::ProjectedOutput ClipTextModelImpl::projectedOutput(const torch::Tensor& ids) {
+  if (!text_projection) throw std::logic_error("ClipTextModel::projectedOutput: this encoder has no text_projection");
+  const ClipTextOutput out = text_model->forward(ids);
+  const torch::Tensor eosPositions = ids.to(torch::kLong).argmax(-1);
+  const torch::Tensor pooled = out.lastHiddenState.index({torch::arange(ids.size(0), eosPositions.options()), eosPositions});
+  return {out.hiddenStates.at(out.hiddenStates.size() - 2), text_projection(pooled)};
 }
 
 // ---- LoRA listing ----------------------------------------------------------------------------

@@ -47,6 +47,12 @@ struct ClipTextConfig {
   // tiny UNet's context (64) and pooled (32) sizes match.
   static ClipTextConfig tinyClipL();
   static ClipTextConfig tinyOpenClipBigG();
+  // SD 3's two encoders, both Hugging Face's CLIPTextModelWithProjection: CLIP-L with a 768
+  // projection, CLIP-G (bigG's sizes, gelu) with a 1280 one; tiny: test sizes, projections 32.
+  static ClipTextConfig sd3ClipL();
+  static ClipTextConfig sd3ClipG();
+  static ClipTextConfig tinySd3ClipL();
+  static ClipTextConfig tinySd3ClipG();
 
   // Head counts are not visible in tensor shapes: both SDXL encoders use heads 64 wide; test
   // widths below 64 use heads 16 wide. Throws std::invalid_argument for a width that fits neither.
@@ -135,8 +141,19 @@ class ClipTextModelImpl : public torch::nn::Module {
   // highest id, so argmax finds it), what FLUX's vector_in is conditioned on. [B, width]
   torch::Tensor pooledOutput(const torch::Tensor& ids);
 
+  // CLIPTextModelWithProjection as SD 3 runs it (strategy_sd3): from one pass, hidden_states[-2]
+  // [B, T, width] and text_embeds, text_projection(pooler_output) [B, projectionDim]. Needs
+  // config.projectionDim > 0.
+  struct ProjectedOutput {
+    torch::Tensor penultimate, textEmbeds;
+  };
+  ProjectedOutput projectedOutput(const torch::Tensor& ids);
+
   const ClipTextConfig& config() const { return config_; }
   ClipTextTransformer& textModel() { return text_model; }
+
+  // With config.projectionDim > 0 (CLIPTextModelWithProjection): text_projection, no bias.
+  Linear text_projection{nullptr};
 
  private:
   ClipTextConfig config_;

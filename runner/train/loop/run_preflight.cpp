@@ -314,7 +314,7 @@ RunPreflight preflightRun(const Config& config, int ranks) {
   if (registration && !config.getList("network_args").empty())
     k.parse("network_args", [&] {
       network::checkNetworkArgsFamily(network::parseNetworkArgs(config.getList("network_args"), result.resolved.getString("network_module")),
-                                      std::string(familyRow(registration->family).loraModule) == "networks.lora_flux");
+                                      network::loraNetworkModuleNamed(familyRow(registration->family).loraModule));
     });
   checkSamples(config, registration, k);
   checkTrackerOptions(config, k);
