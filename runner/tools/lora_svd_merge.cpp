@@ -22,13 +22,16 @@ std::vector<int64_t> weightShapeOf(const LoraFileModule& m) {
 
 std::vector<std::pair<std::string, torch::Tensor>> svdMergeLoras(const std::vector<LoraToMerge>& loras, const SvdMergeOptions& options) {
   torch::NoGradGuard noGrad;
-  // Σ ratio · scale · up·down = [ratio·scale·up₁ | ...]·[down₁; ...]: each module's sum as two
-  // stacked factors, whose SVD (productSvd) is the sum's, exactly and without forming it.
-  struct Stacked {
+  // Each module's Σ ratio · (up·down) · scale, summed in the merge dtype in the files' order and
+  // factored by the full SVD of the sum, as svd_merge_lora.py does: its clamp (± a quantile of the
+  // factors' values) is not sign-invariant, so only the same SVD of the same matrix gives its factors
+  // (an SVD of the stacked factors is exact too, but picks other signs; tests/gpu/RESULTS.md).
+  struct Sum {
     std::vector<int64_t> shape;  // of the weight
-    std::vector<torch::Tensor> ups, downs;
+    torch::Tensor weight;        // [out, in·kh·kw]
   };
-  std::map<std::string, Stacked> sums;
+  std::map<std::string, Sum> sums;
+  std::vector<std::string> order;
   for (const LoraToMerge& lora : loras) {
     for (const auto& [name, module] : readLoraFileModules(lora.tensors, lora.path, options.mergeDtype)) {
       if (!module.isPlainLora())
@@ -37,25 +40,30 @@ std::vector<std::pair<std::string, torch::Tensor>> svdMergeLoras(const std::vect
                                     "; svd_merge_lora merges lora_down/lora_up modules (merge it into a checkpoint with merge_lora "
                                     "--sd_model)");
       const std::vector<int64_t> shape = weightShapeOf(module);
-      const torch::Tensor& down = module.tensors.at("lora_down.weight");
-      const torch::Tensor& up = module.tensors.at("lora_up.weight");
+      const torch::Tensor down = module.tensors.at("lora_down.weight").to(options.device, options.mergeDtype);
+      const torch::Tensor up = module.tensors.at("lora_up.weight").to(options.device, options.mergeDtype);
       const int64_t rank = down.size(0);
-      Stacked& sum = sums[name];
-      if (sum.shape.empty()) sum.shape = shape;
+      auto [it, first] = sums.try_emplace(name);
+      Sum& sum = it->second;
+      if (first) {
+        order.push_back(name);
+        sum.shape = shape;
+        sum.weight = torch::zeros({shape[0], down.numel() / rank}, down.options());
+      }
       if (sum.shape != shape)
         throw std::invalid_argument(lora.path + ": module " + name + " stands for a weight of " + c10::str(c10::IntArrayRef(shape)) +
                                     " where the files before have " + c10::str(c10::IntArrayRef(sum.shape)));
-      const double scale = models::lycorisScaleOf(module.algo, module.tensors) * lora.ratio *
+      const double scale = models::lycorisScaleOf(module.algo, module.tensors) *
                            (lora.lbw ? lora.lbw->factor(name, lora.lbw->sdxl) : 1.0);  // format_lbws' is_sdxl
-      sum.ups.push_back(up.to(options.device).reshape({shape[0], rank}) * scale);
-      sum.downs.push_back(down.to(options.device).reshape({rank, -1}));
+      sum.weight += lora.ratio * torch::matmul(up.reshape({shape[0], rank}), down.reshape({rank, -1})) * scale;
     }
   }
   std::vector<std::pair<std::string, torch::Tensor>> out;
-  for (const auto& [name, sum] : sums) {
+  for (const std::string& name : order) {
+    const Sum& sum = sums.at(name);
     const bool conv3x3 = sum.shape.size() == 4 && !(sum.shape[2] == 1 && sum.shape[3] == 1);
-    const ProductSvd svd = productSvd(torch::cat(sum.ups, 1), torch::cat(sum.downs, 0));
-    const LowRankFactors f = truncatedFactors(svd, sum.shape, conv3x3 ? options.newConvRank : options.newRank, options.clampQuantile);
+    const LowRankFactors f =
+        lowRankFactors(sum.weight.reshape(sum.shape), conv3x3 ? options.newConvRank : options.newRank, options.clampQuantile);
     out.emplace_back(name + ".lora_up.weight", f.up.to(torch::kCPU, options.mergeDtype));
     out.emplace_back(name + ".lora_down.weight", f.down.to(torch::kCPU, options.mergeDtype));
     out.emplace_back(name + ".alpha", torch::tensor(f.down.size(0), torch::kInt64));  // torch.tensor(module_new_rank)

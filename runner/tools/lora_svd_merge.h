@@ -3,8 +3,7 @@
 // and factored back to one rank by SVD, as sd-scripts' networks/svd_merge_lora.py does it: the
 // largest `newRank` singular directions (capped by the weight's sides), up = U·diag(S), down = Vᴴ,
 // both clamped to ± the 0.99 quantile of their values, alpha = the module's new rank. The SVD is
-// the stacked factors' (low_rank_factors.h: exact, and never forms the weight-sized sum, where
-// sd-scripts takes the full SVD of each sum).
+// sd-scripts' too (of each summed weight, in the merge dtype): the clamp depends on its signs.
 #include <torch/torch.h>
 
 #include <optional>

@@ -88,6 +88,36 @@ TEST(SvdMergeLora, UnclampedTheProductIsTheTruncatedSvdOfTheSummedDeltas) {
   EXPECT_EQ(t.at("conv.alpha").item<int64_t>(), 3);
 }
 
+// The clamp (± a quantile of the factors' values) is not sign-invariant, so the factors themselves
+// must be those of svd_merge_lora.py's own steps: the sum formed in float32 in the files' order,
+// torch.linalg.svd of it (full matrices), U·S and Vᴴ truncated, then clamped.
+TEST(SvdMergeLora, FactorsAreSvdMergeLoraPysOwnClampedOnes) {
+  const std::vector<LoraToMerge> loras = {{"a", 0.7, lora(5, 4, 2.0)}, {"b", 0.4, lora(6, 3, 1.0)}};
+  SvdMergeOptions options;
+  options.newRank = 3;
+  options.newConvRank = 3;
+  const auto out = svdMergeLoras(loras, options);
+  const std::map<std::string, torch::Tensor> t(out.begin(), out.end());
+  for (const std::string module : {"lin", "conv", "pw"}) {
+    torch::Tensor weight;
+    for (const LoraToMerge& l : loras) {
+      const torch::Tensor d = l.tensors.at(module + ".lora_down.weight"), u = l.tensors.at(module + ".lora_up.weight");
+      const auto alpha = l.tensors.find(module + ".alpha");
+      const double scale = alpha == l.tensors.end() ? 1.0 : alpha->second.item<double>() / d.size(0);
+      const torch::Tensor p = l.ratio * torch::matmul(u.reshape({u.size(0), -1}), d.reshape({d.size(0), -1})) * scale;
+      weight = weight.defined() ? weight + p : torch::zeros_like(p) + p;
+    }
+    const auto [U, S, Vh] = torch::linalg_svd(weight, /*full_matrices=*/true);
+    const int64_t k = std::min<int64_t>(3, module == "conv" ? 4 : weight.size(0));
+    torch::Tensor up = U.slice(1, 0, k) * S.slice(0, 0, k), down = Vh.slice(0, 0, k);
+    const torch::Tensor hi = torch::quantile(torch::cat({up.flatten(), down.flatten()}), 0.99);
+    up = up.clamp(-hi.item<double>(), hi.item<double>());
+    down = down.clamp(-hi.item<double>(), hi.item<double>());
+    EXPECT_TRUE(torch::allclose(t.at(module + ".lora_up.weight").reshape_as(up), up, 1e-5, 1e-6)) << module;
+    EXPECT_TRUE(torch::allclose(t.at(module + ".lora_down.weight").reshape_as(down), down, 1e-5, 1e-6)) << module;
+  }
+}
+
 TEST(SvdMergeLora, TheClampIsSdScriptsBoundAtTheQuantileOfTheFactorsValues) {
   torch::manual_seed(4);
   const torch::Tensor delta = torch::randn({16, 3}).matmul(torch::randn({3, 20})) + 0.01 * torch::randn({16, 20});
