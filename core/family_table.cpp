@@ -9,7 +9,8 @@ namespace sinter {
 const std::vector<FamilyRow>& familyTable() {
   // kohya_ss's tabs choose a script in this order: sdxl (sdxl_checkbox on the fine-tune tab), then
   // flux1_checkbox, sd3_checkbox and the other families, then v2's SD 2.x scripts
-  // (core/kohya_import.cpp lists the families Sinter does not train at their places).
+  // (core/kohya_import.cpp lists the families Sinter does not train at their places). kohya_ss's
+  // DreamBooth and fine-tune tabs test sd3_checkbox before flux1_checkbox; a file ticks one of them.
   static const std::vector<FamilyRow> rows{
       {Family::SDXL, "SDXL", "networks.lora", false, 32, 32,
        {{"sdxl", 0}, {"sdxl_checkbox", 1}},
@@ -33,6 +34,13 @@ const std::vector<FamilyRow>& familyTable() {
         "stabilityai/stable-diffusion-2-base", "stabilityai/stable-diffusion-2-1/blob/main/v2-1_768-ema-pruned",
         "stabilityai/stable-diffusion-2-1", "stabilityai/stable-diffusion-2"},
        true, nullptr, nullptr},
+      // sd3_train_network.py checks bucket_reso_steps against 32, sd3_train.py against 8. kohya_ss's
+      // DreamBooth tab passes learning_rate_te for SD3 too, and sd3_train.py does not read it.
+      {Family::SD3, "SD 3.x", "networks.lora_sd3", true, 32, 8,
+       {{"sd3_checkbox", 3}},
+       {},
+       {},
+       false, nullptr, nullptr},
   };
   return rows;
 }

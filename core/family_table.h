@@ -17,7 +17,7 @@ struct MemoryModel;
 
 struct FamilyRow {
   Family family;
-  const char* label;       // as kohya_ss and the app name it: "SDXL", "FLUX.1", "SD 1.x", "SD 2.x"
+  const char* label;       // as kohya_ss and the app name it: "SDXL", "FLUX.1", "SD 1.x", "SD 2.x", "SD 3.x"
   const char* loraModule;  // sd-scripts' LoRA network module for it
   // cache_text_encoder_outputs caches one encoder while the others' LoRA trains in the step
   // (sd-scripts' partial cache: FLUX caches T5-XXL, CLIP-L trains).

@@ -36,7 +36,7 @@ std::vector<ForeignOption> buildForeignOptions() {
       {"console_log_simple", T::Bool, B(false), I, "the runner's log lines are already plain (level and message)"},
       // add_sd_models_arguments
       {"tokenizer_cache_dir", T::Path, none, R,
-       "Sinter downloads nothing: set clip_tokenizer (and t5_tokenizer for FLUX.1) to folders with the tokenizer files"},
+       "Sinter downloads nothing: set clip_tokenizer (and t5_tokenizer for FLUX.1 and SD 3.x) to folders with the tokenizer files"},
       // sai_model_spec.add_model_spec_arguments (title, author, description, license, tags are options)
       {"metadata_usage_hint", T::String, none, R, kModelSpec},
       {"metadata_thumbnail", T::String, none, R, kModelSpec},

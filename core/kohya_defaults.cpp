@@ -77,6 +77,11 @@ std::string kohyaNoEffectOnTraining(const std::string& key) {
       {"caption_metadata_filename", "fine-tune's metadata file name"},
       {"latent_metadata_filename", "fine-tune's metadata file name"},
       {"training_preset", "the GUI's preset menu"},
+      // sd-scripts' SD 3 scripts take these and mark them "[DOES NOT WORK]": they read none of them.
+      {"save_clip", "sd-scripts' SD 3 scripts do not read it (\"[DOES NOT WORK]\" there)"},
+      {"save_t5xxl", "sd-scripts' SD 3 scripts do not read it (\"[DOES NOT WORK]\" there)"},
+      {"t5xxl_device", "sd-scripts' SD 3 scripts do not read it (\"[DOES NOT WORK]\" there)"},
+      {"t5xxl_dtype", "sd-scripts' SD 3 scripts do not read it (\"[DOES NOT WORK]\" there)"},
   };
   auto it = why.find(key);
   return it == why.end() ? std::string() : it->second;
@@ -87,7 +92,7 @@ std::string kohyaOnlyFor(const std::string& key) {
     const char* prefix;
     const char* family;
   };
-  static const Prefix prefixes[] = {{"sd3_", "SD3"},         {"hunyuan_", "HunyuanImage"}, {"anima_", "Anima"},
+  static const Prefix prefixes[] = {{"sd3_", "SD 3.x"},      {"hunyuan_", "HunyuanImage"}, {"anima_", "Anima"},
                                     {"lumina_", "Lumina"},   {"flux1_", "FLUX.1"},
                                     {"sdxl_", "SDXL"}};
   for (const Prefix& p : prefixes)
@@ -95,20 +100,20 @@ std::string kohyaOnlyFor(const std::string& key) {
   // Shared field names that lora_gui.py / finetune_gui.py pass to sd-scripts only for one family
   // (their `... if sd3_checkbox else None` lines).
   static const std::map<std::string, std::string> only{
-      {"clip_g", "SD3"},
-      {"clip_g_dropout_rate", "SD3"},
-      {"logit_mean", "SD3"},
-      {"logit_std", "SD3"},
-      {"mode_scale", "SD3"},
-      {"weighting_scheme", "SD3"},
-      {"pos_emb_random_crop_rate", "SD3"},
-      {"save_clip", "SD3"},
-      {"save_t5xxl", "SD3"},
-      {"t5_dropout_rate", "SD3"},
-      {"t5xxl_device", "SD3"},
-      {"t5xxl_dtype", "SD3"},
-      {"text_encoder_batch_size", "SD3"},
-      {"enable_scaled_pos_embed", "SD3"},
+      {"clip_g", "SD 3.x"},
+      {"clip_g_dropout_rate", "SD 3.x"},
+      {"logit_mean", "SD 3.x"},
+      {"logit_std", "SD 3.x"},
+      {"mode_scale", "SD 3.x"},
+      {"weighting_scheme", "SD 3.x"},
+      {"pos_emb_random_crop_rate", "SD 3.x"},
+      {"save_clip", "SD 3.x"},
+      {"save_t5xxl", "SD 3.x"},
+      {"t5_dropout_rate", "SD 3.x"},
+      {"t5xxl_device", "SD 3.x"},
+      {"t5xxl_dtype", "SD 3.x"},
+      {"text_encoder_batch_size", "SD 3.x"},
+      {"enable_scaled_pos_embed", "SD 3.x"},
       {"sigmoid_scale", "Lumina, Anima and HunyuanImage"},
       {"attn_mode", "Anima and HunyuanImage"},
       {"model_type", "FLUX.1"},
@@ -118,6 +123,8 @@ std::string kohyaOnlyFor(const std::string& key) {
       {"double_blocks_to_swap", "FLUX.1"},
       {"mem_eff_save", "FLUX.1"},
       {"split_mode", "FLUX.1"},
+      {"t5xxl_max_token_length", "FLUX.1"},
+      {"apply_t5_attn_mask", "FLUX.1"},
   };
   auto it = only.find(key);
   return it == only.end() ? std::string() : it->second;

@@ -32,8 +32,64 @@ const std::map<std::string, std::string>& renames() {
       {"lora_network_weights", "network_weights"},
       {"flux1_cache_text_encoder_outputs", "cache_text_encoder_outputs"},
       {"flux1_cache_text_encoder_outputs_to_disk", "cache_text_encoder_outputs_to_disk"},
+      // The SD3 panel's (class_sd3.py), passed on only with sd3_checkbox (kohyaOnlyFor's sd3_ prefix).
+      {"sd3_cache_text_encoder_outputs", "cache_text_encoder_outputs"},
+      {"sd3_cache_text_encoder_outputs_to_disk", "cache_text_encoder_outputs_to_disk"},
+      {"sd3_disable_mmap_load_safetensors", "disable_mmap_load_safetensors"},
+      {"sd3_text_encoder_batch_size", "text_encoder_batch_size"},
   };
   return m;
+}
+
+// Fields of kohya_ss's family panels whose name depends on the tab: its LoRA tab saves the Flux1
+// panel's text encoders as clip_l/t5xxl and the SD3 panel's as sd3_clip_l/sd3_t5xxl, its DreamBooth
+// and fine-tune tabs the SD3 panel's as clip_l/t5xxl and the Flux1 panel's as flux1_clip_l/flux1_t5xxl
+// (lora_gui.py, dreambooth_gui.py, finetune_gui.py). Each is passed on for the families `families`
+// names (kohya_ss's family names, as ctx.familyName holds them), or for all others with `except`.
+struct PanelField {
+  const char* key;
+  std::uint8_t tabs;  // Tab bits
+  const char* families;
+  const char* target;
+  bool except = false;
+};
+
+const PanelField* panelField(const std::string& key, Tab tab) {
+  constexpr std::uint8_t lora = static_cast<std::uint8_t>(Tab::LoRA);
+  constexpr std::uint8_t full = static_cast<std::uint8_t>(Tab::DreamBooth) | static_cast<std::uint8_t>(Tab::FineTune);
+  static const PanelField fields[] = {
+      {"clip_l", lora, "FLUX.1", "clip_l"},
+      {"t5xxl", lora, "FLUX.1", "t5xxl"},
+      {"sd3_clip_l", lora, "SD 3.x", "clip_l"},
+      {"sd3_t5xxl", lora, "SD 3.x", "t5xxl"},
+      {"clip_l", full, "SD 3.x", "clip_l"},
+      {"t5xxl", full, "SD 3.x", "t5xxl"},
+      {"flux1_clip_l", full, "FLUX.1", "clip_l"},
+      {"flux1_t5xxl", full, "FLUX.1", "t5xxl"},
+      // lora_gui.py passes these for SD3 under sd-scripts' names; the full-weight tabs save none of them.
+      {"sd3_clip_l_dropout_rate", lora, "SD 3.x", "clip_l_dropout_rate"},
+      {"sd3_t5_dropout_rate", lora, "SD 3.x", "t5_dropout_rate"},
+      {"sd3_enable_scaled_pos_embed", lora, "SD 3.x", "enable_scaled_pos_embed"},
+      // Each panel's fused backward pass; the full-weight tabs' own field only for the other families.
+      {"sd3_fused_backward_pass", lora | full, "SD 3.x", "fused_backward_pass"},
+      {"flux_fused_backward_pass", full, "FLUX.1", "fused_backward_pass"},
+      {"fused_backward_pass", full, "SD 3.x and FLUX.1", "fused_backward_pass", true},
+  };
+  for (const PanelField& f : fields)
+    if (key == f.key && (f.tabs & static_cast<std::uint8_t>(tab))) return &f;
+  return nullptr;
+}
+
+// Options kohya_ss passes for a family (kohya_ss's name for it) whose sd-scripts script reads them,
+// where Sinter has them for other families only: what they do is lost, and this says what.
+const char* lostForFamily(const std::string& key, const std::string& family) {
+  if (key == "blocks_to_swap") return "sd-scripts keeps that many blocks in CPU memory; this run needs more GPU memory";
+  if (key == "fp8_base" || key == "fp8_base_unet")
+    return "sd-scripts stores the frozen base model in fp8; this run keeps it in the training precision, with more GPU memory";
+  // kohya_ss's fine-tune tab passes it for every family; sd3_train.py trains CLIP-L and CLIP-G with it.
+  if (key == "train_text_encoder" && family == "SD 3.x")
+    return "sd3_train.py trains CLIP-L and CLIP-G too; this run trains the MMDiT only";
+  return nullptr;
 }
 
 std::string familyLabel(Family f) { return familyRow(f).label; }
@@ -58,8 +114,7 @@ void readFamily(KohyaImportContext& ctx) {
   };
   // The families Sinter trains (the family table's checkboxes), and those it does not at their places.
   static const std::vector<Marker> markers = [] {
-    std::vector<Marker> all{{"sd3_checkbox", std::nullopt, "SD3", 3},
-                            {"hunyuan_image_checkbox", std::nullopt, "HunyuanImage-2.1", 4},
+    std::vector<Marker> all{{"hunyuan_image_checkbox", std::nullopt, "HunyuanImage-2.1", 4},
                             {"anima_checkbox", std::nullopt, "Anima", 5},
                             {"lumina_checkbox", std::nullopt, "Lumina", 6}};
     for (const FamilyRow& row : familyTable())
@@ -158,6 +213,12 @@ void importLoraLearningRates(KohyaImportContext& ctx) {
   if (flux && t5 != 0 && te != 0 && t5 != te) {
     ctx.config().set("t5xxl_lr", t5);
     ctx.carried({"t5xxl_lr"}, "t5xxl_lr " + shown(ctx.value("t5xxl_lr")) + " -> t5xxl_lr (text_encoder_lr's second value in sd-scripts)");
+  } else if (!flux && ctx.family && std::string(familyRow(*ctx.family).loraModule) == "networks.lora_sd3" && t5 != 0 &&
+             te != 0 && t5 != te) {
+    // networks.lora_sd3 reads [CLIP-L, CLIP-G, T5-XXL]; two values give CLIP-G and T5-XXL the second.
+    ctx.notCarried({"t5xxl_lr"}, "t5xxl_lr " + shown(ctx.value("t5xxl_lr")) + ": kohya_ss passes text_encoder_lr [" +
+                                     formatDouble(te) + ", " + formatDouble(t5) + "], and networks.lora_sd3 trains CLIP-G and "
+                                     "T5-XXL at the second; Sinter trains SD 3.x's text encoders at text_encoder_lr");
   } else if (flux && t5 != 0 && te == 0) {
     ctx.notCarried({"t5xxl_lr"}, "t5xxl_lr " + shown(ctx.value("t5xxl_lr")) +
                                      ": kohya_ss refuses a T5-XXL rate without a text encoder rate; T5-XXL trains at learning_rate");
@@ -357,12 +418,20 @@ void importRemaining(KohyaImportContext& ctx) {
     const json& v = it.value();
     if (ctx.accounted(key)) continue;
     const std::string value = shown(v);
-    const std::string onlyFor = kohyaOnlyFor(key);
-    if (!onlyFor.empty() && onlyFor.find(ctx.familyName.empty() ? "?" : ctx.familyName) == std::string::npos) {
+    const std::string family = ctx.familyName.empty() ? "?" : ctx.familyName;
+    std::string target = key;
+    if (const PanelField* panel = panelField(key, ctx.tab)) {
+      const bool listed = std::string(panel->families).find(family) != std::string::npos;
+      if (listed == panel->except) {
+        ctx.atDefaults({key}, key + " " + value + ": kohya_ss's " + toString(ctx.tab) + " tab passes it on " +
+                                  (panel->except ? "for other families than " : "only for ") + panel->families);
+        continue;
+      }
+      target = panel->target;
+    } else if (const std::string onlyFor = kohyaOnlyFor(key); !onlyFor.empty() && onlyFor.find(family) == std::string::npos) {
       ctx.atDefaults({key}, key + " " + value + ": kohya_ss passes it on only for " + onlyFor);
       continue;
     }
-    std::string target = key;
     if (auto rn = renames().find(key); rn != renames().end()) target = rn->second;
     const OptionSpec* spec = key == "model_family" || key == "training_type" ? nullptr : findOption(target);
     const std::string named = target == key ? key : key + " -> " + target;
@@ -374,13 +443,18 @@ void importRemaining(KohyaImportContext& ctx) {
       else if (guiDefault && ctx.number(key) && guiDefault->is_number() && *ctx.number(key) == guiDefault->get<double>())
         ctx.atDefaults({key}, key + " " + value + ": kohya_ss's default");
       else if (!noEffect.empty()) ctx.atDefaults({key}, key + " " + value + ": " + noEffect + "; no effect on what is trained");
-      else if (const ForeignOption* f = findForeignOption(key); f && f->handling == ForeignHandling::Ignored)
+      else if (const ForeignOption* f = findForeignOption(target); f && f->handling == ForeignHandling::Ignored)
         ctx.atDefaults({key}, key + " " + value + ": " + f->reason + "; no effect on what is trained");
       else ctx.notCarried({key}, key + " " + value + ": Sinter has no such setting");
       continue;
     }
     if (v.is_null() || (v.is_string() && v.get<std::string>().empty())) {
       ctx.atDefaults({key}, key + " " + value + ": unset");
+      continue;
+    }
+    if (const char* lost = lostForFamily(target, ctx.familyName); lost && ctx.family && !spec->appliesToFamily(*ctx.family) && !isKohyaUnset(v)) {
+      ctx.notCarried({key}, named + " " + value + ": Sinter has it for " + familyLabels(spec->families) + " only, not " +
+                                familyLabel(*ctx.family) + ": " + lost);
       continue;
     }
     if ((ctx.family && !spec->appliesToFamily(*ctx.family)) || !spec->appliesToTab(ctx.tab)) {

@@ -274,7 +274,8 @@ const std::vector<std::string>& sinterRunnerNetworkArgs() {
       "down_lr_weight", "mid_lr_weight", "up_lr_weight", "block_lr_zero_threshold", "train_blocks",
       "train_double_block_indices", "train_single_block_indices", "img_attn_dim", "txt_attn_dim", "img_mlp_dim",
       "txt_mlp_dim", "img_mod_dim", "txt_mod_dim", "single_dim", "single_mod_dim", "split_qkv", "train_t5xxl",
-      "verbose"};
+      "verbose", "context_attn_dim", "context_mlp_dim", "context_mod_dim", "x_attn_dim", "x_mlp_dim", "x_mod_dim",
+      "train_block_indices", "emb_dims"};
   return keys;
 }
 
@@ -288,7 +289,7 @@ const std::vector<std::string>& sinterRunnerLycorisArgs() {
 }
 
 const std::vector<std::string>& sinterRunnerNetworkModules() {
-  static const std::vector<std::string> modules{"networks.lora", "networks.lora_flux", "lycoris.kohya"};
+  static const std::vector<std::string> modules{"networks.lora", "networks.lora_flux", "networks.lora_sd3", "lycoris.kohya"};
   return modules;
 }
 

@@ -47,6 +47,8 @@ std::optional<Family> detectFamilyFromKeys(const std::vector<std::string>& rawKe
     for (auto p = k.find("_orig_mod."); p != std::string::npos; p = k.find("_orig_mod.")) k.erase(p, 10);
     if (startsWith(k, "conditioner.")) return Family::SDXL;
     if (startsWith(k, "double_blocks.") || startsWith(k, "model.diffusion_model.double_blocks.")) return Family::FLUX;
+    // SD 3.x's MMDiT (SAI's single files, and the bare MMDiT), before SD 1.x/2.x's generic prefix.
+    if (startsWith(k, "joint_blocks.") || startsWith(k, "model.diffusion_model.joint_blocks.")) return Family::SD3;
     if (startsWith(k, "model.diffusion_model.")) sd = true;
     if (startsWith(k, "cond_stage_model.model.")) openClipTe = true;
   }

@@ -59,6 +59,7 @@ const char* toString(Family f) {
     case Family::FLUX: return "flux";
     case Family::SD15: return "sd15";
     case Family::SD2: return "sd2";
+    case Family::SD3: return "sd3";
   }
   return "?";
 }
@@ -88,7 +89,7 @@ const std::vector<Tab>& allTabs() {
 }
 
 const std::vector<Family>& allFamilies() {
-  static const std::vector<Family> v{Family::SDXL, Family::FLUX, Family::SD15, Family::SD2};
+  static const std::vector<Family> v{Family::SDXL, Family::FLUX, Family::SD15, Family::SD2, Family::SD3};
   return v;
 }
 

@@ -15,12 +15,12 @@ enum class OptionType { Bool, Int, Float, String, Enum, Path, List };
 enum class Section { Model, Dataset, Training, Network, Optimizer, Compile, Saving, Sample, Logging };
 
 enum class Tab : std::uint8_t { LoRA = 1, DreamBooth = 2, FineTune = 4 };
-enum class Family : std::uint8_t { SDXL = 1, FLUX = 2, SD15 = 4, SD2 = 8 };
+enum class Family : std::uint8_t { SDXL = 1, FLUX = 2, SD15 = 4, SD2 = 8, SD3 = 16 };
 // The family assumed where none is said or detected yet (the app's first view, the runner's tools).
 constexpr Family kDefaultFamily = Family::SDXL;
 
 constexpr std::uint8_t kAllTabs = 1 | 2 | 4;
-constexpr std::uint8_t kAllFamilies = 1 | 2 | 4 | 8;
+constexpr std::uint8_t kAllFamilies = 1 | 2 | 4 | 8 | 16;
 
 // Which values mean "unset" and are therefore never written.
 enum class UnsetRule : std::uint8_t {
@@ -70,7 +70,7 @@ const char* toString(Section s);
 const char* toString(Tab t);
 const char* toString(Family f);
 std::optional<Tab> tabFromString(const std::string& s);
-std::optional<Family> familyFromString(const std::string& s);  // "sdxl", "flux", "sd15", "sd2"
+std::optional<Family> familyFromString(const std::string& s);  // "sdxl", "flux", "sd15", "sd2", "sd3"
 const std::vector<Section>& allSections();
 const std::vector<Tab>& allTabs();
 const std::vector<Family>& allFamilies();

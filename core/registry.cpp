@@ -16,9 +16,16 @@ namespace sinter {
 namespace {
 
 constexpr std::uint8_t LORA = 1, DB = 2, FT = 4;
-constexpr std::uint8_t SDXL = 1, FLUX = 2, SD15 = 4, SD2 = 8;
-constexpr std::uint8_t NOT_FLUX = SDXL | SD15 | SD2;
+constexpr std::uint8_t SDXL = 1, FLUX = 2, SD15 = 4, SD2 = 8, SD3 = 16;
+// The noise-prediction (DDPM) families. FLUX.1 and SD 3.x train by flow matching: sd-scripts' noise
+// offsets, SNR weightings and v-prediction do not apply to them.
+constexpr std::uint8_t DDPM = SDXL | SD15 | SD2;
 constexpr std::uint8_t SD1_2 = SD15 | SD2;
+// The flow-matching families whose scripts take sd-scripts' add_dit_training_arguments and T5-XXL.
+constexpr std::uint8_t FLUX_SD3 = FLUX | SD3;
+// Every family but SD 3.x: fp8_base (not in Sinter's SD 3.x), ip_noise_gamma (sd3_train_utils'
+// timesteps take no input perturbation).
+constexpr std::uint8_t NOT_SD3 = SDXL | FLUX | SD15 | SD2;
 
 // Builder so each entry reads as one line of facts.
 class Opt {
@@ -66,16 +73,17 @@ std::vector<OptionSpec> buildRegistry() {
   return {
       // ---- model ----
       Opt("model_family", T::Enum, S("auto"), Sec::Model, QT_TRANSLATE_NOOP("Option", "Model family"),
-          QT_TRANSLATE_NOOP("Option", "SDXL, FLUX.1, SD 1.5 or SD 2.x. Auto detects it from the checkpoint's tensor names."))
-          .choices({"auto", "sdxl", "flux", "sd15", "sd2"}).autoIsUnset(),
+          QT_TRANSLATE_NOOP("Option", "SDXL, FLUX.1, SD 1.5, SD 2.x or SD 3.x (SD 3 Medium, SD 3.5 Medium or Large). Auto detects it "
+                                      "from the checkpoint's tensor names."))
+          .choices({"auto", "sdxl", "flux", "sd15", "sd2", "sd3"}).autoIsUnset(),
       Opt("training_type", T::Enum, S("lora"), Sec::Model, QT_TRANSLATE_NOOP("Option", "Training type"),
           QT_TRANSLATE_NOOP("Option", "LoRA network, DreamBooth or full fine-tune. Sinter's own key; sd-scripts ignores it."))
           .choices({"lora", "dreambooth", "finetune"}),
       Opt("pretrained_model_name_or_path", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "Pretrained model"),
-          QT_TRANSLATE_NOOP("Option", "The base checkpoint: a single .safetensors file (SDXL, SD) or the FLUX transformer."))
+          QT_TRANSLATE_NOOP("Option", "The base checkpoint: a single .safetensors file (SDXL, SD, SD 3.x) or the FLUX transformer."))
           .file(),
       Opt("vae", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "VAE"),
-          QT_TRANSLATE_NOOP("Option", "A separate VAE to use instead of the checkpoint's own.")).families(NOT_FLUX).file().advanced(),
+          QT_TRANSLATE_NOOP("Option", "A separate VAE to use instead of the checkpoint's own.")).families(DDPM | SD3).file().advanced(),
       Opt("no_half_vae", T::Bool, B(false), Sec::Model, QT_TRANSLATE_NOOP("Option", "No half-precision VAE"),
           QT_TRANSLATE_NOOP("Option", "Keep the VAE (FLUX's autoencoder) in float32 under mixed precision (it is float32 under fp16 anyway)."))
           .advanced(),
@@ -87,21 +95,24 @@ std::vector<OptionSpec> buildRegistry() {
                                       "checkpoint is recognised from its keys either way."))
           .families(FLUX).choices({"flux", "chroma"}),
       Opt("clip_l", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "CLIP-L"),
-          QT_TRANSLATE_NOOP("Option", "FLUX CLIP-L text encoder file (not used by Chroma).")).families(FLUX).file(),
+          QT_TRANSLATE_NOOP("Option", "CLIP-L text encoder file: FLUX.1's (not used by Chroma), or SD 3.x's, which the checkpoint's "
+                                      "own replaces when unset.")).families(FLUX_SD3).file(),
+      Opt("clip_g", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "CLIP-G"),
+          QT_TRANSLATE_NOOP("Option", "SD 3.x CLIP-G (OpenCLIP bigG) text encoder file; the checkpoint's own when unset.")).families(SD3).file(),
       Opt("t5xxl", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "T5-XXL"),
-          QT_TRANSLATE_NOOP("Option", "FLUX T5-XXL text encoder file.")).families(FLUX).file(),
+          QT_TRANSLATE_NOOP("Option", "T5-XXL text encoder file (FLUX.1, SD 3.x).")).families(FLUX_SD3).file(),
       Opt("clip_tokenizer", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "CLIP tokenizer"),
           QT_TRANSLATE_NOOP("Option", "Folder with the CLIP tokenizer (vocab.json and merges.txt, or tokenizer.json); unset: the CLIP "
                                       "tokenizer that ships with Sinter. Nothing is downloaded."))
           .dir().unsetMeans(QT_TRANSLATE_NOOP("Option", "bundled")),
       Opt("t5_tokenizer", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "T5 tokenizer"),
           QT_TRANSLATE_NOOP("Option", "Folder with T5's spiece.model. Unset: the copy sd-scripts downloaded (google/t5-v1_1-xxl in the Hugging Face cache)."))
-          .families(FLUX).dir().unsetMeans(QT_TRANSLATE_NOOP("Option", "sd-scripts' download (Hugging Face cache)")),
+          .families(FLUX_SD3).dir().unsetMeans(QT_TRANSLATE_NOOP("Option", "sd-scripts' download (Hugging Face cache)")),
       Opt("v2", T::Bool, B(false), Sec::Model, QT_TRANSLATE_NOOP("Option", "SD 2.x"),
           QT_TRANSLATE_NOOP("Option", "The checkpoint is SD 2.x (OpenCLIP ViT-H text encoder), as sd-scripts' --v2. With model_family auto "
                                       "the checkpoint's keys decide; v2 on an SD 1.x checkpoint is an error.")).families(SD1_2),
       Opt("v_parameterization", T::Bool, B(false), Sec::Model, QT_TRANSLATE_NOOP("Option", "V-parameterization"),
-          QT_TRANSLATE_NOOP("Option", "Train with the v-prediction target (SD 2.x 768-v and v-pred SDXL models).")).families(NOT_FLUX).advanced(),
+          QT_TRANSLATE_NOOP("Option", "Train with the v-prediction target (SD 2.x 768-v and v-pred SDXL models).")).families(DDPM).advanced(),
       Opt("output_dir", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "Output folder"),
           QT_TRANSLATE_NOOP("Option", "Where trained models, states and samples are written.")).dir(),
       Opt("output_name", T::String, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "Output name"),
@@ -200,9 +211,9 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "Keep cached latents in files beside the images, reused while image and settings match.")),
       Opt("cache_text_encoder_outputs", T::Bool, B(false), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Cache text encoder outputs"),
           QT_TRANSLATE_NOOP("Option", "Encode captions once. Needs frozen text encoders; not with caption shuffling or dropout."))
-          .families(SDXL | FLUX),
+          .families(SDXL | FLUX_SD3),
       Opt("cache_text_encoder_outputs_to_disk", T::Bool, B(false), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Cache text encoder outputs to disk"),
-          QT_TRANSLATE_NOOP("Option", "Keep cached text encoder outputs in files beside the captions.")).families(SDXL | FLUX),
+          QT_TRANSLATE_NOOP("Option", "Keep cached text encoder outputs in files beside the captions.")).families(SDXL | FLUX_SD3),
       Opt("vae_batch_size", T::Int, I(1), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "VAE batch size"),
           QT_TRANSLATE_NOOP("Option", "Images encoded at once while caching latents.")).min(1).max(1024).advanced(),
       Opt("max_data_loader_n_workers", T::Int, I(8), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Data loader workers"),
@@ -211,7 +222,7 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "Loss weight of regularisation images.")).tabs(LORA | DB).min(0).max(1000),
       Opt("max_token_length", T::Int, none, Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Max token length"),
           QT_TRANSLATE_NOOP("Option", "Caption length in tokens: 75 when unset, or 150 or 225 (encoded in 75-token chunks)."))
-          .families(NOT_FLUX).choices({"75", "150", "225"}).advanced(),
+          .families(DDPM).choices({"75", "150", "225"}).advanced(),
 
       // ---- training ----
       Opt("train_batch_size", T::Int, I(1), Sec::Training, QT_TRANSLATE_NOOP("Option", "Batch size"),
@@ -229,9 +240,10 @@ std::vector<OptionSpec> buildRegistry() {
       Opt("full_fp16", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Full fp16"),
           QT_TRANSLATE_NOOP("Option", "Keep trained weights and gradients in fp16 too (needs mixed_precision fp16).")).advanced(),
       Opt("fp8_base", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "fp8 base model"),
-          QT_TRANSLATE_NOOP("Option", "Store the frozen base model in fp8 to save memory.")).advanced(),
+          QT_TRANSLATE_NOOP("Option", "Store the frozen base model in fp8 to save memory.")).families(NOT_SD3).advanced(),
       Opt("fp8_base_unet", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "fp8 base U-Net/DiT only"),
-          QT_TRANSLATE_NOOP("Option", "Store only the frozen U-Net/DiT in fp8; the text encoders stay in the training precision.")).tabs(LORA).advanced(),
+          QT_TRANSLATE_NOOP("Option", "Store only the frozen U-Net/DiT in fp8; the text encoders stay in the training precision."))
+          .tabs(LORA).families(NOT_SD3).advanced(),
       Opt("fp8_scaled", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "fp8 scaled base"),
           QT_TRANSLATE_NOOP("Option", "With fp8_base, store each frozen Linear weight in fp8 with a scale from its largest value (musubi-tuner's fp8_scaled) instead of a plain cast. Sinter's own key; sd-scripts ignores it."))
           .families(FLUX).tabs(LORA).advanced(),
@@ -245,39 +257,39 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "Recompute activations in the backward pass: less memory, slower steps.")),
       Opt("cpu_offload_checkpointing", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Offload checkpoints to CPU"),
           QT_TRANSLATE_NOOP("Option", "With gradient checkpointing (turned on by this), keep the blocks' saved inputs in CPU memory until the backward pass. Not with blocks_to_swap."))
-          .families(SDXL | FLUX).advanced(),
+          .families(SDXL | FLUX_SD3).advanced(),
       Opt("seed", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Seed"),
           QT_TRANSLATE_NOOP("Option", "Random seed; the same seed gives the same run. Random when unset.")).min(0).max(4294967295.0),
       Opt("max_grad_norm", T::Float, D(1.0), Sec::Training, QT_TRANSLATE_NOOP("Option", "Max gradient norm"),
           QT_TRANSLATE_NOOP("Option", "Clip gradients to this global norm; 0 disables clipping.")).min(0).max(1e6).advanced(),
       Opt("noise_offset", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Noise offset"),
           QT_TRANSLATE_NOOP("Option", "Adds a per-channel offset to the noise (helps very dark or bright images), e.g. 0.0357."))
-          .families(NOT_FLUX).min(0).max(1).advanced(),
+          .families(DDPM).min(0).max(1).advanced(),
       Opt("noise_offset_random_strength", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Random noise offset strength"),
           QT_TRANSLATE_NOOP("Option", "Draw the noise offset's strength uniformly between 0 and noise_offset at each step."))
-          .families(NOT_FLUX).advanced(),
+          .families(DDPM).advanced(),
       Opt("adaptive_noise_scale", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Adaptive noise scale"),
           QT_TRANSLATE_NOOP("Option", "Adds this times each latent channel's mean magnitude to noise_offset (needs noise_offset), e.g. 0.00357."))
-          .families(NOT_FLUX).min(-1).max(1).advanced(),
+          .families(DDPM).min(-1).max(1).advanced(),
       Opt("multires_noise_iterations", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Multi-resolution noise iterations"),
           QT_TRANSLATE_NOOP("Option", "Pyramid noise levels, e.g. 6-10; 0 or unset: off, as in sd-scripts."))
-          .families(NOT_FLUX).unsetMeans(QT_TRANSLATE_NOOP("Option", "off")).min(0).max(64).zeroIsUnset().advanced(),
+          .families(DDPM).unsetMeans(QT_TRANSLATE_NOOP("Option", "off")).min(0).max(64).zeroIsUnset().advanced(),
       Opt("multires_noise_discount", T::Float, D(0.3), Sec::Training, QT_TRANSLATE_NOOP("Option", "Multi-resolution noise discount"),
-          QT_TRANSLATE_NOOP("Option", "Weight of each coarser noise level.")).families(NOT_FLUX).min(0).max(1).advanced(),
+          QT_TRANSLATE_NOOP("Option", "Weight of each coarser noise level.")).families(DDPM).min(0).max(1).advanced(),
       Opt("min_snr_gamma", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Min-SNR gamma"),
-          QT_TRANSLATE_NOOP("Option", "Min-SNR loss weighting; 5 is the paper's recommendation.")).families(NOT_FLUX).min(0).max(1000).advanced(),
+          QT_TRANSLATE_NOOP("Option", "Min-SNR loss weighting; 5 is the paper's recommendation.")).families(DDPM).min(0).max(1000).advanced(),
       Opt("zero_terminal_snr", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Zero terminal SNR"),
           QT_TRANSLATE_NOOP("Option", "Rescale the noise schedule so that the last timestep is pure noise (use with v-parameterization)."))
-          .families(NOT_FLUX).advanced(),
+          .families(DDPM).advanced(),
       Opt("debiased_estimation_loss", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Debiased estimation loss"),
           QT_TRANSLATE_NOOP("Option", "Weight each sample's loss by 1/sqrt(SNR) of its timestep (capped at 1000)."))
-          .families(NOT_FLUX).advanced(),
+          .families(DDPM).advanced(),
       Opt("scale_v_pred_loss_like_noise_pred", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Scale v-prediction loss like noise prediction"),
           QT_TRANSLATE_NOOP("Option", "Scale the v-prediction loss by SNR/(SNR+1), like a noise-prediction loss (needs v_parameterization)."))
-          .families(NOT_FLUX).advanced(),
+          .families(DDPM).advanced(),
       Opt("v_pred_like_loss", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "v-prediction-like loss"),
           QT_TRANSLATE_NOOP("Option", "Add this much of a v-prediction-like loss (the loss divided by SNR/(SNR+1)), e.g. 0.1."))
-          .families(NOT_FLUX).min(0).max(100).advanced(),
+          .families(DDPM).min(0).max(100).advanced(),
       Opt("loss_type", T::Enum, S("l2"), Sec::Training, QT_TRANSLATE_NOOP("Option", "Loss type"),
           QT_TRANSLATE_NOOP("Option", "l2 (MSE), l1, huber or smooth_l1.")).choices({"l2", "l1", "huber", "smooth_l1"}).advanced(),
       Opt("huber_c", T::Float, D(0.1), Sec::Training, QT_TRANSLATE_NOOP("Option", "Huber c"),
@@ -288,9 +300,10 @@ std::vector<OptionSpec> buildRegistry() {
       Opt("huber_scale", T::Float, D(1.0), Sec::Training, QT_TRANSLATE_NOOP("Option", "Huber scale"),
           QT_TRANSLATE_NOOP("Option", "Scale of the Huber parameter (constant and exponential schedules).")).min(0).max(100).advanced(),
       Opt("ip_noise_gamma", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Input perturbation noise gamma"),
-          QT_TRANSLATE_NOOP("Option", "Input perturbation noise, e.g. 0.1.")).min(0).max(1).advanced(),
+          QT_TRANSLATE_NOOP("Option", "Input perturbation noise, e.g. 0.1.")).families(NOT_SD3).min(0).max(1).advanced(),
       Opt("ip_noise_gamma_random_strength", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Random input perturbation strength"),
-          QT_TRANSLATE_NOOP("Option", "Draw the input perturbation's strength uniformly between 0 and ip_noise_gamma at each step.")).advanced(),
+          QT_TRANSLATE_NOOP("Option", "Draw the input perturbation's strength uniformly between 0 and ip_noise_gamma at each step."))
+          .families(NOT_SD3).advanced(),
       Opt("min_timestep", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Min timestep"),
           QT_TRANSLATE_NOOP("Option", "Lowest timestep sampled (0 when unset).")).min(0).max(1000).advanced(),
       Opt("max_timestep", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Max timestep"),
@@ -357,24 +370,45 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "How the FLUX model output is turned into the prediction.")).families(FLUX)
           .choices({"raw", "additive", "sigma_scaled"}).advanced(),
       Opt("weighting_scheme", T::Enum, S("uniform"), Sec::Training, QT_TRANSLATE_NOOP("Option", "Weighting scheme"),
-          QT_TRANSLATE_NOOP("Option", "Density of sigma timestep sampling, and the loss weighting of sigma_scaled predictions."))
-          .families(FLUX).choices({"uniform", "none", "logit_normal", "mode", "sigma_sqrt", "cosmap"}).advanced(),
+          QT_TRANSLATE_NOOP("Option", "Density of the timesteps drawn and the loss weighting: FLUX.1's with sigma timestep sampling "
+                                      "(and sigma_scaled predictions), SD 3.x's always."))
+          .families(FLUX_SD3).choices({"uniform", "none", "logit_normal", "mode", "sigma_sqrt", "cosmap"}).advanced(),
       Opt("logit_mean", T::Float, D(0.0), Sec::Training, QT_TRANSLATE_NOOP("Option", "Logit mean"),
-          QT_TRANSLATE_NOOP("Option", "Mean of the logit_normal weighting scheme.")).families(FLUX).min(-100).max(100).advanced(),
+          QT_TRANSLATE_NOOP("Option", "Mean of the logit_normal weighting scheme.")).families(FLUX_SD3).min(-100).max(100).advanced(),
       Opt("logit_std", T::Float, D(1.0), Sec::Training, QT_TRANSLATE_NOOP("Option", "Logit std"),
-          QT_TRANSLATE_NOOP("Option", "Standard deviation of the logit_normal weighting scheme.")).families(FLUX).min(0).max(100).advanced(),
+          QT_TRANSLATE_NOOP("Option", "Standard deviation of the logit_normal weighting scheme.")).families(FLUX_SD3).min(0).max(100).advanced(),
       Opt("mode_scale", T::Float, D(1.29), Sec::Training, QT_TRANSLATE_NOOP("Option", "Mode scale"),
-          QT_TRANSLATE_NOOP("Option", "Scale of the mode weighting scheme.")).families(FLUX).min(-100).max(100).advanced(),
+          QT_TRANSLATE_NOOP("Option", "Scale of the mode weighting scheme.")).families(FLUX_SD3).min(-100).max(100).advanced(),
       Opt("t5xxl_max_token_length", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "T5-XXL max token length"),
-          QT_TRANSLATE_NOOP("Option", "T5 sequence length: 512 for dev, 256 for schnell when unset.")).families(FLUX).min(1).max(512).advanced(),
+          QT_TRANSLATE_NOOP("Option", "T5 sequence length; when unset 512 for FLUX.1 dev, 256 for schnell and for SD 3.x."))
+          .families(FLUX_SD3).min(1).max(512).advanced(),
       Opt("apply_t5_attn_mask", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Apply T5 attention mask"),
-          QT_TRANSLATE_NOOP("Option", "Mask T5 padding tokens in attention.")).families(FLUX).advanced(),
+          QT_TRANSLATE_NOOP("Option", "Mask T5 padding tokens in attention.")).families(FLUX_SD3).advanced(),
+      // SD 3.x (sd3_train_utils.add_sd3_training_arguments, for sd3_train_network.py and sd3_train.py).
+      Opt("apply_lg_attn_mask", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Apply CLIP-L/G attention mask"),
+          QT_TRANSLATE_NOOP("Option", "Mask the padding tokens in CLIP-L's and CLIP-G's attention.")).families(SD3).advanced(),
+      Opt("training_shift", T::Float, D(1.0), Sec::Training, QT_TRANSLATE_NOOP("Option", "Training shift"),
+          QT_TRANSLATE_NOOP("Option", "Discrete flow shift of the training timesteps, on top of the weighting scheme: above 1 toward "
+                                      "noise (overall structure), below 1 toward detail; 1 no shift."))
+          .families(SD3).min(0).max(100),
+      Opt("clip_l_dropout_rate", T::Float, D(0.0), Sec::Training, QT_TRANSLATE_NOOP("Option", "CLIP-L dropout rate"),
+          QT_TRANSLATE_NOOP("Option", "Probability of training an image with CLIP-L's output zeroed.")).families(SD3).min(0).max(1).advanced(),
+      Opt("clip_g_dropout_rate", T::Float, D(0.0), Sec::Training, QT_TRANSLATE_NOOP("Option", "CLIP-G dropout rate"),
+          QT_TRANSLATE_NOOP("Option", "Probability of training an image with CLIP-G's output zeroed.")).families(SD3).min(0).max(1).advanced(),
+      Opt("t5_dropout_rate", T::Float, D(0.0), Sec::Training, QT_TRANSLATE_NOOP("Option", "T5 dropout rate"),
+          QT_TRANSLATE_NOOP("Option", "Probability of training an image with T5-XXL's output zeroed.")).families(SD3).min(0).max(1).advanced(),
+      Opt("enable_scaled_pos_embed", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Scaled position embeddings"),
+          QT_TRANSLATE_NOOP("Option", "Scale the position embeddings to each training resolution (multi-resolution training). SD 3.5 Medium only."))
+          .families(SD3).advanced(),
+      Opt("pos_emb_random_crop_rate", T::Float, D(0.0), Sec::Training, QT_TRANSLATE_NOOP("Option", "Position embedding random crop rate"),
+          QT_TRANSLATE_NOOP("Option", "Probability of cropping the position embeddings at a random place. SD 3.5 Medium only."))
+          .families(SD3).min(0).max(1).advanced(),
 
       // ---- network ----
       Opt("network_module", T::Enum, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Network module"),
-          QT_TRANSLATE_NOOP("Option", "networks.lora (SDXL, SD) or networks.lora_flux (FLUX); chosen from the family when unset. "
+          QT_TRANSLATE_NOOP("Option", "networks.lora (SDXL, SD), networks.lora_flux (FLUX) or networks.lora_sd3 (SD 3.x); chosen from the family when unset. "
                                       "lycoris.kohya trains LyCORIS's LoCon, LoHa, LoKr, IA3 or full (network_args algo=...)."))
-          .tabs(LORA).choices({"networks.lora", "networks.lora_flux", "lycoris.kohya"}),
+          .tabs(LORA).choices({"networks.lora", "networks.lora_flux", "networks.lora_sd3", "lycoris.kohya"}),
       Opt("network_dim", T::Int, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Network rank (dim)"),
           QT_TRANSLATE_NOOP("Option", "LoRA rank; 4 when unset. With LyCORIS's LoKr a rank of at least half a layer's size "
                                       "(kohya_ss's 100000) trains its second Kronecker factor whole."))

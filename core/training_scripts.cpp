@@ -1,5 +1,7 @@
 #include "core/training_scripts.h"
 
+#include <algorithm>
+
 namespace sinter {
 
 const std::vector<TrainingScript>& trainingScripts() {
@@ -7,10 +9,12 @@ const std::vector<TrainingScript>& trainingScripts() {
       {"train_network.py", std::nullopt, Tab::LoRA},
       {"sdxl_train_network.py", Family::SDXL, Tab::LoRA},
       {"flux_train_network.py", Family::FLUX, Tab::LoRA},
+      {"sd3_train_network.py", Family::SD3, Tab::LoRA},
       {"train_db.py", std::nullopt, Tab::DreamBooth},
       {"fine_tune.py", std::nullopt, Tab::FineTune},
       {"sdxl_train.py", Family::SDXL, Tab::DreamBooth, true},
       {"flux_train.py", Family::FLUX, Tab::DreamBooth, true},
+      {"sd3_train.py", Family::SD3, Tab::DreamBooth, true},
   };
   return scripts;
 }
@@ -23,7 +27,10 @@ const TrainingScript* findTrainingScript(const std::string& arg) {
 }
 
 const TrainingScript* trainingScriptFor(std::optional<Family> family, Tab tab, bool hasInJson) {
-  if (family && *family != Family::SDXL && *family != Family::FLUX) family.reset();  // SD 1.x/2.x: by checkpoint
+  // A family no script names (SD 1.x/2.x) is told by the checkpoint: the scripts without a family.
+  if (family && std::none_of(trainingScripts().begin(), trainingScripts().end(),
+                             [&](const TrainingScript& s) { return s.family == family; }))
+    family.reset();
   for (const TrainingScript& s : trainingScripts()) {
     if (s.family != family) continue;
     const Tab trains = s.fineTuneWithInJson && hasInJson ? Tab::FineTune : s.tab;

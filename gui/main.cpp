@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   sinter::gui::installTranslations(app, language);
 
   QCommandLineParser parser;
-  parser.setApplicationDescription(QCoreApplication::translate("main", "Sinter: a training studio for SDXL, FLUX.1, SD 1.x and SD 2.x."));
+  parser.setApplicationDescription(QCoreApplication::translate("main", "Sinter: a training studio for SDXL, FLUX.1, SD 1.x, SD 2.x and SD 3.x."));
   parser.addHelpOption();
   parser.addVersionOption();
   const QCommandLineOption open(QStringLiteral("open"), QCoreApplication::translate("main", "Open a configuration file."),

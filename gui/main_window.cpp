@@ -292,7 +292,7 @@ void MainWindow::chooseRunner() {
 
 void MainWindow::about() {
   QMessageBox::about(this, tr("About Sinter"),
-                     tr("<h3>Sinter %1</h3><p>A native training studio for SDXL, FLUX.1, SD 1.x and SD 2.x.</p>"
+                     tr("<h3>Sinter %1</h3><p>A native training studio for SDXL, FLUX.1, SD 1.x, SD 2.x and SD 3.x.</p>"
                         "<p>Runner: %2</p>")
                          .arg(QStringLiteral(SINTER_VERSION), runnerPath().toHtmlEscaped()));
 }

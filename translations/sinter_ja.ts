@@ -42,8 +42,8 @@
         <translation>モデルファミリー</translation>
     </message>
     <message>
-        <source>SDXL, FLUX.1, SD 1.5 or SD 2.x. Auto detects it from the checkpoint&apos;s tensor names.</source>
-        <translation>SDXL、FLUX.1、SD 1.5、SD 2.x のいずれか。auto はチェックポイントのテンソル名から判定します。</translation>
+        <source>SDXL, FLUX.1, SD 1.5, SD 2.x or SD 3.x (SD 3 Medium, SD 3.5 Medium or Large). Auto detects it from the checkpoint&apos;s tensor names.</source>
+        <translation>SDXL、FLUX.1、SD 1.5、SD 2.x、SD 3.x(SD 3 Medium、SD 3.5 Medium、Large)のいずれか。auto はチェックポイントのテンソル名から判定します。</translation>
     </message>
     <message>
         <source>Training type</source>
@@ -58,8 +58,8 @@
         <translation>事前学習済みモデル</translation>
     </message>
     <message>
-        <source>The base checkpoint: a single .safetensors file (SDXL, SD) or the FLUX transformer.</source>
-        <translation>ベースとなるチェックポイント: 単一の .safetensors ファイル(SDXL、SD)または FLUX のトランスフォーマー。</translation>
+        <source>The base checkpoint: a single .safetensors file (SDXL, SD, SD 3.x) or the FLUX transformer.</source>
+        <translation>ベースとなるチェックポイント: 単一の .safetensors ファイル(SDXL、SD、SD 3.x)または FLUX のトランスフォーマー。</translation>
     </message>
     <message>
         <source>VAE</source>
@@ -90,16 +90,24 @@
         <translation>flux: FLUX.1、chroma: Chroma1-HD / Chroma1-Base（FLUX.1 のブロックに T5-XXL のみ。CLIP-L なし、apply_t5_attn_mask が必要、sd-scripts は guidance_scale 0 を推奨）。Chroma のチェックポイントはどちらの場合もキーから認識されます。</translation>
     </message>
     <message>
-        <source>FLUX CLIP-L text encoder file (not used by Chroma).</source>
-        <translation>FLUX の CLIP-L テキストエンコーダーファイル（Chroma では使いません）。</translation>
+        <source>CLIP-L text encoder file: FLUX.1&apos;s (not used by Chroma), or SD 3.x&apos;s, which the checkpoint&apos;s own replaces when unset.</source>
+        <translation>CLIP-L テキストエンコーダーファイル: FLUX.1 用(Chroma では使いません)、または SD 3.x 用(未設定ならチェックポイント内のものを使います)。</translation>
     </message>
     <message>
         <source>T5-XXL</source>
         <translation>T5-XXL</translation>
     </message>
     <message>
-        <source>FLUX T5-XXL text encoder file.</source>
-        <translation>FLUX の T5-XXL テキストエンコーダーファイル。</translation>
+        <source>T5-XXL text encoder file (FLUX.1, SD 3.x).</source>
+        <translation>T5-XXL テキストエンコーダーファイル(FLUX.1、SD 3.x)。</translation>
+    </message>
+    <message>
+        <source>CLIP-G</source>
+        <translation>CLIP-G</translation>
+    </message>
+    <message>
+        <source>SD 3.x CLIP-G (OpenCLIP bigG) text encoder file; the checkpoint&apos;s own when unset.</source>
+        <translation>SD 3.x の CLIP-G(OpenCLIP bigG)テキストエンコーダーファイル。未設定ならチェックポイント内のものを使います。</translation>
     </message>
     <message>
         <source>CLIP tokenizer</source>
@@ -654,8 +662,8 @@
         <translation>重み付けスキーム</translation>
     </message>
     <message>
-        <source>Density of sigma timestep sampling, and the loss weighting of sigma_scaled predictions.</source>
-        <translation>sigma タイムステップサンプリングの分布と、sigma_scaled 予測の損失の重み付け。</translation>
+        <source>Density of the timesteps drawn and the loss weighting: FLUX.1&apos;s with sigma timestep sampling (and sigma_scaled predictions), SD 3.x&apos;s always.</source>
+        <translation>抽出するタイムステップの分布と損失の重み付け: FLUX.1 では sigma タイムステップサンプリング(と sigma_scaled 予測)のとき、SD 3.x では常に適用します。</translation>
     </message>
     <message>
         <source>Logit mean</source>
@@ -702,8 +710,8 @@
         <translation>T5-XXL 最大トークン長</translation>
     </message>
     <message>
-        <source>T5 sequence length: 512 for dev, 256 for schnell when unset.</source>
-        <translation>T5 のシーケンス長: 未設定なら dev は 512、schnell は 256。</translation>
+        <source>T5 sequence length; when unset 512 for FLUX.1 dev, 256 for schnell and for SD 3.x.</source>
+        <translation>T5 のシーケンス長。未設定なら FLUX.1 dev は 512、schnell と SD 3.x は 256。</translation>
     </message>
     <message>
         <source>Apply T5 attention mask</source>
@@ -712,6 +720,62 @@
     <message>
         <source>Mask T5 padding tokens in attention.</source>
         <translation>アテンションで T5 のパディングトークンをマスクします。</translation>
+    </message>
+    <message>
+        <source>Apply CLIP-L/G attention mask</source>
+        <translation>CLIP-L/G アテンションマスクを適用</translation>
+    </message>
+    <message>
+        <source>Mask the padding tokens in CLIP-L&apos;s and CLIP-G&apos;s attention.</source>
+        <translation>CLIP-L と CLIP-G のアテンションでパディングトークンをマスクします。</translation>
+    </message>
+    <message>
+        <source>Training shift</source>
+        <translation>学習シフト</translation>
+    </message>
+    <message>
+        <source>Discrete flow shift of the training timesteps, on top of the weighting scheme: above 1 toward noise (overall structure), below 1 toward detail; 1 no shift.</source>
+        <translation>重み付けスキームに加えて学習タイムステップに掛ける離散フローシフト: 1 より大きいとノイズ寄り(全体の構図)、1 より小さいとディテール寄り。1 でシフトなし。</translation>
+    </message>
+    <message>
+        <source>CLIP-L dropout rate</source>
+        <translation>CLIP-L ドロップアウト率</translation>
+    </message>
+    <message>
+        <source>Probability of training an image with CLIP-L&apos;s output zeroed.</source>
+        <translation>CLIP-L の出力をゼロにして画像を学習する確率。</translation>
+    </message>
+    <message>
+        <source>CLIP-G dropout rate</source>
+        <translation>CLIP-G ドロップアウト率</translation>
+    </message>
+    <message>
+        <source>Probability of training an image with CLIP-G&apos;s output zeroed.</source>
+        <translation>CLIP-G の出力をゼロにして画像を学習する確率。</translation>
+    </message>
+    <message>
+        <source>T5 dropout rate</source>
+        <translation>T5 ドロップアウト率</translation>
+    </message>
+    <message>
+        <source>Probability of training an image with T5-XXL&apos;s output zeroed.</source>
+        <translation>T5-XXL の出力をゼロにして画像を学習する確率。</translation>
+    </message>
+    <message>
+        <source>Scaled position embeddings</source>
+        <translation>スケーリングした位置埋め込み</translation>
+    </message>
+    <message>
+        <source>Scale the position embeddings to each training resolution (multi-resolution training). SD 3.5 Medium only.</source>
+        <translation>位置埋め込みを学習解像度ごとにスケーリングします(複数解像度の学習)。SD 3.5 Medium 専用。</translation>
+    </message>
+    <message>
+        <source>Position embedding random crop rate</source>
+        <translation>位置埋め込みのランダムクロップ率</translation>
+    </message>
+    <message>
+        <source>Probability of cropping the position embeddings at a random place. SD 3.5 Medium only.</source>
+        <translation>位置埋め込みをランダムな位置でクロップする確率。SD 3.5 Medium 専用。</translation>
     </message>
     <message>
         <source>Network module</source>
@@ -1546,8 +1610,8 @@
         <translation>T5の spiece.model があるフォルダー。未設定: sd-scriptsがダウンロードしたもの(Hugging Faceキャッシュ内の google/t5-v1_1-xxl)。</translation>
     </message>
     <message>
-        <source>networks.lora (SDXL, SD) or networks.lora_flux (FLUX); chosen from the family when unset. lycoris.kohya trains LyCORIS&apos;s LoCon, LoHa, LoKr, IA3 or full (network_args algo=...).</source>
-        <translation>networks.lora(SDXL、SD)または networks.lora_flux(FLUX)。未設定のときはモデルファミリーから選ばれます。lycoris.kohya は LyCORIS の LoCon、LoHa、LoKr、IA3、full を学習します(network_args の algo=...)。</translation>
+        <source>networks.lora (SDXL, SD), networks.lora_flux (FLUX) or networks.lora_sd3 (SD 3.x); chosen from the family when unset. lycoris.kohya trains LyCORIS&apos;s LoCon, LoHa, LoKr, IA3 or full (network_args algo=...).</source>
+        <translation>networks.lora(SDXL、SD)、networks.lora_flux(FLUX)または networks.lora_sd3(SD 3.x)。未設定のときはモデルファミリーから選ばれます。lycoris.kohya は LyCORIS の LoCon、LoHa、LoKr、IA3、full を学習します(network_args の algo=...)。</translation>
     </message>
     <message>
         <source>LoRA rank; 4 when unset. With LyCORIS&apos;s LoKr a rank of at least half a layer&apos;s size (kohya_ss&apos;s 100000) trains its second Kronecker factor whole.</source>
@@ -1628,8 +1692,8 @@
 <context>
     <name>main</name>
     <message>
-        <source>Sinter: a training studio for SDXL, FLUX.1, SD 1.x and SD 2.x.</source>
-        <translation>Sinter: SDXL、FLUX.1、SD 1.x、SD 2.x のための学習スタジオ。</translation>
+        <source>Sinter: a training studio for SDXL, FLUX.1, SD 1.x, SD 2.x and SD 3.x.</source>
+        <translation>Sinter: SDXL、FLUX.1、SD 1.x、SD 2.x、SD 3.x のための学習スタジオ。</translation>
     </message>
     <message>
         <source>Open a configuration file.</source>
@@ -1929,8 +1993,8 @@
         <translation>Sinter について</translation>
     </message>
     <message>
-        <source>&lt;h3&gt;Sinter %1&lt;/h3&gt;&lt;p&gt;A native training studio for SDXL, FLUX.1, SD 1.x and SD 2.x.&lt;/p&gt;&lt;p&gt;Runner: %2&lt;/p&gt;</source>
-        <translation>&lt;h3&gt;Sinter %1&lt;/h3&gt;&lt;p&gt;SDXL、FLUX.1、SD 1.x、SD 2.x のためのネイティブな学習スタジオ。&lt;/p&gt;&lt;p&gt;ランナー: %2&lt;/p&gt;</translation>
+        <source>&lt;h3&gt;Sinter %1&lt;/h3&gt;&lt;p&gt;A native training studio for SDXL, FLUX.1, SD 1.x, SD 2.x and SD 3.x.&lt;/p&gt;&lt;p&gt;Runner: %2&lt;/p&gt;</source>
+        <translation>&lt;h3&gt;Sinter %1&lt;/h3&gt;&lt;p&gt;SDXL、FLUX.1、SD 1.x、SD 2.x、SD 3.x のためのネイティブな学習スタジオ。&lt;/p&gt;&lt;p&gt;ランナー: %2&lt;/p&gt;</translation>
     </message>
     <message>
         <source>Training is running</source>

@@ -42,8 +42,8 @@
         <translation>模型系列</translation>
     </message>
     <message>
-        <source>SDXL, FLUX.1, SD 1.5 or SD 2.x. Auto detects it from the checkpoint&apos;s tensor names.</source>
-        <translation>SDXL、FLUX.1、SD 1.5 或 SD 2.x。auto 会根据检查点的张量名称自动检测。</translation>
+        <source>SDXL, FLUX.1, SD 1.5, SD 2.x or SD 3.x (SD 3 Medium, SD 3.5 Medium or Large). Auto detects it from the checkpoint&apos;s tensor names.</source>
+        <translation>SDXL、FLUX.1、SD 1.5、SD 2.x 或 SD 3.x(SD 3 Medium、SD 3.5 Medium 或 Large)。auto 会根据检查点的张量名称自动检测。</translation>
     </message>
     <message>
         <source>Training type</source>
@@ -58,8 +58,8 @@
         <translation>预训练模型</translation>
     </message>
     <message>
-        <source>The base checkpoint: a single .safetensors file (SDXL, SD) or the FLUX transformer.</source>
-        <translation>基础检查点:单个 .safetensors 文件(SDXL、SD)或 FLUX 的 Transformer。</translation>
+        <source>The base checkpoint: a single .safetensors file (SDXL, SD, SD 3.x) or the FLUX transformer.</source>
+        <translation>基础检查点:单个 .safetensors 文件(SDXL、SD、SD 3.x)或 FLUX 的 Transformer。</translation>
     </message>
     <message>
         <source>VAE</source>
@@ -90,16 +90,24 @@
         <translation>flux：FLUX.1；chroma：Chroma1-HD / Chroma1-Base，FLUX.1 的块仅配 T5-XXL（无 CLIP-L；需要 apply_t5_attn_mask；sd-scripts 建议 guidance_scale 0）。无论哪种设置，Chroma 检查点都会根据其键名识别。</translation>
     </message>
     <message>
-        <source>FLUX CLIP-L text encoder file (not used by Chroma).</source>
-        <translation>FLUX 的 CLIP-L 文本编码器文件（Chroma 不使用）。</translation>
+        <source>CLIP-L text encoder file: FLUX.1&apos;s (not used by Chroma), or SD 3.x&apos;s, which the checkpoint&apos;s own replaces when unset.</source>
+        <translation>CLIP-L 文本编码器文件:FLUX.1 的(Chroma 不使用),或 SD 3.x 的(未设置时使用检查点自带的)。</translation>
     </message>
     <message>
         <source>T5-XXL</source>
         <translation>T5-XXL</translation>
     </message>
     <message>
-        <source>FLUX T5-XXL text encoder file.</source>
-        <translation>FLUX 的 T5-XXL 文本编码器文件。</translation>
+        <source>T5-XXL text encoder file (FLUX.1, SD 3.x).</source>
+        <translation>T5-XXL 文本编码器文件(FLUX.1、SD 3.x)。</translation>
+    </message>
+    <message>
+        <source>CLIP-G</source>
+        <translation>CLIP-G</translation>
+    </message>
+    <message>
+        <source>SD 3.x CLIP-G (OpenCLIP bigG) text encoder file; the checkpoint&apos;s own when unset.</source>
+        <translation>SD 3.x 的 CLIP-G(OpenCLIP bigG)文本编码器文件;未设置时使用检查点自带的。</translation>
     </message>
     <message>
         <source>CLIP tokenizer</source>
@@ -654,8 +662,8 @@
         <translation>加权方案</translation>
     </message>
     <message>
-        <source>Density of sigma timestep sampling, and the loss weighting of sigma_scaled predictions.</source>
-        <translation>sigma 时间步采样的分布，以及 sigma_scaled 预测的损失加权。</translation>
+        <source>Density of the timesteps drawn and the loss weighting: FLUX.1&apos;s with sigma timestep sampling (and sigma_scaled predictions), SD 3.x&apos;s always.</source>
+        <translation>所抽取时间步的分布与损失加权:FLUX.1 在 sigma 时间步采样(及 sigma_scaled 预测)时适用,SD 3.x 始终适用。</translation>
     </message>
     <message>
         <source>Logit mean</source>
@@ -702,8 +710,8 @@
         <translation>T5-XXL 最大词元长度</translation>
     </message>
     <message>
-        <source>T5 sequence length: 512 for dev, 256 for schnell when unset.</source>
-        <translation>T5 序列长度:未设置时 dev 为 512,schnell 为 256。</translation>
+        <source>T5 sequence length; when unset 512 for FLUX.1 dev, 256 for schnell and for SD 3.x.</source>
+        <translation>T5 序列长度;未设置时 FLUX.1 dev 为 512,schnell 和 SD 3.x 为 256。</translation>
     </message>
     <message>
         <source>Apply T5 attention mask</source>
@@ -712,6 +720,62 @@
     <message>
         <source>Mask T5 padding tokens in attention.</source>
         <translation>在注意力中屏蔽 T5 的填充词元。</translation>
+    </message>
+    <message>
+        <source>Apply CLIP-L/G attention mask</source>
+        <translation>应用 CLIP-L/G 注意力掩码</translation>
+    </message>
+    <message>
+        <source>Mask the padding tokens in CLIP-L&apos;s and CLIP-G&apos;s attention.</source>
+        <translation>在 CLIP-L 和 CLIP-G 的注意力中屏蔽填充词元。</translation>
+    </message>
+    <message>
+        <source>Training shift</source>
+        <translation>训练偏移</translation>
+    </message>
+    <message>
+        <source>Discrete flow shift of the training timesteps, on top of the weighting scheme: above 1 toward noise (overall structure), below 1 toward detail; 1 no shift.</source>
+        <translation>在加权方案之上对训练时间步施加的离散流偏移:大于 1 偏向噪声(整体结构),小于 1 偏向细节;1 为不偏移。</translation>
+    </message>
+    <message>
+        <source>CLIP-L dropout rate</source>
+        <translation>CLIP-L 丢弃率</translation>
+    </message>
+    <message>
+        <source>Probability of training an image with CLIP-L&apos;s output zeroed.</source>
+        <translation>将 CLIP-L 的输出置零来训练图像的概率。</translation>
+    </message>
+    <message>
+        <source>CLIP-G dropout rate</source>
+        <translation>CLIP-G 丢弃率</translation>
+    </message>
+    <message>
+        <source>Probability of training an image with CLIP-G&apos;s output zeroed.</source>
+        <translation>将 CLIP-G 的输出置零来训练图像的概率。</translation>
+    </message>
+    <message>
+        <source>T5 dropout rate</source>
+        <translation>T5 丢弃率</translation>
+    </message>
+    <message>
+        <source>Probability of training an image with T5-XXL&apos;s output zeroed.</source>
+        <translation>将 T5-XXL 的输出置零来训练图像的概率。</translation>
+    </message>
+    <message>
+        <source>Scaled position embeddings</source>
+        <translation>缩放位置嵌入</translation>
+    </message>
+    <message>
+        <source>Scale the position embeddings to each training resolution (multi-resolution training). SD 3.5 Medium only.</source>
+        <translation>按每个训练分辨率缩放位置嵌入(多分辨率训练)。仅限 SD 3.5 Medium。</translation>
+    </message>
+    <message>
+        <source>Position embedding random crop rate</source>
+        <translation>位置嵌入随机裁剪率</translation>
+    </message>
+    <message>
+        <source>Probability of cropping the position embeddings at a random place. SD 3.5 Medium only.</source>
+        <translation>在随机位置裁剪位置嵌入的概率。仅限 SD 3.5 Medium。</translation>
     </message>
     <message>
         <source>Network module</source>
@@ -1546,8 +1610,8 @@
         <translation>T5 的 spiece.model 所在文件夹。未设置:使用 sd-scripts 已下载的副本(Hugging Face 缓存中的 google/t5-v1_1-xxl)。</translation>
     </message>
     <message>
-        <source>networks.lora (SDXL, SD) or networks.lora_flux (FLUX); chosen from the family when unset. lycoris.kohya trains LyCORIS&apos;s LoCon, LoHa, LoKr, IA3 or full (network_args algo=...).</source>
-        <translation>networks.lora(SDXL、SD)或 networks.lora_flux(FLUX);未设置时按模型系列选择。lycoris.kohya 训练 LyCORIS 的 LoCon、LoHa、LoKr、IA3 或 full(network_args 中的 algo=...)。</translation>
+        <source>networks.lora (SDXL, SD), networks.lora_flux (FLUX) or networks.lora_sd3 (SD 3.x); chosen from the family when unset. lycoris.kohya trains LyCORIS&apos;s LoCon, LoHa, LoKr, IA3 or full (network_args algo=...).</source>
+        <translation>networks.lora(SDXL、SD)、networks.lora_flux(FLUX)或 networks.lora_sd3(SD 3.x);未设置时按模型系列选择。lycoris.kohya 训练 LyCORIS 的 LoCon、LoHa、LoKr、IA3 或 full(network_args 中的 algo=...)。</translation>
     </message>
     <message>
         <source>LoRA rank; 4 when unset. With LyCORIS&apos;s LoKr a rank of at least half a layer&apos;s size (kohya_ss&apos;s 100000) trains its second Kronecker factor whole.</source>
@@ -1628,8 +1692,8 @@
 <context>
     <name>main</name>
     <message>
-        <source>Sinter: a training studio for SDXL, FLUX.1, SD 1.x and SD 2.x.</source>
-        <translation>Sinter:面向 SDXL、FLUX.1、SD 1.x 和 SD 2.x 的训练工作室。</translation>
+        <source>Sinter: a training studio for SDXL, FLUX.1, SD 1.x, SD 2.x and SD 3.x.</source>
+        <translation>Sinter:面向 SDXL、FLUX.1、SD 1.x、SD 2.x 和 SD 3.x 的训练工作室。</translation>
     </message>
     <message>
         <source>Open a configuration file.</source>
@@ -1929,8 +1993,8 @@
         <translation>关于 Sinter</translation>
     </message>
     <message>
-        <source>&lt;h3&gt;Sinter %1&lt;/h3&gt;&lt;p&gt;A native training studio for SDXL, FLUX.1, SD 1.x and SD 2.x.&lt;/p&gt;&lt;p&gt;Runner: %2&lt;/p&gt;</source>
-        <translation>&lt;h3&gt;Sinter %1&lt;/h3&gt;&lt;p&gt;面向 SDXL、FLUX.1、SD 1.x 和 SD 2.x 的原生训练工作室。&lt;/p&gt;&lt;p&gt;运行器:%2&lt;/p&gt;</translation>
+        <source>&lt;h3&gt;Sinter %1&lt;/h3&gt;&lt;p&gt;A native training studio for SDXL, FLUX.1, SD 1.x, SD 2.x and SD 3.x.&lt;/p&gt;&lt;p&gt;Runner: %2&lt;/p&gt;</source>
+        <translation>&lt;h3&gt;Sinter %1&lt;/h3&gt;&lt;p&gt;面向 SDXL、FLUX.1、SD 1.x、SD 2.x 和 SD 3.x 的原生训练工作室。&lt;/p&gt;&lt;p&gt;运行器:%2&lt;/p&gt;</translation>
     </message>
     <message>
         <source>Training is running</source>

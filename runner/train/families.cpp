@@ -4,6 +4,7 @@
 #include "train/flux/flux_registration.h"
 #include "train/parts/family_registration.h"
 #include "train/sd/sd_registration.h"
+#include "train/sd3/sd3_registration.h"
 #include "train/sdxl/sdxl_registration.h"
 
 namespace sinter::train {
@@ -14,6 +15,7 @@ const std::vector<FamilyRegistration>& registeredFamilies() {
       fluxRegistration(),
       sd15Registration(),
       sd2Registration(),
+      sd3Registration(),
   };
   return families;
 }

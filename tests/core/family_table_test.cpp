@@ -24,7 +24,9 @@ TEST(FamilyTable, EveryFamilyHasOneRow) {
 TEST(FamilyTable, LabelsOfARegistryMaskReadAsAList) {
   EXPECT_EQ(familyLabels(findOption("blocks_to_swap")->families), "FLUX.1");
   EXPECT_EQ(familyLabels(findOption("compile")->families), "SDXL and FLUX.1");
-  EXPECT_EQ(familyLabels(kAllFamilies), "SDXL, FLUX.1, SD 1.x and SD 2.x");
+  EXPECT_EQ(familyLabels(findOption("training_shift")->families), "SD 3.x");
+  EXPECT_EQ(familyLabels(findOption("weighting_scheme")->families), "FLUX.1 and SD 3.x");
+  EXPECT_EQ(familyLabels(kAllFamilies), "SDXL, FLUX.1, SD 1.x, SD 2.x and SD 3.x");
 }
 
 TEST(FamilyTable, MemoryModelsCarryTheirFamily) {
@@ -39,5 +41,5 @@ TEST(FamilyTable, KohyaCheckboxesNameOneFamilyEach) {
   std::set<std::string> keys;
   for (const FamilyRow& row : familyTable())
     for (const auto& [key, order] : row.kohyaCheckboxes) EXPECT_TRUE(keys.insert(key).second) << key;
-  EXPECT_EQ(keys, (std::set<std::string>{"sdxl", "sdxl_checkbox", "flux1_checkbox", "v2"}));
+  EXPECT_EQ(keys, (std::set<std::string>{"sdxl", "sdxl_checkbox", "flux1_checkbox", "sd3_checkbox", "v2"}));
 }

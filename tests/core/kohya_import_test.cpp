@@ -184,7 +184,7 @@ TEST(KohyaImport, FluxLoraCarriesTrainBlocksNetworkArgsAndDynamo) {
                           "sdxl_cache_text_encoder_outputs", "t5xxl_lr", "multi_gpu", "gpu_ids"})
     EXPECT_NE(itemFor(r.atDefaults, key), nullptr) << key;
   EXPECT_EQ(textFor(r.carried, "vae_batch_size"), "vae_batch_size = 4");
-  EXPECT_EQ(textFor(r.atDefaults, "weighting_scheme"), "weighting_scheme \"logit_normal\": kohya_ss passes it on only for SD3");
+  EXPECT_EQ(textFor(r.atDefaults, "weighting_scheme"), "weighting_scheme \"logit_normal\": kohya_ss passes it on only for SD 3.x");
 }
 
 TEST(KohyaImport, LyCorisLoConIsCarriedAsLycorisKohya) {
@@ -270,9 +270,18 @@ TEST(KohyaImport, FamilyMarkersOfEachTab) {
 
   KohyaImportResult sd3 = importKohyaJson(R"({"sdxl": false, "sd3_checkbox": true, "LoRA_type": "Standard",
                                               "sd3_t5xxl": "/m/t5.safetensors"})", "sd3.json");
-  EXPECT_EQ(sd3.config.getString("model_family"), "auto");
-  EXPECT_NE(textFor(sd3.notCarried, "sd3_checkbox").find("Sinter does not train SD3"), std::string::npos);
-  EXPECT_NE(textFor(sd3.notCarried, "LoRA_type").find("networks.lora_sd3"), std::string::npos);
+  EXPECT_EQ(sd3.config.getString("model_family"), "sd3");
+  EXPECT_EQ(textFor(sd3.carried, "sd3_checkbox"), "sd3_checkbox true -> model_family = \"sd3\"");
+  EXPECT_EQ(textFor(sd3.carried, "LoRA_type"), "LoRA_type \"Standard\" -> network_module = \"networks.lora_sd3\"");
+  EXPECT_EQ(sd3.config.getString("t5xxl"), "/m/t5.safetensors");
+  // kohya_ss's DreamBooth and fine-tune tabs run sd3_train.py.
+  EXPECT_EQ(family(R"({"sdxl": false, "sd3_checkbox": true, "flux1_checkbox": false})"), "sd3");
+  EXPECT_EQ(family(R"({"sdxl_checkbox": false, "sd3_checkbox": true, "train_dir": "/w"})"), "sd3");
+
+  // A family Sinter does not train is said, and the family stays auto.
+  KohyaImportResult lumina = importKohyaJson(R"({"sdxl": false, "lumina_checkbox": true, "LoRA_type": "Standard"})", "lumina.json");
+  EXPECT_EQ(lumina.config.getString("model_family"), "auto");
+  EXPECT_NE(textFor(lumina.notCarried, "lumina_checkbox").find("Sinter does not train Lumina"), std::string::npos);
 }
 
 TEST(KohyaImport, DynamoBackendsWithoutSinterEquivalents) {
@@ -448,4 +457,128 @@ TEST(KohyaImport, FluxPanelsChromaModelType) {
   EXPECT_EQ(r.config.getString("model_type"), "chroma");
   EXPECT_FALSE(r.config.has("clip_l"));
   EXPECT_TRUE(r.config.getBool("apply_t5_attn_mask"));
+}
+
+// kohya_ss's LoRA tab with its SD3 checkbox (lora_gui.py): sd3_train_network.py with networks.lora_sd3,
+// the SD3 panel's fields under sd-scripts' names, the Flux1 panel's (clip_l, t5xxl,
+// t5xxl_max_token_length, apply_t5_attn_mask) not passed on.
+TEST(KohyaImport, Sd3LoraCarriesItsPanel) {
+  KohyaImportResult r = importFixture("sd3_lora_gui.json");
+  const Config& c = r.config;
+  EXPECT_EQ(c.getString("model_family"), "sd3");
+  EXPECT_EQ(c.getString("training_type"), "lora");
+  EXPECT_EQ(c.getString("network_module"), "networks.lora_sd3");
+  EXPECT_EQ(c.getString("clip_l"), "/models/sd3/clip_l.safetensors");   // sd3_clip_l
+  EXPECT_EQ(c.getString("clip_g"), "/models/sd3/clip_g.safetensors");
+  EXPECT_EQ(c.getString("t5xxl"), "/models/sd3/t5xxl_fp16.safetensors");  // sd3_t5xxl, not the Flux1 panel's t5xxl
+  EXPECT_TRUE(c.getBool("cache_text_encoder_outputs"));
+  EXPECT_TRUE(c.getBool("cache_text_encoder_outputs_to_disk"));
+  EXPECT_DOUBLE_EQ(c.getDouble("clip_l_dropout_rate"), 0.1);
+  EXPECT_DOUBLE_EQ(c.getDouble("clip_g_dropout_rate"), 0.1);
+  EXPECT_DOUBLE_EQ(c.getDouble("t5_dropout_rate"), 0.2);
+  EXPECT_TRUE(c.getBool("enable_scaled_pos_embed"));
+  EXPECT_DOUBLE_EQ(c.getDouble("pos_emb_random_crop_rate"), 0.2);
+  EXPECT_EQ(c.getString("weighting_scheme"), "logit_normal");
+  EXPECT_DOUBLE_EQ(c.getDouble("mode_scale"), 1.29);
+  EXPECT_EQ(c.getInt("max_timestep"), 1000);
+  EXPECT_TRUE(c.getBool("network_train_unet_only"));  // text_encoder_lr 0
+  EXPECT_FALSE(c.has("t5xxl_max_token_length"));      // the Flux1 panel's: SD 3's 256 applies
+  EXPECT_FALSE(c.has("max_token_length"));            // sd3_train_network.py does not use it
+  EXPECT_FALSE(c.has("fused_backward_pass"));
+
+  EXPECT_EQ(textFor(r.carried, "sd3_checkbox"), "sd3_checkbox true -> model_family = \"sd3\"");
+  EXPECT_EQ(textFor(r.carried, "sd3_clip_l"), "sd3_clip_l -> clip_l = \"/models/sd3/clip_l.safetensors\"");
+  EXPECT_EQ(textFor(r.carried, "sd3_t5xxl"), "sd3_t5xxl -> t5xxl = \"/models/sd3/t5xxl_fp16.safetensors\"");
+  EXPECT_EQ(textFor(r.carried, "sd3_clip_l_dropout_rate"), "sd3_clip_l_dropout_rate -> clip_l_dropout_rate = 0.1");
+  EXPECT_EQ(textFor(r.carried, "sd3_t5_dropout_rate"), "sd3_t5_dropout_rate -> t5_dropout_rate = 0.2");
+  EXPECT_EQ(textFor(r.carried, "sd3_enable_scaled_pos_embed"), "sd3_enable_scaled_pos_embed -> enable_scaled_pos_embed = true");
+  EXPECT_EQ(textFor(r.carried, "sd3_cache_text_encoder_outputs"),
+            "sd3_cache_text_encoder_outputs -> cache_text_encoder_outputs = true");
+  EXPECT_EQ(textFor(r.carried, "clip_g_dropout_rate"), "clip_g_dropout_rate = 0.1");
+  EXPECT_EQ(textFor(r.atDefaults, "t5xxl"),
+            "t5xxl \"/models/flux/t5xxl_fp16.safetensors\": kohya_ss's lora tab passes it on only for FLUX.1");
+  EXPECT_EQ(textFor(r.atDefaults, "t5xxl_max_token_length"), "t5xxl_max_token_length 512: kohya_ss passes it on only for FLUX.1");
+  EXPECT_NE(textFor(r.atDefaults, "sd3_text_encoder_batch_size").find("changes only speed"), std::string::npos);
+  EXPECT_NE(textFor(r.atDefaults, "max_token_length").find("not used in SD 3.x training"), std::string::npos);
+  for (const char* key : {"clip_l", "apply_t5_attn_mask", "save_clip", "save_t5xxl", "t5xxl_device", "t5xxl_dtype",
+                          "sd3_disable_mmap_load_safetensors", "sd3_fused_backward_pass", "flux1_checkbox",
+                          "flux1_cache_text_encoder_outputs", "logit_mean", "blocks_to_swap", "fp8_base", "clip_skip"})
+    EXPECT_NE(itemFor(r.atDefaults, key), nullptr) << key;
+  EXPECT_TRUE(r.notCarried.empty()) << r.notCarried.front().text;
+  EXPECT_FALSE(hasErrors(validateConfig(c))) << formatAll(validateConfig(c));
+  const std::string toml = writeConfigToml(c);
+  EXPECT_NE(toml.find("clip_g = \"/models/sd3/clip_g.safetensors\""), std::string::npos);
+  EXPECT_NE(toml.find("network_module = \"networks.lora_sd3\""), std::string::npos);
+}
+
+// What kohya_ss passes for SD3 and Sinter's SD 3.x does not have is said, not dropped: block swap
+// and fp8_base (memory), and a T5-XXL rate (networks.lora_sd3 trains CLIP-G and T5-XXL at the
+// second of text_encoder_lr's values).
+TEST(KohyaImport, Sd3SettingsSinterDoesNotHaveAreSaid) {
+  const std::string text = R"({"LoRA_type": "Standard", "sdxl": false, "sd3_checkbox": true, "blocks_to_swap": 8,
+                               "fp8_base": true, "text_encoder_lr": 1e-5, "t5xxl_lr": 5e-6, "unet_lr": 1e-4,
+                               "sd3_fused_backward_pass": true, "save_clip": true})";
+  const KohyaImportResult r = importKohyaJson(text, "sd3.json");
+  expectEveryKeyReportedOnce(text, r);
+  EXPECT_FALSE(r.config.has("blocks_to_swap"));
+  EXPECT_FALSE(r.config.has("fp8_base"));
+  EXPECT_EQ(textFor(r.notCarried, "blocks_to_swap"),
+            "blocks_to_swap 8: Sinter has it for FLUX.1 only, not SD 3.x: sd-scripts keeps that many blocks in CPU memory; this "
+            "run needs more GPU memory");
+  EXPECT_NE(textFor(r.notCarried, "fp8_base").find("stores the frozen base model in fp8"), std::string::npos);
+  EXPECT_NE(textFor(r.notCarried, "t5xxl_lr").find("networks.lora_sd3 trains CLIP-G and T5-XXL at the second"), std::string::npos);
+  EXPECT_DOUBLE_EQ(r.config.getDouble("text_encoder_lr"), 1e-5);
+  // fused_backward_pass is for the full-weight tabs; save_clip does nothing in sd-scripts.
+  EXPECT_NE(textFor(r.atDefaults, "sd3_fused_backward_pass").find("not used in lora training"), std::string::npos);
+  EXPECT_NE(textFor(r.atDefaults, "save_clip").find("DOES NOT WORK"), std::string::npos);
+}
+
+// kohya_ss's own SD3 DreamBooth preset (bmaltais/kohya_ss presets/dreambooth/sd3_bdsqlsz_v2.json,
+// commit ed55e819): the DreamBooth tab saves the SD3 panel's text encoders as clip_l/clip_g/t5xxl;
+// sd3_train.py.
+TEST(KohyaImport, Sd3DreamBoothPreset) {
+  KohyaImportResult r = importFixture("sd3_bdsqlsz_v2_dreambooth.json");
+  const Config& c = r.config;
+  EXPECT_EQ(c.getString("model_family"), "sd3");
+  EXPECT_EQ(c.getString("training_type"), "dreambooth");
+  EXPECT_EQ(c.getString("clip_l"), "H:/ComfyUI2/models/clip/clip_l.safetensors");
+  EXPECT_EQ(c.getString("clip_g"), "H:/ComfyUI2/models/clip/clip_g.safetensors");
+  EXPECT_EQ(c.getString("t5xxl"), "H:/ComfyUI2/models/clip/t5xxl_fp8_e4m3fn.safetensors");
+  EXPECT_TRUE(c.getBool("cache_text_encoder_outputs"));
+  EXPECT_TRUE(c.getBool("cache_text_encoder_outputs_to_disk"));
+  EXPECT_EQ(c.getString("weighting_scheme"), "logit_normal");
+  EXPECT_EQ(c.getString("optimizer_type"), "PagedAdamW8bit");
+  EXPECT_TRUE(c.getBool("gradient_checkpointing"));
+  EXPECT_FALSE(c.has("max_token_length"));
+  EXPECT_FALSE(c.has("clip_skip"));
+  EXPECT_FALSE(c.has("learning_rate_te1"));  // kohya_ss passes it for SDXL only
+  EXPECT_EQ(textFor(r.carried, "clip_l"), "clip_l = \"H:/ComfyUI2/models/clip/clip_l.safetensors\"");
+  EXPECT_EQ(textFor(r.atDefaults, "fused_backward_pass"),
+            "fused_backward_pass false: kohya_ss's dreambooth tab passes it on for other families than SD 3.x and FLUX.1");
+  EXPECT_TRUE(r.notCarried.empty()) << r.notCarried.front().text;
+  EXPECT_FALSE(hasErrors(validateConfig(c))) << formatAll(validateConfig(c));
+
+  // The fine-tune tab passes train_text_encoder for every family; sd3_train.py trains CLIP-L and G with it.
+  const KohyaImportResult ft = importKohyaJson(R"({"sdxl_checkbox": false, "sd3_checkbox": true, "train_dir": "",
+                                                   "train_text_encoder": true})", "sd3_ft.json");
+  EXPECT_EQ(ft.config.getString("training_type"), "finetune");
+  EXPECT_NE(textFor(ft.notCarried, "train_text_encoder").find("sd3_train.py trains CLIP-L and CLIP-G too"), std::string::npos);
+}
+
+// The full-weight tabs: the Flux1 panel's text encoders are flux1_clip_l/flux1_t5xxl, and
+// clip_l/t5xxl are the SD3 panel's, passed on only with sd3_checkbox.
+TEST(KohyaImport, FullWeightTabsNameEachPanelsTextEncoders) {
+  const std::string text = R"({"sdxl": false, "flux1_checkbox": true, "flux1_clip_l": "/m/flux_clip_l.safetensors",
+                               "flux1_t5xxl": "/m/flux_t5.safetensors", "clip_l": "/m/sd3_clip_l.safetensors",
+                               "t5xxl": "", "flux_fused_backward_pass": true, "fused_backward_pass": false})";
+  const KohyaImportResult r = importKohyaJson(text, "flux_db.json");
+  expectEveryKeyReportedOnce(text, r);
+  EXPECT_EQ(r.config.getString("training_type"), "dreambooth");
+  EXPECT_EQ(r.config.getString("clip_l"), "/m/flux_clip_l.safetensors");
+  EXPECT_EQ(r.config.getString("t5xxl"), "/m/flux_t5.safetensors");
+  EXPECT_TRUE(r.config.getBool("fused_backward_pass"));
+  EXPECT_EQ(textFor(r.carried, "flux1_clip_l"), "flux1_clip_l -> clip_l = \"/m/flux_clip_l.safetensors\"");
+  EXPECT_EQ(textFor(r.atDefaults, "clip_l"),
+            "clip_l \"/m/sd3_clip_l.safetensors\": kohya_ss's dreambooth tab passes it on only for SD 3.x");
+  EXPECT_TRUE(r.notCarried.empty()) << r.notCarried.front().text;
 }

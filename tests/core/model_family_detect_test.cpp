@@ -26,6 +26,13 @@ TEST(FamilyDetection, FromKeys) {
   EXPECT_EQ(detectFamilyFromKeys({"model.diffusion_model.input_blocks.0.0.weight", "cond_stage_model.transformer.x"}), Family::SD15);
   EXPECT_EQ(detectFamilyFromKeys({"model.diffusion_model.input_blocks.0.0.weight", "cond_stage_model.model.ln_final.weight"}), Family::SD2);
   EXPECT_EQ(detectFamilyFromKeys({"_orig_mod.double_blocks.0.x"}), Family::FLUX);
+  // SD 3.x: SAI's single file (the MMDiT under model.diffusion_model., its VAE and text encoders
+  // beside it), and the bare MMDiT.
+  EXPECT_EQ(detectFamilyFromKeys({"first_stage_model.decoder.conv_in.weight", "model.diffusion_model.context_embedder.weight",
+                                  "model.diffusion_model.joint_blocks.0.x_block.attn.qkv.weight",
+                                  "text_encoders.clip_g.transformer.text_model.final_layer_norm.weight"}),
+            Family::SD3);
+  EXPECT_EQ(detectFamilyFromKeys({"x_embedder.proj.weight", "joint_blocks.23.context_block.mlp.fc1.weight"}), Family::SD3);
   EXPECT_EQ(detectFamilyFromKeys({"encoder.block.0.weight"}), std::nullopt);
 }
 

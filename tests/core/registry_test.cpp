@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "core/config.h"
@@ -73,7 +74,39 @@ TEST(Registry, CompileKeysApplyToSdxlAndFluxOnly) {
     EXPECT_TRUE(spec.appliesToFamily(Family::FLUX)) << spec.key;
     EXPECT_FALSE(spec.appliesToFamily(Family::SD15)) << spec.key;
     EXPECT_FALSE(spec.appliesToFamily(Family::SD2)) << spec.key;
+    EXPECT_FALSE(spec.appliesToFamily(Family::SD3)) << spec.key;
   }
+}
+
+// SD 3.x: sd3_train_utils.add_sd3_training_arguments' options with its defaults, the flow-matching
+// options it shares with FLUX.1, and none of the DDPM families' noise and SNR options (issue 55).
+TEST(Registry, Sd3Options) {
+  struct Own {
+    const char* key;
+    Value def;
+  };
+  for (const Own& o : {Own{"clip_g", Value{}}, Own{"apply_lg_attn_mask", Value{false}}, Own{"training_shift", Value{1.0}},
+                       Own{"clip_l_dropout_rate", Value{0.0}}, Own{"clip_g_dropout_rate", Value{0.0}},
+                       Own{"t5_dropout_rate", Value{0.0}}, Own{"enable_scaled_pos_embed", Value{false}},
+                       Own{"pos_emb_random_crop_rate", Value{0.0}}}) {
+    const OptionSpec* spec = findOption(o.key);
+    ASSERT_NE(spec, nullptr) << o.key;
+    EXPECT_EQ(spec->families, static_cast<std::uint8_t>(Family::SD3)) << o.key;
+    EXPECT_EQ(spec->tabs, kAllTabs) << o.key;
+    EXPECT_EQ(spec->defaultValue, o.def) << o.key;
+  }
+  for (const char* key : {"vae", "clip_l", "t5xxl", "t5_tokenizer", "clip_tokenizer", "t5xxl_max_token_length", "apply_t5_attn_mask",
+                          "weighting_scheme", "logit_mean", "logit_std", "mode_scale", "cache_text_encoder_outputs",
+                          "cache_text_encoder_outputs_to_disk", "min_timestep", "max_timestep", "gradient_checkpointing"})
+    EXPECT_TRUE(findOption(key)->appliesToFamily(Family::SD3)) << key;
+  for (const char* key : {"noise_offset", "multires_noise_iterations", "min_snr_gamma", "v_parameterization", "zero_terminal_snr",
+                          "scale_v_pred_loss_like_noise_pred", "debiased_estimation_loss", "max_token_length", "clip_skip",
+                          "ip_noise_gamma", "fp8_base", "fp8_base_unet", "blocks_to_swap", "vram_budget_gb", "compile",
+                          "guidance_scale", "timestep_sampling", "discrete_flow_shift", "ae"})
+    EXPECT_FALSE(findOption(key)->appliesToFamily(Family::SD3)) << key;
+  EXPECT_EQ(findOption("model_family")->choices.back(), "sd3");
+  const auto& modules = findOption("network_module")->choices;
+  EXPECT_NE(std::find(modules.begin(), modules.end(), "networks.lora_sd3"), modules.end());
 }
 
 TEST(Registry, SuggestsCloseKeys) {

@@ -21,12 +21,17 @@ TEST(TrainingScripts, TheScriptForAFamilyAndTabTrainsThatFamilyAndTab) {
   EXPECT_EQ(name(Family::SDXL, Tab::DreamBooth, false), "sdxl_train.py");
   EXPECT_EQ(name(Family::SDXL, Tab::FineTune, true), "sdxl_train.py");
   EXPECT_EQ(name(Family::FLUX, Tab::FineTune, true), "flux_train.py");
+  EXPECT_EQ(name(Family::SD3, Tab::LoRA, false), "sd3_train_network.py");
+  EXPECT_EQ(name(Family::SD3, Tab::DreamBooth, false), "sd3_train.py");
+  EXPECT_EQ(name(Family::SD3, Tab::FineTune, true), "sd3_train.py");
+  EXPECT_EQ(name(Family::SD3, Tab::FineTune, false), "");
   // sdxl_train.py trains a fine-tune only from in_json: metadata from a dataset config has no script name.
   EXPECT_EQ(name(Family::SDXL, Tab::FineTune, false), "");
   EXPECT_EQ(name(Family::SDXL, Tab::DreamBooth, true), "");
 
   // Both ways agree for every combination that has a script.
-  for (std::optional<Family> family : {std::optional<Family>{}, std::optional<Family>{Family::SDXL}, std::optional<Family>{Family::FLUX}})
+  for (std::optional<Family> family : {std::optional<Family>{}, std::optional<Family>{Family::SDXL}, std::optional<Family>{Family::FLUX},
+                                       std::optional<Family>{Family::SD3}})
     for (Tab tab : {Tab::LoRA, Tab::DreamBooth, Tab::FineTune})
       for (bool inJson : {false, true}) {
         const TrainingScript* s = trainingScriptFor(family, tab, inJson);
@@ -35,4 +40,8 @@ TEST(TrainingScripts, TheScriptForAFamilyAndTabTrainsThatFamilyAndTab) {
         EXPECT_EQ(s->family, family) << s->name;
         EXPECT_EQ(s->fineTuneWithInJson && inJson ? Tab::FineTune : s->tab, tab) << s->name;
       }
+  // A script's name trains its family only; the family-less scripts train SD 1.x and 2.x.
+  EXPECT_TRUE(scriptTrains(*findTrainingScript("sd3_train_network.py"), Family::SD3));
+  EXPECT_FALSE(scriptTrains(*findTrainingScript("sd3_train.py"), Family::FLUX));
+  EXPECT_FALSE(scriptTrains(*findTrainingScript("train_network.py"), Family::SD3));
 }

@@ -1,8 +1,11 @@
 // The Torch Compile Settings panel: shown exactly for SDXL and FLUX on every tab, its controls
 // follow the compile switch, its text explains the settings; family detection from a checkpoint.
+#include <QGroupBox>
 #include <QLabel>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <utility>
+#include <vector>
 
 #include "collapsible_section.h"
 #include "compile_settings_panel.h"
@@ -22,7 +25,7 @@ class CompilePanelTest : public QObject {
     QTest::addColumn<QString>("family");
     QTest::addColumn<bool>("visible");
     for (Tab tab : allTabs())
-      for (const char* family : {"auto", "sdxl", "flux", "sd15", "sd2"}) {
+      for (const char* family : {"auto", "sdxl", "flux", "sd15", "sd2", "sd3"}) {
         const bool visible = std::string(family) == "sdxl" || std::string(family) == "flux";
         QTest::newRow((std::string(toString(tab)) + "/" + family).c_str())
             << static_cast<int>(tab) << QString(family) << visible;
@@ -99,6 +102,7 @@ class CompilePanelTest : public QObject {
     QTest::newRow("sdxl") << "conditioner.embedders.0.transformer.text_model.embeddings.position_ids" << "SDXL" << true;
     QTest::newRow("flux") << "double_blocks.0.img_attn.qkv.weight" << "FLUX.1" << true;
     QTest::newRow("sd15") << "model.diffusion_model.input_blocks.0.0.weight" << "SD 1.x" << false;
+    QTest::newRow("sd3") << "model.diffusion_model.joint_blocks.0.x_block.attn.qkv.weight" << "SD 3.x" << false;
   }
   void familyDetectedFromTheCheckpointHeader() {
     QFETCH(QString, tensor);
@@ -114,17 +118,45 @@ class CompilePanelTest : public QObject {
     QCOMPARE(!form.compilePanel()->isHidden(), compileShown);
     auto* note = form.findChild<QLabel*>("detectedFamily");
     QVERIFY(note && note->text().contains(family));
-    // FLUX asks for its autoencoder and text encoders; other families do not show those rows.
-    const bool flux = family == "FLUX.1";
-    for (const char* key : {"ae", "clip_l", "t5xxl"}) {
+    // FLUX asks for its autoencoder and text encoders, SD 3.x for its three text encoders; other
+    // families do not show those rows.
+    const bool flux = family == "FLUX.1", sd3 = family == "SD 3.x";
+    for (const auto& [key, shown] : std::vector<std::pair<const char*, bool>>{
+             {"ae", flux}, {"clip_l", flux || sd3}, {"t5xxl", flux || sd3}, {"clip_g", sd3}, {"vae", !flux}}) {
       OptionEditor* e = form.editor(key);
       QVERIFY(e);
-      QCOMPARE(!e->isHidden(), flux);
+      QVERIFY2(!e->isHidden() == shown, key);
     }
     // An explicit choice wins over detection.
     test::setOption(&form, "model_family", std::string("sd15"));
     QCOMPARE(form.effectiveFamily(), std::optional<Family>(Family::SD15));
     QVERIFY(form.compilePanel()->isHidden());
+  }
+
+  // SD 3.x's own options are a group of their own, shown for SD 3.x only; the options it shares with
+  // FLUX.1 (weighting_scheme, ...) show for both.
+  void sd3OptionsShowForSd3Only() {
+    OptionForm form(Tab::LoRA);
+    auto sd3Group = [&]() -> QGroupBox* {
+      for (QGroupBox* box : form.findChildren<QGroupBox*>())
+        if (box->title() == QStringLiteral("SD 3.x")) return box;
+      return nullptr;
+    };
+    QVERIFY(sd3Group());
+    for (const char* family : {"sd3", "flux", "sdxl"}) {
+      test::setOption(&form, "model_family", std::string(family));
+      const bool sd3 = std::string(family) == "sd3", flux = std::string(family) == "flux";
+      QCOMPARE(!sd3Group()->isHidden(), sd3);
+      for (const char* key : {"training_shift", "clip_l_dropout_rate", "clip_g_dropout_rate", "t5_dropout_rate", "apply_lg_attn_mask",
+                              "enable_scaled_pos_embed", "pos_emb_random_crop_rate"}) {
+        QVERIFY2(form.editor(key) && sd3Group()->isAncestorOf(form.editor(key)), key);
+        QVERIFY2(!form.editor(key)->isHidden() == sd3, key);
+      }
+      for (const char* key : {"weighting_scheme", "logit_mean", "t5xxl_max_token_length", "apply_t5_attn_mask", "t5_tokenizer"})
+        QVERIFY2(!form.editor(key)->isHidden() == (sd3 || flux), key);
+      QVERIFY2(!form.editor("ip_noise_gamma")->isHidden() == !sd3, "ip_noise_gamma");
+      QCOMPARE(form.compilePanel()->isHidden(), sd3);
+    }
   }
 
   void unreadableCheckpointSaysWhy() {

@@ -96,15 +96,15 @@ int main(int argc, char** argv) {
     TrainingTab* tab = window.tab(t);
     window.tabs()->setCurrentWidget(tab);
     const QString base = QString::fromUtf8(toString(t));
-    for (const char* family : {"sdxl", "sd15", "flux"}) {
-      if (t != Tab::LoRA && std::string(family) == "flux") continue;
+    for (const char* family : {"sdxl", "sd15", "flux", "sd3"}) {
+      if (t != Tab::LoRA && (std::string(family) == "flux" || std::string(family) == "sd3")) continue;
       test::setOption(tab->form(), "model_family", std::string(family));
       tab->form()->advancedSection()->setExpanded(false);
       scrollOf(tab)->verticalScrollBar()->setValue(0);
       shoot(&window, out, base + "_" + family + "_top" + suffix);
       // Advanced open, scrolled to where the compile panel lives (shown for SDXL/FLUX only).
       tab->form()->advancedSection()->setExpanded(true);
-      test::setOption(tab->form(), "compile", std::string(family) != "sd15");
+      test::setOption(tab->form(), "compile", std::string(family) == "sdxl" || std::string(family) == "flux");
       settle();
       auto* panel = tab->form()->compilePanel();
       // The runner's plan for this family (a process of its own, after a short pause).
@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
           panel->isHidden() ? scrollOf(tab)->verticalScrollBar()->maximum()
                             : panel->mapTo(tab->form(), QPoint(0, 0)).y() - 8);
       shoot(&window, out, base + "_" + family + "_advanced" + suffix);
-      // The family's own group under Parameters (FLUX.1 has one; SDXL options are shared).
+      // The family's own group under Parameters (FLUX.1 and SD 3.x have one; SDXL options are shared).
       for (QGroupBox* box : tab->form()->findChildren<QGroupBox*>())
         if (box->title() == familyDisplayName(*familyFromString(family)) && !box->isHidden()) {
           tab->form()->advancedSection()->setExpanded(false);

@@ -170,7 +170,7 @@ TEST(ClipTextModel, ProjectedOutputAsSd3RunsIt) {
   EXPECT_TRUE(torch::allclose(out.penultimate, model->penultimateHiddenState(ids)));
   const torch::Tensor expected = torch::matmul(model->pooledOutput(ids), model->text_projection->weight.t());
   EXPECT_TRUE(torch::allclose(out.textEmbeds, expected, 1e-5, 1e-6));
-  EXPECT_EQ(out.textEmbeds.sizes(), (std::vector<int64_t>{2, 32}));
+  EXPECT_EQ(out.textEmbeds.sizes(), (std::vector<int64_t>{2, 16}));
   EXPECT_THROW(ClipTextModel(ClipTextConfig::tinyClipL())->projectedOutput(ids), std::logic_error);
 }
 

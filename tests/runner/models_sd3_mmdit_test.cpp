@@ -12,6 +12,7 @@
 #include "io/safetensors.h"
 #include "models/checkpoints/checkpoint_tensors.h"
 #include "models/sd3/sd3_mmdit.h"
+#include "models/sd3/sd3_mmdit_layout.h"
 
 using namespace sinter::models;
 namespace io = sinter::io;
@@ -136,7 +137,7 @@ TEST(Sd3Mmdit, KeysAndShapesFollowSdScriptsModel) {
   const std::string p = "model.diffusion_model.";
   const int64_t hidden = 192;
   EXPECT_EQ(keys.at(p + "x_embedder.proj.weight"), (std::vector<int64_t>{hidden, 16, 2, 2}));
-  EXPECT_EQ(keys.at(p + "pos_embed"), (std::vector<int64_t>{1, 16 * 16, hidden}));
+  EXPECT_EQ(keys.at(p + "pos_embed"), (std::vector<int64_t>{1, 32 * 32, hidden}));
   EXPECT_EQ(keys.at(p + "t_embedder.mlp.0.weight"), (std::vector<int64_t>{hidden, 256}));
   EXPECT_EQ(keys.at(p + "y_embedder.mlp.2.weight"), (std::vector<int64_t>{hidden, hidden}));
   EXPECT_EQ(keys.at(p + "context_embedder.weight"), (std::vector<int64_t>{hidden, 32}));
@@ -157,6 +158,23 @@ TEST(Sd3Mmdit, KeysAndShapesFollowSdScriptsModel) {
   EXPECT_EQ(keys.size(), expected);
 }
 
+// The Linear listing from the config alone is the model's, in module order.
+TEST(Sd3Mmdit, LinearLayoutIsTheModels) {
+  Sd3MmditConfig c = Sd3MmditConfig::tiny();
+  c.depth = 3;
+  c.xBlockSelfAttnLayers = {0, 1};
+  Sd3Mmdit model(c);
+  std::vector<std::pair<std::string, std::vector<int64_t>>> linears;
+  for (const auto& item : model->named_modules("", false))
+    if (auto l = std::dynamic_pointer_cast<LinearImpl>(item.value())) linears.push_back({item.key(), l->weight.sizes().vec()});
+  const std::vector<LinearInfo> listed = sd3MmditLinearLayers(c);
+  ASSERT_EQ(listed.size(), linears.size());
+  for (size_t i = 0; i < listed.size(); ++i) {
+    EXPECT_EQ(listed[i].path, linears[i].first) << i;
+    EXPECT_EQ((std::vector<int64_t>{listed[i].out, listed[i].in}), linears[i].second) << listed[i].path;
+  }
+}
+
 TEST(Sd3Mmdit, ReleasedModelsShapes) {
   const Sd3MmditConfig m = Sd3MmditConfig::sd3Medium(), m5 = Sd3MmditConfig::sd35Medium(), l5 = Sd3MmditConfig::sd35Large();
   EXPECT_EQ(m.hiddenSize(), 1536);
@@ -173,34 +191,35 @@ TEST(Sd3Mmdit, ReleasedModelsShapes) {
 TEST(Sd3Mmdit, ForwardMatchesSdScriptsComputation) {
   Sd3Mmdit model = randomTiny();
   torch::manual_seed(11);
-  const Tensor x = torch::randn({2, 16, 6, 8}), t = torch::tensor({900.0f, 30.0f}), y = torch::randn({2, 48});
+  const Tensor x = torch::randn({2, 16, 6, 8}), t = torch::tensor({900.0f, 30.0f}), y = torch::randn({2, 32});
   const Tensor context = torch::randn({2, 7, 32});
   torch::NoGradGuard noGrad;
   const Tensor out = model(x, t, y, context);
   const Tensor ref = referenceForward(model, x, t, y, context);
   ASSERT_EQ(out.sizes(), x.sizes());
   const double relative = ((out - ref).norm() / ref.norm()).item<double>();
-  EXPECT_LT(relative, 2e-6) << relative;
+  // float32 rounding of two operation orders (fused attention, LayerNorm) apart; a wrong part is ~1e-1.
+  EXPECT_LT(relative, 1e-5) << relative;
   // Without qk norm and MMDiT-X's attn2 (SD 3 Medium's blocks), the same.
   Sd3MmditConfig plain = Sd3MmditConfig::tiny();
   plain.qkNormRms = false;
   plain.xBlockSelfAttnLayers.clear();
   Sd3Mmdit sd3 = randomTiny(plain);
   const Tensor out3 = sd3(x, t, y, context), ref3 = referenceForward(sd3, x, t, y, context);
-  EXPECT_LT(((out3 - ref3).norm() / ref3.norm()).item<double>(), 2e-6);
+  EXPECT_LT(((out3 - ref3).norm() / ref3.norm()).item<double>(), 1e-5);
 }
 
 // Each patch takes its own row of the table: moving the crop moves the output.
 TEST(Sd3Mmdit, PositionTableIsCroppedAroundTheCentre) {
   Sd3Mmdit model = randomTiny();
-  const Tensor table = model->pos_embed.view({16, 16, -1});
+  const Tensor table = model->pos_embed.view({32, 32, -1});
   const Tensor centred = model->croppedPosEmbed(3, 4, {});
-  EXPECT_TRUE(torch::equal(centred.view({3, 4, -1}), table.slice(0, 6, 9).slice(1, 6, 10)));
-  EXPECT_TRUE(torch::equal(model->croppedPosEmbed(3, 4, {0, 12}).view({3, 4, -1}), table.slice(0, 0, 3).slice(1, 12, 16)));
-  EXPECT_THROW(model->croppedPosEmbed(17, 4, {}), std::invalid_argument);
-  EXPECT_THROW(model->croppedPosEmbed(3, 4, {14, 0}), std::invalid_argument);
+  EXPECT_TRUE(torch::equal(centred.view({3, 4, -1}), table.slice(0, 14, 17).slice(1, 14, 18)));
+  EXPECT_TRUE(torch::equal(model->croppedPosEmbed(3, 4, {0, 28}).view({3, 4, -1}), table.slice(0, 0, 3).slice(1, 28, 32)));
+  EXPECT_THROW(model->croppedPosEmbed(33, 4, {}), std::invalid_argument);
+  EXPECT_THROW(model->croppedPosEmbed(3, 4, {30, 0}), std::invalid_argument);
   torch::NoGradGuard noGrad;
-  const Tensor x = torch::randn({1, 16, 6, 8}), t = torch::tensor({500.0f}), y = torch::randn({1, 48}), ctx = torch::randn({1, 3, 32});
+  const Tensor x = torch::randn({1, 16, 6, 8}), t = torch::tensor({500.0f}), y = torch::randn({1, 32}), ctx = torch::randn({1, 3, 32});
   EXPECT_FALSE(torch::allclose(model(x, t, y, ctx), model(x, t, y, ctx, Sd3PosEmbedCrop{0, 0})));
   EXPECT_THROW(model(torch::randn({1, 16, 5, 8}), t, y, ctx), std::invalid_argument);
 }
@@ -233,7 +252,7 @@ TEST(Sd3Mmdit, ShapeIsReadFromASingleFile) {
   Sd3Mmdit loaded(read);
   loaded->loadFromCheckpoint(file, "model.diffusion_model.");
   torch::NoGradGuard noGrad;
-  const Tensor x = torch::randn({1, 16, 4, 4}), t = torch::tensor({250.0f}), y = torch::randn({1, 48}), ctx = torch::randn({1, 2, 32});
+  const Tensor x = torch::randn({1, 16, 4, 4}), t = torch::tensor({250.0f}), y = torch::randn({1, 32}), ctx = torch::randn({1, 2, 32});
   EXPECT_TRUE(torch::equal(loaded(x, t, y, ctx), model(x, t, y, ctx)));
   // The file under another prefix: the missing key is named.
   try {

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "models/checkpoints/checkpoint_tensors.h"
+#include "models/layers/gradient_checkpoint.h"
 #include "models/unet/timestep_embedding.h"
 
 namespace sinter::models {
@@ -73,7 +74,33 @@ torch::Tensor Sd3MmditImpl::forward(const torch::Tensor& x, const torch::Tensor&
   torch::Tensor tokens = x_embedder_proj(x).flatten(2).transpose(1, 2) + croppedPosEmbed(h, w, crop).to(x.dtype());
   const torch::Tensor c = t_embedder(timestepEmbedding(timesteps, 256).to(x.dtype())) + y_embedder(y);
   torch::Tensor ctx = context_embedder(context);
-  for (Sd3JointBlock& block : blocks_) std::tie(ctx, tokens) = block(ctx, tokens, c);
+  const bool checkpointed = gradientCheckpointing_ && is_training() && torch::GradMode::is_enabled();
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    Sd3JointBlock& block = blocks_[i];
+    if (!checkpointed) {
+      std::tie(ctx, tokens) = block(ctx, tokens, c);
+      continue;
+    }
+    // One tensor out of the checkpointed block: [context, x] joined (x alone after the last block).
+    const int64_t t = ctx.size(1);
+    const bool last = i + 1 == blocks_.size();
+    std::vector<torch::Tensor> in{tokens, ctx, c};
+    // A reentrant checkpoint's output needs grad only when an input does (sd-scripts' enable_input_require_grads).
+    if (!tokens.requires_grad() && !ctx.requires_grad() && !c.requires_grad()) in[0] = in[0].detach().requires_grad_(true);
+    const torch::Tensor out = runCheckpointed(
+        [&block, last](const std::vector<torch::Tensor>& v) {
+          auto [newCtx, newX] = block(v[1], v[0], v[2]);
+          return last ? newX : torch::cat({newCtx, newX}, 1);
+        },
+        in, preserveRngState_, checkpointOffload_);
+    if (last) {
+      tokens = out;
+      ctx = torch::Tensor();
+    } else {
+      ctx = out.narrow(1, 0, t);
+      tokens = out.narrow(1, t, out.size(1) - t);
+    }
+  }
   // final_layer (UnPatch): modulate(LayerNorm(x), shift, scale), linear, patches back to [B, C, H, W].
   const std::vector<torch::Tensor> shiftScale = final_adaLN(torch::silu(c)).chunk(2, -1);
   const torch::Tensor out = final_linear(sd3Modulate(sd3LayerNorm(tokens), shiftScale[0], shiftScale[1]));

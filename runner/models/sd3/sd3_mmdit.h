@@ -49,6 +49,14 @@ class Sd3MmditImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& timesteps, const torch::Tensor& y,
                         const torch::Tensor& context, const Sd3PosEmbedCrop& crop = {});
 
+  // Recompute each joint block in backward instead of keeping its activations. `preserveRngState`:
+  // the blocks draw random numbers (LoRA dropout); `offload`: cpu_offload_checkpointing.
+  void setGradientCheckpointing(bool enabled, bool preserveRngState = true, bool offload = false) {
+    gradientCheckpointing_ = enabled;
+    preserveRngState_ = preserveRngState;
+    checkpointOffload_ = offload;
+  }
+
   // pos_embed's patches for an image of h x w patches: [1, h·w, hidden] (MMDiT.cropped_pos_embed).
   torch::Tensor croppedPosEmbed(int64_t h, int64_t w, const Sd3PosEmbedCrop& crop) const;
 
@@ -68,6 +76,7 @@ class Sd3MmditImpl : public torch::nn::Module {
  private:
   Sd3MmditConfig config_;
   std::vector<Sd3JointBlock> blocks_;
+  bool gradientCheckpointing_ = false, preserveRngState_ = true, checkpointOffload_ = false;
 };
 TORCH_MODULE(Sd3Mmdit);
 

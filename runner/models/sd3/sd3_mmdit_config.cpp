@@ -33,8 +33,8 @@ Sd3MmditConfig Sd3MmditConfig::sd35Large() {
 Sd3MmditConfig Sd3MmditConfig::tiny() {
   Sd3MmditConfig c;
   c.depth = 2;
-  c.posEmbedMaxSize = 16;
-  c.admInChannels = 48;
+  c.posEmbedMaxSize = 32;  // 128 px with the tiny VAE's 2x
+  c.admInChannels = 32;  // the tiny SD 3 CLIPs' pooled outputs, 16 + 16
   c.contextInFeatures = 32;
   c.qkNormRms = true;
   c.xBlockSelfAttnLayers = {0};

@@ -32,8 +32,8 @@ struct Sd3MmditConfig {
   static Sd3MmditConfig sd3Medium();
   static Sd3MmditConfig sd35Medium();
   static Sd3MmditConfig sd35Large();
-  // Every part of SD 3.5 Medium, small: depth 2 (128 wide, 2 heads), a 16x16 position table, qk norm,
-  // block 0's x block with the second attention, context 32 and pooled 48 channels in.
+  // Every part of SD 3.5 Medium, small: depth 2 (128 wide, 2 heads), a 32x32 position table, qk norm,
+  // block 0's x block with the second attention, context 32 (the tiny T5's) and pooled 32 channels in.
   static Sd3MmditConfig tiny();
   // sd3_utils.analyze_state_dict_state: the shape read from the keys under `prefix`
   // ("model.diffusion_model." in a single file); a CheckpointError names what is missing.

@@ -37,11 +37,21 @@ ClipTextConfig ClipTextConfig::sd3ClipG() { return sdxlOpenClipBigG(); }  // gel
 
 ClipTextConfig ClipTextConfig::tinySd3ClipL() {
   ClipTextConfig c = tinyClipL();
-  c.projectionDim = 32;
+  c.width = 16;
+  c.heads = headsForWidth(16);
+  c.mlpWidth = 32;
+  c.projectionDim = 16;
   return c;
 }
 
-ClipTextConfig ClipTextConfig::tinySd3ClipG() { return tinyOpenClipBigG(); }
+ClipTextConfig ClipTextConfig::tinySd3ClipG() {
+  ClipTextConfig c = tinyOpenClipBigG();
+  c.width = 16;
+  c.heads = headsForWidth(16);
+  c.mlpWidth = 64;
+  c.projectionDim = 16;
+  return c;
+}
 
 ClipTextConfig ClipTextConfig::tinyClipL() {
   ClipTextConfig c;

@@ -48,7 +48,8 @@ struct ClipTextConfig {
   static ClipTextConfig tinyClipL();
   static ClipTextConfig tinyOpenClipBigG();
   // SD 3's two encoders, both Hugging Face's CLIPTextModelWithProjection: CLIP-L with a 768
-  // projection, CLIP-G (bigG's sizes, gelu) with a 1280 one; tiny: test sizes, projections 32.
+  // projection, CLIP-G (bigG's sizes, gelu) with a 1280 one; tiny: 16 wide each, so that the two
+  // side by side are the tiny T5's 32 (SD 3 pads CLIP's 768 + 1280 to T5-XXL's 4096).
   static ClipTextConfig sd3ClipL();
   static ClipTextConfig sd3ClipG();
   static ClipTextConfig tinySd3ClipL();

@@ -23,8 +23,6 @@
 #include "models/weights/served_weight.h"
 #include "models/text_encoders/t5_encoder.h"
 #include "network/lora_network.h"
-#include "text/hub_cache_tokenizers.h"
-#include "text/t5_tokenizer.h"
 #include "train/base/device_info.h"
 #include "train/flux/flux_benchmark.h"
 #include "train/flux/flux_family.h"
@@ -61,18 +59,7 @@ bool checkFluxFiles(const Config& config, PreflightChecks& k) {
       ok = false;  // reported by checkPaths
     }
   }
-  // Unset: the copy sd-scripts downloaded, when this machine has one (text/hub_cache_tokenizers.h).
-  const std::string tokenizer = config.getString("t5_tokenizer").empty() ? text::findCachedT5Tokenizer().value_or("")
-                                                                         : config.getString("t5_tokenizer");
-  if (tokenizer.empty()) {
-    ok = false;
-    k.error("t5_tokenizer", "t5_tokenizer is not set and no copy of T5's tokenizer was found (looked for " +
-                                text::describeT5TokenizerSearch() +
-                                "): point it at a folder with T5's spiece.model (google/t5-v1_1-xxl); "
-                                "nothing is downloaded");
-  } else {
-    ok &= k.parse("t5_tokenizer", [&] { text::T5Tokenizer checked(tokenizer); });
-  }
+  ok &= checkT5Tokenizer(config, k);
   ok &= k.parse("timestep_sampling", [&] { FlowMatchingOptions::fromConfig(config); });
   if (chroma && !config.getBool("apply_t5_attn_mask")) {
     ok = false;

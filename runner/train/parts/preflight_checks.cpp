@@ -4,6 +4,8 @@
 
 #include <exception>
 
+#include "text/hub_cache_tokenizers.h"
+#include "text/t5_tokenizer.h"
 #include "train/base/run_errors.h"
 
 namespace sinter::train {
@@ -36,6 +38,18 @@ bool isDir(const std::string& path) {
 bool isFile(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool checkT5Tokenizer(const Config& config, PreflightChecks& k) {
+  const std::string tokenizer = config.getString("t5_tokenizer").empty() ? text::findCachedT5Tokenizer().value_or("")
+                                                                         : config.getString("t5_tokenizer");
+  if (tokenizer.empty()) {
+    k.error("t5_tokenizer", "t5_tokenizer is not set and no copy of T5's tokenizer was found (looked for " +
+                                text::describeT5TokenizerSearch() +
+                                "): point it at a folder with T5's spiece.model (google/t5-v1_1-xxl); nothing is downloaded");
+    return false;
+  }
+  return k.parse("t5_tokenizer", [&] { text::T5Tokenizer checked(tokenizer); });
 }
 
 }  // namespace sinter::train

@@ -29,4 +29,8 @@ class PreflightChecks {
 bool isDir(const std::string& path);
 bool isFile(const std::string& path);
 
+// The T5 tokenizer a FLUX or SD 3 run reads: t5_tokenizer, or where unset the copy sd-scripts
+// downloaded (text/hub_cache_tokenizers.h); an error on t5_tokenizer when there is none or it does not load.
+bool checkT5Tokenizer(const Config& config, PreflightChecks& k);
+
 }  // namespace sinter::train

@@ -1,0 +1,87 @@
+#include "train/sd3/sd3_model_set.h"
+
+#include "io/safetensors.h"
+#include "models/checkpoints/checkpoint_tensors.h"
+#include "models/checkpoints/sd3_checkpoint.h"
+#include "models/layers/parameters_from_checkpoint.h"
+
+namespace sinter::train {
+
+namespace {
+
+// Where a CLIP's "text_model.*" keys start in a file.
+std::string sd3ClipPrefix(const io::SafetensorsFile& file, bool bigG) {
+  const std::string own = bigG ? models::kSd3ClipGPrefix : models::kSd3ClipLPrefix;
+  for (const std::string candidate : {std::string(), own, std::string(bigG ? "clip_g." : "clip_l.") + "transformer."})
+    if (file.has(candidate + "text_model.embeddings.token_embedding.weight")) return candidate;
+  return "";  // inferFromCheckpoint then names the key it expected
+}
+
+}  // namespace
+
+models::ClipTextModel loadSd3Clip(const io::SafetensorsFile& file, bool bigG) {
+  const std::string prefix = sd3ClipPrefix(file, bigG);
+  models::ClipTextConfig config = models::ClipTextModelImpl::inferFromCheckpoint(file, prefix);
+  if (bigG) config.activation = models::ClipActivation::Gelu;
+  const bool projected = file.has(prefix + "text_projection.weight");
+  config.projectionDim = projected ? models::requireShape(file, prefix, "text_projection.weight", bigG ? "CLIP-G" : "CLIP-L")[0] : config.width;
+  models::ClipTextModel clip{nullptr};
+  {
+    const models::ParametersFromCheckpoint fromFile;  // the file's values overwrite them
+    clip = models::ClipTextModel(config);
+  }
+  models::loadModuleFromCheckpoint(*clip->textModel(), file, prefix + "text_model.", bigG ? "CLIP-G text encoder" : "CLIP-L text encoder");
+  torch::NoGradGuard noGrad;
+  if (projected) clip->text_projection->weight.copy_(file.tensor(prefix + "text_projection.weight"));
+  else clip->text_projection->weight.copy_(torch::eye(config.width));
+  return clip;
+}
+
+Sd3ModelSet loadSd3ModelSet(const Sd3ModelFiles& files) {
+  const io::SafetensorsFile checkpoint(files.checkpoint);
+  Sd3ModelSet set;
+  set.mmdit = models::loadSd3Mmdit(checkpoint);
+  if (!files.vae.empty()) {
+    const io::SafetensorsFile vaeFile(files.vae);
+    const std::string prefix = vaeFile.hasKeyStartingWith(models::kSd3VaePrefix) ? models::kSd3VaePrefix : "";
+    set.vae = models::FluxAutoencoder(models::sd3VaeConfig(models::FluxAutoencoderConfig::inferFromCheckpoint(vaeFile, prefix)));
+    set.vae->loadFromCheckpoint(vaeFile, prefix);
+  } else {
+    set.vae = models::loadSd3Vae(checkpoint);
+  }
+  auto clip = [&](const std::string& path, bool bigG) {
+    const char* key = bigG ? "clip_g" : "clip_l";
+    if (!path.empty()) return loadSd3Clip(io::SafetensorsFile(path), bigG);
+    if (!checkpoint.hasKeyStartingWith(bigG ? models::kSd3ClipGPrefix : models::kSd3ClipLPrefix))
+      throw models::CheckpointError(files.checkpoint + " holds no " + (bigG ? "CLIP-G" : "CLIP-L") + " (text_encoders." + key +
+                                    ".*): give " + key + " (" + key + ".safetensors), as sd-scripts takes it");
+    return loadSd3Clip(checkpoint, bigG);
+  };
+  set.clipL = clip(files.clipL, false);
+  set.clipG = clip(files.clipG, true);
+  if (files.t5xxl.empty())
+    throw models::CheckpointError(std::string("t5xxl is not set: SD 3.x training needs the T5-XXL encoder (t5xxl_fp16.safetensors)") +
+                                  (checkpoint.hasKeyStartingWith(models::kSd3T5xxlPrefix)
+                                       ? "; reading it from the checkpoint's text_encoders.t5xxl.* is not built yet"
+                                       : ""));
+  set.t5 = models::loadT5Encoder(files.t5xxl);
+  // The MMDiT's conditioning widths are the encoders' outputs: a mismatch is a wrong file.
+  const models::Sd3MmditConfig& c = set.mmdit->config();
+  const int64_t lg = set.clipL->config().width + set.clipG->config().width;
+  const int64_t pooled = set.clipL->config().projectionDim + set.clipG->config().projectionDim;
+  if (set.t5->config().dModel != c.contextInFeatures || lg > c.contextInFeatures || pooled != c.admInChannels)
+    throw models::CheckpointError("the text encoders do not fit " + files.checkpoint + "'s MMDiT (context " +
+                                  std::to_string(c.contextInFeatures) + " wide, pooled " + std::to_string(c.admInChannels) +
+                                  "): CLIP-L " + std::to_string(set.clipL->config().width) + " + CLIP-G " +
+                                  std::to_string(set.clipG->config().width) + " wide, pooled " + std::to_string(pooled) +
+                                  ", T5 " + std::to_string(set.t5->config().dModel));
+  return set;
+}
+
+torch::Tensor Sd3ModelSet::encodeLatents(const torch::Tensor& images, const at::Generator& generator) {
+  torch::NoGradGuard noGrad;
+  const torch::Dtype dtype = vae->encoder->conv_in->weight.scalar_type();
+  return vae->encodeToLatents(images.to(dtype), /*sample=*/true, generator);
+}
+
+}  // namespace sinter::train

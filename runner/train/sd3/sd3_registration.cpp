@@ -1,0 +1,119 @@
+#include "train/sd3/sd3_registration.h"
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+
+#include "io/safetensors.h"
+#include "models/checkpoints/sd3_checkpoint.h"
+#include "models/checkpoints/text_encoder_random_checkpoint.h"
+#include "models/sd3/sd3_mmdit_layout.h"
+#include "models/text_encoders/clip_text_model.h"
+#include "models/text_encoders/t5_encoder.h"
+#include "network/lora_network.h"
+#include "train/base/config_values.h"
+#include "train/objectives/flow_matching.h"
+#include "train/sd3/sd3_family.h"
+#include "train/sd3/sd3_model_set.h"
+#include "train/sd3/sd3_module_outputs.h"
+
+namespace sinter::train {
+
+namespace {
+
+// sd3_train_network's files and options, read as the run reads them (headers only).
+bool checkSd3Config(const Config& config, PreflightChecks& k) {
+  bool ok = true;
+  const std::string checkpoint = config.getString("pretrained_model_name_or_path");
+  const bool haveCheckpoint = isFile(checkpoint);
+  if (haveCheckpoint)
+    ok &= k.parse("pretrained_model_name_or_path", [&] {
+      const io::SafetensorsFile file(checkpoint);
+      models::Sd3MmditConfig::inferFromCheckpoint(file, models::kSd3MmditPrefix);
+    });
+  for (const bool bigG : {false, true}) {
+    const char* key = bigG ? "clip_g" : "clip_l";
+    const std::string path = config.getString(key);
+    if (!path.empty()) {
+      if (isFile(path)) ok &= k.parse(key, [&] { loadSd3Clip(io::SafetensorsFile(path), bigG); });
+      continue;
+    }
+    if (haveCheckpoint && !io::SafetensorsFile(checkpoint).hasKeyStartingWith(bigG ? models::kSd3ClipGPrefix : models::kSd3ClipLPrefix)) {
+      ok = false;
+      k.error(key, std::string(key) + " is not set and " + checkpoint + " holds no " + (bigG ? "CLIP-G" : "CLIP-L") +
+                       " (text_encoders." + key + ".*): give " + key + ".safetensors");
+    }
+  }
+  const std::string t5 = config.getString("t5xxl");
+  if (t5.empty()) {
+    ok = false;
+    k.error("t5xxl", "t5xxl is not set: SD 3.x training needs the T5-XXL encoder (t5xxl_fp16.safetensors)");
+  } else if (isFile(t5)) {
+    ok &= k.parse("t5xxl", [&] { models::T5EncoderConfig::inferFromCheckpoint(io::SafetensorsFile(t5)); });
+  }
+  ok &= checkT5Tokenizer(config, k);
+  ok &= k.parse("weighting_scheme", [&] { FlowMatchingOptions::fromConfig(config); });
+  // Not built yet: named, as sd-scripts would take them.
+  if (config.getBool("apply_lg_attn_mask")) {
+    ok = false;
+    k.error("apply_lg_attn_mask", "apply_lg_attn_mask (CLIP-L's and CLIP-G's padding masked in their attention) is not built for SD 3.x yet");
+  }
+  if (config.getBool("enable_scaled_pos_embed")) {
+    ok = false;
+    k.error("enable_scaled_pos_embed", "enable_scaled_pos_embed (SD 3.5 Medium's resolution-scaled position table) is not built yet");
+  }
+  if (config.tab() == Tab::LoRA && config.getString("network_module") == "lycoris.kohya") {
+    ok = false;
+    k.error("network_module", "lycoris.kohya on SD 3.x is not built yet: train networks.lora_sd3 (network_module unset)");
+  }
+  // sd3_train_network's post_process_network: T5-XXL's outputs change as its LoRA trains.
+  const bool cachesText = config.getBool("cache_text_encoder_outputs") || config.getBool("cache_text_encoder_outputs_to_disk");
+  if (cachesText && config.tab() == Tab::LoRA && !config.getBool("network_train_unet_only"))
+    ok &= k.parse("cache_text_encoder_outputs", [&] {
+      if (network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module")).trainT5xxl)
+        throw std::invalid_argument("cache_text_encoder_outputs cannot be used with network_args train_t5xxl=True: T5-XXL's outputs "
+                                    "change as its LoRA trains (sd-scripts refuses the same)");
+    });
+  return ok;
+}
+
+}  // namespace
+
+FamilyRegistration sd3Registration() {
+  FamilyRegistration r;
+  r.family = Family::SD3;
+  r.make = [](const RunContext& run) -> std::unique_ptr<FamilyPart> { return std::make_unique<Sd3Family>(run); };
+  r.compileTargets = {"MMDiT", "joint blocks", "", ""};  // no compile panel: SD 3.x trains eagerly
+  // SD 3.5 Medium's file (MMDiT-X, both CLIPs inside, as sd3.5_medium_incl_clips) at OUT, T5-XXL beside it.
+  r.writeRandomCheckpoint = [](const std::string& out, bool tiny, std::uint64_t seed, const Config&) {
+    const std::string t5 = (std::filesystem::path(out).parent_path() / "t5xxl_fp16.safetensors").string();
+    spdlog::info("writing a {} SD 3.5 Medium checkpoint (MMDiT, VAE, CLIP-L, CLIP-G) with random weights to {}, and T5-XXL to {}",
+                 tiny ? "tiny" : "full-size", out, t5);
+    models::writeRandomSd3Checkpoint(out, models::Sd3Variant::Medium35, tiny, seed);
+    models::writeRandomT5Xxl(t5, tiny, seed + 3);
+    spdlog::info("wrote {}", out);
+  };
+  r.moduleOutputs = sd3ModuleOutputsTool;
+  r.loraLayout = [](bool tiny, const Config& config) {
+    using network::LoraComponent;
+    LoraLayoutModels models;
+    if (!config.getBool("network_train_unet_only")) {
+      models.emplace_back(network::sd3LoraRule(LoraComponent::TextEncoder1),
+                          layoutShapes(models::clipTextLinearLayers(tiny ? models::ClipTextConfig::tinySd3ClipL() : models::ClipTextConfig::sd3ClipL())));
+      models.emplace_back(network::sd3LoraRule(LoraComponent::TextEncoder2),
+                          layoutShapes(models::clipTextLinearLayers(tiny ? models::ClipTextConfig::tinySd3ClipG() : models::ClipTextConfig::sd3ClipG())));
+      if (network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module")).trainT5xxl)
+        models.emplace_back(network::sd3LoraRule(LoraComponent::TextEncoder3),
+                            layoutShapes(models::t5EncoderLinearLayers(tiny ? models::T5EncoderConfig::tiny() : models::T5EncoderConfig::xxl())));
+    }
+    models.emplace_back(network::sd3LoraRule(LoraComponent::Unet),
+                        layoutShapes(models::sd3MmditLinearLayers(tiny ? models::Sd3MmditConfig::tiny() : models::Sd3MmditConfig::sd35Medium())));
+    return models;
+  };
+  r.checkConfig = checkSd3Config;
+  r.fixedSampler = "the flow-matching Euler sampler";  // sd-scripts' do_sample ignores sample_sampler
+  r.fullWeightsTextEncoderRefusal = "training SD 3.x's text encoders whole (sd3_train.py's train_text_encoder) is not built yet";
+  return r;
+}
+
+}  // namespace sinter::train

@@ -1,0 +1,69 @@
+#include "train/sd3/sd3_train_step.h"
+
+#include "train/base/config_values.h"
+#include "train/base/device_info.h"
+
+namespace sinter::train {
+
+Sd3StepOptions Sd3StepOptions::fromConfig(const Config& config, torch::Dtype computeDtype) {
+  Sd3StepOptions o;
+  o.flow = FlowMatchingOptions::fromConfig(config);
+  o.trainingShift = config.getDouble("training_shift");
+  if (!isUnset(config.get("min_timestep"))) o.minTimestep = config.getInt("min_timestep");
+  if (!isUnset(config.get("max_timestep"))) o.maxTimestep = config.getInt("max_timestep");
+  o.posEmbRandomCropRate = config.getDouble("pos_emb_random_crop_rate");
+  o.computeDtype = computeDtype;
+  return o;
+}
+
+Sd3TrainStep::Sd3TrainStep(models::Sd3Mmdit mmdit, Sd3StepOptions options, torch::Device device, std::uint64_t seed)
+    : mmdit_(std::move(mmdit)), options_(options), device_(device), generator_(makeGenerator(device, seed)) {}
+
+torch::Tensor Sd3TrainStep::timestepsOf(const torch::Tensor& u, const Sd3StepOptions& o) {
+  // u = (u * shift) / (1 + (shift - 1) * u); indices = (u * (t_max - t_min) + t_min).long()
+  const double shift = o.trainingShift;
+  const torch::Tensor shifted = (u * shift) / (1.0 + (shift - 1.0) * u);
+  return (shifted * static_cast<double>(o.maxTimestep - o.minTimestep) + static_cast<double>(o.minTimestep))
+      .to(torch::kLong)
+      .to(torch::kFloat32);
+}
+
+torch::Tensor Sd3TrainStep::lossAt(const Sd3StepBatch& batch, const torch::Tensor& timestepsF32, const at::Generator& generator,
+                                   bool randomCrop) {
+  const torch::Dtype dtype = options_.computeDtype;
+  const torch::Tensor latents = batch.latents.to(device_, dtype);
+  const torch::Tensor noise = at::randn(latents.sizes(), generator, latents.options());
+  // timesteps and sigmas in the weights' dtype, as sd-scripts makes them.
+  const torch::Tensor timesteps = timestepsF32.to(device_, dtype);
+  const torch::Tensor sigmas = (timesteps / static_cast<double>(kFlowTrainTimesteps)).view({-1, 1, 1, 1});
+  const torch::Tensor noisy = sigmas * noise + (1.0 - sigmas) * latents;
+  // pos_emb_random_crop_rate: the whole batch's crop drawn at random that often (MMDiT.forward).
+  models::Sd3PosEmbedCrop crop;
+  if (randomCrop && options_.posEmbRandomCropRate > 0.0 &&
+      at::rand({1}, generator, torch::TensorOptions().device(device_)).item<double>() < options_.posEmbRandomCropRate) {
+    const int64_t p = mmdit_->config().patchSize, max = mmdit_->config().posEmbedMaxSize;
+    const int64_t h = latents.size(2) / p, w = latents.size(3) / p;
+    const auto longs = torch::TensorOptions().dtype(torch::kLong).device(device_);
+    crop.top = at::randint(0, max - h + 1, {1}, generator, longs).item<int64_t>();
+    crop.left = at::randint(0, max - w + 1, {1}, generator, longs).item<int64_t>();
+  }
+  const torch::Tensor output = mmdit_(noisy, timesteps, batch.pooled.to(device_, dtype), batch.context.to(device_, dtype), crop);
+  // Preconditioning (EDM section 5): x_t - sigma * output, compared with x0.
+  FlowPrediction prediction{output * (-sigmas) + noisy, flowLossWeighting(options_.flow.weightingScheme, sigmas.flatten())};
+  return flowMatchingLoss(options_.flow, prediction, latents, sigmas.flatten(), batch.lossWeights,
+                          batch.lossMask.defined() ? batch.lossMask.to(device_) : torch::Tensor());
+}
+
+torch::Tensor Sd3TrainStep::loss(const Sd3StepBatch& batch) {
+  const torch::Tensor u = sampleTimestepDensity(options_.flow, batch.latents.size(0), generator_, device_);
+  return lossAt(batch, timestepsOf(u, options_), generator_, /*randomCrop=*/true);
+}
+
+torch::Tensor Sd3TrainStep::validationLoss(const Sd3StepBatch& batch, double sigma, const at::Generator& generator) {
+  torch::NoGradGuard noGrad;
+  const torch::Tensor timesteps =
+      torch::full({batch.latents.size(0)}, sigma * kFlowTrainTimesteps, torch::TensorOptions().dtype(torch::kFloat32).device(device_));
+  return lossAt(batch, timesteps, generator, /*randomCrop=*/false);
+}
+
+}  // namespace sinter::train

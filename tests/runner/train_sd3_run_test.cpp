@@ -1,0 +1,182 @@
+// SD 3.x training end to end through the real sinter-runner on a tiny random SD 3.5 Medium file
+// (MMDiT-X, VAE, CLIP-L and CLIP-G inside, T5-XXL beside it) and a generated dataset, on the CPU:
+// LoRA as sd3_train_network.py trains it (networks.lora_sd3's modules on the MMDiT and both CLIPs,
+// its metadata), resume continuing exactly, the family told from the file's keys, cached outputs
+// with sd-scripts' partial cache, the caption dropouts, samples, DreamBooth and fine-tune saving the
+// checkpoint's layout, and what is refused refused by the dry run and the run alike.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "io/safetensors.h"
+#include "runner_process.h"
+#include "safetensors_compare.h"
+
+namespace fs = std::filesystem;
+using sinter::test::losses;
+using sinter::test::ProcessResult;
+using sinter::test::runRunner;
+using sinter::test::sameTensors;
+using sinter::test::writeText;
+
+namespace {
+
+fs::path g_root;
+
+std::string path(const std::string& rel) { return (g_root / rel).string(); }
+
+std::string writeConfig(const std::string& name, const std::string& outputDir, const std::string& extra) {
+  std::string text = "pretrained_model_name_or_path = \"" + path("sd3/sd3.safetensors") + "\"\n"
+                     "t5xxl = \"" + path("sd3/t5xxl_fp16.safetensors") + "\"\n"
+                     "t5_tokenizer = \"" + path("tokenizer") + "\"\n"
+                     "train_data_dir = \"" + path("images") + "\"\n"
+                     "output_dir = \"" + outputDir + "\"\n"
+                     "output_name = \"s\"\n"
+                     "resolution = \"128,128\"\n"
+                     "caption_extension = \".txt\"\n"
+                     "max_data_loader_n_workers = 0\n"
+                     "network_dim = 4\n"
+                     "network_alpha = 4.0\n"
+                     "learning_rate = 0.01\n"
+                     "t5xxl_max_token_length = 16\n"
+                     "seed = 7\n" + extra;
+  const std::string p = path(name);
+  writeText(p, text);
+  return p;
+}
+
+std::set<std::string> modulesOf(const std::string& file) {
+  std::set<std::string> modules;
+  for (const std::string& k : sinter::io::SafetensorsFile(file).keys()) modules.insert(k.substr(0, k.find('.')));
+  return modules;
+}
+
+size_t countWithPrefix(const std::set<std::string>& modules, const std::string& prefix) {
+  size_t n = 0;
+  for (const std::string& m : modules) n += m.rfind(prefix, 0) == 0;
+  return n;
+}
+
+class Sd3Run : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    g_root = fs::temp_directory_path() / ("sinter_sd3_run_" + std::to_string(::getpid()));
+    fs::create_directories(g_root);
+    ASSERT_EQ(runRunner({"--init_checkpoint", path("sd3/sd3.safetensors"), "--model_family", "sd3", "--model_size", "tiny", "--seed", "3"})
+                  .exitCode,
+              0);
+    ASSERT_EQ(runRunner({"--init_dataset", path("images"), "--seed", "3"}).exitCode, 0);
+    ASSERT_EQ(runRunner({"--init_tokenizer", path("tokenizer")}).exitCode, 0);
+  }
+  static void TearDownTestSuite() { fs::remove_all(g_root); }
+};
+
+}  // namespace
+
+TEST_F(Sd3Run, InitCheckpointWritesSd35MediumWithBothClipsAndT5Beside) {
+  const sinter::io::SafetensorsFile f(path("sd3/sd3.safetensors"));
+  for (const char* key : {"model.diffusion_model.joint_blocks.0.x_block.attn2.qkv.weight", "model.diffusion_model.pos_embed",
+                          "first_stage_model.encoder.conv_in.weight", "text_encoders.clip_l.transformer.text_projection.weight",
+                          "text_encoders.clip_g.transformer.text_model.final_layer_norm.weight"})
+    EXPECT_TRUE(f.has(key)) << key;
+  EXPECT_EQ(f.metadata().at("modelspec.architecture"), "stable-diffusion-3-5-medium");
+  EXPECT_TRUE(fs::exists(path("sd3/t5xxl_fp16.safetensors")));
+  // The LoRA listing from the configs alone: the MMDiT's 19 modules (block 0: 7 in x with attn2 + 5 in
+  // context; block 1, the last: 5 + 2) and 6 per CLIP layer (2 in CLIP-L, 3 in CLIP-G).
+  const ProcessResult layout = runRunner({"--print_lora_layout", "--model_family", "sd3", "--model_size", "tiny"});
+  ASSERT_EQ(layout.exitCode, 0) << layout.err;
+  EXPECT_NE(layout.out.find("lora_unet_joint_blocks_0_x_block_attn2_qkv"), std::string::npos) << layout.out;
+  EXPECT_NE(layout.out.find("lora_te2_text_model_encoder_layers_2_mlp_fc2"), std::string::npos);
+}
+
+TEST_F(Sd3Run, LoraTrainsTheMmditAndBothClipsAndResumesExactly) {
+  const std::string extra = "model_family = \"sd3\"\nmax_train_steps = 6\nsave_every_n_steps = 3\nsave_state = true\n";
+  const ProcessResult straight = runRunner({"--config_file", writeConfig("straight.toml", path("out_straight"), extra)});
+  ASSERT_EQ(straight.exitCode, 0) << straight.err;
+  const std::set<std::string> modules = modulesOf(path("out_straight/s.safetensors"));
+  EXPECT_EQ(countWithPrefix(modules, "lora_unet_"), 19u);
+  EXPECT_EQ(countWithPrefix(modules, "lora_te1_"), 2u * 6);
+  EXPECT_EQ(countWithPrefix(modules, "lora_te2_"), 3u * 6);
+  EXPECT_EQ(countWithPrefix(modules, "lora_te3_"), 0u);  // T5-XXL only with train_t5xxl=True
+  EXPECT_TRUE(modules.count("lora_unet_joint_blocks_1_context_block_adaLN_modulation_1"));
+  EXPECT_FALSE(modules.count("lora_unet_joint_blocks_1_context_block_attn_proj"));  // pre_only
+  const sinter::io::SafetensorsFile saved(path("out_straight/s.safetensors"));
+  const auto& m = saved.metadata();
+  EXPECT_EQ(m.at("ss_network_module"), "networks.lora_sd3");
+  EXPECT_EQ(m.at("ss_base_model_version"), "5-medium");
+  EXPECT_EQ(m.at("modelspec.architecture"), "stable-diffusion-3-5-medium/lora");
+  EXPECT_EQ(m.at("ss_weighting_scheme"), "uniform");
+  EXPECT_EQ(m.at("ss_apply_lg_attn_mask"), "False");
+
+  const std::string resumed =
+      writeConfig("resumed.toml", path("out_resumed"), extra + "resume = \"" + path("out_straight/s-step00000003-state") + "\"\n");
+  const ProcessResult r = runRunner({"--config_file", resumed, "--events", "jsonl"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(losses(r).size(), 3u);
+  EXPECT_TRUE(sameTensors(path("out_straight/s.safetensors"), path("out_resumed/s.safetensors"), 0.0));
+}
+
+// No model_family: the file's keys say SD 3. Everything cached with the U-Net alone training, the
+// options of sd-scripts' SD 3 scripts on, samples at the end.
+TEST_F(Sd3Run, DetectedFromItsKeysWithCachedOutputsDropoutsAndSamples) {
+  writeText(path("prompts.txt"), "a red square --n blurry --l 4 --s 3 --w 64 --h 64\n");
+  const std::string extra = "max_train_steps = 3\ncache_latents = true\ncache_text_encoder_outputs = true\nnetwork_train_unet_only = true\n"
+                            "clip_l_dropout_rate = 0.5\nclip_g_dropout_rate = 0.5\nt5_dropout_rate = 0.3\npos_emb_random_crop_rate = 0.5\n"
+                            "weighting_scheme = \"logit_normal\"\ntraining_shift = 3.0\ngradient_checkpointing = true\napply_t5_attn_mask = true\n"
+                            "sample_every_n_steps = 3\nsample_prompts = \"" + path("prompts.txt") + "\"\n";
+  const ProcessResult r = runRunner({"--config_file", writeConfig("detected.toml", path("out_detected"), extra), "--events", "jsonl"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.err.find("SD 3 MMDiT (5-medium)"), std::string::npos) << r.err;
+  for (double loss : losses(r)) EXPECT_TRUE(std::isfinite(loss));
+  const std::set<std::string> modules = modulesOf(path("out_detected/s.safetensors"));
+  EXPECT_EQ(countWithPrefix(modules, "lora_unet_"), modules.size());
+  size_t samples = 0;
+  for (const auto& e : fs::directory_iterator(path("out_detected/sample"))) samples += e.path().extension() == ".png";
+  EXPECT_EQ(samples, 1u);
+}
+
+// sd-scripts' partial cache: T5-XXL's outputs cached while the CLIPs' LoRA trains in the step.
+TEST_F(Sd3Run, PartialCacheTrainsTheClipsWithT5Cached) {
+  const ProcessResult r = runRunner({"--config_file", writeConfig("partial.toml", path("out_partial"),
+                                                                  "model_family = \"sd3\"\nmax_train_steps = 2\ncache_text_encoder_outputs = true\n")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.err.find("sd-scripts' partial cache"), std::string::npos) << r.err;
+  EXPECT_EQ(countWithPrefix(modulesOf(path("out_partial/s.safetensors")), "lora_te2_"), 3u * 6);
+}
+
+TEST_F(Sd3Run, WhatIsRefusedIsRefusedBeforeLoading) {
+  struct Case {
+    std::string name, extra, says;
+  };
+  const std::vector<Case> cases{
+      {"lg_mask", "apply_lg_attn_mask = true\n", "apply_lg_attn_mask"},
+      {"scaled_pos", "enable_scaled_pos_embed = true\n", "enable_scaled_pos_embed"},
+      {"t5_cached", "model_family = \"sd3\"\ncache_text_encoder_outputs = true\nnetwork_args = [\"train_t5xxl=True\"]\n", "train_t5xxl=True"},
+      {"flux_args", "network_args = [\"train_blocks=single\"]\n", "train_blocks"},
+  };
+  for (const Case& c : cases)
+    sinter::test::expectRefusedBeforeLoading(
+        c.name, {"--config_file", writeConfig("bad_" + c.name + ".toml", path("out_bad_" + c.name), "max_train_steps = 2\n" + c.extra)},
+        c.says, path("out_bad_" + c.name));
+}
+
+// sd3_train.py: the MMDiT trains whole; the file keeps the checkpoint's layout (MMDiT, VAE, both CLIPs).
+TEST_F(Sd3Run, FineTuneAndDreamBoothSaveTheCheckpointsLayout) {
+  for (const std::string type : {"finetune", "dreambooth"}) {
+    const std::string out = path("out_" + type);
+    const ProcessResult r = runRunner({"--config_file", writeConfig(type + ".toml", out,
+                                                                    "training_type = \"" + type + "\"\nmax_train_steps = 2\n"
+                                                                    "cache_latents = true\ncache_text_encoder_outputs = true\n")});
+    ASSERT_EQ(r.exitCode, 0) << type << "\n" << r.err;
+    const sinter::io::SafetensorsFile saved(out + "/s.safetensors"), in(path("sd3/sd3.safetensors"));
+    EXPECT_EQ(saved.keys(), in.keys()) << type;
+    EXPECT_GT((saved.tensor("model.diffusion_model.joint_blocks.0.x_block.attn.qkv.weight") -
+               in.tensor("model.diffusion_model.joint_blocks.0.x_block.attn.qkv.weight"))
+                  .abs()
+                  .max()
+                  .item<double>(),
+              1e-7)
+        << type;
+  }
+}
