@@ -11,6 +11,7 @@
 #include "network/lora_network.h"
 #include "network/lora_targets.h"
 #include "text/clip_token_chunks.h"
+#include "train/base/caching_stage.h"
 #include "train/base/config_values.h"
 #include "train/base/mixed_precision.h"
 #include "train/objectives/masked_loss.h"
@@ -73,17 +74,18 @@ Sd3Family::Sd3Family(const RunContext& run)
   const models::Sd3MmditConfig& c = models_.mmdit->config();
   spdlog::info("SD 3 MMDiT ({}): {} joint blocks, {} wide{}, T5 tokens {}", c.modelType(), c.depth, c.hiddenSize(),
                c.xBlockSelfAttnLayers.empty() ? "" : ", MMDiT-X", options_.t5MaxTokens);
-  // As SD 1.x/2.x: every model on the device in its dtype (the VAE in sd-scripts' vae_dtype); the
-  // text encoders whose outputs are cached wait in host memory after the caches (buildCaches).
+  // Each model in its dtype where it was loaded (the VAE in sd-scripts' vae_dtype). The start is
+  // staged as sd3_train_network's (which moves the MMDiT and VAE to the CPU while the text encoders
+  // cache): each model comes to the device when it is needed (buildCaches), so the start's peak is its
+  // largest stage. A trained MMDiT (full weights) is on the device before the method attaches, where
+  // its float32 masters and optimizer live; a LoRA run's frozen one comes after the caches.
   castFrozen(*models_.mmdit, run.precision.trainableModelDtype());
   for (torch::nn::Module* m : {static_cast<torch::nn::Module*>(models_.clipL.get()), static_cast<torch::nn::Module*>(models_.clipG.get()),
                                static_cast<torch::nn::Module*>(models_.t5.get())})
     castFrozen(*m, run.precision.weightDtype);
   castFrozen(*models_.vae, run.precision.vaeDtype());
-  for (torch::nn::Module* m : {static_cast<torch::nn::Module*>(models_.mmdit.get()), static_cast<torch::nn::Module*>(models_.clipL.get()),
-                               static_cast<torch::nn::Module*>(models_.clipG.get()), static_cast<torch::nn::Module*>(models_.t5.get()),
-                               static_cast<torch::nn::Module*>(models_.vae.get())})
-    models::moveToDevice(*m, device_);
+  mmditAfterCaches_ = run.config.tab() == Tab::LoRA;
+  if (!mmditAfterCaches_) models::moveToDevice(*models_.mmdit, device_);
   step_ = std::make_unique<Sd3TrainStep>(models_.mmdit, options_.step, device_, run.noiseSeed());
 }
 
@@ -195,7 +197,7 @@ void Sd3Family::buildCaches(const data::Dataset& dataset, int workers) {
                                      models_.vae->config().downscale()};
     const LatentEncoder vae{"VAE", models_.vae.get(),
                             [&](const torch::Tensor& images, at::Generator& g) { return models_.encodeLatents(images, g); },
-                            /*staged=*/false};
+                            /*staged=*/true};
     latentCache_ = buildLatentCache(dataset, o, vae, device_, seed_, parking_);
   }
   if (options_.cacheText) {
@@ -209,8 +211,12 @@ void Sd3Family::buildCaches(const data::Dataset& dataset, int workers) {
       identity += ":" + sd3FileIdentity(options_.files.clipL.empty() ? options_.files.checkpoint : options_.files.clipL) + ":" +
                   sd3FileIdentity(options_.files.clipG.empty() ? options_.files.checkpoint : options_.files.clipG);
     o.encoderIdentity = identity;
+    CachingStage encoders(options_.trainClip ? "T5-XXL" : "CLIP-L, CLIP-G and T5-XXL",
+                          options_.trainClip ? std::vector<torch::nn::Module*>{models_.t5.get()}
+                                             : std::vector<torch::nn::Module*>{models_.clipL.get(), models_.clipG.get(), models_.t5.get()},
+                          device_);
     textCache_ = buildTextCache(
-        dataset, o, /*stage=*/nullptr,
+        dataset, o, &encoders,
         [&](const std::vector<std::string>& captions) {
           const data::TokenIds ids = tokenize(captions);
           std::map<std::string, torch::Tensor> out{{"t5_out", encodeT5(ids, false).to(torch::kCPU, torch::kFloat32)}};
@@ -231,6 +237,14 @@ void Sd3Family::buildCaches(const data::Dataset& dataset, int workers) {
       parking_.park("CLIP-G", *models_.clipG);
     }
   }
+  // Then what the step uses: the models whose outputs are not cached, and the MMDiT.
+  if (!options_.cacheLatents) models::moveToDevice(*models_.vae, device_);
+  if (options_.clipsEncodeInStep()) {
+    models::moveToDevice(*models_.clipL, device_);
+    models::moveToDevice(*models_.clipG, device_);
+  }
+  if (!options_.cacheText) models::moveToDevice(*models_.t5, device_);
+  if (mmditAfterCaches_) models::moveToDevice(*models_.mmdit, device_);
 }
 
 Sd3StepBatch Sd3Family::stepInputs(const data::Batch& batch, bool textEncodersTrain, const at::Generator* generator, bool dropout) {

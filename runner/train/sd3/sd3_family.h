@@ -4,7 +4,8 @@
 // CLIP-G's penultimate states side by side, zero-padded to T5-XXL's width, then T5-XXL's states; the
 // two projected pooled outputs), the per-encoder caption dropout, cached latents and text outputs
 // (T5-XXL's alone while the CLIPs' LoRA trains: sd-scripts' partial cache), and the flow-matching
-// objective (sd3_train_step.h). Eager: no compile panel, as SD 1.x/2.x.
+// objective (sd3_train_step.h); a staged start (each model on the device when it is needed). Eager:
+// no compile panel, as SD 1.x/2.x.
 #include <memory>
 #include <optional>
 
@@ -79,6 +80,7 @@ class Sd3Family : public FamilyPart {
 
   Sd3FamilyOptions options_;
   torch::Device device_;
+  bool mmditAfterCaches_ = false;  // a LoRA run's frozen MMDiT comes to the device after the caches
   std::uint64_t seed_;
   Sd3ModelSet models_;
   HostParking parking_;
