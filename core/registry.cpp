@@ -95,8 +95,8 @@ std::vector<OptionSpec> buildRegistry() {
                                       "checkpoint is recognised from its keys either way."))
           .families(FLUX).choices({"flux", "chroma"}),
       Opt("clip_l", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "CLIP-L"),
-          QT_TRANSLATE_NOOP("Option", "CLIP-L text encoder file: FLUX.1's (not used by Chroma), or SD 3.x's, which the checkpoint's "
-                                      "own replaces when unset.")).families(FLUX_SD3).file(),
+          QT_TRANSLATE_NOOP("Option", "CLIP-L text encoder file: FLUX.1's (not used by Chroma), or SD 3.x's (unset: the "
+                                      "checkpoint's own).")).families(FLUX_SD3).file(),
       Opt("clip_g", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "CLIP-G"),
           QT_TRANSLATE_NOOP("Option", "SD 3.x CLIP-G (OpenCLIP bigG) text encoder file; the checkpoint's own when unset.")).families(SD3).file(),
       Opt("t5xxl", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "T5-XXL"),

@@ -90,7 +90,7 @@
         <translation>flux: FLUX.1、chroma: Chroma1-HD / Chroma1-Base（FLUX.1 のブロックに T5-XXL のみ。CLIP-L なし、apply_t5_attn_mask が必要、sd-scripts は guidance_scale 0 を推奨）。Chroma のチェックポイントはどちらの場合もキーから認識されます。</translation>
     </message>
     <message>
-        <source>CLIP-L text encoder file: FLUX.1&apos;s (not used by Chroma), or SD 3.x&apos;s, which the checkpoint&apos;s own replaces when unset.</source>
+        <source>CLIP-L text encoder file: FLUX.1&apos;s (not used by Chroma), or SD 3.x&apos;s (unset: the checkpoint&apos;s own).</source>
         <translation>CLIP-L テキストエンコーダーファイル: FLUX.1 用(Chroma では使いません)、または SD 3.x 用(未設定ならチェックポイント内のものを使います)。</translation>
     </message>
     <message>

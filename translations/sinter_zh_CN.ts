@@ -90,7 +90,7 @@
         <translation>flux：FLUX.1；chroma：Chroma1-HD / Chroma1-Base，FLUX.1 的块仅配 T5-XXL（无 CLIP-L；需要 apply_t5_attn_mask；sd-scripts 建议 guidance_scale 0）。无论哪种设置，Chroma 检查点都会根据其键名识别。</translation>
     </message>
     <message>
-        <source>CLIP-L text encoder file: FLUX.1&apos;s (not used by Chroma), or SD 3.x&apos;s, which the checkpoint&apos;s own replaces when unset.</source>
+        <source>CLIP-L text encoder file: FLUX.1&apos;s (not used by Chroma), or SD 3.x&apos;s (unset: the checkpoint&apos;s own).</source>
         <translation>CLIP-L 文本编码器文件:FLUX.1 的(Chroma 不使用),或 SD 3.x 的(未设置时使用检查点自带的)。</translation>
     </message>
     <message>
