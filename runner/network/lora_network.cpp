@@ -261,14 +261,11 @@ LoraNetworkArgs parseNetworkArgs(const std::vector<std::string>& args, const std
       parsed.trainDoubleBlocks = parseBlockSelection(key, value, 19);
     } else if (key == "train_single_block_indices") {
       parsed.trainSingleBlocks = parseBlockSelection(key, value, 38);
-    } else if (typeDim != fluxTypeDimKeys().end()) {
+    } else if (typeDim != fluxTypeDimKeys().end() || sd3TypeDim != sd3TypeDimKeys().end()) {
       const int64_t dim = parseInteger(key, value);
       if (dim < 0) throw LoraError("network_args: " + key + "=" + value + " is negative");
-      parsed.fluxTypeDims[typeDim - fluxTypeDimKeys().begin()] = dim;
-    } else if (sd3TypeDim != sd3TypeDimKeys().end()) {
-      const int64_t dim = parseInteger(key, value);
-      if (dim < 0) throw LoraError("network_args: " + key + "=" + value + " is negative");
-      parsed.sd3TypeDims[sd3TypeDim - sd3TypeDimKeys().begin()] = dim;
+      if (typeDim != fluxTypeDimKeys().end()) parsed.fluxTypeDims[typeDim - fluxTypeDimKeys().begin()] = dim;
+      else parsed.sd3TypeDims[sd3TypeDim - sd3TypeDimKeys().begin()] = dim;
     } else if (key == "train_block_indices") {
       parsed.trainJointBlocks = parseBlockSelection(key, value, 999);  // lora_sd3: any joint block index
     } else if (key == "emb_dims") {
@@ -387,29 +384,38 @@ const T& blockEntry(const std::vector<T>& list, int index) {
   return list[index < 0 ? list.size() - 1 : static_cast<size_t>(index)];
 }
 
-// lora_flux's type_dims: the first of these (all parts in the name) whose dim is given.
-std::optional<int64_t> fluxTypeDim(const LoraNetworkArgs& a, const std::string& name) {
-  static const std::vector<std::vector<std::string>> identifiers{
-      {"img_attn"}, {"txt_attn"}, {"img_mlp"}, {"txt_mlp"}, {"img_mod"}, {"txt_mod"}, {"single_blocks", "linear"}, {"modulation"}};
+// lora_flux's and lora_sd3's type_dims: the dim of the first identifier all of whose parts are in
+// the module's name and whose dim is given (may be 0: the module is left out).
+std::optional<int64_t> typeDim(const std::vector<std::optional<int64_t>>& dims, const std::vector<std::vector<std::string>>& identifiers,
+                               const std::string& name) {
   for (size_t i = 0; i < identifiers.size(); ++i) {
-    if (!a.fluxTypeDims[i]) continue;
+    if (!dims[i]) continue;
     bool all = true;
     for (const std::string& part : identifiers[i]) all &= name.find(part) != std::string::npos;
-    if (all) return a.fluxTypeDims[i];
+    if (all) return dims[i];
   }
   return std::nullopt;
 }
 
-// lora_sd3's type_dims: the first of these (both parts in the name) whose dim is given.
-std::optional<int64_t> sd3TypeDim(const LoraNetworkArgs& a, const std::string& name) {
-  static const std::vector<std::pair<std::string, std::string>> identifiers{
+const std::vector<std::vector<std::string>>& fluxTypeIdentifiers() {
+  static const std::vector<std::vector<std::string>> identifiers{
+      {"img_attn"}, {"txt_attn"}, {"img_mlp"}, {"txt_mlp"}, {"img_mod"}, {"txt_mod"}, {"single_blocks", "linear"}, {"modulation"}};
+  return identifiers;
+}
+
+const std::vector<std::vector<std::string>>& sd3TypeIdentifiers() {
+  static const std::vector<std::vector<std::string>> identifiers{
       {"context_block", "attn"}, {"context_block", "mlp"}, {"context_block", "adaLN_modulation"},
       {"x_block", "attn"},       {"x_block", "mlp"},       {"x_block", "adaLN_modulation"}};
-  for (size_t i = 0; i < identifiers.size(); ++i)
-    if (a.sd3TypeDims[i] && name.find(identifiers[i].first) != std::string::npos &&
-        name.find(identifiers[i].second) != std::string::npos)
-      return a.sd3TypeDims[i];
-  return std::nullopt;
+  return identifiers;
+}
+
+// Whether block selection flags (parse_block_selection's) train the block of a kohya name
+// "lora_unet_<kind>_blocks_<i>_...": as lora_flux and lora_sd3 read it, the name's 5th '_' part.
+bool blockSelected(const std::vector<bool>& selected, const std::string& name) {
+  const std::vector<std::string> parts = splitOn(name, '_');
+  const size_t index = parts.size() > 4 ? static_cast<size_t>(std::stoul(parts[4])) : 0;
+  return index < selected.size() && selected[index];
 }
 
 }  // namespace
@@ -441,26 +447,17 @@ int64_t LoraNetwork::rankFor(const LoraTargetRule& rule, const std::string& name
   *alpha = options_.alpha;
   int64_t dim = options_.dim;
   if (unet && rule.module == LoraNetworkModule::LoraFlux) {
-    if (const std::optional<int64_t> typed = fluxTypeDim(a, name)) dim = *typed;  // may be 0: left out
+    if (const std::optional<int64_t> typed = typeDim(a.fluxTypeDims, fluxTypeIdentifiers(), name)) dim = *typed;
     // train_double_block_indices / train_single_block_indices: "lora_unet_double_blocks_<i>_...".
     const bool isDouble = name.find("double") != std::string::npos, isSingle = name.find("single") != std::string::npos;
-    if (dim && (a.trainDoubleBlocks || a.trainSingleBlocks) && (isDouble || isSingle)) {
-      const std::vector<std::string> parts = splitOn(name, '_');
-      const size_t index = parts.size() > 4 ? static_cast<size_t>(std::stoul(parts[4])) : 0;
-      if (isDouble && a.trainDoubleBlocks && (index >= a.trainDoubleBlocks->size() || !(*a.trainDoubleBlocks)[index])) dim = 0;
-      else if (isSingle && !isDouble && a.trainSingleBlocks &&
-               (index >= a.trainSingleBlocks->size() || !(*a.trainSingleBlocks)[index]))
-        dim = 0;
-    }
+    if (dim && isDouble && a.trainDoubleBlocks && !blockSelected(*a.trainDoubleBlocks, name)) dim = 0;
+    else if (dim && isSingle && !isDouble && a.trainSingleBlocks && !blockSelected(*a.trainSingleBlocks, name)) dim = 0;
   }
   if (unet && rule.module == LoraNetworkModule::LoraSd3) {
-    if (const std::optional<int64_t> typed = sd3TypeDim(a, name)) dim = *typed;  // may be 0: left out
-    // train_block_indices: "lora_unet_joint_blocks_<i>_..." (split on '_', the 5th part).
-    if (dim && a.trainJointBlocks && name.find("joint_blocks") != std::string::npos) {
-      const std::vector<std::string> parts = splitOn(name, '_');
-      const size_t index = parts.size() > 4 ? static_cast<size_t>(std::stoul(parts[4])) : 0;
-      if (index >= a.trainJointBlocks->size() || !(*a.trainJointBlocks)[index]) dim = 0;
-    }
+    if (const std::optional<int64_t> typed = typeDim(a.sd3TypeDims, sd3TypeIdentifiers(), name)) dim = *typed;
+    // train_block_indices: "lora_unet_joint_blocks_<i>_...".
+    if (dim && a.trainJointBlocks && name.find("joint_blocks") != std::string::npos && !blockSelected(*a.trainJointBlocks, name))
+      dim = 0;
   }
   return dim;
 }

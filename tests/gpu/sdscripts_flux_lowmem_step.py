@@ -22,6 +22,7 @@ import time
 
 import torch
 
+from step_timer import time_steps
 import diffusers_names  # noqa: F401  (before sd-scripts' library: names it imports from diffusers)
 
 swap = int(sys.argv[1]) if len(sys.argv) > 1 else 16
@@ -90,17 +91,7 @@ def step(inp):
     opt.zero_grad(set_to_none=True)
 
 inputs = [make_inputs() for _ in range(2)]
-torch.cuda.synchronize()
-t0 = time.time(); step(inputs[0]); torch.cuda.synchronize(); first = time.time() - t0
-for i in range(2):
-    step(inputs[i % 2])
-torch.cuda.synchronize()
-N = 6
-t0 = time.time()
-for i in range(N):
-    step(inputs[i % 2])
-torch.cuda.synchronize()
-ms = (time.time() - t0) * 1000 / N
+first, ms = time_steps(step, inputs)
 print("RESULT " + json.dumps(dict(what=f"sd-scripts {'Chroma' if chroma else 'FLUX'} LoRA, blocks_to_swap {swap}, fp8_base {fp8}, gradient checkpointing {gc}",
                                   cap_gib=cap, step_ms=round(ms, 1), first_step_s=round(first, 2), build_s=round(t_build, 1),
                                   peak_gib=round(torch.cuda.max_memory_allocated() / 2**30, 2), torch=torch.__version__,

@@ -13,6 +13,7 @@ import time
 
 import torch
 
+from step_timer import time_steps
 import diffusers_names  # noqa: F401  (before sd-scripts' library: names it imports from diffusers)
 from library import sd3_models  # noqa: E402
 from networks import lora_sd3  # noqa: E402
@@ -66,17 +67,7 @@ def step(inp):
 
 
 inputs = [make_inputs() for _ in range(2)]
-torch.cuda.synchronize()
-t0 = time.time(); step(inputs[0]); torch.cuda.synchronize(); first = time.time() - t0
-for i in range(2):
-    step(inputs[i % 2])
-torch.cuda.synchronize()
-N = 6
-t0 = time.time()
-for i in range(N):
-    step(inputs[i % 2])
-torch.cuda.synchronize()
-ms = (time.time() - t0) * 1000 / N
+first, ms = time_steps(step, inputs)
 print("RESULT " + json.dumps(dict(what=f"sd-scripts SD 3.5 {'Large' if large else 'Medium'} LoRA rank 32, eager", step_ms=round(ms, 1),
                                   first_step_s=round(first, 2), build_s=round(t_build, 1),
                                   peak_gib=round(torch.cuda.max_memory_allocated() / 2**30, 2), torch=torch.__version__,

@@ -2,37 +2,19 @@
 // both CLIPs under text_encoders.*), its modelspec, and the refusal of another family's file.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
-#include <filesystem>
-
 #include "io/safetensors.h"
 #include "models/checkpoints/checkpoint_tensors.h"
 #include "models/checkpoints/flux_random_checkpoint.h"
 #include "models/checkpoints/sd3_checkpoint.h"
+#include "temp_dir.h"
 
 using namespace sinter::models;
 namespace io = sinter::io;
-namespace fs = std::filesystem;
 using torch::Tensor;
 
-namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("sinter_sd3_ckpt_" + std::to_string(::getpid()));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
-
-}  // namespace
-
 TEST(Sd3Checkpoint, RandomFileReadsBackAsEveryPart) {
-  TempDir dir;
-  const std::string path = dir.file("sd3.safetensors");
+  const sinter::test::TempDir dir;
+  const std::string path = dir / "sd3.safetensors";
   writeRandomSd3Checkpoint(path, Sd3Variant::Medium35, /*tiny=*/true, 5);
   const io::SafetensorsFile file(path);
   EXPECT_TRUE(isSd3Checkpoint(file));
@@ -50,7 +32,7 @@ TEST(Sd3Checkpoint, RandomFileReadsBackAsEveryPart) {
           clipL->checkpointTensors(kSd3ClipLPrefix).size() + clipG->checkpointTensors(kSd3ClipGPrefix).size();
   EXPECT_EQ(file.keys().size(), keys);
   // The same seed, the same weights.
-  const std::string again = dir.file("again.safetensors");
+  const std::string again = dir / "again.safetensors";
   writeRandomSd3Checkpoint(again, Sd3Variant::Medium35, true, 5);
   const io::SafetensorsFile second(again);
   for (const std::string& key : {std::string(kSd3MmditPrefix) + "joint_blocks.1.x_block.attn.qkv.weight",
@@ -63,8 +45,8 @@ TEST(Sd3Checkpoint, RandomFileReadsBackAsEveryPart) {
 }
 
 TEST(Sd3Checkpoint, AnotherFamilysFileIsNamed) {
-  TempDir dir;
-  const std::string flux = dir.file("flux.safetensors");
+  const sinter::test::TempDir dir;
+  const std::string flux = dir / "flux.safetensors";
   writeRandomFluxTransformer(flux, /*tiny=*/true, /*dev=*/true, 1);
   const io::SafetensorsFile file(flux);
   EXPECT_FALSE(isSd3Checkpoint(file));

@@ -2,10 +2,7 @@
 // written out from the file's tensors, the stored position table, and the shape read back from a file.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <cmath>
-#include <filesystem>
 #include <map>
 #include <set>
 
@@ -13,10 +10,10 @@
 #include "models/checkpoints/checkpoint_tensors.h"
 #include "models/sd3/sd3_mmdit.h"
 #include "models/sd3/sd3_mmdit_layout.h"
+#include "temp_dir.h"
 
 using namespace sinter::models;
 namespace io = sinter::io;
-namespace fs = std::filesystem;
 using torch::Tensor;
 
 namespace {
@@ -113,15 +110,6 @@ Tensor referenceForward(const Sd3Mmdit& model, const Tensor& x, const Tensor& t,
   return out.view({b, h, wp, p, p, ch}).permute({0, 5, 1, 3, 2, 4}).reshape({b, ch, h * p, wp * p});
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("sinter_sd3_mmdit_" + std::to_string(::getpid()));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
 
 }  // namespace
 
@@ -238,12 +226,12 @@ TEST(Sd3Mmdit, SincosTableIsSdScripts) {
 }
 
 TEST(Sd3Mmdit, ShapeIsReadFromASingleFile) {
-  TempDir dir;
+  const sinter::test::TempDir dir;
   Sd3MmditConfig c = Sd3MmditConfig::tiny();
   c.depth = 3;
   c.xBlockSelfAttnLayers = {0, 1};
   Sd3Mmdit model = randomTiny(c);
-  const std::string path = dir.file("sd3.safetensors");
+  const std::string path = dir / "sd3.safetensors";
   io::writeSafetensors(path, model->checkpointTensors("model.diffusion_model."));
   const io::SafetensorsFile file(path);
   const Sd3MmditConfig read = Sd3MmditConfig::inferFromCheckpoint(file, "model.diffusion_model.");

@@ -1,6 +1,5 @@
 #include "models/checkpoints/checkpoint_tensors.h"
 
-#include <algorithm>
 #include <sstream>
 
 #include "io/safetensors.h"
@@ -47,18 +46,25 @@ std::string describeCheckpointFamily(const io::SafetensorsFile& file) {
   return "";
 }
 
-int64_t countIndexedBlocks(const io::SafetensorsFile& file, const std::string& prefix, const std::string& blocks,
-                           const std::string& suffix) {
+std::set<int64_t> indexedBlocks(const io::SafetensorsFile& file, const std::string& prefix, const std::string& blocks,
+                                const std::string& suffix) {
   const std::string start = prefix + blocks + ".";
-  int64_t count = 0;
+  std::set<int64_t> indices;
   for (const std::string& key : file.keys()) {
-    if (key.rfind(start, 0) != 0 || key.size() < suffix.size() || key.compare(key.size() - suffix.size(), suffix.size(), suffix))
+    if (key.rfind(start, 0) != 0 || key.size() < start.size() + suffix.size() ||
+        key.compare(key.size() - suffix.size(), suffix.size(), suffix))
       continue;
     const std::string index = key.substr(start.size(), key.find('.', start.size()) - start.size());
     if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos) continue;
-    count = std::max<int64_t>(count, std::stoll(index) + 1);
+    indices.insert(std::stoll(index));
   }
-  return count;
+  return indices;
+}
+
+int64_t countIndexedBlocks(const io::SafetensorsFile& file, const std::string& prefix, const std::string& blocks,
+                           const std::string& suffix) {
+  const std::set<int64_t> indices = indexedBlocks(file, prefix, blocks, suffix);
+  return indices.empty() ? 0 : *indices.rbegin() + 1;
 }
 
 std::string dtypeRefusal(const std::string& key, const std::string& storedDtype, const torch::Tensor& target) {

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <functional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -33,8 +34,10 @@ std::string describeCheckpointFamily(const io::SafetensorsFile& file);
 std::vector<int64_t> requireShape(const io::SafetensorsFile& file, const std::string& prefix, const std::string& key,
                                   const std::string& modelName);
 
-// 1 + the highest N among keys "<prefix><blocks>.N.<suffix>" (0 when there are none): how many
-// blocks a file holds.
+// Every N among the keys that start "<prefix><blocks>.N." and end with `suffix`: the blocks that hold such a key.
+std::set<int64_t> indexedBlocks(const io::SafetensorsFile& file, const std::string& prefix, const std::string& blocks,
+                                const std::string& suffix);
+// 1 + the highest of them (0 when there are none): how many blocks a file holds.
 int64_t countIndexedBlocks(const io::SafetensorsFile& file, const std::string& prefix, const std::string& blocks,
                            const std::string& suffix);
 

@@ -5,6 +5,7 @@
 #include "io/safetensors.h"
 #include "models/checkpoints/checkpoint_tensors.h"
 #include "models/checkpoints/random_parts_writer.h"
+#include "models/layers/parameters_from_checkpoint.h"
 #include "models/sd3/sd3_mmdit_block.h"
 
 namespace sinter::models {
@@ -50,14 +51,22 @@ Sd3Mmdit loadSd3Mmdit(const io::SafetensorsFile& file, torch::Dtype dtype) {
     throw CheckpointError(file.path() + ": not an SD 3 checkpoint (no " + kSd3MmditPrefix + "joint_blocks.* keys)" +
                           (hint.empty() ? "" : "; " + hint));
   }
-  Sd3Mmdit model(Sd3MmditConfig::inferFromCheckpoint(file, kSd3MmditPrefix));
+  Sd3Mmdit model{nullptr};
+  {
+    const ParametersFromCheckpoint fromFile;  // the file's values overwrite them: no random initial values drawn
+    model = Sd3Mmdit(Sd3MmditConfig::inferFromCheckpoint(file, kSd3MmditPrefix));
+  }
   model->to(dtype);
   model->loadFromCheckpoint(file, kSd3MmditPrefix);
   return model;
 }
 
 FluxAutoencoder loadSd3Vae(const io::SafetensorsFile& file, torch::Dtype dtype) {
-  FluxAutoencoder vae(sd3VaeConfig(FluxAutoencoderConfig::inferFromCheckpoint(file, kSd3VaePrefix)));
+  FluxAutoencoder vae{nullptr};
+  {
+    const ParametersFromCheckpoint fromFile;
+    vae = FluxAutoencoder(sd3VaeConfig(FluxAutoencoderConfig::inferFromCheckpoint(file, kSd3VaePrefix)));
+  }
   vae->to(dtype);
   vae->loadFromCheckpoint(file, kSd3VaePrefix);
   return vae;

@@ -60,12 +60,12 @@ std::vector<torch::Tensor> Sd3StreamBlockImpl::modulation(const torch::Tensor& c
   return adaLN(torch::silu(c)).chunk(adaLN->outFeatures() / c.size(-1), -1);
 }
 
-Sd3Qkv Sd3StreamBlockImpl::preAttention(const torch::Tensor& x, const std::vector<torch::Tensor>& mod) {
-  return attn->qkv_heads(sd3Modulate(sd3LayerNorm(x), mod[0], mod[1]));
+Sd3Qkv Sd3StreamBlockImpl::preAttention(const torch::Tensor& normed, const std::vector<torch::Tensor>& mod) {
+  return attn->qkv_heads(sd3Modulate(normed, mod[0], mod[1]));
 }
 
-Sd3Qkv Sd3StreamBlockImpl::preAttention2(const torch::Tensor& x, const std::vector<torch::Tensor>& mod) {
-  return attn2->qkv_heads(sd3Modulate(sd3LayerNorm(x), mod[6], mod[7]));
+Sd3Qkv Sd3StreamBlockImpl::preAttention2(const torch::Tensor& normed, const std::vector<torch::Tensor>& mod) {
+  return attn2->qkv_heads(sd3Modulate(normed, mod[6], mod[7]));
 }
 
 torch::Tensor Sd3StreamBlockImpl::postAttention(const torch::Tensor& x, const torch::Tensor& attended,
@@ -84,10 +84,11 @@ Sd3JointBlockImpl::Sd3JointBlockImpl(const Sd3MmditConfig& c, bool last, bool se
 std::pair<torch::Tensor, torch::Tensor> Sd3JointBlockImpl::forward(const torch::Tensor& context, const torch::Tensor& x,
                                                                    const torch::Tensor& c) {
   const std::vector<torch::Tensor> ctxMod = context_block->modulation(c), xMod = x_block->modulation(c);
-  const Sd3Qkv ctxQkv = context_block->preAttention(context, ctxMod), xQkv = x_block->preAttention(x, xMod);
+  const torch::Tensor xNormed = sd3LayerNorm(x);
+  const Sd3Qkv ctxQkv = context_block->preAttention(sd3LayerNorm(context), ctxMod), xQkv = x_block->preAttention(xNormed, xMod);
   const Sd3Qkv joint{torch::cat({ctxQkv.q, xQkv.q}, 2), torch::cat({ctxQkv.k, xQkv.k}, 2), torch::cat({ctxQkv.v, xQkv.v}, 2)};
   const std::vector<torch::Tensor> attended = sd3Attention(joint).split_with_sizes({context.size(1), x.size(1)}, 1);
-  const torch::Tensor attended2 = x_block->hasAttention2() ? sd3Attention(x_block->preAttention2(x, xMod)) : torch::Tensor();
+  const torch::Tensor attended2 = x_block->hasAttention2() ? sd3Attention(x_block->preAttention2(xNormed, xMod)) : torch::Tensor();
   const torch::Tensor xOut = x_block->postAttention(x, attended[1], xMod, attended2);
   const torch::Tensor ctxOut = context_block->preOnly() ? torch::Tensor() : context_block->postAttention(context, attended[0], ctxMod);
   return {ctxOut, xOut};

@@ -60,9 +60,10 @@ class Sd3StreamBlockImpl : public torch::nn::Module {
   // shift_msa, scale_msa, gate_msa, shift_mlp, scale_mlp, gate_mlp[, shift_msa2, scale_msa2, gate_msa2];
   // pre_only: shift_msa, scale_msa.
   std::vector<torch::Tensor> modulation(const torch::Tensor& c);
-  // q/k/v of modulate(norm1(x), shift_msa, scale_msa) (and, with attn2, of shift_msa2/scale_msa2).
-  Sd3Qkv preAttention(const torch::Tensor& x, const std::vector<torch::Tensor>& mod);
-  Sd3Qkv preAttention2(const torch::Tensor& x, const std::vector<torch::Tensor>& mod);
+  // q/k/v of modulate(normed, shift_msa, scale_msa), and with attn2 of modulate(normed, shift_msa2,
+  // scale_msa2): `normed` is norm1(x), taken once for both (pre_attention_x).
+  Sd3Qkv preAttention(const torch::Tensor& normed, const std::vector<torch::Tensor>& mod);
+  Sd3Qkv preAttention2(const torch::Tensor& normed, const std::vector<torch::Tensor>& mod);
   // x + gate_msa·proj(attended) [+ gate_msa2·attn2.proj(attended2)], then + gate_mlp·mlp(modulate(norm2(·))).
   torch::Tensor postAttention(const torch::Tensor& x, const torch::Tensor& attended, const std::vector<torch::Tensor>& mod,
                               const torch::Tensor& attended2 = {});

@@ -59,14 +59,8 @@ Sd3MmditConfig Sd3MmditConfig::inferFromCheckpoint(const io::SafetensorsFile& fi
   c.admInChannels = requireShape(file, prefix, "y_embedder.mlp.0.weight", model)[1];
   c.contextInFeatures = requireShape(file, prefix, "context_embedder.weight", model)[1];
   c.qkNormRms = file.has(prefix + "joint_blocks.0.context_block.attn.ln_k.weight");
-  const std::string blocks = prefix + "joint_blocks.";
-  const std::string attn2 = ".x_block.attn2.ln_k.weight";
-  for (const std::string& key : file.keys()) {
-    if (key.rfind(blocks, 0) != 0 || key.size() <= attn2.size() || key.compare(key.size() - attn2.size(), attn2.size(), attn2))
-      continue;
-    const std::string index = key.substr(blocks.size(), key.size() - attn2.size() - blocks.size());
-    if (!index.empty() && index.find_first_not_of("0123456789") == std::string::npos) c.xBlockSelfAttnLayers.insert(std::stoll(index));
-  }
+  // analyze_state_dict_state: the x blocks with a second attention are those with x_block.attn2.ln_k.
+  c.xBlockSelfAttnLayers = indexedBlocks(file, prefix, "joint_blocks", ".x_block.attn2.ln_k.weight");
   const int64_t blocksInFile = countIndexedBlocks(file, prefix, "joint_blocks", ".x_block.attn.qkv.weight");
   if (blocksInFile != c.depth)
     throw CheckpointError(file.path() + ": " + std::to_string(blocksInFile) + " joint blocks where x_embedder's width (" +

@@ -254,7 +254,7 @@ Sd3StepBatch Sd3Family::stepInputs(const data::Batch& batch, bool textEncodersTr
     torch::NoGradGuard noGrad;
     in.latents = batch.latents.defined() ? batch.latents.to(device_) : models_.encodeLatents(batch.images.to(device_), g);
   }
-  const bool cachedClips = options_.cacheText && !options_.trainClip;
+  const bool cachedClips = !options_.clipsEncodeInStep();
   const data::TokenIds ids = cachedClips ? data::TokenIds{} : tokenIdsOf(batch);  // everything cached: no tokens needed
   ClipOutputs clips = cachedClips ? ClipOutputs{batch.textOutputs.at("lg_out").to(device_), batch.textOutputs.at("lg_pooled").to(device_)}
                                   : encodeClips(ids, textEncodersTrain && options_.trainClip);

@@ -35,7 +35,8 @@ struct Sd3FamilyOptions {
   Sd3StepOptions step;
 
   static Sd3FamilyOptions fromConfig(const Config& config, torch::Dtype computeDtype);
-  // sd-scripts' partial cache: T5-XXL's outputs cached, the CLIPs encode in each step.
+  // Whether the CLIPs encode in each step: nothing cached, or sd-scripts' partial cache (T5-XXL's
+  // outputs cached while the CLIPs' LoRA trains).
   bool clipsEncodeInStep() const { return !cacheText || trainClip; }
 };
 

@@ -19,21 +19,30 @@ std::string sd3ClipPrefix(const io::SafetensorsFile& file, bool bigG) {
 
 }  // namespace
 
+Sd3ClipShape sd3ClipShape(const io::SafetensorsFile& file, bool bigG) {
+  Sd3ClipShape shape;
+  shape.prefix = sd3ClipPrefix(file, bigG);
+  shape.config = models::ClipTextModelImpl::inferFromCheckpoint(file, shape.prefix);
+  if (bigG) shape.config.activation = models::ClipActivation::Gelu;
+  shape.projectionStored = file.has(shape.prefix + "text_projection.weight");
+  shape.config.projectionDim =
+      shape.projectionStored ? models::requireShape(file, shape.prefix, "text_projection.weight", bigG ? "CLIP-G" : "CLIP-L")[0]
+                             : shape.config.width;
+  return shape;
+}
+
 models::ClipTextModel loadSd3Clip(const io::SafetensorsFile& file, bool bigG) {
-  const std::string prefix = sd3ClipPrefix(file, bigG);
-  models::ClipTextConfig config = models::ClipTextModelImpl::inferFromCheckpoint(file, prefix);
-  if (bigG) config.activation = models::ClipActivation::Gelu;
-  const bool projected = file.has(prefix + "text_projection.weight");
-  config.projectionDim = projected ? models::requireShape(file, prefix, "text_projection.weight", bigG ? "CLIP-G" : "CLIP-L")[0] : config.width;
+  const Sd3ClipShape shape = sd3ClipShape(file, bigG);
   models::ClipTextModel clip{nullptr};
   {
     const models::ParametersFromCheckpoint fromFile;  // the file's values overwrite them
-    clip = models::ClipTextModel(config);
+    clip = models::ClipTextModel(shape.config);
   }
-  models::loadModuleFromCheckpoint(*clip->textModel(), file, prefix + "text_model.", bigG ? "CLIP-G text encoder" : "CLIP-L text encoder");
+  models::loadModuleFromCheckpoint(*clip->textModel(), file, shape.prefix + "text_model.",
+                                   bigG ? "CLIP-G text encoder" : "CLIP-L text encoder");
   torch::NoGradGuard noGrad;
-  if (projected) clip->text_projection->weight.copy_(file.tensor(prefix + "text_projection.weight"));
-  else clip->text_projection->weight.copy_(torch::eye(config.width));
+  if (shape.projectionStored) clip->text_projection->weight.copy_(file.tensor(shape.prefix + "text_projection.weight"));
+  else clip->text_projection->weight.copy_(torch::eye(shape.config.width));
   return clip;
 }
 
@@ -44,7 +53,10 @@ Sd3ModelSet loadSd3ModelSet(const Sd3ModelFiles& files) {
   if (!files.vae.empty()) {
     const io::SafetensorsFile vaeFile(files.vae);
     const std::string prefix = vaeFile.hasKeyStartingWith(models::kSd3VaePrefix) ? models::kSd3VaePrefix : "";
-    set.vae = models::FluxAutoencoder(models::sd3VaeConfig(models::FluxAutoencoderConfig::inferFromCheckpoint(vaeFile, prefix)));
+    {
+      const models::ParametersFromCheckpoint fromFile;
+      set.vae = models::FluxAutoencoder(models::sd3VaeConfig(models::FluxAutoencoderConfig::inferFromCheckpoint(vaeFile, prefix)));
+    }
     set.vae->loadFromCheckpoint(vaeFile, prefix);
   } else {
     set.vae = models::loadSd3Vae(checkpoint);

@@ -38,5 +38,13 @@ Sd3ModelSet loadSd3ModelSet(const Sd3ModelFiles& files);
 // (text_encoders.clip_l/clip_g.transformer.). A file without text_projection gets the identity, as
 // sd-scripts' load_clip_l adds it. `bigG`: CLIP-G (gelu).
 models::ClipTextModel loadSd3Clip(const io::SafetensorsFile& file, bool bigG);
+// Its shape as loadSd3Clip makes it, from the header alone (the preflight's check); the prefix its
+// keys are under in `file`.
+struct Sd3ClipShape {
+  models::ClipTextConfig config;
+  std::string prefix;
+  bool projectionStored = false;  // else the identity stands in
+};
+Sd3ClipShape sd3ClipShape(const io::SafetensorsFile& file, bool bigG);
 
 }  // namespace sinter::train

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
+#include <optional>
 
 #include "io/safetensors.h"
 #include "models/checkpoints/sd3_checkpoint.h"
@@ -25,20 +26,20 @@ namespace {
 bool checkSd3Config(const Config& config, PreflightChecks& k) {
   bool ok = true;
   const std::string checkpoint = config.getString("pretrained_model_name_or_path");
-  const bool haveCheckpoint = isFile(checkpoint);
-  if (haveCheckpoint)
+  std::optional<io::SafetensorsFile> file;  // the checkpoint's header, read once
+  if (isFile(checkpoint))
     ok &= k.parse("pretrained_model_name_or_path", [&] {
-      const io::SafetensorsFile file(checkpoint);
-      models::Sd3MmditConfig::inferFromCheckpoint(file, models::kSd3MmditPrefix);
+      file.emplace(checkpoint);
+      models::Sd3MmditConfig::inferFromCheckpoint(*file, models::kSd3MmditPrefix);
     });
   for (const bool bigG : {false, true}) {
     const char* key = bigG ? "clip_g" : "clip_l";
     const std::string path = config.getString(key);
     if (!path.empty()) {
-      if (isFile(path)) ok &= k.parse(key, [&] { loadSd3Clip(io::SafetensorsFile(path), bigG); });
+      if (isFile(path)) ok &= k.parse(key, [&] { sd3ClipShape(io::SafetensorsFile(path), bigG); });
       continue;
     }
-    if (haveCheckpoint && !io::SafetensorsFile(checkpoint).hasKeyStartingWith(bigG ? models::kSd3ClipGPrefix : models::kSd3ClipLPrefix)) {
+    if (file && !file->hasKeyStartingWith(bigG ? models::kSd3ClipGPrefix : models::kSd3ClipLPrefix)) {
       ok = false;
       k.error(key, std::string(key) + " is not set and " + checkpoint + " holds no " + (bigG ? "CLIP-G" : "CLIP-L") +
                        " (text_encoders." + key + ".*): give " + key + ".safetensors");
