@@ -35,8 +35,9 @@ with torch.device(dev):
     model = sd3_models.create_sd3_mmdit(p, attn_mode="torch")
     torch.set_default_dtype(torch.float32)
 model.requires_grad_(False)
-net = lora_sd3.create_network(1.0, 32, 16, None, [None, None, None], model)
-net.apply_to([None, None, None], model, apply_text_encoder=False, apply_unet=True)
+no_text_encoders = [torch.nn.Module(), torch.nn.Module()]  # cached outputs: the text encoders get no LoRA
+net = lora_sd3.create_network(1.0, 32, 16, None, no_text_encoders, model)
+net.apply_to(no_text_encoders, model, apply_text_encoder=False, apply_unet=True)
 net.to(dev)
 net.train()
 model.train()

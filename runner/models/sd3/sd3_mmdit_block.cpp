@@ -45,6 +45,8 @@ torch::Tensor sd3Attention(const Sd3Qkv& qkv) {
 Sd3StreamBlockImpl::Sd3StreamBlockImpl(const Sd3MmditConfig& c, bool preOnly, bool selfAttention2) : preOnly_(preOnly) {
   const int64_t hidden = c.hiddenSize();
   attn = register_module("attn", Sd3Attention(hidden, c.numHeads(), c.qkNormRms, preOnly));
+  // attn2 has the main attention's heads, as SAI's mmditx.py and ComfyUI; sd-scripts splits it as 64 heads of 24
+  // (its attention() reads the head count as head_dim; tests/gpu/RESULTS.md, SD 3.x).
   if (selfAttention2) attn2 = register_module("attn2", Sd3Attention(hidden, c.numHeads(), c.qkNormRms, false));
   if (!preOnly) {
     auto mlp = register_module("mlp", std::make_shared<torch::nn::Module>());
