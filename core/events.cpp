@@ -17,6 +17,12 @@ struct Overloaded : Ts... {
 template <class... Ts>
 Overloaded(Ts...) -> Overloaded<Ts...>;
 
+json filesToJson(const std::vector<DatasetFile>& files) {
+  json out = json::array();
+  for (const DatasetFile& f : files) out.push_back({{"path", f.path}, {"reason", f.reason}});
+  return out;
+}
+
 json toJson(const Event& e) {
   return std::visit(
       Overloaded{
@@ -54,6 +60,27 @@ json toJson(const Event& e) {
           },
           [](const Warning& w) { return json{{"type", "warning"}, {"message", w.message}}; },
           [](const Error& e) { return json{{"type", "error"}, {"message", e.message}}; },
+          [](const DatasetCheck& c) {
+            json buckets = json::array(), folders = json::array();
+            for (const DatasetBucket& b : c.buckets)
+              buckets.push_back({{"width", b.width}, {"height", b.height}, {"images", b.images}, {"with_repeats", b.with_repeats}});
+            for (const DatasetFolder& f : c.folders)
+              folders.push_back({{"path", f.path}, {"images", f.images}, {"repeats", f.repeats}, {"with_repeats", f.with_repeats},
+                                 {"validation", f.validation}, {"regularization", f.regularization}});
+            return json{{"type", "dataset_check"},
+                        {"images", c.images},
+                        {"contents_compared", c.contents_compared},
+                        {"pixels_decoded", c.pixels_decoded},
+                        {"refusals", c.refusals},
+                        {"warnings", c.warnings},
+                        {"missing_captions", filesToJson(c.missing_captions)},
+                        {"empty_captions", filesToJson(c.empty_captions)},
+                        {"too_small", filesToJson(c.too_small)},
+                        {"unreadable", filesToJson(c.unreadable)},
+                        {"duplicates", c.duplicates},
+                        {"buckets", buckets},
+                        {"folders", folders}};
+          },
           [](const Done& d) {
             return json{{"type", "done"}, {"status", d.status}, {"steps", d.steps}, {"seconds", d.seconds}};
           },
@@ -71,6 +98,49 @@ void read(const json& j, const char* key, T& out) {
     out = it->get<T>();
   } catch (const json::exception&) {
   }
+}
+
+// The dataset check's lists of objects: an item that is no object of the expected fields keeps
+// their defaults; one that is not an object at all is left out.
+std::vector<DatasetFile> readFiles(const json& j, const char* key) {
+  std::vector<DatasetFile> out;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_array()) return out;
+  for (const json& item : *it) {
+    if (!item.is_object()) continue;
+    DatasetFile f;
+    read(item, "path", f.path), read(item, "reason", f.reason);
+    out.push_back(f);
+  }
+  return out;
+}
+
+DatasetCheck readDatasetCheck(const json& j) {
+  DatasetCheck c;
+  read(j, "images", c.images), read(j, "contents_compared", c.contents_compared), read(j, "pixels_decoded", c.pixels_decoded);
+  read(j, "refusals", c.refusals), read(j, "warnings", c.warnings), read(j, "duplicates", c.duplicates);
+  c.missing_captions = readFiles(j, "missing_captions");
+  c.empty_captions = readFiles(j, "empty_captions");
+  c.too_small = readFiles(j, "too_small");
+  c.unreadable = readFiles(j, "unreadable");
+  if (auto it = j.find("buckets"); it != j.end() && it->is_array())
+    for (const json& item : *it) {
+      if (!item.is_object()) continue;
+      DatasetBucket b;
+      read(item, "width", b.width), read(item, "height", b.height), read(item, "images", b.images);
+      read(item, "with_repeats", b.with_repeats);
+      c.buckets.push_back(b);
+    }
+  if (auto it = j.find("folders"); it != j.end() && it->is_array())
+    for (const json& item : *it) {
+      if (!item.is_object()) continue;
+      DatasetFolder f;
+      read(item, "path", f.path), read(item, "images", f.images), read(item, "repeats", f.repeats);
+      read(item, "with_repeats", f.with_repeats), read(item, "validation", f.validation);
+      read(item, "regularization", f.regularization);
+      c.folders.push_back(f);
+    }
+  return c;
 }
 
 }  // namespace
@@ -150,6 +220,7 @@ std::optional<Event> parseJsonLine(const std::string& line) {
     read(j, "message", e.message);
     return e;
   }
+  if (type == "dataset_check") return readDatasetCheck(j);
   if (type == "done") {
     Done d;
     read(j, "status", d.status), read(j, "steps", d.steps), read(j, "seconds", d.seconds);

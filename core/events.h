@@ -68,6 +68,35 @@ struct Warning {
 struct Error {
   std::string message;
 };
+// The dataset check (runner/data/dataset_check.h; `--check_dataset`, and at a run's start): what
+// the run's own reading of the dataset found. Each finding names a file and says why.
+struct DatasetFile {
+  std::string path, reason;
+};
+struct DatasetBucket {
+  long long width = 0, height = 0;
+  long long images = 0;        // image files in this bucket, each once
+  long long with_repeats = 0;  // what an epoch draws from it (sd-scripts' bucket counts)
+};
+struct DatasetFolder {
+  std::string path;  // image_dir, or the metadata_file of a fine-tuning subset
+  long long images = 0;  // usable image files
+  long long repeats = 0;  // num_repeats
+  long long with_repeats = 0;  // what an epoch draws from it (regularisation: after balancing)
+  long long validation = 0;  // of `images`, held out by validation_split
+  bool regularization = false;
+};
+struct DatasetCheck {
+  long long images = 0;  // image files in use
+  bool contents_compared = false;  // duplicates were looked for (content hashes)
+  bool pixels_decoded = false;     // every image was decoded, not only its header read
+  std::vector<std::string> refusals;  // why a run would refuse this dataset; empty: it trains
+  std::vector<std::string> warnings;  // what reading the dataset said (folders skipped, ...)
+  std::vector<DatasetFile> missing_captions, empty_captions, too_small, unreadable;
+  std::vector<std::vector<std::string>> duplicates;  // each: the files with one content
+  std::vector<DatasetBucket> buckets;
+  std::vector<DatasetFolder> folders;
+};
 struct Done {
   std::string status;  // completed | stopped | failed
   long long steps = 0;
@@ -77,7 +106,8 @@ struct Unknown {
   std::string type;
 };
 
-using Event = std::variant<Start, CompilePlan, Warmup, Step, Epoch, Validation, Saved, Sample, Warning, Error, Done, Unknown>;
+using Event = std::variant<Start, CompilePlan, Warmup, Step, Epoch, Validation, Saved, Sample, Warning, Error, DatasetCheck, Done,
+                           Unknown>;
 
 std::string typeName(const Event& e);
 // One line of JSON, without the trailing newline.

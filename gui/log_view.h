@@ -43,6 +43,7 @@ class LogView : public QWidget {
   void showPending(qint64 maxChars);      // the oldest queued lines, up to maxChars of them
   void dropOldestPending();               // beyond the line and character limits
   void dropOldestBeyondCharacterLimit();  // of the text view
+  void dropOldestShownLines(int lines);   // of the text view, in one removal
 
   QPlainTextEdit* edit_;
   QLineEdit* findEdit_;

@@ -109,6 +109,9 @@ void MainWindow::buildMenus() {
   run->addAction(tr("&Print command"), this, [this] {
     if (TrainingTab* tab = currentTab()) emit tab->runPanel()->printCommandRequested();
   });
+  run->addAction(tr("Check &dataset…"), this, [this] {
+    if (TrainingTab* tab = currentTab()) tab->checkDataset();
+  });
 
   QMenu* settings = menuBar()->addMenu(tr("&Settings"));
   settings->addAction(tr("Runner &program…"), this, &MainWindow::chooseRunner);

@@ -1,6 +1,8 @@
 #include "training_tab.h"
 
 #include <QComboBox>
+#include <QCoreApplication>
+#include <QDialog>
 #include <QDir>
 #include <QFileInfo>
 #include <QGroupBox>
@@ -11,6 +13,7 @@
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QScrollArea>
+#include <QStandardPaths>
 #include <QSplitter>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -20,9 +23,11 @@
 #include "core/toml_config.h"
 #include "core/training_scripts.h"
 #include "core/validation.h"
+#include "dataset_check_panel.h"
 #include "log_view.h"
 #include "option_form.h"
 #include "preset_diff_dialog.h"
+#include "run_controller.h"
 #include "run_panel.h"
 
 namespace sinter::gui {
@@ -66,6 +71,25 @@ TrainingTab::TrainingTab(Tab tab, PresetManager* presets, const FileActions& act
   connect(run_, &RunPanel::startRequested, this, &TrainingTab::startRun);
   connect(run_, &RunPanel::printCommandRequested, this, &TrainingTab::printCommand);
   connect(run_, &RunPanel::runningChanged, this, &TrainingTab::runningChanged);
+
+  // The Dataset check window: a check run from here, or the report a run sends at its start.
+  datasetCheckWindow_ = new QDialog(this);
+  datasetCheckWindow_->setWindowTitle(tr("Dataset check — %1").arg(title()));
+  datasetCheckWindow_->resize(900, 600);
+  datasetCheck_ = new DatasetCheckPanel(datasetCheckWindow_);
+  auto* checkLayout = new QVBoxLayout(datasetCheckWindow_);
+  checkLayout->setContentsMargins(0, 0, 0, 0);
+  checkLayout->addWidget(datasetCheck_);
+  connect(datasetCheck_, &DatasetCheckPanel::checkRequested, this, &TrainingTab::checkDataset);
+  connect(datasetCheck_, &DatasetCheckPanel::checkFinished, this, [this] { QFile::remove(datasetCheckToml_); });
+  connect(run_->controller(), &RunController::eventReceived, this, [this](const events::Event& event) {
+    const auto* report = std::get_if<events::DatasetCheck>(&event);
+    if (!report) return;
+    datasetCheck_->showReport(*report);
+    const size_t findings = report->missing_captions.size() + report->empty_captions.size() + report->duplicates.size() +
+                            report->too_small.size() + report->unreadable.size();
+    run_->logView()->appendLine(tr("Dataset check: %n finding(s); Run ▸ Check dataset… shows them.", nullptr, static_cast<int>(findings)));
+  });
   if (presets_) connect(presets_, &PresetManager::changed, this, &TrainingTab::refreshPresetList);
   refreshPresetList();
   newConfig();
@@ -104,6 +128,13 @@ QWidget* TrainingTab::buildConfigurationBox(const FileActions& actions) {
   connect(presetCombo_, qOverload<int>(&QComboBox::currentIndexChanged), this,
           [this] { applyPreset_->setEnabled(!presetCombo_->currentData().toString().isEmpty()); });
   connect(savePreset, &QPushButton::clicked, this, &TrainingTab::onSavePresetClicked);
+  row->addSpacing(16);
+  auto* checkDatasetButton = new QPushButton(tr("Check dataset…"), box);
+  checkDatasetButton->setObjectName(QStringLiteral("checkDatasetButton"));
+  checkDatasetButton->setToolTip(tr("Read the dataset as a run would and list images without captions, empty captions, "
+                                    "duplicates, images that are too small and files that cannot be read"));
+  row->addWidget(checkDatasetButton);
+  connect(checkDatasetButton, &QPushButton::clicked, this, &TrainingTab::checkDataset);
   return box;
 }
 
@@ -237,10 +268,15 @@ void TrainingTab::onSavePresetClicked() {
   if (!saveAsUserPreset(name, &error)) emit errorReported(tr("Save as preset"), error);
 }
 
-std::optional<CommandPreview> TrainingTab::commandPreview(QString* error) const {
+Config TrainingTab::runConfig() const {
   Config config = currentConfig();
   // The run file names the family the app settled on, so the runner does not guess again.
   if (!config.family() && family()) config.set("model_family", std::string(toString(*family())));
+  return config;
+}
+
+std::optional<CommandPreview> TrainingTab::commandPreview(QString* error) const {
+  const Config config = runConfig();
   const QString outputDir = QString::fromStdString(asString(config.get("output_dir")));
   if (outputDir.isEmpty()) {
     if (error) *error = tr("Choose an output folder first: the run's TOML file is written there.");
@@ -308,5 +344,32 @@ bool TrainingTab::startRun() {
 }
 
 bool TrainingTab::isRunning() const { return run_->isRunning(); }
+
+void TrainingTab::showDatasetCheckWindow() {
+  datasetCheckWindow_->show();
+  datasetCheckWindow_->raise();
+  datasetCheckWindow_->activateWindow();
+}
+
+void TrainingTab::checkDataset() {
+  showDatasetCheckWindow();
+  if (datasetCheck_->isChecking()) return;
+  // The check reads the settings as they are, from a file of its own: it needs no output folder,
+  // and it leaves the run's file alone. The runner starts where a run would (relative paths).
+  const QString folder = QStandardPaths::writableLocation(QStandardPaths::TempLocation);
+  datasetCheckToml_ = QDir(folder).filePath(QStringLiteral("sinter-dataset-check-%1-%2.toml")
+                                                .arg(QString::fromUtf8(toString(tab_)))
+                                                .arg(QCoreApplication::applicationPid()));
+  const Config config = runConfig();
+  QString error;
+  if (!ConfigDocument::writeText(datasetCheckToml_, ConfigDocument::toToml(config, tab_, config.family()), &error)) {
+    emit errorReported(tr("Check dataset"), error);
+    return;
+  }
+  datasetCheck_->startCheck(runnerPath(),
+                            {QStringLiteral("--config_file"), datasetCheckToml_, QStringLiteral("--check_dataset"), QStringLiteral("--events"),
+                             QStringLiteral("jsonl")},
+                            QDir::currentPath());
+}
 
 }  // namespace sinter::gui

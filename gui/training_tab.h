@@ -11,11 +11,13 @@
 
 class QAction;
 class QComboBox;
+class QDialog;
 class QLabel;
 class QPushButton;
 
 namespace sinter::gui {
 
+class DatasetCheckPanel;
 class OptionForm;
 class RunPanel;
 
@@ -56,6 +58,11 @@ class TrainingTab : public QWidget {
   // Validates (marking offending fields), writes the run's TOML and starts the runner.
   bool startRun();
   bool isRunning() const;
+  // Runs `sinter-runner --check_dataset` on the settings as they are (written to a file of its own:
+  // no output folder needed) and shows its report in the Dataset check window.
+  void checkDataset();
+  // The Dataset check window's panel: the last report, from a check or from a run's start.
+  DatasetCheckPanel* datasetCheckPanel() const { return datasetCheck_; }
 
  signals:
   void documentChanged();
@@ -69,6 +76,9 @@ class TrainingTab : public QWidget {
   void onSavePresetClicked();
   void printCommand();
   void setConfigQuietly(const Config& config);
+  // The config a run or a check is given: the form's, naming the family the app settled on.
+  Config runConfig() const;
+  void showDatasetCheckWindow();
 
   Tab tab_;
   PresetManager* presets_;
@@ -78,6 +88,9 @@ class TrainingTab : public QWidget {
   QLabel* fileLabel_ = nullptr;
   QComboBox* presetCombo_ = nullptr;
   QPushButton* applyPreset_ = nullptr;
+  QDialog* datasetCheckWindow_ = nullptr;
+  DatasetCheckPanel* datasetCheck_ = nullptr;
+  QString datasetCheckToml_;  // the file the last check read (a temporary folder of the app's)
   bool loading_ = false;
 };
 

@@ -1755,6 +1755,153 @@
     </message>
 </context>
 <context>
+    <name>sinter::gui::DatasetCheckPanel</name>
+    <message>
+        <source>No dataset check yet: “Check again” reads the dataset as a run would.</source>
+        <translation>データセットのチェックはまだありません。「もう一度チェック」で、実行時と同じようにデータセットを読み込みます。</translation>
+    </message>
+    <message>
+        <source>Check again</source>
+        <translation>もう一度チェック</translation>
+    </message>
+    <message>
+        <source>Read the dataset of the settings as they are now, as a run would, and decode every image</source>
+        <translation>現在の設定のデータセットを実行時と同じように読み込み、すべての画像をデコードします</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>ファイル</translation>
+    </message>
+    <message>
+        <source>Finding</source>
+        <translation>検出内容</translation>
+    </message>
+    <message>
+        <source>Checking the dataset: every image is read and decoded…</source>
+        <translation>データセットをチェック中: すべての画像を読み込んでデコードしています…</translation>
+    </message>
+    <message>
+        <source>Error: %1</source>
+        <translation>エラー: %1</translation>
+    </message>
+    <message>
+        <source>Warning: %1</source>
+        <translation>警告: %1</translation>
+    </message>
+    <message>
+        <source>The runner crashed during the check (exit code %1); its log is below.</source>
+        <translation>チェック中にランナーがクラッシュしました(終了コード %1)。ログを下に示します。</translation>
+    </message>
+    <message>
+        <source>The dataset could not be checked (exit code %1): %2</source>
+        <translation>データセットをチェックできませんでした(終了コード %1): %2</translation>
+    </message>
+    <message>
+        <source>see the runner&apos;s log below</source>
+        <translation>下のランナーのログを参照してください</translation>
+    </message>
+    <message numerus="yes">
+        <source>No problems found in %n image(s).</source>
+        <translation>
+            <numerusform>%n 枚の画像に問題は見つかりませんでした。</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n image(s) in use;</source>
+        <translation>
+            <numerusform>使用する画像は %n 枚、</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n finding(s) below.</source>
+        <translation>
+            <numerusform>検出内容は以下の %n 件です。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>A run would refuse this dataset.</source>
+        <translation>このデータセットでは実行が拒否されます。</translation>
+    </message>
+    <message>
+        <source>Duplicates were not looked for.</source>
+        <translation>重複は調べていません。</translation>
+    </message>
+    <message>
+        <source>Only the images&apos; headers were read (“Check again” decodes every image).</source>
+        <translation>画像のヘッダーのみを読み込みました(「もう一度チェック」ですべての画像をデコードします)。</translation>
+    </message>
+    <message>
+        <source>Why a run would refuse it</source>
+        <translation>実行が拒否される理由</translation>
+    </message>
+    <message>
+        <source>Images without a caption file</source>
+        <translation>キャプションファイルのない画像</translation>
+    </message>
+    <message>
+        <source>Empty captions</source>
+        <translation>空のキャプション</translation>
+    </message>
+    <message>
+        <source>Files with the same content</source>
+        <translation>内容が同じファイル</translation>
+    </message>
+    <message>
+        <source>same content as %1</source>
+        <translation>%1 と同じ内容</translation>
+    </message>
+    <message>
+        <source>Smaller than the smallest bucket</source>
+        <translation>最小のバケットより小さい画像</translation>
+    </message>
+    <message>
+        <source>Cannot be read</source>
+        <translation>読み込めないファイル</translation>
+    </message>
+    <message>
+        <source>Folders: images × repeats</source>
+        <translation>フォルダー: 画像数 × 繰り返し回数</translation>
+    </message>
+    <message>
+        <source>%1 × %2 = %3</source>
+        <translation>%1 × %2 = %3</translation>
+    </message>
+    <message>
+        <source>(regularisation images)</source>
+        <translation>(正則化画像)</translation>
+    </message>
+    <message numerus="yes">
+        <source>(%n held out for validation)</source>
+        <translation>
+            <numerusform>(検証用に %n 枚を除外)</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Buckets</source>
+        <translation>バケット</translation>
+    </message>
+    <message>
+        <source>%1 × %2</source>
+        <translation>%1 × %2</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n image(s)</source>
+        <translation>
+            <numerusform>%n 枚</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n with repeats</source>
+        <translation>
+            <numerusform>繰り返し込みで %n</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>What reading the dataset said</source>
+        <translation>データセットの読み込み時のメッセージ</translation>
+    </message>
+</context>
+<context>
     <name>sinter::gui::LogView</name>
     <message>
         <source>Find in log</source>
@@ -2017,6 +2164,10 @@
     <message>
         <source>Stopping the runs; the window closes when they have saved.</source>
         <translation>実行を停止しています。保存が終わるとウィンドウを閉じます。</translation>
+    </message>
+    <message>
+        <source>Check &amp;dataset…</source>
+        <translation>データセットをチェック(&amp;D)…</translation>
     </message>
 </context>
 <context>
@@ -2543,6 +2694,28 @@ prompt %2: %3
     <message>
         <source>Choose a preset…</source>
         <translation>プリセットを選択…</translation>
+    </message>
+    <message>
+        <source>Dataset check — %1</source>
+        <translation>データセットのチェック — %1</translation>
+    </message>
+    <message numerus="yes">
+        <source>Dataset check: %n finding(s); Run ▸ Check dataset… shows them.</source>
+        <translation>
+            <numerusform>データセットのチェック: 検出内容 %n 件。実行 ▸ データセットをチェック… で表示します。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Check dataset…</source>
+        <translation>データセットをチェック…</translation>
+    </message>
+    <message>
+        <source>Read the dataset as a run would and list images without captions, empty captions, duplicates, images that are too small and files that cannot be read</source>
+        <translation>実行時と同じようにデータセットを読み込み、キャプションのない画像、空のキャプション、重複、小さすぎる画像、読み込めないファイルを一覧にします</translation>
+    </message>
+    <message>
+        <source>Check dataset</source>
+        <translation>データセットのチェック</translation>
     </message>
 </context>
 <context>

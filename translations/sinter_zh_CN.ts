@@ -1755,6 +1755,153 @@
     </message>
 </context>
 <context>
+    <name>sinter::gui::DatasetCheckPanel</name>
+    <message>
+        <source>No dataset check yet: “Check again” reads the dataset as a run would.</source>
+        <translation>尚未检查数据集:“重新检查”会像训练运行一样读取数据集。</translation>
+    </message>
+    <message>
+        <source>Check again</source>
+        <translation>重新检查</translation>
+    </message>
+    <message>
+        <source>Read the dataset of the settings as they are now, as a run would, and decode every image</source>
+        <translation>按当前设置像训练运行一样读取数据集,并解码每张图像</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>Finding</source>
+        <translation>发现的问题</translation>
+    </message>
+    <message>
+        <source>Checking the dataset: every image is read and decoded…</source>
+        <translation>正在检查数据集:读取并解码每张图像…</translation>
+    </message>
+    <message>
+        <source>Error: %1</source>
+        <translation>错误:%1</translation>
+    </message>
+    <message>
+        <source>Warning: %1</source>
+        <translation>警告:%1</translation>
+    </message>
+    <message>
+        <source>The runner crashed during the check (exit code %1); its log is below.</source>
+        <translation>检查期间运行器崩溃(退出代码 %1);其日志见下方。</translation>
+    </message>
+    <message>
+        <source>The dataset could not be checked (exit code %1): %2</source>
+        <translation>无法检查数据集(退出代码 %1):%2</translation>
+    </message>
+    <message>
+        <source>see the runner&apos;s log below</source>
+        <translation>请参阅下方的运行器日志</translation>
+    </message>
+    <message numerus="yes">
+        <source>No problems found in %n image(s).</source>
+        <translation>
+            <numerusform>在 %n 张图像中未发现问题。</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n image(s) in use;</source>
+        <translation>
+            <numerusform>使用中的图像 %n 张;</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n finding(s) below.</source>
+        <translation>
+            <numerusform>下方列出 %n 项问题。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>A run would refuse this dataset.</source>
+        <translation>训练运行会拒绝此数据集。</translation>
+    </message>
+    <message>
+        <source>Duplicates were not looked for.</source>
+        <translation>未检查重复项。</translation>
+    </message>
+    <message>
+        <source>Only the images&apos; headers were read (“Check again” decodes every image).</source>
+        <translation>仅读取了图像的文件头(“重新检查”会解码每张图像)。</translation>
+    </message>
+    <message>
+        <source>Why a run would refuse it</source>
+        <translation>训练运行拒绝它的原因</translation>
+    </message>
+    <message>
+        <source>Images without a caption file</source>
+        <translation>没有标注文件的图像</translation>
+    </message>
+    <message>
+        <source>Empty captions</source>
+        <translation>空标注</translation>
+    </message>
+    <message>
+        <source>Files with the same content</source>
+        <translation>内容相同的文件</translation>
+    </message>
+    <message>
+        <source>same content as %1</source>
+        <translation>与 %1 内容相同</translation>
+    </message>
+    <message>
+        <source>Smaller than the smallest bucket</source>
+        <translation>小于最小分桶的图像</translation>
+    </message>
+    <message>
+        <source>Cannot be read</source>
+        <translation>无法读取的文件</translation>
+    </message>
+    <message>
+        <source>Folders: images × repeats</source>
+        <translation>文件夹:图像数 × 重复次数</translation>
+    </message>
+    <message>
+        <source>%1 × %2 = %3</source>
+        <translation>%1 × %2 = %3</translation>
+    </message>
+    <message>
+        <source>(regularisation images)</source>
+        <translation>(正则化图像)</translation>
+    </message>
+    <message numerus="yes">
+        <source>(%n held out for validation)</source>
+        <translation>
+            <numerusform>(留出 %n 张用于验证)</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Buckets</source>
+        <translation>分桶</translation>
+    </message>
+    <message>
+        <source>%1 × %2</source>
+        <translation>%1 × %2</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n image(s)</source>
+        <translation>
+            <numerusform>%n 张图像</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n with repeats</source>
+        <translation>
+            <numerusform>含重复共 %n</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>What reading the dataset said</source>
+        <translation>读取数据集时的提示</translation>
+    </message>
+</context>
+<context>
     <name>sinter::gui::LogView</name>
     <message>
         <source>Find in log</source>
@@ -2017,6 +2164,10 @@
     <message>
         <source>Stopping the runs; the window closes when they have saved.</source>
         <translation>正在停止运行;保存完成后窗口将关闭。</translation>
+    </message>
+    <message>
+        <source>Check &amp;dataset…</source>
+        <translation>检查数据集(&amp;D)…</translation>
     </message>
 </context>
 <context>
@@ -2543,6 +2694,28 @@ prompt %2: %3
     <message>
         <source>Choose a preset…</source>
         <translation>选择预设…</translation>
+    </message>
+    <message>
+        <source>Dataset check — %1</source>
+        <translation>数据集检查 — %1</translation>
+    </message>
+    <message numerus="yes">
+        <source>Dataset check: %n finding(s); Run ▸ Check dataset… shows them.</source>
+        <translation>
+            <numerusform>数据集检查:发现 %n 项问题;运行 ▸ 检查数据集… 可查看。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Check dataset…</source>
+        <translation>检查数据集…</translation>
+    </message>
+    <message>
+        <source>Read the dataset as a run would and list images without captions, empty captions, duplicates, images that are too small and files that cannot be read</source>
+        <translation>像训练运行一样读取数据集,并列出没有标注的图像、空标注、重复项、过小的图像和无法读取的文件</translation>
+    </message>
+    <message>
+        <source>Check dataset</source>
+        <translation>检查数据集</translation>
     </message>
 </context>
 <context>

@@ -5,8 +5,9 @@
 // worst lateness), how many stalls passed 100 ms and 1 s, and how far the peak resident memory rose.
 //   sinter_bench_event_flood [CASE...] [--steps N] [--screenshots DIR]
 // Cases: steps (N step events as fast as the pipe takes them, default 1000000), line (one 10 MB
-// stdout line), event (one 10 MB warning event), stderr (2000 stderr lines of 100 KB), nonewline
-// (300 MB on stdout without a newline). No case named: all of them. --screenshots writes the
+// stdout line), event (one 10 MB warning event), stderr (2000 stderr lines of 100 KB), stderrlines
+// (1000000 short stderr lines, as fast as the pipe takes them), nonewline (300 MB on stdout without a
+// newline). No case named: all of them. --screenshots writes the
 // window after each case to DIR/<case>.png, for a person to look at.
 #include <QApplication>
 #include <QElapsedTimer>
@@ -56,6 +57,11 @@ int emitFlood(const std::string& kind, long long n) {
       writeRepeated(stderr, 'x', 100'000);
       std::fputc('\n', stderr);
     }
+  } else if (kind == "stderrlines") {
+    // Written in 64 KB pieces, as a runner whose stderr is a buffered pipe writes them.
+    static char buffer[1 << 16];
+    std::setvbuf(stderr, buffer, _IOFBF, sizeof buffer);
+    for (int i = 0; i < 1'000'000; ++i) std::fprintf(stderr, "[info] short line %d\n", i + 1);
   } else if (kind == "nonewline") {
     writeRepeated(stdout, 'z', 300'000'000);
   } else {
@@ -146,7 +152,7 @@ int main(int argc, char** argv) {
     else if (a == "--screenshots" && i + 1 < argc) screenshots = QString::fromLocal8Bit(argv[++i]);
     else cases.push_back(a);
   }
-  if (cases.empty()) cases = {"steps", "line", "event", "stderr", "nonewline"};
+  if (cases.empty()) cases = {"steps", "line", "event", "stderr", "stderrlines", "nonewline"};
   std::printf("event floods through the run area (RunController -> RunPanel), window 1280x800\n");
   for (const std::string& kind : cases) runCase(kind, steps, screenshots);
   return 0;

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "core/exit_codes.h"
+#include "cli/dataset_check_command.h"
 #include "cli/runner_tools.h"
 #include "cli/script_launch.h"
 #include "core/argv.h"
@@ -41,6 +42,7 @@ const char* kUsage =
     "                         sd-scripts' SCRIPT: train_network.py, sdxl_train_network.py, flux_train_network.py,\n"
     "                         train_db.py, fine_tune.py, sdxl_train.py or flux_train.py)\n"
     "       sinter-runner --config_file FILE.toml --dry_run\n"
+    "       sinter-runner --config_file FILE.toml --check_dataset\n"
     "       sinter-runner --config_file FILE.toml --output_config OUT.toml\n"
     "       sinter-runner --config_file FILE.toml --events jsonl\n"
     "\n"
@@ -54,6 +56,10 @@ const char* kUsage =
     "                         an error), a key in two sections takes the later value\n"
     "  --strict               refuse the config's unknown and repeated keys and values sd-scripts reads loosely\n"
     "  --dry_run              check the config and what the run needs, print it and the compile plan, exit\n"
+    "  --check_dataset        read the dataset as a run would and report images without captions, empty\n"
+    "                         captions, files of the same content, images smaller than the smallest bucket,\n"
+    "                         files that cannot be read (every image decoded), the bucket histogram and each\n"
+    "                         folder's repeats; exit 0, or 2 when a run would refuse the config or dataset\n"
     "  --compile_plan         print the compile plan for the config on this machine (the dry run's,\n"
     "                         without its file checks), exit\n"
     "  --output_config FILE   write the resolved config (as the app writes it) and exit\n"
@@ -96,7 +102,8 @@ const std::vector<ExtraArg> kRunnerArgs{{"config_file", true},     {"dry_run", f
                                         {"module_inputs", true},  {"print_lora_layout", false},
                                         {"nproc_per_node", true}, {"benchmark_scaling", false},
                                         {"benchmark_optimizers", false}, {"benchmark_networks", false},
-                                        {"strict", false},         {"compile_plan", false}};
+                                        {"strict", false},         {"compile_plan", false},
+                                        {"check_dataset", false}};
 
 bool fileExists(const std::string& p) {
   struct stat st {};
@@ -327,6 +334,9 @@ int checkedRunnerMain(int argc, char** argv) {
     return kExitOk;
   }
 
+  // The dataset as a run reads it, checked and reported; nothing else is read or made.
+  if (parsed.hasFlag("check_dataset")) return runDatasetCheckCommand(config, events, refuse);
+
   if (parsed.hasFlag("dry_run")) {
     // Exactly the checks a run makes before it loads anything.
     const auto n = parsed.extraValues.find("nproc_per_node");
@@ -363,6 +373,7 @@ int checkedRunnerMain(int argc, char** argv) {
   report(preflight.diagnostics, &events);
   if (preflight.vramPlan)
     for (const std::string& line : preflight.vramPlan->lines()) spdlog::info("{}", line);
+  checkDatasetAtRunStart(preflight, events);
   return train::runTraining(std::move(preflight), events);
 }
 

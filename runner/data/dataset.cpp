@@ -99,6 +99,7 @@ Dataset buildDataset(std::vector<DatasetSettings> settings, const DiscoveryOptio
   // may serve several subsets; sd-scripts refuses images that pair with no training image).
   std::map<std::string, std::map<std::string, std::vector<std::string>>> maskFolders;
   std::set<std::string> pairedMasks;
+  std::vector<std::string> refusedCaptions;  // empty, unreadable or not UTF-8: all named at once
   for (size_t di = 0; di < settings.size(); ++di) {
     DatasetSettings& ds = settings[di];
     BucketSelector selector = [&] {
@@ -167,6 +168,9 @@ Dataset buildDataset(std::vector<DatasetSettings> settings, const DiscoveryOptio
       }
       std::vector<std::string> missingMasks;
       size_t missingCaptions = 0;
+      const std::string standIn = subset.classTokens && !subset.classTokens->empty()
+                                      ? "using the class tokens \"" + *subset.classTokens + "\""
+                                      : std::string("using an empty caption");
       const size_t subsetStart = out.images.size();
       for (size_t i = 0; i < paths.size(); ++i) {
         if (!errors[i].empty()) {
@@ -185,10 +189,10 @@ Dataset buildDataset(std::vector<DatasetSettings> settings, const DiscoveryOptio
         e.size = sizes[i];
         e.choice = selector.select(e.size.width, e.size.height);
         if (e.choice.bucket.width <= 0 || e.choice.bucket.height <= 0) {
-          out.skipped.push_back({e.path, "too small: " + toString({e.size.width, e.size.height}) +
-                                             " has a side below bucket_reso_steps (" +
-                                             std::to_string(ds.buckets.bucketResoSteps) +
-                                             ") and bucket_no_upscale does not enlarge images"});
+          out.skipped.push_back({e.path,
+                                 "too small: " + toString({e.size.width, e.size.height}) + " has a side below bucket_reso_steps (" +
+                                     std::to_string(ds.buckets.bucketResoSteps) + ") and bucket_no_upscale does not enlarge images",
+                                 true});
           continue;
         }
         if (ds.buckets.enableBucket && ds.buckets.bucketNoUpscale &&
@@ -215,13 +219,32 @@ Dataset buildDataset(std::vector<DatasetSettings> settings, const DiscoveryOptio
                                " but its training image " + e.path + " is " + toString({e.size.width, e.size.height}) +
                                "; a mask must have its image's size");
         }
-        const auto caption = fineTuning ? std::optional<std::string>(metadataCaptions.at(e.path))
-                                        : readCaptionFor(e.path, subset.captionExtension, subset.caption.enableWildcard);
-        if (caption) {
-          e.caption = *caption;
+        CaptionLookup caption;
+        if (fineTuning) {
+          caption.status = CaptionLookup::Status::Found;
+          caption.caption = metadataCaptions.at(e.path);
         } else {
-          ++missingCaptions;
-          e.caption = subset.classTokens.value_or("");
+          caption = lookUpCaption(e.path, subset.captionExtension, subset.caption.enableWildcard);
+        }
+        e.captionStatus = caption.status;
+        e.captionFile = caption.file;
+        e.captionProblem = caption.problem;
+        switch (caption.status) {
+          case CaptionLookup::Status::Found: e.caption = caption.caption; break;
+          case CaptionLookup::Status::NoFile:
+            ++missingCaptions;
+            e.caption = subset.classTokens.value_or("");
+            break;
+          case CaptionLookup::Status::NotAFile:
+            // sd-scripts passes over it as no caption file; said apart from those, naming the image.
+            e.caption = subset.classTokens.value_or("");
+            out.warnings.push_back(e.path + " has no caption: " + caption.problem + "; " + standIn);
+            break;
+          case CaptionLookup::Status::EmptyFile:
+          case CaptionLookup::Status::Unreadable:
+            refusedCaptions.push_back(caption.problem);
+            if (!options.inspectOnly) continue;
+            break;
         }
         if (subset.isReg) {
           numReg += subset.numRepeats;
@@ -244,10 +267,7 @@ Dataset buildDataset(std::vector<DatasetSettings> settings, const DiscoveryOptio
       }
       if (missingCaptions > 0)
         out.warnings.push_back(std::to_string(missingCaptions) + " image(s) in " + subset.imageDir + " have no " +
-                               subset.captionExtension + " caption file; " +
-                               (subset.classTokens && !subset.classTokens->empty()
-                                    ? "using the class tokens \"" + *subset.classTokens + "\""
-                                    : std::string("using an empty caption")));
+                               subset.captionExtension + " caption file; " + standIn);
     }
     if (numTrain < numReg) out.warnings.push_back("some regularisation images are not used: there are more than train images");
     balanceRegImages(out.images, regIndices, numTrain);
@@ -266,9 +286,15 @@ Dataset buildDataset(std::vector<DatasetSettings> settings, const DiscoveryOptio
       throw DatasetError(msg);
     }
   }
+  if (!refusedCaptions.empty() && !options.inspectOnly) {
+    if (refusedCaptions.size() == 1) throw DatasetError(refusedCaptions.front());
+    std::string msg = std::to_string(refusedCaptions.size()) + " caption files cannot be used:";
+    for (const auto& why : refusedCaptions) msg += "\n  " + why;
+    throw DatasetError(msg);
+  }
   out.datasets = std::move(settings);
   markValidationImages(out, options.validationSeed);
-  if (out.numTrainImages == 0) {
+  if (out.numTrainImages == 0 && !options.inspectOnly) {
     std::string msg = "nothing to train on: no usable training images";
     if (!out.skipped.empty()) {
       msg += "; skipped:";

@@ -2,12 +2,14 @@
 // The images a run trains on: each subset's folder listed, captions read, sizes read from the
 // headers, buckets chosen, and regularisation images balanced to the training images as
 // sd-scripts' DreamBoothDataset does. Unreadable images are listed and skipped. With
-// validation_split, part of each subset is held out for validation (validation_split.h).
+// validation_split, part of each subset is held out for validation (validation_split.h). What is
+// wrong with the images in use (duplicates, small images, ...) is dataset_check.h's to say.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "data/buckets.h"
+#include "data/caption_file.h"
 #include "data/dataset_settings.h"
 #include "data/image_decode.h"
 
@@ -24,11 +26,18 @@ struct ImageEntry {
   ImageSize size;       // as displayed (EXIF orientation applied)
   BucketChoice choice;
   std::string maskPath;  // the subset's conditioning_data_dir image of the same name, if it has one
+  // What looking for its caption file found (caption_file.h; Found for a metadata_file's caption,
+  // whose captionFile is ""), and why it gave no caption. EmptyFile and Unreadable only where
+  // DiscoveryOptions::inspectOnly keeps such images: a run refuses them.
+  CaptionLookup::Status captionStatus = CaptionLookup::Status::Found;
+  std::string captionFile;
+  std::string captionProblem;
 };
 
 struct SkippedImage {
   std::string path;
   std::string reason;
+  bool tooSmall = false;  // it reads, but fits no bucket; the others could not be read as images
 };
 
 struct DiscoveryOptions {
@@ -37,6 +46,9 @@ struct DiscoveryOptions {
   // Which images validation_split holds out, where a dataset sets no validation_seed (the run's seed).
   std::uint64_t validationSeed = 0;
   int workers = 1;  // threads for reading sizes / verifying
+  // For the dataset check (dataset_check.h): caption files a run refuses (empty, unreadable) are
+  // kept on their images instead of thrown, and a dataset with nothing to train on is returned.
+  bool inspectOnly = false;
 };
 
 struct Dataset {
@@ -59,8 +71,9 @@ struct Dataset {
 
 // Throws DatasetError when a folder is missing or nothing is left to train on (the message lists
 // what was skipped and why), ConfigError for bad bucket settings, and DatasetError for caption
-// files that are not UTF-8, and for a conditioning_data_dir whose images do not pair one to one
-// with the subset's images by file name (or differ from them in size).
+// files that are empty, unreadable or not UTF-8 (all of them named), and for a conditioning_data_dir
+// whose images do not pair one to one with the subset's images by file name (or differ from them in
+// size).
 Dataset buildDataset(std::vector<DatasetSettings> datasets, const DiscoveryOptions& options = {});
 
 }  // namespace sinter::data

@@ -140,6 +140,8 @@ RgbImage decodeImage(const std::string& bytes, const std::string& name) {
 
 RgbImage loadImageFile(const std::string& path) { return decodeImage(readFile(path), path); }
 
+std::string readImageBytes(const std::string& path) { return readFile(path); }
+
 RgbaImage decodeImageWithAlpha(const std::string& bytes, const std::string& name) {
   if (bytes.empty()) throw ImageError(name, "empty file");
   switch (sniffImageFormat(bytesOf(bytes), bytes.size())) {

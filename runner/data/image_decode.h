@@ -61,6 +61,9 @@ bool hasImageExtension(const std::string& path);
 RgbImage decodeImage(const std::string& bytes, const std::string& name);
 // Reads and decodes a file. Throws ImageError naming the path.
 RgbImage loadImageFile(const std::string& path);
+// The file's bytes, as loadImageFile reads them (to decode and look at them in one read). Throws
+// ImageError naming the path.
+std::string readImageBytes(const std::string& path);
 
 // An image with its alpha channel, as sd-scripts' load_image(path, alpha=True) reads it with
 // PIL's convert("RGBA"): a file without alpha gets an opaque one (255 everywhere).

@@ -18,6 +18,10 @@ TEST(Events, EveryTypeRoundTrips) {
                          Sample{"/out/s.png", "a cat", 20, 2, 1, 3.5},
                          Warning{"careful"},
                          Error{"bad"},
+                         DatasetCheck{3, true, false, {"caption file is empty: /d/a.txt"}, {"ignoring folder x"},
+                                      {{"/d/b.png", "no .txt caption file"}}, {{"/d/a.png", "empty"}}, {{"/d/c.png", "16x16"}},
+                                      {{"/d/e.png", "not an image"}}, {{"/d/c.png", "/d/d.png"}}, {{1024, 768, 2, 20}},
+                                      {{"/d", 3, 10, 20, 1, false}}},
                          Done{"completed", 100, 12.5}};
   for (const Event& e : all) {
     std::string line = toJsonLine(e);
@@ -75,4 +79,28 @@ TEST(Events, StepFiguresRoundTripAsExtraKeys) {
   EXPECT_EQ(got.at("norm/avg_key_norm"), 0.75);
   EXPECT_EQ(got.at("max_norm/max_key_norm"), 1.0);
   EXPECT_EQ(toJsonLine(*back), line);
+}
+
+// The dataset check's report: its lists of objects read back field by field; an item that is no
+// object is left out, a missing list is empty.
+TEST(Events, DatasetCheckListsReadBack) {
+  const auto e = parseJsonLine(
+      R"({"type":"dataset_check","images":2,"unreadable":[{"path":"/d/x.png","reason":"empty file"},7],)"
+      R"("duplicates":[["/d/a.png","/d/b.png"]],"buckets":[{"width":64,"height":32,"images":2,"with_repeats":6}],)"
+      R"("folders":[{"path":"/d","images":2,"repeats":3,"with_repeats":6,"regularization":true}]})");
+  ASSERT_TRUE(e);
+  const DatasetCheck& c = std::get<DatasetCheck>(*e);
+  EXPECT_EQ(c.images, 2);
+  ASSERT_EQ(c.unreadable.size(), 1u);
+  EXPECT_EQ(c.unreadable[0].path, "/d/x.png");
+  EXPECT_EQ(c.unreadable[0].reason, "empty file");
+  EXPECT_TRUE(c.missing_captions.empty());
+  ASSERT_EQ(c.duplicates.size(), 1u);
+  EXPECT_EQ(c.duplicates[0].size(), 2u);
+  ASSERT_EQ(c.buckets.size(), 1u);
+  EXPECT_EQ(c.buckets[0].width, 64);
+  EXPECT_EQ(c.buckets[0].with_repeats, 6);
+  ASSERT_EQ(c.folders.size(), 1u);
+  EXPECT_TRUE(c.folders[0].regularization);
+  EXPECT_EQ(c.folders[0].repeats, 3);
 }

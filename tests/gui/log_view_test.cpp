@@ -57,6 +57,35 @@ class LogViewTest : public QObject {
     QVERIFY(view.text().endsWith("line 999\ndone"));
   }
 
+  // A full view drops its oldest lines before new ones are laid out (one removal, not the text
+  // edit's block-by-block trimming): the newest lines stay, in order, a progress redraw replaced.
+  void aFullViewKeepsTheNewestLinesInOrder() {
+    LogView view;
+    view.setMaximumLines(100);
+    QStringList all;
+    const auto add = [&](int n) {
+      for (int i = 0; i < n; ++i) {
+        all << QString("line %1").arg(all.size());
+        view.appendLine(all.back());
+      }
+    };
+    add(100);
+    view.flush();
+    QCOMPARE(view.text(), all.join('\n'));
+    add(30);
+    view.flush();
+    QCOMPARE(view.lineCount(), 100);
+    QCOMPARE(view.text(), all.mid(30).join('\n'));
+    view.appendLine("progress", true);
+    view.flush();
+    add(99);  // with the redraw replaced, exactly a view's worth of new lines
+    view.flush();
+    QCOMPARE(view.text(), all.mid(all.size() - 100).join('\n'));
+    add(250);  // more than the view holds, at once
+    view.flush();
+    QCOMPARE(view.text(), all.mid(all.size() - 100).join('\n'));
+  }
+
   void longLinesAreCutToTheirStartAndEnd() {
     LogView view;
     const QString line = "start" + QString(5000, QLatin1Char('m')) + "the end";

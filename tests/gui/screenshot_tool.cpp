@@ -18,6 +18,7 @@
 #include "collapsible_section.h"
 #include "command_preview_dialog.h"
 #include "compile_settings_panel.h"
+#include "dataset_check_panel.h"
 #include "gui_test_support.h"
 #include "log_view.h"
 #include "loss_chart.h"
@@ -172,6 +173,27 @@ int main(int argc, char** argv) {
     shootToolsResize(QDir::current().filePath(QStringLiteral("demo-output/lora/demo_lora.safetensors")),
                      QDir::current().filePath(QStringLiteral("demo-output/lora/demo_lora_r4.safetensors")));
   }
+
+  // The Dataset check window, with a report as the runner sends it.
+  events::DatasetCheck check;
+  check.images = 41;
+  check.contents_compared = check.pixels_decoded = true;
+  check.missing_captions = {{"/data/train/10_cat/cat_017.png", "no .txt caption file; the class tokens \"cat\" stand in"},
+                            {"/data/train/10_cat/cat_021.png", "its caption path /data/train/10_cat/cat_021.txt is a folder, not a file; "
+                                                               "the class tokens \"cat\" stand in"}};
+  check.empty_captions = {{"/data/train/10_cat/cat_003.png", "its caption file /data/train/10_cat/cat_003.txt holds only blank lines"}};
+  check.duplicates = {{"/data/train/10_cat/cat_004.png", "/data/train/10_cat/cat_004 (1).png"}};
+  check.too_small = {{"/data/train/10_cat/thumb.jpg", "180x120 is smaller than the smallest bucket side, min_bucket_reso 256: it is "
+                                                      "enlarged to 1248x832 for bucket 1216x832"}};
+  check.unreadable = {{"/data/train/10_cat/cat_030.webp", "its header reads but its pixels do not decode (cannot decode WebP image "
+                                                          "(corrupt or unsupported)): a run stops when it loads it"}};
+  check.buckets = {{832, 1216, 9, 90}, {1024, 1024, 22, 210}, {1216, 832, 10, 100}};
+  check.folders = {{"/data/train/10_cat", 40, 10, 400, 0, false}, {"/data/reg/1_cat", 1, 1, 1, 0, true}};
+  lora->datasetCheckPanel()->showReport(check);
+  QWidget* checkWindow = lora->datasetCheckPanel()->window();
+  checkWindow->show();
+  shoot(checkWindow, out, "dataset_check" + suffix);
+  checkWindow->hide();
 
   // Dialogs: the preset diff and Print command.
   Config preset;

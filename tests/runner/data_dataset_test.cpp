@@ -1,9 +1,11 @@
 // Dataset discovery: folder mode, dataset_config (validation with line numbers, overrides),
-// captions, buckets on a mixed-size folder, regularisation balancing and bad inputs.
+// captions, buckets on a mixed-size folder, regularisation balancing and bad inputs; the dataset
+// check's findings on what it read (cli_dataset_check_test runs it as --check_dataset).
 #include <gtest/gtest.h>
 
 #include "core/config.h"
 #include "data/dataset.h"
+#include "data/dataset_check.h"
 #include "data/dataset_config.h"
 #include "data_test_images.h"
 
@@ -314,4 +316,50 @@ TEST(Dataset, FineTuningAndFolderSubsetsDoNotMix) {
   ParamLayer reg = fineTuning;
   reg["is_reg"] = {true, {}};
   EXPECT_THROW(resolveDatasetSettings(nullptr, {reg}, cmd), DatasetError);
+}
+
+// The check as a run makes it at its start (no decoding): a fine-tuning subset's empty caption,
+// images below the resolution without buckets, and content hashed only where a size is shared.
+TEST(DatasetCheck, FindingsOfAFineTuningSubsetWithoutBuckets) {
+  TempDir dir;
+  fs::create_directories(dir.path / "img");
+  writeImage(dir / "img/a.png", 64, 64);
+  writeImage(dir / "img/b.png", 48, 64);
+  fs::copy_file(dir / "img/a.png", dir / "img/c.png");
+  writeText(dir / "meta.json", "{\"a\": {\"caption\": \"a cat\"}, \"b\": {\"caption\": \" \"}, \"c\": {\"caption\": \"a cat\"}}");
+  const ParamLayer cmd = layer({{"resolution", std::string("64")}});
+  const ParamLayer subset = layer({{"image_dir", dir / "img"}, {"metadata_file", dir / "meta.json"}, {"num_repeats", 3LL}});
+  const Dataset d = buildDataset(resolveDatasetSettings(nullptr, {subset}, cmd));
+  DatasetCheckOptions options;
+  const DatasetCheckResult result = checkDataset(d, {"a warning of the reading"}, options);
+  const events::DatasetCheck& r = result.report;
+  EXPECT_EQ(r.images, 3);
+  EXPECT_TRUE(r.missing_captions.empty());
+  ASSERT_EQ(r.empty_captions.size(), 1u);
+  EXPECT_EQ(r.empty_captions[0].path, dir / "img/b.png");
+  EXPECT_EQ(r.empty_captions[0].reason, "its caption in metadata_file " + (dir / "meta.json") + " is empty");
+  ASSERT_EQ(r.too_small.size(), 1u);
+  EXPECT_EQ(r.too_small[0].path, dir / "img/b.png");
+  EXPECT_NE(r.too_small[0].reason.find("48x64 is smaller than the resolution 64x64"), std::string::npos) << r.too_small[0].reason;
+  ASSERT_EQ(r.duplicates.size(), 1u);
+  EXPECT_EQ(r.duplicates[0], (std::vector<std::string>{dir / "img/a.png", dir / "img/c.png"}));
+  EXPECT_EQ(result.filesHashed, 2);  // b.png's size is its own: never read
+  EXPECT_EQ(r.warnings, std::vector<std::string>{"a warning of the reading"});
+  ASSERT_EQ(r.folders.size(), 1u);
+  EXPECT_EQ(r.folders[0].path, dir / "meta.json");
+  EXPECT_EQ(r.folders[0].with_repeats, 9);
+  ASSERT_EQ(r.buckets.size(), 1u);
+  EXPECT_EQ(r.buckets[0].width, 64);
+  EXPECT_EQ(r.buckets[0].with_repeats, 9);
+  // Each kind of new finding is one warning line, naming its files.
+  ASSERT_EQ(result.warnings.size(), 3u);
+  EXPECT_NE(result.warnings[0].find("images with an empty caption (1): " + (dir / "img/b.png")), std::string::npos) << result.warnings[0];
+  EXPECT_NE(result.warnings[1].find("images smaller than the smallest bucket (1)"), std::string::npos) << result.warnings[1];
+  EXPECT_NE(result.warnings[2].find((dir / "img/a.png") + " = " + (dir / "img/c.png")), std::string::npos) << result.warnings[2];
+
+  options.compareContents = false;
+  const DatasetCheckResult unhashed = checkDataset(d, {}, options);
+  EXPECT_TRUE(unhashed.report.duplicates.empty());
+  EXPECT_EQ(unhashed.filesHashed, 0);
+  EXPECT_FALSE(unhashed.report.contents_compared);
 }

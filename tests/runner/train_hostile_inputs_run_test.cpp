@@ -400,6 +400,20 @@ TEST_F(HostileInputs, SkippedDatasetFilesAreNamedAndCounted) {
   EXPECT_EQ(starts[0].images, images);
   EXPECT_EQ(starts[0].skipped, 3);
   EXPECT_NE(r.err.find(std::to_string(images) + " images, 3 skipped"), std::string::npos) << r.err;
+  // The dataset check at the run's start (headers and content hashes): the skipped files in its
+  // report, each folder's repeats, nothing said twice in the warnings (above).
+  const auto checks = eventsOfType<sinter::events::DatasetCheck>(r);
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].images, images);
+  EXPECT_TRUE(checks[0].contents_compared);
+  EXPECT_FALSE(checks[0].pixels_decoded);
+  EXPECT_EQ(checks[0].unreadable.size(), 3u);
+  ASSERT_EQ(checks[0].folders.size(), 1u);
+  EXPECT_EQ(checks[0].folders[0].path, data);
+  EXPECT_EQ(checks[0].folders[0].with_repeats, 10 * images);
+  long long bucketed = 0;
+  for (const auto& b : checks[0].buckets) bucketed += b.images;
+  EXPECT_EQ(bucketed, images);
 }
 
 // The app gone, the run goes on: once the reader of its events closes stdout, the runner says so
