@@ -187,6 +187,13 @@ def main():
                     o = c(x[name + "_ids"], output_hidden_states=True)
                     compare(name + "_penultimate", ours[name + "_penultimate"], o.hidden_states[-2].cpu())
                     compare(name + "_embeds", ours[name + "_embeds"], o.text_embeds.cpu())
+                    # apply_lg_attn_mask: the tokenizer's attention_mask, 1 through the first <|endoftext|>
+                    ids = x[name + "_ids"]
+                    eos = ids.argmax(-1, keepdim=True)
+                    mask = (torch.arange(ids.shape[1], device=dev).unsqueeze(0) <= eos).long()
+                    o = c(ids, attention_mask=mask, output_hidden_states=True)
+                    compare(name + "_masked_penultimate", ours[name + "_masked_penultimate"], o.hidden_states[-2].cpu())
+                    compare(name + "_masked_embeds", ours[name + "_masked_embeds"], o.text_embeds.cpu())
                     c.cpu()
     ours_names, theirs_names = lora_names(runner, variants[1][1], clip_l, clip_g)
     print(f"SD 3.5 Medium LoRA modules (MMDiT, CLIP-L, CLIP-G): {len(ours_names)} ours, {len(theirs_names)} sd-scripts', "

@@ -57,15 +57,10 @@ TEST(ClipTextModel, ForwardShapesAndPenultimate) {
   EXPECT_FALSE(model->forward(ids, config.layers - 1).lastHiddenState.defined());
 }
 
-TEST(ClipTextModel, EncoderLayerIsCausalSelfAttentionThenMlp) {
-  torch::manual_seed(1);
-  ClipTextConfig config = ClipTextConfig::tinyClipL();
-  ClipEncoderLayer layer(config);
-  const torch::Tensor x = torch::randn({1, 6, config.width});
-  const torch::Tensor mask = torch::ones({6, 6}, torch::kBool).triu(1);
-  const torch::Tensor actual = layer->forward(x, mask);
-
-  // The same layer written out head by head, from its parameters by checkpoint name.
+// The layer written out head by head from its parameters by checkpoint name: causal attention over
+// the keys `keyAllowed` keeps (all when undefined), then the MLP.
+torch::Tensor referenceLayer(ClipEncoderLayer& layer, const ClipTextConfig& config, const torch::Tensor& x,
+                             const torch::Tensor& keyAllowed = {}) {
   auto p = layer->named_parameters();
   auto linear = [&](const std::string& name, const torch::Tensor& in) {
     return torch::matmul(in, p[name + ".weight"].t()) + p[name + ".bias"];
@@ -75,7 +70,8 @@ TEST(ClipTextModel, EncoderLayerIsCausalSelfAttentionThenMlp) {
     const auto var = (in - mean).pow(2).mean(-1, true);
     return (in - mean) / torch::sqrt(var + 1e-5) * p[name + ".weight"] + p[name + ".bias"];
   };
-  const torch::Tensor h = layerNorm("layer_norm1", x)[0];
+  const int64_t n = x.size(0);
+  const torch::Tensor h = layerNorm("layer_norm1", x);
   const torch::Tensor q = linear("self_attn.q_proj", h), k = linear("self_attn.k_proj", h),
                       v = linear("self_attn.v_proj", h);
   const int64_t headWidth = config.width / config.heads;
@@ -84,14 +80,45 @@ TEST(ClipTextModel, EncoderLayerIsCausalSelfAttentionThenMlp) {
     const auto cols = idx::Slice(head * headWidth, (head + 1) * headWidth);
     torch::Tensor scores = torch::matmul(q.index({idx::Slice(), cols}), k.index({idx::Slice(), cols}).t()) /
                            std::sqrt(static_cast<double>(headWidth));
-    for (int64_t i = 0; i < 6; ++i)
-      for (int64_t j = i + 1; j < 6; ++j) scores.index_put_({i, j}, -1e30);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        if (j > i || (keyAllowed.defined() && !keyAllowed[j].item<bool>())) scores.index_put_({i, j}, -1e30);
     heads.push_back(torch::matmul(torch::softmax(scores, -1), v.index({idx::Slice(), cols})));
   }
-  const torch::Tensor afterAttention = x[0] + linear("self_attn.out_proj", torch::cat(heads, 1));
+  const torch::Tensor afterAttention = x + linear("self_attn.out_proj", torch::cat(heads, 1));
   const torch::Tensor f = linear("mlp.fc1", layerNorm("layer_norm2", afterAttention));
-  const torch::Tensor expected = afterAttention + linear("mlp.fc2", f * torch::sigmoid(1.702 * f));
+  return afterAttention + linear("mlp.fc2", f * torch::sigmoid(1.702 * f));
+}
+
+TEST(ClipTextModel, EncoderLayerIsCausalSelfAttentionThenMlp) {
+  torch::manual_seed(1);
+  ClipTextConfig config = ClipTextConfig::tinyClipL();
+  ClipEncoderLayer layer(config);
+  const torch::Tensor x = torch::randn({1, 6, config.width});
+  const torch::Tensor mask = torch::ones({6, 6}, torch::kBool).triu(1);
+  const torch::Tensor actual = layer->forward(x, mask);
+  const torch::Tensor expected = referenceLayer(layer, config, x[0]);
   EXPECT_TRUE(allClose(actual[0], expected)) << (actual[0] - expected).abs().max();
+}
+
+TEST(ClipTextModel, EncoderLayerMasksPaddingKeys) {
+  // apply_lg_attn_mask: a query attends to the keys at or before it that are not padding (Hugging
+  // Face's attention_mask added to the causal mask); rows 4 and 5 are padding here.
+  torch::manual_seed(11);
+  ClipTextConfig config = ClipTextConfig::tinyClipL();
+  ClipEncoderLayer layer(config);
+  const torch::Tensor x = torch::randn({1, 6, config.width});
+  const torch::Tensor causal = torch::ones({6, 6}, torch::kBool).triu(1);
+  const torch::Tensor keyAllowed = torch::tensor({1, 1, 1, 1, 0, 0}).to(torch::kBool);
+  const torch::Tensor allowed = causal.logical_not().view({1, 1, 6, 6}) & keyAllowed.view({1, 1, 1, 6});
+  const torch::Tensor actual = layer->forward(x, causal, allowed);
+  const torch::Tensor expected = referenceLayer(layer, config, x[0], keyAllowed);
+  EXPECT_TRUE(allClose(actual[0], expected)) << (actual[0] - expected).abs().max();
+  // Padding changes only the padding rows' outputs.
+  const torch::Tensor plain = layer->forward(x, causal);
+  EXPECT_TRUE(allClose(actual.index({0, idx::Slice(0, 4)}), plain.index({0, idx::Slice(0, 4)})));
+  EXPECT_FALSE(allClose(actual.index({0, 4}), plain.index({0, 4})));
+  EXPECT_FALSE(allClose(actual.index({0, 5}), plain.index({0, 5})));
 }
 
 TEST(ClipTextModel, LaterTokensDoNotChangeEarlierPositions) {
@@ -172,6 +199,31 @@ TEST(ClipTextModel, ProjectedOutputAsSd3RunsIt) {
   EXPECT_TRUE(torch::allclose(out.textEmbeds, expected, 1e-5, 1e-6));
   EXPECT_EQ(out.textEmbeds.sizes(), (std::vector<int64_t>{2, 16}));
   EXPECT_THROW(ClipTextModel(ClipTextConfig::tinyClipL())->projectedOutput(ids), std::logic_error);
+}
+
+TEST(ClipTextModel, ProjectedOutputWithThePaddingMasked) {
+  // apply_lg_attn_mask: the mask runs through the first <|endoftext|> (CLIP-G's padding is 0, CLIP-L's
+  // is <|endoftext|> itself); causal attention already keeps those positions, so they and the pooled
+  // output are unchanged, and a padding position no longer sees the padding before it.
+  torch::manual_seed(12);
+  const std::vector<std::pair<ClipTextConfig, int64_t>> encoders{{ClipTextConfig::tinySd3ClipL(), kEos}, {ClipTextConfig::tinySd3ClipG(), 0}};
+  for (const auto& [config, pad] : encoders) {
+    ClipTextModel model(config);
+    torch::NoGradGuard noGrad;
+    const int64_t eos = 1 + 6;
+    const torch::Tensor ids = tokenIds(2, 6, pad);
+    const auto plain = model->projectedOutput(ids), masked = model->projectedOutput(ids, true);
+    EXPECT_TRUE(allClose(masked.penultimate.index({idx::Slice(), idx::Slice(0, eos + 1)}),
+                         plain.penultimate.index({idx::Slice(), idx::Slice(0, eos + 1)})));
+    EXPECT_TRUE(allClose(masked.textEmbeds, plain.textEmbeds));
+    EXPECT_FALSE(allClose(masked.penultimate.index({idx::Slice(), eos + 3}), plain.penultimate.index({idx::Slice(), eos + 3})));
+    // Another token at a padding place: seen from a later padding position only without the mask.
+    torch::Tensor changed = ids.clone();
+    changed.index_put_({idx::Slice(), eos + 1}, 555);
+    const auto plainChanged = model->projectedOutput(changed), maskedChanged = model->projectedOutput(changed, true);
+    EXPECT_TRUE(allClose(maskedChanged.penultimate.index({idx::Slice(), eos + 3}), masked.penultimate.index({idx::Slice(), eos + 3})));
+    EXPECT_FALSE(allClose(plainChanged.penultimate.index({idx::Slice(), eos + 3}), plain.penultimate.index({idx::Slice(), eos + 3})));
+  }
 }
 
 TEST(ClipTextModel, LoadReportsMissingAndMisshapenKeys) {

@@ -10,6 +10,7 @@
 #include "models/checkpoints/checkpoint_tensors.h"
 #include "models/sd3/sd3_mmdit.h"
 #include "models/sd3/sd3_mmdit_layout.h"
+#include "models/sd3/sd3_position_table.h"
 #include "temp_dir.h"
 
 using namespace sinter::models;
@@ -201,11 +202,11 @@ TEST(Sd3Mmdit, ForwardMatchesSdScriptsComputation) {
 TEST(Sd3Mmdit, PositionTableIsCroppedAroundTheCentre) {
   Sd3Mmdit model = randomTiny();
   const Tensor table = model->pos_embed.view({32, 32, -1});
-  const Tensor centred = model->croppedPosEmbed(3, 4, {});
+  const Tensor centred = model->croppedPosEmbed(3, 4, {}, torch::kCPU, torch::kFloat32);
   EXPECT_TRUE(torch::equal(centred.view({3, 4, -1}), table.slice(0, 14, 17).slice(1, 14, 18)));
-  EXPECT_TRUE(torch::equal(model->croppedPosEmbed(3, 4, {0, 28}).view({3, 4, -1}), table.slice(0, 0, 3).slice(1, 28, 32)));
-  EXPECT_THROW(model->croppedPosEmbed(33, 4, {}), std::invalid_argument);
-  EXPECT_THROW(model->croppedPosEmbed(3, 4, {30, 0}), std::invalid_argument);
+  EXPECT_TRUE(torch::equal(model->croppedPosEmbed(3, 4, {0, 28}, torch::kCPU, torch::kFloat32).view({3, 4, -1}), table.slice(0, 0, 3).slice(1, 28, 32)));
+  EXPECT_THROW(model->croppedPosEmbed(33, 4, {}, torch::kCPU, torch::kFloat32), std::invalid_argument);
+  EXPECT_THROW(model->croppedPosEmbed(3, 4, {30, 0}, torch::kCPU, torch::kFloat32), std::invalid_argument);
   torch::NoGradGuard noGrad;
   const Tensor x = torch::randn({1, 16, 6, 8}), t = torch::tensor({500.0f}), y = torch::randn({1, 32}), ctx = torch::randn({1, 3, 32});
   EXPECT_FALSE(torch::allclose(model(x, t, y, ctx), model(x, t, y, ctx, Sd3PosEmbedCrop{0, 0})));
@@ -223,6 +224,53 @@ TEST(Sd3Mmdit, SincosTableIsSdScripts) {
   EXPECT_FLOAT_EQ(e[2].item<float>(), std::cos(1.0f));
   EXPECT_FLOAT_EQ(e[4].item<float>(), std::sin(2.0f));
   EXPECT_FLOAT_EQ(e[7].item<float>(), std::cos(0.02f));
+}
+
+// get_scaled_2d_sincos_pos_embed(8, 48, sample_size=32): scale 16·48/32 = 24, shift 24·16/96 = 4, so
+// the positions are i/2 - 4 and the middle 32 patches span base_size's 16 positions.
+TEST(Sd3Mmdit, ScaledSincosTableIsSdScripts) {
+  const Tensor table = sd3ScaledSincosPosEmbed(8, 48, 32);
+  ASSERT_EQ(table.sizes(), (std::vector<int64_t>{48 * 48, 8}));
+  const int64_t row = 10, col = 9;  // positions 1.0 (row) and 0.5 (column)
+  const Tensor e = table[row * 48 + col];
+  EXPECT_FLOAT_EQ(e[0].item<float>(), std::sin(0.5f));
+  EXPECT_FLOAT_EQ(e[1].item<float>(), std::sin(0.005f));
+  EXPECT_FLOAT_EQ(e[2].item<float>(), std::cos(0.5f));
+  EXPECT_FLOAT_EQ(e[4].item<float>(), std::sin(1.0f));
+  EXPECT_FLOAT_EQ(e[7].item<float>(), std::cos(0.01f));
+  EXPECT_FLOAT_EQ(table[0][0].item<float>(), std::sin(-4.0f));
+}
+
+// enable_scaled_pos_embed for latent sizes 64 and 128 (512 and 1024 px): tables of 32 and 64 patches
+// made 48 and 96 wide; an image takes the smaller up to halfway between the areas (2560 patches), the
+// larger up to its whole table (96², 9216); one wider than its table adds its own.
+TEST(Sd3Mmdit, ScaledTablesAreChosenByAreaAsSdScripts) {
+  Sd3ScaledPosEmbeds tables(8, 2, {128, 64, 64});
+  EXPECT_EQ(tables.areaToPatchedSize(), (std::vector<std::pair<int64_t, int64_t>>{{2560, 32}, {9216, 64}}));
+  EXPECT_EQ(tables.sideFor(40, 40), 48);
+  EXPECT_EQ(tables.sideFor(30, 48), 48);
+  EXPECT_EQ(tables.sideFor(52, 52), 96);
+  EXPECT_EQ(tables.sideFor(90, 96), 96);
+  EXPECT_TRUE(torch::equal(tables.tableFor(40, 40, torch::kCPU, torch::kFloat32)[0], sd3ScaledSincosPosEmbed(8, 48, 32)));
+  EXPECT_EQ(tables.sideFor(100, 10), 150);  // 100 patches tall, wider than 48: a table for 100, 150 wide
+  EXPECT_EQ(tables.areaToPatchedSize().back(), (std::pair<int64_t, int64_t>{22500, 100}));
+  EXPECT_EQ(tables.sideFor(120, 120), 150);  // beyond every bound: the largest, which fits it
+  EXPECT_THROW(Sd3ScaledPosEmbeds(8, 2, {}), std::invalid_argument);
+}
+
+// The MMDiT with scaled positions crops the scaled table around its centre, and computes otherwise.
+TEST(Sd3Mmdit, ScaledPositionsReplaceTheStoredTable) {
+  Sd3Mmdit model = randomTiny();
+  torch::NoGradGuard noGrad;
+  const Tensor x = torch::randn({1, 16, 6, 8}), t = torch::tensor({500.0f}), y = torch::randn({1, 32}), ctx = torch::randn({1, 3, 32});
+  const Tensor stored = model(x, t, y, ctx);
+  model->enableScaledPosEmbed({8});  // 64 px: 4 patches, a table 6 wide
+  EXPECT_TRUE(model->scaledPosEmbed());
+  EXPECT_EQ(model->posTableSide(3, 4), 6);
+  const Tensor table = sd3ScaledSincosPosEmbed(model->config().hiddenSize(), 6, 4).view({6, 6, -1});
+  EXPECT_TRUE(torch::equal(model->croppedPosEmbed(3, 4, {}, torch::kCPU, torch::kFloat32).view({3, 4, -1}),
+                           table.slice(0, 1, 4).slice(1, 1, 5)));
+  EXPECT_FALSE(torch::allclose(model(x, t, y, ctx), stored));
 }
 
 TEST(Sd3Mmdit, ShapeIsReadFromASingleFile) {

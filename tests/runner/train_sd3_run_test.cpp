@@ -145,13 +145,38 @@ TEST_F(Sd3Run, PartialCacheTrainsTheClipsWithT5Cached) {
   EXPECT_EQ(countWithPrefix(modulesOf(path("out_partial/s.safetensors")), "lora_te2_"), 3u * 6);
 }
 
+// apply_lg_attn_mask (the CLIPs' padding masked in their attention, the CLIPs' LoRA training) and
+// enable_scaled_pos_embed (the position table scaled to the 128 px resolution): each changes the
+// first step's loss from the same seed's plain run, and the metadata says which ran.
+TEST_F(Sd3Run, LgAttentionMaskAndScaledPositionsChangeTheStep) {
+  struct Variant {
+    std::string name, extra;
+  };
+  const std::vector<Variant> variants{{"plain", ""}, {"lg_mask", "apply_lg_attn_mask = true\n"},
+                                      {"scaled_pos", "enable_scaled_pos_embed = true\npos_emb_random_crop_rate = 0.5\n"}};
+  std::vector<double> first;
+  for (const Variant& v : variants) {
+    const std::string out = path("out_variant_" + v.name);
+    const ProcessResult r = runRunner({"--config_file", writeConfig("variant_" + v.name + ".toml", out,
+                                                                    "model_family = \"sd3\"\nmax_train_steps = 1\n" + v.extra),
+                                       "--events", "jsonl"});
+    ASSERT_EQ(r.exitCode, 0) << v.name << "\n" << r.err;
+    ASSERT_FALSE(losses(r).empty()) << v.name;
+    first.push_back(losses(r).front());
+    const auto metadata = sinter::io::SafetensorsFile(out + "/s.safetensors").metadata();
+    EXPECT_EQ(metadata.at("ss_apply_lg_attn_mask"), v.name == "lg_mask" ? "True" : "False") << v.name;
+    if (v.name == "scaled_pos")
+      EXPECT_NE(r.err.find("scaled position embeddings for the resolutions 128x128 (latent sizes 16)"), std::string::npos) << r.err;
+  }
+  EXPECT_NE(first[1], first[0]);
+  EXPECT_NE(first[2], first[0]);
+}
+
 TEST_F(Sd3Run, WhatIsRefusedIsRefusedBeforeLoading) {
   struct Case {
     std::string name, extra, says;
   };
   const std::vector<Case> cases{
-      {"lg_mask", "apply_lg_attn_mask = true\n", "apply_lg_attn_mask"},
-      {"scaled_pos", "enable_scaled_pos_embed = true\n", "enable_scaled_pos_embed"},
       {"t5_cached", "model_family = \"sd3\"\ncache_text_encoder_outputs = true\nnetwork_args = [\"train_t5xxl=True\"]\n", "train_t5xxl=True"},
       {"flux_args", "network_args = [\"train_blocks=single\"]\n", "train_blocks"},
   };

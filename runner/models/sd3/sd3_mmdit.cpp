@@ -8,22 +8,6 @@
 
 namespace sinter::models {
 
-torch::Tensor sd3SincosPosEmbed(int64_t hidden, int64_t gridSize) {
-  if (hidden % 4) throw std::invalid_argument("sd3SincosPosEmbed: the width " + std::to_string(hidden) + " is not a multiple of 4");
-  const auto f64 = torch::TensorOptions().dtype(torch::kFloat64);
-  // omega = 1 / 10000^(i / (D/4)) for each quarter; positions as float32 grid values, as numpy takes them.
-  const torch::Tensor omega = 1.0 / torch::pow(10000.0, torch::arange(hidden / 4, f64) / (hidden / 4.0));
-  const torch::Tensor pos = torch::arange(gridSize, torch::kFloat32).to(torch::kFloat64);
-  const torch::Tensor rows = pos.view({gridSize, 1}).expand({gridSize, gridSize}).reshape({-1});  // grid[0]: w first in meshgrid
-  const torch::Tensor cols = pos.view({1, gridSize}).expand({gridSize, gridSize}).reshape({-1});
-  auto oneAxis = [&](const torch::Tensor& p) {
-    const torch::Tensor out = torch::outer(p, omega);
-    return torch::cat({torch::sin(out), torch::cos(out)}, 1);
-  };
-  // np.meshgrid(grid_w, grid_h) puts w in grid[0]: the first half encodes the column.
-  return torch::cat({oneAxis(cols), oneAxis(rows)}, 1).to(torch::kFloat32);
-}
-
 Sd3EmbedderImpl::Sd3EmbedderImpl(int64_t inDim, int64_t hidden) {
   in = Linear(inDim, hidden);
   out = Linear(hidden, hidden);
@@ -51,8 +35,17 @@ Sd3MmditImpl::Sd3MmditImpl(const Sd3MmditConfig& c, bool withBlocks) : config_(c
   finalLayer->register_module("adaLN_modulation", torch::nn::ModuleList(torch::nn::SiLU(), final_adaLN));
 }
 
-torch::Tensor Sd3MmditImpl::croppedPosEmbed(int64_t h, int64_t w, const Sd3PosEmbedCrop& crop) const {
-  const int64_t max = config_.posEmbedMaxSize;
+void Sd3MmditImpl::enableScaledPosEmbed(const std::vector<int64_t>& latentSizes) {
+  scaledPosEmbeds_.emplace(config_.hiddenSize(), config_.patchSize, latentSizes);
+}
+
+int64_t Sd3MmditImpl::posTableSide(int64_t h, int64_t w) {
+  return scaledPosEmbeds_ ? scaledPosEmbeds_->sideFor(h, w) : config_.posEmbedMaxSize;
+}
+
+torch::Tensor Sd3MmditImpl::croppedPosEmbed(int64_t h, int64_t w, const Sd3PosEmbedCrop& crop, torch::Device device,
+                                            torch::Dtype dtype) {
+  const int64_t max = posTableSide(h, w);
   if (h > max || w > max)
     throw std::invalid_argument("SD 3 MMDiT: an image of " + std::to_string(h) + "x" + std::to_string(w) +
                                 " patches is larger than its position table (" + std::to_string(max) + "x" +
@@ -61,7 +54,9 @@ torch::Tensor Sd3MmditImpl::croppedPosEmbed(int64_t h, int64_t w, const Sd3PosEm
   if (top + h > max || left + w > max)
     throw std::invalid_argument("SD 3 MMDiT: a crop at (" + std::to_string(top) + ", " + std::to_string(left) +
                                 ") leaves the position table");
-  return pos_embed.view({1, max, max, -1}).slice(1, top, top + h).slice(2, left, left + w).reshape({1, h * w, -1});
+  // The stored table is cut before it is cast; a scaled table is kept on the device in the compute dtype.
+  const torch::Tensor table = scaledPosEmbeds_ ? scaledPosEmbeds_->tableFor(h, w, device, dtype) : pos_embed;
+  return table.view({1, max, max, -1}).slice(1, top, top + h).slice(2, left, left + w).reshape({1, h * w, -1}).to(device, dtype);
 }
 
 torch::Tensor Sd3MmditImpl::forward(const torch::Tensor& x, const torch::Tensor& timesteps, const torch::Tensor& y,
@@ -71,7 +66,7 @@ torch::Tensor Sd3MmditImpl::forward(const torch::Tensor& x, const torch::Tensor&
     throw std::invalid_argument("SD 3 MMDiT: latents must be [B, " + std::to_string(config_.inChannels) +
                                 ", H, W] with H and W multiples of " + std::to_string(p) + ", not " + c10::str(x.sizes()));
   const int64_t h = H / p, w = W / p;
-  torch::Tensor tokens = x_embedder_proj(x).flatten(2).transpose(1, 2) + croppedPosEmbed(h, w, crop).to(x.dtype());
+  torch::Tensor tokens = x_embedder_proj(x).flatten(2).transpose(1, 2) + croppedPosEmbed(h, w, crop, x.device(), x.scalar_type());
   const torch::Tensor c = t_embedder(timestepEmbedding(timesteps, 256).to(x.dtype())) + y_embedder(y);
   torch::Tensor ctx = context_embedder(context);
   const bool checkpointed = gradientCheckpointing_ && is_training() && torch::GradMode::is_enabled();

@@ -4,6 +4,7 @@
 // joint_blocks.N, final_layer}): the flow-matching prediction for 16-channel latents.
 #include <torch/torch.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "models/layers/linear.h"
 #include "models/sd3/sd3_mmdit_block.h"
 #include "models/sd3/sd3_mmdit_config.h"
+#include "models/sd3/sd3_position_table.h"
 
 namespace sinter::io {
 class SafetensorsFile;
@@ -24,10 +26,6 @@ namespace sinter::models {
 struct Sd3PosEmbedCrop {
   int64_t top = -1, left = -1;
 };
-
-// sd-scripts' get_2d_sincos_pos_embed(hidden, gridSize) (MAE's table, float64 then float32):
-// [gridSize², hidden], the first half of the channels for the row, [sin, cos] each.
-torch::Tensor sd3SincosPosEmbed(int64_t hidden, int64_t gridSize);
 
 // out(silu(in(x))) registered as mlp.0 and mlp.2 (t_embedder, y_embedder).
 class Sd3EmbedderImpl : public torch::nn::Module {
@@ -57,8 +55,15 @@ class Sd3MmditImpl : public torch::nn::Module {
     checkpointOffload_ = offload;
   }
 
-  // pos_embed's patches for an image of h x w patches: [1, h·w, hidden] (MMDiT.cropped_pos_embed).
-  torch::Tensor croppedPosEmbed(int64_t h, int64_t w, const Sd3PosEmbedCrop& crop) const;
+  // enable_scaled_pos_embed: positions from the resolution-scaled tables for these training latent
+  // sizes (each dataset's resolution / 8) in place of the stored pos_embed, which stays in the file.
+  void enableScaledPosEmbed(const std::vector<int64_t>& latentSizes);
+  bool scaledPosEmbed() const { return scaledPosEmbeds_.has_value(); }
+
+  // The side of the position table an image of h x w patches crops from (a random crop's range).
+  int64_t posTableSide(int64_t h, int64_t w);
+  // Its patches of that table: [1, h·w, hidden] (MMDiT.cropped_pos_embed / cropped_scaled_pos_embed).
+  torch::Tensor croppedPosEmbed(int64_t h, int64_t w, const Sd3PosEmbedCrop& crop, torch::Device device, torch::Dtype dtype);
 
   const Sd3MmditConfig& config() const { return config_; }
 
@@ -76,6 +81,7 @@ class Sd3MmditImpl : public torch::nn::Module {
  private:
   Sd3MmditConfig config_;
   std::vector<Sd3JointBlock> blocks_;
+  std::optional<Sd3ScaledPosEmbeds> scaledPosEmbeds_;
   bool gradientCheckpointing_ = false, preserveRngState_ = true, checkpointOffload_ = false;
 };
 TORCH_MODULE(Sd3Mmdit);

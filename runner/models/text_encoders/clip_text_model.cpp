@@ -117,7 +117,7 @@ ClipEncoderLayerImpl::ClipEncoderLayerImpl(const ClipTextConfig& config)
                                 torch::nn::LayerNorm(torch::nn::LayerNormOptions({w}).eps(config.layerNormEps)));
 }
 
-torch::Tensor ClipEncoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& causalMask) {
+torch::Tensor ClipEncoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& causalMask, const torch::Tensor& allowed) {
   const int64_t batch = x.size(0), tokens = x.size(1), width = x.size(2), headWidth = width / heads_;
   auto splitHeads = [&](const torch::Tensor& t) { return t.view({batch, tokens, heads_, headWidth}).transpose(1, 2); };
 
@@ -128,10 +128,12 @@ torch::Tensor ClipEncoderLayerImpl::forward(const torch::Tensor& x, const torch:
   // softmax(q k^T / sqrt(d) with later positions masked out) v
 #if TORCH_VERSION_MAJOR >= 2
   (void)causalMask;  // the fused kernel applies the causal mask itself
-  torch::Tensor attended = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+  torch::Tensor attended = allowed.defined() ? at::scaled_dot_product_attention(q, k, v, allowed, 0.0, /*is_causal=*/false)
+                                             : at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
 #else
   torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(headWidth)));
   scores = scores.masked_fill(causalMask, -std::numeric_limits<float>::infinity());
+  if (allowed.defined()) scores = scores.masked_fill(allowed.logical_not(), -std::numeric_limits<float>::infinity());
   torch::Tensor attended = torch::matmul(torch::softmax(scores, -1), v);
 #endif
   attended = attended.transpose(1, 2).reshape({batch, tokens, width});
@@ -166,7 +168,7 @@ ClipTextTransformerImpl::ClipTextTransformerImpl(const ClipTextConfig& config) :
       "final_layer_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.width}).eps(config.layerNormEps)));
 }
 
-ClipTextOutput ClipTextTransformerImpl::forward(const torch::Tensor& ids, int64_t layersToRun) {
+ClipTextOutput ClipTextTransformerImpl::forward(const torch::Tensor& ids, int64_t layersToRun, const torch::Tensor& attentionMask) {
   TORCH_CHECK(ids.dim() == 2, "CLIP text encoder: token ids must be [batch, tokens], got ", ids.sizes());
   const int64_t tokens = ids.size(1);
   TORCH_CHECK(tokens >= 1 && tokens <= config_.maxPositions, "CLIP text encoder: ", tokens,
@@ -180,6 +182,13 @@ ClipTextOutput ClipTextTransformerImpl::forward(const torch::Tensor& ids, int64_
   // True above the diagonal: a position never attends to the positions after it.
   const torch::Tensor causalMask =
       torch::ones({tokens, tokens}, torch::TensorOptions().dtype(torch::kBool).device(ids.device())).triu(1);
+  // With an attention_mask: a query attends to the keys at or before it that are not padding.
+  torch::Tensor allowed;
+  if (attentionMask.defined()) {
+    TORCH_CHECK(attentionMask.sizes() == ids.sizes(), "CLIP text encoder: attention mask ", attentionMask.sizes(),
+                " for token ids ", ids.sizes());
+    allowed = causalMask.logical_not().view({1, 1, tokens, tokens}) & attentionMask.to(ids.device()).ne(0).view({ids.size(0), 1, 1, tokens});
+  }
 
   ClipTextOutput output;
   output.hiddenStates.reserve(layersToRun + 1);
@@ -188,12 +197,12 @@ ClipTextOutput ClipTextTransformerImpl::forward(const torch::Tensor& ids, int64_
   for (int64_t i = 0; i < layersToRun; ++i) {
     ClipEncoderLayer layer = encoderLayers_[i];
     if (checkpointed) {
-      auto block = [layer, causalMask](const std::vector<torch::Tensor>& in) mutable {
-        return layer->forward(in[0], causalMask);
+      auto block = [layer, causalMask, allowed](const std::vector<torch::Tensor>& in) mutable {
+        return layer->forward(in[0], causalMask, allowed);
       };
       x = runCheckpointed(block, {x});
     } else {
-      x = layer->forward(x, causalMask);
+      x = layer->forward(x, causalMask, allowed);
     }
     output.hiddenStates.push_back(x);
   }
@@ -256,10 +265,13 @@ torch::Tensor ClipTextModelImpl::pooledOutput(const torch::Tensor& ids) {
   return last.index({torch::arange(ids.size(0), eosPositions.options()), eosPositions});
 }
 
-ClipTextModelImpl::ProjectedOutput ClipTextModelImpl::projectedOutput(const torch::Tensor& ids) {
+ClipTextModelImpl::ProjectedOutput ClipTextModelImpl::projectedOutput(const torch::Tensor& ids, bool maskPadding) {
   if (!text_projection) throw std::logic_error("ClipTextModel::projectedOutput: this encoder has no text_projection");
-  const ClipTextOutput out = text_model->forward(ids);
-  const torch::Tensor eosPositions = ids.to(torch::kLong).argmax(-1);
+  const torch::Tensor eosPositions = ids.to(torch::kLong).argmax(-1);  // the first <|endoftext|>, the highest id
+  torch::Tensor attentionMask;
+  if (maskPadding)
+    attentionMask = torch::arange(ids.size(1), eosPositions.options()).unsqueeze(0).le(eosPositions.unsqueeze(1)).to(torch::kLong);
+  const ClipTextOutput out = text_model->forward(ids, -1, attentionMask);
   const torch::Tensor pooled = out.lastHiddenState.index({torch::arange(ids.size(0), eosPositions.options()), eosPositions});
   return {out.hiddenStates.at(out.hiddenStates.size() - 2), text_projection(pooled)};
 }

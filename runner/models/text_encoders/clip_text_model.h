@@ -73,7 +73,9 @@ struct ClipTextOutput {
 class ClipEncoderLayerImpl : public torch::nn::Module {
  public:
   explicit ClipEncoderLayerImpl(const ClipTextConfig& config);
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& causalMask);
+  // `allowed`, when defined: [B, 1, T, T] true where a query may attend to a key (causal and not
+  // padding); undefined: causal alone.
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& causalMask, const torch::Tensor& allowed = {});
 
  private:
   struct AttentionModule : torch::nn::Module {  // "self_attn"
@@ -95,8 +97,10 @@ TORCH_MODULE(ClipEncoderLayer);
 class ClipTextTransformerImpl : public torch::nn::Module {
  public:
   explicit ClipTextTransformerImpl(const ClipTextConfig& config);
-  // ids: [B, T] integer token ids, T <= maxPositions. layersToRun < 0: all layers.
-  ClipTextOutput forward(const torch::Tensor& ids, int64_t layersToRun = -1);
+  // ids: [B, T] integer token ids, T <= maxPositions. layersToRun < 0: all layers. attentionMask:
+  // Hugging Face's attention_mask, [B, T] non-zero for the tokens to attend to (padding keys masked
+  // besides the causal mask); undefined: every token.
+  ClipTextOutput forward(const torch::Tensor& ids, int64_t layersToRun = -1, const torch::Tensor& attentionMask = {});
 
   torch::nn::Embedding& tokenEmbedding() { return embeddings->token_embedding; }
   torch::nn::Embedding& positionEmbedding() { return embeddings->position_embedding; }
@@ -148,7 +152,9 @@ class ClipTextModelImpl : public torch::nn::Module {
   struct ProjectedOutput {
     torch::Tensor penultimate, textEmbeds;
   };
-  ProjectedOutput projectedOutput(const torch::Tensor& ids);
+  // maskPadding: sd-scripts' apply_lg_attn_mask, the tokenizer's attention_mask (1 through the first
+  // <|endoftext|>, 0 on the padding after it) passed to the encoder.
+  ProjectedOutput projectedOutput(const torch::Tensor& ids, bool maskPadding = false);
 
   const ClipTextConfig& config() const { return config_; }
   ClipTextTransformer& textModel() { return text_model; }

@@ -2,9 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <filesystem>
+#include <set>
 #include <stdexcept>
 
+#include "data/dataset_settings.h"
 #include "models/checkpoints/sd3_checkpoint.h"
 #include "models/text_encoders/sdxl_text_encoding.h"
 #include "models/weights/served_weight.h"
@@ -28,6 +31,23 @@ namespace {
 const std::vector<std::string> kSd3MetadataOptions = {"apply_lg_attn_mask", "apply_t5_attn_mask", "weighting_scheme",
                                                       "logit_mean",         "logit_std",          "mode_scale"};
 
+// enable_scaled_pos_embed's training latent sizes: round(sqrt(width · height)) // 8 of each dataset's
+// resolution, duplicates removed (sd3_train_network's load_target_model over get_resolutions()).
+std::vector<int64_t> scaledPosEmbedLatentSizes(const Config& config) {
+  std::vector<std::string> ignored;  // the run reports the dataset's warnings when it builds it
+  std::set<int64_t> sizes;
+  std::string listed;
+  for (const data::DatasetSettings& d : data::datasetSettingsFromConfig(config, ignored)) {
+    const data::Resolution r = d.buckets.resolution;
+    sizes.insert(std::llround(std::sqrt(static_cast<double>(r.width) * static_cast<double>(r.height))) / 8);
+    listed += (listed.empty() ? "" : ", ") + std::to_string(r.width) + "x" + std::to_string(r.height);
+  }
+  std::string sizeList;
+  for (int64_t s : sizes) sizeList += (sizeList.empty() ? "" : ", ") + std::to_string(s);
+  spdlog::info("scaled position embeddings for the resolutions {} (latent sizes {})", listed, sizeList);
+  return {sizes.begin(), sizes.end()};
+}
+
 std::string sd3FileIdentity(const std::string& path) {
   return fs::path(path).filename().string() + ":" + std::to_string(fs::file_size(path));
 }
@@ -45,6 +65,7 @@ Sd3FamilyOptions Sd3FamilyOptions::fromConfig(const Config& config, torch::Dtype
   o.t5Tokenizer = config.getString("t5_tokenizer");
   if (!isUnset(config.get("t5xxl_max_token_length"))) o.t5MaxTokens = static_cast<int>(config.getInt("t5xxl_max_token_length"));
   o.applyT5AttnMask = config.getBool("apply_t5_attn_mask");
+  o.applyLgAttnMask = config.getBool("apply_lg_attn_mask");
   o.clipLDropout = config.getDouble("clip_l_dropout_rate");
   o.clipGDropout = config.getDouble("clip_g_dropout_rate");
   o.t5Dropout = config.getDouble("t5_dropout_rate");
@@ -74,6 +95,7 @@ Sd3Family::Sd3Family(const RunContext& run)
   const models::Sd3MmditConfig& c = models_.mmdit->config();
   spdlog::info("SD 3 MMDiT ({}): {} joint blocks, {} wide{}, T5 tokens {}", c.modelType(), c.depth, c.hiddenSize(),
                c.xBlockSelfAttnLayers.empty() ? "" : ", MMDiT-X", options_.t5MaxTokens);
+  if (run.config.getBool("enable_scaled_pos_embed")) models_.mmdit->enableScaledPosEmbed(scaledPosEmbedLatentSizes(run.config));
   // Each model in its dtype where it was loaded (the VAE in sd-scripts' vae_dtype). The start is
   // staged as sd3_train_network's (which moves the MMDiT and VAE to the CPU while the text encoders
   // cache): each model comes to the device when it is needed (buildCaches), so the start's peak is its
@@ -149,8 +171,9 @@ data::CaptionTokenizer Sd3Family::captionTokenizer() const {
 Sd3Family::ClipOutputs Sd3Family::encodeClips(const data::TokenIds& ids, bool withGrad) {
   std::optional<torch::NoGradGuard> noGrad;
   if (!withGrad) noGrad.emplace();
-  const auto l = models_.clipL->projectedOutput(ids.at("clip_l").to(device_));
-  const auto g = models_.clipG->projectedOutput(ids.at("clip_g").to(device_));
+  // apply_lg_attn_mask: the tokenizers' attention masks passed to both CLIPs (their outputs are not masked after).
+  const auto l = models_.clipL->projectedOutput(ids.at("clip_l").to(device_), options_.applyLgAttnMask);
+  const auto g = models_.clipG->projectedOutput(ids.at("clip_g").to(device_), options_.applyLgAttnMask);
   return {torch::cat({l.penultimate, g.penultimate}, -1), torch::cat({l.textEmbeds, g.textEmbeds}, -1)};
 }
 
@@ -209,7 +232,8 @@ void Sd3Family::buildCaches(const data::Dataset& dataset, int workers) {
                            (options_.applyT5AttnMask ? ":masked" : "");
     if (!options_.trainClip)
       identity += ":" + sd3FileIdentity(options_.files.clipL.empty() ? options_.files.checkpoint : options_.files.clipL) + ":" +
-                  sd3FileIdentity(options_.files.clipG.empty() ? options_.files.checkpoint : options_.files.clipG);
+                  sd3FileIdentity(options_.files.clipG.empty() ? options_.files.checkpoint : options_.files.clipG) +
+                  (options_.applyLgAttnMask ? ":lg-masked" : "");
     o.encoderIdentity = identity;
     CachingStage encoders(options_.trainClip ? "T5-XXL" : "CLIP-L, CLIP-G and T5-XXL",
                           options_.trainClip ? std::vector<torch::nn::Module*>{models_.t5.get()}

@@ -48,9 +48,12 @@ ModuleOutputs sd3ModuleOutputsTool(const Config& config, const std::map<std::str
     models::ClipTextModel clip = given.empty() ? loadSd3Clip(file, bigG) : loadSd3Clip(io::SafetensorsFile(given), bigG);
     clip->to(device);
     clip->eval();
-    const auto o = clip->projectedOutput(ids.to(torch::kLong));
-    out.tensors.emplace_back(name + "_penultimate", o.penultimate.contiguous().cpu());
-    out.tensors.emplace_back(name + "_embeds", o.textEmbeds.contiguous().cpu());
+    for (const bool masked : {false, true}) {  // apply_lg_attn_mask off and on
+      const auto o = clip->projectedOutput(ids.to(torch::kLong), masked);
+      const std::string prefix = name + (masked ? "_masked" : "");
+      out.tensors.emplace_back(prefix + "_penultimate", o.penultimate.contiguous().cpu());
+      out.tensors.emplace_back(prefix + "_embeds", o.textEmbeds.contiguous().cpu());
+    }
   }
   out.metadata = {{"checkpoint", path}};
   out.inputNames = "x, timesteps, y, context; images; clip_l_ids, clip_g_ids";

@@ -55,14 +55,6 @@ bool checkSd3Config(const Config& config, PreflightChecks& k) {
   ok &= checkT5Tokenizer(config, k);
   ok &= k.parse("weighting_scheme", [&] { FlowMatchingOptions::fromConfig(config); });
   // Not built yet: named, as sd-scripts would take them.
-  if (config.getBool("apply_lg_attn_mask")) {
-    ok = false;
-    k.error("apply_lg_attn_mask", "apply_lg_attn_mask (CLIP-L's and CLIP-G's padding masked in their attention) is not built for SD 3.x yet");
-  }
-  if (config.getBool("enable_scaled_pos_embed")) {
-    ok = false;
-    k.error("enable_scaled_pos_embed", "enable_scaled_pos_embed (SD 3.5 Medium's resolution-scaled position table) is not built yet");
-  }
   if (config.tab() == Tab::LoRA && config.getString("network_module") == "lycoris.kohya") {
     ok = false;
     k.error("network_module", "lycoris.kohya on SD 3.x is not built yet: train networks.lora_sd3 (network_module unset)");

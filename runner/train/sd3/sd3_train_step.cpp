@@ -41,8 +41,8 @@ torch::Tensor Sd3TrainStep::lossAt(const Sd3StepBatch& batch, const torch::Tenso
   models::Sd3PosEmbedCrop crop;
   if (randomCrop && options_.posEmbRandomCropRate > 0.0 &&
       at::rand({1}, generator, torch::TensorOptions().device(device_)).item<double>() < options_.posEmbRandomCropRate) {
-    const int64_t p = mmdit_->config().patchSize, max = mmdit_->config().posEmbedMaxSize;
-    const int64_t h = latents.size(2) / p, w = latents.size(3) / p;
+    const int64_t p = mmdit_->config().patchSize, h = latents.size(2) / p, w = latents.size(3) / p;
+    const int64_t max = mmdit_->posTableSide(h, w);  // the stored table, or enable_scaled_pos_embed's for this size
     const auto longs = torch::TensorOptions().dtype(torch::kLong).device(device_);
     crop.top = at::randint(0, max - h + 1, {1}, generator, longs).item<int64_t>();
     crop.left = at::randint(0, max - w + 1, {1}, generator, longs).item<int64_t>();
