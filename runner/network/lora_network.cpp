@@ -269,10 +269,9 @@ LoraNetworkArgs parseNetworkArgs(const std::vector<std::string>& args, const std
     } else if (key == "train_block_indices") {
       parsed.trainJointBlocks = parseBlockSelection(key, value, 999);  // lora_sd3: any joint block index
     } else if (key == "emb_dims") {
-      for (int64_t dim : parseEmbDims(value))
-        if (dim != 0)
-          throw LoraError("network_args: emb_dims=" + value + ": LoRA on SD 3's embedders and final layer (context_embedder, "
-                          "t_embedder, x_embedder, y_embedder, final_layer) is not built yet; leave emb_dims out or all 0");
+      parsed.sd3EmbDims = parseEmbDims(value);
+      for (int64_t dim : parsed.sd3EmbDims)
+        if (dim < 0) throw LoraError("network_args: emb_dims=" + value + " holds a negative dimension");
     } else if (key == "split_qkv") {
       if (pythonTrue(value))
         throw LoraError("network_args: split_qkv=True is not supported by this build: its separate q/k/v (and mlp) "
@@ -439,6 +438,17 @@ int64_t LoraNetwork::rankFor(const LoraTargetRule& rule, const std::string& name
     *alpha = blockEntry(blocks_->convAlphas, block);
     return blockEntry(*blocks_->convDims, block);
   }
+  // lora_sd3's emb_dims: the embedders' and final layer's rank; the x_embedder conv takes conv_dim where given.
+  if (unet && rule.module == LoraNetworkModule::LoraSd3) {
+    if (const std::optional<size_t> part = sd3EmbeddingPart(name)) {
+      if (conv3x3 && a.convDim) {
+        *alpha = *a.convAlpha;
+        return *a.convDim;
+      }
+      *alpha = options_.alpha;
+      return a.sd3EmbDims[*part];
+    }
+  }
   if (conv3x3) {
     if (!a.convDim) return 0;
     *alpha = *a.convAlpha;
@@ -485,8 +495,8 @@ size_t LoraNetwork::attach(const LoraTargetRule& rule, torch::nn::Module& root, 
   const std::vector<bool> linearChosen = rule.select(linearPaths);
   // create_network adds the Conv2d-3x3 target modules with conv_dim, conv_block_dims or ranks from a file.
   const LoraNetworkArgs& a = options_.args;
-  const bool convBlocks = rule.selectInConvBlocks && (options_.moduleRanks || a.convDim || (blocks_ && blocks_->convDims));
-  const std::vector<bool> inConvBlocks = convBlocks ? rule.selectInConvBlocks(paths) : std::vector<bool>(paths.size(), false);
+  // (Without any conv rank a chosen conv gets rank 0 in rankFor and is left out.)
+  const std::vector<bool> inConvBlocks = rule.selectInConvBlocks ? rule.selectInConvBlocks(paths) : std::vector<bool>(paths.size(), false);
 
   size_t attached = 0, linearIndex = 0;
   torch::NoGradGuard noGrad;

@@ -58,6 +58,9 @@ struct LoraNetworkArgs {
   // x_mod_dim (0 leaves those modules out); train_block_indices over the joint blocks.
   std::vector<std::optional<int64_t>> sd3TypeDims = std::vector<std::optional<int64_t>>(6);
   std::optional<std::vector<bool>> trainJointBlocks;
+  // emb_dims: LoRA ranks on the MMDiT's context_embedder, t_embedder, x_embedder (a 2x2 conv), y_embedder,
+  // final_layer's adaLN_modulation and linear (all 0: none).
+  std::vector<int64_t> sd3EmbDims = std::vector<int64_t>(6, 0);
   std::vector<std::pair<std::string, std::string>> raw;  // as given, in order (for ss_network_args)
   // network_module = "lycoris.kohya": its arguments (network/lycoris_args.h); the loraplus ratios
   // above still apply, everything else of networks.lora is not read.

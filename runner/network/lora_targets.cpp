@@ -256,18 +256,37 @@ LoraTargetRule fluxT5LoraRule() {
   return rule;
 }
 
-LoraTargetRule sd3LoraRule(LoraComponent component) {
+std::optional<size_t> sd3EmbeddingPart(const std::string& loraName) {
+  static const std::vector<std::string> filters{"context_embedder", "_t_embedder", "x_embedder",
+                                                "y_embedder",       "final_layer_adaLN_modulation", "final_layer_linear"};
+  for (size_t i = 0; i < filters.size(); ++i)
+    if (loraName.find(filters[i]) != std::string::npos) return i;
+  return std::nullopt;
+}
+
+LoraTargetRule sd3LoraRule(LoraComponent component, const std::vector<int64_t>& embDims) {
   LoraTargetRule rule = component == LoraComponent::TextEncoder3 ? fluxT5LoraRule()
                         : component == LoraComponent::Unet       ? LoraTargetRule{}
                                                                  : sdxlLoraRule(component);  // CLIP's attention and MLP
   rule.module = LoraNetworkModule::LoraSd3;
   if (component != LoraComponent::Unet) return rule;
   rule.component = component;
-  rule.select = [](const std::vector<std::string>& linearPaths) {
+  // emb_dims' modules, by the part of the kohya name lora_sd3 filters on ("x_embedder.proj" -> "lora_unet_x_embedder_proj").
+  auto embedded = [embDims](const std::string& path) {
+    const std::optional<size_t> part = sd3EmbeddingPart(kohyaLoraName(LoraComponent::Unet, path));
+    return part && *part < embDims.size() && embDims[*part] > 0 && path.rfind("joint_blocks.", 0) != 0;
+  };
+  rule.select = [embedded](const std::vector<std::string>& linearPaths) {
     std::vector<bool> chosen;
     for (const std::string& path : linearPaths)
-      chosen.push_back(path.rfind("joint_blocks.", 0) == 0 &&
-                       (path.find(".context_block.") != std::string::npos || path.find(".x_block.") != std::string::npos));
+      chosen.push_back((path.rfind("joint_blocks.", 0) == 0 &&
+                        (path.find(".context_block.") != std::string::npos || path.find(".x_block.") != std::string::npos)) ||
+                       embedded(path));
+    return chosen;
+  };
+  rule.selectInConvBlocks = [embedded](const std::vector<std::string>& paths) {
+    std::vector<bool> chosen;
+    for (const std::string& path : paths) chosen.push_back(path == "x_embedder.proj" && embedded(path));
     return chosen;
   };
   return rule;

@@ -17,6 +17,7 @@
 // The name is "<prefix>.<path>" with every '.' replaced by '_'.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -122,8 +123,13 @@ bool isT5LoraTarget(const std::string& linearPath);
 // context_block / x_block: attn.qkv, attn.proj, attn2.qkv/proj (MMDiT-X), mlp.fc1, mlp.fc2,
 // adaLN_modulation.1; the last context block only qkv and adaLN): 24 x 10 - 3 = 237 for SD 3
 // Medium, 263 for 3.5 Medium (attn2 in 13 blocks), 377 for 3.5 Large. Its CLIP-L (lora_te1) and CLIP-G (lora_te2) take the text-encoder rule, T5-XXL (lora_te3,
-// train_t5xxl) FLUX's T5 rule.
-LoraTargetRule sd3LoraRule(LoraComponent component);
+// train_t5xxl) FLUX's T5 rule. `embDims` (network_args emb_dims, [context, t, x, y, final_mod,
+// final_linear]): the MMDiT's embedders and final layer whose rank is not 0 are chosen too, the
+// x_embedder's 2x2 patch conv among the conv targets.
+LoraTargetRule sd3LoraRule(LoraComponent component, const std::vector<int64_t>& embDims = {});
+// Which emb_dims entry a kohya name of the MMDiT falls under (lora_sd3's filters: "context_embedder",
+// "_t_embedder", "x_embedder", "y_embedder", "final_layer_adaLN_modulation", "final_layer_linear").
+std::optional<size_t> sd3EmbeddingPart(const std::string& loraName);
 
 // One LoRA module as it will be created: kohya name, module path, sizes.
 struct LoraModuleShape {

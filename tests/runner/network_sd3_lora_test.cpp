@@ -1,6 +1,6 @@
 // networks.lora_sd3 on the real MMDiT (tiny): the modules and kohya names sd-scripts' create_network
 // makes (every Linear of the SingleDiTBlocks, none of the embedders), its type dims and
-// train_block_indices, emb_dims, and the keys that belong to another network module.
+// train_block_indices, emb_dims (the embedders and final layer), and the keys that belong to another network module.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -83,10 +83,55 @@ TEST(Sd3Lora, TypeDimsAndBlockIndicesAsLoraSd3) {
   EXPECT_EQ(net.modules().size(), 15u);
 }
 
+// emb_dims = [context, t, x, y, final_mod, final_linear]: lora_sd3's filters over the whole MMDiT, each
+// at its own rank (0 leaves it out), the x_embedder's 2x2 patch conv as a conv LoRA of its kernel.
+TEST(Sd3Lora, EmbDimsAddTheEmbeddersAndFinalLayer) {
+  models::Sd3Mmdit mmdit = tinyMmdit();
+  LoraNetworkOptions o;
+  o.dim = 4;
+  o.alpha = 2.0;
+  o.args = parseNetworkArgs({"emb_dims=[3, 5, 6, 0, 7, 2]"}, "networks.lora_sd3");
+  LoraNetwork net(o);
+  const std::vector<int64_t> embDims = o.args.sd3EmbDims;
+  net.attach(sd3LoraRule(LoraComponent::Unet, embDims), *mmdit);
+  const std::vector<std::pair<std::string, int64_t>> expected{
+      {"lora_unet_context_embedder", 3},         {"lora_unet_t_embedder_mlp_0", 5},          {"lora_unet_t_embedder_mlp_2", 5},
+      {"lora_unet_x_embedder_proj", 6},          {"lora_unet_final_layer_adaLN_modulation_1", 7}, {"lora_unet_final_layer_linear", 2}};
+  for (const auto& [name, rank] : expected) {
+    const LoraModule* m = net.find(name);
+    ASSERT_TRUE(m) << name;
+    EXPECT_EQ(m->adapter->rank(), rank) << name;
+    EXPECT_EQ(m->adapter->alpha, 2.0) << name;
+  }
+  EXPECT_FALSE(net.find("lora_unet_y_embedder_mlp_0"));  // y: 0
+  EXPECT_EQ(net.modules().size(), (3u * 10 - 3 + 2) + expected.size());
+  // The patch conv's down is a 2x2 conv of the latent channels (stride 2, as the base), its up 1x1.
+  const LoraModule* x = net.find("lora_unet_x_embedder_proj");
+  ASSERT_TRUE(x->conv);
+  EXPECT_EQ(x->adapter->down.sizes(), (std::vector<int64_t>{6, 16, 2, 2}));
+  EXPECT_EQ(x->adapter->up.sizes(), (std::vector<int64_t>{mmdit->config().hiddenSize(), 6, 1, 1}));
+  // A trained x_embedder LoRA changes the output; the latents' shape passes through.
+  torch::NoGradGuard noGrad;
+  const torch::Tensor lat = torch::randn({1, 16, 4, 4}), t = torch::tensor({500.0f}), y = torch::randn({1, 32}), ctx = torch::randn({1, 3, 32});
+  const torch::Tensor before = mmdit(lat, t, y, ctx);
+  x->adapter->up.normal_();
+  EXPECT_FALSE(torch::allclose(mmdit(lat, t, y, ctx), before));
+  // Without emb_dims none of them, as create_network.
+  LoraNetwork plain(LoraNetworkOptions{});
+  plain.attach(sd3LoraRule(LoraComponent::Unet), *tinyMmdit());
+  EXPECT_FALSE(plain.find("lora_unet_x_embedder_proj"));
+  EXPECT_FALSE(plain.find("lora_unet_context_embedder"));
+  // The layout lists the Linears chosen (the conv is not a Linear).
+  size_t listed = 0;
+  for (const LoraModuleShape& m : listLoraModules(sd3LoraRule(LoraComponent::Unet, embDims), linearsOf(*mmdit)))
+    listed += sd3EmbeddingPart(m.name).has_value();
+  EXPECT_EQ(listed, expected.size() - 1);
+}
+
 TEST(Sd3Lora, EmbDimsAndOtherModulesKeys) {
   EXPECT_NO_THROW(parseNetworkArgs({"emb_dims=[0, 0, 0, 0, 0, 0]"}, "networks.lora_sd3"));
-  EXPECT_NE(messageOf([] { parseNetworkArgs({"emb_dims=[4,0,0,0,0,0]"}, "networks.lora_sd3"); }).find("not built yet"), std::string::npos);
   EXPECT_NE(messageOf([] { parseNetworkArgs({"emb_dims=[4,0,0]"}, "networks.lora_sd3"); }).find("6 dimensions"), std::string::npos);
+  EXPECT_NE(messageOf([] { parseNetworkArgs({"emb_dims=[4,0,-1,0,0,0]"}, "networks.lora_sd3"); }).find("negative"), std::string::npos);
   models::Sd3Mmdit mmdit = tinyMmdit();
   LoraNetworkOptions flux;
   flux.args = parseNetworkArgs({"img_attn_dim=8"});

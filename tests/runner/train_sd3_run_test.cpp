@@ -172,6 +172,55 @@ TEST_F(Sd3Run, LgAttentionMaskAndScaledPositionsChangeTheStep) {
   EXPECT_NE(first[2], first[0]);
 }
 
+// sd3_medium_incl_clips_t5xxlfp16: T5-XXL under text_encoders.t5xxl.transformer. is read from the
+// checkpoint (t5xxl unset), and trains as the same weights given apart do.
+TEST_F(Sd3Run, T5xxlInsideTheCheckpointNeedsNoT5xxlFile) {
+  std::vector<std::pair<std::string, torch::Tensor>> tensors;
+  const sinter::io::SafetensorsFile sd3(path("sd3/sd3.safetensors")), t5(path("sd3/t5xxl_fp16.safetensors"));
+  for (const std::string& key : sd3.keys()) tensors.emplace_back(key, sd3.tensor(key));
+  for (const std::string& key : t5.keys()) tensors.emplace_back("text_encoders.t5xxl.transformer." + key, t5.tensor(key));
+  sinter::io::writeSafetensors(path("sd3/sd3_incl_t5.safetensors"), tensors);
+  std::vector<double> first;
+  for (const bool inside : {false, true}) {
+    const std::string name = inside ? "incl_t5" : "apart_t5", out = path("out_" + name);
+    std::string config = writeConfig(name + ".toml", out, "model_family = \"sd3\"\nmax_train_steps = 1\n");
+    if (inside) {
+      std::string text = sinter::test::readText(config);
+      text.replace(text.find("pretrained_model_name_or_path"), text.find('\n') + 1,
+                   "pretrained_model_name_or_path = \"" + path("sd3/sd3_incl_t5.safetensors") + "\"\n");
+      const size_t t5Line = text.find("t5xxl = ");
+      text.erase(t5Line, text.find('\n', t5Line) - t5Line + 1);
+      writeText(config, text);
+      const ProcessResult dry = runRunner({"--config_file", config, "--dry_run"});
+      EXPECT_EQ(dry.exitCode, 0) << dry.err;
+    }
+    const ProcessResult r = runRunner({"--config_file", config, "--events", "jsonl"});
+    ASSERT_EQ(r.exitCode, 0) << name << "\n" << r.err;
+    ASSERT_FALSE(losses(r).empty());
+    first.push_back(losses(r).front());
+  }
+  EXPECT_EQ(first[0], first[1]);
+}
+
+// network_args emb_dims: the embedders' and final layer's modules train and are saved with lora_sd3's
+// names, the x_embedder's down as a 2x2 conv.
+TEST_F(Sd3Run, EmbDimsTrainTheEmbeddersAndFinalLayer) {
+  const std::string out = path("out_emb_dims");
+  const ProcessResult r = runRunner({"--config_file", writeConfig("emb_dims.toml", out,
+                                                                  "model_family = \"sd3\"\nmax_train_steps = 2\nnetwork_train_unet_only = true\n"
+                                                                  "network_args = [\"emb_dims=[2, 2, 3, 0, 2, 2]\"]\n")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const sinter::io::SafetensorsFile saved(out + "/s.safetensors");
+  for (const char* name : {"lora_unet_context_embedder", "lora_unet_t_embedder_mlp_0", "lora_unet_t_embedder_mlp_2",
+                           "lora_unet_final_layer_adaLN_modulation_1", "lora_unet_final_layer_linear"})
+    EXPECT_TRUE(saved.has(std::string(name) + ".lora_up.weight")) << name;
+  EXPECT_FALSE(saved.has("lora_unet_y_embedder_mlp_0.lora_up.weight"));
+  ASSERT_TRUE(saved.has("lora_unet_x_embedder_proj.lora_down.weight"));
+  EXPECT_EQ(saved.tensor("lora_unet_x_embedder_proj.lora_down.weight").sizes(), (std::vector<int64_t>{3, 16, 2, 2}));
+  EXPECT_GT(saved.tensor("lora_unet_final_layer_linear.lora_up.weight").abs().max().item<double>(), 0.0);  // trained from zero
+  EXPECT_NE(saved.metadata().at("ss_network_args").find("emb_dims"), std::string::npos);
+}
+
 TEST_F(Sd3Run, WhatIsRefusedIsRefusedBeforeLoading) {
   struct Case {
     std::string name, extra, says;

@@ -15,6 +15,10 @@ bool isSd3Checkpoint(const io::SafetensorsFile& file) {
          file.hasKeyStartingWith(std::string(kSd3MmditPrefix) + "joint_blocks.");
 }
 
+bool sd3CheckpointHoldsT5xxl(const io::SafetensorsFile& file) {
+  return file.has(std::string(kSd3T5xxlPrefix) + "encoder.block.0.layer.0.SelfAttention.k.weight");
+}
+
 FluxAutoencoderConfig sd3VaeConfig(const FluxAutoencoderConfig& sizes) {
   FluxAutoencoderConfig c = sizes;
   c.scaleFactor = 1.5305;

@@ -27,6 +27,9 @@ inline constexpr const char* kSd3T5xxlPrefix = "text_encoders.t5xxl.transformer.
 
 // Whether a file holds an SD 3 MMDiT (model.diffusion_model.joint_blocks.*), as sd-scripts' SD 3 scripts expect.
 bool isSd3Checkpoint(const io::SafetensorsFile& file);
+// Whether it holds T5-XXL too (sd3_medium_incl_clips_t5xxlfp16): the key sd3_utils.load_t5xxl looks for,
+// whose T5 sd-scripts takes before a --t5xxl file.
+bool sd3CheckpointHoldsT5xxl(const io::SafetensorsFile& file);
 
 // sd3_models' VAE_SCALE_FACTOR / VAE_SHIFT_FACTOR on FLUX's (the same) autoencoder architecture.
 FluxAutoencoderConfig sd3VaeConfig(const FluxAutoencoderConfig& sizes);

@@ -24,21 +24,21 @@ T5EncoderConfig T5EncoderConfig::tiny() {
   return c;
 }
 
-T5EncoderConfig T5EncoderConfig::inferFromCheckpoint(const io::SafetensorsFile& file) {
+T5EncoderConfig T5EncoderConfig::inferFromCheckpoint(const io::SafetensorsFile& file, const std::string& prefix) {
   const std::string model = "T5 encoder";
   T5EncoderConfig c;
-  const std::string sharedKey = file.has("shared.weight") ? "shared.weight" : "encoder.embed_tokens.weight";
-  const std::vector<int64_t> shared = requireShape(file, "", sharedKey, model);
+  const std::string sharedKey = file.has(prefix + "shared.weight") ? "shared.weight" : "encoder.embed_tokens.weight";
+  const std::vector<int64_t> shared = requireShape(file, prefix, sharedKey, model);
   c.vocabSize = shared.at(0);
   c.dModel = shared.at(1);
   const std::vector<int64_t> bias =
-      requireShape(file, "", "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", model);
+      requireShape(file, prefix, "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", model);
   c.relativeBuckets = bias.at(0);
   c.heads = bias.at(1);
-  c.dKv = requireShape(file, "", "encoder.block.0.layer.0.SelfAttention.q.weight", model).at(0) / c.heads;
-  c.dFf = requireShape(file, "", "encoder.block.0.layer.1.DenseReluDense.wi_0.weight", model).at(0);
+  c.dKv = requireShape(file, prefix, "encoder.block.0.layer.0.SelfAttention.q.weight", model).at(0) / c.heads;
+  c.dFf = requireShape(file, prefix, "encoder.block.0.layer.1.DenseReluDense.wi_0.weight", model).at(0);
   c.layers = 0;
-  while (file.has("encoder.block." + std::to_string(c.layers) + ".layer.0.SelfAttention.q.weight")) ++c.layers;
+  while (file.has(prefix + "encoder.block." + std::to_string(c.layers) + ".layer.0.SelfAttention.q.weight")) ++c.layers;
   return c;
 }
 
@@ -168,21 +168,22 @@ torch::Tensor T5EncoderImpl::forward(const torch::Tensor& ids, const torch::Tens
   return final_layer_norm(h);
 }
 
-void T5EncoderImpl::loadFromCheckpoint(const io::SafetensorsFile& file) {
-  if (file.has("shared.weight") || !file.has("encoder.embed_tokens.weight")) {
-    loadModuleFromCheckpoint(*this, file, "", "T5 encoder");
+void T5EncoderImpl::loadFromCheckpoint(const io::SafetensorsFile& file, const std::string& prefix) {
+  const std::string alias = prefix + "encoder.embed_tokens.weight";
+  if (file.has(prefix + "shared.weight") || !file.has(alias)) {
+    loadModuleFromCheckpoint(*this, file, prefix, "T5 encoder");
     return;
   }
   // Some files keep the embedding only under its encoder alias: the rest first (which copies
   // nothing when anything is missing), then the embedding.
   torch::nn::Module encoderOnly;
   encoderOnly.register_module("encoder", named_children()["encoder"]);
-  loadModuleFromCheckpoint(encoderOnly, file, "", "T5 encoder");
-  if (requireShape(file, "", "encoder.embed_tokens.weight", "T5 encoder") != shared->weight.sizes().vec())
-    throw CheckpointError("T5 encoder: encoder.embed_tokens.weight is " + c10::str(file.tensor("encoder.embed_tokens.weight").sizes()) +
-                          ", expected " + c10::str(shared->weight.sizes()));
+  loadModuleFromCheckpoint(encoderOnly, file, prefix, "T5 encoder");
+  if (requireShape(file, prefix, "encoder.embed_tokens.weight", "T5 encoder") != shared->weight.sizes().vec())
+    throw CheckpointError("T5 encoder: " + alias + " is " + c10::str(file.tensor(alias).sizes()) + ", expected " +
+                          c10::str(shared->weight.sizes()));
   torch::NoGradGuard noGrad;
-  shared->weight.copy_(file.tensor("encoder.embed_tokens.weight").to(shared->weight.scalar_type()));
+  shared->weight.copy_(file.tensor(alias).to(shared->weight.scalar_type()));
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> T5EncoderImpl::checkpointTensors() const {
@@ -203,17 +204,18 @@ std::vector<LinearInfo> t5EncoderLinearLayers(const T5EncoderConfig& c) {
   return out;
 }
 
-T5Encoder loadT5Encoder(const std::string& path, torch::Dtype dtype) {
-  const io::SafetensorsFile file(path);
-  const T5EncoderConfig config = T5EncoderConfig::inferFromCheckpoint(file);
+T5Encoder loadT5Encoder(const io::SafetensorsFile& file, const std::string& prefix, torch::Dtype dtype) {
+  const T5EncoderConfig config = T5EncoderConfig::inferFromCheckpoint(file, prefix);
   T5Encoder t5{nullptr};
   {
     const ParametersFromCheckpoint fromFile;  // the file's values overwrite them
     t5 = T5Encoder(config);
   }
   t5->to(dtype);
-  t5->loadFromCheckpoint(file);
+  t5->loadFromCheckpoint(file, prefix);
   return t5;
 }
+
+T5Encoder loadT5Encoder(const std::string& path, torch::Dtype dtype) { return loadT5Encoder(io::SafetensorsFile(path), "", dtype); }
 
 }  // namespace sinter::models

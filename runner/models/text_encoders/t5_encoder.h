@@ -31,8 +31,8 @@ struct T5EncoderConfig {
 
   static T5EncoderConfig xxl();  // google/t5-v1_1-xxl, FLUX's text encoder 2
   static T5EncoderConfig tiny();
-  // Sizes read from a file's shapes (layers counted from encoder.block.N); throws CheckpointError.
-  static T5EncoderConfig inferFromCheckpoint(const io::SafetensorsFile& file);
+  // Sizes read from a file's shapes under `prefix` (layers counted from encoder.block.N); throws CheckpointError.
+  static T5EncoderConfig inferFromCheckpoint(const io::SafetensorsFile& file, const std::string& prefix = "");
 };
 
 // T5's bidirectional relative position bucket of (key position - query position): half the
@@ -107,7 +107,7 @@ class T5EncoderImpl : public torch::nn::Module {
   const T5EncoderConfig& config() const { return config_; }
   // Every key with its shape (F32, F16, BF16; encoder.embed_tokens.weight accepted for shared.weight);
   // a CheckpointError lists what is missing or misshapen.
-  void loadFromCheckpoint(const io::SafetensorsFile& file);
+  void loadFromCheckpoint(const io::SafetensorsFile& file, const std::string& prefix = "");
   std::vector<std::pair<std::string, torch::Tensor>> checkpointTensors() const;
 
   torch::nn::Embedding shared{nullptr};
@@ -123,7 +123,9 @@ TORCH_MODULE(T5Encoder);
 // alone: q, k, v, o, then wi_0, wi_1, wo, per block.
 std::vector<LinearInfo> t5EncoderLinearLayers(const T5EncoderConfig& config);
 
-// A T5 encoder sized and loaded from a file (t5xxl_fp16.safetensors), in `dtype`.
+// A T5 encoder sized and loaded from a file (t5xxl_fp16.safetensors), in `dtype`; or from the keys
+// under `prefix` of one (an SD 3 checkpoint's text_encoders.t5xxl.transformer.).
 T5Encoder loadT5Encoder(const std::string& path, torch::Dtype dtype = torch::kFloat32);
+T5Encoder loadT5Encoder(const io::SafetensorsFile& file, const std::string& prefix, torch::Dtype dtype = torch::kFloat32);
 
 }  // namespace sinter::models

@@ -71,7 +71,11 @@ Sd3FamilyOptions Sd3FamilyOptions::fromConfig(const Config& config, torch::Dtype
   o.t5Dropout = config.getDouble("t5_dropout_rate");
   // sd3_train_network: train_clip = not network_train_unet_only; T5-XXL with train_t5xxl=True.
   o.trainClip = config.tab() == Tab::LoRA && !config.getBool("network_train_unet_only");
-  o.trainT5xxl = o.trainClip && network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module")).trainT5xxl;
+  if (config.tab() == Tab::LoRA) {
+    const network::LoraNetworkArgs args = network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module"));
+    o.trainT5xxl = o.trainClip && args.trainT5xxl;
+    o.embDims = args.sd3EmbDims;
+  }
   o.checkpointOffload = config.getBool("cpu_offload_checkpointing");
   o.gradientCheckpointing = config.getBool("gradient_checkpointing") || o.checkpointOffload;
   o.cacheLatentsToDisk = config.getBool("cache_latents_to_disk");
@@ -127,7 +131,7 @@ FamilyFacts Sd3Family::facts() const {
 
 std::vector<TrainableModel> Sd3Family::trainableModels() {
   using network::LoraComponent;
-  std::vector<TrainableModel> models{{"U-Net", false, models_.mmdit.get(), network::sd3LoraRule(LoraComponent::Unet)},
+  std::vector<TrainableModel> models{{"U-Net", false, models_.mmdit.get(), network::sd3LoraRule(LoraComponent::Unet, options_.embDims)},
                                      {"Text Encoder 1", true, models_.clipL.get(), network::sd3LoraRule(LoraComponent::TextEncoder1)},
                                      {"Text Encoder 2", true, models_.clipG.get(), network::sd3LoraRule(LoraComponent::TextEncoder2)}};
   if (options_.trainT5xxl) models.push_back({"T5-XXL", true, models_.t5.get(), network::sd3LoraRule(LoraComponent::TextEncoder3)});
@@ -228,7 +232,7 @@ void Sd3Family::buildCaches(const data::Dataset& dataset, int workers) {
     o.toDisk = options_.cacheTextToDisk;
     // Outputs differ with the encoders, the token length and whether T5 masked its padding; the
     // partial cache holds T5-XXL's alone.
-    std::string identity = "sd3-te:" + sd3FileIdentity(options_.files.t5xxl) + ":" + std::to_string(options_.t5MaxTokens) +
+    std::string identity = "sd3-te:" + sd3FileIdentity(models_.t5File) + ":" + std::to_string(options_.t5MaxTokens) +
                            (options_.applyT5AttnMask ? ":masked" : "");
     if (!options_.trainClip)
       identity += ":" + sd3FileIdentity(options_.files.clipL.empty() ? options_.files.checkpoint : options_.files.clipL) + ":" +

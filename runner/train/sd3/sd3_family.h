@@ -25,6 +25,7 @@ struct Sd3FamilyOptions {
   int t5MaxTokens = 256;  // t5xxl_max_token_length; sd-scripts' SD 3 default
   bool applyT5AttnMask = false;
   bool applyLgAttnMask = false;  // apply_lg_attn_mask: CLIP-L and CLIP-G attend past no padding token
+  std::vector<int64_t> embDims;  // network_args emb_dims: LoRA on the embedders and final layer too
   double clipLDropout = 0.0, clipGDropout = 0.0, t5Dropout = 0.0;  // clip_l/clip_g/t5_dropout_rate
   // A LoRA run that trains the text encoders (not network_train_unet_only): CLIP-L's and CLIP-G's
   // LoRA modules; T5-XXL's too with network_args train_t5xxl=True.

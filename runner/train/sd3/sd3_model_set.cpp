@@ -1,5 +1,7 @@
 #include "train/sd3/sd3_model_set.h"
 
+#include <spdlog/spdlog.h>
+
 #include "io/safetensors.h"
 #include "models/checkpoints/checkpoint_tensors.h"
 #include "models/checkpoints/sd3_checkpoint.h"
@@ -71,12 +73,18 @@ Sd3ModelSet loadSd3ModelSet(const Sd3ModelFiles& files) {
   };
   set.clipL = clip(files.clipL, false);
   set.clipG = clip(files.clipG, true);
-  if (files.t5xxl.empty())
-    throw models::CheckpointError(std::string("t5xxl is not set: SD 3.x training needs the T5-XXL encoder (t5xxl_fp16.safetensors)") +
-                                  (checkpoint.hasKeyStartingWith(models::kSd3T5xxlPrefix)
-                                       ? "; reading it from the checkpoint's text_encoders.t5xxl.* is not built yet"
-                                       : ""));
-  set.t5 = models::loadT5Encoder(files.t5xxl);
+  // sd3_utils.load_t5xxl: the checkpoint's own T5-XXL first, then the t5xxl file.
+  if (models::sd3CheckpointHoldsT5xxl(checkpoint)) {
+    if (!files.t5xxl.empty()) spdlog::info("T5-XXL is read from {} (it holds one), not from t5xxl, as sd-scripts reads it", files.checkpoint);
+    set.t5 = models::loadT5Encoder(checkpoint, models::kSd3T5xxlPrefix);
+    set.t5File = files.checkpoint;
+  } else if (!files.t5xxl.empty()) {
+    set.t5 = models::loadT5Encoder(files.t5xxl);
+    set.t5File = files.t5xxl;
+  } else {
+    throw models::CheckpointError("t5xxl is not set and " + files.checkpoint +
+                                  " holds no T5-XXL: SD 3.x training needs the T5-XXL encoder (t5xxl_fp16.safetensors)");
+  }
   // The MMDiT's conditioning widths are the encoders' outputs: a mismatch is a wrong file.
   const models::Sd3MmditConfig& c = set.mmdit->config();
   const int64_t lg = set.clipL->config().width + set.clipG->config().width;

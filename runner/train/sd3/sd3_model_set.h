@@ -24,6 +24,7 @@ struct Sd3ModelSet {
   models::FluxAutoencoder vae{nullptr};  // SD 3's 16-channel VAE: FLUX's architecture, SD 3's scale and shift
   models::ClipTextModel clipL{nullptr}, clipG{nullptr};  // CLIPTextModelWithProjection each
   models::T5Encoder t5{nullptr};
+  std::string t5File;  // where T5-XXL was read: the checkpoint (when it holds one) or the t5xxl file
 
   // The VAE's latents of [-1, 1] images, (mean or sample - 0.0609) * 1.5305, without gradients.
   torch::Tensor encodeLatents(const torch::Tensor& images, const at::Generator& generator);

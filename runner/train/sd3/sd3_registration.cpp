@@ -46,9 +46,12 @@ bool checkSd3Config(const Config& config, PreflightChecks& k) {
     }
   }
   const std::string t5 = config.getString("t5xxl");
-  if (t5.empty()) {
+  if (file && models::sd3CheckpointHoldsT5xxl(*file)) {  // read from there, before any t5xxl file (sd3_utils.load_t5xxl)
+    ok &= k.parse("pretrained_model_name_or_path", [&] { models::T5EncoderConfig::inferFromCheckpoint(*file, models::kSd3T5xxlPrefix); });
+  } else if (t5.empty()) {
     ok = false;
-    k.error("t5xxl", "t5xxl is not set: SD 3.x training needs the T5-XXL encoder (t5xxl_fp16.safetensors)");
+    k.error("t5xxl", "t5xxl is not set" + (file ? " and " + checkpoint + " holds no T5-XXL" : std::string()) +
+                         ": SD 3.x training needs the T5-XXL encoder (t5xxl_fp16.safetensors)");
   } else if (isFile(t5)) {
     ok &= k.parse("t5xxl", [&] { models::T5EncoderConfig::inferFromCheckpoint(io::SafetensorsFile(t5)); });
   }
@@ -90,16 +93,17 @@ FamilyRegistration sd3Registration() {
   r.loraLayout = [](bool tiny, const Config& config) {
     using network::LoraComponent;
     LoraLayoutModels models;
+    const network::LoraNetworkArgs args = network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module"));
     if (!config.getBool("network_train_unet_only")) {
       models.emplace_back(network::sd3LoraRule(LoraComponent::TextEncoder1),
                           layoutShapes(models::clipTextLinearLayers(tiny ? models::ClipTextConfig::tinySd3ClipL() : models::ClipTextConfig::sd3ClipL())));
       models.emplace_back(network::sd3LoraRule(LoraComponent::TextEncoder2),
                           layoutShapes(models::clipTextLinearLayers(tiny ? models::ClipTextConfig::tinySd3ClipG() : models::ClipTextConfig::sd3ClipG())));
-      if (network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module")).trainT5xxl)
+      if (args.trainT5xxl)
         models.emplace_back(network::sd3LoraRule(LoraComponent::TextEncoder3),
                             layoutShapes(models::t5EncoderLinearLayers(tiny ? models::T5EncoderConfig::tiny() : models::T5EncoderConfig::xxl())));
     }
-    models.emplace_back(network::sd3LoraRule(LoraComponent::Unet),
+    models.emplace_back(network::sd3LoraRule(LoraComponent::Unet, args.sd3EmbDims),
                         layoutShapes(models::sd3MmditLinearLayers(tiny ? models::Sd3MmditConfig::tiny() : models::Sd3MmditConfig::sd35Medium())));
     return models;
   };
