@@ -208,17 +208,12 @@ void importLoraLearningRates(KohyaImportContext& ctx) {
     ctx.atDefaults({"text_encoder_lr", "unet_lr"}, "text_encoder_lr and unet_lr 0: learning_rate applies to both");
   }
   // kohya_ss passes [text_encoder_lr, t5xxl_lr] as text_encoder_lr, which networks.lora_flux reads
-  // as CLIP-L's and T5-XXL's rates (Sinter's t5xxl_lr); other families' networks read the first.
+  // as CLIP-L's and T5-XXL's rates and networks.lora_sd3 as CLIP-L's and CLIP-G's and T5-XXL's
+  // (Sinter's t5xxl_lr); other families' networks read the first.
   const bool flux = ctx.family && findOption("t5xxl_lr")->appliesToFamily(*ctx.family);
   if (flux && t5 != 0 && te != 0 && t5 != te) {
     ctx.config().set("t5xxl_lr", t5);
     ctx.carried({"t5xxl_lr"}, "t5xxl_lr " + shown(ctx.value("t5xxl_lr")) + " -> t5xxl_lr (text_encoder_lr's second value in sd-scripts)");
-  } else if (!flux && ctx.family && std::string(familyRow(*ctx.family).loraModule) == "networks.lora_sd3" && t5 != 0 &&
-             te != 0 && t5 != te) {
-    // networks.lora_sd3 reads [CLIP-L, CLIP-G, T5-XXL]; two values give CLIP-G and T5-XXL the second.
-    ctx.notCarried({"t5xxl_lr"}, "t5xxl_lr " + shown(ctx.value("t5xxl_lr")) + ": kohya_ss passes text_encoder_lr [" +
-                                     formatDouble(te) + ", " + formatDouble(t5) + "], and networks.lora_sd3 trains CLIP-G and "
-                                     "T5-XXL at the second; Sinter trains SD 3.x's text encoders at text_encoder_lr");
   } else if (flux && t5 != 0 && te == 0) {
     ctx.notCarried({"t5xxl_lr"}, "t5xxl_lr " + shown(ctx.value("t5xxl_lr")) +
                                      ": kohya_ss refuses a T5-XXL rate without a text encoder rate; T5-XXL trains at learning_rate");

@@ -437,12 +437,13 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "Learning rate of the U-Net / transformer LoRA; learning_rate when unset.")).tabs(LORA).min(0).max(1),
       Opt("text_encoder_lr", T::Float, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Text encoder learning rate"),
           QT_TRANSLATE_NOOP("Option", "Learning rate of the text encoder LoRA; learning_rate when unset.")).tabs(LORA).min(0).max(1)
-          .firstOfSdScriptsList("a second value is T5-XXL's in networks.lora_flux, t5xxl_lr here; no network reads a third")
+          .firstOfSdScriptsList("a second value is T5-XXL's in networks.lora_flux and CLIP-G's and T5-XXL's in networks.lora_sd3, "
+                                "t5xxl_lr here; a third (lora_sd3's T5-XXL alone) is not read")
           .secondOfSdScriptsList("t5xxl_lr"),
       Opt("t5xxl_lr", T::Float, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "T5-XXL learning rate"),
-          QT_TRANSLATE_NOOP("Option", "Learning rate of T5-XXL's LoRA (network_args train_t5xxl=True); text_encoder_lr when unset. "
-                                      "sd-scripts reads it as text_encoder_lr's second value."))
-          .tabs(LORA).families(FLUX).min(0).max(1).advanced(),
+          QT_TRANSLATE_NOOP("Option", "Learning rate of T5-XXL's LoRA (network_args train_t5xxl=True), and of CLIP-G's for SD 3.x; "
+                                      "text_encoder_lr when unset. sd-scripts reads it as text_encoder_lr's second value."))
+          .tabs(LORA).families(FLUX_SD3).min(0).max(1).advanced(),
 
       // ---- optimizer ----
       Opt("optimizer_type", T::String, none, Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Optimizer"),

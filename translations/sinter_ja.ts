@@ -1678,8 +1678,8 @@
         <translation>T5-XXL 学習率</translation>
     </message>
     <message>
-        <source>Learning rate of T5-XXL&apos;s LoRA (network_args train_t5xxl=True); text_encoder_lr when unset. sd-scripts reads it as text_encoder_lr&apos;s second value.</source>
-        <translation>T5-XXL の LoRA の学習率（network_args train_t5xxl=True）。未設定時は text_encoder_lr。sd-scripts では text_encoder_lr の 2 番目の値として読まれます。</translation>
+        <source>Learning rate of T5-XXL&apos;s LoRA (network_args train_t5xxl=True), and of CLIP-G&apos;s for SD 3.x; text_encoder_lr when unset. sd-scripts reads it as text_encoder_lr&apos;s second value.</source>
+        <translation>T5-XXL の LoRA の学習率（network_args train_t5xxl=True）、SD 3.x では CLIP-G の学習率も。未設定時は text_encoder_lr。sd-scripts では text_encoder_lr の 2 番目の値として読まれます。</translation>
     </message>
 </context>
 <context>

@@ -1678,8 +1678,8 @@
         <translation>T5-XXL 学习率</translation>
     </message>
     <message>
-        <source>Learning rate of T5-XXL&apos;s LoRA (network_args train_t5xxl=True); text_encoder_lr when unset. sd-scripts reads it as text_encoder_lr&apos;s second value.</source>
-        <translation>T5-XXL LoRA 的学习率（network_args train_t5xxl=True）；未设置时使用 text_encoder_lr。sd-scripts 将其读作 text_encoder_lr 的第二个值。</translation>
+        <source>Learning rate of T5-XXL&apos;s LoRA (network_args train_t5xxl=True), and of CLIP-G&apos;s for SD 3.x; text_encoder_lr when unset. sd-scripts reads it as text_encoder_lr&apos;s second value.</source>
+        <translation>T5-XXL LoRA 的学习率（network_args train_t5xxl=True），SD 3.x 中也是 CLIP-G 的学习率；未设置时使用 text_encoder_lr。sd-scripts 将其读作 text_encoder_lr 的第二个值。</translation>
     </message>
 </context>
 <context>

@@ -473,6 +473,7 @@ int64_t LoraNetwork::rankFor(const LoraTargetRule& rule, const std::string& name
 }
 
 size_t LoraNetwork::attach(const LoraTargetRule& rule, torch::nn::Module& root, const std::string& pathPrefix) {
+  networkModule_ = rule.module;
   if (options_.args.lycoris) return attachLycoris(rule, root, pathPrefix);
   const LoraComponent component = rule.component;
   checkNetworkArgsFamily(options_.args, rule.module);
@@ -594,6 +595,17 @@ int64_t LoraNetwork::parameterCount() const {
   return n;
 }
 
+bool LoraNetwork::atSecondTextEncoderLr(const LoraModule& m) const {
+  return m.component == LoraComponent::TextEncoder3 ||
+         (networkModule_ == LoraNetworkModule::LoraSd3 && m.component == LoraComponent::TextEncoder2);
+}
+
+bool LoraNetwork::readsSecondTextEncoderLr() const {
+  for (const LoraModule& m : modules_)
+    if (atSecondTextEncoderLr(m)) return true;
+  return false;
+}
+
 std::vector<LoraParamGroup> LoraNetwork::parameterGroups(std::optional<double> textEncoderLr, std::optional<double> unetLr,
                                                          double defaultLr, std::optional<double> t5xxlLr) const {
   const LoraNetworkArgs& a = options_.args;
@@ -611,7 +623,7 @@ std::vector<LoraParamGroup> LoraNetwork::parameterGroups(std::optional<double> t
   };
   std::vector<const LoraModule*> textEncoder, t5xxl, unet;
   for (const LoraModule& m : modules_)
-    (m.component == LoraComponent::Unet ? unet : m.component == LoraComponent::TextEncoder3 ? t5xxl : textEncoder).push_back(&m);
+    (m.component == LoraComponent::Unet ? unet : atSecondTextEncoderLr(m) ? t5xxl : textEncoder).push_back(&m);
   std::vector<LoraParamGroup> groups;
   const std::optional<double> textEncoderRatio = a.loraplusTextEncoderLrRatio ? a.loraplusTextEncoderLrRatio : a.loraplusLrRatio;
   assemble(textEncoder, "textencoder", textEncoderLr.value_or(defaultLr), textEncoderRatio, groups);

@@ -151,7 +151,11 @@ class LoraNetwork {
   // ("unet_block<i>") at that lr times the block's weight; LoRA+ splits lora_up into a "plus"
   // group at lr * ratio; groups whose lr is 0 are left out (their parameters are not trained).
   // FLUX's T5-XXL modules (lora_te3) form their own group, "textencoder 2", at `t5xxlLr` (falling
-  // back to the text encoders' rate), as lora_flux's prepare_optimizer_params_with_multiple_te_lrs.
+  // back to the text encoders' rate), as lora_flux's prepare_optimizer_params_with_multiple_te_lrs;
+  // under networks.lora_sd3 CLIP-G's (lora_te2) join them, as lora_sd3 gives text_encoder_lr's second
+  // value to CLIP-G and T5-XXL.
+  // Whether a module trains at text_encoder_lr's second value (t5xxlLr): FLUX's or SD 3's T5-XXL, SD 3's CLIP-G.
+  bool readsSecondTextEncoderLr() const;
   std::vector<LoraParamGroup> parameterGroups(std::optional<double> textEncoderLr, std::optional<double> unetLr,
                                               double defaultLr, std::optional<double> t5xxlLr = std::nullopt) const;
 
@@ -181,6 +185,7 @@ class LoraNetwork {
   // The rank (0: no adapter) and alpha sd-scripts' create_modules gives a module; `conv3x3` for
   // a Conv2d whose kernel is not 1x1.
   int64_t rankFor(const LoraTargetRule& rule, const std::string& name, bool conv3x3, double* alpha) const;
+  bool atSecondTextEncoderLr(const LoraModule& m) const;
   // lycoris.kohya's modules (network/lycoris_network.cpp).
   size_t attachLycoris(const LoraTargetRule& rule, torch::nn::Module& root, const std::string& pathPrefix);
   void appendLycorisState(const LoraModule& m, torch::Dtype dtype, std::vector<std::pair<std::string, torch::Tensor>>& out) const;
@@ -189,6 +194,7 @@ class LoraNetwork {
   LoraNetworkOptions options_;
   std::optional<BlockRanks> blocks_;
   std::vector<LoraModule> modules_;
+  LoraNetworkModule networkModule_ = LoraNetworkModule::Lora;  // the rules' network module, as attached
 };
 
 // "[a, b, c]", as errors about a tensor's shape print it.

@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "models/layers/linear.h"
 #include "models/sd3/sd3_mmdit.h"
+#include "models/text_encoders/clip_text_model.h"
 #include "models/unet/sdxl_unet.h"
 #include "network/lora_network.h"
 #include "network/lora_targets.h"
@@ -126,6 +128,28 @@ TEST(Sd3Lora, EmbDimsAddTheEmbeddersAndFinalLayer) {
   for (const LoraModuleShape& m : listLoraModules(sd3LoraRule(LoraComponent::Unet, embDims), linearsOf(*mmdit)))
     listed += sd3EmbeddingPart(m.name).has_value();
   EXPECT_EQ(listed, expected.size() - 1);
+}
+
+// lora_sd3's prepare_optimizer_params_with_multiple_te_lrs: text_encoder_lr [CLIP-L, CLIP-G and T5-XXL]:
+// the second value (t5xxl_lr here) trains CLIP-G, where networks.lora's SDXL CLIP-G stays at the first.
+TEST(Sd3Lora, ClipGTrainsAtTheSecondTextEncoderRate) {
+  models::ClipTextModel clipL(models::ClipTextConfig::tinySd3ClipL()), clipG(models::ClipTextConfig::tinySd3ClipG());
+  auto groupsOf = [&](LoraTargetRule (*rule)(LoraComponent)) {
+    LoraNetwork net(LoraNetworkOptions{});
+    net.attach(rule(LoraComponent::TextEncoder1), *clipL);
+    net.attach(rule(LoraComponent::TextEncoder2), *clipG);
+    std::map<std::string, std::pair<double, size_t>> out;
+    for (const LoraParamGroup& g : net.parameterGroups(1e-5, std::nullopt, 1e-4, 3e-6)) out[g.label] = {g.lr, g.params.size()};
+    return std::make_pair(out, net.readsSecondTextEncoderLr());
+  };
+  const auto [sd3, sd3Second] = groupsOf([](LoraComponent c) { return sd3LoraRule(c); });
+  const auto perClip = static_cast<size_t>(2 * 6 * models::ClipTextConfig::tinySd3ClipL().layers);  // down and up of 6 Linears a layer
+  EXPECT_EQ(sd3.at("textencoder"), std::make_pair(1e-5, perClip));
+  EXPECT_EQ(sd3.at("textencoder 2"), std::make_pair(3e-6, static_cast<size_t>(2 * 6 * models::ClipTextConfig::tinySd3ClipG().layers)));
+  EXPECT_TRUE(sd3Second);
+  const auto [sdxl, sdxlSecond] = groupsOf(&sdxlLoraRule);
+  EXPECT_FALSE(sdxl.count("textencoder 2"));
+  EXPECT_FALSE(sdxlSecond);
 }
 
 TEST(Sd3Lora, EmbDimsAndOtherModulesKeys) {

@@ -117,8 +117,8 @@ void LoraMethod::attach(FamilyPart& family) {
   facts_.sessionId = std::to_string(std::random_device{}());
   facts_.trainingStartedAt = network::unixTimeNow();
   facts_.textEncoderLr = configOptionAsJson(config_, "text_encoder_lr");
-  // sd-scripts writes the list it was given: [CLIP-L's, T5-XXL's] where T5-XXL's differs.
-  if (options_.t5xxlLr && network_->moduleCount(network::LoraComponent::TextEncoder3) > 0 && facts_.textEncoderLr.is_number())
+  // sd-scripts writes the list it was given: [CLIP-L's, T5-XXL's] (SD 3: [CLIP-L's, CLIP-G's and T5-XXL's]) where the second differs.
+  if (options_.t5xxlLr && network_->readsSecondTextEncoderLr() && facts_.textEncoderLr.is_number())
     facts_.textEncoderLr = nlohmann::ordered_json::array({facts_.textEncoderLr, *options_.t5xxlLr});
   facts_.optimizerArgs = options_.optimizerArgsText;
   facts_.optimizerName = options_.optimizerClass;
