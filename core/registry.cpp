@@ -240,10 +240,10 @@ std::vector<OptionSpec> buildRegistry() {
       Opt("full_fp16", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Full fp16"),
           QT_TRANSLATE_NOOP("Option", "Keep trained weights and gradients in fp16 too (needs mixed_precision fp16).")).advanced(),
       Opt("fp8_base", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "fp8 base model"),
-          QT_TRANSLATE_NOOP("Option", "Store the frozen base model in fp8 to save memory.")).families(NOT_SD3).advanced(),
+          QT_TRANSLATE_NOOP("Option", "Store the frozen base model in fp8 to save memory.")).advanced(),
       Opt("fp8_base_unet", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "fp8 base U-Net/DiT only"),
           QT_TRANSLATE_NOOP("Option", "Store only the frozen U-Net/DiT in fp8; the text encoders stay in the training precision."))
-          .tabs(LORA).families(NOT_SD3).advanced(),
+          .tabs(LORA).advanced(),
       Opt("fp8_scaled", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "fp8 scaled base"),
           QT_TRANSLATE_NOOP("Option", "With fp8_base, store each frozen Linear weight in fp8 with a scale from its largest value (musubi-tuner's fp8_scaled) instead of a plain cast. Sinter's own key; sd-scripts ignores it."))
           .families(FLUX).tabs(LORA).advanced(),

@@ -110,6 +110,16 @@ Sd3Family::Sd3Family(const RunContext& run)
                                static_cast<torch::nn::Module*>(models_.t5.get())})
     castFrozen(*m, run.precision.weightDtype);
   castFrozen(*models_.vae, run.precision.vaeDtype());
+  // fp8_base (sd3_train_network): the frozen MMDiT in float8 e4m3 (its Linear weights here, upcast per
+  // call); T5-XXL stays as its file stores it, so float8 only from a float8 file and without
+  // fp8_base_unet; the CLIPs never.
+  const bool fp8Base = run.config.getBool("fp8_base") || run.config.getBool("fp8_base_unet");
+  if (fp8Base && run.config.tab() == Tab::LoRA) {
+    spdlog::info("fp8_base: the MMDiT's {} Linear weights stored as float8 e4m3, upcast per layer", models::storeLinearsInFloat8(*models_.mmdit));
+    if (!run.config.getBool("fp8_base_unet") && models_.t5StoredInFloat8)
+      spdlog::info("fp8_base: T5-XXL's {} Linear weights kept in float8 e4m3, as {} stores them", models::storeLinearsInFloat8(*models_.t5),
+                   models_.t5File);
+  }
   mmditAfterCaches_ = run.config.tab() == Tab::LoRA;
   if (!mmditAfterCaches_) models::moveToDevice(*models_.mmdit, device_);
   step_ = std::make_unique<Sd3TrainStep>(models_.mmdit, options_.step, device_, run.noiseSeed());

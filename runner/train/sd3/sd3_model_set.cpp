@@ -85,6 +85,12 @@ Sd3ModelSet loadSd3ModelSet(const Sd3ModelFiles& files) {
     throw models::CheckpointError("t5xxl is not set and " + files.checkpoint +
                                   " holds no T5-XXL: SD 3.x training needs the T5-XXL encoder (t5xxl_fp16.safetensors)");
   }
+  {
+    const io::SafetensorsFile t5File(set.t5File);
+    const std::string probe = (set.t5File == files.checkpoint ? std::string(models::kSd3T5xxlPrefix) : std::string()) +
+                              "encoder.block.0.layer.0.SelfAttention.q.weight";
+    set.t5StoredInFloat8 = t5File.has(probe) && t5File.info(probe).dtype == "F8_E4M3";
+  }
   // The MMDiT's conditioning widths are the encoders' outputs: a mismatch is a wrong file.
   const models::Sd3MmditConfig& c = set.mmdit->config();
   const int64_t lg = set.clipL->config().width + set.clipG->config().width;

@@ -25,6 +25,7 @@ struct Sd3ModelSet {
   models::ClipTextModel clipL{nullptr}, clipG{nullptr};  // CLIPTextModelWithProjection each
   models::T5Encoder t5{nullptr};
   std::string t5File;  // where T5-XXL was read: the checkpoint (when it holds one) or the t5xxl file
+  bool t5StoredInFloat8 = false;  // that file holds T5-XXL's weights as float8 e4m3 (t5xxl_fp8_e4m3fn)
 
   // The VAE's latents of [-1, 1] images, (mean or sample - 0.0609) * 1.5305, without gradients.
   torch::Tensor encodeLatents(const torch::Tensor& images, const at::Generator& generator);

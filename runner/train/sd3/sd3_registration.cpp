@@ -5,12 +5,14 @@
 #include <filesystem>
 #include <optional>
 
+#include "core/registry.h"
 #include "io/safetensors.h"
 #include "models/checkpoints/sd3_checkpoint.h"
 #include "models/checkpoints/text_encoder_random_checkpoint.h"
 #include "models/sd3/sd3_mmdit_layout.h"
 #include "models/text_encoders/clip_text_model.h"
 #include "models/text_encoders/t5_encoder.h"
+#include "models/weights/served_weight.h"
 #include "network/lora_network.h"
 #include "train/base/config_values.h"
 #include "train/objectives/flow_matching.h"
@@ -57,6 +59,9 @@ bool checkSd3Config(const Config& config, PreflightChecks& k) {
   }
   ok &= checkT5Tokenizer(config, k);
   ok &= k.parse("weighting_scheme", [&] { FlowMatchingOptions::fromConfig(config); });
+  for (const char* key : {"fp8_base", "fp8_base_unet"})
+    if (config.getBool(key) && findOption(key)->appliesToTab(config.tab()) && !models::float8InBuild())
+      ok &= k.parse(key, [] { models::float8Dtype(); });  // names the libtorch
   // Not built yet: named, as sd-scripts would take them.
   if (config.tab() == Tab::LoRA && config.getString("network_module") == "lycoris.kohya") {
     ok = false;
@@ -108,7 +113,10 @@ FamilyRegistration sd3Registration() {
     return models;
   };
   r.checkConfig = checkSd3Config;
-  r.fixedSampler = "the flow-matching Euler sampler";  // sd-scripts' do_sample ignores sample_sampler
+  r.fixedSampler = "the flow-matching Euler sampler";
+  // fp8_base / fp8_base_unet: the MMDiT's Linear weights stored in float8 (sd3_family.cpp); LoRA only,
+  // as full-weight runs refuse it (methods/full_weights_method.cpp).
+  r.fp8Base = true;  // sd-scripts' do_sample ignores sample_sampler
   r.fullWeightsTextEncoderRefusal = "training SD 3.x's text encoders whole (sd3_train.py's train_text_encoder) is not built yet";
   return r;
 }
