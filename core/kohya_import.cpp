@@ -86,9 +86,6 @@ const char* lostForFamily(const std::string& key, const std::string& family) {
   if (key == "blocks_to_swap") return "sd-scripts keeps that many blocks in CPU memory; this run needs more GPU memory";
   if (key == "fp8_base" || key == "fp8_base_unet")
     return "sd-scripts stores the frozen base model in fp8; this run keeps it in the training precision, with more GPU memory";
-  // kohya_ss's fine-tune tab passes it for every family; sd3_train.py trains CLIP-L and CLIP-G with it.
-  if (key == "train_text_encoder" && family == "SD 3.x")
-    return "sd3_train.py trains CLIP-L and CLIP-G too; this run trains the MMDiT only";
   return nullptr;
 }
 
@@ -225,6 +222,10 @@ void importLoraLearningRates(KohyaImportContext& ctx) {
 // DreamBooth / fine-tune: kohya_ss passes learning_rate_te for SD 1.x/2.x and learning_rate_te1/te2
 // for SDXL (Sinter's options of those names); the LoRA tab uses text_encoder_lr instead.
 void importTextEncoderRate(KohyaImportContext& ctx) {
+  // dreambooth_gui.py: "learning_rate_te1": learning_rate_te1 if sdxl else None (te2 alike).
+  for (const char* key : {"learning_rate_te1", "learning_rate_te2"})
+    if (ctx.tab != Tab::LoRA && ctx.has(key) && !ctx.familyName.empty() && ctx.familyName != "SDXL")
+      ctx.atDefaults({key}, std::string(key) + " " + shown(ctx.value(key)) + ": kohya_ss passes it for SDXL only; learning_rate applies");
   if (!ctx.has("learning_rate_te")) return;
   const bool used = ctx.tab != Tab::LoRA && (!ctx.family || familyRow(*ctx.family).kohyaLearningRateTe);
   if (used && !isKohyaUnset(ctx.value("learning_rate_te")))

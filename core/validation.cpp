@@ -144,7 +144,8 @@ std::vector<Diagnostic> validateConfig(const Config& config) {
     if (config.tab() == Tab::LoRA && !k.on("network_train_unet_only") && !(family && familyRow(*family).partialTextCache))
       k.error("cache_text_encoder_outputs", "cache_text_encoder_outputs needs network_train_unet_only = true "
                                             "(cached outputs cannot train text encoder LoRA modules)");
-    if (config.tab() != Tab::LoRA && k.on("train_text_encoder"))
+    // SD 3.x's sd3_train.py caches T5-XXL's outputs while the CLIPs train (its partial cache).
+    if (config.tab() != Tab::LoRA && k.on("train_text_encoder") && !(family && familyRow(*family).partialTextCache))
       k.error("cache_text_encoder_outputs", "cache_text_encoder_outputs cannot be used with train_text_encoder");
   }
 

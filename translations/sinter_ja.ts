@@ -614,8 +614,8 @@
         <translation>学習率 TE2</translation>
     </message>
     <message>
-        <source>Learning rate of OpenCLIP bigG; learning_rate when unset.</source>
-        <translation>OpenCLIP bigG の学習率。未設定なら learning_rate。</translation>
+        <source>Learning rate of the second text encoder (SDXL&apos;s OpenCLIP bigG, SD 3.x&apos;s CLIP-G); learning_rate when unset.</source>
+        <translation>2 番目のテキストエンコーダー（SDXL の OpenCLIP bigG、SD 3.x の CLIP-G）の学習率。未設定時は learning_rate。</translation>
     </message>
     <message>
         <source>Guidance scale</source>
@@ -1626,8 +1626,8 @@
         <translation>チェックポイントが SD 2.x(OpenCLIP ViT-H テキストエンコーダー)であることを示します。sd-scripts の --v2 と同じです。model_family が auto のときはチェックポイントのキーで判定し、SD 1.x のチェックポイントに v2 を指定するとエラーになります。</translation>
     </message>
     <message>
-        <source>Also train the text encoders (SDXL, SD 1.x/2.x DreamBooth and fine-tune).</source>
-        <translation>テキストエンコーダーも学習します(SDXL、SD 1.x/2.x の DreamBooth とファインチューニング)。</translation>
+        <source>Also train the text encoders (SDXL, SD 1.x/2.x and SD 3.x&apos;s CLIPs, DreamBooth and fine-tune).</source>
+        <translation>テキストエンコーダーも学習します（SDXL、SD 1.x/2.x、SD 3.x の CLIP。DreamBooth とファインチューン）。</translation>
     </message>
     <message>
         <source>VRAM budget (GiB)</source>

@@ -614,8 +614,8 @@
         <translation>TE2 学习率</translation>
     </message>
     <message>
-        <source>Learning rate of OpenCLIP bigG; learning_rate when unset.</source>
-        <translation>OpenCLIP bigG 的学习率;未设置时使用 learning_rate。</translation>
+        <source>Learning rate of the second text encoder (SDXL&apos;s OpenCLIP bigG, SD 3.x&apos;s CLIP-G); learning_rate when unset.</source>
+        <translation>第二个文本编码器（SDXL 的 OpenCLIP bigG、SD 3.x 的 CLIP-G）的学习率；未设置时使用 learning_rate。</translation>
     </message>
     <message>
         <source>Guidance scale</source>
@@ -1626,8 +1626,8 @@
         <translation>检查点为 SD 2.x(OpenCLIP ViT-H 文本编码器),同 sd-scripts 的 --v2。model_family 为 auto 时由检查点的键判断;对 SD 1.x 检查点设置 v2 会报错。</translation>
     </message>
     <message>
-        <source>Also train the text encoders (SDXL, SD 1.x/2.x DreamBooth and fine-tune).</source>
-        <translation>同时训练文本编码器(SDXL、SD 1.x/2.x 的 DreamBooth 和微调)。</translation>
+        <source>Also train the text encoders (SDXL, SD 1.x/2.x and SD 3.x&apos;s CLIPs, DreamBooth and fine-tune).</source>
+        <translation>同时训练文本编码器（SDXL、SD 1.x/2.x 与 SD 3.x 的 CLIP，DreamBooth 和微调）。</translation>
     </message>
     <message>
         <source>VRAM budget (GiB)</source>

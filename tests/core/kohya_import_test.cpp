@@ -560,9 +560,11 @@ TEST(KohyaImport, Sd3DreamBoothPreset) {
 
   // The fine-tune tab passes train_text_encoder for every family; sd3_train.py trains CLIP-L and G with it.
   const KohyaImportResult ft = importKohyaJson(R"({"sdxl_checkbox": false, "sd3_checkbox": true, "train_dir": "",
-                                                   "train_text_encoder": true})", "sd3_ft.json");
+                                                   "train_text_encoder": true, "learning_rate_te1": 1e-6})", "sd3_ft.json");
   EXPECT_EQ(ft.config.getString("training_type"), "finetune");
-  EXPECT_NE(textFor(ft.notCarried, "train_text_encoder").find("sd3_train.py trains CLIP-L and CLIP-G too"), std::string::npos);
+  EXPECT_TRUE(ft.config.getBool("train_text_encoder"));
+  EXPECT_FALSE(ft.config.has("learning_rate_te1"));
+  EXPECT_NE(textFor(ft.atDefaults, "learning_rate_te1").find("kohya_ss passes it for SDXL only"), std::string::npos);
 }
 
 // The full-weight tabs: the Flux1 panel's text encoders are flux1_clip_l/flux1_t5xxl, and

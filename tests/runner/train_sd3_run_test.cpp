@@ -212,6 +212,25 @@ TEST_F(Sd3Run, T5xxlInsideTheCheckpointNeedsNoT5xxlFile) {
   EXPECT_EQ(first[0], first[1]);
 }
 
+// sd3_train.py's train_text_encoder: the CLIPs train whole at learning_rate_te1 / learning_rate_te2 (0
+// leaves one as it was), encoding in the step while T5-XXL's outputs come from the partial cache, and
+// the file holds them.
+TEST_F(Sd3Run, FineTuneTrainsTheClipsWithTrainTextEncoder) {
+  const std::string out = path("out_ft_te");
+  const ProcessResult r = runRunner({"--config_file", writeConfig("ft_te.toml", out,
+                                                                  "model_family = \"sd3\"\ntraining_type = \"finetune\"\nmax_train_steps = 2\n"
+                                                                  "train_text_encoder = true\nlearning_rate_te1 = 0.001\nlearning_rate_te2 = 0\n"
+                                                                  "cache_latents = true\ncache_text_encoder_outputs = true\n")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.err.find("sd-scripts' partial cache"), std::string::npos) << r.err;
+  const sinter::io::SafetensorsFile saved(out + "/s.safetensors"), in(path("sd3/sd3.safetensors"));
+  auto changed = [&](const std::string& key) { return (saved.tensor(key) - in.tensor(key)).abs().max().item<double>(); };
+  const std::string layer = "transformer.text_model.encoder.layers.0.self_attn.q_proj.weight";
+  EXPECT_GT(changed("text_encoders.clip_l." + layer), 1e-7);
+  EXPECT_EQ(changed("text_encoders.clip_g." + layer), 0.0);  // learning_rate_te2 = 0: not trained
+  EXPECT_GT(changed("model.diffusion_model.joint_blocks.0.x_block.attn.qkv.weight"), 1e-7);
+}
+
 // network_args emb_dims: the embedders' and final layer's modules train and are saved with lora_sd3's
 // names, the x_embedder's down as a 2x2 conv.
 TEST_F(Sd3Run, EmbDimsTrainTheEmbeddersAndFinalLayer) {

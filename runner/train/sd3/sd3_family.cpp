@@ -70,7 +70,14 @@ Sd3FamilyOptions Sd3FamilyOptions::fromConfig(const Config& config, torch::Dtype
   o.clipGDropout = config.getDouble("clip_g_dropout_rate");
   o.t5Dropout = config.getDouble("t5_dropout_rate");
   // sd3_train_network: train_clip = not network_train_unet_only; T5-XXL with train_t5xxl=True.
-  o.trainClip = config.tab() == Tab::LoRA && !config.getBool("network_train_unet_only");
+  // sd3_train.py: with train_text_encoder, the CLIPs train unless both their rates are 0.
+  if (config.tab() == Tab::LoRA) {
+    o.trainClip = !config.getBool("network_train_unet_only");
+  } else if (config.getBool("train_text_encoder")) {
+    const double lr = config.getDouble("learning_rate");
+    auto rate = [&](const char* key) { return isUnset(config.get(key)) ? lr : config.getDouble(key); };
+    o.trainClip = rate("learning_rate_te1") != 0.0 || rate("learning_rate_te2") != 0.0;
+  }
   if (config.tab() == Tab::LoRA) {
     const network::LoraNetworkArgs args = network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module"));
     o.trainT5xxl = o.trainClip && args.trainT5xxl;
@@ -265,8 +272,8 @@ void Sd3Family::buildCaches(const data::Dataset& dataset, int workers) {
           }
           return out;
         },
-        options_.trainClip ? "caching text encoder outputs: T5-XXL's are read from the cache, CLIP-L and CLIP-G, whose LoRA modules "
-                             "train, encode in each step (sd-scripts' partial cache)"
+        options_.trainClip ? "caching text encoder outputs: T5-XXL's are read from the cache, CLIP-L and CLIP-G, which train (their "
+                             "LoRA modules or their weights), encode in each step (sd-scripts' partial cache)"
                            : "caching text encoder outputs");
     // The step reads the outputs: the frozen encoders wait in host memory.
     parking_.park("T5-XXL", *models_.t5);

@@ -113,11 +113,10 @@ FamilyRegistration sd3Registration() {
     return models;
   };
   r.checkConfig = checkSd3Config;
-  r.fixedSampler = "the flow-matching Euler sampler";
+  r.fixedSampler = "the flow-matching Euler sampler";  // sd-scripts' do_sample ignores sample_sampler
   // fp8_base / fp8_base_unet: the MMDiT's Linear weights stored in float8 (sd3_family.cpp); LoRA only,
   // as full-weight runs refuse it (methods/full_weights_method.cpp).
-  r.fp8Base = true;  // sd-scripts' do_sample ignores sample_sampler
-  r.fullWeightsTextEncoderRefusal = "training SD 3.x's text encoders whole (sd3_train.py's train_text_encoder) is not built yet";
+  r.fp8Base = true;
   return r;
 }
 
