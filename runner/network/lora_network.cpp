@@ -496,8 +496,11 @@ size_t LoraNetwork::attach(const LoraTargetRule& rule, torch::nn::Module& root, 
   const std::vector<bool> linearChosen = rule.select(linearPaths);
   // create_network adds the Conv2d-3x3 target modules with conv_dim, conv_block_dims or ranks from a file.
   const LoraNetworkArgs& a = options_.args;
-  // (Without any conv rank a chosen conv gets rank 0 in rankFor and is left out.)
-  const std::vector<bool> inConvBlocks = rule.selectInConvBlocks ? rule.selectInConvBlocks(paths) : std::vector<bool>(paths.size(), false);
+  // Only with a conv rank: a 1x1 conv in those blocks (a ResBlock's skip) would take network_dim. lora_sd3's
+  // emb_dims choose the x_embedder's conv by their own rank (its rule selects it only then).
+  const bool convBlocks = rule.selectInConvBlocks && (options_.moduleRanks || a.convDim || (blocks_ && blocks_->convDims) ||
+                                                      rule.module == LoraNetworkModule::LoraSd3);
+  const std::vector<bool> inConvBlocks = convBlocks ? rule.selectInConvBlocks(paths) : std::vector<bool>(paths.size(), false);
 
   size_t attached = 0, linearIndex = 0;
   torch::NoGradGuard noGrad;
