@@ -81,6 +81,10 @@ json toJson(const Event& e) {
                         {"buckets", buckets},
                         {"folders", folders}};
           },
+          [](const Control& c) {
+            return json{{"type", "control"}, {"command", c.command}, {"step", c.step},       {"epoch", c.epoch},
+                        {"result", c.result}, {"seconds", c.seconds}, {"message", c.message}};
+          },
           [](const Done& d) {
             return json{{"type", "done"}, {"status", d.status}, {"steps", d.steps}, {"seconds", d.seconds}};
           },
@@ -221,6 +225,12 @@ std::optional<Event> parseJsonLine(const std::string& line) {
     return e;
   }
   if (type == "dataset_check") return readDatasetCheck(j);
+  if (type == "control") {
+    Control c;
+    read(j, "command", c.command), read(j, "step", c.step), read(j, "epoch", c.epoch), read(j, "result", c.result);
+    read(j, "seconds", c.seconds), read(j, "message", c.message);
+    return c;
+  }
   if (type == "done") {
     Done d;
     read(j, "status", d.status), read(j, "steps", d.steps), read(j, "seconds", d.seconds);

@@ -97,6 +97,19 @@ struct DatasetCheck {
   std::vector<DatasetBucket> buckets;
   std::vector<DatasetFolder> folders;
 };
+// A command of the run's control channel (`--control stdin`, DESIGN.md §3) acknowledged at the step
+// boundary it acted at: `command` as given (sample, save, stop_after_epoch, pause, resume); `result`
+// done (it acted), pending (stop_after_epoch: the run ends after epoch `epoch`) or ignored (nothing
+// to do; `message` says why); `seconds` what it took (the samples, the save, the pause's length);
+// `message` what it did, in words. `epoch` is the step's (1-based), or for stop_after_epoch the
+// epoch the run ends after.
+struct Control {
+  std::string command;
+  long long step = 0, epoch = 0;
+  std::string result;
+  double seconds = 0;
+  std::string message;
+};
 struct Done {
   std::string status;  // completed | stopped | failed
   long long steps = 0;
@@ -106,8 +119,8 @@ struct Unknown {
   std::string type;
 };
 
-using Event = std::variant<Start, CompilePlan, Warmup, Step, Epoch, Validation, Saved, Sample, Warning, Error, DatasetCheck, Done,
-                           Unknown>;
+using Event = std::variant<Start, CompilePlan, Warmup, Step, Epoch, Validation, Saved, Sample, Warning, Error, DatasetCheck, Control,
+                           Done, Unknown>;
 
 std::string typeName(const Event& e);
 // One line of JSON, without the trailing newline.

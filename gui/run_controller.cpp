@@ -66,6 +66,11 @@ void RunController::forceStop() {
   process_->kill();
 }
 
+bool RunController::sendCommand(const QString& command) {
+  if (!isRunning()) return false;
+  return process_->write((command + QLatin1Char('\n')).toUtf8()) > 0;
+}
+
 bool RunController::waitForFinished(int ms) { return !process_ || process_->waitForFinished(ms); }
 
 void RunController::readStdout() {

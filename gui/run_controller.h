@@ -2,7 +2,8 @@
 // One sinter-runner process: started with an argument list (never a shell), its stdout read as
 // JSONL events and its stderr as log lines (each line capped by LineSplitter; a cut line says how
 // much was cut). Stop asks politely (SIGTERM: the runner saves and
-// exits 0); after a timeout Force stop becomes available and kills it.
+// exits 0); after a timeout Force stop becomes available and kills it. Commands during the run
+// (sample, save, stop_after_epoch, pause, resume) go to its stdin, one a line (`--control stdin`).
 #include <QObject>
 #include <QProcess>
 #include <QTimer>
@@ -22,6 +23,8 @@ class RunController : public QObject {
   bool isRunning() const;
   void requestStop();
   void forceStop();
+  // Writes `command` and a line end to the runner's stdin; false when no runner is running.
+  bool sendCommand(const QString& command);
   bool stopRequested() const { return stopRequested_; }
   bool forceStopped() const { return forced_; }
   void setForceStopDelay(int ms) { forceTimer_.setInterval(ms); }

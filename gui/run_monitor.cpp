@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/exit_codes.h"
+#include "run_control_text.h"
 
 namespace sinter::gui {
 
@@ -158,6 +159,13 @@ void RunMonitor::handleDone(const events::Done& done) {
   }
 }
 
+void RunMonitor::handleControl(const events::Control& control) {
+  statusLabel_->setText(clipped(controlAcknowledgement(control)));
+  if (control.result != "done") return;
+  if (control.command == control_words::kPause) setPhase(Phase::Paused, tr("Paused"));
+  if (control.command == control_words::kResume && phase_ == Phase::Paused) setPhase(Phase::Training, tr("Training"));
+}
+
 void RunMonitor::handleEvent(const events::Event& event) {
   using namespace events;
   if (const auto* step = std::get_if<Step>(&event)) {
@@ -203,6 +211,8 @@ void RunMonitor::handleEvent(const events::Event& event) {
     lastError_ = clipped(error->message);
   } else if (const auto* done = std::get_if<Done>(&event)) {
     handleDone(*done);
+  } else if (const auto* control = std::get_if<Control>(&event)) {
+    handleControl(*control);
   }
   // Step is handled above; Warning, Sample and Unknown events change nothing here (warnings reach the log).
   hideEmptyLabels();

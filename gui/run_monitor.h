@@ -1,6 +1,7 @@
 #pragma once
 // The run's progress at a glance, driven by the runner's events: phase (preparing, warm-up,
-// training), a progress bar with step/total, epoch, it/s, ETA, and the final status.
+// training, paused), a progress bar with step/total, epoch, it/s, ETA, the acknowledgements of the
+// controls during the run, and the final status.
 // Step events are coalesced: the bar and labels show the latest step at most kStepDisplayMs apart
 // (a tiny model writes hundreds of steps a second; each label change relays out the window).
 #include <QElapsedTimer>
@@ -18,7 +19,7 @@ namespace sinter::gui {
 class RunMonitor : public QWidget {
   Q_OBJECT
  public:
-  enum class Phase { Idle, Starting, WarmingUp, Training, Finished };
+  enum class Phase { Idle, Starting, WarmingUp, Training, Paused, Finished };
   static constexpr int kStepDisplayMs = 250;
   explicit RunMonitor(QWidget* parent = nullptr);
 
@@ -30,6 +31,7 @@ class RunMonitor : public QWidget {
   void handleFailedToStart(const QString& message);
 
   Phase phase() const { return phase_; }
+  bool isPaused() const { return phase_ == Phase::Paused; }
   QString finalStatus() const { return finalStatus_; }  // completed | stopped | failed
   QString statusText() const;
   QProgressBar* progressBar() const { return progress_; }
@@ -48,6 +50,7 @@ class RunMonitor : public QWidget {
   void setProgress(long long step, long long total);
   void handleStep(const events::Step& step);
   void handleDone(const events::Done& done);
+  void handleControl(const events::Control& control);
 
   QProgressBar* progress_;
   QLabel* phaseLabel_;

@@ -11,6 +11,7 @@
 #include "log_view.h"
 #include "loss_chart.h"
 #include "run_controller.h"
+#include "run_control_text.h"
 #include "run_monitor.h"
 #include "sample_gallery.h"
 
@@ -39,6 +40,16 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   stop_->setToolTip(tr("Finish the current step, save the network and training state, then stop"));
   force_ = new QPushButton(tr("Force stop"), this);
   force_->setToolTip(tr("Kill the runner now; nothing more is saved"));
+  // The controls during a run act at the runner's next step boundary (its `control` events say what they did).
+  sampleNow_ = new QPushButton(controlCommandLabel(control_words::kSample), this);
+  sampleNow_->setToolTip(tr("Render the sample prompts after the current step, as sample_every_n_steps would"));
+  saveNow_ = new QPushButton(controlCommandLabel(control_words::kSave), this);
+  saveNow_->setToolTip(tr("Save the trained weights after the current step, as save_every_n_steps names them (and the "
+                          "training state with save_state)"));
+  stopAfterEpoch_ = new QPushButton(controlCommandLabel(control_words::kStopAfterEpoch), this);
+  stopAfterEpoch_->setToolTip(tr("Finish the current epoch, save as at the end of the run, and end the run there"));
+  pause_ = new QPushButton(this);
+  showPauseAs(false);
   print_ = new QPushButton(tr("Print command"), this);
   print_->setToolTip(tr("Show the exact command and the TOML file a run would use"));
 
@@ -58,6 +69,10 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   buttons->addWidget(start_);
   buttons->addWidget(stop_);
   buttons->addWidget(force_);
+  buttons->addWidget(sampleNow_);
+  buttons->addWidget(saveNow_);
+  buttons->addWidget(stopAfterEpoch_);
+  buttons->addWidget(pause_);
   buttons->addStretch(1);
   buttons->addWidget(gpusLabel);
   buttons->addWidget(gpus_);
@@ -87,6 +102,15 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   connect(print_, &QPushButton::clicked, this, &RunPanel::printCommandRequested);
   connect(stop_, &QPushButton::clicked, this, &RunPanel::requestStop);
   connect(force_, &QPushButton::clicked, this, &RunPanel::forceStop);
+  connect(sampleNow_, &QPushButton::clicked, this,
+          [this] { sendControl(control_words::kSample, tr("Sample now asked: the runner samples after the current step.")); });
+  connect(saveNow_, &QPushButton::clicked, this,
+          [this] { sendControl(control_words::kSave, tr("Save now asked: the runner saves after the current step.")); });
+  connect(stopAfterEpoch_, &QPushButton::clicked, this, [this] {
+    stopAfterEpoch_->setEnabled(false);  // asked once; the runner acknowledges which epoch
+    sendControl(control_words::kStopAfterEpoch, tr("Stop after this epoch asked: the run ends when the current epoch does."));
+  });
+  connect(pause_, &QPushButton::clicked, this, &RunPanel::togglePause);
   connect(controller_, &RunController::eventReceived, this, &RunPanel::onEvent);
   connect(controller_, &RunController::logLine, this, [this](const QString& text, bool transient) {
     log_->appendLine(text, transient);
@@ -120,10 +144,35 @@ void RunPanel::requestStop() {
   if (!isRunning()) return;
   log_->appendLine(tr("Stop requested: the runner finishes the current step and saves."));
   stop_->setEnabled(false);
+  for (QPushButton* b : {sampleNow_, saveNow_, stopAfterEpoch_, pause_}) b->setEnabled(false);
   controller_->requestStop();
 }
 
 void RunPanel::forceStop() { controller_->forceStop(); }
+
+QStringList RunPanel::controlArguments() { return {QStringLiteral("--control"), QStringLiteral("stdin")}; }
+
+void RunPanel::sendControl(const char* command, const QString& asked) {
+  if (!controller_->sendCommand(QString::fromLatin1(command))) return;
+  log_->appendLine(asked);
+}
+
+void RunPanel::togglePause() {
+  // Resume is offered at once: a resume sent before the pause took effect ends it at the same step.
+  if (pauseShown_)
+    sendControl(control_words::kResume, tr("Resume asked."));
+  else
+    sendControl(control_words::kPause, tr("Pause asked: the run pauses after the current step."));
+  showPauseAs(!pauseShown_);
+}
+
+void RunPanel::showPauseAs(bool paused) {
+  pauseShown_ = paused;
+  pause_->setText(controlCommandLabel(paused ? control_words::kResume : control_words::kPause));
+  pause_->setToolTip(paused ? tr("Go on training from where the run paused")
+                            : tr("Pause after the current step; the model stays loaded, and the pause counts in no step time, "
+                                 "it/s or ETA"));
+}
 
 void RunPanel::onEvent(const events::Event& event) {
   using namespace events;
@@ -150,6 +199,10 @@ void RunPanel::onEvent(const events::Event& event) {
   } else if (const auto* sample = std::get_if<Sample>(&event)) {
     log_->appendLine(tr("Sample: %1 (%2)").arg(q(sample->path), q(sample->prompt)));
     gallery_->addSample(*sample);
+  } else if (const auto* control = std::get_if<Control>(&event)) {
+    log_->appendLine(controlAcknowledgement(*control));
+    // The button follows what the runner did: paused, resumed, or a pause it did not take.
+    if (control->command == control_words::kPause || control->command == control_words::kResume) showPauseAs(monitor_->isPaused());
   }
 }
 
@@ -165,6 +218,8 @@ void RunPanel::setRunning(bool running) {
   start_->setEnabled(!running);
   gpus_->setEnabled(!running);
   stop_->setEnabled(running);
+  for (QPushButton* b : {sampleNow_, saveNow_, stopAfterEpoch_, pause_}) b->setEnabled(running);
+  showPauseAs(false);
   force_->setVisible(false);
   emit runningChanged(running);
 }

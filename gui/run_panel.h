@@ -1,6 +1,8 @@
 #pragma once
-// A tab's run area: Start, Stop (graceful, then Force stop), Print command, the progress monitor,
-// the live log, the loss chart and the sample images. It runs one process at a time.
+// A tab's run area: Start, Stop (graceful, then Force stop), the controls during a run (Sample now,
+// Save now, Stop after this epoch, Pause/Resume: commands on the runner's stdin, acknowledged by
+// its `control` events), Print command, the progress monitor, the live log, the loss chart and the
+// sample images. It runs one process at a time.
 #include <QStringList>
 #include <QWidget>
 
@@ -35,6 +37,12 @@ class RunPanel : public QWidget {
   QPushButton* startButton() const { return start_; }
   QPushButton* stopButton() const { return stop_; }
   QPushButton* forceStopButton() const { return force_; }
+  QPushButton* sampleNowButton() const { return sampleNow_; }
+  QPushButton* saveNowButton() const { return saveNow_; }
+  QPushButton* stopAfterEpochButton() const { return stopAfterEpoch_; }
+  QPushButton* pauseButton() const { return pause_; }  // "Pause", or "Resume" while paused
+  // The runner's options for the controls (`--control stdin`): every run the app starts reads them.
+  static QStringList controlArguments();
   QSpinBox* gpuCountBox() const { return gpus_; }
   // The "GPUs" setting: the runner's launch options for it (--nproc_per_node N when N > 1, one
   // process per GPU, data parallel; none for one GPU).
@@ -49,6 +57,10 @@ class RunPanel : public QWidget {
   void onEvent(const events::Event& event);
   void onFinished(int exitCode, bool crashed);
   void setRunning(bool running);
+  // Sends a control command and says in the log that it waits for the next step boundary.
+  void sendControl(const char* command, const QString& asked);
+  void togglePause();
+  void showPauseAs(bool paused);  // the button offers Resume while paused (or pausing), else Pause
 
   RunController* controller_;
   RunMonitor* monitor_;
@@ -59,6 +71,11 @@ class RunPanel : public QWidget {
   QPushButton* start_;
   QPushButton* stop_;
   QPushButton* force_;
+  QPushButton* sampleNow_;
+  QPushButton* saveNow_;
+  QPushButton* stopAfterEpoch_;
+  QPushButton* pause_;
+  bool pauseShown_ = false;  // the pause button offers Resume
   QPushButton* print_;
   QSpinBox* gpus_;
 };

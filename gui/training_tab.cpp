@@ -288,7 +288,7 @@ std::optional<CommandPreview> TrainingTab::commandPreview(QString* error) const 
   preview.program = runnerPath();
   preview.tomlPath = QDir(outputDir).filePath(name + QStringLiteral("-sinter-run.toml"));
   preview.arguments = {QStringLiteral("--config_file"), preview.tomlPath, QStringLiteral("--events"), QStringLiteral("jsonl")};
-  preview.arguments << run_->launchArguments();
+  preview.arguments << RunPanel::controlArguments() << run_->launchArguments();
   preview.toml = ConfigDocument::toToml(config, tab_, config.family());
   for (const std::string& arg : buildArgv(config)) preview.equivalentArguments << QString::fromStdString(arg);
   preview.equivalentArguments << run_->launchArguments();

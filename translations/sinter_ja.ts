@@ -1690,6 +1690,61 @@
     </message>
 </context>
 <context>
+    <name>RunControlText</name>
+    <message>
+        <source>Sample now</source>
+        <translation>今すぐサンプル</translation>
+    </message>
+    <message>
+        <source>Save now</source>
+        <translation>今すぐ保存</translation>
+    </message>
+    <message>
+        <source>Stop after this epoch</source>
+        <translation>このエポックの後で停止</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>一時停止</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>再開</translation>
+    </message>
+    <message>
+        <source>%1 at step %2: nothing to do (%3)</source>
+        <translation>%1 (ステップ %2): 何もしません (%3)</translation>
+    </message>
+    <message>
+        <source>%1: the run ends after epoch %2, saved as at its end.</source>
+        <translation>%1: 実行はエポック %2 の後で終了し、終了時と同じく保存されます。</translation>
+    </message>
+    <message>
+        <source>%1: the run ended after epoch %2 as asked.</source>
+        <translation>%1: 要求どおりエポック %2 の後で実行を終了しました。</translation>
+    </message>
+    <message>
+        <source>%1: sample images made at step %2.</source>
+        <translation>%1: ステップ %2 でサンプル画像を作成しました。</translation>
+    </message>
+    <message>
+        <source>%1: saved at step %2.</source>
+        <translation>%1: ステップ %2 で保存しました。</translation>
+    </message>
+    <message>
+        <source>Paused after step %1; the model stays loaded.</source>
+        <translation>ステップ %1 の後で一時停止しました。モデルは読み込まれたままです。</translation>
+    </message>
+    <message>
+        <source>Resumed at step %1 after a pause of %2 s.</source>
+        <translation>%2 秒の一時停止の後、ステップ %1 から再開しました。</translation>
+    </message>
+    <message>
+        <source>%1 at step %2: %3</source>
+        <translation>%1 (ステップ %2): %3</translation>
+    </message>
+</context>
+<context>
     <name>main</name>
     <message>
         <source>Sinter: a training studio for SDXL, FLUX.1, SD 1.x, SD 2.x and SD 3.x.</source>
@@ -2438,6 +2493,10 @@
         <source>The runner&apos;s done event counts %1 steps, which no step event showed; the last step seen, %2, is shown.</source>
         <translation>ランナーの done イベントは %1 ステップと報告していますが、どの step イベントにもありません。最後に受け取ったステップ %2 を表示します。</translation>
     </message>
+    <message>
+        <source>Paused</source>
+        <translation>一時停止中</translation>
+    </message>
 </context>
 <context>
     <name>sinter::gui::RunPanel</name>
@@ -2520,6 +2579,46 @@
     <message>
         <source>GPUs:</source>
         <translation>GPU数:</translation>
+    </message>
+    <message>
+        <source>Render the sample prompts after the current step, as sample_every_n_steps would</source>
+        <translation>現在のステップの後、sample_every_n_steps と同じようにサンプルプロンプトを描画します</translation>
+    </message>
+    <message>
+        <source>Save the trained weights after the current step, as save_every_n_steps names them (and the training state with save_state)</source>
+        <translation>現在のステップの後、学習した重みを save_every_n_steps と同じ名前で保存します(save_state があれば学習状態も)</translation>
+    </message>
+    <message>
+        <source>Finish the current epoch, save as at the end of the run, and end the run there</source>
+        <translation>現在のエポックを終え、実行終了時と同じく保存して、そこで実行を終了します</translation>
+    </message>
+    <message>
+        <source>Sample now asked: the runner samples after the current step.</source>
+        <translation>今すぐサンプルを要求しました: ランナーは現在のステップの後でサンプルを作成します。</translation>
+    </message>
+    <message>
+        <source>Save now asked: the runner saves after the current step.</source>
+        <translation>今すぐ保存を要求しました: ランナーは現在のステップの後で保存します。</translation>
+    </message>
+    <message>
+        <source>Stop after this epoch asked: the run ends when the current epoch does.</source>
+        <translation>このエポックの後での停止を要求しました: 実行は現在のエポックの終わりで終了します。</translation>
+    </message>
+    <message>
+        <source>Resume asked.</source>
+        <translation>再開を要求しました。</translation>
+    </message>
+    <message>
+        <source>Pause asked: the run pauses after the current step.</source>
+        <translation>一時停止を要求しました: 実行は現在のステップの後で一時停止します。</translation>
+    </message>
+    <message>
+        <source>Go on training from where the run paused</source>
+        <translation>一時停止したところから学習を続けます</translation>
+    </message>
+    <message>
+        <source>Pause after the current step; the model stays loaded, and the pause counts in no step time, it/s or ETA</source>
+        <translation>現在のステップの後で一時停止します。モデルは読み込まれたままで、一時停止の時間はステップ時間、it/s、ETA に含まれません</translation>
     </message>
 </context>
 <context>

@@ -1690,6 +1690,61 @@
     </message>
 </context>
 <context>
+    <name>RunControlText</name>
+    <message>
+        <source>Sample now</source>
+        <translation>立即生成样本</translation>
+    </message>
+    <message>
+        <source>Save now</source>
+        <translation>立即保存</translation>
+    </message>
+    <message>
+        <source>Stop after this epoch</source>
+        <translation>本轮结束后停止</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>继续</translation>
+    </message>
+    <message>
+        <source>%1 at step %2: nothing to do (%3)</source>
+        <translation>%1(第 %2 步):无需操作(%3)</translation>
+    </message>
+    <message>
+        <source>%1: the run ends after epoch %2, saved as at its end.</source>
+        <translation>%1:运行将在第 %2 轮之后结束,并像结束时一样保存。</translation>
+    </message>
+    <message>
+        <source>%1: the run ended after epoch %2 as asked.</source>
+        <translation>%1:已按要求在第 %2 轮之后结束运行。</translation>
+    </message>
+    <message>
+        <source>%1: sample images made at step %2.</source>
+        <translation>%1:已在第 %2 步生成样本图像。</translation>
+    </message>
+    <message>
+        <source>%1: saved at step %2.</source>
+        <translation>%1:已在第 %2 步保存。</translation>
+    </message>
+    <message>
+        <source>Paused after step %1; the model stays loaded.</source>
+        <translation>已在第 %1 步之后暂停;模型保持加载。</translation>
+    </message>
+    <message>
+        <source>Resumed at step %1 after a pause of %2 s.</source>
+        <translation>暂停 %2 秒后,已从第 %1 步继续。</translation>
+    </message>
+    <message>
+        <source>%1 at step %2: %3</source>
+        <translation>%1(第 %2 步):%3</translation>
+    </message>
+</context>
+<context>
     <name>main</name>
     <message>
         <source>Sinter: a training studio for SDXL, FLUX.1, SD 1.x, SD 2.x and SD 3.x.</source>
@@ -2438,6 +2493,10 @@
         <source>The runner&apos;s done event counts %1 steps, which no step event showed; the last step seen, %2, is shown.</source>
         <translation>运行器的 done 事件报告了 %1 步，没有任何 step 事件显示过；显示最后收到的步数 %2。</translation>
     </message>
+    <message>
+        <source>Paused</source>
+        <translation>已暂停</translation>
+    </message>
 </context>
 <context>
     <name>sinter::gui::RunPanel</name>
@@ -2520,6 +2579,46 @@
     <message>
         <source>GPUs:</source>
         <translation>GPU 数量:</translation>
+    </message>
+    <message>
+        <source>Render the sample prompts after the current step, as sample_every_n_steps would</source>
+        <translation>在当前步骤之后渲染样本提示词,与 sample_every_n_steps 相同</translation>
+    </message>
+    <message>
+        <source>Save the trained weights after the current step, as save_every_n_steps names them (and the training state with save_state)</source>
+        <translation>在当前步骤之后保存训练的权重,命名与 save_every_n_steps 相同(启用 save_state 时也保存训练状态)</translation>
+    </message>
+    <message>
+        <source>Finish the current epoch, save as at the end of the run, and end the run there</source>
+        <translation>完成当前轮次,像运行结束时一样保存,然后在此结束运行</translation>
+    </message>
+    <message>
+        <source>Sample now asked: the runner samples after the current step.</source>
+        <translation>已请求立即生成样本:运行器将在当前步骤之后生成样本。</translation>
+    </message>
+    <message>
+        <source>Save now asked: the runner saves after the current step.</source>
+        <translation>已请求立即保存:运行器将在当前步骤之后保存。</translation>
+    </message>
+    <message>
+        <source>Stop after this epoch asked: the run ends when the current epoch does.</source>
+        <translation>已请求本轮结束后停止:运行将在当前轮次结束时结束。</translation>
+    </message>
+    <message>
+        <source>Resume asked.</source>
+        <translation>已请求继续。</translation>
+    </message>
+    <message>
+        <source>Pause asked: the run pauses after the current step.</source>
+        <translation>已请求暂停:运行将在当前步骤之后暂停。</translation>
+    </message>
+    <message>
+        <source>Go on training from where the run paused</source>
+        <translation>从暂停处继续训练</translation>
+    </message>
+    <message>
+        <source>Pause after the current step; the model stays loaded, and the pause counts in no step time, it/s or ETA</source>
+        <translation>在当前步骤之后暂停;模型保持加载,暂停时间不计入步骤时间、it/s 或 ETA</translation>
     </message>
 </context>
 <context>

@@ -64,6 +64,8 @@ const char* kUsage =
     "                         without its file checks), exit\n"
     "  --output_config FILE   write the resolved config (as the app writes it) and exit\n"
     "  --events jsonl         machine-readable events on stdout, one JSON object per line\n"
+    "  --control stdin        during a run, read commands on stdin, one a line, each acted on at the next\n"
+    "                         step boundary: sample, save, stop_after_epoch, pause, resume (the app sends them)\n"
     "  --nproc_per_node N     train on N GPUs of this host, one process each (data parallel over c10d/NCCL;\n"
     "                         on a machine without GPUs, N processes on the CPU over Gloo); a launcher that\n"
     "                         sets torchrun's RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT can\n"
@@ -103,7 +105,7 @@ const std::vector<ExtraArg> kRunnerArgs{{"config_file", true},     {"dry_run", f
                                         {"nproc_per_node", true}, {"benchmark_scaling", false},
                                         {"benchmark_optimizers", false}, {"benchmark_networks", false},
                                         {"strict", false},         {"compile_plan", false},
-                                        {"check_dataset", false}};
+                                        {"check_dataset", false}, {"control", true}};
 
 bool fileExists(const std::string& p) {
   struct stat st {};
@@ -269,6 +271,11 @@ int checkedRunnerMain(int argc, char** argv) {
     spdlog::error("--events takes 'jsonl', not '{}'", ev->second);
     return kExitBadInput;
   }
+  // Commands on stdin during a run (train/loop/run_controls.h); anything else leaves stdin alone.
+  if (auto c = parsed.extraValues.find("control"); c != parsed.extraValues.end() && c->second != "stdin") {
+    spdlog::error("--control takes 'stdin', not '{}'", c->second);
+    return kExitBadInput;
+  }
 
   // A refused config ends with a failed `done` event too, so the app reads why from events.
   train::EventSink events(parsed.extraValues.count("events") != 0);
@@ -374,7 +381,7 @@ int checkedRunnerMain(int argc, char** argv) {
   if (preflight.vramPlan)
     for (const std::string& line : preflight.vramPlan->lines()) spdlog::info("{}", line);
   checkDatasetAtRunStart(preflight, events);
-  return train::runTraining(std::move(preflight), events);
+  return train::runTraining(std::move(preflight), events, parsed.extraValues.count("control") != 0);
 }
 
 }  // namespace

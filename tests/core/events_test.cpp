@@ -22,6 +22,7 @@ TEST(Events, EveryTypeRoundTrips) {
                                       {{"/d/b.png", "no .txt caption file"}}, {{"/d/a.png", "empty"}}, {{"/d/c.png", "16x16"}},
                                       {{"/d/e.png", "not an image"}}, {{"/d/c.png", "/d/d.png"}}, {{1024, 768, 2, 20}},
                                       {{"/d", 3, 10, 20, 1, false}}},
+                         Control{"save", 12, 1, "done", 0.5, "saved at step 12"},
                          Done{"completed", 100, 12.5}};
   for (const Event& e : all) {
     std::string line = toJsonLine(e);
@@ -57,6 +58,19 @@ TEST(Events, ValidationFields) {
   EXPECT_EQ(v.epoch, 2);
   EXPECT_EQ(v.loss, 0.125);
   EXPECT_EQ(v.kind, "epoch");
+}
+
+// A control channel's acknowledgement (--control stdin): the command, the step it acted at, what it did.
+TEST(Events, ControlFields) {
+  const std::string line = toJsonLine(Control{"stop_after_epoch", 7, 2, "pending", 0, "the run ends after epoch 2"});
+  EXPECT_EQ(line, R"({"command":"stop_after_epoch","epoch":2,"message":"the run ends after epoch 2","result":"pending",)"
+                  R"("seconds":0.0,"step":7,"type":"control"})");
+  const Control c = std::get<Control>(*parseJsonLine(line));
+  EXPECT_EQ(c.command, "stop_after_epoch");
+  EXPECT_EQ(c.step, 7);
+  EXPECT_EQ(c.epoch, 2);
+  EXPECT_EQ(c.result, "pending");
+  EXPECT_EQ(c.message, "the run ends after epoch 2");
 }
 
 TEST(Events, InvalidUtf8InMessagesDoesNotBreakTheStream) {

@@ -46,7 +46,7 @@ class PrintCommandTest : public QObject {
     QVERIFY2(preview, qPrintable(error));
     QCOMPARE(preview->program, runnerPath());
     const QString runFile = dir.filePath("out dir/my lora-sinter-run.toml");
-    QCOMPARE(preview->arguments, (QStringList{"--config_file", runFile, "--events", "jsonl"}));
+    QCOMPARE(preview->arguments, (QStringList{"--config_file", runFile, "--events", "jsonl", "--control", "stdin"}));
     QStringList coreArgs;
     for (const std::string& a : buildArgv(tab.currentConfig())) coreArgs << QString::fromStdString(a);
     QCOMPARE(preview->equivalentArguments, coreArgs);

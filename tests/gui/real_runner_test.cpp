@@ -1,10 +1,12 @@
 // The app against the real sinter-runner (built beside it, or named by $SINTER_RUNNER): a refused
 // config reaches the status line with the runner's own message, the tiny demo preset trains with
 // its events driving the progress bar and the loss chart, and on two ranks (the GPUs setting) it
-// trains and stops as one run.
+// trains and stops as one run; the controls during a run (Sample now, Save now, Pause/Resume, Stop
+// after this epoch) are acknowledged and acted on.
 #include <QDir>
 #include <QProcess>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -144,6 +146,74 @@ class RealRunnerTest : public QObject {
     // Cut to 30 steps and sampling every 30, the run samples once, at step 30: both prompts.
     QVERIFY2(QDir(work.filePath("demo-output/lora/sample")).entryList({QStringLiteral("*.png")}).size() == 2,
              qPrintable(QDir(work.filePath("demo-output/lora/sample")).entryList().join(", ")));
+  }
+
+  // The controls during a run, pressed as a user would: each is acknowledged in the log and the
+  // status line and acted on (a sample PNG, a saved LoRA, a pause with no steps, the run's end
+  // after the epoch). The demo at 64x64 in batches of 6: 20 steps an epoch.
+  void controlsDuringARunAreAcknowledgedAndActedOn() {
+    DemoFolder work;
+    QVERIFY2(work.failure.isEmpty(), qPrintable(work.failure));
+    TrainingTab tab(Tab::LoRA, nullptr, {});
+    QString error;
+    QVERIFY2(tab.loadFile(QStringLiteral(SINTER_PRESETS_DIR "/demo_sdxl_lora_tiny.toml"), &error), qPrintable(error));
+    test::setOption(tab.form(), "max_train_steps", 400LL);
+    test::setOption(tab.form(), "resolution", std::string("64,64"));
+    test::setOption(tab.form(), "train_batch_size", 6LL);
+    RunPanel* panel = tab.runPanel();
+    RunMonitor* m = panel->monitor();
+    LogView* log = panel->logView();
+    auto logText = [log] {
+      log->flush();
+      return log->text();
+    };
+    QVERIFY(!panel->sampleNowButton()->isEnabled());
+    QVERIFY(!panel->pauseButton()->isEnabled());
+    QSignalSpy finished(panel->controller(), &RunController::finished);
+    QVERIFY(tab.startRun());
+    QVERIFY(panel->sampleNowButton()->isEnabled() && panel->saveNowButton()->isEnabled());
+    QVERIFY(panel->stopAfterEpochButton()->isEnabled() && panel->pauseButton()->isEnabled());
+    QTRY_VERIFY_WITH_TIMEOUT(m->lastStep() >= 1 || !finished.isEmpty(), 300000);
+
+    const QString samples = work.filePath("demo-output/lora/sample");
+    panel->sampleNowButton()->click();
+    QTRY_VERIFY_WITH_TIMEOUT(logText().contains("Sample now: sample images made at step") || !finished.isEmpty(), 120000);
+    QVERIFY2(QDir(samples).entryList({QStringLiteral("*.png")}).size() == 2, qPrintable(logText().right(3000)));
+    QVERIFY(m->statusText().contains("Sample now"));
+
+    panel->saveNowButton()->click();
+    QTRY_VERIFY_WITH_TIMEOUT(logText().contains("Save now: saved at step") || !finished.isEmpty(), 120000);
+    const QString lora = work.filePath("demo-output/lora");
+    QVERIFY2(QDir(lora).entryList({QStringLiteral("demo_lora-step*.safetensors")}).size() == 1, qPrintable(logText().right(3000)));
+
+    QCOMPARE(panel->pauseButton()->text(), QString("Pause"));
+    panel->pauseButton()->click();
+    QCOMPARE(panel->pauseButton()->text(), QString("Resume"));
+    QTRY_VERIFY_WITH_TIMEOUT(m->isPaused() || !finished.isEmpty(), 120000);
+    QVERIFY2(logText().contains("Paused after step"), qPrintable(logText().right(3000)));
+    QVERIFY(m->statusText().contains("Paused after step"));
+    const long long pausedAt = m->lastStep();
+    QTest::qWait(1500);  // paused: no step comes
+    QCOMPARE(m->lastStep(), pausedAt);
+    QCOMPARE(panel->pauseButton()->text(), QString("Resume"));
+    panel->pauseButton()->click();
+    QTRY_VERIFY_WITH_TIMEOUT(logText().contains("Resumed at step") || !finished.isEmpty(), 120000);
+    QVERIFY(!m->isPaused());
+    QCOMPARE(panel->pauseButton()->text(), QString("Pause"));
+    QTRY_VERIFY_WITH_TIMEOUT(m->lastStep() > pausedAt || !finished.isEmpty(), 120000);
+
+    panel->stopAfterEpochButton()->click();
+    QVERIFY(!panel->stopAfterEpochButton()->isEnabled());
+    QTRY_VERIFY_WITH_TIMEOUT(logText().contains("the run ends after epoch") || !finished.isEmpty(), 120000);
+    const bool ended = !finished.isEmpty() || finished.wait(300000);
+    const QString text = logText();
+    QVERIFY2(ended, qPrintable(text.right(3000)));
+    QVERIFY2(finished.first().at(0).toInt() == 0, qPrintable(text.right(3000)));
+    QCOMPARE(m->finalStatus(), QString("completed"));
+    QVERIFY2(m->lastStep() % 20 == 0 && m->lastStep() < 400, qPrintable(QString::number(m->lastStep())));
+    QVERIFY2(text.contains("the run ended after epoch"), qPrintable(text.right(3000)));
+    QVERIFY(QFile::exists(work.filePath("demo-output/lora/demo_lora.safetensors")));
+    QVERIFY(!panel->sampleNowButton()->isEnabled() && !panel->pauseButton()->isEnabled());
   }
 
   // The GPUs setting at 2 (two processes on the CPU here, over Gloo): the app reads rank 0's events

@@ -49,12 +49,42 @@ inline pid_t& lastRunnerPid() {
   return pid;
 }
 
+// The runner's stdin while it runs (its control channel with --control stdin): what a test writes
+// to it, and its end.
+class RunnerInput {
+ public:
+  explicit RunnerInput(int fd) : fd_(fd) {}
+  ~RunnerInput() { close(); }
+  RunnerInput(const RunnerInput&) = delete;
+  RunnerInput& operator=(const RunnerInput&) = delete;
+  // Written in one write (atomic in a pipe up to PIPE_BUF bytes); false once closed or the runner is gone.
+  bool send(const std::string& text) {
+    return fd_ >= 0 && ::write(fd_, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  bool open() const { return fd_ >= 0; }
+
+ private:
+  int fd_;
+};
+
 // Runs the runner with `args`; `onLine` sees each stdout line as it arrives and may return false
-// to send SIGTERM once (a graceful stop request).
+// to send SIGTERM once (a graceful stop request). With `onLineWithInput` instead, the runner's
+// stdin is a pipe the callback may write to or close (closed when stdout ends); otherwise the
+// runner shares the test's stdin.
 inline ProcessResult runRunner(const std::vector<std::string>& args,
-                               const std::function<bool(const std::string&)>& onLine = nullptr) {
+                               const std::function<bool(const std::string&)>& onLine = nullptr,
+                               const std::function<void(const std::string&, RunnerInput&)>& onLineWithInput = nullptr) {
   int outPipe[2];
   if (::pipe(outPipe) != 0) return {};
+  int inPipe[2] = {-1, -1};
+  if (onLineWithInput) {
+    if (::pipe(inPipe) != 0) return {};
+    ::signal(SIGPIPE, SIG_IGN);  // a write after the runner has gone fails instead
+  }
   char errTemplate[] = "/tmp/sinter_runner_err_XXXXXX";
   int errFd = ::mkstemp(errTemplate);
   pid_t pid = ::fork();
@@ -62,6 +92,11 @@ inline ProcessResult runRunner(const std::vector<std::string>& args,
     ::dup2(outPipe[1], 1);
     ::dup2(errFd, 2);
     ::close(outPipe[0]);
+    if (inPipe[0] >= 0) {
+      ::dup2(inPipe[0], 0);
+      ::close(inPipe[0]);
+      ::close(inPipe[1]);
+    }
     std::vector<char*> argv;
     std::string bin = SINTER_RUNNER_BINARY;
     argv.push_back(bin.data());
@@ -72,6 +107,8 @@ inline ProcessResult runRunner(const std::vector<std::string>& args,
     ::_exit(127);
   }
   ::close(outPipe[1]);
+  if (inPipe[0] >= 0) ::close(inPipe[0]);
+  RunnerInput input(inPipe[1]);
   lastRunnerPid() = pid;
   ProcessResult r;
   FILE* out = ::fdopen(outPipe[0], "r");
@@ -80,6 +117,7 @@ inline ProcessResult runRunner(const std::vector<std::string>& args,
   bool signalled = false;
   while (::getline(&line, &cap, out) > 0) {
     r.out += line;
+    if (onLineWithInput) onLineWithInput(line, input);
     if (onLine && !signalled && !onLine(line)) {
       ::kill(pid, SIGTERM);
       signalled = true;
@@ -87,6 +125,7 @@ inline ProcessResult runRunner(const std::vector<std::string>& args,
   }
   std::free(line);
   std::fclose(out);
+  input.close();
   int status = 0;
   ::waitpid(pid, &status, 0);
   r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -75,6 +75,11 @@ void RunSaves::atStop(long long globalStep, long long epoch) {
   state(stepStateFolderName(options_.outputName, globalStep), globalStep);
 }
 
+void RunSaves::requested(long long globalStep, long long epoch) {
+  model(stepFileStem(options_.outputName, globalStep), "requested", globalStep, epoch);
+  if (options_.saves.saveState) state(stepStateFolderName(options_.outputName, globalStep), globalStep);
+}
+
 void RunSaves::removeModel(const std::string& stem) const {
   std::error_code ec;
   if (writes_ && fs::remove(fs::path(options_.outputDir) / (stem + ".safetensors"), ec)) spdlog::info("removed old model {}.safetensors", stem);

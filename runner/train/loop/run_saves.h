@@ -21,7 +21,8 @@ class RunSaves {
   RunSaves(const RunContext& run, FamilyPart& family, MethodPart& method, Optimizer& optimizer, const LoopOptions& options,
            const EpochLayout& layout, std::function<data::DataOrderState()> dataPosition);
 
-  // The model file <stem>.safetensors; `kind` names it in the Saved event ("step", "epoch", "final", "stopped").
+  // The model file <stem>.safetensors; `kind` names it in the Saved event ("step", "epoch", "final", "stopped",
+  // "requested").
   void model(const std::string& stem, const std::string& kind, long long globalStep, long long epoch);
   // A state folder (train_state.json, network, optimizer and noise states).
   void state(const std::string& folderName, long long globalStep);
@@ -34,6 +35,9 @@ class RunSaves {
   void atEnd(long long globalStep, long long numEpochs);
   // A stop on request: the model and a state at this step, to resume from.
   void atStop(long long globalStep, long long epoch);
+  // The control channel's "save" (run_controls.h): the model as save_every_n_steps names it, and its
+  // state with save_state. Nothing is pruned: a file asked for is kept.
+  void requested(long long globalStep, long long epoch);
 
  private:
   // A save the schedule asked for after step or epoch `number`: the model, its state with

@@ -33,7 +33,7 @@ SampleImages::SampleImages(const RunContext& run, FamilyPart& family)
       folder_(fs::absolute(fs::path(run.config.getString("output_dir")) / "sample").lexically_normal().string()),
       outputName_(outputName(run.config)),
       modelName_(family.facts().checkpointFile) {
-  if (schedule_.any()) prompts_ = sample::loadSamplePrompts(run.config.getString("sample_prompts"));
+  if (const std::string file = run.config.getString("sample_prompts"); !file.empty()) prompts_ = sample::loadSamplePrompts(file);
 }
 
 sample::ResolvedSample SampleImages::resolve(const sample::SamplePrompt& p) const {

@@ -18,10 +18,12 @@ sample::SampleSchedule sampleScheduleFromConfig(const Config& config);
 
 class SampleImages {
  public:
-  // Reads the prompt file (checked in the preflight) when sampling is on.
+  // Reads the prompt file (checked in the preflight) when there is one: the schedule samples from
+  // it, and so does the control channel's "sample" without a schedule (run_controls.h).
   SampleImages(const RunContext& run, FamilyPart& family);
 
   const sample::SampleSchedule& schedule() const { return schedule_; }
+  bool hasPrompts() const { return !prompts_.empty(); }
 
   // Renders every prompt with the models as they are at `step` (`epoch` when at an epoch's end)
   // and restores the models' training state (`textEncodersTrain`). Returns the seconds it took.

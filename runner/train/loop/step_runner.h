@@ -42,7 +42,8 @@ class StepRunner {
   Optimizer& optimizer() { return *optimizer_; }
   const LrSchedule& schedule() const { return schedule_; }
   bool captures() const { return executor_->captures(); }
-  // Whether the run stops after `step` (with several ranks, as rank 0 decides for all).
+  // Whether the run stops after `step` (with several ranks, as rank 0 decides for all). The loop asks
+  // it before step 1; after each step, RunControls (run_controls.h) decides the stop with the commands.
   bool stopAfter(long long step);
 
   // Before step 1, once the method says whether text encoders train: staged inputs (static buffers)

@@ -16,6 +16,7 @@
 #include "train/loop/device_batches.h"
 #include "train/loop/progress_meter.h"
 #include "train/loop/resume_position.h"
+#include "train/loop/run_controls.h"
 #include "train/loop/run_saves.h"
 #include "train/loop/run_start.h"
 #include "train/loop/run_summary.h"
@@ -132,7 +133,7 @@ void checkInitialStep(const LoopOptions& options, const RunSchedule& schedule) {
 }
 
 int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& method, const data::Dataset& dataset,
-                    bool& trainingStarted) {
+                    ControlChannel* controlChannel, bool& trainingStarted) {
   // Set-up: the options, the data's plan (several ranks: each trains on its shard of every epoch,
   // only rank 0 writes files and events), the run's length, and what runs a step.
   const LoopOptions options = LoopOptions::fromConfig(run.config, run.precision);
@@ -191,6 +192,9 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   auto validate = [&](long long step, long long epoch, const char* kind) {
     validationSeconds += validationPass(*validation, textEncodersTrain, step, epoch, kind, reports, meter, log, events);
   };
+  // The control channel's commands (--control stdin) and a stop signal, as rank 0 decides for all.
+  RunControls controls(run, controlChannel);
+  double pausedSeconds = 0;
   StepProfiler profiler(writes ? options.profileSteps : 0, length.maxTrainSteps,
                         (fs::path(options.outputDir) / (options.outputName + "-profile.json")).string(), run.device);
   const auto trainStart = Clock::now();
@@ -200,7 +204,10 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   double savingSeconds = 0;
   // The last step's epoch (1-based) and whether that step finished it: sd-scripts' last sample_images call.
   long long lastEpoch = 0;
-  bool lastEpochFinished = true, stopped = false;
+  bool lastEpochFinished = true, stopped = false, endedAfterEpoch = false;
+  const ControlActions controlActions{samples.hasPrompts(),
+                                      [&] { return writes ? samples.make(globalStep, std::nullopt, textEncodersTrain) : 0.0; },
+                                      [&] { saves.requested(globalStep, lastEpoch); }, [&] { reports.endLine(); }};
   while (globalStep < length.maxTrainSteps) {
     startProfiledStep(profiler, globalStep + 1, events);
     StepFacts facts;
@@ -214,20 +221,27 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     lastMark = mark;
     reports.push(globalStep, scheduleStep, step.loss, method.stepFigures(), facts);
 
-    // After the step: what the schedules ask (a save, samples, validation, the epoch's end) and a stop.
+    // After the step: what the control channel and a stop signal ask (run_controls.h), what the
+    // schedules ask (a save, samples, validation, the epoch's end), then the commands' own work and
+    // the run's end.
     const long long epoch = step.epoch + 1;
     lastEpoch = epoch;
     lastEpochFinished = step.epochEnds;
+    const StepBoundary boundary{globalStep, epoch, step.epochEnds, globalStep == length.maxTrainSteps};
+    const BoundaryControls asked = controls.afterStep(boundary);
+    const bool stopNow = asked.stop && !boundary.lastStep;
+    const bool endNow = asked.endsRun && !stopNow;  // stop_after_epoch: this epoch's end is the run's
     const bool saveStep = options.saves.saveAfterStep(globalStep, length.maxTrainSteps);
-    const bool saveEpoch = step.epochEnds && options.saves.saveAfterEpoch(epoch, length.numEpochs) && globalStep < length.maxTrainSteps;
-    const bool stopNow = steps.stopAfter(globalStep) && globalStep < length.maxTrainSteps;
+    const bool saveEpoch = step.epochEnds && options.saves.saveAfterEpoch(epoch, length.numEpochs) && !boundary.lastStep && !endNow;
+    const bool samplesScheduled = samples.schedule().afterStep(globalStep) || (step.epochEnds && samples.schedule().afterEpoch(epoch));
     const bool sampleStep = writes && samples.schedule().afterStep(globalStep);
     const bool validateStep = validation && validation->afterStep(globalStep);
     // The last step ends its epoch for validation too (sd-scripts validates after the loop's break).
     const bool validateEpoch = validation && (step.epochEnds || globalStep == length.maxTrainSteps) && validation->afterEpoch(epoch);
-    // A save, a sample, a validation, an epoch's end or a stop waits for the step anyway: report it now.
-    reports.report(saveStep || sampleStep || validateStep || validateEpoch || step.epochEnds || stopNow ||
-                       globalStep == length.maxTrainSteps,
+    // A save, a sample, a validation, an epoch's end, a stop or a command waits for the step anyway: report it
+    // now (its step event comes before what they report).
+    reports.report(saveStep || sampleStep || validateStep || validateEpoch || step.epochEnds || stopNow || boundary.lastStep ||
+                       asked.any(),
                    warmup);
     const auto savingStart = Clock::now();
     profileWritten(profiler.stepEnded(globalStep), options.profileSteps, events);
@@ -244,15 +258,27 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
       if (saveEpoch) saves.afterEpoch(epoch, globalStep);
       if (writes && samples.schedule().afterEpoch(epoch)) sampleSeconds += samples.make(globalStep, epoch, textEncodersTrain);
     }
-    if (stopNow) {
+    const bool runEnds = stopNow || endNow || boundary.lastStep;
+    const ControlOutcome controlled =
+        controls.act(asked, boundary, {samplesScheduled, saveStep || saveEpoch || runEnds, runEnds}, controlActions);
+    sampleSeconds += controlled.sampleSeconds;
+    pausedSeconds += controlled.pausedSeconds;
+    if (stopNow || controlled.stop) {
       reports.endLine();
       spdlog::info("stopping at step {} as requested", globalStep);
       saves.atStop(globalStep, epoch);
       stopped = true;
       break;
     }
+    if (endNow) {
+      reports.endLine();
+      spdlog::info("the run ends after epoch {} (step {}) as asked", epoch, globalStep);
+      endedAfterEpoch = true;
+      break;
+    }
     savingSeconds = seconds(savingStart);
   }
+  controls.finish(globalStep, lastEpoch, stopped);
 
   // The summary: the last reports, the final save and samples, the Done event.
   reports.report(true, warmup);
@@ -265,17 +291,17 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   reports.endLine();
   steps.logReplays();
   if (!stopped) {
-    saves.atEnd(globalStep, length.numEpochs);
+    saves.atEnd(globalStep, endedAfterEpoch ? lastEpoch : length.numEpochs);
     if (writes && samples.schedule().atRunEnd(lastEpoch, lastEpochFinished))
       sampleSeconds += samples.make(globalStep, lastEpoch, textEncodersTrain);
   }
   // Rank 0 serves the ranks' store: every rank is done with it before any leaves.
   if (run.group) run.group->barrier();
-  const double trainSeconds = seconds(trainStart) - sampleSeconds - validationSeconds;
+  const double trainSeconds = seconds(trainStart) - sampleSeconds - validationSeconds - pausedSeconds;
   events.emit(events::Done{stopped ? "stopped" : "completed", globalStep, trainSeconds});
-  spdlog::info("{} after {} steps in {:.1f} s (warm-up {:.1f} s; sample images another {:.1f} s, validation {:.1f} s)",
+  spdlog::info("{} after {} steps in {:.1f} s (warm-up {:.1f} s; sample images another {:.1f} s, validation {:.1f} s, paused {:.1f} s)",
                stopped ? "stopped" : "completed", globalStep, trainSeconds, warmup.total(), firstSampleSeconds + sampleSeconds,
-               validationSeconds);
+               validationSeconds, pausedSeconds);
   return 0;
 }
 

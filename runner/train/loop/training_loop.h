@@ -50,9 +50,12 @@ RunSchedule planSchedule(const LoopOptions& options, long long batchesPerEpoch);
 // initial_step / initial_epoch within the run (below max_train_steps); else std::invalid_argument.
 void checkInitialStep(const LoopOptions& options, const RunSchedule& schedule);
 
+class ControlChannel;
+
 // Trains `method` on `family` over `dataset`; returns 0 when completed or stopped on request and
-// throws on errors. `trainingStarted` turns true once setup is done (errors before it are bad input).
+// throws on errors. `controlChannel`: rank 0's commands during the run (--control stdin), or null.
+// `trainingStarted` turns true once setup is done (errors before it are bad input).
 int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& method, const data::Dataset& dataset,
-                    bool& trainingStarted);
+                    ControlChannel* controlChannel, bool& trainingStarted);
 
 }  // namespace sinter::train

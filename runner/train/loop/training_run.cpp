@@ -17,6 +17,7 @@
 #include "train/base/mixed_precision.h"
 #include "train/base/run_errors.h"
 #include "data/validation_split.h"
+#include "train/loop/control_channel.h"
 #include "train/loop/run_preflight.h"
 #include "train/loop/stop_request.h"
 #include "train/loop/training_loop.h"
@@ -92,7 +93,7 @@ void reportUnsupportedOptions(const Config& config, EventSink& events) {
 
 }  // namespace
 
-int runTraining(RunPreflight preflight, EventSink& events) {
+int runTraining(RunPreflight preflight, EventSink& events, bool controlFromStdin) {
   const auto setupStart = std::chrono::steady_clock::now();
   const Config& config = preflight.resolved;
   reportUnsupportedOptions(config, events);
@@ -178,7 +179,10 @@ int runTraining(RunPreflight preflight, EventSink& events) {
     parts.family->buildCaches(*preflight.dataset, std::max(1, static_cast<int>(config.getInt("max_data_loader_n_workers"))));
     if (group && group->rank() == 0) group->barrier();
     spdlog::info("caches built and the models placed for training in {:.1f} s", secondsSince(phaseStart));
-    return runTrainingLoop(run, *parts.family, *parts.method, *preflight.dataset, trainingStarted);
+    // Rank 0 reads the commands; what came while the run was set up waits in the pipe.
+    std::optional<ControlChannel> control;
+    if (controlFromStdin && run.rank() == 0) control.emplace(0);
+    return runTrainingLoop(run, *parts.family, *parts.method, *preflight.dataset, control ? &*control : nullptr, trainingStarted);
   } catch (const std::exception& e) {
     return trainingStarted ? fail(events, kExitTrainingFailed, "training failed: " + userMessage(e))
                            : fail(events, kExitBadInput, userMessage(e));

@@ -8,7 +8,8 @@ namespace sinter::train {
 
 // Trains a run that passed preflightRun (its diagnostics already reported); returns the runner's
 // exit code (0 completed or stopped, 1 failed during training, 2 bad input found before the first
-// step). Errors are logged and sent as events.
-int runTraining(RunPreflight preflight, EventSink& events);
+// step). Errors are logged and sent as events. `controlFromStdin` (--control stdin): rank 0 reads
+// commands on stdin during the run (run_controls.h).
+int runTraining(RunPreflight preflight, EventSink& events, bool controlFromStdin = false);
 
 }  // namespace sinter::train
