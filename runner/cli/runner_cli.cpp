@@ -19,6 +19,7 @@
 #include "core/argv.h"
 #include "compile/compile_plan.h"
 #include "core/help_text.h"
+#include "core/model_family_detect.h"
 #include "core/toml_config.h"
 #include "core/validation.h"
 #include "distributed/process_group.h"
@@ -35,6 +36,23 @@
 namespace sinter::runner {
 
 namespace {
+
+// A config that names no model_family is validated as the family its checkpoint's keys show, as the
+// run detects it (sd-scripts' rules differ by family: FLUX's and SD 3's partial text cache). The
+// file's own problems are the preflight's to report.
+Config withDetectedFamily(const Config& config) {
+  if (config.family()) return config;
+  const std::string model = config.getString("pretrained_model_name_or_path");
+  std::optional<Family> detected;
+  try {
+    if (!model.empty() && std::filesystem::is_regular_file(model)) detected = detectModelFamily(model);
+  } catch (const std::exception&) {  // not a readable checkpoint: the preflight names it
+  }
+  if (!detected) return config;
+  Config validated = config;
+  validated.set("model_family", std::string(toString(*detected)), config.whereSet("pretrained_model_name_or_path"));
+  return validated;
+}
 
 const char* kUsage =
     "usage: sinter-runner --config_file FILE.toml [--KEY VALUE | --FLAG | --no-FLAG ...]\n"
@@ -303,7 +321,7 @@ int checkedRunnerMain(int argc, char** argv) {
   if (launch)
     for (auto& d : applyTrainingScript(*launch->script, config)) diags.push_back(d);
   for (auto& d : parsed.warnings) diags.push_back(d);  // sd-scripts options given that Sinter ignores
-  for (auto& d : validateConfig(config)) diags.push_back(d);
+  for (auto& d : validateConfig(withDetectedFamily(config))) diags.push_back(d);
   if (hasErrors(diags)) return refuse(diags);
   report(diags, &events);
 

@@ -137,10 +137,11 @@ TEST_F(Sd3Run, DetectedFromItsKeysWithCachedOutputsDropoutsAndSamples) {
   EXPECT_EQ(samples, 1u);
 }
 
-// sd-scripts' partial cache: T5-XXL's outputs cached while the CLIPs' LoRA trains in the step.
+// sd-scripts' partial cache: T5-XXL's outputs cached while the CLIPs' LoRA trains in the step; no
+// model_family: the config is validated as the family the checkpoint shows.
 TEST_F(Sd3Run, PartialCacheTrainsTheClipsWithT5Cached) {
   const ProcessResult r = runRunner({"--config_file", writeConfig("partial.toml", path("out_partial"),
-                                                                  "model_family = \"sd3\"\nmax_train_steps = 2\ncache_text_encoder_outputs = true\n")});
+                                                                  "max_train_steps = 2\ncache_text_encoder_outputs = true\n")});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_NE(r.err.find("sd-scripts' partial cache"), std::string::npos) << r.err;
   EXPECT_EQ(countWithPrefix(modulesOf(path("out_partial/s.safetensors")), "lora_te2_"), 3u * 6);
@@ -218,7 +219,7 @@ TEST_F(Sd3Run, T5xxlInsideTheCheckpointNeedsNoT5xxlFile) {
 TEST_F(Sd3Run, FineTuneTrainsTheClipsWithTrainTextEncoder) {
   const std::string out = path("out_ft_te");
   const ProcessResult r = runRunner({"--config_file", writeConfig("ft_te.toml", out,
-                                                                  "model_family = \"sd3\"\ntraining_type = \"finetune\"\nmax_train_steps = 2\n"
+                                                                  "training_type = \"finetune\"\nmax_train_steps = 2\n"
                                                                   "train_text_encoder = true\nlearning_rate_te1 = 0.001\nlearning_rate_te2 = 0\n"
                                                                   "cache_latents = true\ncache_text_encoder_outputs = true\n")});
   ASSERT_EQ(r.exitCode, 0) << r.err;
