@@ -53,7 +53,11 @@ json toJson(const Event& e) {
           [](const Validation& v) {
             return json{{"type", "validation"}, {"step", v.step}, {"epoch", v.epoch}, {"loss", v.loss}, {"kind", v.kind}};
           },
-          [](const Saved& s) { return json{{"type", "saved"}, {"path", s.path}, {"kind", s.kind}}; },
+          [](const Saved& s) {
+            json j{{"type", "saved"}, {"path", s.path}, {"kind", s.kind}};
+            if (s.kind == "best") j["step"] = s.step, j["loss"] = s.loss, j["best"] = s.best;
+            return j;
+          },
           [](const Sample& s) {
             return json{{"type", "sample"}, {"path", s.path}, {"prompt", s.prompt}, {"step", s.step},
                         {"epoch", s.epoch},   {"index", s.index}, {"seconds", s.seconds}};
@@ -86,7 +90,9 @@ json toJson(const Event& e) {
                         {"result", c.result}, {"seconds", c.seconds}, {"message", c.message}};
           },
           [](const Done& d) {
-            return json{{"type", "done"}, {"status", d.status}, {"steps", d.steps}, {"seconds", d.seconds}};
+            json j{{"type", "done"}, {"status", d.status}, {"steps", d.steps}, {"seconds", d.seconds}};
+            if (!d.reason.empty()) j["reason"] = d.reason, j["message"] = d.message;
+            return j;
           },
           [](const Unknown& u) { return json{{"type", u.type}}; },
       },
@@ -205,7 +211,7 @@ std::optional<Event> parseJsonLine(const std::string& line) {
   }
   if (type == "saved") {
     Saved s;
-    read(j, "path", s.path), read(j, "kind", s.kind);
+    read(j, "path", s.path), read(j, "kind", s.kind), read(j, "step", s.step), read(j, "loss", s.loss), read(j, "best", s.best);
     return s;
   }
   if (type == "sample") {
@@ -233,7 +239,8 @@ std::optional<Event> parseJsonLine(const std::string& line) {
   }
   if (type == "done") {
     Done d;
-    read(j, "status", d.status), read(j, "steps", d.steps), read(j, "seconds", d.seconds);
+    read(j, "status", d.status), read(j, "steps", d.steps), read(j, "seconds", d.seconds), read(j, "reason", d.reason);
+    read(j, "message", d.message);
     return d;
   }
   return Unknown{type};

@@ -51,7 +51,12 @@ struct Validation {
   std::string kind;
 };
 struct Saved {
-  std::string path, kind;  // kind: lora, state, final, ...
+  std::string path, kind;  // kind: lora, state, final, ..., best (save_best_k)
+  // kind "best" only: the step and validation loss the file was saved at, and the save_best_k
+  // files kept after this save (lowest loss first; `path` is among them). Written only for "best".
+  long long step = 0;
+  double loss = 0;
+  std::vector<std::string> best;
 };
 // One sample image written during training (issue 11): the PNG, its prompt, the step it shows and
 // the epoch when made at an epoch's end (0 otherwise), its position in the prompt file, and how
@@ -114,6 +119,9 @@ struct Done {
   std::string status;  // completed | stopped | failed
   long long steps = 0;
   double seconds = 0;
+  // Why a completed run ended before its last step: "early_stop" (early_stop_patience), with
+  // `message` saying why in words; both empty (and not written) otherwise.
+  std::string reason, message;
 };
 struct Unknown {
   std::string type;

@@ -325,6 +325,20 @@ std::vector<OptionSpec> buildRegistry() {
       Opt("max_validation_steps", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Max validation batches"),
           QT_TRANSLATE_NOOP("Option", "Validate on at most this many batches of the held-out images.")).unsetMeans(QT_TRANSLATE_NOOP("Option", "all of them"))
           .min(1).max(1e12).advanced(),
+      // Sinter's own (issue 57): what the validation loss decides. Both need validation_split.
+      Opt("save_best_k", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Keep best K by validation loss"),
+          QT_TRANSLATE_NOOP("Option", "After each validation pass, keep the K files with the lowest validation loss so far "
+                                      "(<output_name>-best-step<step>-loss<loss>.safetensors), deleting the one that drops out. "
+                                      "Needs validation_split. Sinter's own key; sd-scripts ignores it."))
+          .unsetMeans(QT_TRANSLATE_NOOP("Option", "off")).min(1).max(1000).advanced(),
+      Opt("early_stop_patience", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Early stop patience"),
+          QT_TRANSLATE_NOOP("Option", "End the run (saved as at its end) after this many validation passes in a row without a "
+                                      "new lowest validation loss. Needs validation_split. Sinter's own key; sd-scripts ignores it."))
+          .unsetMeans(QT_TRANSLATE_NOOP("Option", "off")).min(1).max(1e9).advanced(),
+      Opt("early_stop_min_delta", T::Float, D(0.0), Sec::Training, QT_TRANSLATE_NOOP("Option", "Early stop min improvement"),
+          QT_TRANSLATE_NOOP("Option", "How much lower than the best so far a validation loss must be to count as a new best for "
+                                      "early_stop_patience (0: any decrease). Sinter's own key; sd-scripts ignores it."))
+          .min(0).max(1e6).advanced(),
       Opt("sdpa", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Scaled dot-product attention"),
           QT_TRANSLATE_NOOP("Option", "Use fused scaled dot-product attention (Sinter uses the fastest attention it has either way).")).advanced(),
       Opt("xformers", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "xformers"),

@@ -4,6 +4,7 @@
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QMouseEvent>
+#include <QScatterSeries>
 #include <QValueAxis>
 #include <algorithm>
 #include <cmath>
@@ -30,16 +31,29 @@ LossChart::LossChart(QWidget* parent) : QChartView(parent) {
   validationPen.setWidthF(2.0);
   validation_->setPen(validationPen);
   validation_->setPointsVisible(true);  // passes are far apart: each one a visible point
+  best_ = new QScatterSeries(chart);
+  best_->setName(tr("Kept best (validation)"));
+  best_->setMarkerShape(QScatterSeries::MarkerShapeStar);
+  best_->setMarkerSize(16);
+  best_->setColor(QColor(230, 170, 0));
+  best_->setBorderColor(QColor(120, 80, 0));
+  earlyStopMark_ = new QScatterSeries(chart);
+  earlyStopMark_->setName(tr("Early stop"));
+  earlyStopMark_->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+  earlyStopMark_->setMarkerSize(12);
+  earlyStopMark_->setColor(QColor(200, 30, 30));
   chart->addSeries(raw_);
   chart->addSeries(smooth_);
   chart->addSeries(validation_);
+  chart->addSeries(best_);
+  chart->addSeries(earlyStopMark_);
   axisX_ = new QValueAxis(chart);
   axisX_->setLabelFormat(QStringLiteral("%.0f"));
   axisY_ = new QValueAxis(chart);
   axisY_->setLabelFormat(QStringLiteral("%.3g"));
   chart->addAxis(axisX_, Qt::AlignBottom);
   chart->addAxis(axisY_, Qt::AlignLeft);
-  for (QLineSeries* s : {raw_, smooth_, validation_}) {
+  for (QXYSeries* s : std::initializer_list<QXYSeries*>{raw_, smooth_, validation_, best_, earlyStopMark_}) {
     s->attachAxis(axisX_);
     s->attachAxis(axisY_);
   }
@@ -72,9 +86,37 @@ void LossChart::addPoint(double step, double loss) {
 void LossChart::addValidationPoint(double step, double loss) {
   if (!std::isfinite(loss) || !std::isfinite(step)) return;
   validationData_.append(step, loss);
+  lastValidation_ = QPointF(step, loss);
   maxX_ = std::max(maxX_, step);
   for (QLegendMarker* marker : chart()->legend()->markers(validation_)) marker->setVisible(true);
   scheduleRefresh();
+}
+
+void LossChart::addBestSave(const QString& path, double step, double loss, const QStringList& kept) {
+  if (std::isfinite(step) && std::isfinite(loss)) bestFiles_[path] = QPointF(step, loss);
+  keptBest_ = kept;
+  showMarks();
+}
+
+void LossChart::markEarlyStop(double step) {
+  // The pass that ended the run is the last one (at `step`); without one, at the step alone.
+  earlyStop_ = lastValidation_ ? *lastValidation_ : QPointF(step, 0);
+  showMarks();
+}
+
+QVector<QPointF> LossChart::bestPoints() const {
+  QVector<QPointF> points;
+  for (const QString& path : keptBest_)
+    if (auto it = bestFiles_.find(path); it != bestFiles_.end()) points.append(it->second);
+  return points;
+}
+
+// The marks are few: drawn in full, each a legend entry once there is one.
+void LossChart::showMarks() {
+  best_->replace(bestPoints());
+  earlyStopMark_->replace(earlyStop_ ? QVector<QPointF>{*earlyStop_} : QVector<QPointF>{});
+  for (QLegendMarker* marker : chart()->legend()->markers(best_)) marker->setVisible(best_->count() > 0);
+  for (QLegendMarker* marker : chart()->legend()->markers(earlyStopMark_)) marker->setVisible(earlyStop_.has_value());
 }
 
 void LossChart::scheduleRefresh() {
@@ -145,6 +187,11 @@ void LossChart::clear() {
   raw_->clear();
   smooth_->clear();
   validation_->clear();
+  bestFiles_.clear();
+  keptBest_.clear();
+  lastValidation_.reset();
+  earlyStop_.reset();
+  showMarks();
   // Runs without validation_split show no validation entry in the legend.
   for (QLegendMarker* marker : chart()->legend()->markers(validation_)) marker->setVisible(false);
   smoothed_ = maxX_ = totalSteps_ = 0;

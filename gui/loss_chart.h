@@ -4,12 +4,18 @@
 // Points arrive as fast as the runner sends them and are kept in full; the chart redraws from them
 // a few times a second, decimated to at most two points per pixel column (DecimatedSeries). Dragging
 // zooms into a range of steps, drawn from all of its points; a right click shows the whole run again.
+// save_best_k's kept files and early_stop_patience's end are marked on the validation points.
 #include <QChartView>
+#include <QPointF>
+#include <QStringList>
 #include <QTimer>
+#include <map>
+#include <optional>
 
 #include "decimated_series.h"
 
 class QLineSeries;
+class QScatterSeries;
 class QValueAxis;
 
 namespace sinter::gui {
@@ -23,6 +29,13 @@ class LossChart : public QChartView {
   void addPoint(double step, double loss);
   // One validation pass's mean loss after `step`; its legend entry shows from the first one on.
   void addValidationPoint(double step, double loss);
+  // A save_best_k file saved at (step, loss), and the files kept after it (`kept`, the runner's
+  // list): the kept ones are marked, a file that dropped out is not any more.
+  void addBestSave(const QString& path, double step, double loss, const QStringList& kept);
+  // early_stop_patience ended the run after `step`: marked on the last validation point.
+  void markEarlyStop(double step);
+  QVector<QPointF> bestPoints() const;  // the kept files' points, in the runner's order
+  std::optional<QPointF> earlyStopPoint() const { return earlyStop_; }
   void clear();
   int pointCount() const;             // training losses received
   int validationPointCount() const;   // validation losses received
@@ -47,10 +60,13 @@ class LossChart : public QChartView {
  private:
   void scheduleRefresh();
   void setAxisRange(QValueAxis* axis, double low, double high);
+  void showMarks();
 
   QLineSeries* raw_;
   QLineSeries* smooth_;
   QLineSeries* validation_;
+  QScatterSeries* best_;
+  QScatterSeries* earlyStopMark_;
   QValueAxis* axisX_;
   QValueAxis* axisY_;
   DecimatedSeries rawData_, smoothData_, validationData_;
@@ -58,6 +74,9 @@ class LossChart : public QChartView {
   double smoothing_ = 0.9;
   double smoothed_ = 0;
   double maxX_ = 0, totalSteps_ = 0;
+  std::map<QString, QPointF> bestFiles_;  // every best file this run saved, by path
+  QStringList keptBest_;
+  std::optional<QPointF> lastValidation_, earlyStop_;
   bool zoomed_ = false;        // the user chose a step range: new points do not move it
   bool settingRange_ = false;  // the chart itself is moving an axis (not the user zooming)
 };

@@ -64,6 +64,7 @@ void RunMonitor::reset() {
   phase_ = Phase::Starting;
   finalStatus_.clear();
   doneStatus_.clear();
+  earlyStop_.clear();
   lastError_.clear();
   lastLogLine_.clear();
   warmupSeconds_ = 0;
@@ -142,6 +143,7 @@ void RunMonitor::showPendingStep() {
 
 void RunMonitor::handleDone(const events::Done& done) {
   doneStatus_ = QString::fromStdString(done.status);
+  if (done.reason == "early_stop") earlyStop_ = clipped(done.message.empty() ? done.reason : done.message);
   // The count is believed when it fits the run: between 0 and its total (or, with no total known,
   // the last step an event showed). A hostile or broken runner's count is reported, not shown.
   const long long limit = totalSteps_ > 0 ? totalSteps_ : lastStep_;
@@ -234,7 +236,8 @@ void RunMonitor::handleFinished(int exitCode, bool crashed, bool forced) {
     text = tr("Stopped at step %1; the network and training state were saved.").arg(lastStep_);
   } else if (!crashed && exitCode == kExitOk && doneStatus_ != QLatin1String("failed")) {
     finalStatus_ = QStringLiteral("completed");
-    text = tr("Completed: %1 steps.").arg(lastStep_);
+    text = earlyStop_.isEmpty() ? tr("Completed: %1 steps.").arg(lastStep_)
+                                : tr("Completed: stopped early at step %1: %2.").arg(lastStep_).arg(earlyStop_);
     progress_->setValue(progress_->maximum());
   } else {
     finalStatus_ = QStringLiteral("failed");

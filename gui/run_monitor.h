@@ -61,6 +61,7 @@ class RunMonitor : public QWidget {
   Phase phase_ = Phase::Idle;
   QString finalStatus_;
   QString doneStatus_;  // from the done event
+  QString earlyStop_;   // the done event's why, when early_stop_patience ended the run
   QString lastError_;
   QString lastLogLine_;
   double warmupSeconds_ = 0;

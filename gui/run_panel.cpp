@@ -196,6 +196,13 @@ void RunPanel::onEvent(const events::Event& event) {
     log_->appendLine(tr("Error: %1").arg(q(error->message)));
   } else if (const auto* saved = std::get_if<Saved>(&event)) {
     log_->appendLine(tr("Saved (%1): %2").arg(q(saved->kind), q(saved->path)));
+    if (saved->kind == "best") {
+      QStringList kept;
+      for (const std::string& path : saved->best) kept << q(path);
+      chart_->addBestSave(q(saved->path), static_cast<double>(saved->step), saved->loss, kept);
+    }
+  } else if (const auto* done = std::get_if<Done>(&event)) {
+    if (done->reason == "early_stop") chart_->markEarlyStop(static_cast<double>(done->steps));
   } else if (const auto* sample = std::get_if<Sample>(&event)) {
     log_->appendLine(tr("Sample: %1 (%2)").arg(q(sample->path), q(sample->prompt)));
     gallery_->addSample(*sample);

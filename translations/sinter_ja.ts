@@ -1322,6 +1322,30 @@
         <translation>取り分けた画像のうち、最大でこのバッチ数を使って検証します。</translation>
     </message>
     <message>
+        <source>Keep best K by validation loss</source>
+        <translation>検証損失の上位 K 個を保持</translation>
+    </message>
+    <message>
+        <source>After each validation pass, keep the K files with the lowest validation loss so far (&lt;output_name&gt;-best-step&lt;step&gt;-loss&lt;loss&gt;.safetensors), deleting the one that drops out. Needs validation_split. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>検証のたびに、これまでで検証損失が最も低い K 個のファイル(&lt;output_name&gt;-best-step&lt;step&gt;-loss&lt;loss&gt;.safetensors)を保持し、外れたファイルを削除します。validation_split が必要です。Sinter 独自のキーで、sd-scripts は無視します。</translation>
+    </message>
+    <message>
+        <source>Early stop patience</source>
+        <translation>早期終了の猶予</translation>
+    </message>
+    <message>
+        <source>End the run (saved as at its end) after this many validation passes in a row without a new lowest validation loss. Needs validation_split. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>検証損失の最低値が更新されない検証がこの回数続いたら、実行を終了します(終了時と同じく保存します)。validation_split が必要です。Sinter 独自のキーで、sd-scripts は無視します。</translation>
+    </message>
+    <message>
+        <source>Early stop min improvement</source>
+        <translation>早期終了の最小改善量</translation>
+    </message>
+    <message>
+        <source>How much lower than the best so far a validation loss must be to count as a new best for early_stop_patience (0: any decrease). Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>early_stop_patience で最良値の更新とみなすために、検証損失がこれまでの最良値よりどれだけ低くなる必要があるか(0: わずかな減少でも可)。Sinter 独自のキーで、sd-scripts は無視します。</translation>
+    </message>
+    <message>
         <source>all of them</source>
         <translation>すべて</translation>
     </message>
@@ -2023,6 +2047,14 @@
         <source>Drag across steps to zoom in; right-click to see the whole run again.</source>
         <translation>ステップ範囲をドラッグして拡大、右クリックで実行全体に戻ります。</translation>
     </message>
+    <message>
+        <source>Kept best (validation)</source>
+        <translation>保持中のベスト(検証)</translation>
+    </message>
+    <message>
+        <source>Early stop</source>
+        <translation>早期終了</translation>
+    </message>
 </context>
 <context>
     <name>sinter::gui::MainWindow</name>
@@ -2496,6 +2528,10 @@
     <message>
         <source>Paused</source>
         <translation>一時停止中</translation>
+    </message>
+    <message>
+        <source>Completed: stopped early at step %1: %2.</source>
+        <translation>完了: ステップ %1 で早期終了しました: %2。</translation>
     </message>
 </context>
 <context>

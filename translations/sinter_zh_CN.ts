@@ -1322,6 +1322,30 @@
         <translation>最多使用留出图像中的这么多个批次进行验证。</translation>
     </message>
     <message>
+        <source>Keep best K by validation loss</source>
+        <translation>按验证损失保留最佳 K 个</translation>
+    </message>
+    <message>
+        <source>After each validation pass, keep the K files with the lowest validation loss so far (&lt;output_name&gt;-best-step&lt;step&gt;-loss&lt;loss&gt;.safetensors), deleting the one that drops out. Needs validation_split. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>每次验证后，保留目前验证损失最低的 K 个文件(&lt;output_name&gt;-best-step&lt;step&gt;-loss&lt;loss&gt;.safetensors)，并删除被挤出的文件。需要 validation_split。Sinter 自有的键；sd-scripts 会忽略它。</translation>
+    </message>
+    <message>
+        <source>Early stop patience</source>
+        <translation>提前停止耐心值</translation>
+    </message>
+    <message>
+        <source>End the run (saved as at its end) after this many validation passes in a row without a new lowest validation loss. Needs validation_split. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>连续这么多次验证都没有出现新的最低验证损失时结束运行(与正常结束时一样保存)。需要 validation_split。Sinter 自有的键；sd-scripts 会忽略它。</translation>
+    </message>
+    <message>
+        <source>Early stop min improvement</source>
+        <translation>提前停止最小改进量</translation>
+    </message>
+    <message>
+        <source>How much lower than the best so far a validation loss must be to count as a new best for early_stop_patience (0: any decrease). Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>验证损失需比目前最佳值低多少，才算作 early_stop_patience 的新最佳(0：任何下降都算)。Sinter 自有的键；sd-scripts 会忽略它。</translation>
+    </message>
+    <message>
         <source>all of them</source>
         <translation>全部</translation>
     </message>
@@ -2023,6 +2047,14 @@
         <source>Drag across steps to zoom in; right-click to see the whole run again.</source>
         <translation>拖动选择步数范围以放大；右键单击可重新查看整个运行。</translation>
     </message>
+    <message>
+        <source>Kept best (validation)</source>
+        <translation>保留的最佳(验证)</translation>
+    </message>
+    <message>
+        <source>Early stop</source>
+        <translation>提前停止</translation>
+    </message>
 </context>
 <context>
     <name>sinter::gui::MainWindow</name>
@@ -2496,6 +2528,10 @@
     <message>
         <source>Paused</source>
         <translation>已暂停</translation>
+    </message>
+    <message>
+        <source>Completed: stopped early at step %1: %2.</source>
+        <translation>已完成：在第 %1 步提前停止：%2。</translation>
     </message>
 </context>
 <context>

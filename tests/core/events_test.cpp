@@ -15,6 +15,8 @@ TEST(Events, EveryTypeRoundTrips) {
                          Validation{40, 1, 0.125, "step"},
                          Validation{50, 1, 0.11, "epoch"},
                          Saved{"/out/a.safetensors", "lora"},
+                         Saved{"/out/a-best-step00000040-loss0.125000.safetensors", "best", 40, 0.125,
+                               {"/out/a-best-step00000040-loss0.125000.safetensors", "/out/a-best-step00000020-loss0.250000.safetensors"}},
                          Sample{"/out/s.png", "a cat", 20, 2, 1, 3.5},
                          Warning{"careful"},
                          Error{"bad"},
@@ -23,7 +25,8 @@ TEST(Events, EveryTypeRoundTrips) {
                                       {{"/d/e.png", "not an image"}}, {{"/d/c.png", "/d/d.png"}}, {{1024, 768, 2, 20}},
                                       {{"/d", 3, 10, 20, 1, false}}},
                          Control{"save", 12, 1, "done", 0.5, "saved at step 12"},
-                         Done{"completed", 100, 12.5}};
+                         Done{"completed", 100, 12.5},
+                         Done{"completed", 60, 7.5, "early_stop", "no new best validation loss in 3 passes"}};
   for (const Event& e : all) {
     std::string line = toJsonLine(e);
     EXPECT_EQ(line.find('\n'), std::string::npos);
@@ -117,4 +120,17 @@ TEST(Events, DatasetCheckListsReadBack) {
   ASSERT_EQ(c.folders.size(), 1u);
   EXPECT_TRUE(c.folders[0].regularization);
   EXPECT_EQ(c.folders[0].repeats, 3);
+}
+
+TEST(Events, BestSaveAndEarlyStopFields) {
+  // The best-file fields are written for kind "best" only; a done event without a reason has none.
+  EXPECT_EQ(toJsonLine(Saved{"/o/a.safetensors", "step"}), R"({"kind":"step","path":"/o/a.safetensors","type":"saved"})");
+  EXPECT_EQ(toJsonLine(Done{"completed", 10, 1.0}), R"({"seconds":1.0,"status":"completed","steps":10,"type":"done"})");
+  const Saved s = std::get<Saved>(*parseJsonLine(R"({"type":"saved","kind":"best","path":"/o/b","step":12,"loss":0.5,"best":["/o/b","/o/c"]})"));
+  EXPECT_EQ(s.step, 12);
+  EXPECT_EQ(s.loss, 0.5);
+  EXPECT_EQ(s.best, (std::vector<std::string>{"/o/b", "/o/c"}));
+  const Done d = std::get<Done>(*parseJsonLine(R"({"type":"done","status":"completed","steps":9,"reason":"early_stop","message":"why"})"));
+  EXPECT_EQ(d.reason, "early_stop");
+  EXPECT_EQ(d.message, "why");
 }

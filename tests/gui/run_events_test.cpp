@@ -3,6 +3,7 @@
 // warm-up phase, loss chart, log view and final status; Stop and Force stop.
 #include <QLegendMarker>
 #include <QLineSeries>
+#include <QXYSeries>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -93,6 +94,31 @@ class RunEventsTest : public QObject {
     chart->clear();
     QCOMPARE(chart->validationPointCount(), 0);
     QVERIFY(!validationMarker()->isVisible());
+  }
+
+  void bestFilesAndTheEarlyStopAreMarkedOnTheChart() {
+    // A recorded run with save_best_k = 2 and early_stop_patience = 2: best files after steps 2, 4
+    // and 6 (step 2's dropped out when 6's was saved), the run ended early after step 8.
+    RunPanel panel;
+    LossChart* chart = panel.lossChart();
+    panel.startProcess(kReplay, replayArgs("best_validation_run", {"--delay-ms", "2"}), QString());
+    QVERIFY(waitForFinish(panel));
+    QCOMPARE(panel.monitor()->finalStatus(), QString("completed"));
+    QCOMPARE(chart->validationPointCount(), 4);
+    QCOMPARE(chart->bestPoints(), (QVector<QPointF>{QPointF(4, 0.25), QPointF(6, 0.28)}));
+    QVERIFY(chart->earlyStopPoint());
+    QCOMPARE(*chart->earlyStopPoint(), QPointF(8, 0.30));
+    auto* best = qobject_cast<QXYSeries*>(chart->chart()->series().at(3));
+    QVERIFY(best);
+    QCOMPARE(best->name(), QString("Kept best (validation)"));
+    QCOMPARE(best->count(), 2);
+    QVERIFY(chart->chart()->legend()->markers(best).value(0)->isVisible());
+    QVERIFY(panel.monitor()->statusText().contains("stopped early at step 8"));
+    QVERIFY(panel.monitor()->statusText().contains("early_stop_patience"));
+    chart->clear();
+    QVERIFY(chart->bestPoints().isEmpty());
+    QVERIFY(!chart->earlyStopPoint());
+    QVERIFY(!chart->chart()->legend()->markers(best).value(0)->isVisible());
   }
 
   void failedRunShowsExitCodeAndLastError() {

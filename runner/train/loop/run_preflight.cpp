@@ -27,6 +27,7 @@
 #include "train/bench/step_profiler.h"
 #include "train/base/train_state.h"
 #include "train/base/vram_budget.h"
+#include "train/loop/best_validation.h"
 #include "train/loop/vram_budget_plan.h"
 #include "train/loop/resume_position.h"
 #include "train/loop/sample_images.h"
@@ -320,6 +321,9 @@ RunPreflight preflightRun(const Config& config, int ranks) {
   checkTrackerOptions(config, k);
   result.dataset = checkDataset(config, valuesParsed, k);
   if (result.dataset && valuesParsed) checkResumeState(config, *result.dataset, ranks, k);
+  if (result.dataset && valuesParsed)
+    if (const std::string why = bestValidationRefusal(config, result.dataset->numValidationImages); !why.empty())
+      k.error(BestValidationOptions::fromConfig(config).keep > 0 ? "save_best_k" : "early_stop_patience", why);
   if (std::string why; config.has("profile_steps") && !profilerAvailable(&why))
     k.warning("profile_steps", "profile_steps: " + why + "; the run trains without a trace");
   if (valuesParsed && registration) planMemory(result, *family, k);

@@ -18,13 +18,22 @@ RunSaves::RunSaves(const RunContext& run, FamilyPart& family, MethodPart& method
     : run_(run), family_(family), method_(method), optimizer_(optimizer), options_(options), layout_(layout),
       dataPosition_(std::move(dataPosition)), writes_(run.rank() == 0) {}
 
-void RunSaves::model(const std::string& stem, const std::string& kind, long long globalStep, long long epoch) {
-  if (!writes_) return;
+std::string RunSaves::write(const std::string& stem, const SaveStamp& stamp) {
   SaveInProgress saving;
   const std::string path = (fs::path(options_.outputDir) / (stem + ".safetensors")).string();
-  method_.saveModel(path, SaveStamp{globalStep, epoch});
+  method_.saveModel(path, stamp);
   spdlog::info("saved {}", path);
-  run_.events.emit(events::Saved{path, kind});
+  return path;
+}
+
+void RunSaves::model(const std::string& stem, const std::string& kind, long long globalStep, long long epoch) {
+  if (!writes_) return;
+  run_.events.emit(events::Saved{write(stem, SaveStamp{globalStep, epoch}), kind});
+}
+
+std::string RunSaves::bestModel(const std::string& stem, long long globalStep, long long epoch, double validationLoss) {
+  if (!writes_) return {};
+  return write(stem, SaveStamp{globalStep, epoch, validationLoss});
 }
 
 void RunSaves::state(const std::string& folderName, long long globalStep) {

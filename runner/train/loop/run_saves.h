@@ -24,6 +24,9 @@ class RunSaves {
   // The model file <stem>.safetensors; `kind` names it in the Saved event ("step", "epoch", "final", "stopped",
   // "requested").
   void model(const std::string& stem, const std::string& kind, long long globalStep, long long epoch);
+  // A save_best_k file <stem>.safetensors: the model with `validationLoss` in its metadata. Returns
+  // its path (empty on the other ranks, which write nothing); the caller's event says it is kept.
+  std::string bestModel(const std::string& stem, long long globalStep, long long epoch, double validationLoss);
   // A state folder (train_state.json, network, optimizer and noise states).
   void state(const std::string& folderName, long long globalStep);
   // What save_every_n_steps (with save_state and save_last_n_steps) asks after `globalStep`, in epoch `epoch` (1-based).
@@ -46,6 +49,7 @@ class RunSaves {
   using StateFolder = std::string (*)(const std::string& name, int64_t number);
   void scheduled(const std::string& kind, FileStem stem, StateFolder folder, long long number, long long globalStep, long long epoch,
                  std::optional<long long> oldModel, std::optional<long long> oldState);
+  std::string write(const std::string& stem, const SaveStamp& stamp);
   void removeModel(const std::string& stem) const;
   void removeState(const std::string& folderName) const;
 

@@ -13,6 +13,7 @@
 #include "data/batch_plan.h"
 #include "distributed/rank_agreement.h"
 #include "train/bench/step_profiler.h"
+#include "train/loop/best_validation.h"
 #include "train/loop/device_batches.h"
 #include "train/loop/progress_meter.h"
 #include "train/loop/resume_position.h"
@@ -42,9 +43,12 @@ namespace {
 
 double seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
 
+struct ValidationResult {
+  double loss = 0, seconds = 0;
+};
+
 // A validation pass after `step`: its event and log line (sd-scripts' loss/validation/*_average).
-// Returns its seconds.
-double validationPass(ValidationPass& validation, bool textEncodersTrain, long long step, long long epoch, const char* kind,
+ValidationResult validationPass(ValidationPass& validation, bool textEncodersTrain, long long step, long long epoch, const char* kind,
                       const StepReports& reports, const ProgressMeter& meter, TrainingLog& log, EventSink& events) {
   const auto start = Clock::now();
   const double loss = validation.run(textEncodersTrain);
@@ -55,7 +59,7 @@ double validationPass(ValidationPass& validation, bool textEncodersTrain, long l
   events.emit(events::Validation{step, epoch, loss, kind});
   const bool epochEnd = std::string(kind) == "epoch";
   if (log.active()) log.validation(epochEnd, epochEnd ? epoch : step, loss, meter.averageLoss());
-  return s;
+  return {loss, s};
 }
 
 // The data loader's workers, length and caption tokenizer (captions become token ids in its workers).
@@ -163,6 +167,8 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   announceRun(run, family, dataset, plan, length, batchSize, options.gradientAccumulationSteps);
   RunSaves saves(run, family, method, optimizer, options, epochLayout, [&] { return batches.position(); });
   TrainingLog log(TrackerSettings::fromConfig(run.config), run.config, writes, events, std::time(nullptr));
+  // save_best_k and early_stop_patience: what the validation passes' losses decide.
+  BestValidation best(run, saves, options.outputName, dataset.numValidationImages);
 
   // Training: the warm-up, samples before it, then the steps.
   trainingStarted = true;
@@ -190,7 +196,9 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   StepReports reports(run, optimizer, steps.schedule(), log, meter, method.stepFigureNames(), length.maxTrainSteps, startStep,
                       firstStepIsWarmup);
   auto validate = [&](long long step, long long epoch, const char* kind) {
-    validationSeconds += validationPass(*validation, textEncodersTrain, step, epoch, kind, reports, meter, log, events);
+    const ValidationResult pass = validationPass(*validation, textEncodersTrain, step, epoch, kind, reports, meter, log, events);
+    validationSeconds += pass.seconds;
+    best.passed(step, epoch, pass.loss);
   };
   // The control channel's commands (--control stdin) and a stop signal, as rank 0 decides for all.
   RunControls controls(run, controlChannel);
@@ -204,7 +212,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   double savingSeconds = 0;
   // The last step's epoch (1-based) and whether that step finished it: sd-scripts' last sample_images call.
   long long lastEpoch = 0;
-  bool lastEpochFinished = true, stopped = false, endedAfterEpoch = false;
+  bool lastEpochFinished = true, stopped = false, endedAfterEpoch = false, earlyStopped = false;
   const ControlActions controlActions{samples.hasPrompts(),
                                       [&] { return writes ? samples.make(globalStep, std::nullopt, textEncodersTrain) : 0.0; },
                                       [&] { saves.requested(globalStep, lastEpoch); }, [&] { reports.endLine(); }};
@@ -249,16 +257,18 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     if (saveStep) saves.afterStep(globalStep, epoch);
     if (validateStep) validate(globalStep, epoch, "step");
     if (validateEpoch) validate(globalStep, epoch, "epoch");
+    // early_stop_patience ends the run here as a completed run ends (as stop_after_epoch does).
+    const bool earlyStopNow = best.endsRunAfter(boundary, stopNow || endNow || boundary.lastStep);
     if (step.epochEnds) {
       events.emit(events::Epoch{epoch, length.numEpochs, globalStep, meter.averageLoss()});
       log.epochEnd(epoch, meter.averageLoss());
       log.flush();
       reports.endLine();
       spdlog::info("epoch {}/{} done", epoch, length.numEpochs);
-      if (saveEpoch) saves.afterEpoch(epoch, globalStep);
+      if (saveEpoch && !earlyStopNow) saves.afterEpoch(epoch, globalStep);
       if (writes && samples.schedule().afterEpoch(epoch)) sampleSeconds += samples.make(globalStep, epoch, textEncodersTrain);
     }
-    const bool runEnds = stopNow || endNow || boundary.lastStep;
+    const bool runEnds = stopNow || endNow || earlyStopNow || boundary.lastStep;
     const ControlOutcome controlled =
         controls.act(asked, boundary, {samplesScheduled, saveStep || saveEpoch || runEnds, runEnds}, controlActions);
     sampleSeconds += controlled.sampleSeconds;
@@ -276,6 +286,12 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
       endedAfterEpoch = true;
       break;
     }
+    if (earlyStopNow) {
+      reports.endLine();
+      spdlog::info("early stop at step {}: {}", globalStep, best.stopMessage());
+      earlyStopped = true;
+      break;
+    }
     savingSeconds = seconds(savingStart);
   }
   controls.finish(globalStep, lastEpoch, stopped);
@@ -291,14 +307,15 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   reports.endLine();
   steps.logReplays();
   if (!stopped) {
-    saves.atEnd(globalStep, endedAfterEpoch ? lastEpoch : length.numEpochs);
+    saves.atEnd(globalStep, endedAfterEpoch || earlyStopped ? lastEpoch : length.numEpochs);
     if (writes && samples.schedule().atRunEnd(lastEpoch, lastEpochFinished))
       sampleSeconds += samples.make(globalStep, lastEpoch, textEncodersTrain);
   }
   // Rank 0 serves the ranks' store: every rank is done with it before any leaves.
   if (run.group) run.group->barrier();
   const double trainSeconds = seconds(trainStart) - sampleSeconds - validationSeconds - pausedSeconds;
-  events.emit(events::Done{stopped ? "stopped" : "completed", globalStep, trainSeconds});
+  events.emit(events::Done{stopped ? "stopped" : "completed", globalStep, trainSeconds, earlyStopped ? "early_stop" : "",
+                           earlyStopped ? best.stopMessage() : ""});
   spdlog::info("{} after {} steps in {:.1f} s (warm-up {:.1f} s; sample images another {:.1f} s, validation {:.1f} s, paused {:.1f} s)",
                stopped ? "stopped" : "completed", globalStep, trainSeconds, warmup.total(), firstSampleSeconds + sampleSeconds,
                validationSeconds, pausedSeconds);

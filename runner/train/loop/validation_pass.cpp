@@ -40,11 +40,11 @@ ValidationPass::ValidationPass(const RunContext& run, FamilyPart& family, const 
 }
 
 bool ValidationPass::afterStep(long long globalStep) const {
-  return enabled() && options_.everyNSteps && globalStep % *options_.everyNSteps == 0;
+  return enabled() && options_.scheduledAfterStep(globalStep);
 }
 
 bool ValidationPass::afterEpoch(long long epoch) const {
-  return enabled() && (!options_.everyNEpochs || epoch % *options_.everyNEpochs == 0);
+  return enabled() && options_.scheduledAfterEpoch(epoch);
 }
 
 double ValidationPass::run(bool textEncodersTrain) {

@@ -20,6 +20,9 @@ struct ValidationOptions {
   std::optional<long long> maxSteps;        // max_validation_steps (batches)
 
   static ValidationOptions fromConfig(const Config& config);
+  // The schedule alone (the same on every rank; ValidationPass adds whether there are batches).
+  bool scheduledAfterStep(long long globalStep) const { return everyNSteps && globalStep % *everyNSteps == 0; }
+  bool scheduledAfterEpoch(long long epoch) const { return !everyNEpochs || epoch % *everyNEpochs == 0; }
 };
 
 class ValidationPass {

@@ -149,7 +149,8 @@ void FullWeightsMethod::describeRun(const data::Dataset& dataset, long long, lon
 void FullWeightsMethod::saveModel(const std::string& path, const SaveStamp& stamp) {
   const network::OptionLookup lookup = [&](const std::string& key) { return configOptionAsJson(config_, key); };
   network::Metadata metadata = network::buildModelSpec(lookup, facts_, network::unixTimeNow(), /*lora=*/false);
-  (void)stamp;  // sd-scripts' checkpoints carry no step
+  // sd-scripts' checkpoints carry no step; a save_best_k file carries its validation loss.
+  for (const auto& [key, value] : stamp.sinterMetadata()) metadata[key] = value;
   settleSwappedWeights();
   // With float32 masters the models show them while the file is written: saved at full precision.
   struct ShowMasters {

@@ -177,6 +177,7 @@ void LoraMethod::saveModel(const std::string& path, const SaveStamp& stamp) {
   const network::OptionLookup lookup = [&](const std::string& key) { return configOptionAsJson(config_, key); };
   network::Metadata ss = ssMetadata_;
   network::stampSave(ss, network::unixTimeNow(), stamp.step, stamp.epoch);
+  for (const auto& [key, value] : stamp.sinterMetadata()) ss[key] = value;
   network::Metadata spec = network::buildModelSpec(lookup, facts_, network::unixTimeNow());
   network::saveLoraFile(*network_, path, saveDtype_, network::metadataForSave(ss, spec, options_.noMetadata));
 }

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
@@ -139,6 +140,18 @@ class FamilyPart {
 struct SaveStamp {
   long long step = 0;
   long long epoch = 0;
+  // A save_best_k file's validation loss: written as ss_validation_loss (Sinter's own key).
+  std::optional<double> validationLoss;
+  // The metadata entries the stamp adds beyond sd-scripts' (none without a validation loss).
+  std::map<std::string, std::string> sinterMetadata() const {
+    std::map<std::string, std::string> m;
+    if (validationLoss) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.9g", *validationLoss);
+      m["ss_validation_loss"] = text;
+    }
+    return m;
+  }
 };
 
 class MethodPart {
