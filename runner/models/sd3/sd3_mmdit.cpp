@@ -1,5 +1,6 @@
 #include "models/sd3/sd3_mmdit.h"
 
+#include <cmath>
 #include <stdexcept>
 
 #include "models/checkpoints/checkpoint_tensors.h"
@@ -45,7 +46,9 @@ int64_t Sd3MmditImpl::posTableSide(int64_t h, int64_t w) {
 
 torch::Tensor Sd3MmditImpl::croppedPosEmbed(int64_t h, int64_t w, const Sd3PosEmbedCrop& crop, torch::Device device,
                                             torch::Dtype dtype) {
-  const int64_t max = posTableSide(h, w);
+  // The scaled table is chosen (and, for an image wider than any, made) once; its side follows from it.
+  const torch::Tensor table = scaledPosEmbeds_ ? scaledPosEmbeds_->tableFor(h, w, device, dtype) : pos_embed;
+  const int64_t max = scaledPosEmbeds_ ? std::llround(std::sqrt(static_cast<double>(table.size(1)))) : config_.posEmbedMaxSize;
   if (h > max || w > max)
     throw std::invalid_argument("SD 3 MMDiT: an image of " + std::to_string(h) + "x" + std::to_string(w) +
                                 " patches is larger than its position table (" + std::to_string(max) + "x" +
@@ -55,7 +58,6 @@ torch::Tensor Sd3MmditImpl::croppedPosEmbed(int64_t h, int64_t w, const Sd3PosEm
     throw std::invalid_argument("SD 3 MMDiT: a crop at (" + std::to_string(top) + ", " + std::to_string(left) +
                                 ") leaves the position table");
   // The stored table is cut before it is cast; a scaled table is kept on the device in the compute dtype.
-  const torch::Tensor table = scaledPosEmbeds_ ? scaledPosEmbeds_->tableFor(h, w, device, dtype) : pos_embed;
   return table.view({1, max, max, -1}).slice(1, top, top + h).slice(2, left, left + w).reshape({1, h * w, -1}).to(device, dtype);
 }
 

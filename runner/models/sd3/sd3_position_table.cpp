@@ -80,8 +80,12 @@ int64_t Sd3ScaledPosEmbeds::patchedSizeFor(int64_t h, int64_t w) {
   patched = std::max(h, w);
   const auto grid = static_cast<int64_t>(static_cast<double>(patched) * kPosEmbedMaxRatio);
   if (!tables_.count(patched)) tables_[patched] = sd3ScaledSincosPosEmbed(hidden_, grid, patched).unsqueeze(0);
-  areaToPatched_.emplace_back(grid * grid, patched);
-  std::sort(areaToPatched_.begin(), areaToPatched_.end());
+  // sd-scripts appends the bound on every such call; a repeated pair changes no later choice, so once.
+  const std::pair<int64_t, int64_t> bound{grid * grid, patched};
+  if (std::find(areaToPatched_.begin(), areaToPatched_.end(), bound) == areaToPatched_.end()) {
+    areaToPatched_.push_back(bound);
+    std::sort(areaToPatched_.begin(), areaToPatched_.end());
+  }
   return patched;
 }
 

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <optional>
+
 #include "io/safetensors.h"
 #include "models/checkpoints/checkpoint_tensors.h"
 #include "models/checkpoints/sd3_checkpoint.h"
@@ -74,20 +76,22 @@ Sd3ModelSet loadSd3ModelSet(const Sd3ModelFiles& files) {
   set.clipL = clip(files.clipL, false);
   set.clipG = clip(files.clipG, true);
   // sd3_utils.load_t5xxl: the checkpoint's own T5-XXL first, then the t5xxl file.
+  std::optional<io::SafetensorsFile> t5Separate;
   if (models::sd3CheckpointHoldsT5xxl(checkpoint)) {
     if (!files.t5xxl.empty()) spdlog::info("T5-XXL is read from {} (it holds one), not from t5xxl, as sd-scripts reads it", files.checkpoint);
     set.t5 = models::loadT5Encoder(checkpoint, models::kSd3T5xxlPrefix);
     set.t5File = files.checkpoint;
   } else if (!files.t5xxl.empty()) {
-    set.t5 = models::loadT5Encoder(files.t5xxl);
+    t5Separate.emplace(files.t5xxl);
+    set.t5 = models::loadT5Encoder(*t5Separate, "");
     set.t5File = files.t5xxl;
   } else {
     throw models::CheckpointError("t5xxl is not set and " + files.checkpoint +
                                   " holds no T5-XXL: SD 3.x training needs the T5-XXL encoder (t5xxl_fp16.safetensors)");
   }
   {
-    const io::SafetensorsFile t5File(set.t5File);
-    const std::string probe = (set.t5File == files.checkpoint ? std::string(models::kSd3T5xxlPrefix) : std::string()) +
+    const io::SafetensorsFile& t5File = t5Separate ? *t5Separate : checkpoint;  // the file just read, not opened again
+    const std::string probe = (t5Separate ? std::string() : std::string(models::kSd3T5xxlPrefix)) +
                               "encoder.block.0.layer.0.SelfAttention.q.weight";
     set.t5StoredInFloat8 = t5File.has(probe) && t5File.info(probe).dtype == "F8_E4M3";
   }
