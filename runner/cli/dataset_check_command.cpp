@@ -22,8 +22,6 @@ namespace {
 // The option a dataset problem is reported on, as the run's preflight reports it.
 std::string datasetKey(const Config& config) { return config.getString("dataset_config").empty() ? "train_data_dir" : "dataset_config"; }
 
-int checkWorkers(const Config& config) { return std::max(1, static_cast<int>(config.getInt("max_data_loader_n_workers"))); }
-
 // The check's own findings: the log and `warning` events, as every other warning.
 void reportFindings(const std::vector<std::string>& warnings, train::EventSink& events) {
   for (const std::string& w : warnings) {
@@ -59,9 +57,7 @@ int runDatasetCheckCommand(const Config& config, train::EventSink& events,
     // refuses is one finding among the others rather than the end of the reading.
     k.parse(key, [&] {
       std::vector<data::DatasetSettings> settings = data::datasetSettingsFromConfig(config, readingWarnings);
-      data::DiscoveryOptions discovery;
-      discovery.workers = checkWorkers(config);
-      if (!isUnset(config.get("seed"))) discovery.validationSeed = static_cast<std::uint64_t>(config.getInt("seed"));
+      data::DiscoveryOptions discovery = data::DiscoveryOptions::fromConfig(config);
       discovery.inspectOnly = true;
       dataset = data::buildDataset(std::move(settings), discovery);
     });
@@ -77,7 +73,7 @@ int runDatasetCheckCommand(const Config& config, train::EventSink& events,
 
   data::DatasetCheckOptions options;
   options.decodePixels = true;
-  options.workers = checkWorkers(config);
+  options.workers = data::DiscoveryOptions::fromConfig(config).workers;
   const data::DatasetCheckResult result = data::checkDataset(*dataset, readingWarnings, options);
   reportFindings(result.warnings, events);
   events.emit(result.report);
@@ -107,7 +103,7 @@ void checkDatasetAtRunStart(const train::RunPreflight& preflight, train::EventSi
   // Hashing reads only the files whose size another image shares (few, in a dataset of compressed
   // images), so it stays on at every start; decoding every image does not (DESIGN.md §3).
   data::DatasetCheckOptions options;
-  options.workers = checkWorkers(config);
+  options.workers = data::DiscoveryOptions::fromConfig(config).workers;
   const auto start = std::chrono::steady_clock::now();
   const data::DatasetCheckResult result = data::checkDataset(*preflight.dataset, readingWarnings, options);
   spdlog::info("dataset check: {} image files, {} of them hashed for duplicates, in {:.2f} s", result.report.images, result.filesHashed,

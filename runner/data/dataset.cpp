@@ -13,6 +13,13 @@
 #include "data/validation_split.h"
 
 namespace sinter::data {
+
+DiscoveryOptions DiscoveryOptions::fromConfig(const Config& config) {
+  DiscoveryOptions o;
+  o.workers = std::max(1, static_cast<int>(config.getInt("max_data_loader_n_workers")));
+  if (!isUnset(config.get("seed"))) o.validationSeed = static_cast<std::uint64_t>(config.getInt("seed"));
+  return o;
+}
 namespace fs = std::filesystem;
 
 namespace {

@@ -49,6 +49,10 @@ struct DiscoveryOptions {
   // For the dataset check (dataset_check.h): caption files a run refuses (empty, unreadable) are
   // kept on their images instead of thrown, and a dataset with nothing to train on is returned.
   bool inspectOnly = false;
+
+  // As a run reads its dataset: max_data_loader_n_workers threads (at least one), and the run's seed
+  // where it is set (without one the run draws a seed later and holds out images again with it).
+  static DiscoveryOptions fromConfig(const Config& config);
 };
 
 struct Dataset {

@@ -157,11 +157,8 @@ std::optional<data::Dataset> checkDataset(const Config& config, bool valuesParse
   k.parse(key, [&] {
     std::vector<std::string> warnings;
     std::vector<data::DatasetSettings> settings = data::datasetSettingsFromConfig(config, warnings);
-    data::DiscoveryOptions discovery;
-    discovery.workers = std::max(1, static_cast<int>(config.getInt("max_data_loader_n_workers")));
     // Without a seed the run draws one later and holds out images again with it (training_run.cpp).
-    if (!isUnset(config.get("seed"))) discovery.validationSeed = static_cast<std::uint64_t>(config.getInt("seed"));
-    dataset = data::buildDataset(std::move(settings), discovery);
+    dataset = data::buildDataset(std::move(settings), data::DiscoveryOptions::fromConfig(config));
     for (const auto& w : warnings) k.warning(key, w);
     for (const auto& w : dataset->warnings) k.warning(key, w);
     // Each file left out is a warning of its own, naming it (the totals are in the run's summary
