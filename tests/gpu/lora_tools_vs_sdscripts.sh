@@ -103,7 +103,7 @@ case "$part" in
       --dynamic_method sv_fro --dynamic_param 0.9 --device cuda
     theirs resize-fro-sdscripts "$work/resize_fro_sds.safetensors" networks/resize_lora.py --model "$a" --save_to "$work/resize_fro_sds.safetensors" --new_rank 32 \
       --dynamic_method sv_fro --dynamic_param 0.9 --device cuda
-    compare lora resize-sv_fro "$work/resize_fro_ours.safetensors" "$work/resize_fro_sds.safetensors"
+    [ -f "$work/resize_fro_sds.safetensors" ] && compare lora resize-sv_fro "$work/resize_fro_ours.safetensors" "$work/resize_fro_sds.safetensors"
     ours svd-merge-ours "$work/svd_ours.safetensors" "$runner" svd_merge_lora --models "$a" "$b" --ratios 0.7 0.4 --new_rank 16 --device cuda \
       --save_to "$work/svd_ours.safetensors"
     theirs svd-merge-sdscripts "$work/svd_sds.safetensors" networks/svd_merge_lora.py --models "$a" "$b" --ratios 0.7 0.4 --new_rank 16 --device cuda \

@@ -49,6 +49,23 @@ run() {
 run eager
 run per_block --compile --compile_mode reduce-overhead
 run whole_step --compile --compile_mode reduce-overhead --compile_fullgraph
+# Issue 57 on two ranks: best-k and early stop (every rank stops at the same step), and the controls
+# during a run fed on stdin (rank 0 decides, every rank acts; each acknowledged by a control event).
+run early_stop --validation_split 0.25 --validate_every_n_steps 4 --save_best_k 2 --early_stop_patience 2 \
+  --early_stop_min_delta 10 --max_train_steps 400
+echo "    kept: $(ls "$work/early_stop" | tr '\n' ' ')"
+grep -o '"kind":"best"[^}]*' "$out/early_stop.events.jsonl" | tail -3 | sed 's/^/    /'
+grep -i "early stop\|early_stop" "$out/early_stop.log" | tail -2 | sed 's/^/    /'
+echo "a cat --w 128 --h 128 --s 4 --d 1" > "$work/prompts.txt"
+if (sleep 20; echo save; sleep 2; echo pause; sleep 3; echo resume; sleep 2; echo sample; sleep 2; echo stop_after_epoch) |
+    timeout 240 "$runner" --config_file "$work/run.toml" --output_dir "$work/controls" --nproc_per_node 2 --events jsonl --control stdin \
+      --max_train_steps 100000 --sample_prompts "$work/prompts.txt" > "$out/controls.events.jsonl" 2> "$out/controls.log"; then
+  echo "controls: exit 0; $(grep -c '"type":"step"' "$out/controls.events.jsonl") steps; $(grep -o 'the trained weights are identical on all 2 ranks' "$out/controls.log" | head -1)"
+else
+  echo "controls: FAILED (exit $?)"; tail -20 "$out/controls.log"; status=1
+fi
+grep -o '"type":"control"[^}]*' "$out/controls.events.jsonl" | sed 's/^/    /'
+echo "    files: $(ls -R "$work/controls" | tr '\n' ' ')"
 python3 - "$out" <<'PY'
 import json, sys
 out = sys.argv[1]
