@@ -649,6 +649,91 @@ TEST_F(SdxlLoraRun, AResumeWithAnotherBatchSizeSaysWhatHappensToTheEpoch) {
   }
 }
 
+// Continue with changed settings (issue 57 item 5): a state resumed with another learning rate,
+// scheduler, step count and dataset repeats goes on from its step and epoch, lists what changed, and
+// takes the new values from there; a change the state cannot carry (the rank, a network_args entry
+// that shapes the network, the optimizer) is refused by the dry run and the run alike, naming the
+// key and both values.
+TEST_F(SdxlLoraRun, AStateContinuesWithChangedSettingsAndRefusesWhatItCannotCarry) {
+  // 12 images once: an epoch of 3 batches of 4; the state at step 4 is in the second epoch.
+  for (const char* repeats : {"1", "2"}) {
+    const fs::path dir = path(std::string("images_x") + repeats) + "/" + repeats + "_demo shapes";
+    fs::create_directories(dir);
+    for (const auto& entry : fs::directory_iterator(path("images") + "/10_demo shapes")) fs::copy_file(entry.path(), dir / entry.path().filename());
+  }
+  const std::string base = "train_batch_size = 4\nnetwork_train_unet_only = true\nsave_state = true\n";
+  const std::string first = writeConfig("changed_a.toml", path("out_changed_a"), base + "max_train_steps = 4\n", path("images_x1"));
+  const ProcessResult a = runRunner({"--config_file", first, "--events", "jsonl"});
+  ASSERT_EQ(a.exitCode, 0) << a.err;
+  const std::string state = path("out_changed_a/t-state");
+  const nlohmann::json saved = dataPositionOf(state);
+  ASSERT_EQ(saved.value("epoch", -1), 1);
+  ASSERT_EQ(saved.value("index", -1), 1);
+  ASSERT_EQ(saved.value("batches_per_epoch", 0), 3);
+
+  // Twice the repeats: 6 batches an epoch, the same share of it (1 of 3 -> 2 of 6); cosine from 0.005 over 6 steps.
+  const std::string changed = writeConfig("changed_b.toml", path("out_changed_b"),
+                                          base + "max_train_steps = 6\nlr_scheduler = \"cosine\"\nresume = \"" + state + "\"\n",
+                                          path("images_x2"));
+  std::string text;
+  {
+    std::ifstream in(changed);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  text.replace(text.find("learning_rate = 0.01"), 20, "learning_rate = 0.005");
+  writeText(changed, text);
+  const ProcessResult dry = runRunner({"--config_file", changed, "--dry_run"});
+  ASSERT_EQ(dry.exitCode, 0) << dry.err;
+  const ProcessResult b = runRunner({"--config_file", changed, "--events", "jsonl"});
+  ASSERT_EQ(b.exitCode, 0) << b.err;
+  const auto steps = eventsOfType<sinter::events::Step>(b);
+  ASSERT_EQ(steps.size(), 2u) << b.err;
+  EXPECT_EQ(steps[0].step, 5);
+  EXPECT_EQ(steps[1].step, 6);
+  EXPECT_EQ(steps[0].total, 6);
+  EXPECT_EQ(steps[0].epoch, 2);  // the second epoch, as the state left it (events count epochs from 1)
+  // The schedule reads the optimizer's 4 completed steps: cosine at 4 of 6 is a quarter of the new rate.
+  EXPECT_NEAR(steps[0].lr, 0.005 * 0.25, 1e-9);
+  expectLogInOrder(b, {"resumed from " + state + " at step 4 (epoch 2) of 6",
+                       "resume: 5 settings changed since the state was saved; the step and epoch counts go on from it:"});
+  for (const std::string& line : {"train_data_dir: " + path("images_x1") + " -> " + path("images_x2"),
+                                  "output_dir: " + path("out_changed_a") + " -> " + path("out_changed_b"), std::string("learning_rate: 0.01 -> 0.005"),
+                                  std::string("lr_scheduler: constant -> cosine"), std::string("max_train_steps: 4 -> 6")})
+    EXPECT_NE(b.err.find(line), std::string::npos) << line << "\n" << b.err;
+  const nlohmann::json resumed = dataPositionOf(path("out_changed_b/t-state"));
+  EXPECT_EQ(resumed.value("batches_per_epoch", 0), 6);
+  EXPECT_EQ(resumed.value("index", -1), 4);  // batch 2 of the epoch, then two steps
+  bool said = false;
+  for (const auto& w : eventsOfType<sinter::events::Warning>(b))
+    said |= w.message.find("an epoch of 3 batches and this run's has 6 (the dataset's repeats or images changed): it goes on from batch 2 "
+                           "(was 1)") != std::string::npos;
+  EXPECT_TRUE(said) << b.err;
+
+  // What a state cannot carry: refused before anything loads, by the dry run as by the run.
+  for (const auto& [line, says] : std::vector<std::pair<std::string, std::string>>{
+           {"network_dim = 8", "network_dim: 4 in the state, 8 now: the state's LoRA has the other rank"},
+           {"network_dim = 4\nnetwork_args = [\"conv_dim=2\"]", "network_args.conv_dim: (unset) in the state, 2 now: it shapes the network's tensors"},
+           {"network_dim = 4\noptimizer_type = \"Lion\"", "optimizer_type: (unset) in the state, Lion now: the state holds the other optimizer's moments"}}) {
+    std::string refused = text;
+    refused.replace(refused.find("network_dim = 4"), 15, line);
+    const std::string cfg = path("changed_refused.toml");
+    writeText(cfg, refused);
+    for (const bool dry : {true, false}) {
+      std::vector<std::string> args{"--config_file", cfg, "--output_dir", path("out_changed_refused")};
+      if (dry) args.push_back("--dry_run");
+      const ProcessResult r = runRunner(args);
+      EXPECT_EQ(r.exitCode, 2) << line << (dry ? " (dry run)" : "") << "\n" << r.err;
+      EXPECT_NE(r.err.find("cannot continue with these changes"), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find(says), std::string::npos) << says << "\n" << r.err;
+    }
+  }
+  // Setting it as it was (AdamW by its name, in another case) is no change.
+  std::string same = text;
+  same.replace(same.find("network_dim = 4"), 15, "network_dim = 4\noptimizer_type = \"adamw\"");
+  writeText(path("changed_same.toml"), same);
+  EXPECT_EQ(runRunner({"--config_file", path("changed_same.toml"), "--output_dir", path("out_changed_same"), "--dry_run"}).exitCode, 0);
+}
+
 // Two runs into one output_dir and output_name: the second is refused at start (exit 2, naming the
 // lock file and the first run's pid) while the first trains; a dry run takes no lock, and a run with
 // another output_name trains beside it. The lock file goes when the first run stops.

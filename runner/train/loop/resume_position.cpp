@@ -50,8 +50,9 @@ void checkResumeProgress(const nlohmann::json& progress, const EpochLayout& now,
     saved.allBatchesPerEpoch = wholeNumber(*data, "batches_per_epoch", 1, kLarge, file, "data.batches_per_epoch", "an epoch has at least one batch");
   // The index counts the state's batches; where its batches are cut as this run cuts them, it is
   // taken as it is, so it must be below this run's count too.
-  const bool sameCut = saved.ranks == now.ranks && saved.trainBatchSize == now.trainBatchSize;
-  const long long batches = sameCut ? std::min(saved.batchesPerRank(), now.batchesPerRank()) : saved.batchesPerRank();
+  const bool sameCut = saved.ranks == now.ranks && saved.trainBatchSize == now.trainBatchSize &&
+                       saved.batchesPerRank() == now.batchesPerRank();
+  const long long batches = saved.batchesPerRank();
   wholeNumber(*data, "index", 0, batches - 1, file, "data.index",
               "the batches already trained of an epoch of " + std::to_string(batches) + (sameCut ? " (this run's)" : " (as the state cut it)") +
                   " are " + range(0, batches - 1));
@@ -84,6 +85,16 @@ ResumedDataPosition resumeDataPosition(const nlohmann::json& data, const EpochLa
                          std::to_string(savedPerRank) + "), and it goes on from batch " + std::to_string(r.position.indexInEpoch) +
                          " (was " + std::to_string(index) + "), the same share of the epoch; its remaining batches are cut anew, so "
                          "some images of this epoch may be seen twice or not at all; the step count and schedule are this run's");
+  } else if (const long long savedBatches = data.value("batches_per_epoch", now.allBatchesPerEpoch);
+             savedRanks == now.ranks && savedBatches != now.allBatchesPerEpoch) {
+    // The same batches, another number of them: the dataset changed (its repeats, its images).
+    const long long savedPerRank = std::max(1LL, EpochLayout{savedRanks, savedBatchSize, savedBatches}.batchesPerRank());
+    r.position.indexInEpoch = std::min(now.batchesPerRank(), index * now.batchesPerRank() / savedPerRank);
+    r.warnings.push_back("resume: " + stateFolder + " was saved with an epoch of " + std::to_string(savedPerRank) + " batches" +
+                         (now.ranks > 1 ? " per rank" : "") + " and this run's has " + std::to_string(now.batchesPerRank()) +
+                         " (the dataset's repeats or images changed): it goes on from batch " + std::to_string(r.position.indexInEpoch) +
+                         " (was " + std::to_string(index) + "), the same share of the epoch, in this dataset's order; the step count "
+                         "and schedule are this run's");
   } else if (savedRanks != now.ranks) {
     r.position.indexInEpoch = std::min(now.batchesPerRank(), index * savedRanks / now.ranks);
     r.warnings.push_back("resume: " + stateFolder + " was saved by " + std::to_string(savedRanks) + " rank" + (savedRanks == 1 ? "" : "s") +

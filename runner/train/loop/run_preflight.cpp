@@ -31,6 +31,7 @@
 #include "train/loop/vram_budget_plan.h"
 #include "train/loop/resume_position.h"
 #include "train/loop/sample_images.h"
+#include "train/loop/resume_settings.h"
 #include "train/loop/training_loop.h"
 #include "train/loop/training_table.h"
 #include "train/methods/full_weights_method.h"
@@ -199,9 +200,11 @@ void checkResumeState(const Config& config, const data::Dataset& dataset, int ra
     const long long batchSize = dataset.datasets.empty() ? 1 : dataset.datasets.front().batchSize;
     const EpochLayout layout{ranks, batchSize, plan.allBatchesPerEpoch()};
     const long long batchesPerRank = layout.batchesPerRank();
-    checkResumeProgress(loadTrainStateProgress(folder), layout, planSchedule(options, batchesPerRank).length.maxTrainSteps,
+    const nlohmann::json progress = loadTrainStateProgress(folder);
+    checkResumeProgress(progress, layout, planSchedule(options, batchesPerRank).length.maxTrainSteps,
                         options.initialStep || options.initialEpoch, folder + "/train_state.json");
   });
+    refuseUncarriedSettings(progress, config, folder + "/train_state.json");
 }
 
 // Sample images: the prompt file parses, and the samplers it names are ones this build renders; a
@@ -317,7 +320,8 @@ RunPreflight preflightRun(const Config& config, int ranks) {
   checkSamples(config, registration, k);
   checkTrackerOptions(config, k);
   result.dataset = checkDataset(config, valuesParsed, k);
-  if (result.dataset && valuesParsed) checkResumeState(config, *result.dataset, ranks, k);
+  // The settings as the run resolves them (the family, its network_module, the tokenizers), as the state recorded them.
+  if (result.dataset && valuesParsed) checkResumeState(result.resolved, *result.dataset, ranks, k);
   if (result.dataset && valuesParsed)
     if (const std::string why = bestValidationRefusal(config, result.dataset->numValidationImages); !why.empty())
       k.error(BestValidationOptions::fromConfig(config).keep > 0 ? "save_best_k" : "early_stop_patience", why);

@@ -6,6 +6,7 @@
 
 #include "train/base/train_state.h"
 #include "train/loop/rank_noise_states.h"
+#include "train/loop/resume_settings.h"
 #include "train/loop/save_schedule.h"
 #include "train/loop/stop_request.h"
 
@@ -45,7 +46,7 @@ void RunSaves::state(const std::string& folderName, long long globalStep) {
   SaveInProgress saving;
   state.network = method_.stateTensors();
   state.optimizer = optimizer_.stateTensors();
-  state.progress = {{"global_step", globalStep}, {"data", dataPositionJson(dataPosition_(), layout_)}};
+  state.progress = {{"global_step", globalStep}, {"data", dataPositionJson(dataPosition_(), layout_)}, {"settings", settingsJson(run_.config)}};
   const std::string path = (fs::path(options_.outputDir) / folderName).string();
   saveTrainState(path, state);
   spdlog::info("saved state {}", path);

@@ -10,6 +10,7 @@
 #include "train/base/run_errors.h"
 #include "train/base/train_state.h"
 #include "train/loop/rank_noise_states.h"
+#include "train/loop/resume_settings.h"
 
 namespace sinter::train {
 
@@ -24,6 +25,7 @@ RunStart resume(const RunContext& run, const LoopOptions& options, const RunSche
   // Every field checked against this run before any of it is used (resume_position.h, optimizer.h).
   const std::string stateFile = (fs::path(options.resume) / "train_state.json").string();
   checkResumeProgress(state.progress, layout, planned.length.maxTrainSteps, options.initialStep || options.initialEpoch, stateFile);
+  refuseUncarriedSettings(state.progress, run.config, stateFile);
   method.loadStateTensors(state.network, (fs::path(options.resume) / "network.safetensors").string());
   try {
     optimizer.loadStateTensors(std::map<std::string, torch::Tensor>(state.optimizer.begin(), state.optimizer.end()));
@@ -52,7 +54,15 @@ RunStart resume(const RunContext& run, const LoopOptions& options, const RunSche
     run.events.emit(events::Warning{warning});
   }
   if (start.position.seed != run.seed) spdlog::warn("resume: the data order continues with the saved seed {}", start.position.seed);
-  spdlog::info("resumed from {} at step {}", options.resume, start.globalStep);
+  spdlog::info("resumed from {} at step {} (epoch {}) of {}", options.resume, start.globalStep, start.position.epoch + 1,
+               planned.length.maxTrainSteps);
+  // Continued with changed settings: what this run does otherwise than the state's (resume_settings.h).
+  const std::vector<std::string> changed = describeSettingChanges(state.progress, run.config);
+  if (!changed.empty()) {
+    spdlog::info("resume: {} setting{} changed since the state was saved; the step and epoch counts go on from it:", changed.size(),
+                 changed.size() == 1 ? "" : "s");
+    for (const std::string& line : changed) spdlog::info("  {}", line);
+  }
   return start;
 }
 
