@@ -347,8 +347,8 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "Compute attention one sample at a time to save memory. Not with fullgraph compile."))
           .families(SDXL | FLUX).advanced(),
       Opt("blocks_to_swap", T::Int, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Blocks to swap"),
-          QT_TRANSLATE_NOOP("Option", "FLUX blocks kept in CPU memory and swapped in when needed (16/22/28 for 12/10/8 GB GPUs)."))
-          .families(FLUX).min(0).max(57).advanced(),
+          QT_TRANSLATE_NOOP("Option", "FLUX or SD 3.x blocks kept in CPU memory and swapped in when needed (FLUX: 16/22/28 for 12/10/8 GB GPUs)."))
+          .families(FLUX_SD3).min(0).max(57).advanced(),
       // flux_train_network.py's deprecated split mode: blocks_to_swap = 18 when that is unset (the preflight resolves it).
       Opt("split_mode", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Split mode (deprecated)"),
           QT_TRANSLATE_NOOP("Option", "sd-scripts' deprecated FLUX option: blocks to swap 18 when that is not set."))

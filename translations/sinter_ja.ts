@@ -578,8 +578,8 @@
         <translation>スワップするブロック数</translation>
     </message>
     <message>
-        <source>FLUX blocks kept in CPU memory and swapped in when needed (16/22/28 for 12/10/8 GB GPUs).</source>
-        <translation>CPU メモリに置き、必要時に入れ替える FLUX のブロック数(12/10/8 GB の GPU では 16/22/28)。</translation>
+        <source>FLUX or SD 3.x blocks kept in CPU memory and swapped in when needed (FLUX: 16/22/28 for 12/10/8 GB GPUs).</source>
+        <translation>CPU メモリに置き、必要時に入れ替える FLUX または SD 3.x のブロック数(FLUX:12/10/8 GB の GPU では 16/22/28)。</translation>
     </message>
     <message>
         <source>Split mode (deprecated)</source>

@@ -578,8 +578,8 @@
         <translation>交换块数</translation>
     </message>
     <message>
-        <source>FLUX blocks kept in CPU memory and swapped in when needed (16/22/28 for 12/10/8 GB GPUs).</source>
-        <translation>保存在 CPU 内存中、需要时换入的 FLUX 块数(12/10/8 GB 显卡分别用 16/22/28)。</translation>
+        <source>FLUX or SD 3.x blocks kept in CPU memory and swapped in when needed (FLUX: 16/22/28 for 12/10/8 GB GPUs).</source>
+        <translation>保存在 CPU 内存中、需要时换入的 FLUX 或 SD 3.x 块数(FLUX:12/10/8 GB 显卡分别用 16/22/28)。</translation>
     </message>
     <message>
         <source>Split mode (deprecated)</source>

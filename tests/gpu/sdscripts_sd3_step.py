@@ -5,7 +5,9 @@ networks.lora_sd3 rank 32 alpha 16 on the MMDiT (network_train_unet_only), fused
 sd3_train_utils.get_noisy_model_input_and_timesteps and get_noise_pred_and_target (uniform weighting,
 training_shift 1), random weights.
 
-Usage: python3 sdscripts_sd3_step.py [medium|large]
+Usage: python3 sdscripts_sd3_step.py [medium|large] [BLOCKS_TO_SWAP]
+(BLOCKS_TO_SWAP: sd3_train_network's enable_block_swap, move_to_device_except_swap_blocks and
+prepare_block_swap_before_forward, as it sets the MMDiT up.)
 Prints one RESULT {...} line: step_ms (mean of 6 steps after 3), peak_gib."""
 import json
 import sys
@@ -19,6 +21,7 @@ from library import sd3_models  # noqa: E402
 from networks import lora_sd3  # noqa: E402
 
 large = (sys.argv[1] if len(sys.argv) > 1 else "medium") == "large"
+swap = int(sys.argv[2]) if len(sys.argv) > 2 else 0
 dev = torch.device("cuda", 0)
 dt = torch.bfloat16
 torch.backends.cuda.matmul.allow_tf32 = True
@@ -35,6 +38,10 @@ with torch.device(dev):
     model = sd3_models.create_sd3_mmdit(p, attn_mode="torch")
     torch.set_default_dtype(torch.float32)
 model.requires_grad_(False)
+if swap:
+    model.enable_block_swap(swap, dev)
+    model.move_to_device_except_swap_blocks(dev)
+    model.prepare_block_swap_before_forward()
 no_text_encoders = [torch.nn.Module(), torch.nn.Module()]  # cached outputs: the text encoders get no LoRA
 net = lora_sd3.create_network(1.0, 32, 16, None, no_text_encoders, model)
 net.apply_to(no_text_encoders, model, apply_text_encoder=False, apply_unet=True)
@@ -69,7 +76,7 @@ def step(inp):
 
 inputs = [make_inputs() for _ in range(2)]
 first, ms = time_steps(step, inputs)
-print("RESULT " + json.dumps(dict(what=f"sd-scripts SD 3.5 {'Large' if large else 'Medium'} LoRA rank 32, eager", step_ms=round(ms, 1),
+print("RESULT " + json.dumps(dict(what=f"sd-scripts SD 3.5 {'Large' if large else 'Medium'} LoRA rank 32, eager" + (f", blocks_to_swap {swap}" if swap else ""), step_ms=round(ms, 1),
                                   first_step_s=round(first, 2), build_s=round(t_build, 1),
                                   peak_gib=round(torch.cuda.max_memory_allocated() / 2**30, 2), torch=torch.__version__,
                                   gpu=torch.cuda.get_device_name())), flush=True)

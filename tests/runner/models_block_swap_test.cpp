@@ -6,6 +6,7 @@
 
 #include <torch/version.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "models/adapters/frozen_linear_lora.h"
 #include "models/weights/served_weight.h"
 #include "models/layers/linear.h"
+#include "models/sd3/sd3_mmdit.h"
 #include "models/unet/sdxl_unet.h"
 
 using namespace sinter::models;
@@ -54,11 +56,10 @@ std::vector<std::shared_ptr<LinearImpl>> linearsOf(torch::nn::Module& root) {
   return out;
 }
 
-// Two transformers with the same random weights and the same LoRA adapters (rank 2, nonzero up
-// so that the down projections get gradients too) on every Linear of the blocks.
-std::pair<FluxTransformer, FluxTransformer> twins(const FluxConfig& c) {
-  torch::manual_seed(5);
-  FluxTransformer a(c), b(c);
+// Two models with the same random weights and the same LoRA adapters (rank 2, nonzero up so that
+// the down projections get gradients too) on every Linear of the blocks.
+template <typename Model>
+void makeTwins(Model& a, Model& b) {
   torch::NoGradGuard noGrad;
   auto pa = a->parameters(), pb = b->parameters();
   for (size_t i = 0; i < pa.size(); ++i) {
@@ -78,6 +79,12 @@ std::pair<FluxTransformer, FluxTransformer> twins(const FluxConfig& c) {
     la[i]->lora = adapter;
     lb[i]->lora = copy;
   }
+}
+
+std::pair<FluxTransformer, FluxTransformer> twins(const FluxConfig& c) {
+  torch::manual_seed(5);
+  FluxTransformer a(c), b(c);
+  makeTwins(a, b);
   return {a, b};
 }
 
@@ -86,19 +93,32 @@ struct StepResult {
   std::vector<Tensor> grads;  // every adapter's down and up, then the image input's
 };
 
+// The loss of `out` backpropagated: every adapter's gradients and the input's.
+StepResult backward(torch::nn::Module& m, const Tensor& out, const Tensor& input) {
+  const Tensor loss = out.pow(2).mean();
+  for (const auto& l : linearsOf(m)) l->lora->down.mutable_grad() = Tensor(), l->lora->up.mutable_grad() = Tensor();
+  loss.backward();
+  StepResult r{loss.item<double>(), {}};
+  for (const auto& l : linearsOf(m)) r.grads.push_back(l->lora->down.grad()), r.grads.push_back(l->lora->up.grad());
+  r.grads.push_back(input.grad());
+  return r;
+}
+
 StepResult step(FluxTransformer& m, int64_t seed) {
   torch::manual_seed(seed);
   const FluxConfig& c = m->config();
   const Tensor img = packFluxLatents(torch::randn({1, 16, 4, 6})).requires_grad_(true);
   const Tensor out = m(img, fluxImageIds(1, 2, 3), torch::randn({1, 5, c.contextInDim}), fluxTextIds(1, 5), torch::tensor({0.7f}),
                        torch::randn({1, c.vecInDim}), torch::tensor({3.5f}));
-  const Tensor loss = out.pow(2).mean();
-  for (const auto& l : linearsOf(*m)) l->lora->down.mutable_grad() = Tensor(), l->lora->up.mutable_grad() = Tensor();
-  loss.backward();
-  StepResult r{loss.item<double>(), {}};
-  for (const auto& l : linearsOf(*m)) r.grads.push_back(l->lora->down.grad()), r.grads.push_back(l->lora->up.grad());
-  r.grads.push_back(img.grad());
-  return r;
+  return backward(*m, out, img);
+}
+
+StepResult step(Sd3Mmdit& m, int64_t seed) {
+  torch::manual_seed(seed);
+  const Sd3MmditConfig& c = m->config();
+  const Tensor x = torch::randn({1, 16, 4, 6}).requires_grad_(true);
+  const Tensor out = m(x, torch::tensor({700.0f}), torch::randn({1, c.admInChannels}), torch::randn({1, 5, c.contextInFeatures}));
+  return backward(*m, out, x);
 }
 
 void expectSame(const StepResult& plain, const StepResult& other, const std::string& what) {
@@ -214,8 +234,56 @@ TEST(BlockSwap, TrainsLikeTheResidentModelAndLoadsOneBlockAhead) {
 TEST(BlockSwap, RefusesWhatItCannotStream) {
   auto [plain, other] = twins(swappableConfig());
   EXPECT_THROW(plain->enableBlockSwap(9, torch::kCPU, torch::kFloat32), std::invalid_argument);
-  std::vector<std::shared_ptr<torch::nn::Module>> mixed{plain->double_blocks[0], plain->single_blocks[0]};
-  EXPECT_THROW(BlockSwap::install(mixed, 2, torch::kCPU, torch::kFloat32), std::invalid_argument);
+  std::vector<std::shared_ptr<torch::nn::Module>> blocks{plain->double_blocks[2], plain->double_blocks[3]};
+  BlockSwap::install(blocks, 2, torch::kCPU, torch::kFloat32);
+  try {
+    BlockSwap::install(blocks, 2, torch::kCPU, torch::kFloat32);
+    FAIL() << "a streamed Linear installed twice";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("already served"), std::string::npos) << e.what();
+  }
+}
+
+// SD 3.5 Medium's joint blocks differ in their Linears (the MMDiT-X blocks' second attention, the
+// last block's context side without its attention output and MLP): streamed through one ring, each
+// computes what the resident block does, forward and backward, checkpointed or not.
+TEST(BlockSwap, Sd3BlocksThatDifferInTheirLinearsStreamThroughOneRing) {
+  Sd3MmditConfig c = Sd3MmditConfig::tiny();
+  c.depth = 4;
+  c.xBlockSelfAttnLayers = {0, 1};
+  try {
+    checkSd3BlocksToSwap(c, 3);
+    FAIL() << "3 of 4 blocks accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("blocks_to_swap up to 2"), std::string::npos) << e.what();
+  }
+  for (const bool checkpointing : {false, true}) {
+    torch::manual_seed(5);
+    Sd3Mmdit plain(c), swapped(c);
+    makeTwins(plain, swapped);
+    swapped->enableBlockSwap(2, torch::kCPU, torch::kFloat32);  // all four stream
+    EXPECT_EQ(swapped->streamedBlocks(), "joint_blocks.0-3");
+    int64_t largest = 0;
+    for (int64_t i = 0; i < c.depth; ++i) {
+      int64_t elements = 0;
+      for (const auto& l : linearsOf(*swapped->joint_blocks[static_cast<size_t>(i)])) {
+        EXPECT_TRUE(l->served && l->served->streamed());
+        elements += l->weight.numel();
+      }
+      largest = std::max(largest, elements);
+    }
+    // Two slots, each the largest block (block 0: attn2), its Linears 256-byte aligned.
+    EXPECT_GE(swapped->blockSwap()->ringBytes(), 2 * largest * 4);
+    EXPECT_LT(swapped->blockSwap()->ringBytes(), 2 * (largest * 4 + 256 * 24));
+    for (Sd3Mmdit* m : {&plain, &swapped}) {
+      (*m)->train();
+      (*m)->setGradientCheckpointing(checkpointing, false);
+    }
+    const std::string what = checkpointing ? "checkpointed" : "plain";
+    expectSame(step(plain, 31), step(swapped, 31), what + " step 1");
+    expectSame(step(plain, 32), step(swapped, 32), what + " step 2");
+    EXPECT_EQ(swapped->blockSwap()->loads(), 4 + 2 + 2 * 2) << what;
+  }
 }
 
 // fp8_base: with float8 in this libtorch, each Linear computes with its weight rounded to e4m3;

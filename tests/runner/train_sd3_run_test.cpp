@@ -258,6 +258,8 @@ TEST_F(Sd3Run, WhatIsRefusedIsRefusedBeforeLoading) {
   const std::vector<Case> cases{
       {"t5_cached", "model_family = \"sd3\"\ncache_text_encoder_outputs = true\nnetwork_args = [\"train_t5xxl=True\"]\n", "train_t5xxl=True"},
       {"flux_args", "network_args = [\"train_blocks=single\"]\n", "train_blocks"},
+      // The tiny MMDiT's 2 joint blocks: none can swap (two stay on the device), as sd-scripts asserts.
+      {"swap", "blocks_to_swap = 1\n", "blocks_to_swap = 1: the MMDiT's 2 joint blocks can swap at most 0"},
   };
   for (const Case& c : cases)
     sinter::test::expectRefusedBeforeLoading(

@@ -1,5 +1,6 @@
 #include "models/layers/block_swap.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "models/layers/linear.h"
@@ -66,21 +67,23 @@ std::shared_ptr<BlockSwap> BlockSwap::install(const std::vector<std::shared_ptr<
                                 " (2 to " + std::to_string(n) + ")");
   const int64_t first = n - streamed;
   // Checked whole before anything moves, so a refusal leaves the model as it was.
-  const std::vector<std::shared_ptr<LinearImpl>> shape = linearsOf(*blocks[static_cast<size_t>(first)]);
-  for (int64_t b = first; b < n; ++b) {
-    const std::vector<std::shared_ptr<LinearImpl>> linears = linearsOf(*blocks[static_cast<size_t>(b)]);
-    if (linears.size() != shape.size()) throw std::invalid_argument("block swap: the blocks differ in their Linear layers");
-    for (size_t j = 0; j < linears.size(); ++j) {
-      if (linears[j]->served) throw std::invalid_argument("block swap: a Linear's weight is already served from elsewhere");
-      if (linears[j]->weight.sizes() != shape[j]->weight.sizes())
-        throw std::invalid_argument("block swap: the blocks' Linear weights differ in shape");
-    }
-  }
   std::shared_ptr<BlockSwap> swap(new BlockSwap(n, first, device));
+  // Each Linear's place in a slot's buffer, 256 bytes aligned as the device's allocations are.
+  const int64_t align = std::max<int64_t>(1, 256 / static_cast<int64_t>(c10::elementSize(storedAs)));
+  int64_t largest = 0;
+  for (int64_t b = first; b < n; ++b) {
+    std::vector<int64_t> offsets;
+    int64_t end = 0;
+    for (const auto& linear : linearsOf(*blocks[static_cast<size_t>(b)])) {
+      if (linear->served) throw std::invalid_argument("block swap: a Linear's weight is already served from elsewhere");
+      offsets.push_back(end);
+      end += (linear->weight.numel() + align - 1) / align * align;
+    }
+    largest = std::max(largest, end);
+    swap->offsets_.push_back(std::move(offsets));
+  }
   torch::NoGradGuard noGrad;
-  for (int slot = 0; slot < 2; ++slot)
-    for (const auto& linear : shape)
-      swap->ring_[slot].push_back(torch::empty(linear->weight.sizes(), torch::TensorOptions().device(device).dtype(storedAs)));
+  for (int slot = 0; slot < 2; ++slot) swap->buffer_[slot] = torch::empty({largest}, torch::TensorOptions().device(device).dtype(storedAs));
   for (int64_t b = first; b < n; ++b) {
     std::vector<torch::Tensor> host;
     size_t j = 0;
@@ -97,7 +100,7 @@ std::shared_ptr<BlockSwap> BlockSwap::install(const std::vector<std::shared_ptr<
   return swap;
 }
 
-int64_t BlockSwap::ringBytes() const { return bytesOf(ring_[0]) + bytesOf(ring_[1]); }
+int64_t BlockSwap::ringBytes() const { return bytesOf({buffer_[0], buffer_[1]}); }
 
 int64_t BlockSwap::hostBytes() const {
   int64_t n = 0;
@@ -112,6 +115,11 @@ int BlockSwap::slotOf(int64_t block) const {
 
 void BlockSwap::load(int64_t block, int slot) {
   const std::vector<torch::Tensor>& host = host_[static_cast<size_t>(block - first_)];
+  const std::vector<int64_t>& offsets = offsets_[static_cast<size_t>(block - first_)];
+  // The slot's buffer seen as this block's Linears.
+  ring_[slot].clear();
+  for (size_t j = 0; j < host.size(); ++j)
+    ring_[slot].push_back(buffer_[slot].narrow(0, offsets[j], host[j].numel()).view(host[j].sizes()));
 #if SINTER_WITH_CUDA
   if (device_.is_cuda()) {
     const c10::cuda::CUDAStream compute = at::cuda::getCurrentCUDAStream(device_.index());

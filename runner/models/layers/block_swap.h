@@ -13,6 +13,11 @@
 //
 // sd-scripts' meaning of the count is kept: asked to swap s blocks of a kind, the device holds the
 // weights of n - s of them (n - s - 2 resident, 2 in the ring), so s + 2 blocks stream.
+//
+// The streamed blocks may differ in their Linears (SD 3.5 Medium's MMDiT-X blocks with a second
+// attention, SD 3's last block without the context's attention output and MLP): each ring slot is
+// one device buffer as large as the largest streamed block, and a block loaded into it gets views of
+// its own Linears' shapes.
 #include <torch/torch.h>
 
 #include <functional>
@@ -24,7 +29,7 @@ namespace sinter::models {
 
 class BlockSwap : public std::enable_shared_from_this<BlockSwap> {
  public:
-  // `blocks`: one kind's blocks in forward order, alike in their Linears; the Linear weights of the
+  // `blocks`: one kind's blocks in forward order; the Linear weights of the
   // last `streamed` (2 to n) move to host memory as `storedAs` (the compute dtype, or float8 with
   // fp8_base) and are served from the ring on `device` from now on (`frozen` on each of those
   // Linears, whose `weight` is then the host copy). Call it before the model moves to the device
@@ -70,7 +75,9 @@ class BlockSwap : public std::enable_shared_from_this<BlockSwap> {
   int64_t blockCount_, first_;
   torch::Device device_;
   std::vector<std::vector<torch::Tensor>> host_;     // [block - first][linear]
-  std::vector<torch::Tensor> ring_[2];               // [slot][linear]
+  std::vector<std::vector<int64_t>> offsets_;        // [block - first][linear]: where in a slot's buffer
+  torch::Tensor buffer_[2];                          // [slot]: the largest streamed block's elements
+  std::vector<torch::Tensor> ring_[2];               // [slot][linear]: views of the block it holds
   int64_t slotBlock_[2] = {-1, -1};
   int64_t current_ = -1;  // the block the compute is on
   int direction_ = 1;     // +1 forward, -1 backward: where the next block is

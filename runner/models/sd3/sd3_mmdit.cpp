@@ -1,5 +1,6 @@
 #include "models/sd3/sd3_mmdit.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -107,6 +108,28 @@ torch::Tensor Sd3MmditImpl::forward(const torch::Tensor& x, const torch::Tensor&
 
 void Sd3MmditImpl::loadFromCheckpoint(const io::SafetensorsFile& file, const std::string& prefix) {
   loadModuleFromCheckpoint(*this, file, prefix, "SD 3 MMDiT (" + config_.modelType() + ")");
+}
+
+void checkSd3BlocksToSwap(const Sd3MmditConfig& config, int64_t blocksToSwap) {
+  const int64_t most = std::max<int64_t>(config.depth - 2, 0);
+  if (blocksToSwap < 0 || blocksToSwap > most)
+    throw std::invalid_argument("blocks_to_swap = " + std::to_string(blocksToSwap) + ": the MMDiT's " + std::to_string(config.depth) +
+                                " joint blocks can swap at most " + std::to_string(most) + " (two stay on the device), as sd-scripts "
+                                "asserts: blocks_to_swap up to " + std::to_string(most));
+}
+
+void Sd3MmditImpl::enableBlockSwap(int64_t blocksToSwap, const torch::Device& device, torch::ScalarType storedAs) {
+  checkSd3BlocksToSwap(config_, blocksToSwap);
+  if (blocksToSwap == 0) return;
+  std::vector<std::shared_ptr<torch::nn::Module>> blocks;
+  for (auto& b : blocks_) blocks.push_back(b.ptr());
+  // s blocks swapped: the device holds n - s blocks' weights, 2 of them the ring, so s + 2 stream.
+  blockSwap_ = BlockSwap::install(blocks, blocksToSwap + 2, device, storedAs);
+}
+
+std::string Sd3MmditImpl::streamedBlocks() const {
+  if (!blockSwap_) return "";
+  return "joint_blocks." + std::to_string(blockSwap_->firstStreamed()) + "-" + std::to_string(blockSwap_->blockCount() - 1);
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> Sd3MmditImpl::checkpointTensors(const std::string& prefix) const {

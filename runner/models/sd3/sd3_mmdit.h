@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/layers/block_swap.h"
 #include "models/layers/conv2d.h"
 #include "models/layers/linear.h"
 #include "models/sd3/sd3_mmdit_block.h"
@@ -35,6 +36,9 @@ class Sd3EmbedderImpl : public torch::nn::Module {
   Linear in{nullptr}, out{nullptr};
 };
 TORCH_MODULE(Sd3Embedder);
+
+// blocks_to_swap's limit, as sd-scripts asserts it: depth - 2 (std::invalid_argument naming it).
+void checkSd3BlocksToSwap(const Sd3MmditConfig& config, int64_t blocksToSwap);
 
 class Sd3MmditImpl : public torch::nn::Module {
  public:
@@ -67,6 +71,15 @@ class Sd3MmditImpl : public torch::nn::Module {
 
   const Sd3MmditConfig& config() const { return config_; }
 
+  // blocks_to_swap (sd-scripts' MMDiT.enable_block_swap): the Linear weights of the last
+  // `blocksToSwap` + 2 joint blocks live in host memory as `storedAs` and stream through a ring of
+  // two (models/layers/block_swap.h), so the device holds depth - blocksToSwap blocks' weights; at most
+  // depth - 2 (else std::invalid_argument naming blocks_to_swap and its limit). Before moving to the device.
+  void enableBlockSwap(int64_t blocksToSwap, const torch::Device& device, torch::ScalarType storedAs);
+  const std::shared_ptr<BlockSwap>& blockSwap() const { return blockSwap_; }
+  // "joint_blocks.14-23", or "" without block swap.
+  std::string streamedBlocks() const;
+
   // Every key must be there with its shape; a CheckpointError lists what is missing or misshapen.
   void loadFromCheckpoint(const io::SafetensorsFile& file, const std::string& prefix);
   std::vector<std::pair<std::string, torch::Tensor>> checkpointTensors(const std::string& prefix) const;
@@ -82,6 +95,7 @@ class Sd3MmditImpl : public torch::nn::Module {
   Sd3MmditConfig config_;
   std::vector<Sd3JointBlock> blocks_;
   std::optional<Sd3ScaledPosEmbeds> scaledPosEmbeds_;
+  std::shared_ptr<BlockSwap> blockSwap_;
   bool gradientCheckpointing_ = false, preserveRngState_ = true, checkpointOffload_ = false;
 };
 TORCH_MODULE(Sd3Mmdit);

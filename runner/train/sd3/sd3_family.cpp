@@ -121,6 +121,16 @@ Sd3Family::Sd3Family(const RunContext& run)
   // call); T5-XXL stays as its file stores it, so float8 only from a float8 file and without
   // fp8_base_unet; the CLIPs never.
   const bool fp8Base = run.config.getBool("fp8_base") || run.config.getBool("fp8_base_unet");
+  // blocks_to_swap (sd3_train_network's mmdit.enable_block_swap): the last blocks' Linear weights in
+  // host memory, streamed through a ring of two (in float8 with fp8_base), before anything moves.
+  if (const int64_t swapped = isUnset(run.config.get("blocks_to_swap")) ? 0 : run.config.getInt("blocks_to_swap"); swapped > 0) {
+    const bool float8 = fp8Base && run.config.tab() == Tab::LoRA;
+    models_.mmdit->enableBlockSwap(swapped, device_, float8 ? models::float8Dtype() : run.precision.trainableModelDtype());
+    const models::BlockSwap& swap = *models_.mmdit->blockSwap();
+    spdlog::info("blocks_to_swap {}: the Linear weights of {} stream from host memory ({:.2f} GiB{}) through a device ring of {:.2f} GiB",
+                 swapped, models_.mmdit->streamedBlocks(), swap.hostBytes() / 1073741824.0, device_.is_cuda() ? " pinned" : "",
+                 swap.ringBytes() / 1073741824.0);
+  }
   if (fp8Base && run.config.tab() == Tab::LoRA) {
     spdlog::info("fp8_base: the MMDiT's {} Linear weights stored as float8 e4m3, upcast per layer", models::storeLinearsInFloat8(*models_.mmdit));
     if (!run.config.getBool("fp8_base_unet") && models_.t5StoredInFloat8)
@@ -130,6 +140,11 @@ Sd3Family::Sd3Family(const RunContext& run)
   mmditAfterCaches_ = run.config.tab() == Tab::LoRA;
   if (!mmditAfterCaches_) models::moveToDevice(*models_.mmdit, device_);
   step_ = std::make_unique<Sd3TrainStep>(models_.mmdit, options_.step, device_, run.noiseSeed());
+}
+
+std::vector<std::shared_ptr<models::BlockSwap>> Sd3Family::blockSwaps() const {
+  if (const auto& swap = models_.mmdit->blockSwap()) return {swap};
+  return {};
 }
 
 FamilyFacts Sd3Family::facts() const {

@@ -62,6 +62,7 @@ class Sd3Family : public FamilyPart {
   std::vector<int64_t> validationTimesteps() const override;
   torch::Tensor validationLoss(const data::Batch& batch, int64_t timestep, const at::Generator& generator) override;
   std::vector<std::pair<std::string, torch::Tensor>> checkpointTensors() const override;
+  std::vector<std::shared_ptr<models::BlockSwap>> blockSwaps() const override;
   at::Generator& generator() override { return step_->generator(); }
   sample::ResolvedSample sampleDefaults() const override;
   torch::Tensor renderSample(sample::ResolvedSample& s, const at::Generator& generator) override;

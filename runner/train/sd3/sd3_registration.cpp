@@ -9,6 +9,7 @@
 #include "io/safetensors.h"
 #include "models/checkpoints/sd3_checkpoint.h"
 #include "models/checkpoints/text_encoder_random_checkpoint.h"
+#include "models/sd3/sd3_mmdit.h"
 #include "models/sd3/sd3_mmdit_layout.h"
 #include "models/text_encoders/clip_text_model.h"
 #include "models/text_encoders/t5_encoder.h"
@@ -62,6 +63,13 @@ bool checkSd3Config(const Config& config, PreflightChecks& k) {
   for (const char* key : {"fp8_base", "fp8_base_unet"})
     if (config.getBool(key) && findOption(key)->appliesToTab(config.tab()) && !models::float8InBuild())
       ok &= k.parse(key, [] { models::float8Dtype(); });  // names the libtorch
+  // blocks_to_swap's limit from the checkpoint's depth (sd-scripts asserts it when the MMDiT loads).
+  if (const std::string checkpoint = config.getString("pretrained_model_name_or_path");
+      !isUnset(config.get("blocks_to_swap")) && config.getInt("blocks_to_swap") > 0 && isFile(checkpoint))
+    ok &= k.parse("blocks_to_swap", [&] {
+      const io::SafetensorsFile file(checkpoint);
+      models::checkSd3BlocksToSwap(models::Sd3MmditConfig::inferFromCheckpoint(file, models::kSd3MmditPrefix), config.getInt("blocks_to_swap"));
+    });
   // Not built yet: named, as sd-scripts would take them.
   if (config.tab() == Tab::LoRA && config.getString("network_module") == "lycoris.kohya") {
     ok = false;
