@@ -89,6 +89,10 @@ json toJson(const Event& e) {
             return json{{"type", "control"}, {"command", c.command}, {"step", c.step},       {"epoch", c.epoch},
                         {"result", c.result}, {"seconds", c.seconds}, {"message", c.message}};
           },
+          [](const GridCell& g) {
+            return json{{"type", "grid_cell"}, {"row", g.row},   {"rows", g.rows},     {"column", g.column},
+                        {"columns", g.columns}, {"file", g.file}, {"prompt", g.prompt}, {"seconds", g.seconds}};
+          },
           [](const Done& d) {
             json j{{"type", "done"}, {"status", d.status}, {"steps", d.steps}, {"seconds", d.seconds}};
             if (!d.reason.empty()) j["reason"] = d.reason, j["message"] = d.message;
@@ -236,6 +240,12 @@ std::optional<Event> parseJsonLine(const std::string& line) {
     read(j, "command", c.command), read(j, "step", c.step), read(j, "epoch", c.epoch), read(j, "result", c.result);
     read(j, "seconds", c.seconds), read(j, "message", c.message);
     return c;
+  }
+  if (type == "grid_cell") {
+    GridCell g;
+    read(j, "row", g.row), read(j, "rows", g.rows), read(j, "column", g.column), read(j, "columns", g.columns);
+    read(j, "file", g.file), read(j, "prompt", g.prompt), read(j, "seconds", g.seconds);
+    return g;
   }
   if (type == "done") {
     Done d;

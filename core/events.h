@@ -51,7 +51,7 @@ struct Validation {
   std::string kind;
 };
 struct Saved {
-  std::string path, kind;  // kind: lora, state, final, ..., best (save_best_k)
+  std::string path, kind;  // kind: lora, state, final, ..., best (save_best_k), ema (ema_decay)
   // kind "best" only: the step and validation loss the file was saved at, and the save_best_k
   // files kept after this save (lowest loss first; `path` is among them). Written only for "best".
   long long step = 0;
@@ -115,6 +115,14 @@ struct Control {
   double seconds = 0;
   std::string message;
 };
+// One cell of a checkpoint grid rendered (`--sample_grid`, DESIGN.md §3): `row` of `rows` (0: the
+// base model), `column` of `columns` (the prompt's position in sample_prompts), the saved file of
+// the row (empty for the base model), the prompt, and how long the image took.
+struct GridCell {
+  long long row = 0, rows = 0, column = 0, columns = 0;
+  std::string file, prompt;
+  double seconds = 0;
+};
 struct Done {
   std::string status;  // completed | stopped | failed
   long long steps = 0;
@@ -128,7 +136,7 @@ struct Unknown {
 };
 
 using Event = std::variant<Start, CompilePlan, Warmup, Step, Epoch, Validation, Saved, Sample, Warning, Error, DatasetCheck, Control,
-                           Done, Unknown>;
+                           GridCell, Done, Unknown>;
 
 std::string typeName(const Event& e);
 // One line of JSON, without the trailing newline.

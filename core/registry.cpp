@@ -339,6 +339,31 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "How much lower than the best so far a validation loss must be to count as a new best for "
                                       "early_stop_patience (0: any decrease). Sinter's own key; sd-scripts ignores it."))
           .min(0).max(1e6).advanced(),
+      // Sinter's own (issue 57): the EMA of the trained weights (runner/train/optim/weight_ema.h). OneTrainer's
+      // ema / ema_decay / ema_update_step_interval, ai-toolkit's ema_config.
+      Opt("ema_decay", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "EMA decay"),
+          QT_TRANSLATE_NOOP("Option", "Keep an exponential moving average (EMA) of the trained weights with this decay: saved beside "
+                                      "every saved model as <name>-ema.safetensors and in the training state. 0.999 averages about the "
+                                      "last 1,000 updates; below 1. Sinter's own key; sd-scripts ignores it."))
+          .unsetMeans(QT_TRANSLATE_NOOP("Option", "off")).zeroIsUnset().min(0).max(1).advanced(),
+      Opt("ema_update_every", T::Int, I(5), Sec::Training, QT_TRANSLATE_NOOP("Option", "EMA update every N steps"),
+          QT_TRANSLATE_NOOP("Option", "Update the EMA after every N-th step (OneTrainer's update step interval). Sinter's own key; "
+                                      "sd-scripts ignores it."))
+          .min(1).max(1e9).advanced(),
+      Opt("ema_device", T::Enum, S("gpu"), Sec::Training, QT_TRANSLATE_NOOP("Option", "EMA device"),
+          QT_TRANSLATE_NOOP("Option", "Where the EMA is kept: gpu, beside the weights on the training device (as much memory as the "
+                                      "trained weights in float32), or cpu, in host memory (the weights are copied there at each update "
+                                      "and averaged while training goes on). Sinter's own key; sd-scripts ignores it."))
+          .choices({"gpu", "cpu"}).advanced(),
+      Opt("ema_warmup", T::Bool, B(true), Sec::Training, QT_TRANSLATE_NOOP("Option", "EMA warm-up"),
+          QT_TRANSLATE_NOOP("Option", "Start with a smaller decay, the least of ema_decay and (1 + k) / (10 + k) at the k-th update (as "
+                                      "OneTrainer does), so that the EMA soon leaves the starting weights (a new LoRA's are zero). Off: "
+                                      "ema_decay from the first update. Sinter's own key; sd-scripts ignores it."))
+          .advanced(),
+      Opt("ema_for_samples", T::Bool, B(true), Sec::Training, QT_TRANSLATE_NOOP("Option", "Samples from the EMA"),
+          QT_TRANSLATE_NOOP("Option", "Render sample images with the EMA's weights (the trained weights are put back after). Sinter's "
+                                      "own key; sd-scripts ignores it."))
+          .advanced(),
       Opt("sdpa", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Scaled dot-product attention"),
           QT_TRANSLATE_NOOP("Option", "Use fused scaled dot-product attention (Sinter uses the fastest attention it has either way).")).advanced(),
       Opt("xformers", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "xformers"),

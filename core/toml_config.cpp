@@ -212,8 +212,6 @@ LoadResult loadConfigFile(const std::string& path, ConfigReading reading) {
   return parseConfigToml(text, path, reading);
 }
 
-namespace {
-
 std::string quoteTomlString(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {
@@ -235,6 +233,8 @@ std::string quoteTomlString(const std::string& s) {
   }
   return out + "\"";
 }
+
+namespace {
 
 std::string tomlLiteral(const Value& v) {
   if (auto s = std::get_if<std::string>(&v)) return quoteTomlString(*s);

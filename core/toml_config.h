@@ -44,4 +44,7 @@ std::string writeConfigToml(const Config& config);
 // Writes atomically (temporary file in the same folder, fsync, rename). Throws std::runtime_error.
 void saveConfigFile(const std::string& path, const Config& config);
 
+// A TOML basic string ("...") holding `s`, escaped (the writers' quoting, also the run queue's).
+std::string quoteTomlString(const std::string& s);
+
 }  // namespace sinter

@@ -201,6 +201,9 @@ PlanRequest planRequestFromConfig(const Config& config, const MemoryModel& model
   r.trainableBytes = (config.getBool("full_bf16") || config.getBool("full_fp16")) ? 2 : 4;
   r.fp8BaseUnet = config.getBool("fp8_base_unet");
   r.optimizerBytesPerParam = optimizerStateBytes(config);
+  // ema_decay with ema_device "gpu": a float32 average of every trained weight beside it, held like optimizer state.
+  if (!isUnset(config.get("ema_decay")) && config.getDouble("ema_decay") > 0 && config.getString("ema_device") == "gpu")
+    r.optimizerBytesPerParam += 4;
   const std::string optimizer = lower(config.getString("optimizer_type"));
   r.fusedBackwardAllowed = !r.lora && optimizer == "adafactor" && config.getInt("gradient_accumulation_steps") <= 1;
   r.budgetBytes = isUnset(config.get("vram_budget_gb")) ? 0 : config.getDouble("vram_budget_gb") * kGiB;

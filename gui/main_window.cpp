@@ -4,6 +4,7 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDesktopServices>
+#include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMenuBar>
@@ -17,6 +18,9 @@
 #include "app_paths.h"
 #include "core/kohya_import.h"
 #include "preset_manager.h"
+#include "queue_panel.h"
+#include "queue_runner.h"
+#include "queue_store.h"
 #include "recent_files.h"
 #include "run_controller.h"
 #include "run_panel.h"
@@ -69,6 +73,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
   connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::updateTitle);
   setCentralWidget(tabs_);
+  queue_ = new QueuePanel(trainingTabs_, [this] { return currentTab(); }, QueueStore::defaultFolder(), this);
+  queueDock_ = new QDockWidget(tr("Queue"), this);
+  queueDock_->setObjectName(QStringLiteral("queueDock"));
+  queueDock_->setWidget(queue_);
+  addDockWidget(Qt::BottomDockWidgetArea, queueDock_);
+  resizeDocks({queueDock_}, {200}, Qt::Vertical);  // the settings above keep most of the height
+  queueDock_->setVisible(!queue_->store()->queue().entries.empty());  // shown by Run ▸ Queue
   buildMenus();
   statusBar();
   updateTitle();
@@ -112,6 +123,17 @@ void MainWindow::buildMenus() {
   run->addAction(tr("Check &dataset…"), this, [this] {
     if (TrainingTab* tab = currentTab()) tab->checkDataset();
   });
+  run->addAction(tr("Checkpoint &grid…"), this, [this] {
+    if (TrainingTab* tab = currentTab()) tab->showCheckpointGrid();
+  });
+  run->addSeparator();
+  run->addAction(tr("Add current config to &queue"), this, [this] {
+    queueDock_->show();
+    queue_->addCurrentConfig();
+  });
+  QAction* showQueue = queueDock_->toggleViewAction();
+  showQueue->setText(tr("&Queue"));
+  run->addAction(showQueue);
 
   QMenu* settings = menuBar()->addMenu(tr("&Settings"));
   settings->addAction(tr("Runner &program…"), this, &MainWindow::chooseRunner);
@@ -327,6 +349,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   // The runs save before they exit; the window stays responsive meanwhile and closes after the
   // last one (each offers Force stop if its runner does not stop).
   closingAfterRuns_ = true;
+  queue_->runner()->stop();  // its run becomes interrupted; nothing more starts
   for (TrainingTab* tab : running) tab->runPanel()->requestStop();
   statusBar()->showMessage(tr("Stopping the runs; the window closes when they have saved."));
   event->ignore();

@@ -1,11 +1,12 @@
 #pragma once
-// The main window: the LoRA, DreamBooth and Fine-tune tabs, the Tools tab (the LoRA tools), the File and Run menus, the title with
-// the current file and its modified mark, and the prompts before losing work or a run.
+// The main window: the LoRA, DreamBooth and Fine-tune tabs, the Tools tab (the LoRA tools), the run queue (a dock), the File
+// and Run menus, the title with the current file and its modified mark, and the prompts before losing work or a run.
 #include <QMainWindow>
 #include <vector>
 
 #include "core/option.h"
 
+class QDockWidget;
 class QMenu;
 class QTabWidget;
 
@@ -16,6 +17,7 @@ struct KohyaImportResult;
 namespace sinter::gui {
 
 class PresetManager;
+class QueuePanel;
 class ToolsTab;
 class TrainingTab;
 
@@ -28,6 +30,8 @@ class MainWindow : public QMainWindow {
   ToolsTab* toolsTab() const { return toolsTab_; }
   QTabWidget* tabs() const { return tabs_; }
   PresetManager* presets() const { return presets_; }
+  QueuePanel* queuePanel() const { return queue_; }
+  QDockWidget* queueDock() const { return queueDock_; }
 
   // Opens a config into the tab its training_type names (else the current tab); errors are shown.
   bool openFile(const QString& path);
@@ -58,6 +62,8 @@ class MainWindow : public QMainWindow {
   std::vector<TrainingTab*> trainingTabs_;
   ToolsTab* toolsTab_ = nullptr;
   PresetManager* presets_;
+  QueuePanel* queue_ = nullptr;  // the run queue, in a dock below the tabs
+  QDockWidget* queueDock_ = nullptr;
   QMenu* recentMenu_ = nullptr;
   QAction* openAction_;
   QAction* saveAction_;

@@ -5,6 +5,7 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QPainter>
+#include <QPushButton>
 #include <QVBoxLayout>
 
 #include "sample_viewer.h"
@@ -52,9 +53,13 @@ SampleGallery::SampleGallery(QWidget* parent) : QWidget(parent) {
   empty_->setWordWrap(true);
 
   auto* heading = new QLabel(tr("Sample images"), this);
+  gridButton_ = new QPushButton(tr("Checkpoint grid…"), this);
+  gridButton_->setObjectName(QStringLiteral("checkpointGridButton"));
+  gridButton_->setToolTip(tr("Compare the saved files: the sample prompts rendered for the base model and each file, side by side"));
   auto* top = new QHBoxLayout;
   top->addWidget(heading);
   top->addStretch(1);
+  top->addWidget(gridButton_);
   top->addWidget(runs_);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -63,6 +68,7 @@ SampleGallery::SampleGallery(QWidget* parent) : QWidget(parent) {
   layout->addWidget(empty_);
 
   connect(runs_, qOverload<int>(&QComboBox::currentIndexChanged), this, &SampleGallery::showRun);
+  connect(gridButton_, &QPushButton::clicked, this, &SampleGallery::checkpointGridRequested);
   connect(list_, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) { openSample(list_->row(item)); });
   connect(list_, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) { openSample(list_->row(item)); });
   updateEmptyText();

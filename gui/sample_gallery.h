@@ -10,6 +10,7 @@ class QComboBox;
 class QLabel;
 class QListWidget;
 class QListWidgetItem;
+class QPushButton;
 
 namespace sinter::gui {
 
@@ -26,11 +27,16 @@ class SampleGallery : public QWidget {
   const SampleHistory& history() const { return history_; }
   QComboBox* runChooser() const { return runs_; }
   QListWidget* thumbnails() const { return list_; }
+  // "Checkpoint grid…": the tab opens its Checkpoint grid window (checkpoint_grid_window.h).
+  QPushButton* checkpointGridButton() const { return gridButton_; }
   // The viewer the last click opened (null before any).
   SampleViewer* lastViewer() const { return viewer_; }
   void openSample(int row);
 
   static constexpr int kThumbnailSize = 96;
+
+ signals:
+  void checkpointGridRequested();
 
  private:
   void showRun(int run);
@@ -41,6 +47,7 @@ class SampleGallery : public QWidget {
   QComboBox* runs_;
   QListWidget* list_;
   QLabel* empty_;
+  QPushButton* gridButton_;
   SampleViewer* viewer_ = nullptr;
 };
 

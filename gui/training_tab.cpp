@@ -19,6 +19,7 @@
 #include <QVBoxLayout>
 
 #include "app_paths.h"
+#include "checkpoint_grid_window.h"
 #include "core/argv.h"
 #include "core/toml_config.h"
 #include "core/training_scripts.h"
@@ -29,6 +30,7 @@
 #include "preset_diff_dialog.h"
 #include "run_controller.h"
 #include "run_panel.h"
+#include "sample_gallery.h"
 
 namespace sinter::gui {
 
@@ -90,6 +92,8 @@ TrainingTab::TrainingTab(Tab tab, PresetManager* presets, const FileActions& act
                             report->too_small.size() + report->unreadable.size();
     run_->logView()->appendLine(tr("Dataset check: %n finding(s); Run ▸ Check dataset… shows them.", nullptr, static_cast<int>(findings)));
   });
+  gridWindow_ = new CheckpointGridWindow(tab_, [this] { return runConfig(); }, tr("Checkpoint grid — %1").arg(title()), this);
+  connect(run_->sampleGallery(), &SampleGallery::checkpointGridRequested, this, &TrainingTab::showCheckpointGrid);
   if (presets_) connect(presets_, &PresetManager::changed, this, &TrainingTab::refreshPresetList);
   refreshPresetList();
   newConfig();
@@ -310,21 +314,44 @@ void TrainingTab::printCommand() {
   dialog.exec();
 }
 
-bool TrainingTab::startRun() {
-  if (isRunning()) return false;
+bool TrainingTab::checkBeforeRun(const QString& title, std::vector<Diagnostic>* warnings) {
   std::vector<Diagnostic> problems = form_->fieldProblems();
-  std::vector<Diagnostic> warnings;
   const Config config = currentConfig();
   if (problems.empty()) {
     for (Diagnostic& d : validateConfig(config))
-      (d.severity == Severity::Error ? problems : warnings).push_back(d);
+      if (d.severity == Severity::Error) problems.push_back(d);
+      else if (warnings) warnings->push_back(d);
   }
   form_->markProblems(problems);
   if (!problems.empty()) {
-    emit errorReported(tr("Cannot start"),
-                       tr("Fix the marked fields first:\n%1").arg(QString::fromStdString(formatAll(problems))));
+    emit errorReported(title, tr("Fix the marked fields first:\n%1").arg(QString::fromStdString(formatAll(problems))));
     return false;
   }
+  return true;
+}
+
+std::optional<Config> TrainingTab::configForQueue(const QString& title) {
+  if (!checkBeforeRun(title, nullptr)) return std::nullopt;
+  const Config config = runConfig();
+  if (config.getString("output_dir").empty()) {
+    emit errorReported(title, tr("Choose an output folder first: each queued run writes into its own."));
+    return std::nullopt;
+  }
+  return config;
+}
+
+bool TrainingTab::startQueuedRun(const QString& tomlPath, const QStringList& extraArguments, const QString& workingDir) {
+  if (isRunning()) return false;
+  QStringList arguments{QStringLiteral("--config_file"), tomlPath, QStringLiteral("--events"), QStringLiteral("jsonl")};
+  arguments << RunPanel::controlArguments() << run_->launchArguments() << extraArguments;
+  run_->startProcess(runnerPath(), arguments, workingDir);
+  return true;
+}
+
+bool TrainingTab::startRun() {
+  if (isRunning()) return false;
+  std::vector<Diagnostic> warnings;
+  if (!checkBeforeRun(tr("Cannot start"), &warnings)) return false;
   QString error;
   const auto preview = commandPreview(&error);
   if (!preview) {
@@ -344,6 +371,8 @@ bool TrainingTab::startRun() {
 }
 
 bool TrainingTab::isRunning() const { return run_->isRunning(); }
+
+void TrainingTab::showCheckpointGrid() { gridWindow_->showForSettings(); }
 
 void TrainingTab::showDatasetCheckWindow() {
   datasetCheckWindow_->show();

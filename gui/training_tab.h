@@ -17,6 +17,7 @@ class QPushButton;
 
 namespace sinter::gui {
 
+class CheckpointGridWindow;
 class DatasetCheckPanel;
 class OptionForm;
 class RunPanel;
@@ -57,12 +58,22 @@ class TrainingTab : public QWidget {
   std::optional<CommandPreview> commandPreview(QString* error) const;
   // Validates (marking offending fields), writes the run's TOML and starts the runner.
   bool startRun();
+  // The config the Queue panel's "Add current config to queue" snapshots: checked as Start checks
+  // it (offending fields marked, the problems reported under `title`); nullopt when refused.
+  std::optional<Config> configForQueue(const QString& title);
+  // A queued run: the runner on `tomlPath` (the queue's snapshot) as Start starts the form's file,
+  // with `extraArguments` (--output_dir, --resume), in `workingDir`; false while a run is going.
+  bool startQueuedRun(const QString& tomlPath, const QStringList& extraArguments, const QString& workingDir);
   bool isRunning() const;
   // Runs `sinter-runner --check_dataset` on the settings as they are (written to a file of its own:
   // no output folder needed) and shows its report in the Dataset check window.
   void checkDataset();
   // The Dataset check window's panel: the last report, from a check or from a run's start.
   DatasetCheckPanel* datasetCheckPanel() const { return datasetCheck_; }
+  // The Checkpoint grid window on the output folder of the settings as they are (the sample gallery's
+  // "Checkpoint grid…", Run ▸ Checkpoint grid…).
+  void showCheckpointGrid();
+  CheckpointGridWindow* checkpointGridWindow() const { return gridWindow_; }
 
  signals:
   void documentChanged();
@@ -78,6 +89,8 @@ class TrainingTab : public QWidget {
   void setConfigQuietly(const Config& config);
   // The config a run or a check is given: the form's, naming the family the app settled on.
   Config runConfig() const;
+  // Start's checks of the form: false (fields marked, reported under `title`) when it is refused.
+  bool checkBeforeRun(const QString& title, std::vector<Diagnostic>* warnings);
   void showDatasetCheckWindow();
 
   Tab tab_;
@@ -90,6 +103,7 @@ class TrainingTab : public QWidget {
   QPushButton* applyPreset_ = nullptr;
   QDialog* datasetCheckWindow_ = nullptr;
   DatasetCheckPanel* datasetCheck_ = nullptr;
+  CheckpointGridWindow* gridWindow_ = nullptr;
   QString datasetCheckToml_;  // the file the last check read (a temporary folder of the app's)
   bool loading_ = false;
 };

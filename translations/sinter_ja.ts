@@ -2,6 +2,29 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="ja">
 <context>
+    <name>CheckpointGridLayout</name>
+    <message>
+        <source>Its layout does not read: %1</source>
+        <translation>レイアウトを読み取れません: %1</translation>
+    </message>
+    <message>
+        <source>Its layout names no rows, no columns or no cell size.</source>
+        <translation>レイアウトに行、列、またはセルの大きさがありません。</translation>
+    </message>
+    <message>
+        <source>%1 cannot be read: %2</source>
+        <translation>%1 を読み込めません: %2</translation>
+    </message>
+    <message>
+        <source>%1 is no checkpoint grid: it has no layout.</source>
+        <translation>%1 はチェックポイントグリッドではありません: レイアウトがありません。</translation>
+    </message>
+    <message>
+        <source>%1: its layout (%2 x %3 cells of %4x%5) does not match the picture (%6x%7).</source>
+        <translation>%1: レイアウト (%4x%5 のセルが %2 x %3) が画像 (%6x%7) と一致しません。</translation>
+    </message>
+</context>
+<context>
     <name>CompileInfo</name>
     <message>
         <source>Fullgraph is refused with split attention: turn off one of them.</source>
@@ -1346,6 +1369,46 @@
         <translation>early_stop_patience で最良値の更新とみなすために、検証損失がこれまでの最良値よりどれだけ低くなる必要があるか(0: わずかな減少でも可)。Sinter 独自のキーで、sd-scripts は無視します。</translation>
     </message>
     <message>
+        <source>EMA decay</source>
+        <translation>EMA の減衰率</translation>
+    </message>
+    <message>
+        <source>Keep an exponential moving average (EMA) of the trained weights with this decay: saved beside every saved model as &lt;name&gt;-ema.safetensors and in the training state. 0.999 averages about the last 1,000 updates; below 1. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>学習した重みの指数移動平均(EMA)をこの減衰率で保持します。保存するモデルごとにその横へ &lt;name&gt;-ema.safetensors として保存し、学習状態にも含めます。0.999 でおよそ直近 1,000 回の更新を平均します。1 未満の値です。Sinter 独自のキーで、sd-scripts は無視します。</translation>
+    </message>
+    <message>
+        <source>EMA update every N steps</source>
+        <translation>EMA を N ステップごとに更新</translation>
+    </message>
+    <message>
+        <source>Update the EMA after every N-th step (OneTrainer&apos;s update step interval). Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>N ステップごとに EMA を更新します(OneTrainer の更新ステップ間隔)。Sinter 独自のキーで、sd-scripts は無視します。</translation>
+    </message>
+    <message>
+        <source>EMA device</source>
+        <translation>EMA の置き場所</translation>
+    </message>
+    <message>
+        <source>Where the EMA is kept: gpu, beside the weights on the training device (as much memory as the trained weights in float32), or cpu, in host memory (the weights are copied there at each update and averaged while training goes on). Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>EMA を保持する場所: gpu は学習デバイス上で重みの横に置きます(学習する重みを float32 にしたのと同じだけのメモリを使います)。cpu はホストメモリに置きます(更新のたびに重みをそこへコピーし、学習を続けながら平均します)。Sinter 独自のキーで、sd-scripts は無視します。</translation>
+    </message>
+    <message>
+        <source>EMA warm-up</source>
+        <translation>EMA のウォームアップ</translation>
+    </message>
+    <message>
+        <source>Start with a smaller decay, the least of ema_decay and (1 + k) / (10 + k) at the k-th update (as OneTrainer does), so that the EMA soon leaves the starting weights (a new LoRA&apos;s are zero). Off: ema_decay from the first update. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>小さい減衰率から始めます。k 回目の更新では ema_decay と (1 + k) / (10 + k) のうち小さいほうを使い(OneTrainer と同じ)、EMA が早く開始時の重み(新しい LoRA ではゼロ)から離れるようにします。オフにすると最初の更新から ema_decay を使います。Sinter 独自のキーで、sd-scripts は無視します。</translation>
+    </message>
+    <message>
+        <source>Samples from the EMA</source>
+        <translation>サンプルに EMA を使用</translation>
+    </message>
+    <message>
+        <source>Render sample images with the EMA&apos;s weights (the trained weights are put back after). Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>サンプル画像を EMA の重みで生成します(その後、学習中の重みに戻します)。Sinter 独自のキーで、sd-scripts は無視します。</translation>
+    </message>
+    <message>
         <source>all of them</source>
         <translation>すべて</translation>
     </message>
@@ -1714,6 +1777,29 @@
     </message>
 </context>
 <context>
+    <name>QueueStore</name>
+    <message>
+        <source>Cannot make the queue folder %1.</source>
+        <translation>キューのフォルダー %1 を作成できません。</translation>
+    </message>
+    <message>
+        <source>Could not write %1: %2</source>
+        <translation>%1 を書き込めませんでした: %2</translation>
+    </message>
+    <message>
+        <source>The app ended during this run.</source>
+        <translation>この実行の途中でアプリが終了しました。</translation>
+    </message>
+    <message>
+        <source>The run queue is in use by another Sinter window (process %1); this one leaves it alone.</source>
+        <translation>実行キューは別の Sinter ウィンドウ(プロセス %1)が使用中です。このウィンドウでは操作しません。</translation>
+    </message>
+    <message>
+        <source>The run queue is not open in this window.</source>
+        <translation>実行キューはこのウィンドウでは開かれていません。</translation>
+    </message>
+</context>
+<context>
     <name>RunControlText</name>
     <message>
         <source>Sample now</source>
@@ -1785,6 +1871,122 @@
     <message>
         <source>A configuration file to open.</source>
         <translation>開く設定ファイル。</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::CheckpointGridPanel</name>
+    <message>
+        <source>The rows of the grid: the base model, then each checked file</source>
+        <translation>グリッドの行: ベースモデル、続いてチェックした各ファイル</translation>
+    </message>
+    <message>
+        <source>Refresh</source>
+        <translation>再読み込み</translation>
+    </message>
+    <message>
+        <source>List the output folder&apos;s files again</source>
+        <translation>出力フォルダーのファイルを一覧し直します</translation>
+    </message>
+    <message>
+        <source>Make grid</source>
+        <translation>グリッドを作成</translation>
+    </message>
+    <message>
+        <source>Render the sample prompts for the base model and each checked file, each prompt with one seed in every row</source>
+        <translation>ベースモデルとチェックした各ファイルでサンプルプロンプトを描画します (各プロンプトはどの行でも同じシード)</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>%v of %m images</source>
+        <translation>%v / %m 枚</translation>
+    </message>
+    <message>
+        <source>Saved files</source>
+        <translation>保存ファイル</translation>
+    </message>
+    <message>
+        <source>Set output_dir: the grid compares the files a run saves there.</source>
+        <translation>output_dir を設定してください: グリッドは実行がそこに保存したファイルを比較します。</translation>
+    </message>
+    <message>
+        <source>No saved files in %1 yet: the grid shows the base model alone.</source>
+        <translation>%1 にはまだ保存ファイルがありません: グリッドはベースモデルだけを表示します。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n saved file(s) in %1. Each checked one is a row, after the base model; each sample prompt is a column.</source>
+        <translation>
+            <numerusform>%1 に %n 個の保存ファイルがあります。チェックした各ファイルがベースモデルの後の 1 行、各サンプルプロンプトが 1 列になります。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Rendering the grid: the base model loads, then each row&apos;s file…</source>
+        <translation>グリッドを描画中: ベースモデルを読み込み、続いて各行のファイルを読み込みます…</translation>
+    </message>
+    <message>
+        <source>The grid cannot be shown: %1</source>
+        <translation>グリッドを表示できません: %1</translation>
+    </message>
+    <message>
+        <source>%1: %2 rows × %3 prompts.</source>
+        <translation>%1: %2 行 × %3 プロンプト。</translation>
+    </message>
+    <message>
+        <source>No grid: %1</source>
+        <translation>グリッドなし: %1</translation>
+    </message>
+    <message>
+        <source>Error: %1</source>
+        <translation>エラー: %1</translation>
+    </message>
+    <message>
+        <source>Warning: %1</source>
+        <translation>警告: %1</translation>
+    </message>
+    <message>
+        <source>The runner stopped before the grid was written (exit code %1); its log is below.</source>
+        <translation>グリッドを書き出す前にランナーが停止しました (終了コード %1)。ログを下に示します。</translation>
+    </message>
+    <message>
+        <source>No grid (exit code %1): %2</source>
+        <translation>グリッドなし (終了コード %1): %2</translation>
+    </message>
+    <message>
+        <source>see the runner&apos;s log below</source>
+        <translation>下のランナーのログを参照してください</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::CheckpointGridView</name>
+    <message>
+        <source>Base model (step 0)</source>
+        <translation>ベースモデル (ステップ 0)</translation>
+    </message>
+    <message>
+        <source>step %1, epoch %2</source>
+        <translation>ステップ %1、エポック %2</translation>
+    </message>
+    <message>
+        <source>step %1</source>
+        <translation>ステップ %1</translation>
+    </message>
+    <message>
+        <source>epoch %1</source>
+        <translation>エポック %1</translation>
+    </message>
+    <message>
+        <source>The base model, %1, without any saved file</source>
+        <translation>ベースモデル %1 (保存ファイルなし)</translation>
+    </message>
+    <message>
+        <source>Negative prompt: %1</source>
+        <translation>ネガティブプロンプト: %1</translation>
+    </message>
+    <message>
+        <source>Seed %1, %2x%3, %4 steps, CFG scale %5, %6</source>
+        <translation>シード %1、%2x%3、%4 ステップ、CFG スケール %5、%6</translation>
     </message>
 </context>
 <context>
@@ -2256,6 +2458,22 @@
         <source>Check &amp;dataset…</source>
         <translation>データセットをチェック(&amp;D)…</translation>
     </message>
+    <message>
+        <source>Checkpoint &amp;grid…</source>
+        <translation>チェックポイントグリッド(&amp;G)…</translation>
+    </message>
+    <message>
+        <source>&amp;Queue</source>
+        <translation>キュー(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>Add current config to &amp;queue</source>
+        <translation>現在の設定をキューに追加(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>Queue</source>
+        <translation>キュー</translation>
+    </message>
 </context>
 <context>
     <name>sinter::gui::OptionEditor</name>
@@ -2382,6 +2600,228 @@
     <message>
         <source>Apply</source>
         <translation>適用</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::QueuePanel</name>
+    <message>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1: %2</translation>
+    </message>
+    <message>
+        <source>A program and its arguments, run (without a shell) when the queue ends; SINTER_QUEUE_DONE, SINTER_QUEUE_FAILED, SINTER_QUEUE_INTERRUPTED and SINTER_QUEUE_PENDING hold the counts</source>
+        <translation>キューの終了時に(シェルを使わずに)実行するプログラムとその引数。SINTER_QUEUE_DONE、SINTER_QUEUE_FAILED、SINTER_QUEUE_INTERRUPTED、SINTER_QUEUE_PENDING に各件数が入ります</translation>
+    </message>
+    <message>
+        <source>Add current config to queue</source>
+        <translation>現在の設定をキューに追加</translation>
+    </message>
+    <message>
+        <source>Add to queue</source>
+        <translation>キューに追加</translation>
+    </message>
+    <message>
+        <source>Added to the queue as run %1, into %2: another run of the queue writes the same files into its output folder.</source>
+        <translation>実行 %1 としてキューに追加しました。出力先は %2 です(キュー内の別の実行が同じ出力フォルダーに同じファイルを書き込むため)。</translation>
+    </message>
+    <message>
+        <source>Added to the queue as run %1.</source>
+        <translation>実行 %1 としてキューに追加しました。</translation>
+    </message>
+    <message>
+        <source>Choose a LoRA, DreamBooth or Fine-tune tab: its settings are what the queue runs.</source>
+        <translation>LoRA、DreamBooth、ファインチューニングのいずれかのタブを選んでください。キューはそのタブの設定を実行します。</translation>
+    </message>
+    <message>
+        <source>Config: %1</source>
+        <translation>設定: %1</translation>
+    </message>
+    <message>
+        <source>Done</source>
+        <translation>完了</translation>
+    </message>
+    <message>
+        <source>Down</source>
+        <translation>下へ</translation>
+    </message>
+    <message>
+        <source>Failed</source>
+        <translation>失敗</translation>
+    </message>
+    <message>
+        <source>Go on with the next run</source>
+        <translation>次の実行に進む</translation>
+    </message>
+    <message>
+        <source>Interrupted</source>
+        <translation>中断</translation>
+    </message>
+    <message>
+        <source>Keep a copy of the current tab&apos;s settings as the next run of the queue, with an output folder of its own</source>
+        <translation>現在のタブの設定のコピーを、専用の出力フォルダーを持つ次の実行としてキューに加えます</translation>
+    </message>
+    <message>
+        <source>Message</source>
+        <translation>メッセージ</translation>
+    </message>
+    <message>
+        <source>Output folder</source>
+        <translation>出力フォルダー</translation>
+    </message>
+    <message>
+        <source>Pending</source>
+        <translation>待機中</translation>
+    </message>
+    <message>
+        <source>Queue the run again from its start</source>
+        <translation>この実行を最初からもう一度キューに入れます</translation>
+    </message>
+    <message>
+        <source>Queue the run again, going on from %1 (step %2)</source>
+        <translation>この実行をもう一度キューに入れ、%1(ステップ %2)から続けます</translation>
+    </message>
+    <message>
+        <source>Queue the run again, going on from the last training state it saved</source>
+        <translation>この実行をもう一度キューに入れ、最後に保存した学習状態から続けます</translation>
+    </message>
+    <message>
+        <source>Queue: %1</source>
+        <translation>キュー: %1</translation>
+    </message>
+    <message>
+        <source>Ran the end command: %1</source>
+        <translation>終了時コマンドを実行しました: %1</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>削除</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>再開</translation>
+    </message>
+    <message>
+        <source>Resumes from %1.</source>
+        <translation>%1 から再開します。</translation>
+    </message>
+    <message>
+        <source>Resumes from: %1</source>
+        <translation>再開元: %1</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>実行</translation>
+    </message>
+    <message>
+        <source>Run again</source>
+        <translation>もう一度実行</translation>
+    </message>
+    <message>
+        <source>Run the pending entries one after another, each in the tab of its training type</source>
+        <translation>待機中の項目を順に実行します。各項目はその学習タイプのタブで実行されます</translation>
+    </message>
+    <message>
+        <source>Running</source>
+        <translation>実行中</translation>
+    </message>
+    <message>
+        <source>Sinter</source>
+        <translation>Sinter</translation>
+    </message>
+    <message>
+        <source>Start queue</source>
+        <translation>キューを開始</translation>
+    </message>
+    <message>
+        <source>Started in: %1</source>
+        <translation>開始フォルダー: %1</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状態</translation>
+    </message>
+    <message>
+        <source>Stop queue</source>
+        <translation>キューを停止</translation>
+    </message>
+    <message>
+        <source>Stop the queue</source>
+        <translation>キューを停止する</translation>
+    </message>
+    <message>
+        <source>Stop the run going on (it saves its network and training state) and start no other</source>
+        <translation>実行中の学習を停止し(ネットワークと学習状態は保存されます)、次の実行は開始しません</translation>
+    </message>
+    <message>
+        <source>The end command could not be started: %1 (%2)</source>
+        <translation>終了時コマンドを開始できませんでした: %1 (%2)</translation>
+    </message>
+    <message>
+        <source>The queue is empty: “Add current config to queue” adds the current tab&apos;s settings.</source>
+        <translation>キューは空です。「現在の設定をキューに追加」で現在のタブの設定を追加できます。</translation>
+    </message>
+    <message>
+        <source>Up</source>
+        <translation>上へ</translation>
+    </message>
+    <message>
+        <source>When a run fails:</source>
+        <translation>実行が失敗したとき:</translation>
+    </message>
+    <message>
+        <source>When the queue ends, run:</source>
+        <translation>キューの終了時に実行:</translation>
+    </message>
+    <message>
+        <source>optional, e.g. notify-send Sinter &quot;queue finished&quot;</source>
+        <translation>任意。例: notify-send Sinter &quot;queue finished&quot;</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::QueueRunner</name>
+    <message>
+        <source>A run failed and the queue stops there (on failure: stop the queue).</source>
+        <translation>実行が失敗したため、キューはここで停止します(失敗時: キューを停止)。</translation>
+    </message>
+    <message>
+        <source>Nothing to run: no entry of the queue is pending.</source>
+        <translation>実行するものがありません。キューに待機中の項目はありません。</translation>
+    </message>
+    <message>
+        <source>Queue: run %1 of %2 (%3).</source>
+        <translation>キュー: 実行 %1 / %2 (%3)。</translation>
+    </message>
+    <message>
+        <source>Running %1 of %2 in the %3 tab.</source>
+        <translation>%3 タブで %1 / %2 件目を実行中です。</translation>
+    </message>
+    <message>
+        <source>Stopping the queue: the run saves, then the queue stops.</source>
+        <translation>キューを停止しています。実行中の学習を保存してからキューが止まります。</translation>
+    </message>
+    <message>
+        <source>The queue has ended: %1 done, %2 failed, %3 interrupted, %4 pending.</source>
+        <translation>キューが終了しました: 完了 %1、失敗 %2、中断 %3、待機中 %4。</translation>
+    </message>
+    <message>
+        <source>The queue stopped; the runs left are pending.</source>
+        <translation>キューを停止しました。残りの実行は待機中のままです。</translation>
+    </message>
+    <message>
+        <source>The snapshot cannot be read: %1</source>
+        <translation>スナップショットを読み込めません: %1</translation>
+    </message>
+    <message>
+        <source>The snapshot names no training type.</source>
+        <translation>スナップショットに学習タイプが指定されていません。</translation>
+    </message>
+    <message>
+        <source>Waiting for the run in the %1 tab to end.</source>
+        <translation>%1 タブの実行が終わるのを待っています。</translation>
     </message>
 </context>
 <context>
@@ -2714,6 +3154,14 @@ prompt %2: %3
         <source>No sample images in this run yet.</source>
         <translation>この実行にはまだサンプル画像がありません。</translation>
     </message>
+    <message>
+        <source>Checkpoint grid…</source>
+        <translation>チェックポイントグリッド…</translation>
+    </message>
+    <message>
+        <source>Compare the saved files: the sample prompts rendered for the base model and each file, side by side</source>
+        <translation>保存ファイルを比較します: ベースモデルと各ファイルで描画したサンプルプロンプトを並べて表示します</translation>
+    </message>
 </context>
 <context>
     <name>sinter::gui::SampleViewer</name>
@@ -2851,6 +3299,14 @@ prompt %2: %3
     <message>
         <source>Check dataset</source>
         <translation>データセットのチェック</translation>
+    </message>
+    <message>
+        <source>Checkpoint grid — %1</source>
+        <translation>チェックポイントグリッド — %1</translation>
+    </message>
+    <message>
+        <source>Choose an output folder first: each queued run writes into its own.</source>
+        <translation>先に出力フォルダーを選んでください。キューの各実行はそれぞれの出力フォルダーに書き込みます。</translation>
     </message>
 </context>
 <context>

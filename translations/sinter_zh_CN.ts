@@ -2,6 +2,29 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>CheckpointGridLayout</name>
+    <message>
+        <source>Its layout does not read: %1</source>
+        <translation>无法读取其布局:%1</translation>
+    </message>
+    <message>
+        <source>Its layout names no rows, no columns or no cell size.</source>
+        <translation>其布局没有行、列或单元格尺寸。</translation>
+    </message>
+    <message>
+        <source>%1 cannot be read: %2</source>
+        <translation>无法读取 %1:%2</translation>
+    </message>
+    <message>
+        <source>%1 is no checkpoint grid: it has no layout.</source>
+        <translation>%1 不是检查点网格:它没有布局。</translation>
+    </message>
+    <message>
+        <source>%1: its layout (%2 x %3 cells of %4x%5) does not match the picture (%6x%7).</source>
+        <translation>%1:其布局(%2 x %3 个 %4x%5 的单元格)与图像(%6x%7)不符。</translation>
+    </message>
+</context>
+<context>
     <name>CompileInfo</name>
     <message>
         <source>Fullgraph is refused with split attention: turn off one of them.</source>
@@ -1346,6 +1369,46 @@
         <translation>验证损失需比目前最佳值低多少，才算作 early_stop_patience 的新最佳(0：任何下降都算)。Sinter 自有的键；sd-scripts 会忽略它。</translation>
     </message>
     <message>
+        <source>EMA decay</source>
+        <translation>EMA 衰减率</translation>
+    </message>
+    <message>
+        <source>Keep an exponential moving average (EMA) of the trained weights with this decay: saved beside every saved model as &lt;name&gt;-ema.safetensors and in the training state. 0.999 averages about the last 1,000 updates; below 1. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>以此衰减率保留训练权重的指数移动平均(EMA)：每保存一个模型，就在其旁边保存为 &lt;name&gt;-ema.safetensors，并写入训练状态。0.999 大约平均最近 1,000 次更新；须小于 1。Sinter 自有的键；sd-scripts 会忽略它。</translation>
+    </message>
+    <message>
+        <source>EMA update every N steps</source>
+        <translation>每 N 步更新 EMA</translation>
+    </message>
+    <message>
+        <source>Update the EMA after every N-th step (OneTrainer&apos;s update step interval). Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>每隔 N 步更新一次 EMA(OneTrainer 的更新步间隔)。Sinter 自有的键；sd-scripts 会忽略它。</translation>
+    </message>
+    <message>
+        <source>EMA device</source>
+        <translation>EMA 存放位置</translation>
+    </message>
+    <message>
+        <source>Where the EMA is kept: gpu, beside the weights on the training device (as much memory as the trained weights in float32), or cpu, in host memory (the weights are copied there at each update and averaged while training goes on). Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>EMA 的存放位置：gpu 表示放在训练设备上、权重旁边(占用与 float32 训练权重相同的显存)；cpu 表示放在主机内存中(每次更新时把权重复制过去，并在训练继续进行的同时求平均)。Sinter 自有的键；sd-scripts 会忽略它。</translation>
+    </message>
+    <message>
+        <source>EMA warm-up</source>
+        <translation>EMA 预热</translation>
+    </message>
+    <message>
+        <source>Start with a smaller decay, the least of ema_decay and (1 + k) / (10 + k) at the k-th update (as OneTrainer does), so that the EMA soon leaves the starting weights (a new LoRA&apos;s are zero). Off: ema_decay from the first update. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>从较小的衰减率开始：第 k 次更新取 ema_decay 与 (1 + k) / (10 + k) 中较小者(与 OneTrainer 相同)，使 EMA 尽快离开起始权重(新 LoRA 的起始权重为零)。关闭时从第一次更新起就使用 ema_decay。Sinter 自有的键；sd-scripts 会忽略它。</translation>
+    </message>
+    <message>
+        <source>Samples from the EMA</source>
+        <translation>用 EMA 生成样图</translation>
+    </message>
+    <message>
+        <source>Render sample images with the EMA&apos;s weights (the trained weights are put back after). Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>用 EMA 的权重生成样图(之后换回训练中的权重)。Sinter 自有的键；sd-scripts 会忽略它。</translation>
+    </message>
+    <message>
         <source>all of them</source>
         <translation>全部</translation>
     </message>
@@ -1714,6 +1777,29 @@
     </message>
 </context>
 <context>
+    <name>QueueStore</name>
+    <message>
+        <source>Cannot make the queue folder %1.</source>
+        <translation>无法创建队列文件夹 %1。</translation>
+    </message>
+    <message>
+        <source>Could not write %1: %2</source>
+        <translation>无法写入 %1: %2</translation>
+    </message>
+    <message>
+        <source>The app ended during this run.</source>
+        <translation>此运行进行中时应用已退出。</translation>
+    </message>
+    <message>
+        <source>The run queue is in use by another Sinter window (process %1); this one leaves it alone.</source>
+        <translation>运行队列正被另一个 Sinter 窗口(进程 %1)使用;本窗口不会改动它。</translation>
+    </message>
+    <message>
+        <source>The run queue is not open in this window.</source>
+        <translation>运行队列未在此窗口中打开。</translation>
+    </message>
+</context>
+<context>
     <name>RunControlText</name>
     <message>
         <source>Sample now</source>
@@ -1785,6 +1871,122 @@
     <message>
         <source>A configuration file to open.</source>
         <translation>要打开的配置文件。</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::CheckpointGridPanel</name>
+    <message>
+        <source>The rows of the grid: the base model, then each checked file</source>
+        <translation>网格的各行:基础模型,然后是每个勾选的文件</translation>
+    </message>
+    <message>
+        <source>Refresh</source>
+        <translation>刷新</translation>
+    </message>
+    <message>
+        <source>List the output folder&apos;s files again</source>
+        <translation>重新列出输出文件夹中的文件</translation>
+    </message>
+    <message>
+        <source>Make grid</source>
+        <translation>生成网格</translation>
+    </message>
+    <message>
+        <source>Render the sample prompts for the base model and each checked file, each prompt with one seed in every row</source>
+        <translation>用基础模型和每个勾选的文件渲染样本提示词(每个提示词在各行使用同一个种子)</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>%v of %m images</source>
+        <translation>%v / %m 张图像</translation>
+    </message>
+    <message>
+        <source>Saved files</source>
+        <translation>已保存的文件</translation>
+    </message>
+    <message>
+        <source>Set output_dir: the grid compares the files a run saves there.</source>
+        <translation>请设置 output_dir:网格比较运行保存在那里的文件。</translation>
+    </message>
+    <message>
+        <source>No saved files in %1 yet: the grid shows the base model alone.</source>
+        <translation>%1 中还没有保存的文件:网格只显示基础模型。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n saved file(s) in %1. Each checked one is a row, after the base model; each sample prompt is a column.</source>
+        <translation>
+            <numerusform>%1 中有 %n 个已保存的文件。每个勾选的文件在基础模型之后占一行,每个样本提示词占一列。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Rendering the grid: the base model loads, then each row&apos;s file…</source>
+        <translation>正在渲染网格:先加载基础模型,再加载每一行的文件…</translation>
+    </message>
+    <message>
+        <source>The grid cannot be shown: %1</source>
+        <translation>无法显示网格:%1</translation>
+    </message>
+    <message>
+        <source>%1: %2 rows × %3 prompts.</source>
+        <translation>%1:%2 行 × %3 个提示词。</translation>
+    </message>
+    <message>
+        <source>No grid: %1</source>
+        <translation>没有网格:%1</translation>
+    </message>
+    <message>
+        <source>Error: %1</source>
+        <translation>错误:%1</translation>
+    </message>
+    <message>
+        <source>Warning: %1</source>
+        <translation>警告:%1</translation>
+    </message>
+    <message>
+        <source>The runner stopped before the grid was written (exit code %1); its log is below.</source>
+        <translation>运行器在写出网格之前停止(退出代码 %1);其日志见下方。</translation>
+    </message>
+    <message>
+        <source>No grid (exit code %1): %2</source>
+        <translation>没有网格(退出代码 %1):%2</translation>
+    </message>
+    <message>
+        <source>see the runner&apos;s log below</source>
+        <translation>请参阅下方的运行器日志</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::CheckpointGridView</name>
+    <message>
+        <source>Base model (step 0)</source>
+        <translation>基础模型(第 0 步)</translation>
+    </message>
+    <message>
+        <source>step %1, epoch %2</source>
+        <translation>第 %1 步,第 %2 轮</translation>
+    </message>
+    <message>
+        <source>step %1</source>
+        <translation>第 %1 步</translation>
+    </message>
+    <message>
+        <source>epoch %1</source>
+        <translation>第 %1 轮</translation>
+    </message>
+    <message>
+        <source>The base model, %1, without any saved file</source>
+        <translation>基础模型 %1,不加任何已保存的文件</translation>
+    </message>
+    <message>
+        <source>Negative prompt: %1</source>
+        <translation>反向提示词:%1</translation>
+    </message>
+    <message>
+        <source>Seed %1, %2x%3, %4 steps, CFG scale %5, %6</source>
+        <translation>种子 %1,%2x%3,%4 步,CFG 比例 %5,%6</translation>
     </message>
 </context>
 <context>
@@ -2256,6 +2458,22 @@
         <source>Check &amp;dataset…</source>
         <translation>检查数据集(&amp;D)…</translation>
     </message>
+    <message>
+        <source>Checkpoint &amp;grid…</source>
+        <translation>检查点网格(&amp;G)…</translation>
+    </message>
+    <message>
+        <source>&amp;Queue</source>
+        <translation>队列(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>Add current config to &amp;queue</source>
+        <translation>将当前配置加入队列(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>Queue</source>
+        <translation>队列</translation>
+    </message>
 </context>
 <context>
     <name>sinter::gui::OptionEditor</name>
@@ -2382,6 +2600,228 @@
     <message>
         <source>Apply</source>
         <translation>应用</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::QueuePanel</name>
+    <message>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1: %2</translation>
+    </message>
+    <message>
+        <source>A program and its arguments, run (without a shell) when the queue ends; SINTER_QUEUE_DONE, SINTER_QUEUE_FAILED, SINTER_QUEUE_INTERRUPTED and SINTER_QUEUE_PENDING hold the counts</source>
+        <translation>队列结束时(不经过 shell)运行的程序及其参数;SINTER_QUEUE_DONE、SINTER_QUEUE_FAILED、SINTER_QUEUE_INTERRUPTED 和 SINTER_QUEUE_PENDING 中是各项数量</translation>
+    </message>
+    <message>
+        <source>Add current config to queue</source>
+        <translation>将当前配置加入队列</translation>
+    </message>
+    <message>
+        <source>Add to queue</source>
+        <translation>加入队列</translation>
+    </message>
+    <message>
+        <source>Added to the queue as run %1, into %2: another run of the queue writes the same files into its output folder.</source>
+        <translation>已作为第 %1 个运行加入队列,输出到 %2:队列中的另一个运行会向其输出文件夹写入同名文件。</translation>
+    </message>
+    <message>
+        <source>Added to the queue as run %1.</source>
+        <translation>已作为第 %1 个运行加入队列。</translation>
+    </message>
+    <message>
+        <source>Choose a LoRA, DreamBooth or Fine-tune tab: its settings are what the queue runs.</source>
+        <translation>请选择 LoRA、DreamBooth 或微调标签页:队列运行的是该标签页的设置。</translation>
+    </message>
+    <message>
+        <source>Config: %1</source>
+        <translation>配置: %1</translation>
+    </message>
+    <message>
+        <source>Done</source>
+        <translation>完成</translation>
+    </message>
+    <message>
+        <source>Down</source>
+        <translation>下移</translation>
+    </message>
+    <message>
+        <source>Failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>Go on with the next run</source>
+        <translation>继续下一个运行</translation>
+    </message>
+    <message>
+        <source>Interrupted</source>
+        <translation>已中断</translation>
+    </message>
+    <message>
+        <source>Keep a copy of the current tab&apos;s settings as the next run of the queue, with an output folder of its own</source>
+        <translation>将当前标签页设置的副本作为队列的下一个运行保存,并使用其专属的输出文件夹</translation>
+    </message>
+    <message>
+        <source>Message</source>
+        <translation>消息</translation>
+    </message>
+    <message>
+        <source>Output folder</source>
+        <translation>输出文件夹</translation>
+    </message>
+    <message>
+        <source>Pending</source>
+        <translation>等待中</translation>
+    </message>
+    <message>
+        <source>Queue the run again from its start</source>
+        <translation>将此运行从头重新加入队列</translation>
+    </message>
+    <message>
+        <source>Queue the run again, going on from %1 (step %2)</source>
+        <translation>将此运行重新加入队列,从 %1(第 %2 步)继续</translation>
+    </message>
+    <message>
+        <source>Queue the run again, going on from the last training state it saved</source>
+        <translation>将此运行重新加入队列,从其最后保存的训练状态继续</translation>
+    </message>
+    <message>
+        <source>Queue: %1</source>
+        <translation>队列: %1</translation>
+    </message>
+    <message>
+        <source>Ran the end command: %1</source>
+        <translation>已运行结束命令: %1</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>继续</translation>
+    </message>
+    <message>
+        <source>Resumes from %1.</source>
+        <translation>将从 %1 继续。</translation>
+    </message>
+    <message>
+        <source>Resumes from: %1</source>
+        <translation>继续自: %1</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>Run again</source>
+        <translation>再次运行</translation>
+    </message>
+    <message>
+        <source>Run the pending entries one after another, each in the tab of its training type</source>
+        <translation>依次运行等待中的条目,每个条目在其训练类型的标签页中运行</translation>
+    </message>
+    <message>
+        <source>Running</source>
+        <translation>运行中</translation>
+    </message>
+    <message>
+        <source>Sinter</source>
+        <translation>Sinter</translation>
+    </message>
+    <message>
+        <source>Start queue</source>
+        <translation>开始队列</translation>
+    </message>
+    <message>
+        <source>Started in: %1</source>
+        <translation>启动文件夹: %1</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Stop queue</source>
+        <translation>停止队列</translation>
+    </message>
+    <message>
+        <source>Stop the queue</source>
+        <translation>停止队列</translation>
+    </message>
+    <message>
+        <source>Stop the run going on (it saves its network and training state) and start no other</source>
+        <translation>停止正在进行的运行(会保存网络和训练状态),且不再启动其他运行</translation>
+    </message>
+    <message>
+        <source>The end command could not be started: %1 (%2)</source>
+        <translation>无法启动结束命令: %1 (%2)</translation>
+    </message>
+    <message>
+        <source>The queue is empty: “Add current config to queue” adds the current tab&apos;s settings.</source>
+        <translation>队列为空:“将当前配置加入队列”会加入当前标签页的设置。</translation>
+    </message>
+    <message>
+        <source>Up</source>
+        <translation>上移</translation>
+    </message>
+    <message>
+        <source>When a run fails:</source>
+        <translation>运行失败时:</translation>
+    </message>
+    <message>
+        <source>When the queue ends, run:</source>
+        <translation>队列结束时运行:</translation>
+    </message>
+    <message>
+        <source>optional, e.g. notify-send Sinter &quot;queue finished&quot;</source>
+        <translation>可选,例如 notify-send Sinter &quot;queue finished&quot;</translation>
+    </message>
+</context>
+<context>
+    <name>sinter::gui::QueueRunner</name>
+    <message>
+        <source>A run failed and the queue stops there (on failure: stop the queue).</source>
+        <translation>有运行失败,队列在此停止(失败时:停止队列)。</translation>
+    </message>
+    <message>
+        <source>Nothing to run: no entry of the queue is pending.</source>
+        <translation>没有可运行的内容:队列中没有等待中的条目。</translation>
+    </message>
+    <message>
+        <source>Queue: run %1 of %2 (%3).</source>
+        <translation>队列: 第 %1 / %2 个运行(%3)。</translation>
+    </message>
+    <message>
+        <source>Running %1 of %2 in the %3 tab.</source>
+        <translation>正在 %3 标签页中运行第 %1 / %2 个。</translation>
+    </message>
+    <message>
+        <source>Stopping the queue: the run saves, then the queue stops.</source>
+        <translation>正在停止队列:当前运行先保存,然后队列停止。</translation>
+    </message>
+    <message>
+        <source>The queue has ended: %1 done, %2 failed, %3 interrupted, %4 pending.</source>
+        <translation>队列已结束:完成 %1,失败 %2,中断 %3,等待中 %4。</translation>
+    </message>
+    <message>
+        <source>The queue stopped; the runs left are pending.</source>
+        <translation>队列已停止;其余运行仍在等待中。</translation>
+    </message>
+    <message>
+        <source>The snapshot cannot be read: %1</source>
+        <translation>无法读取快照: %1</translation>
+    </message>
+    <message>
+        <source>The snapshot names no training type.</source>
+        <translation>快照未指定训练类型。</translation>
+    </message>
+    <message>
+        <source>Waiting for the run in the %1 tab to end.</source>
+        <translation>正在等待 %1 标签页中的运行结束。</translation>
     </message>
 </context>
 <context>
@@ -2714,6 +3154,14 @@ prompt %2: %3
         <source>No sample images in this run yet.</source>
         <translation>此次运行还没有样本图像。</translation>
     </message>
+    <message>
+        <source>Checkpoint grid…</source>
+        <translation>检查点网格…</translation>
+    </message>
+    <message>
+        <source>Compare the saved files: the sample prompts rendered for the base model and each file, side by side</source>
+        <translation>比较已保存的文件:用基础模型和每个文件渲染的样本提示词并排显示</translation>
+    </message>
 </context>
 <context>
     <name>sinter::gui::SampleViewer</name>
@@ -2851,6 +3299,14 @@ prompt %2: %3
     <message>
         <source>Check dataset</source>
         <translation>检查数据集</translation>
+    </message>
+    <message>
+        <source>Checkpoint grid — %1</source>
+        <translation>检查点网格 — %1</translation>
+    </message>
+    <message>
+        <source>Choose an output folder first: each queued run writes into its own.</source>
+        <translation>请先选择输出文件夹:队列中的每个运行都写入各自的文件夹。</translation>
     </message>
 </context>
 <context>

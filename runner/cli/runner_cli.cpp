@@ -14,7 +14,9 @@
 
 #include "core/exit_codes.h"
 #include "cli/dataset_check_command.h"
+#include "cli/queue_command.h"
 #include "cli/runner_tools.h"
+#include "cli/sample_grid_command.h"
 #include "cli/script_launch.h"
 #include "core/argv.h"
 #include "compile/compile_plan.h"
@@ -61,8 +63,10 @@ const char* kUsage =
     "                         train_db.py, fine_tune.py, sdxl_train.py or flux_train.py)\n"
     "       sinter-runner --config_file FILE.toml --dry_run\n"
     "       sinter-runner --config_file FILE.toml --check_dataset\n"
+    "       sinter-runner --config_file FILE.toml --sample_grid OUT.png [FILE.safetensors ...]\n"
     "       sinter-runner --config_file FILE.toml --output_config OUT.toml\n"
     "       sinter-runner --config_file FILE.toml --events jsonl\n"
+    "       sinter-runner --queue QUEUE.toml [--events jsonl] [--strict] [--nproc_per_node N]\n"
     "\n"
     "Trains a LoRA, DreamBooth or fine-tune run for SDXL, FLUX.1, SD 1.x or SD 2.x. Options on the command line\n"
     "override the config file. Exit codes: 0 finished or stopped on request, 1 training failed, 2 bad\n"
@@ -73,11 +77,19 @@ const char* kUsage =
     "                         a key that is no option is ignored with a warning (a near miss of an option is\n"
     "                         an error), a key in two sections takes the later value\n"
     "  --strict               refuse the config's unknown and repeated keys and values sd-scripts reads loosely\n"
+    "  --queue FILE           run the pending runs of a run queue (a TOML file: on_failure = \"continue\"|\"stop\",\n"
+    "                         [[run]] config = \"FILE.toml\" ...) one after another, each in a process of its own,\n"
+    "                         marking each one's status in the file; exit 1 when one of them failed\n"
     "  --dry_run              check the config and what the run needs, print it and the compile plan, exit\n"
     "  --check_dataset        read the dataset as a run would and report images without captions, empty\n"
     "                         captions, files of the same content, images smaller than the smallest bucket,\n"
     "                         files that cannot be read (every image decoded), the bucket histogram and each\n"
     "                         folder's repeats; exit 0, or 2 when a run would refuse the config or dataset\n"
+    "  --sample_grid OUT.png [FILE ...]\n"
+    "                         the checkpoint grid: the config's sample_prompts for its base model (step 0), then\n"
+    "                         for each saved file given (LoRA files, or a DreamBooth/fine-tune run's checkpoints),\n"
+    "                         a row each; every prompt with one seed in every row (its --d, else the config's\n"
+    "                         seed, else one drawn); one PNG, its layout in the text chunk sinter_grid\n"
     "  --compile_plan         print the compile plan for the config on this machine (the dry run's,\n"
     "                         without its file checks), exit\n"
     "  --output_config FILE   write the resolved config (as the app writes it) and exit\n"
@@ -123,7 +135,8 @@ const std::vector<ExtraArg> kRunnerArgs{{"config_file", true},     {"dry_run", f
                                         {"nproc_per_node", true}, {"benchmark_scaling", false},
                                         {"benchmark_optimizers", false}, {"benchmark_networks", false},
                                         {"strict", false},         {"compile_plan", false},
-                                        {"check_dataset", false}, {"control", true}};
+                                        {"check_dataset", false}, {"control", true},
+                                        {"queue", true}};
 
 bool fileExists(const std::string& p) {
   struct stat st {};
@@ -251,12 +264,48 @@ std::optional<int> launchWorkersIfAsked(const ParsedArgs& parsed, const std::vec
   }
 }
 
+// --queue FILE: the options that go with it apply to every run; the configs carry the rest.
+int runQueueFromCommandLine(const ParsedArgs& parsed, const std::string& queueFile, const char* argv0) {
+  std::vector<std::string> refused;
+  for (const auto& [name, value] : parsed.extraValues)
+    if (name != "queue" && name != "events" && name != "nproc_per_node") refused.push_back("--" + name);
+  for (const std::string& flag : parsed.extraFlags)
+    if (flag != "strict") refused.push_back("--" + flag);
+  for (const auto& [key, value] : parsed.overrides.explicitValues()) refused.push_back("--" + key);
+  if (!refused.empty()) {
+    spdlog::error("--queue runs the configs its file names: {} does not go with it (each run's config carries its options; "
+                  "--events, --strict and --nproc_per_node apply to every run)", refused.front());
+    return kExitBadInput;
+  }
+  QueueCommand command;
+  command.queueFile = queueFile;
+  command.executable = selfExecutable(argv0);
+  command.forwardEvents = parsed.extraValues.count("events") != 0;
+  if (parsed.hasFlag("strict")) command.runArguments.push_back("--strict");
+  if (auto n = parsed.extraValues.find("nproc_per_node"); n != parsed.extraValues.end()) {
+    if (!parseProcessCount(n->second)) {
+      spdlog::error("--nproc_per_node takes a whole number of processes from 1 to {}, not '{}'", distributed::kMaxWorkers, n->second);
+      return kExitBadInput;
+    }
+    command.runArguments.insert(command.runArguments.end(), {"--nproc_per_node", n->second});
+  }
+  return runQueueCommand(command);
+}
+
 int checkedRunnerMain(int argc, char** argv) {
   setUpLogging();
   labelWorkerLogs();
   std::vector<std::string> args(argv + 1, argv + argc);
   // `sinter-runner resize_lora ...`: a LoRA tool, with its own flags (tools/lora_tools.h).
   if (std::optional<int> toolExit = tools::runLoraToolIfNamed(args)) return *toolExit;
+  // `--sample_grid OUT.png FILE ...`: taken out first, its files being a list up to the next option.
+  std::optional<train::CheckpointGridRequest> grid;
+  try {
+    grid = takeSampleGridArguments(args);
+  } catch (const std::invalid_argument& e) {
+    spdlog::error("{}", e.what());
+    return kExitBadInput;
+  }
   ParsedArgs parsed;
   std::optional<ScriptLaunch> launch;  // `sinter-runner SCRIPT.py ARGS`, as accelerate launch runs it
   try {
@@ -294,6 +343,13 @@ int checkedRunnerMain(int argc, char** argv) {
     spdlog::error("--control takes 'stdin', not '{}'", c->second);
     return kExitBadInput;
   }
+  if (auto q = parsed.extraValues.find("queue"); q != parsed.extraValues.end()) {
+    if (grid) {
+      spdlog::error("--queue runs the configs its file names: --sample_grid does not go with it");
+      return kExitBadInput;
+    }
+    return runQueueFromCommandLine(parsed, q->second, argv[0]);
+  }
 
   // A refused config ends with a failed `done` event too, so the app reads why from events.
   train::EventSink events(parsed.extraValues.count("events") != 0);
@@ -324,6 +380,15 @@ int checkedRunnerMain(int argc, char** argv) {
   for (auto& d : validateConfig(withDetectedFamily(config))) diags.push_back(d);
   if (hasErrors(diags)) return refuse(diags);
   report(diags, &events);
+
+  if (grid) {
+    if (const std::string mode = modeBesideSampleGrid(parsed); !mode.empty()) {
+      spdlog::error("--sample_grid is a command of its own; it does not go with {}", mode);
+      return kExitBadInput;
+    }
+    train::restoreDefaultStopSignals();  // it saves nothing on a stop: a signal ends it
+    return runSampleGridCommand(config, *grid, events);
+  }
 
   if (auto out = parsed.extraValues.find("output_config"); out != parsed.extraValues.end()) {
     if (fileExists(out->second)) {

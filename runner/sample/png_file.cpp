@@ -1,6 +1,8 @@
 #include "sample/png_file.h"
 
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 #include "core/atomic_file.h"
@@ -63,6 +65,36 @@ void writePng(const std::string& path, const torch::Tensor& rgb, const PngText& 
   for (const auto& [keyword, value] : text) chunks += textChunk(keyword, value, path);
   bytes.insert(afterHeader, chunks);
   writeFileAtomically(path, bytes);
+}
+
+PngText readPngText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot be read");
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.compare(0, 8, "\x89PNG\r\n\x1a\n") != 0) throw std::runtime_error(path + ": not a PNG file");
+  auto number = [&](size_t at) {
+    return (static_cast<unsigned>(static_cast<unsigned char>(bytes[at])) << 24) |
+           (static_cast<unsigned>(static_cast<unsigned char>(bytes[at + 1])) << 16) |
+           (static_cast<unsigned>(static_cast<unsigned char>(bytes[at + 2])) << 8) | static_cast<unsigned char>(bytes[at + 3]);
+  };
+  PngText text;
+  for (size_t at = 8; at + 12 <= bytes.size();) {
+    const size_t length = number(at);
+    if (length > bytes.size() - at - 12) throw std::runtime_error(path + ": a PNG chunk runs past the end of the file");
+    const std::string type = bytes.substr(at + 4, 4), data = bytes.substr(at + 8, length);
+    at += 12 + length;
+    const size_t nul = data.find('\0');
+    if (nul == std::string::npos) continue;
+    if (type == "tEXt") text.emplace_back(data.substr(0, nul), data.substr(nul + 1));
+    // iTXt: keyword \0, compression flag and method, language \0, translated keyword \0, text.
+    if (type == "iTXt" && nul + 2 < data.size() && data[nul + 1] == '\0') {
+      const size_t language = data.find('\0', nul + 3);
+      const size_t translated = language == std::string::npos ? language : data.find('\0', language + 1);
+      if (translated != std::string::npos) text.emplace_back(data.substr(0, nul), data.substr(translated + 1));
+    }
+    if (type == "IEND") break;
+  }
+  return text;
 }
 
 torch::Tensor imageToRgb8(const torch::Tensor& decoded) {

@@ -209,4 +209,20 @@ std::vector<SamplePrompt> loadSamplePrompts(const std::string& file) {
   return prompts;
 }
 
+ResolvedSample resolveSample(const ResolvedSample& defaults, const SamplePrompt& p, std::uint64_t seedWhenUnset) {
+  ResolvedSample s = defaults;
+  s.index = p.index;
+  s.prompt = p.prompt;
+  s.negativePrompt = p.negativePrompt;
+  if (p.width) s.width = *p.width;
+  if (p.height) s.height = *p.height;
+  if (p.steps) s.steps = *p.steps;
+  if (p.scale) s.scale = *p.scale;
+  if (p.guidanceScale && s.guidanceScale) s.guidanceScale = *p.guidanceScale;
+  if (p.sampler) s.samplerName = *p.sampler;
+  s.seedGiven = p.seed.has_value();
+  s.seed = p.seed ? static_cast<std::uint64_t>(*p.seed) : seedWhenUnset;
+  return s;
+}
+
 }  // namespace sinter::sample

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "sample/sample_naming.h"
+
 namespace sinter::sample {
 
 class PromptError : public std::runtime_error {
@@ -39,5 +41,9 @@ SamplePrompt parsePromptLine(const std::string& line, const std::string& where);
 
 // By extension: .txt, .toml or .json; anything else, or a file that cannot be read, is an error.
 std::vector<SamplePrompt> loadSamplePrompts(const std::string& file);
+
+// A prompt's settings: its options over the family's `defaults` for what it leaves unset (--g only
+// where the family has a guidance scale); the seed is its --d, else `seedWhenUnset`.
+ResolvedSample resolveSample(const ResolvedSample& defaults, const SamplePrompt& prompt, std::uint64_t seedWhenUnset);
 
 }  // namespace sinter::sample

@@ -25,6 +25,7 @@ TEST(Events, EveryTypeRoundTrips) {
                                       {{"/d/e.png", "not an image"}}, {{"/d/c.png", "/d/d.png"}}, {{1024, 768, 2, 20}},
                                       {{"/d", 3, 10, 20, 1, false}}},
                          Control{"save", 12, 1, "done", 0.5, "saved at step 12"},
+                         GridCell{1, 3, 0, 2, "/out/a-000001.safetensors", "a cat", 2.5},
                          Done{"completed", 100, 12.5},
                          Done{"completed", 60, 7.5, "early_stop", "no new best validation loss in 3 passes"}};
   for (const Event& e : all) {

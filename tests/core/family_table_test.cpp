@@ -22,7 +22,8 @@ TEST(FamilyTable, EveryFamilyHasOneRow) {
 }
 
 TEST(FamilyTable, LabelsOfARegistryMaskReadAsAList) {
-  EXPECT_EQ(familyLabels(findOption("blocks_to_swap")->families), "FLUX.1");
+  EXPECT_EQ(familyLabels(findOption("blocks_to_swap")->families), "FLUX.1 and SD 3.x");
+  EXPECT_EQ(familyLabels(findOption("split_mode")->families), "FLUX.1");
   EXPECT_EQ(familyLabels(findOption("compile")->families), "SDXL and FLUX.1");
   EXPECT_EQ(familyLabels(findOption("training_shift")->families), "SD 3.x");
   EXPECT_EQ(familyLabels(findOption("weighting_scheme")->families), "FLUX.1 and SD 3.x");

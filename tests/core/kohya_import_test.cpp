@@ -511,20 +511,18 @@ TEST(KohyaImport, Sd3LoraCarriesItsPanel) {
   EXPECT_NE(toml.find("network_module = \"networks.lora_sd3\""), std::string::npos);
 }
 
-// What kohya_ss passes for SD3 and Sinter's SD 3.x does not have is said, not dropped: block swap
-// (memory); fp8_base is carried, and its T5-XXL rate, the second of text_encoder_lr's values, which
-// networks.lora_sd3 gives CLIP-G and T5-XXL, as t5xxl_lr.
-TEST(KohyaImport, Sd3SettingsSinterDoesNotHaveAreSaid) {
+// What kohya_ss passes for SD3 is carried: block swap (as sd3_train_network's blocks_to_swap),
+// fp8_base, and its T5-XXL rate, the second of text_encoder_lr's values, which networks.lora_sd3 gives
+// CLIP-G and T5-XXL, as t5xxl_lr.
+TEST(KohyaImport, Sd3SettingsAreCarried) {
   const std::string text = R"({"LoRA_type": "Standard", "sdxl": false, "sd3_checkbox": true, "blocks_to_swap": 8,
                                "fp8_base": true, "text_encoder_lr": 1e-5, "t5xxl_lr": 5e-6, "unet_lr": 1e-4,
                                "sd3_fused_backward_pass": true, "save_clip": true})";
   const KohyaImportResult r = importKohyaJson(text, "sd3.json");
   expectEveryKeyReportedOnce(text, r);
-  EXPECT_FALSE(r.config.has("blocks_to_swap"));
+  EXPECT_EQ(r.config.getInt("blocks_to_swap"), 8);
+  EXPECT_EQ(textFor(r.notCarried, "blocks_to_swap"), "(no item for blocks_to_swap)");
   EXPECT_TRUE(r.config.getBool("fp8_base"));
-  EXPECT_EQ(textFor(r.notCarried, "blocks_to_swap"),
-            "blocks_to_swap 8: Sinter has it for FLUX.1 only, not SD 3.x: sd-scripts keeps that many blocks in CPU memory; this "
-            "run needs more GPU memory");
   EXPECT_DOUBLE_EQ(r.config.getDouble("t5xxl_lr"), 5e-6);
   EXPECT_EQ(textFor(r.carried, "t5xxl_lr"), "t5xxl_lr 5e-06 -> t5xxl_lr (text_encoder_lr's second value in sd-scripts)");
   EXPECT_DOUBLE_EQ(r.config.getDouble("text_encoder_lr"), 1e-5);

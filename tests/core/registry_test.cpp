@@ -98,11 +98,11 @@ TEST(Registry, Sd3Options) {
   for (const char* key : {"vae", "clip_l", "t5xxl", "t5_tokenizer", "clip_tokenizer", "t5xxl_max_token_length", "apply_t5_attn_mask",
                           "weighting_scheme", "logit_mean", "logit_std", "mode_scale", "cache_text_encoder_outputs",
                           "cache_text_encoder_outputs_to_disk", "min_timestep", "max_timestep", "gradient_checkpointing", "fp8_base",
-                          "fp8_base_unet", "t5xxl_lr"})
+                          "fp8_base_unet", "t5xxl_lr", "blocks_to_swap"})
     EXPECT_TRUE(findOption(key)->appliesToFamily(Family::SD3)) << key;
   for (const char* key : {"noise_offset", "multires_noise_iterations", "min_snr_gamma", "v_parameterization", "zero_terminal_snr",
                           "scale_v_pred_loss_like_noise_pred", "debiased_estimation_loss", "max_token_length", "clip_skip",
-                          "ip_noise_gamma", "blocks_to_swap", "vram_budget_gb", "compile",
+                          "ip_noise_gamma", "vram_budget_gb", "compile",
                           "guidance_scale", "timestep_sampling", "discrete_flow_shift", "ae"})
     EXPECT_FALSE(findOption(key)->appliesToFamily(Family::SD3)) << key;
   EXPECT_EQ(findOption("model_family")->choices.back(), "sd3");

@@ -160,7 +160,8 @@ class DistributedRun : public ::testing::Test {
 TEST_F(DistributedRun, TwoRanksCountStepsAsAccelerateAndWriteOneSetOfFiles) {
   const std::string out = path("out_two");
   const std::string cfg = writeConfig("two.toml", out, "max_train_epochs = 2\nsave_every_n_epochs = 1\n");
-  ProcessResult r = runRunner({"--config_file", cfg, "--events", "jsonl", "--nproc_per_node", "2"});
+  // With an EMA of the weights (rank 0 keeps it and writes it beside each model).
+  ProcessResult r = runRunner({"--config_file", cfg, "--events", "jsonl", "--nproc_per_node", "2", "--ema_decay", "0.9", "--ema_update_every", "1"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   // Five batches an epoch on two ranks: ceil(5 / 2) = 3 steps an epoch, 6 in all.
   const auto starts = eventsOfType<sinter::events::Start>(r);
@@ -174,10 +175,11 @@ TEST_F(DistributedRun, TwoRanksCountStepsAsAccelerateAndWriteOneSetOfFiles) {
   EXPECT_EQ(done[0].status, "completed");
   EXPECT_NE(r.err.find("the trained weights are identical on all 2 ranks"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("total batch size (with parallel & distributed & accumulation): 2"), std::string::npos) << r.err;
-  // Rank 0's files, once: the epoch save and the final LoRA, nothing half-written.
-  EXPECT_EQ(filesIn(out), (std::vector<std::string>{"t-000001.safetensors", "t.safetensors"}));
-  sinter::io::SafetensorsFile lora(out + "/t.safetensors");
+  // Rank 0's files, once: the epoch save and the final LoRA, each with its EMA, nothing half-written.
+  EXPECT_EQ(filesIn(out), (std::vector<std::string>{"t-000001-ema.safetensors", "t-000001.safetensors", "t-ema.safetensors", "t.safetensors"}));
+  sinter::io::SafetensorsFile lora(out + "/t.safetensors"), ema(out + "/t-ema.safetensors");
   EXPECT_FALSE(lora.keys().empty());
+  EXPECT_EQ(ema.keys(), lora.keys());
 
   // One process over the same data takes all five batches an epoch.
   ProcessResult one = runRunner({"--config_file", cfg, "--events", "jsonl", "--output_dir", path("out_one")});

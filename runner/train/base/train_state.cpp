@@ -89,6 +89,7 @@ void saveTrainState(const std::string& folder, const TrainState& state) {
     io::writeSafetensors((temp / "network.safetensors").string(), state.network);
     io::writeSafetensors((temp / "optimizer.safetensors").string(), state.optimizer);
     io::writeSafetensors((temp / "rng.safetensors").string(), state.rng);
+    if (!state.ema.empty()) io::writeSafetensors((temp / "ema.safetensors").string(), state.ema);
     nlohmann::json doc = state.progress;
     doc["format"] = kFormat;
     doc["version"] = kVersion;
@@ -145,6 +146,7 @@ TrainState loadTrainState(const std::string& folder) {
   state.network = readAll(dir / "network.safetensors");
   state.optimizer = readAll(dir / "optimizer.safetensors");
   state.rng = readAll(dir / "rng.safetensors");
+  if (fs::exists(dir / "ema.safetensors")) state.ema = readAll(dir / "ema.safetensors");
   return state;
 }
 

@@ -4,6 +4,7 @@
 //   network.safetensors    the LoRA weights (kohya names, fp32)
 //   optimizer.safetensors  AdamW's step, lrs, exp_avg, exp_avg_sq
 //   rng.safetensors        generator states ("cpu", "device", ...)
+//   ema.safetensors        the EMA of the trained weights (ema_decay), only where the run keeps one
 //   train_state.json       format/version, counters, scheduler and data position (the caller's)
 // The folder is written under a temporary name and renamed into place; the previous state of the
 // same name is removed only once the new one is complete.
@@ -33,6 +34,7 @@ struct TrainState {
   NamedTensors network;
   NamedTensors optimizer;
   NamedTensors rng;
+  NamedTensors ema;  // empty: the state has no EMA (optim/weight_ema.h)
   nlohmann::json progress = nlohmann::json::object();  // global_step, epoch, data position, ...
 };
 

@@ -28,10 +28,11 @@
 #include "train/base/train_state.h"
 #include "train/base/vram_budget.h"
 #include "train/loop/best_validation.h"
+#include "train/optim/weight_ema.h"
 #include "train/loop/vram_budget_plan.h"
 #include "train/loop/resume_position.h"
-#include "train/loop/sample_images.h"
 #include "train/loop/resume_settings.h"
+#include "train/loop/sample_images.h"
 #include "train/loop/training_loop.h"
 #include "train/loop/training_table.h"
 #include "train/methods/full_weights_method.h"
@@ -203,8 +204,8 @@ void checkResumeState(const Config& config, const data::Dataset& dataset, int ra
     const nlohmann::json progress = loadTrainStateProgress(folder);
     checkResumeProgress(progress, layout, planSchedule(options, batchesPerRank).length.maxTrainSteps,
                         options.initialStep || options.initialEpoch, folder + "/train_state.json");
-  });
     refuseUncarriedSettings(progress, config, folder + "/train_state.json");
+  });
 }
 
 // Sample images: the prompt file parses, and the samplers it names are ones this build renders; a
@@ -310,6 +311,8 @@ RunPreflight preflightRun(const Config& config, int ranks) {
       k.error(refusal->key, refusal->message);
       valuesParsed = false;
     }
+  if (valuesParsed)
+    if (const std::optional<EmaRefusal> ema = emaRefusal(config)) k.error(ema->key, ema->message);
   if (registration && registration->checkConfig) valuesParsed &= registration->checkConfig(config, k);
   // A key of the other family's network: block_dims with networks.lora_flux, train_blocks with networks.lora, ...
   if (registration && !config.getList("network_args").empty())

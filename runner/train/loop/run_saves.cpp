@@ -15,26 +15,32 @@ namespace sinter::train {
 namespace fs = std::filesystem;
 
 RunSaves::RunSaves(const RunContext& run, FamilyPart& family, MethodPart& method, Optimizer& optimizer, const LoopOptions& options,
-                   const EpochLayout& layout, std::function<data::DataOrderState()> dataPosition)
+                   const EpochLayout& layout, std::function<data::DataOrderState()> dataPosition, RunEma* ema)
     : run_(run), family_(family), method_(method), optimizer_(optimizer), options_(options), layout_(layout),
-      dataPosition_(std::move(dataPosition)), writes_(run.rank() == 0) {}
+      dataPosition_(std::move(dataPosition)), writes_(run.rank() == 0), ema_(ema && ema->active() ? ema : nullptr) {}
 
-std::string RunSaves::write(const std::string& stem, const SaveStamp& stamp) {
+RunSaves::Written RunSaves::write(const std::string& stem, const SaveStamp& stamp) {
   SaveInProgress saving;
-  const std::string path = (fs::path(options_.outputDir) / (stem + ".safetensors")).string();
-  method_.saveModel(path, stamp);
-  spdlog::info("saved {}", path);
-  return path;
+  Written w;
+  w.path = (fs::path(options_.outputDir) / (stem + ".safetensors")).string();
+  method_.saveModel(w.path, stamp);
+  spdlog::info("saved {}", w.path);
+  if (ema_) w.emaPath = ema_->saveBeside(w.path, stamp);
+  return w;
 }
 
 void RunSaves::model(const std::string& stem, const std::string& kind, long long globalStep, long long epoch) {
   if (!writes_) return;
-  run_.events.emit(events::Saved{write(stem, SaveStamp{globalStep, epoch}), kind});
+  const Written w = write(stem, SaveStamp{globalStep, epoch});
+  run_.events.emit(events::Saved{w.path, kind});
+  if (!w.emaPath.empty()) run_.events.emit(events::Saved{w.emaPath, "ema"});
 }
 
 std::string RunSaves::bestModel(const std::string& stem, long long globalStep, long long epoch, double validationLoss) {
   if (!writes_) return {};
-  return write(stem, SaveStamp{globalStep, epoch, validationLoss});
+  const Written w = write(stem, SaveStamp{globalStep, epoch, validationLoss});
+  if (!w.emaPath.empty()) run_.events.emit(events::Saved{w.emaPath, "ema"});
+  return w.path;
 }
 
 void RunSaves::state(const std::string& folderName, long long globalStep) {
@@ -46,6 +52,7 @@ void RunSaves::state(const std::string& folderName, long long globalStep) {
   SaveInProgress saving;
   state.network = method_.stateTensors();
   state.optimizer = optimizer_.stateTensors();
+  if (ema_) state.ema = ema_->stateTensors();
   state.progress = {{"global_step", globalStep}, {"data", dataPositionJson(dataPosition_(), layout_)}, {"settings", settingsJson(run_.config)}};
   const std::string path = (fs::path(options_.outputDir) / folderName).string();
   saveTrainState(path, state);
@@ -92,7 +99,14 @@ void RunSaves::requested(long long globalStep, long long epoch) {
 
 void RunSaves::removeModel(const std::string& stem) const {
   std::error_code ec;
-  if (writes_ && fs::remove(fs::path(options_.outputDir) / (stem + ".safetensors"), ec)) spdlog::info("removed old model {}.safetensors", stem);
+  const fs::path path = fs::path(options_.outputDir) / (stem + ".safetensors");
+  if (writes_ && fs::remove(path, ec)) spdlog::info("removed old model {}.safetensors", stem);
+  removeEmaBeside(path.string());
+}
+
+void RunSaves::removeEmaBeside(const std::string& modelPath) const {
+  std::error_code ec;
+  if (writes_ && ema_ && fs::remove(emaFilePath(modelPath), ec)) spdlog::info("removed {}", emaFilePath(modelPath));
 }
 
 void RunSaves::removeState(const std::string& folderName) const {

@@ -9,6 +9,7 @@
 
 #include "data/batch_plan.h"
 #include "train/loop/resume_position.h"
+#include "train/loop/run_ema.h"
 #include "train/loop/training_loop.h"
 #include "train/optim/optimizer.h"
 #include "train/parts/training_parts.h"
@@ -17,9 +18,10 @@ namespace sinter::train {
 
 class RunSaves {
  public:
-  // `dataPosition`: where a resumed run would continue (the first batch not trained on).
+  // `dataPosition`: where a resumed run would continue (the first batch not trained on). `ema`: the
+  // run's EMA, written beside each model file (<stem>-ema.safetensors) and into each state; or null.
   RunSaves(const RunContext& run, FamilyPart& family, MethodPart& method, Optimizer& optimizer, const LoopOptions& options,
-           const EpochLayout& layout, std::function<data::DataOrderState()> dataPosition);
+           const EpochLayout& layout, std::function<data::DataOrderState()> dataPosition, RunEma* ema = nullptr);
 
   // The model file <stem>.safetensors; `kind` names it in the Saved event ("step", "epoch", "final", "stopped",
   // "requested").
@@ -29,6 +31,8 @@ class RunSaves {
   std::string bestModel(const std::string& stem, long long globalStep, long long epoch, double validationLoss);
   // A state folder (train_state.json, network, optimizer and noise states).
   void state(const std::string& folderName, long long globalStep);
+  // The EMA file beside the model file `modelPath`, where the run keeps an EMA (a dropped save_best_k file's).
+  void removeEmaBeside(const std::string& modelPath) const;
   // What save_every_n_steps (with save_state and save_last_n_steps) asks after `globalStep`, in epoch `epoch` (1-based).
   void afterStep(long long globalStep, long long epoch);
   // What save_every_n_epochs (with save_state and save_last_n_epochs) asks after epoch `done` (1-based).
@@ -49,7 +53,10 @@ class RunSaves {
   using StateFolder = std::string (*)(const std::string& name, int64_t number);
   void scheduled(const std::string& kind, FileStem stem, StateFolder folder, long long number, long long globalStep, long long epoch,
                  std::optional<long long> oldModel, std::optional<long long> oldState);
-  std::string write(const std::string& stem, const SaveStamp& stamp);
+  struct Written {
+    std::string path, emaPath;  // emaPath: empty without an EMA
+  };
+  Written write(const std::string& stem, const SaveStamp& stamp);
   void removeModel(const std::string& stem) const;
   void removeState(const std::string& folderName) const;
 
@@ -61,6 +68,7 @@ class RunSaves {
   EpochLayout layout_;
   std::function<data::DataOrderState()> dataPosition_;
   bool writes_;
+  RunEma* ema_;
   long long stateSaves_ = 0;  // numbers the gathering of the ranks' noise states
 };
 

@@ -49,6 +49,7 @@ RunStart resume(const RunContext& run, const LoopOptions& options, const RunSche
   // the share of the epoch already trained (resume_position.h).
   ResumedDataPosition resumed = resumeDataPosition(state.progress.at("data"), layout, options.resume);
   start.position = resumed.position;
+  start.ema = std::move(state.ema);
   for (const std::string& warning : resumed.warnings) {
     spdlog::warn("{}", warning);
     run.events.emit(events::Warning{warning});

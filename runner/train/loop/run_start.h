@@ -14,6 +14,7 @@ struct RunStart {
   long long globalStep = 0;
   long long scheduleStep = 0;  // what the lr schedule reads: the optimizer's completed steps
   data::DataOrderState position;
+  NamedTensors ema;  // the resumed state's EMA of the trained weights (loop/run_ema.h), empty where it has none
 };
 
 RunStart startRun(const RunContext& run, const LoopOptions& options, const RunSchedule& planned, const EpochLayout& layout,

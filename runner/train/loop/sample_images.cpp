@@ -26,31 +26,20 @@ sample::SampleSchedule sampleScheduleFromConfig(const Config& config) {
   return s;
 }
 
-SampleImages::SampleImages(const RunContext& run, FamilyPart& family)
+SampleImages::SampleImages(const RunContext& run, FamilyPart& family, RunEma* ema)
     : run_(run),
       family_(family),
       schedule_(sampleScheduleFromConfig(run.config)),
       folder_(fs::absolute(fs::path(run.config.getString("output_dir")) / "sample").lexically_normal().string()),
       outputName_(outputName(run.config)),
-      modelName_(family.facts().checkpointFile) {
+      modelName_(family.facts().checkpointFile),
+      ema_(ema) {
   if (const std::string file = run.config.getString("sample_prompts"); !file.empty()) prompts_ = sample::loadSamplePrompts(file);
 }
 
 sample::ResolvedSample SampleImages::resolve(const sample::SamplePrompt& p) const {
-  sample::ResolvedSample s = family_.sampleDefaults();
-  s.index = p.index;
-  s.prompt = p.prompt;
-  s.negativePrompt = p.negativePrompt;
-  if (p.width) s.width = *p.width;
-  if (p.height) s.height = *p.height;
-  if (p.steps) s.steps = *p.steps;
-  if (p.scale) s.scale = *p.scale;
-  if (p.guidanceScale && s.guidanceScale) s.guidanceScale = *p.guidanceScale;
-  if (p.sampler) s.samplerName = *p.sampler;
   // Without --d sd-scripts draws a fresh seed; this one is recorded in the PNG so it can be repeated.
-  s.seedGiven = p.seed.has_value();
-  s.seed = p.seed ? static_cast<std::uint64_t>(*p.seed) : std::random_device{}() & 0x7fffffffu;
-  return s;
+  return sample::resolveSample(family_.sampleDefaults(), p, std::random_device{}() & 0x7fffffffu);
 }
 
 double SampleImages::make(long long step, std::optional<long long> epoch, bool textEncodersTrain) {
@@ -58,7 +47,9 @@ double SampleImages::make(long long step, std::optional<long long> epoch, bool t
   auto since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   };
-  spdlog::info("generating sample images at step {}", step);
+  // ema_for_samples: the EMA's weights in the models while the images render, the trained ones after.
+  const EmaWeightsForSamples emaWeights(ema_);
+  spdlog::info("generating sample images at step {}{}", step, emaWeights.shown() ? " from the EMA of the weights" : "");
   try {
     fs::create_directories(folder_);
     for (const sample::SamplePrompt& prompt : prompts_) {
@@ -72,6 +63,7 @@ double SampleImages::make(long long step, std::optional<long long> epoch, bool t
                               {"model", modelName_}};
       if (s.guidanceScale) settings["guidance_scale"] = *s.guidanceScale;
       if (epoch) settings["epoch"] = *epoch;
+      if (emaWeights.shown()) settings["ema"] = true;
       sample::writePng(path, sample::imageToRgb8(image),
                        {{"parameters", sample::parametersText(s, modelName_, step)}, {"sinter", settings.dump()}});
       const double seconds = since(imageStart);

@@ -9,6 +9,7 @@
 
 #include "sample/sample_prompts.h"
 #include "sample/sample_schedule.h"
+#include "train/loop/run_ema.h"
 #include "train/parts/training_parts.h"
 
 namespace sinter::train {
@@ -19,8 +20,9 @@ sample::SampleSchedule sampleScheduleFromConfig(const Config& config);
 class SampleImages {
  public:
   // Reads the prompt file (checked in the preflight) when there is one: the schedule samples from
-  // it, and so does the control channel's "sample" without a schedule (run_controls.h).
-  SampleImages(const RunContext& run, FamilyPart& family);
+  // it, and so does the control channel's "sample" without a schedule (run_controls.h). `ema`: the
+  // run's EMA, whose weights the images show with ema_for_samples; or null.
+  SampleImages(const RunContext& run, FamilyPart& family, RunEma* ema = nullptr);
 
   const sample::SampleSchedule& schedule() const { return schedule_; }
   bool hasPrompts() const { return !prompts_.empty(); }
@@ -38,6 +40,7 @@ class SampleImages {
   sample::SampleSchedule schedule_;
   std::vector<sample::SamplePrompt> prompts_;
   std::string folder_, outputName_, modelName_;
+  RunEma* ema_;
 };
 
 }  // namespace sinter::train

@@ -18,6 +18,7 @@
 #include "train/loop/progress_meter.h"
 #include "train/loop/resume_position.h"
 #include "train/loop/run_controls.h"
+#include "train/loop/run_ema.h"
 #include "train/loop/run_saves.h"
 #include "train/loop/run_start.h"
 #include "train/loop/run_summary.h"
@@ -159,13 +160,15 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   const RunStart start = startRun(run, options, planned, epochLayout, plan.batchesPerEpoch(), family, method, optimizer);
   long long globalStep = start.globalStep, scheduleStep = start.scheduleStep;
   const long long startStep = globalStep;
+  // ema_decay: the EMA of the trained weights, from the weights as they start (or the resumed state's).
+  RunEma ema(run, family, method, optimizer, start.ema, options.resume);
   const data::LoaderOptions loaderOptions = loaderOptionsFor(options, length, family);
   DeviceBatches batches(dataset, shard, loaderOptions, family, run.device, start.position);
   // validation_split: the held-out images' loss, on rank 0 (the others wait at the next step's all-reduce).
   std::optional<ValidationPass> validation;
   if (dataset.numValidationImages > 0 && writes) validation.emplace(run, family, dataset, loaderOptions);
   announceRun(run, family, dataset, plan, length, batchSize, options.gradientAccumulationSteps);
-  RunSaves saves(run, family, method, optimizer, options, epochLayout, [&] { return batches.position(); });
+  RunSaves saves(run, family, method, optimizer, options, epochLayout, [&] { return batches.position(); }, &ema);
   TrainingLog log(TrackerSettings::fromConfig(run.config), run.config, writes, events, std::time(nullptr));
   // save_best_k and early_stop_patience: what the validation passes' losses decide.
   BestValidation best(run, saves, options.outputName, dataset.numValidationImages);
@@ -186,7 +189,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   const bool firstStepIsWarmup = options.resume.empty() && !steps.captures();
   // Sample images and validation passes are kept out of the steps' time (and so out of it/s and
   // ETA) and the total; with several ranks rank 0 alone runs them.
-  SampleImages samples(run, family);
+  SampleImages samples(run, family, &ema);
   const double firstSampleSeconds =
       writes && samples.schedule().beforeTraining() ? samples.make(globalStep, std::nullopt, textEncodersTrain) : 0;
   double sampleSeconds = 0, validationSeconds = 0;
@@ -223,6 +226,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     const StepResult step = steps.step([&] { return batches.next(); }, plan.batchesPerEpoch(), warmup);
     ++globalStep;
     ++scheduleStep;
+    ema.afterStep(globalStep);  // queued after the step's work (a replayed graph's too)
     const auto mark = Clock::now();
     facts.epoch = step.epoch, facts.signature = step.signature;
     facts.seconds = std::chrono::duration<double>(mark - lastMark).count() - savingSeconds - step.captureSeconds;

@@ -200,4 +200,10 @@ void FullWeightsMethod::loadStateTensors(const NamedTensors& tensors, const std:
   for (const auto& swap : family_->blockSwaps()) swap->forgetLoadedBlocks();
 }
 
+void FullWeightsMethod::trainedWeightsChanged() {
+  if (copies_) copies_->refresh();
+  // Swapped blocks' masters were written: the ring loads them again.
+  for (const auto& swap : family_->blockSwaps()) swap->forgetLoadedBlocks();
+}
+
 }  // namespace sinter::train

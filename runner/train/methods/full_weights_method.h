@@ -39,6 +39,7 @@ class FullWeightsMethod : public MethodPart {
   NamedTensors stateTensors() const override;
   ComputeCopies* computeCopies() override { return copies_.get(); }
   void loadStateTensors(const NamedTensors& tensors, const std::string& source) override;
+  void trainedWeightsChanged() override;
 
  private:
   const Config& config_;

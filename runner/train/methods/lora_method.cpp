@@ -203,6 +203,12 @@ void LoraMethod::loadStateTensors(const NamedTensors& tensors, const std::string
   if (stepDeltas_) stepDeltas_->refresh();  // the step deltas of the loaded tensors
 }
 
+void LoraMethod::trainedWeightsChanged() {
+  // LyCORIS's step deltas are read by training forward passes only, which rebuild them after each
+  // update: samples and files read the tensors themselves.
+  if (copies_) copies_->refresh();
+}
+
 std::optional<StepDerivedWeights> LoraMethod::derivePerStep() {
   if (!options_.network.args.lycoris) return std::nullopt;
   auto deltas = std::make_unique<network::LycorisStepDeltas>(*network_, computeDtype_);

@@ -65,6 +65,7 @@ class LoraMethod : public MethodPart {
   void saveModel(const std::string& path, const SaveStamp& stamp) override;
   NamedTensors stateTensors() const override;
   void loadStateTensors(const NamedTensors& tensors, const std::string& source) override;
+  void trainedWeightsChanged() override;
 
  private:
   const Config& config_;

@@ -183,6 +183,10 @@ class MethodPart {
   // What a training state holds of the method, and loading it back (resume).
   virtual NamedTensors stateTensors() const = 0;
   virtual void loadStateTensors(const NamedTensors& tensors, const std::string& source) = 0;
+  // The trained tensors were written between steps (the EMA's weights put into the models for a
+  // sample or an EMA file, and back: loop/run_ema.h): what the models read in their place (compute
+  // copies, swapped blocks' device copies) follows them again.
+  virtual void trainedWeightsChanged() {}
 };
 
 }  // namespace sinter::train
