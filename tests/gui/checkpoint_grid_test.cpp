@@ -22,6 +22,7 @@
 #include "main_window.h"
 #include "run_controller.h"
 #include "run_panel.h"
+#include "demo_folder.h"
 #include "sample_gallery.h"
 #include "training_tab.h"
 
@@ -32,34 +33,14 @@ namespace {
 
 constexpr int kSide = 64;  // the prompts' size, so each cell's
 
-// The demo's inputs made by the runner in a temporary folder made the current one (the preset's
-// paths are relative to it), and two quick prompts of 64x64 px.
-struct DemoFolder {
-  QTemporaryDir dir;
-  QString previous = QDir::currentPath();
-  QString failure;
-  DemoFolder() {
-    QDir::setCurrent(dir.path());
-    const QList<QStringList> setup = {
-        {"--init_checkpoint", "demo-output/tiny_sdxl.safetensors", "--model_family", "sdxl", "--model_size", "tiny", "--seed", "1"},
-        {"--init_dataset", "demo-output/images", "--seed", "1"},
-        {"--init_tokenizer", "demo-output/tokenizer"}};
-    for (const QStringList& args : setup) {
-      QProcess init;
-      init.start(test::realRunner(), args);
-      if (!init.waitForFinished(120000) || init.exitCode() != 0) {
-        failure = "the runner could not make the demo inputs: " + init.readAllStandardError().left(300);
-        return;
-      }
-    }
-    QFile prompts(dir.filePath(QStringLiteral("prompts.txt")));
-    if (!prompts.open(QIODevice::WriteOnly) ||
-        prompts.write("a red circle on white --w 64 --h 64 --d 1 --s 4\na blue square on yellow --n red --w 64 --h 64 --d 2 --s 4 --l 5\n") < 0)
-      failure = QStringLiteral("cannot write the sample prompts");
-  }
-  ~DemoFolder() { QDir::setCurrent(previous); }
-  QString filePath(const QString& name) const { return dir.filePath(name); }
-};
+// The demo's folder (demo_folder.h) with two quick prompts of 64x64 px beside it; empty, or what failed.
+QString writeQuickPrompts(const test::DemoFolder& work) {
+  QFile prompts(work.filePath(QStringLiteral("prompts.txt")));
+  if (!prompts.open(QIODevice::WriteOnly) ||
+      prompts.write("a red circle on white --w 64 --h 64 --d 1 --s 4\na blue square on yellow --n red --w 64 --h 64 --d 2 --s 4 --l 5\n") < 0)
+    return QStringLiteral("cannot write the sample prompts");
+  return {};
+}
 
 }  // namespace
 
@@ -73,8 +54,10 @@ class CheckpointGridTest : public QObject {
   }
 
   void gridOfTheSavedFilesIsShownCellByCell() {
-    DemoFolder work;
+    test::DemoFolder work;
     QVERIFY2(work.failure.isEmpty(), qPrintable(work.failure));
+    const QString prompts = writeQuickPrompts(work);
+    QVERIFY2(prompts.isEmpty(), qPrintable(prompts));
     MainWindow window;
     TrainingTab* tab = window.tab(Tab::LoRA);
     QString error;
