@@ -4,18 +4,23 @@
 // real, and with --tools-lora (and a real runner) only the Tools tab resizing LORA.
 #include <QApplication>
 #include <QDir>
+#include <QDockWidget>
 #include <QFileInfo>
 #include <QElapsedTimer>
 #include <QGroupBox>
 #include <QProcess>
+#include <QPushButton>
 #include <QTemporaryDir>
 #include <QScrollArea>
 #include <QScrollBar>
+#include <QEventLoop>
 #include <QTabWidget>
 #include <QTimer>
 
 #include "app_paths.h"
 #include "collapsible_section.h"
+#include "checkpoint_grid_window.h"
+#include "checkpoint_grid_panel.h"
 #include "command_preview_dialog.h"
 #include "compile_settings_panel.h"
 #include "dataset_check_panel.h"
@@ -23,6 +28,7 @@
 #include "log_view.h"
 #include "loss_chart.h"
 #include "main_window.h"
+#include "queue_panel.h"
 #include "preset_diff_dialog.h"
 #include "preset_changes.h"
 #include "run_controller.h"
@@ -168,6 +174,25 @@ int main(int argc, char** argv) {
     real->runPanel()->controller()->waitForFinished(600000);
     settle(500);
     shoot(&window, out, "real_run_finished" + suffix);
+
+    // The checkpoint grid of the demo's saves (the base model and each file against the sample prompts).
+    real->showCheckpointGrid();
+    CheckpointGridWindow* grid = real->checkpointGridWindow();
+    QEventLoop gridMade;
+    QObject::connect(grid->panel(), &CheckpointGridPanel::gridFinished, &gridMade, &QEventLoop::quit);
+    QTimer::singleShot(600000, &gridMade, &QEventLoop::quit);
+    grid->panel()->makeButton()->click();
+    gridMade.exec();
+    settle(300);
+    shoot(grid, out, "checkpoint_grid" + suffix);
+    grid->close();
+
+    // The run queue: the demo's settings queued twice (the second into an output folder of its own).
+    window.queuePanel()->addCurrentConfig();
+    window.queuePanel()->addCurrentConfig();
+    window.queueDock()->show();
+    settle(300);
+    shoot(&window, out, "queue" + suffix);
 
     // The Tools tab: the demo's LoRA resized from the form.
     shootToolsResize(QDir::current().filePath(QStringLiteral("demo-output/lora/demo_lora.safetensors")),
