@@ -89,6 +89,41 @@ class RealRunnerTest : public QObject {
     QVERIFY2(log.split('\n').size() >= 2, qPrintable(log));  // the runner's own explanation is shown
   }
 
+  // Continue with changed settings (issue 57 item 5), as a user does it in the form: the demo trained
+  // 3 steps with save_state, then resumed from its state with another learning rate, schedule and
+  // step count: the run goes on at step 4 to 5 and its log lists each change; a changed rank is
+  // refused with the state's value and the form's.
+  void continueWithChangedSettingsKeepsTheStepCount() {
+    DemoFolder work;
+    QVERIFY2(work.failure.isEmpty(), qPrintable(work.failure));
+    TrainingTab tab(Tab::LoRA, nullptr, {});
+    QString error;
+    QVERIFY2(tab.loadFile(QStringLiteral(SINTER_PRESETS_DIR "/demo_sdxl_lora_tiny.toml"), &error), qPrintable(error));
+    test::setOption(tab.form(), "max_train_steps", 3LL);
+    test::setOption(tab.form(), "sample_every_n_steps", 1000LL);
+    test::setOption(tab.form(), "resolution", std::string("64,64"));
+    test::setOption(tab.form(), "save_state", true);
+    QCOMPARE(runToEnd(tab, 600000), 0);
+    QCOMPARE(tab.runPanel()->monitor()->lastStep(), 3LL);
+    QVERIFY(QFileInfo::exists(work.filePath("demo-output/lora/demo_lora-state/train_state.json")));
+
+    test::setOption(tab.form(), "resume", std::string("demo-output/lora/demo_lora-state"));
+    test::setOption(tab.form(), "max_train_steps", 5LL);
+    test::setOption(tab.form(), "learning_rate", 0.005);
+    test::setOption(tab.form(), "lr_scheduler", std::string("cosine"));
+    QCOMPARE(runToEnd(tab, 600000), 0);
+    QCOMPARE(tab.runPanel()->monitor()->lastStep(), 5LL);
+    const QString log = tab.runPanel()->logView()->text();
+    for (const char* says : {"resumed from demo-output/lora/demo_lora-state at step 3 (epoch 1) of 5", "learning_rate: 0.01 -> 0.005",
+                             "lr_scheduler: constant -> cosine", "max_train_steps: 3 -> 5"})
+      QVERIFY2(log.contains(says), qPrintable(QString(says) + "\n" + log.right(3000)));
+
+    test::setOption(tab.form(), "network_dim", 16LL);
+    QCOMPARE(runToEnd(tab, 600000), 2);
+    const QString refused = tab.runPanel()->logView()->text();
+    QVERIFY2(refused.contains("network_dim: 8 in the state, 16 now"), qPrintable(refused.right(3000)));
+  }
+
   void tinyDemoPresetTrains() {
     const QString preset = QStringLiteral(SINTER_PRESETS_DIR "/demo_sdxl_lora_tiny.toml");
     QVERIFY2(QFile::exists(preset), "presets/demo_sdxl_lora_tiny.toml is missing");
