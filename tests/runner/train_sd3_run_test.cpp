@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <set>
 
+#include "distributed/process_group.h"
 #include "io/safetensors.h"
 #include "runner_process.h"
 #include "safetensors_compare.h"
@@ -116,6 +117,17 @@ TEST_F(Sd3Run, LoraTrainsTheMmditAndBothClipsAndResumesExactly) {
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_EQ(losses(r).size(), 3u);
   EXPECT_TRUE(sameTensors(path("out_straight/s.safetensors"), path("out_resumed/s.safetensors"), 0.0));
+}
+
+// Several GPUs (here two CPU ranks over Gloo): the MMDiT's and both CLIPs' LoRA trained data parallel,
+// the weights identical on both ranks after every step, one set of files.
+TEST_F(Sd3Run, TwoRanksTrainTheSameWeights) {
+  if (!sinter::distributed::distributedCompiledIn()) GTEST_SKIP() << "this libtorch has no c10d process groups (Gloo)";
+  const std::string cfg = writeConfig("ranks.toml", path("out_ranks"), "model_family = \"sd3\"\nmax_train_steps = 2\n");
+  const ProcessResult r = runRunner({"--config_file", cfg, "--nproc_per_node", "2"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.err.find("the trained weights are identical on all 2 ranks"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(path("out_ranks/s.safetensors")));
 }
 
 // No model_family: the file's keys say SD 3. Everything cached with the U-Net alone training, the
