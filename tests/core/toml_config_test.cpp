@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cctype>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -285,5 +287,8 @@ TEST(TomlConfig, EcosystemKeysAreNoOptions) {
     EXPECT_EQ(findOption(k.key), nullptr) << k.key << " is a Sinter option";
     EXPECT_EQ(findForeignOption(k.key), nullptr) << k.key << " is an sd-scripts option of the four scripts";
     EXPECT_GT(std::string(k.what).size(), 8u) << k.key;
+    // Shown in parentheses after the source: an acronym or a name keeps its capitals ("SD3 ...", not "sD3 ...").
+    const std::string what = k.what;
+    EXPECT_FALSE(std::islower(static_cast<unsigned char>(what[0])) && std::isupper(static_cast<unsigned char>(what[1]))) << k.key << ": " << what;
   }
 }
