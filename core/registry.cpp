@@ -394,6 +394,13 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "Learning rate of CLIP-L; learning_rate when unset.")).tabs(DB | FT).families(SDXL | SD3).min(0).max(1),
       Opt("learning_rate_te2", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Learning rate TE2"),
           QT_TRANSLATE_NOOP("Option", "Learning rate of the second text encoder (SDXL's OpenCLIP bigG, SD 3.x's CLIP-G); learning_rate when unset.")).tabs(DB | FT).families(SDXL | SD3).min(0).max(1),
+      // sd3_train.py's: T5-XXL trained whole beside the CLIPs.
+      Opt("train_t5xxl", T::Bool, B(false), Sec::Training, QT_TRANSLATE_NOOP("Option", "Train T5-XXL"),
+          QT_TRANSLATE_NOOP("Option", "SD 3.x: also train T5-XXL whole, at learning_rate_te3 (with train_text_encoder; its outputs are not cached)."))
+          .tabs(DB | FT).families(SD3).advanced(),
+      Opt("learning_rate_te3", T::Float, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "Learning rate TE3"),
+          QT_TRANSLATE_NOOP("Option", "Learning rate of SD 3.x's T5-XXL with train_t5xxl; learning_rate when unset, 0 leaves it as it is."))
+          .tabs(DB | FT).families(SD3).min(0).max(1).advanced(),
       Opt("block_lr", T::String, none, Sec::Training, QT_TRANSLATE_NOOP("Option", "U-Net block learning rates"),
           QT_TRANSLATE_NOOP("Option", "23 comma-separated learning rates for the U-Net's blocks (time/label embedding, 9 input, 3 middle, "
                                       "9 output, out), used instead of learning_rate for the U-Net; 0 freezes a block.")).tabs(DB | FT).families(SDXL).advanced(),

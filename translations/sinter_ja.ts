@@ -641,6 +641,22 @@
         <translation>2 番目のテキストエンコーダー（SDXL の OpenCLIP bigG、SD 3.x の CLIP-G）の学習率。未設定時は learning_rate。</translation>
     </message>
     <message>
+        <source>Train T5-XXL</source>
+        <translation>T5-XXL を学習</translation>
+    </message>
+    <message>
+        <source>SD 3.x: also train T5-XXL whole, at learning_rate_te3 (with train_text_encoder; its outputs are not cached).</source>
+        <translation>SD 3.x：T5-XXL 全体も learning_rate_te3 で学習します（train_text_encoder と併用。出力はキャッシュしません）。</translation>
+    </message>
+    <message>
+        <source>Learning rate TE3</source>
+        <translation>学習率 TE3</translation>
+    </message>
+    <message>
+        <source>Learning rate of SD 3.x&apos;s T5-XXL with train_t5xxl; learning_rate when unset, 0 leaves it as it is.</source>
+        <translation>train_t5xxl 時の SD 3.x の T5-XXL の学習率。未設定時は learning_rate、0 なら学習しません。</translation>
+    </message>
+    <message>
         <source>Guidance scale</source>
         <translation>ガイダンススケール</translation>
     </message>

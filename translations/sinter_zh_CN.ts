@@ -641,6 +641,22 @@
         <translation>第二个文本编码器（SDXL 的 OpenCLIP bigG、SD 3.x 的 CLIP-G）的学习率；未设置时使用 learning_rate。</translation>
     </message>
     <message>
+        <source>Train T5-XXL</source>
+        <translation>训练 T5-XXL</translation>
+    </message>
+    <message>
+        <source>SD 3.x: also train T5-XXL whole, at learning_rate_te3 (with train_text_encoder; its outputs are not cached).</source>
+        <translation>SD 3.x：同时以 learning_rate_te3 完整训练 T5-XXL（需配合 train_text_encoder；其输出不缓存）。</translation>
+    </message>
+    <message>
+        <source>Learning rate TE3</source>
+        <translation>TE3 学习率</translation>
+    </message>
+    <message>
+        <source>Learning rate of SD 3.x&apos;s T5-XXL with train_t5xxl; learning_rate when unset, 0 leaves it as it is.</source>
+        <translation>启用 train_t5xxl 时 SD 3.x 的 T5-XXL 学习率；未设置时使用 learning_rate，为 0 则不训练。</translation>
+    </message>
+    <message>
         <source>Guidance scale</source>
         <translation>引导尺度</translation>
     </message>

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "distributed/process_group.h"
@@ -242,6 +243,45 @@ TEST_F(Sd3Run, FineTuneTrainsTheClipsWithTrainTextEncoder) {
   EXPECT_GT(changed("text_encoders.clip_l." + layer), 1e-7);
   EXPECT_EQ(changed("text_encoders.clip_g." + layer), 0.0);  // learning_rate_te2 = 0: not trained
   EXPECT_GT(changed("model.diffusion_model.joint_blocks.0.x_block.attn.qkv.weight"), 1e-7);
+}
+
+// sd3_train.py's train_t5xxl: T5-XXL trains whole at learning_rate_te3 beside the CLIPs and is saved in
+// the checkpoint (text_encoders.t5xxl.transformer.*), which the next run reads it from; learning_rate_te3
+// = 0 leaves it out; what sd3_train.py asserts is refused before loading.
+TEST_F(Sd3Run, FineTuneTrainsT5xxlWithTrainT5xxl) {
+  const std::string base = "training_type = \"finetune\"\nmax_train_steps = 2\ntrain_text_encoder = true\ncache_latents = true\n"
+                           "train_t5xxl = true\n";
+  const std::string out = path("out_ft_t5");
+  const ProcessResult r = runRunner({"--config_file", writeConfig("ft_t5.toml", out, base + "learning_rate_te3 = 0.001\n")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.err.find("T5-XXL (lr 0.001"), std::string::npos) << r.err;
+  const sinter::io::SafetensorsFile saved(out + "/s.safetensors"), t5(path("sd3/t5xxl_fp16.safetensors"));
+  const std::string q = "encoder.block.0.layer.0.SelfAttention.q.weight";
+  ASSERT_TRUE(saved.has("text_encoders.t5xxl.transformer." + q));
+  const double moved = (saved.tensor("text_encoders.t5xxl.transformer." + q).to(torch::kFloat32) - t5.tensor(q).to(torch::kFloat32)).abs().max().item<double>();
+  EXPECT_GT(moved, 1e-7);
+  // The saved file holds T5-XXL: a run from it needs no t5xxl file and starts from the trained one.
+  const std::string again = writeConfig("ft_t5_again.toml", path("out_ft_t5_again"), base + "learning_rate_te3 = 0\n");
+  std::string text;
+  {
+    std::ifstream in(again);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  text.replace(text.find(path("sd3/sd3.safetensors")), path("sd3/sd3.safetensors").size(), out + "/s.safetensors");
+  text.erase(text.find("t5xxl = "), text.find('\n', text.find("t5xxl = ")) + 1 - text.find("t5xxl = "));
+  sinter::test::writeText(again, text);
+  const ProcessResult r2 = runRunner({"--config_file", again});
+  ASSERT_EQ(r2.exitCode, 0) << r2.err;
+  EXPECT_EQ(r2.err.find("T5-XXL (lr"), std::string::npos) << r2.err;  // learning_rate_te3 = 0: not trained, not saved
+  EXPECT_FALSE(sinter::io::SafetensorsFile(path("out_ft_t5_again/s.safetensors")).has("text_encoders.t5xxl.transformer." + q));
+
+  for (const auto& [extra, says] : std::vector<std::pair<std::string, std::string>>{
+           {"train_t5xxl = true\n", "train_t5xxl needs train_text_encoder"},
+           {"train_t5xxl = true\ntrain_text_encoder = true\ncache_text_encoder_outputs = true\n",
+            "cache_text_encoder_outputs cannot be used with train_t5xxl"}})
+    sinter::test::expectRefusedBeforeLoading(
+        "t5", {"--config_file", writeConfig("bad_t5.toml", path("out_bad_t5"), "training_type = \"finetune\"\nmax_train_steps = 2\n" + extra)},
+        says, path("out_bad_t5"));
 }
 
 // network_args emb_dims: the embedders' and final layer's modules train and are saved with lora_sd3's

@@ -51,8 +51,9 @@ FullWeightsMethod::FullWeightsMethod(const RunContext& run)
 void FullWeightsMethod::attach(FamilyPart& family) {
   family_ = &family;
   const double lr = config_.getDouble("learning_rate");
-  // sdxl_train.py: learning_rate_te1 / learning_rate_te2, each defaulting to learning_rate.
-  const std::optional<double> teLr[2] = {optionalDouble(config_, "learning_rate_te1"), optionalDouble(config_, "learning_rate_te2")};
+  // sdxl_train.py / sd3_train.py: learning_rate_te1 / te2 (/ te3, SD 3.x's T5-XXL), each defaulting to learning_rate.
+  const std::optional<double> teLr[3] = {optionalDouble(config_, "learning_rate_te1"), optionalDouble(config_, "learning_rate_te2"),
+                                         optionalDouble(config_, "learning_rate_te3")};
   // block_lr (sdxl_train.py): the denoiser's parameters in one group per block, at the block's rate.
   const std::string blockLrText = config_.getString("block_lr");
   std::vector<double> blockLrs;
@@ -67,7 +68,7 @@ void FullWeightsMethod::attach(FamilyPart& family) {
   int64_t count = 0;
   for (const TrainableModel& model : family.trainableModels()) {
     const bool trains = !model.textEncoder || trainTextEncoders_;
-    const double groupLr = model.textEncoder ? teLr[std::min(textEncoder, 1)].value_or(lr) : lr;
+    const double groupLr = model.textEncoder ? teLr[std::min(textEncoder, 2)].value_or(lr) : lr;
     if (model.textEncoder) ++textEncoder;
     if (!trains) continue;
     if (!model.textEncoder && !blockLrs.empty() && lr != 0) {

@@ -77,6 +77,8 @@ Sd3FamilyOptions Sd3FamilyOptions::fromConfig(const Config& config, torch::Dtype
     const double lr = config.getDouble("learning_rate");
     auto rate = [&](const char* key) { return isUnset(config.get(key)) ? lr : config.getDouble(key); };
     o.trainClip = rate("learning_rate_te1") != 0.0 || rate("learning_rate_te2") != 0.0;
+    // sd3_train.py: T5-XXL with train_t5xxl, unless its rate is 0.
+    o.trainT5xxl = config.getBool("train_t5xxl") && rate("learning_rate_te3") != 0.0;
   }
   if (config.tab() == Tab::LoRA) {
     const network::LoraNetworkArgs args = network::parseNetworkArgs(config.getList("network_args"), config.getString("network_module"));
@@ -359,11 +361,14 @@ torch::Tensor Sd3Family::validationLoss(const data::Batch& batch, int64_t timest
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> Sd3Family::checkpointTensors() const {
-  // As SAI's _incl_clips files: the MMDiT, the VAE and both CLIPs in one file (T5-XXL stays its own file).
+  // As SAI's _incl_clips files: the MMDiT, the VAE and both CLIPs in one file; T5-XXL stays its own
+  // file unless it trained (train_t5xxl), then it is in this one too, as the _incl_clips_t5xxl releases.
   std::vector<std::pair<std::string, torch::Tensor>> out = models_.mmdit->checkpointTensors(models::kSd3MmditPrefix);
   for (auto& t : models_.vae->checkpointTensors(models::kSd3VaePrefix)) out.push_back(std::move(t));
   for (auto& t : models_.clipL->checkpointTensors(models::kSd3ClipLPrefix)) out.push_back(std::move(t));
   for (auto& t : models_.clipG->checkpointTensors(models::kSd3ClipGPrefix)) out.push_back(std::move(t));
+  if (options_.trainT5xxl)
+    for (auto& [key, tensor] : models_.t5->checkpointTensors()) out.emplace_back(models::kSd3T5xxlPrefix + key, std::move(tensor));
   return out;
 }
 

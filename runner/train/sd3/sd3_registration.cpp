@@ -63,6 +63,18 @@ bool checkSd3Config(const Config& config, PreflightChecks& k) {
   for (const char* key : {"fp8_base", "fp8_base_unet"})
     if (config.getBool(key) && findOption(key)->appliesToTab(config.tab()) && !models::float8InBuild())
       ok &= k.parse(key, [] { models::float8Dtype(); });  // names the libtorch
+  // sd3_train.py's asserts: T5-XXL trains beside the CLIPs, and from its own outputs, not cached ones.
+  if (config.tab() != Tab::LoRA && config.getBool("train_t5xxl")) {
+    if (!config.getBool("train_text_encoder")) {
+      ok = false;
+      k.error("train_t5xxl", "train_t5xxl needs train_text_encoder: T5-XXL trains beside CLIP-L and CLIP-G (sd3_train.py asserts it)");
+    }
+    for (const char* key : {"cache_text_encoder_outputs", "cache_text_encoder_outputs_to_disk"})
+      if (config.getBool(key)) {
+        ok = false;
+        k.error(key, std::string(key) + " cannot be used with train_t5xxl: T5-XXL's outputs change as it trains (sd3_train.py asserts it)");
+      }
+  }
   // blocks_to_swap's limit from the checkpoint's depth (sd-scripts asserts it when the MMDiT loads).
   if (const std::string checkpoint = config.getString("pretrained_model_name_or_path");
       !isUnset(config.get("blocks_to_swap")) && config.getInt("blocks_to_swap") > 0 && isFile(checkpoint))
