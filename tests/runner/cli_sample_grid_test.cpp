@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 
 #include "cli/sample_grid_command.h"
@@ -190,6 +191,36 @@ TEST_F(SampleGrid, TwoLoraFilesMakeARowEachOfTheirOwnSamples) {
   EXPECT_EQ(saved[0].kind, "grid");
   EXPECT_EQ(saved[0].path, grid);
   EXPECT_EQ(sinter::test::doneStatus(r), "completed");
+}
+
+// Under mixed precision the models read bf16 copies of the LoRA's float32 weights: the run's samples
+// after a step show that step's weights (the copies follow the weights first), as the grid of the
+// files saved at the same steps does.
+TEST_F(SampleGrid, UnderMixedPrecisionTheRunsSamplesShowTheStepsWeights) {
+  const std::string config = writeConfig("bf16.toml", "network_dim = 4\nnetwork_alpha = 4.0\nlearning_rate = 0.02\n"
+                                                      "network_train_unet_only = true\nsave_precision = \"float\"\n");
+  std::string text;
+  {
+    std::ifstream in(config);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  text.replace(text.find("mixed_precision = \"no\""), 22, "mixed_precision = \"bf16\"");
+  writeText(config, text);
+  const ProcessResult trained = runRunner({"--config_file", config});
+  ASSERT_EQ(trained.exitCode, 0) << trained.err;
+  const std::string grid = path("grid.png");
+  const ProcessResult r = runRunner({"--config_file", config, "--sample_grid", grid, path("out/t-step00000003.safetensors"),
+                                     path("out/t.safetensors")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  // The trained rows (the base row is left out: the run renders it with its LoRA's zero up-factors in
+  // the forward pass, which bf16 rounds otherwise than the base model alone).
+  const sinter::data::RgbImage image = sinter::data::loadImageFile(grid);
+  for (int row = 1; row <= 2; ++row)
+    for (int c = 0; c < 2; ++c) {
+      const Difference d = cellDifference(image, row, c, trainingSample(3 * row, c));
+      EXPECT_LE(d.largest, 4) << "row " << row << ", prompt " << c;
+      EXPECT_LT(d.mean, 0.25) << "row " << row << ", prompt " << c;
+    }
 }
 
 // DreamBooth's saves are whole checkpoints: each row loads one as the run's model.

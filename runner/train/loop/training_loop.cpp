@@ -190,8 +190,13 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   // Sample images and validation passes are kept out of the steps' time (and so out of it/s and
   // ETA) and the total; with several ranks rank 0 alone runs them.
   SampleImages samples(run, family, &ema);
-  const double firstSampleSeconds =
-      writes && samples.schedule().beforeTraining() ? samples.make(globalStep, std::nullopt, textEncodersTrain) : 0;
+  // Under mixed precision the models read compute copies of the trained weights, which training
+  // refreshes before each forward pass: samples and validation after a step follow the step's weights.
+  auto sampleNow = [&](long long step, std::optional<long long> epoch) {
+    method.trainedWeightsChanged();
+    return samples.make(step, epoch, textEncodersTrain);
+  };
+  const double firstSampleSeconds = writes && samples.schedule().beforeTraining() ? sampleNow(globalStep, std::nullopt) : 0;
   double sampleSeconds = 0, validationSeconds = 0;
   if (validation && validation->enabled())
     spdlog::info("validation: {} batches x {} timesteps per pass", validation->batches(), validation->timesteps());
@@ -199,6 +204,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   StepReports reports(run, optimizer, steps.schedule(), log, meter, method.stepFigureNames(), length.maxTrainSteps, startStep,
                       firstStepIsWarmup);
   auto validate = [&](long long step, long long epoch, const char* kind) {
+    method.trainedWeightsChanged();  // the step's weights, as samples (sampleNow)
     const ValidationResult pass = validationPass(*validation, textEncodersTrain, step, epoch, kind, reports, meter, log, events);
     validationSeconds += pass.seconds;
     best.passed(step, epoch, pass.loss);
@@ -217,7 +223,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   long long lastEpoch = 0;
   bool lastEpochFinished = true, stopped = false, endedAfterEpoch = false, earlyStopped = false;
   const ControlActions controlActions{samples.hasPrompts(),
-                                      [&] { return writes ? samples.make(globalStep, std::nullopt, textEncodersTrain) : 0.0; },
+                                      [&] { return writes ? sampleNow(globalStep, std::nullopt) : 0.0; },
                                       [&] { saves.requested(globalStep, lastEpoch); }, [&] { reports.endLine(); }};
   while (globalStep < length.maxTrainSteps) {
     startProfiledStep(profiler, globalStep + 1, events);
@@ -257,7 +263,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
                    warmup);
     const auto savingStart = Clock::now();
     profileWritten(profiler.stepEnded(globalStep), options.profileSteps, events);
-    if (sampleStep) sampleSeconds += samples.make(globalStep, std::nullopt, textEncodersTrain);
+    if (sampleStep) sampleSeconds += sampleNow(globalStep, std::nullopt);
     if (saveStep) saves.afterStep(globalStep, epoch);
     if (validateStep) validate(globalStep, epoch, "step");
     if (validateEpoch) validate(globalStep, epoch, "epoch");
@@ -270,7 +276,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
       reports.endLine();
       spdlog::info("epoch {}/{} done", epoch, length.numEpochs);
       if (saveEpoch && !earlyStopNow) saves.afterEpoch(epoch, globalStep);
-      if (writes && samples.schedule().afterEpoch(epoch)) sampleSeconds += samples.make(globalStep, epoch, textEncodersTrain);
+      if (writes && samples.schedule().afterEpoch(epoch)) sampleSeconds += sampleNow(globalStep, epoch);
     }
     const bool runEnds = stopNow || endNow || earlyStopNow || boundary.lastStep;
     const ControlOutcome controlled =
@@ -313,7 +319,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   if (!stopped) {
     saves.atEnd(globalStep, endedAfterEpoch || earlyStopped ? lastEpoch : length.numEpochs);
     if (writes && samples.schedule().atRunEnd(lastEpoch, lastEpochFinished))
-      sampleSeconds += samples.make(globalStep, lastEpoch, textEncodersTrain);
+      sampleSeconds += sampleNow(globalStep, lastEpoch);
   }
   // Rank 0 serves the ranks' store: every rank is done with it before any leaves.
   if (run.group) run.group->barrier();
