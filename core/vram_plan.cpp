@@ -202,7 +202,7 @@ PlanRequest planRequestFromConfig(const Config& config, const MemoryModel& model
   r.fp8BaseUnet = config.getBool("fp8_base_unet");
   r.optimizerBytesPerParam = optimizerStateBytes(config);
   // ema_decay with ema_device "gpu": a float32 average of every trained weight beside it, held like optimizer state.
-  if (!isUnset(config.get("ema_decay")) && config.getDouble("ema_decay") > 0 && config.getString("ema_device") == "gpu")
+  if (config.isSet("ema_decay") && config.getString("ema_device") == "gpu")
     r.optimizerBytesPerParam += 4;
   const std::string optimizer = lower(config.getString("optimizer_type"));
   r.fusedBackwardAllowed = !r.lora && optimizer == "adafactor" && config.getInt("gradient_accumulation_steps") <= 1;

@@ -1,13 +1,8 @@
 #include "cli/queue_command.h"
 
-#include <fcntl.h>
 #include <spdlog/spdlog.h>
-#include <sys/file.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -17,6 +12,7 @@
 #include "core/run_queue.h"
 #include "core/saved_train_state.h"
 #include "core/toml_config.h"
+#include "train/loop/output_lock.h"
 #include "train/loop/stop_request.h"
 
 namespace sinter::runner {
@@ -31,40 +27,6 @@ std::string clippedQueueMessage(std::string text) {
   if (text.size() > kQueueMessageLimit) text = text.substr(0, kQueueMessageLimit) + "…";
   return text;
 }
-
-// `<queue file>.lock`, held (flock) while this process runs the queue: a second runner on the same
-// file is refused, naming the holder's pid; the kernel lets go of it when the process ends.
-class QueueFileLock {
- public:
-  explicit QueueFileLock(const std::string& queueFile) : path_(queueFile + ".lock") {
-    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw std::runtime_error("cannot open " + path_ + ": " + std::strerror(errno));
-    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      char pid[32] = {0};
-      (void)!::pread(fd_, pid, sizeof pid - 1, 0);
-      std::string holder(pid);
-      while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
-      ::close(fd_);
-      fd_ = -1;
-      throw std::runtime_error("another sinter-runner runs this queue (" + path_ + " is locked" +
-                               (holder.empty() ? std::string() : " by pid " + holder) + ")");
-    }
-    const std::string pid = std::to_string(::getpid()) + "\n";
-    (void)!::ftruncate(fd_, 0);
-    (void)!::pwrite(fd_, pid.data(), pid.size(), 0);
-  }
-  ~QueueFileLock() {
-    if (fd_ < 0) return;
-    ::unlink(path_.c_str());
-    ::close(fd_);
-  }
-  QueueFileLock(const QueueFileLock&) = delete;
-  QueueFileLock& operator=(const QueueFileLock&) = delete;
-
- private:
-  std::string path_;
-  int fd_ = -1;
-};
 
 // Where an entry's run writes, as the run reads it: its output_dir (the entry's, else its config's)
 // from its working folder, and its output_name; empty when the config cannot be read.
@@ -314,7 +276,14 @@ int runQueueCommand(const QueueCommand& command) {
     return kExitBadInput;
   }
   try {
-    const QueueFileLock lock(command.queueFile);
+    // `<queue file>.lock` (the run's own output lock, train/loop/output_lock.h): a second runner on
+    // the same file is refused, naming the holder's pid.
+    std::optional<train::OutputLock> lock;
+    try {
+      lock.emplace(command.queueFile + ".lock");
+    } catch (const train::OutputLockHeld& e) {
+      throw std::runtime_error(std::string("another sinter-runner runs this queue: ") + e.what());
+    }
     return runQueueLocked(command);
   } catch (const ConfigError& e) {
     for (const Diagnostic& d : e.diagnostics()) spdlog::error("{}", d.format());

@@ -39,11 +39,12 @@ std::optional<train::CheckpointGridRequest> takeSampleGridArguments(std::vector<
 }
 
 std::string modeBesideSampleGrid(const ParsedArgs& parsed) {
-  for (const char* flag : {"dry_run", "check_dataset", "compile_plan", "print_lora_layout"})
-    if (parsed.hasFlag(flag)) return std::string("--") + flag;
-  for (const char* option : {"output_config", "nproc_per_node", "control", "init_checkpoint", "init_dataset", "init_tokenizer",
-                             "benchmark_steps", "module_outputs"})
-    if (parsed.extraValues.count(option)) return std::string("--") + option;
+  // What goes with it: the config and how the run reports; every other runner flag is a mode of its own.
+  auto goesWith = [](const std::string& name) { return name == "config_file" || name == "events" || name == "strict"; };
+  for (const std::string& flag : parsed.extraFlags)
+    if (!goesWith(flag)) return "--" + flag;
+  for (const auto& [option, value] : parsed.extraValues)
+    if (!goesWith(option)) return "--" + option;
   return "";
 }
 

@@ -19,7 +19,8 @@ namespace sinter::runner {
 // without its PNG, or given twice.
 std::optional<train::CheckpointGridRequest> takeSampleGridArguments(std::vector<std::string>& args);
 
-// The runner's modes that do not go with --sample_grid, as "--dry_run"; "" when none is asked for.
+// A runner flag beside --sample_grid other than --config_file, --events and --strict (every other is
+// a mode of its own), as "--dry_run"; "" when there is none.
 std::string modeBesideSampleGrid(const ParsedArgs& parsed);
 
 // The grid of the run `config` describes: the same checks as a run's (preflightRun) before any

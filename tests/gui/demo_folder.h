@@ -11,16 +11,16 @@
 
 namespace sinter::gui::test {
 
-// The demo's inputs, made by the runner itself under demo-output/ in the current folder, and the
-// preset's sample prompts where its relative path looks for them. Empty, or what failed.
-inline QString makeDemoInputs() {
+// The demo's inputs, made by `runner` under demo-output/ in the current folder, and the preset's
+// sample prompts where its relative path looks for them. Empty, or what failed.
+inline QString makeDemoInputs(const QString& runner) {
   const QList<QStringList> setup = {
       {"--init_checkpoint", "demo-output/tiny_sdxl.safetensors", "--model_family", "sdxl", "--model_size", "tiny", "--seed", "1"},
       {"--init_dataset", "demo-output/images", "--seed", "1"},
       {"--init_tokenizer", "demo-output/tokenizer"}};
   for (const QStringList& args : setup) {
     QProcess init;
-    init.start(realRunner(), args);
+    init.start(runner, args);
     if (!init.waitForFinished(120000) || init.exitCode() != 0)
       return "the runner could not make the demo inputs: " + init.readAllStandardError().left(300);
   }
@@ -30,6 +30,7 @@ inline QString makeDemoInputs() {
   return {};
 }
 
+#ifdef SINTER_RUNNER_BINARY
 // A temporary folder made the current one, holding the demo's inputs; the previous current folder
 // is back when it goes.
 struct DemoFolder {
@@ -38,10 +39,11 @@ struct DemoFolder {
   QString failure;  // what could not be made, or empty
   DemoFolder() {
     QDir::setCurrent(dir.path());
-    failure = makeDemoInputs();
+    failure = makeDemoInputs(realRunner());
   }
   ~DemoFolder() { QDir::setCurrent(previous); }
   QString filePath(const QString& name) const { return dir.filePath(name); }
 };
+#endif
 
 }  // namespace sinter::gui::test

@@ -24,6 +24,7 @@
 #include "command_preview_dialog.h"
 #include "compile_settings_panel.h"
 #include "dataset_check_panel.h"
+#include "demo_folder.h"
 #include "gui_test_support.h"
 #include "log_view.h"
 #include "loss_chart.h"
@@ -153,18 +154,8 @@ int main(int argc, char** argv) {
     // The lead's tiny demo through the real runner: inputs made by the runner, as .ci/demo does.
     QTemporaryDir work;
     QDir::setCurrent(work.path());
-    for (const QStringList& args : QList<QStringList>{
-             {"--init_checkpoint", "demo-output/tiny_sdxl.safetensors", "--model_family", "sdxl", "--model_size", "tiny", "--seed", "1"},
-             {"--init_dataset", "demo-output/images", "--seed", "1"},
-             {"--init_tokenizer", "demo-output/tokenizer"}}) {
-      QProcess init;
-      init.start(realRunner, args);
-      init.waitForFinished(120000);
-    }
-    // The preset's sample prompts, where its relative path looks for them.
-    QDir().mkpath(QStringLiteral("presets"));
-    QFile::copy(QStringLiteral(SINTER_PRESETS_DIR "/demo_sample_prompts.txt"), QStringLiteral("presets/demo_sample_prompts.txt"));
     setRunnerPathPreference(realRunner);
+    if (const QString failure = test::makeDemoInputs(realRunner); !failure.isEmpty()) qWarning("%s", qPrintable(failure));
     TrainingTab* real = window.tab(Tab::LoRA);
     QString error;
     real->loadFile(QStringLiteral(SINTER_PRESETS_DIR "/demo_sdxl_lora_tiny.toml"), &error);

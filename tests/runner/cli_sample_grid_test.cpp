@@ -293,6 +293,19 @@ TEST_F(SampleGrid, ConfigWithoutSamplePromptsIsRefused) {
   EXPECT_NE(r.err.find("the config sets none: set sample_prompts"), std::string::npos) << r.err;
 }
 
+// Any other runner mode beside it is refused by name (a benchmark, a tool, several processes).
+TEST_F(SampleGrid, AnotherModeBesideItIsRefusedByName) {
+  const std::string config = writeConfig("modes.toml", "");
+  for (const std::vector<std::string>& mode : std::vector<std::vector<std::string>>{{"--benchmark_scaling"}, {"--nproc_per_node", "2"}, {"--dry_run"}}) {
+    std::vector<std::string> args{"--config_file", config, "--sample_grid", path("grid.png")};
+    args.insert(args.end(), mode.begin(), mode.end());
+    const ProcessResult r = runRunner(args);
+    EXPECT_EQ(r.exitCode, 2) << mode[0];
+    EXPECT_NE(r.err.find("does not go with " + mode[0]), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(path("grid.png")));
+  }
+}
+
 // The flag's PNG and files up to the next option, in both spellings; refused without its PNG or twice.
 TEST(SampleGridArguments, ThePngThenTheFilesUpToTheNextOption) {
   using sinter::runner::takeSampleGridArguments;

@@ -120,6 +120,14 @@ TEST_F(EmaRun, LoraEmaFilesFollowTheRuleAndResumeContinuesThem) {
   // Step 1 does not update (every second step): its EMA file is the weights the run started from.
   const auto start = floatTensors(emaOf(stepFile(dir, 1, 6)));
   EXPECT_GT(maxDifference(start, floatTensors(stepFile(dir, 1, 6))), 0.0);
+  // The starting point checked apart from the file under test: a new LoRA's up factors are zero.
+  int ups = 0;
+  for (const auto& [key, tensor] : start)
+    if (key.find("lora_up") != std::string::npos) {
+      ++ups;
+      EXPECT_EQ(tensor.abs().max().item<double>(), 0.0) << key;
+    }
+  EXPECT_GT(ups, 0);
   expectTheRule(dir, start, 6, 2, 0.2, /*warmup=*/true);  // the decay caps the warm-up at the third update
   EXPECT_EQ(maxDifference(floatTensors(emaOf(stepFile(dir, 3, 6))), floatTensors(emaOf(stepFile(dir, 2, 6)))), 0.0);
 

@@ -24,6 +24,8 @@
 #include "train/methods/applied_lora.h"
 #include "train/parts/family_registration.h"
 
+#include "core/ascii_text.h"
+#include "train/loop/run_ema.h"
 namespace sinter::train {
 
 namespace fs = std::filesystem;
@@ -55,7 +57,9 @@ sample::GridRow gridRowOf(const std::string& path) {
   const io::SafetensorsFile file(path);
   row.step = metadataNumber(file.metadata(), "ss_steps");
   row.epoch = metadataNumber(file.metadata(), "ss_epoch");
-  const std::string stem = fs::path(path).stem().string();
+  // An EMA file (run_ema.h) is named after its model file.
+  std::string stem = fs::path(path).stem().string();
+  if (endsWith(stem, kEmaStemSuffix)) stem.resize(stem.size() - std::string(kEmaStemSuffix).size());
   static const std::regex stepName(R"(-step(\d{8})(-loss\d+\.\d+)?$)"), epochName(R"(-(\d{6})$)");
   std::smatch m;
   if (!row.step && std::regex_search(stem, m, stepName)) row.step = std::stoll(m[1].str());
@@ -160,10 +164,10 @@ int renderCheckpointGrid(const RunPreflight& preflight, const CheckpointGridRequ
   }
 
   const torch::Device device = trainingDevice(0);
-  const std::uint64_t seed = isUnset(config.get("seed")) ? std::random_device{}() : static_cast<std::uint64_t>(config.getInt("seed"));
   // A prompt without --d takes the run's seed, or one drawn for the whole grid: every row of a
   // column starts from the same noise, and the layout records the seed, so the grid can be repeated.
-  const std::uint64_t promptSeed = isUnset(config.get("seed")) ? (std::random_device{}() & 0x7fffffffu) : seed;
+  const std::uint64_t seed =
+      isUnset(config.get("seed")) ? (std::random_device{}() & 0x7fffffffu) : static_cast<std::uint64_t>(config.getInt("seed"));
   if (std::string flags = applyCudaMathFlags(device, config.getBool("cuda_allow_tf32"), config.getBool("cuda_cudnn_benchmark")); !flags.empty())
     spdlog::info("{}", flags);
   PrecisionPlan precision = planPrecision(parseMixedPrecision(config.getString("mixed_precision")), config.getBool("full_fp16"),
@@ -183,7 +187,7 @@ int renderCheckpointGrid(const RunPreflight& preflight, const CheckpointGridRequ
     loading = false;
     layout.model = model->part().facts().checkpointFile;
     for (const sample::SamplePrompt& p : prompts)
-      layout.columns.push_back(sample::resolveSample(model->part().sampleDefaults(), p, promptSeed));
+      layout.columns.push_back(sample::resolveSample(model->part().sampleDefaults(), p, seed));
     // Every LoRA file is put on the model once before the first image: one that does not fit it is
     // refused now, not after the rows before it were rendered.
     if (loraRows) {

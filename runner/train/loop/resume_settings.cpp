@@ -1,25 +1,17 @@
 #include "train/loop/resume_settings.h"
 
-#include <algorithm>
-#include <cctype>
 #include <map>
 #include <set>
 
+#include "core/ascii_text.h"
 #include "core/registry.h"
+#include "network/lora_network.h"
 #include "train/base/run_errors.h"
+#include "train/methods/lora_method.h"
 
 namespace sinter::train {
 
 namespace {
-
-nlohmann::json valueJson(const Value& v) {
-  if (auto b = std::get_if<bool>(&v)) return *b;
-  if (auto i = std::get_if<long long>(&v)) return *i;
-  if (auto d = std::get_if<double>(&v)) return *d;
-  if (auto s = std::get_if<std::string>(&v)) return *s;
-  if (auto l = std::get_if<StringList>(&v)) return *l;
-  return nullptr;
-}
 
 std::string shown(const nlohmann::json& j) {
   if (j.is_null()) return "(unset)";
@@ -33,11 +25,6 @@ std::string shown(const nlohmann::json& j) {
     return out;
   }
   return j.dump();
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
 }
 
 // Why a state cannot continue with another value of these: what it holds was made for the old one.
@@ -61,32 +48,23 @@ const std::map<std::string, std::string>& uncarriedOptions() {
 bool shapesTheNetwork(const std::string& name) {
   static const std::set<std::string> names = {"algo",        "preset",      "factor",       "use_tucker", "use_scalar",
                                               "decompose_both", "full_matrix", "dora_wd",     "train_t5xxl", "emb_dims"};
-  auto endsWith = [&](const char* tail) {
-    const std::string t(tail);
-    return name.size() >= t.size() && name.compare(name.size() - t.size(), t.size(), t) == 0;
-  };
-  return names.count(name) || endsWith("_dim") || endsWith("_dims") || endsWith("_alpha") || endsWith("_alphas") || endsWith("_indices");
+  for (const char* tail : {"_dim", "_dims", "_alpha", "_alphas", "_indices"})
+    if (endsWith(name, tail)) return true;
+  return names.count(name) > 0;
 }
 
-std::map<std::string, std::string> networkArgItems(const nlohmann::json& list) {
+// network_args as its network reads them: name to value (networks.lora / lycoris.kohya's split).
+std::map<std::string, std::string> networkArgItems(const nlohmann::json& list, const nlohmann::json& module) {
   std::map<std::string, std::string> items;
   if (!list.is_array()) return items;
-  for (const auto& item : list) {
-    if (!item.is_string()) continue;
-    const std::string text = item.get<std::string>();
-    const auto eq = text.find('=');
-    auto trim = [](std::string s) {
-      const auto b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
-      return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-    };
-    items[trim(text.substr(0, eq))] = eq == std::string::npos ? "" : trim(text.substr(eq + 1));
-  }
+  const std::vector<std::string> args = list.get<std::vector<std::string>>();
+  for (const auto& [key, value] : network::parseNetworkArgs(args, module.is_string() ? module.get<std::string>() : "").raw) items[key] = value;
   return items;
 }
 
 bool sameOptimizer(const nlohmann::json& a, const nlohmann::json& b) {
   // Unset is sd-scripts' default, AdamW; the names are case-insensitive.
-  auto name = [](const nlohmann::json& j) { return j.is_string() ? lower(j.get<std::string>()) : std::string("adamw"); };
+  auto name = [](const nlohmann::json& j) { return j.is_string() ? lowerAscii(j.get<std::string>()) : std::string("adamw"); };
   return name(a) == name(b);
 }
 
@@ -95,7 +73,7 @@ bool sameOptimizer(const nlohmann::json& a, const nlohmann::json& b) {
 nlohmann::json settingsJson(const Config& config) {
   nlohmann::json out = nlohmann::json::object();
   for (const OptionSpec& spec : optionRegistry())
-    if (config.isSet(spec.key)) out[spec.key] = valueJson(config.get(spec.key));
+    if (config.isSet(spec.key)) out[spec.key] = configOptionAsJson(config, spec.key);
   return out;
 }
 
@@ -108,7 +86,7 @@ std::vector<SettingChange> settingChanges(const nlohmann::json& saved, const Con
     if (key == "resume") continue;
     const nlohmann::json was = at(saved, key), is = at(current, key);
     if (key == "network_args") {
-      const auto a = networkArgItems(was), b = networkArgItems(is);
+      const auto a = networkArgItems(was, at(saved, "network_module")), b = networkArgItems(is, at(current, "network_module"));
       std::set<std::string> names;
       for (const auto& [k, v] : a) names.insert(k);
       for (const auto& [k, v] : b) names.insert(k);

@@ -10,10 +10,10 @@ namespace fs = std::filesystem;
 
 std::string emaFilePath(const std::string& modelPath) {
   const fs::path p(modelPath);
-  return (p.parent_path() / (p.stem().string() + "-ema" + p.extension().string())).string();
+  return (p.parent_path() / (p.stem().string() + kEmaStemSuffix + p.extension().string())).string();
 }
 
-RunEma::RunEma(const RunContext& run, FamilyPart& family, MethodPart& method, const Optimizer& optimizer, const NamedTensors& resumedEma,
+RunEma::RunEma(const RunContext& run, FamilyPart& family, MethodPart& method, const Optimizer& optimizer, NamedTensors resumedEma,
                const std::string& resumeFolder)
     : method_(method), options_(EmaOptions::fromConfig(run.config)) {
   if (run.rank() != 0) return;

@@ -14,6 +14,8 @@
 
 namespace sinter::train {
 
+// What an EMA file's stem ends with: "<stem>-ema" beside the model file "<stem>".
+inline constexpr const char* kEmaStemSuffix = "-ema";
 // "<folder>/<stem>-ema.safetensors" beside the model file "<folder>/<stem>.safetensors".
 std::string emaFilePath(const std::string& modelPath);
 
@@ -21,7 +23,7 @@ class RunEma {
  public:
   // `resumedEma`: the resumed state's EMA (TrainState::ema), empty where the state has none or the
   // run starts afresh; `resumeFolder`: the state's folder, empty for a fresh run.
-  RunEma(const RunContext& run, FamilyPart& family, MethodPart& method, const Optimizer& optimizer, const NamedTensors& resumedEma,
+  RunEma(const RunContext& run, FamilyPart& family, MethodPart& method, const Optimizer& optimizer, NamedTensors resumedEma,
          const std::string& resumeFolder);
   ~RunEma();
   RunEma(const RunEma&) = delete;

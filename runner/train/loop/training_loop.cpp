@@ -157,11 +157,11 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   // is saved with every state and compared on resume.
   const long long batchSize = dataset.datasets.empty() ? 1 : dataset.datasets.front().batchSize;
   const EpochLayout epochLayout{run.worldSize(), batchSize, plan.allBatchesPerEpoch()};
-  const RunStart start = startRun(run, options, planned, epochLayout, plan.batchesPerEpoch(), family, method, optimizer);
+  RunStart start = startRun(run, options, planned, epochLayout, plan.batchesPerEpoch(), family, method, optimizer);
   long long globalStep = start.globalStep, scheduleStep = start.scheduleStep;
   const long long startStep = globalStep;
   // ema_decay: the EMA of the trained weights, from the weights as they start (or the resumed state's).
-  RunEma ema(run, family, method, optimizer, start.ema, options.resume);
+  RunEma ema(run, family, method, optimizer, std::move(start.ema), options.resume);  // not kept beside the EMA it fills
   const data::LoaderOptions loaderOptions = loaderOptionsFor(options, length, family);
   DeviceBatches batches(dataset, shard, loaderOptions, family, run.device, start.position);
   // validation_split: the held-out images' loss, on rank 0 (the others wait at the next step's all-reduce).

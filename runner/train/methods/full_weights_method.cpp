@@ -196,9 +196,7 @@ void FullWeightsMethod::loadStateTensors(const NamedTensors& tensors, const std:
                        c10::str(t.sizes()));
     t.copy_(it->second);
   }
-  if (copies_) copies_->refresh();
-  // Swapped blocks' masters were written: the ring must load them again.
-  for (const auto& swap : family_->blockSwaps()) swap->forgetLoadedBlocks();
+  trainedWeightsChanged();
 }
 
 void FullWeightsMethod::trainedWeightsChanged() {
