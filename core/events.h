@@ -118,6 +118,9 @@ struct Control {
 // One cell of a checkpoint grid rendered (`--sample_grid`, DESIGN.md §3): `row` of `rows` (0: the
 // base model), `column` of `columns` (the prompt's position in sample_prompts), the saved file of
 // the row (empty for the base model), the prompt, and how long the image took.
+// The PNG text chunk that holds a checkpoint grid's layout (rows, columns, cell size): the runner
+// writes it (sample/sample_grid.h), the app reads it (gui/checkpoint_grid_layout.h).
+inline constexpr const char* kGridLayoutPngKey = "sinter_grid";
 struct GridCell {
   long long row = 0, rows = 0, column = 0, columns = 0;
   std::string file, prompt;

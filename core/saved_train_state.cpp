@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/ascii_text.h"
+
 namespace sinter {
 
 namespace fs = std::filesystem;
@@ -12,10 +14,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::size_t kMaxStateJsonBytes = 1 << 20;  // a train_state.json is a few hundred bytes
-
-bool endsWith(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 bool allDigits(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
 
@@ -29,8 +27,8 @@ bool isStateFolderTail(const std::string& tail) {
   return number.size() >= 6 && allDigits(number);
 }
 
-// The folder's global_step when it holds a Sinter training state (the runner's train_state.cpp
-// writes "format": "sinter-train-state").
+// The folder's global_step when it holds a Sinter training state of the version this build reads
+// (one the runner would refuse is not offered).
 std::optional<long long> stateStep(const fs::path& folder) {
   const fs::path file = folder / "train_state.json";
   std::error_code ec;
@@ -41,7 +39,9 @@ std::optional<long long> stateStep(const fs::path& folder) {
   std::stringstream text;
   text << in.rdbuf();
   const nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || doc.value("format", std::string()) != "sinter-train-state") return std::nullopt;
+  if (doc.is_discarded() || !doc.is_object() || doc.value("format", std::string()) != kTrainStateFormat ||
+      doc.value("version", 0) != kTrainStateVersion)
+    return std::nullopt;
   const auto step = doc.find("global_step");
   if (step == doc.end() || !step->is_number_integer()) return std::nullopt;
   return step->get<long long>();

@@ -8,6 +8,10 @@
 
 namespace sinter {
 
+// train_state.json's "format" and "version", as the runner writes them (runner/train/base/train_state.h).
+inline constexpr const char* kTrainStateFormat = "sinter-train-state";
+inline constexpr int kTrainStateVersion = 1;
+
 struct SavedTrainState {
   std::string folder;  // output_dir/<name>-...-state
   long long step = 0;  // its global_step

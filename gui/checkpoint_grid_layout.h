@@ -9,6 +9,8 @@
 #include <QVector>
 #include <optional>
 
+#include "core/events.h"
+
 namespace sinter::gui {
 
 struct CheckpointGridRow {
@@ -37,7 +39,7 @@ struct CheckpointGridImage {
 };
 
 // The PNG's text keyword of the layout.
-inline constexpr char kCheckpointGridLayoutKey[] = "sinter_grid";
+inline constexpr const char* kCheckpointGridLayoutKey = events::kGridLayoutPngKey;
 
 // Reads `path`: the picture and its layout, or nullopt with `error` saying what is wrong (a file
 // that does not read, no layout chunk, a layout that does not parse, or one whose rows and columns

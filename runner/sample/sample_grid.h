@@ -11,12 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "core/events.h"
 #include "sample/sample_naming.h"
 
 namespace sinter::sample {
 
 // The PNG text keyword of the layout.
-inline constexpr const char* kGridLayoutKey = "sinter_grid";
+inline constexpr const char* kGridLayoutKey = events::kGridLayoutPngKey;
 
 struct GridRow {
   bool base = false;  // the run's base model (step 0), without any saved file

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/saved_train_state.h"
 #include "io/safetensors.h"
 
 namespace sinter::train {
@@ -16,8 +17,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kFormat = "sinter-train-state";
-constexpr int kVersion = 1;
+constexpr const char* kFormat = kTrainStateFormat;  // core/saved_train_state.h: the app reads them too
+constexpr int kVersion = kTrainStateVersion;
 
 std::string formatted(const char* pattern, const std::string& name, int64_t n) {
   char buf[64];
