@@ -217,15 +217,20 @@ ParsedArgs parseArgv(const std::vector<std::string>& args, const std::vector<Ext
       continue;
     }
     if (spec->firstOfSdScriptsList) {
-      // sd-scripts takes several values here and uses the first (option.h); a second one that
-      // differs sets the option it is read as (t5xxl_lr).
-      if (const OptionSpec* second = spec->secondOfSdScriptsList ? findOption(spec->secondOfSdScriptsList) : nullptr;
-          second && !inlineValue && i + 1 < args.size() && !isOptionToken(args[i + 1])) {
-        if (const std::string& next = args[++i]; next != text) {
-          Value secondValue;
-          if (std::string msg = parseText(*second, next, secondValue); !msg.empty()) error(spec->key, "--" + name + "'s second value (" + second->key + "): " + msg);
-          else parsed.overrides.set(second->key, secondValue, where);
-        }
+      // sd-scripts takes several values here and uses the first (option.h); a later one that
+      // differs from the one before it sets the option it is read as (t5xxl_lr, sd3_t5xxl_lr).
+      std::string before = text;
+      for (std::size_t place = 1; !inlineValue && laterListOption(*spec, place) && i + 1 < args.size() && !isOptionToken(args[i + 1]);
+           ++place) {
+        const std::string& next = args[++i];
+        if (next == before) continue;
+        before = next;
+        const OptionSpec* later = laterListOption(*spec, place);
+        Value laterValue;
+        if (std::string msg = parseText(*later, next, laterValue); !msg.empty())
+          error(spec->key, "--" + name + "'s " + listPlaceName(place) + " value (" + later->key + "): " + msg);
+        else
+          parsed.overrides.set(later->key, laterValue, where);
       }
       std::string others;
       while (i + 1 < args.size() && !isOptionToken(args[i + 1]))

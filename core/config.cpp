@@ -102,6 +102,16 @@ std::string firstOfListNote(const OptionSpec& spec, const std::string& first, co
          " not (" + (spec.firstOfSdScriptsList ? spec.firstOfSdScriptsList : "") + ")";
 }
 
+std::string listPlaceName(std::size_t index) {
+  static const char* const names[] = {"first", "second", "third", "fourth", "fifth"};
+  return index < 5 ? names[index] : std::to_string(index + 1) + "th";
+}
+
+const OptionSpec* laterListOption(const OptionSpec& spec, std::size_t index) {
+  if (index == 0 || index > spec.laterOfSdScriptsList.size()) return nullptr;
+  return findOption(spec.laterOfSdScriptsList[index - 1]);
+}
+
 std::string checkValue(const OptionSpec& spec, const Value& in, Value& out) {
   const std::string key = spec.key;
   auto typeError = [&](const std::string& expected) {

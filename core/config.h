@@ -52,5 +52,9 @@ std::string checkValue(const OptionSpec& spec, const Value& in, Value& out);
 // The warning for an option given several values where sd-scripts uses the first
 // (OptionSpec::firstOfSdScriptsList): `first` is used, `others` (as written) are not.
 std::string firstOfListNote(const OptionSpec& spec, const std::string& first, const std::string& others);
+// "second", "third", ...: a value's place in such a list (index 1, 2, ...), as messages name it.
+std::string listPlaceName(std::size_t index);
+// The option the list value at `index` (1: the second) sets, or null where no network reads it.
+const OptionSpec* laterListOption(const OptionSpec& spec, std::size_t index);
 
 }  // namespace sinter

@@ -236,12 +236,6 @@ const std::vector<EcosystemKey>& ecosystemKeys() {
       {"use_t5xxl_cache_only", "an option of sd-scripts\' sd3_train.py", "SD3: cache T5-XXL outputs only"},
       {"control_net_lr", "an option of sd-scripts\' sdxl_train_control_net.py", "SDXL ControlNet learning rate"},
       {"cond_emb_dim", "an option of sd-scripts\' sdxl_train_control_net_lllite.py", "ControlNet-LLLite conditioning embedding dim; kohya_ss writes it too"},
-      {"init_word", "an option of sd-scripts\' train_textual_inversion.py", "textual inversion: words initialising the embedding; kohya_ss writes it too"},
-      {"num_vectors_per_token", "an option of sd-scripts\' train_textual_inversion.py", "textual inversion: vectors per token; kohya_ss writes it too"},
-      {"token_string", "an option of sd-scripts\' train_textual_inversion.py", "textual inversion: token string; kohya_ss writes it too"},
-      {"use_object_template", "an option of sd-scripts\' train_textual_inversion.py", "textual inversion: object caption templates; kohya_ss writes it too"},
-      {"use_style_template", "an option of sd-scripts\' train_textual_inversion.py", "textual inversion: style caption templates; kohya_ss writes it too"},
-      {"weights", "an option of sd-scripts\' train_textual_inversion.py", "textual inversion: initial embedding weights file; kohya_ss writes it too"},
       // Other GUIs over sd-scripts.
       {"lr_restart_cycles", "a field of lora-scripts' GUI", "its name for lr_scheduler_num_cycles"},
   };

@@ -49,6 +49,7 @@ const char* toString(Tab t) {
     case Tab::LoRA: return "lora";
     case Tab::DreamBooth: return "dreambooth";
     case Tab::FineTune: return "finetune";
+    case Tab::TextualInversion: return "textual_inversion";
   }
   return "?";
 }
@@ -65,7 +66,7 @@ const char* toString(Family f) {
 }
 
 std::optional<Tab> tabFromString(const std::string& s) {
-  for (Tab t : allTabs())
+  for (Tab t : allTrainingTypes())
     if (s == toString(t)) return t;
   return std::nullopt;
 }
@@ -85,6 +86,11 @@ const std::vector<Section>& allSections() {
 
 const std::vector<Tab>& allTabs() {
   static const std::vector<Tab> v{Tab::LoRA, Tab::DreamBooth, Tab::FineTune};
+  return v;
+}
+
+const std::vector<Tab>& allTrainingTypes() {
+  static const std::vector<Tab> v{Tab::LoRA, Tab::DreamBooth, Tab::FineTune, Tab::TextualInversion};
   return v;
 }
 

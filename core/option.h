@@ -14,12 +14,17 @@ enum class OptionType { Bool, Int, Float, String, Enum, Path, List };
 
 enum class Section { Model, Dataset, Training, Network, Optimizer, Compile, Saving, Sample, Logging };
 
-enum class Tab : std::uint8_t { LoRA = 1, DreamBooth = 2, FineTune = 4 };
+// TextualInversion: sd-scripts' train_textual_inversion.py (kohya_ss's fourth tab); the app has no
+// tab for it yet (allTabs() lists the app's), the runner trains it (training_type).
+enum class Tab : std::uint8_t { LoRA = 1, DreamBooth = 2, FineTune = 4, TextualInversion = 8 };
+// DreamBooth and fine-tune train the models' own weights; LoRA and textual inversion train what
+// they add to frozen models.
+constexpr bool trainsFullWeights(Tab t) { return t == Tab::DreamBooth || t == Tab::FineTune; }
 enum class Family : std::uint8_t { SDXL = 1, FLUX = 2, SD15 = 4, SD2 = 8, SD3 = 16 };
 // The family assumed where none is said or detected yet (the app's first view, the runner's tools).
 constexpr Family kDefaultFamily = Family::SDXL;
 
-constexpr std::uint8_t kAllTabs = 1 | 2 | 4;
+constexpr std::uint8_t kAllTabs = 1 | 2 | 4 | 8;
 constexpr std::uint8_t kAllFamilies = 1 | 2 | 4 | 8 | 16;
 
 // Which values mean "unset" and are therefore never written.
@@ -55,9 +60,10 @@ struct OptionSpec {
   // sd-scripts takes several values (nargs="*") and its networks.lora uses the first: a list in a
   // config or several values on the command line give the first; this says what the others are for.
   const char* firstOfSdScriptsList = nullptr;
-  // With firstOfSdScriptsList: the option a second value sets, where one of sd-scripts' networks
-  // reads it (text_encoder_lr's second value is networks.lora_flux's T5-XXL rate: t5xxl_lr).
-  const char* secondOfSdScriptsList = nullptr;
+  // With firstOfSdScriptsList: the options the second, third... values set, where one of
+  // sd-scripts' networks reads them (text_encoder_lr's second value is networks.lora_flux's T5-XXL
+  // rate, t5xxl_lr; its third networks.lora_sd3's T5-XXL rate, sd3_t5xxl_lr).
+  std::vector<const char*> laterOfSdScriptsList;
 
   bool appliesToTab(Tab t) const { return (tabs & static_cast<std::uint8_t>(t)) != 0; }
   bool appliesToFamily(Family f) const { return (families & static_cast<std::uint8_t>(f)) != 0; }
@@ -69,10 +75,11 @@ const char* toString(OptionType t);
 const char* toString(Section s);
 const char* toString(Tab t);
 const char* toString(Family f);
-std::optional<Tab> tabFromString(const std::string& s);
+std::optional<Tab> tabFromString(const std::string& s);  // "lora", "dreambooth", "finetune", "textual_inversion"
 std::optional<Family> familyFromString(const std::string& s);  // "sdxl", "flux", "sd15", "sd2", "sd3"
 const std::vector<Section>& allSections();
-const std::vector<Tab>& allTabs();
+const std::vector<Tab>& allTabs();  // the app's tabs (Textual Inversion's is a later part: issue 58)
+const std::vector<Tab>& allTrainingTypes();  // every training_type: allTabs() and Textual Inversion
 const std::vector<Family>& allFamilies();
 
 }  // namespace sinter

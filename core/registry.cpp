@@ -15,7 +15,9 @@
 namespace sinter {
 namespace {
 
-constexpr std::uint8_t LORA = 1, DB = 2, FT = 4;
+constexpr std::uint8_t LORA = 1, DB = 2, FT = 4, TI = 8;
+// Every training tab but Textual Inversion (train_textual_inversion.py has no such option).
+constexpr std::uint8_t NOT_TI = LORA | DB | FT;
 constexpr std::uint8_t SDXL = 1, FLUX = 2, SD15 = 4, SD2 = 8, SD3 = 16;
 // The noise-prediction (DDPM) families. FLUX.1 and SD 3.x train by flow matching: sd-scripts' noise
 // offsets, SNR weightings and v-prediction do not apply to them.
@@ -52,7 +54,7 @@ class Opt {
   Opt& unsetMeans(const char* meaning) { s_.unsetMeaning = meaning; return *this; }
   Opt& deprecated() { s_.deprecated = true; return *this; }
   Opt& firstOfSdScriptsList(const char* others) { s_.firstOfSdScriptsList = others; return *this; }
-  Opt& secondOfSdScriptsList(const char* key) { s_.secondOfSdScriptsList = key; return *this; }
+  Opt& laterOfSdScriptsList(std::vector<const char*> keys) { s_.laterOfSdScriptsList = std::move(keys); return *this; }
   Opt& suggestions(std::vector<std::string> v) { s_.suggestions = std::move(v); return *this; }
   operator OptionSpec() const { return s_; }
 
@@ -77,8 +79,9 @@ std::vector<OptionSpec> buildRegistry() {
                                       "from the checkpoint's tensor names."))
           .choices({"auto", "sdxl", "flux", "sd15", "sd2", "sd3"}).autoIsUnset(),
       Opt("training_type", T::Enum, S("lora"), Sec::Model, QT_TRANSLATE_NOOP("Option", "Training type"),
-          QT_TRANSLATE_NOOP("Option", "LoRA network, DreamBooth or full fine-tune. Sinter's own key; sd-scripts ignores it."))
-          .choices({"lora", "dreambooth", "finetune"}),
+          QT_TRANSLATE_NOOP("Option", "LoRA network, DreamBooth, full fine-tune or textual inversion (an embedding for a new token; SD 1.x, "
+                                      "SD 2.x and SDXL). Sinter's own key; sd-scripts ignores it."))
+          .choices({"lora", "dreambooth", "finetune", "textual_inversion"}),
       Opt("pretrained_model_name_or_path", T::Path, none, Sec::Model, QT_TRANSLATE_NOOP("Option", "Pretrained model"),
           QT_TRANSLATE_NOOP("Option", "The base checkpoint: a single .safetensors file (SDXL, SD, SD 3.x) or the FLUX transformer."))
           .file(),
@@ -140,11 +143,11 @@ std::vector<OptionSpec> buildRegistry() {
       Opt("train_data_dir", T::Path, none, Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Image folder"),
           QT_TRANSLATE_NOOP("Option", "Folder whose subfolders are named <repeats>_<class tokens>, e.g. 10_sks dog.")).dir(),
       Opt("reg_data_dir", T::Path, none, Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Regularisation folder"),
-          QT_TRANSLATE_NOOP("Option", "Regularisation images, in the same <repeats>_<class tokens> layout.")).tabs(LORA | DB).dir(),
+          QT_TRANSLATE_NOOP("Option", "Regularisation images, in the same <repeats>_<class tokens> layout.")).tabs(LORA | DB | TI).dir(),
       Opt("in_json", T::Path, none, Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Metadata file"),
-          QT_TRANSLATE_NOOP("Option", "Fine-tune captions: sd-scripts' metadata JSON (image key to caption and tags) for the images in the image folder.")).tabs(LORA | FT).file(),
+          QT_TRANSLATE_NOOP("Option", "Fine-tune captions: sd-scripts' metadata JSON (image key to caption and tags) for the images in the image folder.")).tabs(LORA | FT | TI).file(),
       Opt("dataset_repeats", T::Int, I(1), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Dataset repeats"),
-          QT_TRANSLATE_NOOP("Option", "How many times each fine-tune image is used per epoch (with a metadata file).")).tabs(LORA | FT).min(1).max(100000),
+          QT_TRANSLATE_NOOP("Option", "How many times each fine-tune image is used per epoch (with a metadata file).")).tabs(LORA | FT | TI).min(1).max(100000),
       Opt("dataset_config", T::Path, none, Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Dataset config"),
           QT_TRANSLATE_NOOP("Option", "A dataset TOML ([general], [[datasets]], [[datasets.subsets]]) instead of the folders.")).file().advanced(),
       Opt("resolution", T::String, none, Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Resolution"),
@@ -185,11 +188,11 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "Steps until all tags are used (below 1: a fraction of the training steps); 0: no warm-up."))
           .min(0).max(1e9).advanced(),
       Opt("caption_dropout_rate", T::Float, D(0.0), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Caption dropout rate"),
-          QT_TRANSLATE_NOOP("Option", "Probability of training an image with an empty caption.")).min(0).max(1).advanced(),
+          QT_TRANSLATE_NOOP("Option", "Probability of training an image with an empty caption.")).tabs(NOT_TI).min(0).max(1).advanced(),
       Opt("caption_tag_dropout_rate", T::Float, D(0.0), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Tag dropout rate"),
-          QT_TRANSLATE_NOOP("Option", "Probability of dropping each tag (after keep_tokens).")).min(0).max(1).advanced(),
+          QT_TRANSLATE_NOOP("Option", "Probability of dropping each tag (after keep_tokens).")).tabs(NOT_TI).min(0).max(1).advanced(),
       Opt("caption_dropout_every_n_epochs", T::Int, I(0), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Caption dropout every N epochs"),
-          QT_TRANSLATE_NOOP("Option", "Train every Nth epoch with empty captions; 0 never.")).min(0).max(1000000).advanced(),
+          QT_TRANSLATE_NOOP("Option", "Train every Nth epoch with empty captions; 0 never.")).tabs(NOT_TI).min(0).max(1000000).advanced(),
       Opt("flip_aug", T::Bool, B(false), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Flip augmentation"),
           QT_TRANSLATE_NOOP("Option", "Randomly mirror images horizontally.")).advanced(),
       Opt("random_crop", T::Bool, B(false), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Random crop"),
@@ -211,15 +214,15 @@ std::vector<OptionSpec> buildRegistry() {
           QT_TRANSLATE_NOOP("Option", "Keep cached latents in files beside the images, reused while image and settings match.")),
       Opt("cache_text_encoder_outputs", T::Bool, B(false), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Cache text encoder outputs"),
           QT_TRANSLATE_NOOP("Option", "Encode captions once. Needs frozen text encoders; not with caption shuffling or dropout."))
-          .families(SDXL | FLUX_SD3),
+          .tabs(NOT_TI).families(SDXL | FLUX_SD3),
       Opt("cache_text_encoder_outputs_to_disk", T::Bool, B(false), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Cache text encoder outputs to disk"),
-          QT_TRANSLATE_NOOP("Option", "Keep cached text encoder outputs in files beside the captions.")).families(SDXL | FLUX_SD3),
+          QT_TRANSLATE_NOOP("Option", "Keep cached text encoder outputs in files beside the captions.")).tabs(NOT_TI).families(SDXL | FLUX_SD3),
       Opt("vae_batch_size", T::Int, I(1), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "VAE batch size"),
           QT_TRANSLATE_NOOP("Option", "Images encoded at once while caching latents.")).min(1).max(1024).advanced(),
       Opt("max_data_loader_n_workers", T::Int, I(8), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Data loader workers"),
           QT_TRANSLATE_NOOP("Option", "Threads that load and prepare images.")).min(0).max(256).advanced(),
       Opt("prior_loss_weight", T::Float, D(1.0), Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Prior loss weight"),
-          QT_TRANSLATE_NOOP("Option", "Loss weight of regularisation images.")).tabs(LORA | DB).min(0).max(1000),
+          QT_TRANSLATE_NOOP("Option", "Loss weight of regularisation images.")).tabs(LORA | DB | TI).min(0).max(1000),
       Opt("max_token_length", T::Int, none, Sec::Dataset, QT_TRANSLATE_NOOP("Option", "Max token length"),
           QT_TRANSLATE_NOOP("Option", "Caption length in tokens: 75 when unset, or 150 or 225 (encoded in 75-token chunks)."))
           .families(DDPM).choices({"75", "150", "225"}).advanced(),
@@ -484,12 +487,43 @@ std::vector<OptionSpec> buildRegistry() {
       Opt("text_encoder_lr", T::Float, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Text encoder learning rate"),
           QT_TRANSLATE_NOOP("Option", "Learning rate of the text encoder LoRA; learning_rate when unset.")).tabs(LORA).min(0).max(1)
           .firstOfSdScriptsList("a second value is T5-XXL's in networks.lora_flux and CLIP-G's and T5-XXL's in networks.lora_sd3, "
-                                "t5xxl_lr here; a third (lora_sd3's T5-XXL alone) is not read")
-          .secondOfSdScriptsList("t5xxl_lr"),
+                                "t5xxl_lr here; a third lora_sd3's T5-XXL's alone, sd3_t5xxl_lr here; no network reads more")
+          .laterOfSdScriptsList({"t5xxl_lr", "sd3_t5xxl_lr"}),
       Opt("t5xxl_lr", T::Float, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "T5-XXL learning rate"),
           QT_TRANSLATE_NOOP("Option", "Learning rate of T5-XXL's LoRA (network_args train_t5xxl=True), and of CLIP-G's for SD 3.x; "
                                       "text_encoder_lr when unset. sd-scripts reads it as text_encoder_lr's second value."))
           .tabs(LORA).families(FLUX_SD3).min(0).max(1).advanced(),
+      Opt("sd3_t5xxl_lr", T::Float, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "SD 3.x T5-XXL learning rate"),
+          QT_TRANSLATE_NOOP("Option", "Learning rate of SD 3.x's T5-XXL LoRA alone (network_args train_t5xxl=True); t5xxl_lr when "
+                                      "unset. sd-scripts reads it as text_encoder_lr's third value (networks.lora_sd3)."))
+          .tabs(LORA).families(SD3).min(0).max(1).advanced(),
+
+      // ---- textual inversion (sd-scripts' train_textual_inversion.py and sdxl_train_textual_inversion.py) ----
+      Opt("token_string", T::String, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Token string"),
+          QT_TRANSLATE_NOOP("Option", "The new token the embedding is trained for; it must not be in the tokenizer's vocabulary. "
+                                      "Captions and sample prompts use it; the output name when that is unset."))
+          .tabs(TI).families(DDPM),
+      Opt("init_word", T::String, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Initial word"),
+          QT_TRANSLATE_NOOP("Option", "Words whose token embeddings the new vectors start from (repeated or cut to the number of "
+                                      "vectors); unset: the mean of the vocabulary's embeddings."))
+          .tabs(TI).families(DDPM),
+      Opt("num_vectors_per_token", T::Int, I(1), Sec::Network, QT_TRANSLATE_NOOP("Option", "Vectors per token"),
+          QT_TRANSLATE_NOOP("Option", "How many token embeddings the embedding holds: the token string and token_string1, "
+                                      "token_string2, ... take one each."))
+          .tabs(TI).families(DDPM).min(1).max(75),
+      Opt("weights", T::Path, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Embedding weights"),
+          QT_TRANSLATE_NOOP("Option", "An embedding file to continue training from: emb_params (SD 1.x/2.x) or clip_l and clip_g "
+                                      "(SDXL), as A1111, Forge and ComfyUI load them."))
+          .tabs(TI).families(DDPM).file(),
+      Opt("use_object_template", T::Bool, B(false), Sec::Network, QT_TRANSLATE_NOOP("Option", "Object templates"),
+          QT_TRANSLATE_NOOP("Option", "Ignore the captions: each image is captioned with one of sd-scripts' object templates "
+                                      "(\"a photo of a {}\", ...) holding the token."))
+          .tabs(TI).families(DDPM),
+      Opt("use_style_template", T::Bool, B(false), Sec::Network, QT_TRANSLATE_NOOP("Option", "Style templates"),
+          QT_TRANSLATE_NOOP("Option", "Ignore the captions: each image is captioned with one of sd-scripts' style templates "
+                                      "(\"a painting in the style of {}\", ...) holding the token. The object templates win "
+                                      "when both are set, as in sd-scripts."))
+          .tabs(TI).families(DDPM),
 
       // ---- optimizer ----
       Opt("optimizer_type", T::String, none, Sec::Optimizer, QT_TRANSLATE_NOOP("Option", "Optimizer"),

@@ -160,21 +160,27 @@ LoadResult parseConfigToml(const std::string& text, const std::string& fileName,
       }
       if (spec->firstOfSdScriptsList) {
         if (auto* list = std::get_if<StringList>(&raw)) {
-          // A second value that differs sets the option it is read as (t5xxl_lr); an equal one
-          // changes nothing, as that option falls back to this one.
-          const OptionSpec* second = spec->secondOfSdScriptsList ? findOption(spec->secondOfSdScriptsList) : nullptr;
-          if (second && list->size() > 1 && (*list)[1] != list->front()) {
-            Value secondRaw, secondChecked;
-            std::string msg = toValue(e.value->as_array().at(1), secondRaw);
-            if (msg.empty()) msg = checkValue(*second, secondRaw, secondChecked);
+          // A later value that differs from the one before it sets the option it is read as
+          // (t5xxl_lr, sd3_t5xxl_lr); an equal one changes nothing, as that option falls back to
+          // the one before.
+          std::size_t i = 1;
+          bool bad = false;
+          for (; i < list->size() && laterListOption(*spec, i); ++i) {
+            if ((*list)[i] == (*list)[i - 1]) continue;
+            const OptionSpec* later = laterListOption(*spec, i);
+            Value laterRaw, laterChecked;
+            std::string msg = toValue(e.value->as_array().at(i), laterRaw);
+            if (msg.empty()) msg = checkValue(*later, laterRaw, laterChecked);
             if (!msg.empty()) {
-              error(e.key + "'s second value (" + second->key + "): " + msg);
-              continue;
+              error(e.key + "'s " + listPlaceName(i) + " value (" + later->key + "): " + msg);
+              bad = true;
+              break;
             }
-            result.config.set(second->key, secondChecked, where);
+            result.config.set(later->key, laterChecked, where);
           }
+          if (bad) continue;
           std::string others;
-          for (std::size_t i = second ? 2 : 1; i < list->size(); ++i)
+          for (; i < list->size(); ++i)
             if ((*list)[i] != list->front()) others += (others.empty() ? "" : ", ") + (*list)[i];
           if (!others.empty()) warning(firstOfListNote(*spec, list->front(), others));
           if (std::string msg = toValue(e.value->as_array().front(), raw); !msg.empty()) {

@@ -39,15 +39,19 @@ void checkApplicability(const Config& config, Checker& k) {
     if (!spec || spec->isUnsetValue(value) || value == spec->defaultValue) continue;
     if (family && !spec->appliesToFamily(*family)) {
       if (key == "blocks_to_swap" || key == "block_lr") continue;  // an error of its own below
-      const OptionSpec* listOption = nullptr;  // the option whose list's second value set this one
+      const OptionSpec* listOption = nullptr;  // the option whose list's later value set this one
+      std::size_t place = 0;
       for (const OptionSpec& o : optionRegistry())
-        if (o.secondOfSdScriptsList && key == o.secondOfSdScriptsList && config.whereSet(o.key) == config.whereSet(key))
-          listOption = &o;
+        for (std::size_t i = 1; laterListOption(o, i); ++i)
+          if (key == laterListOption(o, i)->key && config.whereSet(o.key) == config.whereSet(key)) {
+            listOption = &o;
+            place = i;
+          }
       if (spec->section == Section::Compile)
         k.warning(key, key + ": compile settings apply to SDXL and FLUX only; ignored for " +
                            toString(*family) + " and not saved");
       else if (listOption)
-        k.warning(key, std::string(listOption->key) + "'s second value is " + key + ", which " + toString(*family) +
+        k.warning(key, std::string(listOption->key) + "'s " + listPlaceName(place) + " value is " + key + ", which " + toString(*family) +
                            "'s network does not read (as in sd-scripts); ignored and not saved");
       else
         k.warning(key, key + " does not apply to " + std::string(toString(*family)) + "; ignored and not saved");

@@ -73,8 +73,56 @@
         <translation>学習タイプ</translation>
     </message>
     <message>
-        <source>LoRA network, DreamBooth or full fine-tune. Sinter&apos;s own key; sd-scripts ignores it.</source>
-        <translation>LoRA ネットワーク、DreamBooth、またはフルファインチューニング。Sinter 独自のキーで、sd-scripts は無視します。</translation>
+        <source>LoRA network, DreamBooth, full fine-tune or textual inversion (an embedding for a new token; SD 1.x, SD 2.x and SDXL). Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>LoRA ネットワーク、DreamBooth、フルファインチューニング、またはテキスト反転（新しいトークンの埋め込み。SD 1.x、SD 2.x、SDXL）。Sinter 独自のキーで、sd-scripts は無視します。</translation>
+    </message>
+    <message>
+        <source>Token string</source>
+        <translation>トークン文字列</translation>
+    </message>
+    <message>
+        <source>The new token the embedding is trained for; it must not be in the tokenizer&apos;s vocabulary. Captions and sample prompts use it; the output name when that is unset.</source>
+        <translation>埋め込みを学習する新しいトークン。トークナイザーの語彙にない文字列にしてください。キャプションとサンプルプロンプトで使います。出力名が未設定のときは出力名にもなります。</translation>
+    </message>
+    <message>
+        <source>Initial word</source>
+        <translation>初期化単語</translation>
+    </message>
+    <message>
+        <source>Words whose token embeddings the new vectors start from (repeated or cut to the number of vectors); unset: the mean of the vocabulary&apos;s embeddings.</source>
+        <translation>新しいベクトルの初期値にするトークン埋め込みの単語（ベクトル数に合わせて繰り返しまたは切り捨て）。未設定の場合は語彙の埋め込みの平均です。</translation>
+    </message>
+    <message>
+        <source>Vectors per token</source>
+        <translation>トークンあたりのベクトル数</translation>
+    </message>
+    <message>
+        <source>How many token embeddings the embedding holds: the token string and token_string1, token_string2, ... take one each.</source>
+        <translation>埋め込みが持つトークン埋め込みの数。トークン文字列と token_string1、token_string2、… がそれぞれ 1 つずつ持ちます。</translation>
+    </message>
+    <message>
+        <source>Embedding weights</source>
+        <translation>埋め込みの重み</translation>
+    </message>
+    <message>
+        <source>An embedding file to continue training from: emb_params (SD 1.x/2.x) or clip_l and clip_g (SDXL), as A1111, Forge and ComfyUI load them.</source>
+        <translation>学習を続ける埋め込みファイル。emb_params（SD 1.x/2.x）または clip_l と clip_g（SDXL）で、A1111、Forge、ComfyUI が読む形式です。</translation>
+    </message>
+    <message>
+        <source>Object templates</source>
+        <translation>物体用テンプレート</translation>
+    </message>
+    <message>
+        <source>Ignore the captions: each image is captioned with one of sd-scripts&apos; object templates (&quot;a photo of a {}&quot;, ...) holding the token.</source>
+        <translation>キャプションを使わず、トークンを入れた sd-scripts の物体用テンプレート（&quot;a photo of a {}&quot; など）のいずれかを各画像のキャプションにします。</translation>
+    </message>
+    <message>
+        <source>Style templates</source>
+        <translation>スタイル用テンプレート</translation>
+    </message>
+    <message>
+        <source>Ignore the captions: each image is captioned with one of sd-scripts&apos; style templates (&quot;a painting in the style of {}&quot;, ...) holding the token. The object templates win when both are set, as in sd-scripts.</source>
+        <translation>キャプションを使わず、トークンを入れた sd-scripts のスタイル用テンプレート（&quot;a painting in the style of {}&quot; など）のいずれかを各画像のキャプションにします。両方を設定すると sd-scripts と同じく物体用テンプレートが優先されます。</translation>
     </message>
     <message>
         <source>Pretrained model</source>
@@ -1783,6 +1831,14 @@
     <message>
         <source>Learning rate of T5-XXL&apos;s LoRA (network_args train_t5xxl=True), and of CLIP-G&apos;s for SD 3.x; text_encoder_lr when unset. sd-scripts reads it as text_encoder_lr&apos;s second value.</source>
         <translation>T5-XXL の LoRA の学習率（network_args train_t5xxl=True）、SD 3.x では CLIP-G の学習率も。未設定時は text_encoder_lr。sd-scripts では text_encoder_lr の 2 番目の値として読まれます。</translation>
+    </message>
+    <message>
+        <source>SD 3.x T5-XXL learning rate</source>
+        <translation>SD 3.x T5-XXL 学習率</translation>
+    </message>
+    <message>
+        <source>Learning rate of SD 3.x&apos;s T5-XXL LoRA alone (network_args train_t5xxl=True); t5xxl_lr when unset. sd-scripts reads it as text_encoder_lr&apos;s third value (networks.lora_sd3).</source>
+        <translation>SD 3.x の T5-XXL の LoRA だけの学習率（network_args train_t5xxl=True）。未設定時は t5xxl_lr。sd-scripts では text_encoder_lr の 3 番目の値として読まれます（networks.lora_sd3）。</translation>
     </message>
 </context>
 <context>

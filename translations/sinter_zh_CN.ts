@@ -73,8 +73,56 @@
         <translation>训练类型</translation>
     </message>
     <message>
-        <source>LoRA network, DreamBooth or full fine-tune. Sinter&apos;s own key; sd-scripts ignores it.</source>
-        <translation>LoRA 网络、DreamBooth 或完整微调。这是 Sinter 自有的键,sd-scripts 会忽略它。</translation>
+        <source>LoRA network, DreamBooth, full fine-tune or textual inversion (an embedding for a new token; SD 1.x, SD 2.x and SDXL). Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>LoRA 网络、DreamBooth、完整微调或文本反演（为新词元训练嵌入；SD 1.x、SD 2.x 和 SDXL）。Sinter 自有的键，sd-scripts 会忽略它。</translation>
+    </message>
+    <message>
+        <source>Token string</source>
+        <translation>词元字符串</translation>
+    </message>
+    <message>
+        <source>The new token the embedding is trained for; it must not be in the tokenizer&apos;s vocabulary. Captions and sample prompts use it; the output name when that is unset.</source>
+        <translation>嵌入所训练的新词元，必须是分词器词表中没有的字符串。标注和示例提示词中使用它；未设置输出名称时也作为输出名称。</translation>
+    </message>
+    <message>
+        <source>Initial word</source>
+        <translation>初始化词</translation>
+    </message>
+    <message>
+        <source>Words whose token embeddings the new vectors start from (repeated or cut to the number of vectors); unset: the mean of the vocabulary&apos;s embeddings.</source>
+        <translation>新向量的初始值所取自的词的词元嵌入（按向量数重复或截断）；未设置时为词表嵌入的平均值。</translation>
+    </message>
+    <message>
+        <source>Vectors per token</source>
+        <translation>每个词元的向量数</translation>
+    </message>
+    <message>
+        <source>How many token embeddings the embedding holds: the token string and token_string1, token_string2, ... take one each.</source>
+        <translation>嵌入包含的词元嵌入个数：词元字符串以及 token_string1、token_string2……各占一个。</translation>
+    </message>
+    <message>
+        <source>Embedding weights</source>
+        <translation>嵌入权重</translation>
+    </message>
+    <message>
+        <source>An embedding file to continue training from: emb_params (SD 1.x/2.x) or clip_l and clip_g (SDXL), as A1111, Forge and ComfyUI load them.</source>
+        <translation>从中继续训练的嵌入文件：emb_params（SD 1.x/2.x）或 clip_l 和 clip_g（SDXL），即 A1111、Forge 和 ComfyUI 读取的格式。</translation>
+    </message>
+    <message>
+        <source>Object templates</source>
+        <translation>物体模板</translation>
+    </message>
+    <message>
+        <source>Ignore the captions: each image is captioned with one of sd-scripts&apos; object templates (&quot;a photo of a {}&quot;, ...) holding the token.</source>
+        <translation>不使用标注：每张图片的标注为包含该词元的 sd-scripts 物体模板之一（&quot;a photo of a {}&quot; 等）。</translation>
+    </message>
+    <message>
+        <source>Style templates</source>
+        <translation>风格模板</translation>
+    </message>
+    <message>
+        <source>Ignore the captions: each image is captioned with one of sd-scripts&apos; style templates (&quot;a painting in the style of {}&quot;, ...) holding the token. The object templates win when both are set, as in sd-scripts.</source>
+        <translation>不使用标注：每张图片的标注为包含该词元的 sd-scripts 风格模板之一（&quot;a painting in the style of {}&quot; 等）。两者都设置时与 sd-scripts 相同，以物体模板为准。</translation>
     </message>
     <message>
         <source>Pretrained model</source>
@@ -1783,6 +1831,14 @@
     <message>
         <source>Learning rate of T5-XXL&apos;s LoRA (network_args train_t5xxl=True), and of CLIP-G&apos;s for SD 3.x; text_encoder_lr when unset. sd-scripts reads it as text_encoder_lr&apos;s second value.</source>
         <translation>T5-XXL LoRA 的学习率（network_args train_t5xxl=True），SD 3.x 中也是 CLIP-G 的学习率；未设置时使用 text_encoder_lr。sd-scripts 将其读作 text_encoder_lr 的第二个值。</translation>
+    </message>
+    <message>
+        <source>SD 3.x T5-XXL learning rate</source>
+        <translation>SD 3.x T5-XXL 学习率</translation>
+    </message>
+    <message>
+        <source>Learning rate of SD 3.x&apos;s T5-XXL LoRA alone (network_args train_t5xxl=True); t5xxl_lr when unset. sd-scripts reads it as text_encoder_lr&apos;s third value (networks.lora_sd3).</source>
+        <translation>仅 SD 3.x 的 T5-XXL LoRA 的学习率（network_args train_t5xxl=True）；未设置时使用 t5xxl_lr。sd-scripts 将其作为 text_encoder_lr 的第三个值读取（networks.lora_sd3）。</translation>
     </message>
 </context>
 <context>

@@ -1,5 +1,6 @@
 #include "data/caption.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace sinter::data {
@@ -79,7 +80,9 @@ std::string joinTags(const std::vector<std::string>& tags) {
 
 bool captionIsFixed(const CaptionSettings& s) {
   return !s.shuffleCaption && s.captionDropoutRate <= 0 && s.captionDropoutEveryNEpochs <= 0 &&
-         s.captionTagDropoutRate <= 0 && s.tokenWarmupStep <= 0 && !s.enableWildcard;
+         s.captionTagDropoutRate <= 0 && s.tokenWarmupStep <= 0 && !s.enableWildcard &&
+         std::none_of(s.replacements.begin(), s.replacements.end(),
+                      [](const CaptionReplacement& r) { return r.from.empty() && r.to.size() > 1; });
 }
 
 std::string processCaption(const std::string& input, const CaptionSettings& s, const CaptionContext& ctx, Rng& rng) {
@@ -137,6 +140,11 @@ std::string processCaption(const std::string& input, const CaptionSettings& s, c
     caption = joinTags(all);
   }
   if (!s.secondarySeparator.empty()) caption = replaceAll(caption, s.secondarySeparator, s.captionSeparator);
+  for (const CaptionReplacement& r : s.replacements) {
+    if (r.to.empty()) continue;
+    if (r.from.empty()) caption = r.to[static_cast<size_t>(rng.uniformInt(0, static_cast<long long>(r.to.size()) - 1))];
+    else caption = replaceAll(caption, r.from, r.to.front());
+  }
   return caption;
 }
 

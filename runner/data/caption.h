@@ -1,12 +1,21 @@
 #pragma once
 // Per-step caption processing as sd-scripts' BaseDataset.process_caption does it: prefix/suffix,
-// caption dropout, wildcards, tag shuffling with kept leading tags, tag dropout, token warm-up.
+// caption dropout, wildcards, tag shuffling with kept leading tags, tag dropout, token warm-up,
+// then the replacements.
 #include <string>
 #include <vector>
 
 #include "data/random.h"
 
 namespace sinter::data {
+
+// A replacement made after the rest of the processing (sd-scripts' add_replacement, which textual
+// inversion uses: data/textual_inversion_captions.h): `from` in the caption becomes `to`'s one
+// entry, or, with `from` empty, the whole caption becomes one of `to`, picked at random.
+struct CaptionReplacement {
+  std::string from;
+  std::vector<std::string> to;
+};
 
 struct CaptionSettings {
   std::string captionPrefix;
@@ -22,6 +31,7 @@ struct CaptionSettings {
   double captionTagDropoutRate = 0;
   int tokenWarmupMin = 1;
   double tokenWarmupStep = 0;  // < 1: a fraction of max_train_steps
+  std::vector<CaptionReplacement> replacements;  // in order, not on a dropped caption
 };
 
 struct CaptionContext {
@@ -35,7 +45,7 @@ std::string processCaption(const std::string& caption, const CaptionSettings& se
                            Rng& rng);
 
 // True when processCaption gives the same text every time (so text-encoder outputs can be
-// cached): no dropout, shuffling, tag dropout, warm-up or wildcards.
+// cached): no dropout, shuffling, tag dropout, warm-up, wildcards or replacement picked at random.
 bool captionIsFixed(const CaptionSettings& settings);
 
 // Python's str.strip() for ASCII whitespace.

@@ -5,6 +5,7 @@
 
 #include "core/registry.h"
 #include "data/image_decode.h"
+#include "data/textual_inversion_captions.h"
 
 namespace sinter::data {
 namespace fs = std::filesystem;
@@ -284,8 +285,23 @@ void checkMaskSources(const Config& config, const std::vector<DatasetSettings>& 
                         "training images) or alpha_mask (the images' alpha channels)"}});
 }
 
+// Textual inversion's captions (train_textual_inversion.py): its replacement on every subset, and
+// no caption dropout (its dataset takes none; the options do not apply to it).
+void applyTextualInversion(const Config& config, std::vector<DatasetSettings>& datasets) {
+  if (config.tab() != Tab::TextualInversion) return;
+  const std::optional<CaptionReplacement> replacement = TextualInversionCaptions::fromConfig(config).captionReplacement();
+  for (DatasetSettings& d : datasets)
+    for (SubsetSettings& s : d.subsets) {
+      s.caption.captionDropoutRate = 0;
+      s.caption.captionDropoutEveryNEpochs = 0;
+      s.caption.captionTagDropoutRate = 0;
+      if (replacement) s.caption.replacements.push_back(*replacement);
+    }
+}
+
 std::vector<DatasetSettings> checked(const Config& config, std::vector<DatasetSettings> datasets) {
   checkMaskSources(config, datasets);
+  applyTextualInversion(config, datasets);
   return datasets;
 }
 

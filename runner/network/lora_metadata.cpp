@@ -172,6 +172,15 @@ Metadata buildModelSpec(const OptionLookup& option, const LoraRunFacts& facts, d
   return m;
 }
 
+Metadata buildTextualInversionModelSpec(const OptionLookup& option, const LoraRunFacts& facts, double timestamp) {
+  Metadata m = buildModelSpec(option, facts, timestamp, /*lora=*/false);
+  m["modelspec.architecture"] = facts.modelSpecArchitecture + "/textual-inversion";
+  m["modelspec.implementation"] = "https://github.com/Stability-AI/generative-models";  // sai_model_spec's rule for TI
+  if (!truthy(option("metadata_title")) && !truthy(option("output_name")))
+    m["modelspec.title"] = "TextualInversion@" + pythonFloatRepr(timestamp);
+  return m;
+}
+
 Metadata toolModelSpec(const ModelSpecBasics& basics, bool lora, const std::string& title, const std::string& mergedFrom,
                        double timestamp) {
   Metadata m;

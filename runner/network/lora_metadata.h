@@ -82,6 +82,10 @@ Metadata minimumMetadata(const Metadata& metadata);
 // modelspec.* for a LoRA (architecture ".../lora", title "LoRA@<time>" by default) or, with
 // `lora` false, for a full checkpoint (the bare architecture, "Checkpoint@<time>").
 Metadata buildModelSpec(const OptionLookup& option, const LoraRunFacts& facts, double timestamp, bool lora = true);
+// modelspec.* for a textual inversion embedding (get_sai_model_spec with textual_inversion): the
+// architecture ".../textual-inversion", Stability AI's implementation for every family, and the
+// title "TextualInversion@<time>" where neither metadata_title nor output_name is set.
+Metadata buildTextualInversionModelSpec(const OptionLookup& option, const LoraRunFacts& facts, double timestamp);
 // What a save writes: full (or minimum with no_metadata) ss_* plus modelspec.*.
 Metadata metadataForSave(const Metadata& ssMetadata, const Metadata& modelSpec, bool noMetadata);
 

@@ -598,19 +598,21 @@ int64_t LoraNetwork::parameterCount() const {
   return n;
 }
 
-bool LoraNetwork::atSecondTextEncoderLr(const LoraModule& m) const {
-  return m.component == LoraComponent::TextEncoder3 ||
-         (networkModule_ == LoraNetworkModule::LoraSd3 && m.component == LoraComponent::TextEncoder2);
+size_t LoraNetwork::textEncoderLrPlace(const LoraModule& m) const {
+  const bool sd3 = networkModule_ == LoraNetworkModule::LoraSd3;
+  if (m.component == LoraComponent::TextEncoder3) return sd3 ? 2 : 1;
+  return sd3 && m.component == LoraComponent::TextEncoder2 ? 1 : 0;
 }
 
-bool LoraNetwork::readsSecondTextEncoderLr() const {
+bool LoraNetwork::readsTextEncoderLrAt(size_t place) const {
   for (const LoraModule& m : modules_)
-    if (atSecondTextEncoderLr(m)) return true;
+    if (m.component != LoraComponent::Unet && textEncoderLrPlace(m) == place) return true;
   return false;
 }
 
 std::vector<LoraParamGroup> LoraNetwork::parameterGroups(std::optional<double> textEncoderLr, std::optional<double> unetLr,
-                                                         double defaultLr, std::optional<double> t5xxlLr) const {
+                                                         double defaultLr, std::optional<double> t5xxlLr,
+                                                         std::optional<double> sd3T5xxlLr) const {
   const LoraNetworkArgs& a = options_.args;
   // assemble_params: one group at lr, its lora_up in a "plus" group at lr * ratio under LoRA+.
   auto assemble = [&](const std::vector<const LoraModule*>& modules, const std::string& label, double lr,
@@ -624,13 +626,15 @@ std::vector<LoraParamGroup> LoraNetwork::parameterGroups(std::optional<double> t
     for (LoraParamGroup* g : {&plain, &plus})
       if (!g->params.empty() && g->lr != 0.0) out.push_back(std::move(*g));
   };
-  std::vector<const LoraModule*> textEncoder, t5xxl, unet;
-  for (const LoraModule& m : modules_)
-    (m.component == LoraComponent::Unet ? unet : atSecondTextEncoderLr(m) ? t5xxl : textEncoder).push_back(&m);
+  std::vector<const LoraModule*> unet, textEncoders[3];  // by the text_encoder_lr value they train at
+  for (const LoraModule& m : modules_) (m.component == LoraComponent::Unet ? unet : textEncoders[textEncoderLrPlace(m)]).push_back(&m);
   std::vector<LoraParamGroup> groups;
   const std::optional<double> textEncoderRatio = a.loraplusTextEncoderLrRatio ? a.loraplusTextEncoderLrRatio : a.loraplusLrRatio;
-  assemble(textEncoder, "textencoder", textEncoderLr.value_or(defaultLr), textEncoderRatio, groups);
-  assemble(t5xxl, "textencoder 2", t5xxlLr.value_or(textEncoderLr.value_or(defaultLr)), textEncoderRatio, groups);
+  // Each value falls back to the one before it, as sd-scripts fills a shorter list.
+  const double firstLr = textEncoderLr.value_or(defaultLr), secondLr = t5xxlLr.value_or(firstLr);
+  assemble(textEncoders[0], "textencoder", firstLr, textEncoderRatio, groups);
+  assemble(textEncoders[1], "textencoder 2", secondLr, textEncoderRatio, groups);
+  assemble(textEncoders[2], "textencoder 3", sd3T5xxlLr.value_or(secondLr), textEncoderRatio, groups);
   const std::optional<double> unetRatio = a.loraplusUnetLrRatio ? a.loraplusUnetLrRatio : a.loraplusLrRatio;
   if (!a.blockLrWeight) {
     assemble(unet, "unet", unetLr.value_or(defaultLr), unetRatio, groups);

@@ -152,12 +152,14 @@ class LoraNetwork {
   // group at lr * ratio; groups whose lr is 0 are left out (their parameters are not trained).
   // FLUX's T5-XXL modules (lora_te3) form their own group, "textencoder 2", at `t5xxlLr` (falling
   // back to the text encoders' rate), as lora_flux's prepare_optimizer_params_with_multiple_te_lrs;
-  // under networks.lora_sd3 CLIP-G's (lora_te2) join them, as lora_sd3 gives text_encoder_lr's second
-  // value to CLIP-G and T5-XXL.
-  // Whether a module trains at text_encoder_lr's second value (t5xxlLr): FLUX's or SD 3's T5-XXL, SD 3's CLIP-G.
-  bool readsSecondTextEncoderLr() const;
+  // under networks.lora_sd3 CLIP-G's (lora_te2) are that group and T5-XXL's a fourth, "textencoder 3",
+  // at `sd3T5xxlLr` (falling back to t5xxlLr), as lora_sd3 reads text_encoder_lr's three values.
+  // Whether a module trains at text_encoder_lr's value at `place` (1: the second, t5xxlLr: FLUX's
+  // T5-XXL, SD 3's CLIP-G and T5-XXL; 2: the third, sd3T5xxlLr: SD 3's T5-XXL).
+  bool readsTextEncoderLrAt(size_t place) const;
   std::vector<LoraParamGroup> parameterGroups(std::optional<double> textEncoderLr, std::optional<double> unetLr,
-                                              double defaultLr, std::optional<double> t5xxlLr = std::nullopt) const;
+                                              double defaultLr, std::optional<double> t5xxlLr = std::nullopt,
+                                              std::optional<double> sd3T5xxlLr = std::nullopt) const;
 
   void setMultiplier(double multiplier);
   void setTraining(bool training);  // dropout on/off is the Linear's is_training(); kept for symmetry
@@ -185,7 +187,9 @@ class LoraNetwork {
   // The rank (0: no adapter) and alpha sd-scripts' create_modules gives a module; `conv3x3` for
   // a Conv2d whose kernel is not 1x1.
   int64_t rankFor(const LoraTargetRule& rule, const std::string& name, bool conv3x3, double* alpha) const;
-  bool atSecondTextEncoderLr(const LoraModule& m) const;
+  // The place of the text_encoder_lr value a text encoder's module trains at: 0 the first, 1 the
+  // second (FLUX's T5-XXL, SD 3's CLIP-G), 2 the third (SD 3's T5-XXL).
+  size_t textEncoderLrPlace(const LoraModule& m) const;
   // lycoris.kohya's modules (network/lycoris_network.cpp).
   size_t attachLycoris(const LoraTargetRule& rule, torch::nn::Module& root, const std::string& pathPrefix);
   void appendLycorisState(const LoraModule& m, torch::Dtype dtype, std::vector<std::pair<std::string, torch::Tensor>>& out) const;

@@ -8,15 +8,16 @@ namespace {
 
 // The module classes of lycoris/config.py's target lists that exist in these models.
 enum class Container { Transformer2D, ResBlock, Downsample, Upsample, CrossAttention, ClipAttention, ClipMlp, DoubleBlock,
-                       SingleBlock, SelfAttention };
+                       SingleBlock, SelfAttention, SingleDiTBlock };
 
 std::set<Container> unetTargets(LycorisPreset preset) {
   using C = Container;
   switch (preset) {
-    case LycorisPreset::Full: return {C::Transformer2D, C::ResBlock, C::Downsample, C::Upsample, C::DoubleBlock, C::SingleBlock};
-    case LycorisPreset::FullLin: return {C::Transformer2D, C::ResBlock, C::DoubleBlock, C::SingleBlock};
+    case LycorisPreset::Full:
+      return {C::Transformer2D, C::ResBlock, C::Downsample, C::Upsample, C::DoubleBlock, C::SingleBlock, C::SingleDiTBlock};
+    case LycorisPreset::FullLin: return {C::Transformer2D, C::ResBlock, C::DoubleBlock, C::SingleBlock, C::SingleDiTBlock};
     case LycorisPreset::AttnMlp:
-    case LycorisPreset::UnetTransformerOnly: return {C::Transformer2D, C::DoubleBlock, C::SingleBlock};
+    case LycorisPreset::UnetTransformerOnly: return {C::Transformer2D, C::DoubleBlock, C::SingleBlock, C::SingleDiTBlock};
     case LycorisPreset::AttnOnly: return {C::CrossAttention, C::SelfAttention};
     case LycorisPreset::UnetConvblockOnly: return {C::ResBlock, C::Downsample, C::Upsample};
   }
@@ -64,6 +65,12 @@ std::set<Container> containersOf(LoraNetworkModule module, LoraComponent compone
       if (parts[2] == "img_attn" || parts[2] == "txt_attn") in.insert(Container::SelfAttention);
     }
     if (parts.size() >= 3 && parts[0] == "single_blocks") in.insert(Container::SingleBlock);
+    return in;
+  }
+  if (module == LoraNetworkModule::LoraSd3) {
+    // A joint block's two SingleDiTBlocks; its attention (AttentionLinears) is no target class of any preset.
+    if (parts.size() >= 4 && parts[0] == "joint_blocks" && (parts[2] == "context_block" || parts[2] == "x_block"))
+      in.insert(Container::SingleDiTBlock);
     return in;
   }
   if (isUnetLoraTarget(path, transformerParents)) {

@@ -1,6 +1,6 @@
 #pragma once
 // Which Linear and Conv2d layers lycoris.kohya puts a module on, per preset (lycoris/config.py
-// PRESET), in sd-scripts' SDXL and FLUX models. LyCORIS walks named_modules() and, inside every
+// PRESET), in sd-scripts' SDXL, FLUX and SD 3.x models. LyCORIS walks named_modules() and, inside every
 // module whose class is one of the preset's target classes, adapts each Linear and each Conv2d
 // (a conv with a kernel other than 1x1 only while the preset enables convs and conv_dim > 0). Its
 // target names (conv_in, conv_out, time_embedding.linear_1/2) match no module of these models.
@@ -12,6 +12,7 @@
 //   CrossAttention      a transformer block's attn1 and attn2
 //   CLIPAttention       self_attn;  CLIPMLP  mlp
 //   DoubleStreamBlock   double_blocks.N;  SingleStreamBlock  single_blocks.N;  SelfAttention  double_blocks.N.img_attn/txt_attn
+//   SingleDiTBlock      SD 3.x's joint_blocks.N.context_block and .x_block (T5-XXL has no target class)
 // Names are LyCORIS's: "<lora_unet|lora_te1|lora_te2>_<path with '.' as '_'>", as networks.lora's.
 #include <optional>
 #include <string>

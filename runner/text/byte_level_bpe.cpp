@@ -1,5 +1,7 @@
 #include "text/byte_level_bpe.h"
 
+#include <algorithm>
+
 #include <limits>
 #include <stdexcept>
 
@@ -25,6 +27,7 @@ const std::vector<std::string>& byteSymbols() {
 ByteLevelBpe::ByteLevelBpe(std::unordered_map<std::string, int32_t> tokenIds,
                            const std::vector<std::pair<std::string, std::string>>& merges)
     : tokenIds_(std::move(tokenIds)) {
+  for (const auto& entry : tokenIds_) maxTokenId_ = std::max(maxTokenId_, entry.second);
   mergeRanks_.reserve(merges.size());
   for (std::size_t rank = 0; rank < merges.size(); ++rank) {
     // A repeated pair keeps its last rank, as dict(zip(merges, range(n))) does.

@@ -27,9 +27,12 @@ class ByteLevelBpe {
 
   // Id of a whole vocabulary entry, or -1.
   int32_t tokenId(const std::string& token) const;
+  // The highest id of the vocabulary (49407 in CLIP's: <|endoftext|>).
+  int32_t maxTokenId() const { return maxTokenId_; }
 
  private:
   std::unordered_map<std::string, int32_t> tokenIds_;
+  int32_t maxTokenId_ = -1;
   std::unordered_map<std::string, int32_t> mergeRanks_;  // key: first + ' ' + second
   mutable std::mutex cacheMutex_;
   mutable std::unordered_map<std::string, std::vector<int32_t>> cache_;

@@ -17,7 +17,54 @@ ClipTokenizer::ClipTokenizer(ClipVocabulary vocabulary) : source_(std::move(voca
 
 ClipTokenizer ClipTokenizer::fromPath(const std::string& path) { return ClipTokenizer(loadClipVocabulary(path)); }
 
+std::vector<int32_t> ClipTokenizer::addTokens(const std::vector<std::string>& tokens) {
+  std::vector<int32_t> ids;
+  for (const std::string& token : tokens) {
+    if (token.empty()) throw ClipTokenizerError("an added token is empty");
+    if (hasToken(token))
+      throw ClipTokenizerError("the tokenizer (" + source_ + ") already has the token \"" + token + "\"");
+    const int32_t id = firstAddedId() + static_cast<int32_t>(added_.size());
+    added_.emplace_back(token, id);
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+bool ClipTokenizer::hasToken(const std::string& token) const {
+  if (bpe_->tokenId(token) >= 0) return true;
+  for (const auto& entry : added_)
+    if (entry.first == token) return true;
+  return false;
+}
+
 std::vector<int32_t> ClipTokenizer::encode(const std::string& text) const {
+  if (added_.empty()) return encodeVocabulary(text);
+  // The text between added tokens is tokenized on its own, as transformers' Trie.split cuts it.
+  std::vector<int32_t> ids;
+  size_t pieceStart = 0, at = 0;
+  auto flush = [&](size_t end) {
+    const std::vector<int32_t> piece = encodeVocabulary(text.substr(pieceStart, end - pieceStart));
+    ids.insert(ids.end(), piece.begin(), piece.end());
+  };
+  while (at < text.size()) {
+    const std::pair<std::string, int32_t>* longest = nullptr;
+    for (const auto& entry : added_)
+      if (text.compare(at, entry.first.size(), entry.first) == 0 && (!longest || entry.first.size() > longest->first.size()))
+        longest = &entry;
+    if (!longest) {
+      ++at;
+      continue;
+    }
+    flush(at);
+    ids.push_back(longest->second);
+    at += longest->first.size();
+    pieceStart = at;
+  }
+  flush(text.size());
+  return ids;
+}
+
+std::vector<int32_t> ClipTokenizer::encodeVocabulary(const std::string& text) const {
   std::vector<int32_t> ids;
   for (const std::u32string& piece : splitClipPieces(cleanClipText(text))) {
     // The special tokens written out in the text are the special tokens, not their characters.

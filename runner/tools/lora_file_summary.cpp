@@ -3,6 +3,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/family_table.h"
+#include "core/model_family_detect.h"
 #include "network/python_format.h"
 
 namespace sinter::tools {
@@ -54,10 +56,21 @@ LoraFileSummary summarizeLoraFile(const std::map<std::string, torch::Tensor>& te
     const auto it = metadata.find(key);
     return it == metadata.end() ? std::string() : it->second;
   };
+  // The family: from the metadata, else the module names (SD 1.x's and 2.x's by lora_te_'s width).
+  std::vector<std::string> keys;
+  int64_t textEncoderWidth = 0;
+  for (const auto& [key, value] : tensors) {
+    keys.push_back(key);
+    if (!textEncoderWidth && key.rfind("lora_te_", 0) == 0 && contains(key, ".lora_down.weight") && value.dim() == 2)
+      textEncoderWidth = value.size(1);
+  }
+  const std::optional<LoraFileFamily> family = detectLoraFileFamily(keys, metadata, textEncoderWidth);
+  s.family = family ? std::string(familyRow(family->family).label) + " (" + family->reason + ")"
+                    : "not told by its metadata or module names";
   s.network = meta("ss_network_module");
   if (s.network.empty())
     s.network = s.algorithms.count("LoHa") || s.algorithms.count("LoKr") ? "lycoris.kohya (by its keys; no ss_network_module)"
-                                                                          : "networks.lora (by its keys; no ss_network_module)";
+                : std::string(family ? familyRow(family->family).loraModule : "networks.lora") + " (by its keys; no ss_network_module)";
   s.model = meta("ss_base_model_version");
   if (s.model.empty()) s.model = meta("modelspec.architecture");
   if (s.model.empty()) s.model = "not in the metadata";
@@ -66,6 +79,7 @@ LoraFileSummary summarizeLoraFile(const std::map<std::string, torch::Tensor>& te
 
 std::vector<std::string> LoraFileSummary::lines() const {
   std::vector<std::string> out;
+  out.push_back("family: " + family);
   out.push_back("network: " + network);
   out.push_back("model: " + model);
   out.push_back("modules: " + std::to_string(modules) + ": " + counts(algorithms, "modules"));

@@ -1,7 +1,7 @@
 #pragma once
 // What a LoRA or LyCORIS file holds, as check_lora_weights tells a user before they use it: the
-// network and its algorithms, the modules' ranks and alphas, the model it was trained for (from
-// the metadata sd-scripts writes), and the training metadata worth a glance.
+// model family and network, its algorithms, the modules' ranks and alphas, the model it was trained
+// for (from the metadata sd-scripts writes), and the training metadata worth a glance.
 #include <torch/torch.h>
 
 #include <map>
@@ -15,6 +15,7 @@ struct LoraFileSummary {
   std::map<std::string, int64_t> algorithms;  // "LoRA", "LoCon (3x3 conv)", "LoHa", "LoKr", "DoRA scale", "full diff", "other" → modules
   std::map<int64_t, int64_t> ranks;           // lora_down rows → modules (LoRA/LoCon)
   std::map<std::string, int64_t> alphas;      // alpha, as Python prints it → modules
+  std::string family;                         // "SD 3.x (ss_network_module = networks.lora_sd3)", or "not told ..."
   std::string network;                        // ss_network_module, or what the keys say
   std::string model;                          // ss_base_model_version / modelspec.architecture, or "not in the metadata"
   std::vector<std::string> lines() const;     // the summary as check_lora_weights prints it

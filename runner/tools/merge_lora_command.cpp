@@ -22,7 +22,7 @@ namespace {
 using network::Metadata;
 
 struct CheckpointFile {
-  std::string role, flag, path, saveTo;  // role: "model", "clip_l", "t5xxl"
+  std::string role, flag, path, saveTo;  // role: "model", "clip_l", "clip_g", "t5xxl"
 };
 
 // Each LoRA module's name that matched in none of the files, per LoRA: a warning, or, for a LoRA
@@ -47,7 +47,7 @@ int mergeIntoCheckpoints(const ToolFlags& flags, const std::vector<LoraToMerge>&
   std::vector<CheckpointFile> files;
   const std::string model = flags.value("sd_model").value_or(flags.valueOr("flux_model", ""));
   if (!model.empty()) files.push_back({"model", flags.value("sd_model") ? "--sd_model" : "--flux_model", model, flags.valueOr("save_to", "")});
-  for (const std::string role : {"clip_l", "t5xxl"}) {
+  for (const std::string role : {"clip_l", "clip_g", "t5xxl"}) {  // FLUX's and SD 3.x's text encoders given apart
     const std::string path = flags.valueOr(role, ""), out = flags.valueOr(role + "_save_to", "");
     if (path.empty() != out.empty())
       throw std::invalid_argument("--" + role + " and --" + role + "_save_to go together (the merged " + role + " is written apart)");
@@ -132,7 +132,8 @@ int runMergeLora(const std::vector<std::string>& args) {
   if (flags.has("v2")) spdlog::info("--v2: not needed here: the checkpoint's family is read from its keys");
 
   const std::vector<LoraToMerge> loras = lorasToMerge(flags);
-  const bool intoCheckpoint = flags.value("sd_model") || flags.value("flux_model") || flags.value("clip_l") || flags.value("t5xxl");
+  const bool intoCheckpoint =
+      flags.value("sd_model") || flags.value("flux_model") || flags.value("clip_l") || flags.value("clip_g") || flags.value("t5xxl");
   if (intoCheckpoint && (flags.has("concat") || flags.has("shuffle")))
     throw std::invalid_argument("--concat and --shuffle make one LoRA of several; with a checkpoint the LoRAs are merged into it");
   return intoCheckpoint ? mergeIntoCheckpoints(flags, loras, mergeDtype, saveDtype, device) : mergeIntoLora(flags, loras, mergeDtype, saveDtype);

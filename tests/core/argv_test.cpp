@@ -73,17 +73,24 @@ TEST(Argv, UnambiguousPrefixesAreReadAsArgparseReadsThem) {
 }
 
 // sd-scripts' --text_encoder_lr takes several values: the first is the text encoders' rate, the
-// second networks.lora_flux's T5-XXL rate (t5xxl_lr), the rest named in a warning.
+// second networks.lora_flux's T5-XXL rate (t5xxl_lr), the third networks.lora_sd3's (sd3_t5xxl_lr),
+// the rest named in a warning.
 TEST(Argv, TextEncoderLrsSecondValueIsT5xxls) {
   ParsedArgs p = parseArgv({"--text_encoder_lr", "1e-4", "5e-5", "--seed", "3"});
   EXPECT_DOUBLE_EQ(p.overrides.getDouble("text_encoder_lr"), 1e-4);
   EXPECT_DOUBLE_EQ(p.overrides.getDouble("t5xxl_lr"), 5e-5);
   EXPECT_EQ(p.overrides.getInt("seed"), 3);
   EXPECT_TRUE(p.warnings.empty());
+  // A third value is networks.lora_sd3's T5-XXL rate (sd3_t5xxl_lr); each falls back to the one before it.
   ParsedArgs same = parseArgv({"--text_encoder_lr", "1e-4", "1e-4", "9e-5"});
   EXPECT_FALSE(same.overrides.has("t5xxl_lr"));
-  ASSERT_EQ(same.warnings.size(), 1u);
-  EXPECT_NE(same.warnings[0].message.find("9e-5 not"), std::string::npos) << same.warnings[0].message;
+  EXPECT_DOUBLE_EQ(same.overrides.getDouble("sd3_t5xxl_lr"), 9e-5);
+  EXPECT_TRUE(same.warnings.empty());
+  ParsedArgs four = parseArgv({"--text_encoder_lr", "1e-4", "5e-5", "5e-5", "9e-5"});
+  EXPECT_DOUBLE_EQ(four.overrides.getDouble("t5xxl_lr"), 5e-5);
+  EXPECT_FALSE(four.overrides.has("sd3_t5xxl_lr"));
+  ASSERT_EQ(four.warnings.size(), 1u);
+  EXPECT_NE(four.warnings[0].message.find("9e-5 not"), std::string::npos) << four.warnings[0].message;
   EXPECT_THROW(parseArgv({"--text_encoder_lr", "1e-4", "fast"}), ConfigError);
 }
 

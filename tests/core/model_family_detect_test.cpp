@@ -36,6 +36,35 @@ TEST(FamilyDetection, FromKeys) {
   EXPECT_EQ(detectFamilyFromKeys({"encoder.block.0.weight"}), std::nullopt);
 }
 
+TEST(FamilyDetection, OfALoraFileFromItsMetadataThenItsModuleNames) {
+  const auto family = [](const std::vector<std::string>& keys, const std::map<std::string, std::string>& metadata, std::int64_t width = 0) {
+    const std::optional<LoraFileFamily> f = detectLoraFileFamily(keys, metadata, width);
+    return f ? std::string(toString(f->family)) + ": " + f->reason : std::string("none");
+  };
+  const std::vector<std::string> sd3 = {"lora_unet_joint_blocks_3_context_block_attn_qkv.lora_down.weight",
+                                        "lora_te1_text_model_encoder_layers_0_mlp_fc1.alpha"};
+  EXPECT_EQ(family(sd3, {}), "sd3: its module names (lora_unet_joint_blocks_*)");
+  EXPECT_EQ(family({"lora_unet_x_embedder_proj.lora_up.weight"}, {}), "sd3: its module names (lora_unet_x_embedder_*)");
+  // networks.lora is three families' module: the next key tells.
+  EXPECT_EQ(family({}, {{"ss_network_module", "networks.lora_sd3"}}), "sd3: ss_network_module = networks.lora_sd3");
+  EXPECT_EQ(family(sd3, {{"ss_network_module", "networks.lora"}, {"ss_base_model_version", "5-large"}}),
+            "sd3: ss_base_model_version = 5-large");
+  EXPECT_EQ(family({}, {{"modelspec.architecture", "stable-diffusion-3-5-medium/lora"}}),
+            "sd3: modelspec.architecture = stable-diffusion-3-5-medium/lora");
+  EXPECT_EQ(family({}, {{"ss_network_module", "networks.lora_flux"}}), "flux: ss_network_module = networks.lora_flux");
+  EXPECT_EQ(family({"lora_unet_single_blocks_0_linear1.lora_down.weight"}, {}), "flux: its module names (lora_unet_single_blocks_*)");
+  EXPECT_EQ(family({"transformer.single_transformer_blocks.0.proj_out.lora_A.weight"}, {}),
+            "flux: its module names (single_transformer_blocks*)");
+  EXPECT_EQ(family({"lora_unet_input_blocks_4_1_proj_in.alpha"}, {}), "sdxl: its module names (lora_unet_input_blocks_*)");
+  EXPECT_EQ(family({"lora_unet_down_blocks_1_attentions_0_proj_in.alpha", "lora_te2_text_model_encoder_layers_0_mlp_fc1.alpha"}, {}),
+            "sdxl: its module names (lora_te2_* beside lora_unet_down_blocks_*)");
+  EXPECT_EQ(family({"lora_te_text_model_encoder_layers_0_mlp_fc1.alpha"}, {}, 1024), "sd2: its module names (lora_te_*, lora_te_* 1024 wide)");
+  EXPECT_EQ(family({"lora_te_text_model_encoder_layers_0_mlp_fc1.alpha"}, {}, 768), "sd15: its module names (lora_te_*, lora_te_* 768 wide)");
+  EXPECT_EQ(family({"lora_unet_down_blocks_1_attentions_0_proj_in.alpha"}, {{"ss_v2", "True"}}),
+            "sd2: its module names (lora_unet_down_blocks_*) and ss_v2 = True");
+  EXPECT_EQ(family({"base.q.lora_A.weight"}, {{"ss_network_module", "networks.lora"}}), "none");
+}
+
 TEST(FamilyDetection, ReadsOnlyTheHeader) {
   // The data section is absent entirely: detection must not need it.
   std::string path = writeHeaderOnly("sinter_detect.safetensors",

@@ -216,7 +216,8 @@ TEST(TomlConfig, ValuesSdScriptsReadsLooselyAsItReadsThem) {
   EXPECT_FALSE(r.config.has("resume")) << "resume = false is no resume";
   EXPECT_DOUBLE_EQ(r.config.getDouble("text_encoder_lr"), 5e-5);
   // Two values: the first is the text encoders' rate, the second T5-XXL's (networks.lora_flux
-  // reads it; t5xxl_lr here); a third is read by no network of sd-scripts and is named.
+  // reads it; t5xxl_lr here); a third networks.lora_sd3's T5-XXL's (sd3_t5xxl_lr); a fourth is read
+  // by no network of sd-scripts and is named.
   LoadResult two = parseConfigToml("text_encoder_lr = [1e-5, 2e-5]\n", "two.toml");
   EXPECT_DOUBLE_EQ(two.config.getDouble("text_encoder_lr"), 1e-5);
   EXPECT_DOUBLE_EQ(two.config.getDouble("t5xxl_lr"), 2e-5);
@@ -224,8 +225,18 @@ TEST(TomlConfig, ValuesSdScriptsReadsLooselyAsItReadsThem) {
   EXPECT_TRUE(two.warnings.empty());
   LoadResult three = parseConfigToml("text_encoder_lr = [1e-5, 2e-5, 3e-5]\n", "three.toml");
   EXPECT_DOUBLE_EQ(three.config.getDouble("t5xxl_lr"), 2e-5);
-  ASSERT_EQ(three.warnings.size(), 1u);
-  EXPECT_NE(three.warnings[0].message.find("0.00003 not (a second value is T5-XXL's"), std::string::npos) << three.warnings[0].message;
+  EXPECT_DOUBLE_EQ(three.config.getDouble("sd3_t5xxl_lr"), 3e-5);
+  EXPECT_TRUE(three.warnings.empty());
+  // Each value falls back to the one before: an equal one sets nothing, a differing one after an equal one does.
+  LoadResult skipped = parseConfigToml("text_encoder_lr = [1e-5, 1e-5, 3e-5]\n", "skipped.toml");
+  EXPECT_FALSE(skipped.config.has("t5xxl_lr"));
+  EXPECT_DOUBLE_EQ(skipped.config.getDouble("sd3_t5xxl_lr"), 3e-5);
+  EXPECT_FALSE(parseConfigToml("text_encoder_lr = [1e-5, 2e-5, 2e-5]\n", "same.toml").config.has("sd3_t5xxl_lr"));
+  LoadResult four = parseConfigToml("text_encoder_lr = [1e-5, 2e-5, 3e-5, 4e-5]\n", "four.toml");
+  ASSERT_EQ(four.warnings.size(), 1u);
+  EXPECT_NE(four.warnings[0].message.find("0.00004 not (a second value is T5-XXL's"), std::string::npos) << four.warnings[0].message;
+  EXPECT_NE(expectErrors("text_encoder_lr = [1e-5, 2e-5, -3.0]\n")[0].message.find("text_encoder_lr's third value (sd3_t5xxl_lr)"),
+            std::string::npos);
   EXPECT_FALSE(r.config.has("t5xxl_lr")) << "an equal second value changes nothing";
   EXPECT_NE(expectErrors("text_encoder_lr = [1e-5, -1.0]\n")[0].message.find("text_encoder_lr's second value (t5xxl_lr)"),
             std::string::npos);

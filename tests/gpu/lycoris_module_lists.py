@@ -1,6 +1,8 @@
 """The modules lycoris.kohya's create_network puts on sd-scripts' SDXL models (UNet, CLIP-L,
-OpenCLIP bigG) and FLUX.1-dev models (transformer, CLIP-L; T5 is no target class), for every
-preset, written as test data for tests/runner/network_lycoris_test.cpp. The models are built on
+OpenCLIP bigG), FLUX.1-dev models (transformer, CLIP-L; T5 is no target class) and SD 3.x models
+(the MMDiT of SD 3 Medium, SD 3.5 Medium and SD 3.5 Large, CLIP-L, CLIP-G, T5-XXL: no target class),
+for every preset (SD 3 Medium and SD 3.5 Large: "full" only), written as test data for
+tests/runner/network_lycoris_test.cpp. The models are built on
 the meta device: only their module trees matter. Needs sd-scripts' library/ and LyCORIS's
 lycoris/ on PYTHONPATH (the carried .bench folder) and transformers.
 Usage: python3 lycoris_module_lists.py OUT_DIR"""
@@ -22,7 +24,7 @@ for name in ("einops", "toml"):  # imported by LyCORIS modules this listing does
         sys.modules[name].rearrange = None
 
 import torch
-from transformers import CLIPTextConfig, CLIPTextModel, CLIPTextModelWithProjection
+from transformers import CLIPTextConfig, CLIPTextModel, CLIPTextModelWithProjection, T5Config, T5EncoderModel
 from lycoris import kohya as lycoris_kohya
 from lycoris.config import PRESET
 
@@ -66,10 +68,24 @@ with torch.device("meta"):
     sdxl = (sdxl_original_unet.SdxlUNet2DConditionModel(), [with_text_model(clip_l()), with_text_model(clip_bigg())])
     flux = (flux_models.Flux(flux_models.configs["dev"].params), [with_text_model(clip_l()), torch.nn.Module()])
 
-    for family, (unet, tes) in (("sdxl", sdxl), ("flux", flux)):
-        for preset in PRESETS:
+    # sd3_train_network hands create_network [CLIP-L, CLIP-G, T5-XXL]; LyCORIS names them lora_te1/2/3.
+    from library import sd3_models
+    def sd3(depth, qk_norm, attn2_layers, pos_max):
+        p = sd3_models.SD3Params(patch_size=2, depth=depth, num_patches=pos_max * pos_max, pos_embed_max_size=pos_max,
+                                 adm_in_channels=2048, qk_norm=qk_norm, x_block_self_attn_layers=attn2_layers,
+                                 context_embedder_in_features=4096, context_embedder_out_features=64 * depth, model_type="")
+        t5 = T5EncoderModel(T5Config(vocab_size=32128, d_model=4096, d_kv=64, d_ff=10240, num_layers=24, num_heads=64,
+                                     feed_forward_proj="gated-gelu"))
+        return (sd3_models.create_sd3_mmdit(p, attn_mode="torch"), [with_text_model(clip_l()), with_text_model(clip_bigg()), t5])
+    models = [("sdxl", sdxl, PRESETS), ("flux", flux, PRESETS),
+              ("sd3_medium", sd3(24, None, [], 192), ["full"]),
+              ("sd35_medium", sd3(24, "rms", list(range(13)), 384), PRESETS),
+              ("sd35_large", sd3(38, "rms", [], 192), ["full"])]
+
+    for family, (unet, tes), presets in models:
+        for preset in presets:
             for suffix, extra in (("", {}), ("_conv_dim_0", {"conv_dim": "0"})):
-                if suffix and preset != "full":
+                if suffix and (preset != "full" or family.startswith("sd3")):
                     continue
                 rows = listing(unet, tes, preset, extra)
                 path = os.path.join(out_dir, f"{family}_{preset}{suffix}.txt")

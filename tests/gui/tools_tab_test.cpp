@@ -1,8 +1,10 @@
 // The Tools tab against the real sinter-runner: the form is built from core's tool table, a
 // required flag left empty is refused before anything starts, extract_lora_from_models and then
 // resize_lora run from the form on two tiny checkpoints the runner makes, the log streams, and the
-// result shows the sizes and what check_lora_weights says of the LoRA written. The main window has
+// result shows the sizes and what check_lora_weights says of the LoRA written (an SD 3.x LoRA named
+// as such, then merged into its checkpoint from the form). The main window has
 // the tab after the training tabs, and its file actions leave it alone.
+#include <QDir>
 #include <QFileInfo>
 #include <QProcess>
 #include <QSignalSpy>
@@ -108,6 +110,46 @@ class ToolsTabTest : public QObject {
     QVERIFY(finished.wait(60000));
     QCOMPARE(finished.takeFirst().at(0).toInt(), 2);
     QVERIFY2(tools.statusText().contains(QStringLiteral("exit 2")), qPrintable(tools.statusText()));
+  }
+
+  void sd3ExtractThenMergeIntoTheCheckpointFromTheForm() {
+    QTemporaryDir dir;
+    QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("tuned")));
+    const QString base = dir.filePath("sd3.safetensors"), tuned = dir.filePath("tuned/sd3_tuned.safetensors");
+    const QString extracted = dir.filePath("sd3_lora.safetensors"), merged = dir.filePath("sd3_merged.safetensors");
+    QVERIFY(runRunner({"--init_checkpoint", base, "--model_family", "sd3", "--model_size", "tiny", "--seed", "1"}));
+    QVERIFY(runRunner({"--init_checkpoint", tuned, "--model_family", "sd3", "--model_size", "tiny", "--seed", "2"}));
+
+    ToolsTab tools;
+    QSignalSpy finished(&tools, &ToolsTab::toolFinished);
+    QSignalSpy checked(&tools, &ToolsTab::checkFinished);
+    tools.selectTool(QStringLiteral("extract_lora_from_models"));
+    tools.setFlagValue(QStringLiteral("model_org"), base);
+    tools.setFlagValue(QStringLiteral("model_tuned"), tuned);
+    tools.setFlagValue(QStringLiteral("save_to"), extracted);
+    tools.setFlagValue(QStringLiteral("dim"), QStringLiteral("2"));
+    tools.startTool();
+    QVERIFY(finished.wait(120000));
+    QCOMPARE(finished.takeFirst().at(0).toInt(), 0);
+    QVERIFY(checked.wait(60000));
+    // check_lora_weights on the LoRA written names SD 3.x and networks.lora_sd3.
+    const QString result = tools.resultText();
+    QVERIFY2(result.contains(QStringLiteral("family: SD 3.x")), qPrintable(result));
+    QVERIFY2(result.contains(QStringLiteral("network: networks.lora_sd3")), qPrintable(result));
+    QVERIFY2(result.contains(QStringLiteral("lora_unet_joint_blocks_0_x_block_attn_qkv.lora_down.weight")), qPrintable(result));
+
+    tools.selectTool(QStringLiteral("merge_lora"));
+    tools.setFlagValue(QStringLiteral("models"), extracted);
+    tools.setFlagValue(QStringLiteral("ratios"), QStringLiteral("0.5"));
+    tools.setFlagValue(QStringLiteral("sd_model"), base);
+    tools.setFlagValue(QStringLiteral("save_to"), merged);
+    tools.setFlagValue(QStringLiteral("save_precision"), QStringLiteral("bf16"));
+    tools.startTool();
+    QVERIFY(finished.wait(120000));
+    QCOMPARE(finished.takeFirst().at(0).toInt(), 0);
+    QVERIFY2(tools.statusText().contains(merged), qPrintable(tools.statusText()));
+    QVERIFY(QFileInfo(merged).size() > 0);
+    QVERIFY(QFileInfo(merged).size() < QFileInfo(base).size());  // bf16 where the tiny file is float32
   }
 
   void theMainWindowHasTheTabAndItsFileActionsLeaveItAlone() {

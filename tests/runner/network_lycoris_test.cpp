@@ -1,4 +1,4 @@
-// lycoris.kohya: the modules each preset puts on the full-size SDXL and FLUX models, network_args
+// lycoris.kohya: the modules each preset puts on the full-size SDXL, FLUX and SD 3.x models, network_args
 // read as LyCORIS reads them, and files written and read back with LyCORIS's keys.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -13,6 +13,9 @@
 #include "io/safetensors.h"
 #include "models/text_encoders/clip_text_model.h"
 #include "models/flux/flux_layout.h"
+#include "models/sd3/sd3_mmdit_config.h"
+#include "models/sd3/sd3_mmdit_layout.h"
+#include "models/text_encoders/t5_encoder.h"
 #include "models/unet/sdxl_unet_layout.h"
 #include "network/lora_file.h"
 #include "network/lora_network.h"
@@ -91,26 +94,42 @@ TEST(LycorisTargets, FullSizeModuleSetsPerPreset) {
 
 // The module lists LyCORIS's own create_network makes on sd-scripts' models, per preset, as
 // tests/gpu/lycoris_module_lists.py wrote them (LyCORIS f49d30d; sd-scripts' SDXL UNet, CLIP-L,
-// bigG and FLUX.1-dev built on the meta device; CLIP under its text_model level, as sd-scripts'
+// bigG, FLUX.1-dev and the SD 3 Medium, SD 3.5 Medium and SD 3.5 Large MMDiTs with CLIP-L, CLIP-G
+// and T5-XXL, built on the meta device; CLIP under its text_model level, as sd-scripts'
 // transformers names it): "<lora name> <kernel>" per line, 0 for a Linear.
 TEST(LycorisTargets, ModuleListsEqualLycorisOwn) {
-  const std::vector<LayerPath> unet = sdxlUnetLayers();
   const std::vector<LayerPath> clipL = linearsOf(models::clipTextLinearLayers(models::ClipTextConfig::sdxlClipL()));
   const std::vector<LayerPath> bigG = linearsOf(models::clipTextLinearLayers(models::ClipTextConfig::sdxlOpenClipBigG()));
-  const std::vector<LayerPath> flux = linearsOf(models::fluxTransformerLinearLayers(models::FluxConfig::dev()));
-  auto listed = [](LycorisPreset preset, LoraNetworkModule module, LoraComponent component, const std::vector<LayerPath>& layers,
-                   int64_t convDim, std::set<std::string>& out) {
-    const std::vector<bool> chosen = lycorisSelect(preset, module, component, layers, convDim);
-    for (size_t i = 0; i < layers.size(); ++i)
-      if (chosen[i]) out.insert(kohyaLoraName(component, layers[i].path) + " " + std::to_string(layers[i].kernel));
+  const std::vector<LayerPath> t5 = linearsOf(models::t5EncoderLinearLayers(models::T5EncoderConfig::xxl()));
+  struct Listed {
+    std::string file;  // the files' prefix
+    LoraNetworkModule module;
+    std::vector<std::pair<LoraComponent, std::vector<LayerPath>>> models;
+    bool everyPreset;  // else "full" only
   };
+  using C = LoraComponent;
+  auto sd3 = [&](const char* file, const models::Sd3MmditConfig& config, bool everyPreset) {
+    return Listed{file, LoraNetworkModule::LoraSd3,
+                  {{C::Unet, linearsOf(models::sd3MmditLinearLayers(config))}, {C::TextEncoder1, clipL}, {C::TextEncoder2, bigG},
+                   {C::TextEncoder3, t5}},
+                  everyPreset};
+  };
+  const std::vector<Listed> listed{
+      {"sdxl", LoraNetworkModule::Lora, {{C::Unet, sdxlUnetLayers()}, {C::TextEncoder1, clipL}, {C::TextEncoder2, bigG}}, true},
+      {"flux", LoraNetworkModule::LoraFlux,
+       {{C::Unet, linearsOf(models::fluxTransformerLinearLayers(models::FluxConfig::dev()))}, {C::TextEncoder1, clipL}}, true},
+      sd3("sd3_medium", models::Sd3MmditConfig::sd3Medium(), false),
+      sd3("sd35_medium", models::Sd3MmditConfig::sd35Medium(), true),
+      sd3("sd35_large", models::Sd3MmditConfig::sd35Large(), false)};
   size_t files = 0;
-  for (const bool isFlux : {false, true}) {
+  for (const Listed& l : listed) {
     for (size_t p = 0; p < lycorisPresetNames().size(); ++p) {
       for (const int64_t convDim : {int64_t{4}, int64_t{0}}) {
         const LycorisPreset preset = static_cast<LycorisPreset>(p);
-        if (convDim == 0 && preset != LycorisPreset::Full) continue;
-        const std::string name = std::string(isFlux ? "flux_" : "sdxl_") + lycorisPresetNames()[p] + (convDim == 0 ? "_conv_dim_0" : "");
+        if ((preset != LycorisPreset::Full && !l.everyPreset) || (convDim == 0 && (preset != LycorisPreset::Full || !l.everyPreset)) ||
+            (convDim == 0 && l.module == LoraNetworkModule::LoraSd3))
+          continue;
+        const std::string name = l.file + "_" + lycorisPresetNames()[p] + (convDim == 0 ? "_conv_dim_0" : "");
         SCOPED_TRACE(name);
         const fs::path file = fs::path(SINTER_TEST_DATA_DIR) / "lycoris" / (name + ".txt");
         std::ifstream in(file);
@@ -119,10 +138,11 @@ TEST(LycorisTargets, ModuleListsEqualLycorisOwn) {
         for (std::string line; std::getline(in, line);)
           if (!line.empty()) theirs.insert(line);
         std::set<std::string> ours;
-        const LoraNetworkModule module = isFlux ? LoraNetworkModule::LoraFlux : LoraNetworkModule::Lora;
-        listed(preset, module, LoraComponent::Unet, isFlux ? flux : unet, convDim, ours);
-        listed(preset, module, LoraComponent::TextEncoder1, clipL, convDim, ours);
-        if (!isFlux) listed(preset, module, LoraComponent::TextEncoder2, bigG, convDim, ours);
+        for (const auto& [component, layers] : l.models) {
+          const std::vector<bool> chosen = lycorisSelect(preset, l.module, component, layers, convDim);
+          for (size_t i = 0; i < layers.size(); ++i)
+            if (chosen[i]) ours.insert(kohyaLoraName(component, layers[i].path) + " " + std::to_string(layers[i].kernel));
+        }
         std::vector<std::string> onlyOurs, onlyTheirs;
         std::set_difference(ours.begin(), ours.end(), theirs.begin(), theirs.end(), std::back_inserter(onlyOurs));
         std::set_difference(theirs.begin(), theirs.end(), ours.begin(), ours.end(), std::back_inserter(onlyTheirs));
@@ -132,7 +152,7 @@ TEST(LycorisTargets, ModuleListsEqualLycorisOwn) {
       }
     }
   }
-  EXPECT_EQ(files, 14u);
+  EXPECT_EQ(files, 22u);
 }
 
 TEST(LycorisArgs, ReadAsLycorisReadsThem) {

@@ -5,6 +5,8 @@
 #include <torch/torch.h>
 
 #include <map>
+#include <optional>
+#include <tuple>
 #include <set>
 #include <string>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "models/layers/linear.h"
 #include "models/sd3/sd3_mmdit.h"
 #include "models/text_encoders/clip_text_model.h"
+#include "models/text_encoders/t5_encoder.h"
 #include "models/unet/sdxl_unet.h"
 #include "network/lora_network.h"
 #include "network/lora_targets.h"
@@ -130,24 +133,38 @@ TEST(Sd3Lora, EmbDimsAddTheEmbeddersAndFinalLayer) {
   EXPECT_EQ(listed, expected.size() - 1);
 }
 
-// lora_sd3's prepare_optimizer_params_with_multiple_te_lrs: text_encoder_lr [CLIP-L, CLIP-G and T5-XXL]:
-// the second value (t5xxl_lr here) trains CLIP-G, where networks.lora's SDXL CLIP-G stays at the first.
-TEST(Sd3Lora, ClipGTrainsAtTheSecondTextEncoderRate) {
+// lora_sd3's prepare_optimizer_params_with_multiple_te_lrs: text_encoder_lr [CLIP-L, CLIP-G, T5-XXL]:
+// the second value (t5xxl_lr here) trains CLIP-G, and T5-XXL unless a third (sd3_t5xxl_lr) is given,
+// where networks.lora's SDXL CLIP-G stays at the first.
+TEST(Sd3Lora, ClipGAndT5xxlTrainAtTheSecondAndThirdTextEncoderRates) {
   models::ClipTextModel clipL(models::ClipTextConfig::tinySd3ClipL()), clipG(models::ClipTextConfig::tinySd3ClipG());
-  auto groupsOf = [&](LoraTargetRule (*rule)(LoraComponent)) {
+  models::T5Encoder t5(models::T5EncoderConfig::tiny());
+  using Groups = std::map<std::string, std::pair<double, size_t>>;
+  auto groupsOf = [&](LoraTargetRule (*rule)(LoraComponent), std::optional<double> third, bool withT5) {
     LoraNetwork net(LoraNetworkOptions{});
     net.attach(rule(LoraComponent::TextEncoder1), *clipL);
     net.attach(rule(LoraComponent::TextEncoder2), *clipG);
-    std::map<std::string, std::pair<double, size_t>> out;
-    for (const LoraParamGroup& g : net.parameterGroups(1e-5, std::nullopt, 1e-4, 3e-6)) out[g.label] = {g.lr, g.params.size()};
-    return std::make_pair(out, net.readsSecondTextEncoderLr());
+    if (withT5) net.attach(rule(LoraComponent::TextEncoder3), *t5);
+    Groups out;
+    for (const LoraParamGroup& g : net.parameterGroups(1e-5, std::nullopt, 1e-4, 3e-6, third)) out[g.label] = {g.lr, g.params.size()};
+    return std::make_tuple(out, net.readsTextEncoderLrAt(1), net.readsTextEncoderLrAt(2));
   };
-  const auto [sd3, sd3Second] = groupsOf([](LoraComponent c) { return sd3LoraRule(c); });
-  const auto perClip = static_cast<size_t>(2 * 6 * models::ClipTextConfig::tinySd3ClipL().layers);  // down and up of 6 Linears a layer
-  EXPECT_EQ(sd3.at("textencoder"), std::make_pair(1e-5, perClip));
-  EXPECT_EQ(sd3.at("textencoder 2"), std::make_pair(3e-6, static_cast<size_t>(2 * 6 * models::ClipTextConfig::tinySd3ClipG().layers)));
-  EXPECT_TRUE(sd3Second);
-  const auto [sdxl, sdxlSecond] = groupsOf(&sdxlLoraRule);
+  auto sd3Rule = [](LoraComponent c) { return sd3LoraRule(c); };
+  const auto perClipL = static_cast<size_t>(2 * 6 * models::ClipTextConfig::tinySd3ClipL().layers);  // down and up of 6 Linears a layer
+  const auto perClipG = static_cast<size_t>(2 * 6 * models::ClipTextConfig::tinySd3ClipG().layers);
+  const auto perT5 = static_cast<size_t>(2 * 7 * models::T5EncoderConfig::tiny().layers);  // q, k, v, o, wi_0, wi_1, wo
+  const auto [clips, clipsSecond, clipsThird] = groupsOf(sd3Rule, 2e-6, false);
+  EXPECT_EQ(clips.at("textencoder"), std::make_pair(1e-5, perClipL));
+  EXPECT_EQ(clips.at("textencoder 2"), std::make_pair(3e-6, perClipG));
+  EXPECT_TRUE(clipsSecond);
+  EXPECT_FALSE(clipsThird) << "no T5-XXL modules: the third value is not read";
+  const auto [withT5, t5Second, t5Third] = groupsOf(sd3Rule, 2e-6, true);
+  EXPECT_EQ(withT5.at("textencoder 2"), std::make_pair(3e-6, perClipG));
+  EXPECT_EQ(withT5.at("textencoder 3"), std::make_pair(2e-6, perT5));
+  EXPECT_TRUE(t5Third);
+  const auto [twoValues, twoSecond, twoThird] = groupsOf(sd3Rule, std::nullopt, true);
+  EXPECT_EQ(twoValues.at("textencoder 3"), std::make_pair(3e-6, perT5)) << "two values: T5-XXL at the second, as lora_sd3 fills the list";
+  const auto [sdxl, sdxlSecond, sdxlThird] = groupsOf(&sdxlLoraRule, 2e-6, false);
   EXPECT_FALSE(sdxl.count("textencoder 2"));
   EXPECT_FALSE(sdxlSecond);
 }

@@ -1,5 +1,6 @@
 // check_lora_weights: what a LoRA or LyCORIS file holds (tools/lora_file_summary.h), and the
-// command's output, whose per-tensor lines are sd-scripts' networks/check_lora_weights.py's.
+// command's output, whose per-tensor lines are sd-scripts' networks/check_lora_weights.py's; the
+// family a file is for, from its metadata or its module names (SD 3.x's networks.lora_sd3 among them).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -40,10 +41,46 @@ TEST(CheckLoraWeights, TheSummaryNamesAlgorithmsRanksAlphasAndTheModel) {
   EXPECT_EQ(s.alphas, (std::map<std::string, int64_t>{{"1.0", 1}, {"3.0", 2}}));
   EXPECT_EQ(s.network, "lycoris.kohya (by its keys; no ss_network_module)");
   EXPECT_EQ(s.model, "sdxl_base_v1-0");
-  EXPECT_EQ(s.lines().at(3), "ranks: 4 (1 modules), 6 (1 modules)");
+  EXPECT_EQ(s.lines().at(4), "ranks: 4 (1 modules), 6 (1 modules)");
+  EXPECT_EQ(s.family, "SDXL (ss_base_model_version = sdxl_base_v1-0)");
   const LoraFileSummary plain = summarizeLoraFile({{"m.lora_down.weight", torch::ones({2, 3})}}, {{"ss_network_module", "networks.lora_flux"}});
   EXPECT_EQ(plain.network, "networks.lora_flux");
   EXPECT_EQ(plain.model, "not in the metadata");
+}
+
+TEST(CheckLoraWeights, AnSd3LoraIsNamedByItsMetadataOrItsModuleNames) {
+  torch::manual_seed(3);
+  const std::map<std::string, torch::Tensor> sd3 = {
+      {"lora_unet_joint_blocks_0_x_block_attn_qkv.lora_down.weight", torch::randn({4, 64})},
+      {"lora_unet_joint_blocks_0_x_block_attn_qkv.lora_up.weight", torch::randn({192, 4})},
+      {"lora_unet_joint_blocks_0_x_block_attn_qkv.alpha", torch::tensor(2.0)},
+      {"lora_te2_text_model_encoder_layers_0_self_attn_q_proj.lora_down.weight", torch::randn({4, 32})},
+      {"lora_te2_text_model_encoder_layers_0_self_attn_q_proj.lora_up.weight", torch::randn({32, 4})}};
+  const LoraFileSummary byNames = summarizeLoraFile(sd3, {});
+  EXPECT_EQ(byNames.family, "SD 3.x (its module names (lora_unet_joint_blocks_*))");
+  EXPECT_EQ(byNames.network, "networks.lora_sd3 (by its keys; no ss_network_module)");
+  EXPECT_EQ(byNames.lines().at(0), "family: " + byNames.family);
+  const LoraFileSummary byMetadata =
+      summarizeLoraFile(sd3, {{"ss_network_module", "networks.lora_sd3"}, {"ss_base_model_version", "5-large"}});
+  EXPECT_EQ(byMetadata.family, "SD 3.x (ss_network_module = networks.lora_sd3)");
+  EXPECT_EQ(byMetadata.network, "networks.lora_sd3");
+  EXPECT_EQ(byMetadata.model, "5-large");
+  // svd_merge_lora writes networks.lora (as svd_merge_lora.py): the architecture tells then.
+  EXPECT_EQ(summarizeLoraFile(sd3, {{"ss_network_module", "networks.lora"}, {"modelspec.architecture", "stable-diffusion-3-medium/lora"}}).family,
+            "SD 3.x (modelspec.architecture = stable-diffusion-3-medium/lora)");
+  EXPECT_EQ(summarizeLoraFile({{"lora_te_text_model_encoder_layers_0_mlp_fc1.lora_down.weight", torch::ones({2, 1024})}}, {}).family,
+            "SD 2.x (its module names (lora_te_*, lora_te_* 1024 wide))");
+  EXPECT_EQ(summarizeLoraFile({{"m.lora_down.weight", torch::ones({2, 3})}}, {}).family, "not told by its metadata or module names");
+
+  const fs::path dir = fs::temp_directory_path() / ("sinter_check_sd3_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string file = (dir / "sd3.safetensors").string();
+  sinter::io::writeSafetensors(file, {sd3.begin(), sd3.end()}, {{"ss_network_module", "networks.lora_sd3"}});
+  const auto run = sinter::test::runRunner({"check_lora_weights", file});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(run.out.rfind("family: SD 3.x (ss_network_module = networks.lora_sd3)\nnetwork: networks.lora_sd3\n", 0), 0u) << run.out;
+  EXPECT_NE(run.out.find("\nlora_unet_joint_blocks_0_x_block_attn_qkv.lora_up.weight,(192-4),"), std::string::npos) << run.out;
+  fs::remove_all(dir);
 }
 
 TEST(CheckLoraWeights, TheCommandPrintsCheckLoraWeightsPysLines) {

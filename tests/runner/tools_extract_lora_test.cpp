@@ -2,7 +2,8 @@
 // low-rank delta (a LoRA made as training makes it, merged into the tiny checkpoint by merge_lora)
 // is recovered from (base, base + delta): the same modules, each product the LoRA's delta as the
 // script's rule factors it; the text encoders are left out when they did not change;
-// the metadata is extract_lora_from_models.py's; checkpoints of two families are refused.
+// the metadata is extract_lora_from_models.py's; checkpoints of two families are refused. SD 3.x
+// (no sd-scripts script): networks.lora_sd3's default targets, T5-XXL left out as create_network leaves it.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include "network/lora_max_norm.h"
 #include "random_lora_network.h"
 #include "runner_process.h"
+#include "sd3_tool_files.h"
 #include "temp_dir.h"
 #include "tools/low_rank_factors.h"
 
@@ -161,4 +163,49 @@ TEST(ExtractLora, FluxTransformerAndRefusalOfTwoFamilies) {
   EXPECT_EQ(refused.exitCode, 2);
   EXPECT_NE(refused.err.find("of one model"), std::string::npos) << refused.err;
   EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(ExtractLora, Sd3RecoversAKnownLowRankDeltaAtLoraSd3sModulesAndLeavesT5xxlOut) {
+  TempDir dir;
+  const std::string ckpt = dir / "sd3.safetensors", base = dir / "base.safetensors", tuned = dir / "tuned.safetensors",
+                    lora = dir / "lora.safetensors", t5Lora = dir / "t5_lora.safetensors", out = dir / "extracted.safetensors";
+  const std::string t5 = sinter::test::writeTinySd3Checkpoint(ckpt, 41);
+  // The _incl_clips_t5xxl layout: T5-XXL inside the checkpoint too.
+  {
+    const sinter::io::SafetensorsFile in(ckpt), t5File(t5);
+    std::vector<std::pair<std::string, torch::Tensor>> tensors;
+    for (const std::string& key : in.keys()) tensors.emplace_back(key, in.tensor(key));
+    for (const std::string& key : t5File.keys()) tensors.emplace_back(sinter::models::kSd3T5xxlPrefix + key, t5File.tensor(key));
+    sinter::io::writeSafetensors(base, tensors);
+  }
+  sinter::test::Sd3ToolModels models = sinter::test::loadSd3ToolModels(base);
+  models.t5 = sinter::models::loadT5Encoder(sinter::io::SafetensorsFile(base), sinter::models::kSd3T5xxlPrefix);
+  // The known delta: networks.lora_sd3's default modules (joint blocks, CLIP-L, CLIP-G); T5-XXL changes too, by a LoRA of its own.
+  const LoraNetworkOptions options = sinter::test::sd3LoraOptions(2, 1.0);
+  LoraNetwork network(options);
+  sinter::test::Sd3ToolModels withoutT5{models.mmdit, models.clipL, models.clipG};
+  sinter::test::attachSd3Lora(network, options, withoutT5, true);
+  sinter::test::randomizeLoraNetwork(network, 5);
+  sinter::test::saveSd3LoraNetwork(network, lora);
+  LoraNetwork t5Network(options);
+  t5Network.attach(sinter::network::sd3LoraRule(LoraComponent::TextEncoder3), *models.t5);
+  sinter::test::randomizeLoraNetwork(t5Network, 6);
+  sinter::test::saveSd3LoraNetwork(t5Network, t5Lora);
+  ASSERT_EQ(sinter::test::runRunner({"merge_lora", "--sd_model", base, "--models", lora, t5Lora, "--ratios", "1", "1", "--save_to", tuned})
+                .exitCode,
+            0);
+
+  const auto run = sinter::test::runRunner({"extract_lora_from_models", "--model_org", base, "--model_tuned", tuned, "--save_to", out,
+                                            "--dim", "2", "--conv_dim", "2"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  sinter::test::Sd3ToolModels merged = sinter::test::loadSd3ToolModels(tuned);
+  expectRecovered(network, {{models.mmdit.get(), merged.mmdit.get()}, {models.clipL.get(), merged.clipL.get()},
+                            {models.clipG.get(), merged.clipG.get()}}, out, 2, 0.99);
+  const sinter::io::SafetensorsFile file(out);
+  for (const std::string& key : file.keys()) EXPECT_NE(key.rfind("lora_te3_", 0), 0u) << key;
+  EXPECT_EQ(file.metadata().at("ss_network_module"), "networks.lora_sd3");
+  EXPECT_EQ(file.metadata().at("ss_base_model_version"), "5-medium");
+  EXPECT_EQ(file.metadata().at("ss_v2"), "False");
+  EXPECT_EQ(file.metadata().at("modelspec.architecture"), "stable-diffusion-3-5-medium/lora");
+  EXPECT_EQ(file.metadata().count("modelspec.prediction_type"), 0u);
 }

@@ -24,6 +24,7 @@
 #include "network/lora_network.h"
 #include "random_lora_network.h"
 #include "runner_process.h"
+#include "sd3_tool_files.h"
 #include "temp_dir.h"
 #include "tools/lora_merge.h"
 
@@ -258,6 +259,136 @@ TEST(MergeLoraIntoCheckpoint, FluxTransformerAndItsTextEncodersGivenApart) {
   EXPECT_TRUE(torch::allclose(sinter::io::SafetensorsFile(t5Out).tensor(t5Key), t5Expected, 1e-5, 1e-5));
   EXPECT_EQ(sinter::io::SafetensorsFile(out).metadata().at("modelspec.architecture"), "flux-1-dev");
   EXPECT_EQ(sinter::io::SafetensorsFile(clipOut).metadata().count("modelspec.architecture"), 0u);
+}
+
+TEST(MergeLoraIntoCheckpoint, Sd3EveryModuleOfTheMmditClipsAndT5xxlIsBasePlusItsScaledDelta) {
+  TempDir dir;
+  const std::string ckpt = dir / "sd3.safetensors", a = dir / "a.safetensors", b = dir / "b.safetensors", out = dir / "merged.safetensors",
+                    t5Out = dir / "t5_merged.safetensors";
+  const std::string t5 = sinter::test::writeTinySd3Checkpoint(ckpt, 31);
+  sinter::test::Sd3ToolModels base = sinter::test::loadSd3ToolModels(ckpt, t5);
+  // A: every part, T5-XXL included, and emb_dims' embedders (the x_embedder's 2x2 patch conv, the
+  // final layer); B: the MMDiT's joint blocks at another rank.
+  const LoraNetworkOptions optionsA = sinter::test::sd3LoraOptions(4, 2.0, {"emb_dims=[2, 3, 2, 2, 2, 2]"});
+  LoraNetwork loraA(optionsA);
+  sinter::test::attachSd3Lora(loraA, optionsA, base, true);
+  randomizeLoraNetwork(loraA, 1);
+  sinter::test::saveSd3LoraNetwork(loraA, a);
+  const LoraNetworkOptions optionsB = sinter::test::sd3LoraOptions(3, 3.0);
+  LoraNetwork loraB(optionsB);
+  sinter::test::attachSd3Lora(loraB, optionsB, base, false);
+  randomizeLoraNetwork(loraB, 2);
+  sinter::test::saveSd3LoraNetwork(loraB, b);
+  std::set<std::string> names;
+  for (const auto& m : loraA.modules()) names.insert(m.name);
+  for (const char* name : {"lora_unet_joint_blocks_0_x_block_attn_qkv", "lora_unet_joint_blocks_0_context_block_attn_qkv",
+                           "lora_unet_x_embedder_proj", "lora_te1_text_model_encoder_layers_0_self_attn_q_proj",
+                           "lora_te2_text_model_encoder_layers_0_mlp_fc1", "lora_te3_encoder_block_0_layer_0_SelfAttention_q"})
+    ASSERT_TRUE(names.count(name)) << name;
+
+  const auto run = sinter::test::runRunner({"merge_lora", "--sd_model", ckpt, "--t5xxl", t5, "--t5xxl_save_to", t5Out, "--models", a, b,
+                                            "--ratios", "0.7", "-0.4", "--save_to", out});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  sinter::test::Sd3ToolModels merged = sinter::test::loadSd3ToolModels(out, t5Out);
+  size_t checked = 0;
+  const std::vector<std::pair<const LoraNetwork*, double>> both = {{&loraA, 0.7}, {&loraB, -0.4}};
+  expectMerged(*base.mmdit, *merged.mmdit, both, &checked);
+  expectMerged(*base.clipL, *merged.clipL, both, &checked);
+  expectMerged(*base.clipG, *merged.clipG, both, &checked);
+  expectMerged(*base.t5, *merged.t5, both, &checked);
+  EXPECT_EQ(checked, loraA.modules().size());  // B's modules are among A's
+
+  // The fused qkv: one module over the whole [3·hidden, hidden] tensor, every row moved.
+  const sinter::io::SafetensorsFile in(ckpt), file(out);
+  const std::string qkv = "model.diffusion_model.joint_blocks.0.x_block.attn.qkv.weight";
+  const torch::Tensor rowsMoved = (file.tensor(qkv) - in.tensor(qkv)).abs().amax(1);
+  EXPECT_EQ(rowsMoved.size(0), 3 * base.mmdit->config().hiddenSize());
+  EXPECT_GT(rowsMoved.min().item<double>(), 0.0);
+  // SAI's layout kept (the VAE as it was), with SD 3's modelspec; T5-XXL's file without one.
+  EXPECT_EQ(file.keys(), in.keys());
+  EXPECT_TRUE(torch::equal(file.tensor("first_stage_model.decoder.conv_in.weight"), in.tensor("first_stage_model.decoder.conv_in.weight")));
+  EXPECT_EQ(file.metadata().at("modelspec.architecture"), "stable-diffusion-3-5-medium");
+  EXPECT_EQ(sinter::io::SafetensorsFile(t5Out).metadata().count("modelspec.architecture"), 0u);
+}
+
+TEST(MergeLoraIntoCheckpoint, Sd3TextEncodersAFileLacksAreNamedAndClipGGivenApart) {
+  TempDir dir;
+  const std::string ckpt = dir / "sd3.safetensors", mmditOnly = dir / "mmdit.safetensors", clipG = dir / "clip_g.safetensors",
+                    lora = dir / "lora.safetensors", out = dir / "out.safetensors", clipGOut = dir / "clip_g_out.safetensors";
+  sinter::test::writeTinySd3Checkpoint(ckpt, 32);
+  sinter::test::Sd3ToolModels base = sinter::test::loadSd3ToolModels(ckpt);
+  const LoraNetworkOptions options = sinter::test::sd3LoraOptions(2, 1.0);
+  LoraNetwork network(options);
+  sinter::test::attachSd3Lora(network, options, base, true);
+  randomizeLoraNetwork(network, 3);
+  sinter::test::saveSd3LoraNetwork(network, lora);
+  // SD 3.5 Large's release layout: the MMDiT and VAE alone; CLIP-G as text_encoders/clip_g.safetensors.
+  const sinter::io::SafetensorsFile in(ckpt);
+  std::vector<std::pair<std::string, torch::Tensor>> single, clip;
+  const std::string clipGPrefix = sinter::models::kSd3ClipGPrefix;
+  for (const std::string& key : in.keys()) {
+    if (key.rfind("text_encoders.", 0) != 0) single.emplace_back(key, in.tensor(key));
+    if (key.rfind(clipGPrefix, 0) == 0) clip.emplace_back(key.substr(clipGPrefix.size()), in.tensor(key));
+  }
+  sinter::io::writeSafetensors(mmditOnly, single);
+  sinter::io::writeSafetensors(clipG, clip);
+
+  const auto run = sinter::test::runRunner({"merge_lora", "--sd_model", mmditOnly, "--models", lora, "--ratios", "1", "--save_to", out});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.err.find("name no weight of " + mmditOnly), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("lora_te1_text_model_encoder_layers_0_mlp_fc1"), std::string::npos) << run.err;  // the first, by name
+  sinter::models::Sd3Mmdit merged = sinter::models::loadSd3Mmdit(sinter::io::SafetensorsFile(out));
+  size_t checked = 0;
+  expectMerged(*base.mmdit, *merged, {{&network, 1.0}}, &checked);
+  EXPECT_GT(checked, 0u);
+
+  const auto apart = sinter::test::runRunner({"merge_lora", "--clip_g", clipG, "--clip_g_save_to", clipGOut, "--models", lora,
+                                              "--ratios", "0.5"});
+  ASSERT_EQ(apart.exitCode, 0) << apart.err;
+  sinter::models::ClipTextModel mergedClipG = sinter::train::loadSd3Clip(sinter::io::SafetensorsFile(clipGOut), true);
+  checked = 0;
+  expectMerged(*base.clipG, *mergedClipG, {{&network, 0.5}}, &checked);
+  EXPECT_GT(checked, 0u);
+  EXPECT_EQ(sinter::io::SafetensorsFile(clipGOut).keys(), sinter::io::SafetensorsFile(clipG).keys());
+
+  // A LoRA of the text encoders alone fits nothing of the MMDiT's file: refused, nothing written.
+  std::vector<std::pair<std::string, torch::Tensor>> textOnly;
+  for (const auto& [key, tensor] : network.stateDict(torch::kFloat32))
+    if (key.rfind("lora_te", 0) == 0) textOnly.emplace_back(key, tensor);
+  const std::string teLora = dir / "te.safetensors", refusedOut = dir / "refused.safetensors";
+  sinter::io::writeSafetensors(teLora, textOnly);
+  const auto refused = sinter::test::runRunner({"merge_lora", "--sd_model", mmditOnly, "--models", teLora, "--ratios", "1", "--save_to",
+                                                refusedOut});
+  EXPECT_EQ(refused.exitCode, 2);
+  EXPECT_NE(refused.err.find("names a weight of"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(refusedOut));
+}
+
+TEST(MergeLoraFiles, TwoSd3LorasIntoOneAsMergeLoraModelsSumsThem) {
+  TempDir dir;
+  const std::string ckpt = dir / "sd3.safetensors", a = dir / "a.safetensors", b = dir / "b.safetensors", out = dir / "ab.safetensors";
+  sinter::test::writeTinySd3Checkpoint(ckpt, 33);
+  sinter::test::Sd3ToolModels base = sinter::test::loadSd3ToolModels(ckpt);
+  for (const auto& [path, alpha, seed] : std::vector<std::tuple<std::string, double, uint64_t>>{{a, 1.0, 4}, {b, 4.0, 5}}) {
+    const LoraNetworkOptions options = sinter::test::sd3LoraOptions(2, alpha);
+    LoraNetwork network(options);
+    sinter::test::attachSd3Lora(network, options, base, true);
+    randomizeLoraNetwork(network, seed);
+    sinter::test::saveSd3LoraNetwork(network, path);
+  }
+  const auto run = sinter::test::runRunner({"merge_lora", "--models", a, b, "--ratios", "0.5", "-2", "--save_to", out});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  const sinter::io::SafetensorsFile fa(a), fb(b), file(out);
+  EXPECT_EQ(file.keys(), fa.keys());
+  // Each factor: the first's · 0.5 + the second's · √(4/1) · -2 (lora_up with its magnitude).
+  for (const std::string module : {"lora_unet_joint_blocks_0_x_block_attn_qkv", "lora_te2_text_model_encoder_layers_0_self_attn_k_proj"}) {
+    const std::string down = module + ".lora_down.weight", up = module + ".lora_up.weight";
+    EXPECT_TRUE(torch::allclose(file.tensor(down), fa.tensor(down) * 0.5 + fb.tensor(down) * -4.0, 1e-5, 1e-5)) << module;
+    EXPECT_TRUE(torch::allclose(file.tensor(up), fa.tensor(up) * 0.5 + fb.tensor(up) * 4.0, 1e-5, 1e-5)) << module;
+  }
+  EXPECT_EQ(file.metadata().at("ss_network_module"), "networks.lora_sd3");
+  EXPECT_EQ(file.metadata().at("ss_base_model_version"), "5-medium");
+  EXPECT_EQ(file.metadata().at("modelspec.architecture"), "stable-diffusion-3-5-medium/lora");
 }
 
 TEST(MergeLoraIntoCheckpoint, ALoraForAnotherModelIsRefusedAndNothingIsWritten) {

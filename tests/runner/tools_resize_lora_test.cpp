@@ -1,6 +1,7 @@
 // resize_lora (tools/lora_resize.h and the `sinter-runner resize_lora` command): the rank rules of
 // sd-scripts' resize_lora.py against a float64 reference written from their definitions, the
-// resized product against the truncated SVD of the original, and the file the command writes.
+// resized product against the truncated SVD of the original, and the file the command writes (an
+// SD 3.x LoRA among them: the tool is key-generic, as resize_lora.py is).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -11,6 +12,8 @@
 
 #include "io/safetensors.h"
 #include "runner_process.h"
+#include "sd3_tool_files.h"
+#include "temp_dir.h"
 #include "tools/lora_resize.h"
 
 namespace fs = std::filesystem;
@@ -202,4 +205,53 @@ TEST(ResizeLoraCommand, WritesTheFileWithResizeLoraPysMetadata) {
   // An unambiguous prefix is the flag, as argparse reads it.
   EXPECT_EQ(sinter::test::runRunner({"resize_lora", "--model", in, "--save_to", out, "--new_r", "3"}).exitCode, 0);
   fs::remove_all(dir);
+}
+
+TEST(ResizeLoraCommand, AnSd3LoraAtFullRankIsReproducedAndAtASmallerOneTruncated) {
+  sinter::test::TempDir dir;
+  const std::string ckpt = dir / "sd3.safetensors", in = dir / "sd3_lora.safetensors", full = dir / "full.safetensors",
+                    small = dir / "small.safetensors";
+  sinter::test::writeTinySd3Checkpoint(ckpt, 51);
+  sinter::test::Sd3ToolModels models = sinter::test::loadSd3ToolModels(ckpt);
+  // The MMDiT (emb_dims: its embedders, the x_embedder's 2x2 patch conv and the final layer) and both CLIPs.
+  const sinter::network::LoraNetworkOptions options = sinter::test::sd3LoraOptions(4, 2.0, {"emb_dims=[3, 3, 3, 3, 3, 3]"});
+  sinter::network::LoraNetwork network(options);
+  sinter::test::attachSd3Lora(network, options, models, true);
+  sinter::test::randomizeLoraNetwork(network, 52);
+  sinter::test::saveSd3LoraNetwork(network, in);
+  auto read = [](const std::string& path) {
+    const sinter::io::SafetensorsFile file(path);
+    std::map<std::string, torch::Tensor> tensors;
+    for (const std::string& key : file.keys()) tensors[key] = file.tensor(key);
+    return tensors;
+  };
+  const auto original = read(in);
+  ASSERT_TRUE(original.count("lora_unet_x_embedder_proj.lora_down.weight"));
+  ASSERT_TRUE(original.count("lora_unet_joint_blocks_0_context_block_attn_qkv.lora_up.weight"));
+
+  const auto atFull = sinter::test::runRunner({"resize_lora", "--model", in, "--save_to", full, "--new_rank", "4"});
+  ASSERT_EQ(atFull.exitCode, 0) << atFull.err;
+  const auto resized = read(full);
+  EXPECT_EQ(resized.size(), original.size());
+  size_t modules = 0;
+  for (const auto& m : network.modules()) {
+    ASSERT_TRUE(resized.count(m.name + ".lora_down.weight")) << m.name;
+    EXPECT_EQ(resized.at(m.name + ".lora_down.weight").sizes(), original.at(m.name + ".lora_down.weight").sizes()) << m.name;
+    EXPECT_LT(relative(product(resized, m.name), product(original, m.name)), 1e-5) << m.name;
+    ++modules;
+  }
+  EXPECT_EQ(modules * 3, original.size());
+  EXPECT_EQ(sinter::io::SafetensorsFile(full).metadata().at("ss_network_module"), "networks.lora_sd3");
+
+  const auto atTwo = sinter::test::runRunner({"networks/resize_lora.py", "--model", in, "--save_to", small, "--new_rank", "2"});
+  ASSERT_EQ(atTwo.exitCode, 0) << atTwo.err;
+  const auto two = read(small);
+  for (const std::string name : {"lora_unet_joint_blocks_1_x_block_attn_qkv", "lora_unet_x_embedder_proj",
+                                 "lora_te2_text_model_encoder_layers_0_self_attn_v_proj"}) {
+    const auto [u, s, vh] = torch::linalg_svd(product(original, name), false);
+    const torch::Tensor best = torch::matmul(u.slice(1, 0, 2) * s.slice(0, 0, 2), vh.slice(0, 0, 2));
+    EXPECT_EQ(two.at(name + ".lora_down.weight").size(0), 2) << name;
+    EXPECT_LT(relative(product(two, name), best), 1e-5) << name;
+  }
+  EXPECT_EQ(sinter::io::SafetensorsFile(small).metadata().at("ss_network_dim"), "2");
 }

@@ -1,19 +1,23 @@
 // svd_merge_lora (tools/lora_svd_merge.h and `sinter-runner svd_merge_lora`): the summed deltas of
 // several LoRAs against a float64 reference of svd_merge_lora.py's rule (Σ ratio · alpha/rank · up·down,
 // truncated SVD), the quantile clamp against its definition, the ranks and alphas written, and the
-// command's file.
+// command's file; two SD 3.x LoRAs made on the tiny models as training makes them.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 
 #include "io/safetensors.h"
 #include "runner_process.h"
+#include "sd3_tool_files.h"
+#include "temp_dir.h"
 #include "tools/lora_svd_merge.h"
 #include "tools/layer_block_weights.h"
 #include "tools/low_rank_factors.h"
+#include "tools/tool_files.h"
 
 namespace fs = std::filesystem;
 using namespace sinter::tools;
@@ -219,4 +223,61 @@ TEST(LayerBlockWeights, BlocksAndWeightsAsSvdMergeLoraPyReadsThem) {
   EXPECT_TRUE(torch::allclose(product(w, "lora_unet_down_blocks_0_attentions_0_proj_in"),
                               2.0 * product(u, "lora_unet_down_blocks_0_attentions_0_proj_in"), 1e-5, 1e-6));
   EXPECT_TRUE(torch::allclose(product(w, "lora_unet_conv_in"), product(u, "lora_unet_conv_in"), 1e-5, 1e-6));
+}
+
+TEST(SvdMergeLora, TwoSd3LorasAgainstAFloat64ReferenceOfEachModulesSum) {
+  sinter::test::TempDir dir;
+  const std::string ckpt = dir / "sd3.safetensors", a = dir / "a.safetensors", b = dir / "b.safetensors", out = dir / "ab.safetensors";
+  sinter::test::writeTinySd3Checkpoint(ckpt, 61);
+  sinter::test::Sd3ToolModels models = sinter::test::loadSd3ToolModels(ckpt);
+  // A: joint blocks and both CLIPs at rank 3; B: rank 2 with emb_dims (the embedders and the 2x2 patch conv).
+  const auto optionsA = sinter::test::sd3LoraOptions(3, 1.5), optionsB = sinter::test::sd3LoraOptions(2, 2.0, {"emb_dims=[2, 2, 2, 2, 2, 2]"});
+  sinter::network::LoraNetwork loraA(optionsA), loraB(optionsB);
+  sinter::test::attachSd3Lora(loraA, optionsA, models, true);
+  sinter::test::attachSd3Lora(loraB, optionsB, models, false);
+  sinter::test::randomizeLoraNetwork(loraA, 62);
+  sinter::test::randomizeLoraNetwork(loraB, 63);
+  sinter::test::saveSd3LoraNetwork(loraA, a);
+  sinter::test::saveSd3LoraNetwork(loraB, b);
+  const std::vector<LoraToMerge> loras = {{a, 0.8, readToolLora(a)}, {b, -0.5, readToolLora(b)}};
+  // Σ ratio · alpha/rank · up·down in float64, over the files that have the module.
+  auto reference = [&](const std::string& module) {
+    torch::Tensor sum;
+    for (const LoraToMerge& l : loras) {
+      if (!l.tensors.count(module + ".lora_down.weight")) continue;
+      const torch::Tensor d = l.tensors.at(module + ".lora_down.weight").to(torch::kDouble);
+      const torch::Tensor u = l.tensors.at(module + ".lora_up.weight").to(torch::kDouble);
+      const torch::Tensor p = l.ratio * l.tensors.at(module + ".alpha").item<double>() / d.size(0) *
+                              torch::matmul(u.reshape({u.size(0), -1}), d.reshape({d.size(0), -1}));
+      sum = sum.defined() ? sum + p : p;
+    }
+    return sum;
+  };
+  SvdMergeOptions options;
+  options.newRank = 4;
+  options.newConvRank = 4;
+  options.clampQuantile = std::nullopt;
+  const auto merged = svdMergeLoras(loras, options);
+  const std::map<std::string, torch::Tensor> t(merged.begin(), merged.end());
+  std::set<std::string> names;
+  for (const auto* network : {&loraA, &loraB})
+    for (const auto& m : network->modules()) names.insert(m.name);
+  EXPECT_EQ(t.size(), names.size() * 3);
+  for (const std::string& name : names) {
+    const torch::Tensor down = t.at(name + ".lora_down.weight"), up = t.at(name + ".lora_up.weight");
+    const int64_t k = down.size(0);
+    const torch::Tensor sum = reference(name);
+    EXPECT_EQ(k, std::min<int64_t>({4, sum.size(0), sum.size(1)})) << name;
+    const torch::Tensor product = torch::matmul(up.reshape({up.size(0), k}), down.reshape({k, -1})).to(torch::kDouble);
+    EXPECT_LT(relative(product, truncated(sum, k)), 1e-5) << name;
+  }
+  EXPECT_EQ(t.at("lora_unet_x_embedder_proj.lora_down.weight").dim(), 4);  // the 2x2 patch conv stays a conv
+
+  const auto run = sinter::test::runRunner({"svd_merge_lora", "--models", a, b, "--ratios", "0.8", "-0.5", "--new_rank", "4",
+                                            "--save_to", out});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  const sinter::io::SafetensorsFile file(out);
+  EXPECT_EQ(file.keys().size(), names.size() * 3);
+  EXPECT_EQ(file.metadata().at("ss_base_model_version"), "5-medium");
+  EXPECT_EQ(file.metadata().at("modelspec.architecture"), "stable-diffusion-3-5-medium/lora");
 }

@@ -303,6 +303,51 @@ TEST_F(Sd3Run, EmbDimsTrainTheEmbeddersAndFinalLayer) {
   EXPECT_NE(saved.metadata().at("ss_network_args").find("emb_dims"), std::string::npos);
 }
 
+// networks.lora_sd3's train_t5xxl=True with text_encoder_lr's three values [CLIP-L, CLIP-G, T5-XXL]:
+// the third (sd3_t5xxl_lr) is T5-XXL's alone; 0 leaves its group out, so its modules stay as created
+// while CLIP-G's train at the second.
+TEST_F(Sd3Run, TextEncoderLrsThirdValueIsT5xxlsRate) {
+  const std::string base = "model_family = \"sd3\"\nmax_train_steps = 2\nnetwork_args = [\"train_t5xxl=True\"]\n";
+  const ProcessResult r =
+      runRunner({"--config_file", writeConfig("three_lrs.toml", path("out_three_lrs"), base + "text_encoder_lr = [0.01, 0.02, 0.0]\n")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const sinter::io::SafetensorsFile f(path("out_three_lrs/s.safetensors"));
+  EXPECT_EQ(f.metadata().at("ss_text_encoder_lr"), "[0.01, 0.02, 0.0]");
+  const std::string t5 = "lora_te3_encoder_block_0_layer_0_SelfAttention_q.lora_up.weight";
+  const std::string clipG = "lora_te2_text_model_encoder_layers_0_self_attn_q_proj.lora_up.weight";
+  ASSERT_TRUE(f.has(t5));
+  EXPECT_EQ(f.tensor(t5).abs().max().item<double>(), 0.0);
+  EXPECT_GT(f.tensor(clipG).abs().max().item<double>(), 0.0);
+  // Two values: T5-XXL trains at the second, as lora_sd3 fills the list.
+  const ProcessResult two =
+      runRunner({"--config_file", writeConfig("two_lrs.toml", path("out_two_lrs"), base + "text_encoder_lr = [0.01, 0.02]\n")});
+  ASSERT_EQ(two.exitCode, 0) << two.err;
+  EXPECT_GT(sinter::io::SafetensorsFile(path("out_two_lrs/s.safetensors")).tensor(t5).abs().max().item<double>(), 0.0);
+}
+
+// lycoris.kohya on SD 3.x: LyCORIS's target classes here are SingleDiTBlock and CLIP's attention and
+// MLP, which are lora_sd3's modules; T5-XXL has no target class. Its files and resume as on SDXL.
+TEST_F(Sd3Run, LycorisTrainsTheSingleDiTBlocksAndResumesExactly) {
+  const std::string extra = "model_family = \"sd3\"\nmax_train_steps = 4\nsave_every_n_steps = 2\nsave_state = true\n"
+                            "network_module = \"lycoris.kohya\"\nnetwork_args = [\"algo=loha\"]\n";
+  const ProcessResult straight = runRunner({"--config_file", writeConfig("loha.toml", path("out_loha"), extra)});
+  ASSERT_EQ(straight.exitCode, 0) << straight.err;
+  const sinter::io::SafetensorsFile saved(path("out_loha/s.safetensors"));
+  const std::set<std::string> modules = modulesOf(path("out_loha/s.safetensors"));
+  EXPECT_EQ(countWithPrefix(modules, "lora_unet_"), 19u);
+  EXPECT_EQ(countWithPrefix(modules, "lora_te1_"), 2u * 6);
+  EXPECT_EQ(countWithPrefix(modules, "lora_te2_"), 3u * 6);
+  EXPECT_EQ(countWithPrefix(modules, "lora_te3_"), 0u);
+  EXPECT_TRUE(saved.has("lora_unet_joint_blocks_0_x_block_attn2_qkv.hada_w1_a"));
+  EXPECT_TRUE(saved.has("lora_unet_joint_blocks_1_context_block_adaLN_modulation_1.hada_w2_b"));
+  EXPECT_EQ(saved.metadata().at("ss_network_module"), "lycoris.kohya");
+  const std::string resumed =
+      writeConfig("loha_resumed.toml", path("out_loha_resumed"), extra + "resume = \"" + path("out_loha/s-step00000002-state") + "\"\n");
+  const ProcessResult r = runRunner({"--config_file", resumed});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_TRUE(sameTensors(path("out_loha/s.safetensors"), path("out_loha_resumed/s.safetensors"), 0.0));
+}
+
 TEST_F(Sd3Run, WhatIsRefusedIsRefusedBeforeLoading) {
   struct Case {
     std::string name, extra, says;

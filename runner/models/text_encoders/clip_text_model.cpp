@@ -168,6 +168,19 @@ ClipTextTransformerImpl::ClipTextTransformerImpl(const ClipTextConfig& config) :
       "final_layer_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.width}).eps(config.layerNormEps)));
 }
 
+torch::Tensor ClipTextTransformerImpl::embedTokens(const torch::Tensor& ids) {
+  if (!addedTokens_.defined()) return embeddings->token_embedding(ids);
+  // The table's rows for its ids, the added rows for the others (device work only: no host read).
+  const torch::Tensor& table = embeddings->token_embedding->weight;
+  const int64_t vocabulary = table.size(0);
+  const torch::Tensor added = ids.ge(vocabulary);
+  const torch::Tensor fromTable = embeddings->token_embedding(ids.clamp_max(vocabulary - 1));
+  const torch::Tensor rows = addedTokens_.to(table.device(), table.scalar_type());
+  const torch::Tensor fromAdded =
+      rows.index_select(0, (ids - vocabulary).clamp(0, rows.size(0) - 1).flatten()).view(fromTable.sizes());
+  return torch::where(added.unsqueeze(-1), fromAdded, fromTable);
+}
+
 ClipTextOutput ClipTextTransformerImpl::forward(const torch::Tensor& ids, int64_t layersToRun, const torch::Tensor& attentionMask) {
   TORCH_CHECK(ids.dim() == 2, "CLIP text encoder: token ids must be [batch, tokens], got ", ids.sizes());
   const int64_t tokens = ids.size(1);
@@ -178,7 +191,7 @@ ClipTextOutput ClipTextTransformerImpl::forward(const torch::Tensor& ids, int64_
               config_.layers);
 
   const torch::Tensor positions = embeddings->position_embedding->weight.narrow(0, 0, tokens);
-  torch::Tensor x = embeddings->token_embedding(ids.to(torch::kLong)) + positions;
+  torch::Tensor x = embedTokens(ids.to(torch::kLong)) + positions;
   // True above the diagonal: a position never attends to the positions after it.
   const torch::Tensor causalMask =
       torch::ones({tokens, tokens}, torch::TensorOptions().dtype(torch::kBool).device(ids.device())).triu(1);

@@ -103,6 +103,12 @@ class ClipTextTransformerImpl : public torch::nn::Module {
   ClipTextOutput forward(const torch::Tensor& ids, int64_t layersToRun = -1, const torch::Tensor& attentionMask = {});
 
   torch::nn::Embedding& tokenEmbedding() { return embeddings->token_embedding; }
+  // Textual inversion: the embeddings of the token ids from the table's size on (the tokens added
+  // to the tokenizer), [n, width], read for those ids in place of the table (which is unchanged and
+  // stays frozen); cast to the table's dtype where they are used, so their gradient reaches them.
+  // Undefined: none (ids past the table are then an error).
+  void setAddedTokenEmbeddings(torch::Tensor rows) { addedTokens_ = std::move(rows); }
+  const torch::Tensor& addedTokenEmbeddings() const { return addedTokens_; }
   torch::nn::Embedding& positionEmbedding() { return embeddings->position_embedding; }
   ClipEncoderLayer& layer(int64_t index) { return encoderLayers_.at(index); }
   torch::nn::LayerNorm& finalLayerNorm() { return final_layer_norm; }
@@ -122,6 +128,8 @@ class ClipTextTransformerImpl : public torch::nn::Module {
   std::vector<ClipEncoderLayer> encoderLayers_;
   torch::nn::LayerNorm final_layer_norm{nullptr};
   bool gradientCheckpointing_ = false;
+  torch::Tensor addedTokens_;  // setAddedTokenEmbeddings'
+  torch::Tensor embedTokens(const torch::Tensor& ids);
 };
 TORCH_MODULE(ClipTextTransformer);
 

@@ -154,7 +154,9 @@ torch::Tensor OpenClipTextModelImpl::project(const torch::Tensor& pooledHidden) 
 
 OpenClipTextOutput OpenClipTextModelImpl::forward(const torch::Tensor& ids) {
   ClipTextOutput hidden = text_model->forward(ids);
-  const torch::Tensor eosPositions = ids.to(torch::kLong).argmax(-1);  // the first <|endoftext|>
+  // The first <|endoftext|>, the vocabulary's last id, as sd-scripts' pool_workaround finds it (the
+  // highest id no longer is once textual inversion adds tokens after it); 0 where there is none.
+  const torch::Tensor eosPositions = ids.eq(config_.vocabSize - 1).to(torch::kInt).argmax(-1);
   const torch::Tensor rows = torch::arange(ids.size(0), eosPositions.options());
   OpenClipTextOutput out;
   out.penultimateHiddenState = hidden.hiddenStates[config_.layers - 1];

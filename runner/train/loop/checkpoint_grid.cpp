@@ -72,6 +72,8 @@ sample::GridRow gridRowOf(const std::string& path) {
 std::string fileRefusal(const std::string& path, const Config& config, Family family) {
   if (!fs::exists(path)) return "--sample_grid: '" + path + "' does not exist";
   if (!fs::is_regular_file(path)) return "--sample_grid: '" + path + "' is not a file";
+  if (config.tab() == Tab::TextualInversion)
+    return "--sample_grid: a textual inversion run's embedding files are not put on a grid yet (issue 58's later part)";
   try {
     if (config.tab() == Tab::LoRA) {
       if (!isKohyaLoraFile(path))

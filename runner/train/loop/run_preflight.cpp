@@ -37,6 +37,7 @@
 #include "train/loop/training_table.h"
 #include "train/methods/full_weights_method.h"
 #include "train/methods/lora_method.h"
+#include "train/methods/textual_inversion_options.h"
 #include "train/objectives/diffusion_loss.h"
 #include "train/optim/fused_backward.h"
 #include "train/optim/lr_schedule.h"
@@ -306,11 +307,22 @@ RunPreflight preflightRun(const Config& config, int ranks) {
     }
   }
   bool valuesParsed = checkValues(config, k);
-  if (family && config.tab() != Tab::LoRA && valuesParsed)
+  if (family && trainsFullWeights(config.tab()) && valuesParsed)
     if (const std::optional<Refusal> refusal = fullWeightsRefusal(config)) {
       k.error(refusal->key, refusal->message);
       valuesParsed = false;
     }
+  if (family && config.tab() == Tab::TextualInversion && valuesParsed) {
+    std::optional<Refusal> refusal;
+    valuesParsed &= k.parse("clip_tokenizer", [&] { refusal = textualInversionRefusal(config); });  // it reads the tokenizer
+    if (refusal) {
+      k.error(refusal->key, refusal->message);
+      valuesParsed = false;
+    }
+    // sd-scripts' train_textual_inversion.py names its files after the token when output_name is unset.
+    if (config.getString("output_name").empty() && !config.getString("token_string").empty())
+      result.resolved.set("output_name", config.getString("token_string"), config.whereSet("token_string"));
+  }
   if (valuesParsed)
     if (const std::optional<EmaRefusal> ema = emaRefusal(config)) k.error(ema->key, ema->message);
   if (registration && registration->checkConfig) valuesParsed &= registration->checkConfig(config, k);

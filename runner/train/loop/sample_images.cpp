@@ -26,20 +26,31 @@ sample::SampleSchedule sampleScheduleFromConfig(const Config& config) {
   return s;
 }
 
-SampleImages::SampleImages(const RunContext& run, FamilyPart& family, RunEma* ema)
+SampleImages::SampleImages(const RunContext& run, FamilyPart& family, RunEma* ema, std::optional<data::CaptionReplacement> promptReplacement)
     : run_(run),
       family_(family),
       schedule_(sampleScheduleFromConfig(run.config)),
       folder_(fs::absolute(fs::path(run.config.getString("output_dir")) / "sample").lexically_normal().string()),
       outputName_(outputName(run.config)),
       modelName_(family.facts().checkpointFile),
-      ema_(ema) {
+      ema_(ema),
+      promptReplacement_(std::move(promptReplacement)) {
   if (const std::string file = run.config.getString("sample_prompts"); !file.empty()) prompts_ = sample::loadSamplePrompts(file);
 }
 
 sample::ResolvedSample SampleImages::resolve(const sample::SamplePrompt& p) const {
   // Without --d sd-scripts draws a fresh seed; this one is recorded in the PNG so it can be repeated.
-  return sample::resolveSample(family_.sampleDefaults(), p, std::random_device{}() & 0x7fffffffu);
+  sample::SamplePrompt prompt = p;
+  if (promptReplacement_ && !promptReplacement_->to.empty()) {  // sd-scripts' prompt_replacement
+    const auto replace = [&](std::string& text) {
+      for (size_t at = text.find(promptReplacement_->from); !promptReplacement_->from.empty() && at != std::string::npos;
+           at = text.find(promptReplacement_->from, at + promptReplacement_->to.front().size()))
+        text.replace(at, promptReplacement_->from.size(), promptReplacement_->to.front());
+    };
+    replace(prompt.prompt);
+    replace(prompt.negativePrompt);
+  }
+  return sample::resolveSample(family_.sampleDefaults(), prompt, std::random_device{}() & 0x7fffffffu);
 }
 
 double SampleImages::make(long long step, std::optional<long long> epoch, bool textEncodersTrain) {

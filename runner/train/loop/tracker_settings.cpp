@@ -92,7 +92,10 @@ TrackerSettings TrackerSettings::fromConfig(const Config& config) {
   s.loggingDir = config.getString("logging_dir");
   s.prefix = config.getString("log_prefix");
   s.trackerName = config.getString("log_tracker_name");
-  if (s.trackerName.empty()) s.trackerName = config.tab() == Tab::LoRA ? "network_train" : "finetuning";
+  if (s.trackerName.empty())  // each script's init_trackers name
+    s.trackerName = config.tab() == Tab::LoRA                ? "network_train"
+                    : config.tab() == Tab::TextualInversion ? "textual_inversion"
+                                                            : "finetuning";
   if (const std::string path = config.getString("log_tracker_config"); !path.empty()) s.file = readTrackerConfig(path);
   s.logConfig = config.getBool("log_config");
   return s;

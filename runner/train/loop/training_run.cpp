@@ -144,7 +144,7 @@ int runTraining(RunPreflight preflight, EventSink& events, bool controlFromStdin
       spdlog::info("{}", flags);
     PrecisionPlan precision =
         planPrecision(parseMixedPrecision(config.getString("mixed_precision")), config.getBool("full_fp16"), config.getBool("full_bf16"),
-                      config.tab() != Tab::LoRA);
+                      trainsFullWeights(config.tab()));
     precision.noHalfVae = config.getBool("no_half_vae");
     for (const std::string& key : foldersTheRunCreates())
       if (const std::string dir = config.getString(key); !dir.empty()) createRunFolder(key, dir);

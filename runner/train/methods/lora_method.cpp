@@ -46,6 +46,7 @@ LoraMethodOptions LoraMethodOptions::fromConfig(const Config& config) {
   o.textEncoderLr = optionalDouble(config, "text_encoder_lr");
   o.unetLr = optionalDouble(config, "unet_lr");
   o.t5xxlLr = optionalDouble(config, "t5xxl_lr");
+  o.sd3T5xxlLr = optionalDouble(config, "sd3_t5xxl_lr");
   o.learningRate = config.getDouble("learning_rate");
   const OptimizerSettings optimizer = optimizerSettingsFromConfig(config);
   o.optimizerArgsText = optimizer.pythonText;
@@ -117,9 +118,14 @@ void LoraMethod::attach(FamilyPart& family) {
   facts_.sessionId = std::to_string(std::random_device{}());
   facts_.trainingStartedAt = network::unixTimeNow();
   facts_.textEncoderLr = configOptionAsJson(config_, "text_encoder_lr");
-  // sd-scripts writes the list it was given: [CLIP-L's, T5-XXL's] (SD 3: [CLIP-L's, CLIP-G's and T5-XXL's]) where the second differs.
-  if (options_.t5xxlLr && network_->readsSecondTextEncoderLr() && facts_.textEncoderLr.is_number())
-    facts_.textEncoderLr = nlohmann::ordered_json::array({facts_.textEncoderLr, *options_.t5xxlLr});
+  // sd-scripts writes the list it was given: [CLIP-L's, T5-XXL's] (SD 3: [CLIP-L's, CLIP-G's, T5-XXL's]) where a later value differs.
+  const bool second = options_.t5xxlLr && network_->readsTextEncoderLrAt(1);
+  const bool third = options_.sd3T5xxlLr && network_->readsTextEncoderLrAt(2);
+  if ((second || third) && facts_.textEncoderLr.is_number()) {
+    const nlohmann::ordered_json first = facts_.textEncoderLr;
+    facts_.textEncoderLr = nlohmann::ordered_json::array({first, options_.t5xxlLr ? nlohmann::ordered_json(*options_.t5xxlLr) : first});
+    if (third) facts_.textEncoderLr.push_back(*options_.sd3T5xxlLr);
+  }
   facts_.optimizerArgs = options_.optimizerArgsText;
   facts_.optimizerName = options_.optimizerClass;
   facts_.networkArgs = options_.network.args.raw;
@@ -146,7 +152,7 @@ StepDerivedWeights lycorisStepDerivedWeights(network::LycorisStepDeltas& deltas)
 
 std::vector<OptimizerGroup> LoraMethod::parameterGroups() const {
   const std::vector<OptimizerGroup> groups =
-      loraOptimizerGroups(network_->parameterGroups(options_.textEncoderLr, options_.unetLr, options_.learningRate, options_.t5xxlLr));
+      loraOptimizerGroups(network_->parameterGroups(options_.textEncoderLr, options_.unetLr, options_.learningRate, options_.t5xxlLr, options_.sd3T5xxlLr));
   if (groups.empty()) throw InputError("nothing to train: every LoRA parameter group has a learning rate of 0");
   return groups;
 }

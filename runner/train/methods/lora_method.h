@@ -36,7 +36,8 @@ struct LoraMethodOptions {
   bool dimFromWeights = false;
   bool partialWeights = false;          // network_weights_partial: network_weights may fill only some modules
   std::optional<double> textEncoderLr, unetLr;
-  std::optional<double> t5xxlLr;  // text_encoder_lr's second value (FLUX's T5-XXL)
+  std::optional<double> t5xxlLr;     // text_encoder_lr's second value (FLUX's T5-XXL, SD 3's CLIP-G and T5-XXL)
+  std::optional<double> sd3T5xxlLr;  // its third (SD 3's T5-XXL alone)
   double learningRate = 0;  // learning_rate (the registry holds its default)
   std::string optimizerArgsText;  // as ss_optimizer shows it
   std::string optimizerClass;     // "torch.optim.adamw.AdamW"

@@ -41,7 +41,7 @@ class StepWhenAccumulated : public torch::autograd::FunctionPostHook {
 }  // namespace
 
 std::string fusedBackwardOption(const Config& config) {
-  if (config.tab() == Tab::LoRA) return "";
+  if (!trainsFullWeights(config.tab())) return "";  // the full-weight scripts' options
   if (config.getBool("fused_backward_pass")) return "fused_backward_pass";
   if (!isUnset(config.get("fused_optimizer_groups")) && config.getInt("fused_optimizer_groups") > 0) return "fused_optimizer_groups";
   if (config.getBool("blockwise_fused_optimizers")) return "blockwise_fused_optimizers";

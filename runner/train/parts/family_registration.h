@@ -78,6 +78,10 @@ struct FamilyRegistration {
   // DreamBooth / fine-tune with train_text_encoder: why the family refuses it (its full-weight
   // script trains the denoiser only), or empty when its text encoders train whole.
   std::string fullWeightsTextEncoderRefusal;
+  // training_type = "textual_inversion": whether the family trains embeddings (sd-scripts'
+  // train_textual_inversion.py, sdxl_train_textual_inversion.py); its part then gives
+  // FamilyPart::textualInversionTargets.
+  bool textualInversion = false;
   // block_lr (DreamBooth / fine-tune): how many blocks of the denoiser take their own learning rate,
   // and the block of a denoiser parameter by its name. 0 / empty: the family has no block_lr.
   int blockLrCount = 0;

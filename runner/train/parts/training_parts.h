@@ -19,12 +19,15 @@
 
 #include "compile/compile_plan.h"
 #include "models/layers/block_swap.h"
+#include "models/text_encoders/clip_text_model.h"
 #include "core/config.h"
 #include "data/batch_loader.h"
+#include "data/caption.h"
 #include "data/dataset.h"
 #include "distributed/process_group.h"
 #include "network/lora_targets.h"
 #include "sample/sample_naming.h"
+#include "text/clip_tokenizer.h"
 #include "train/base/compute_copies.h"
 #include "train/base/event_sink.h"
 #include "train/base/mixed_precision.h"
@@ -60,6 +63,18 @@ struct TrainableModel {
   bool textEncoder = false;
   torch::nn::Module* module = nullptr;
   network::LoraTargetRule loraRule;
+};
+
+// Textual inversion (methods/textual_inversion_method.h): the family's CLIP tokenizer, to which the
+// new tokens are added (captions and sample prompts are tokenized with it), and each text encoder
+// that gets rows for them, under the key embedding files give its rows.
+struct TokenEmbeddingTarget {
+  std::string fileKey;                          // "emb_params" (SD 1.x/2.x), "clip_l", "clip_g" (SDXL)
+  models::ClipTextTransformerImpl* encoder = nullptr;  // its token table and added rows
+};
+struct TextualInversionTargets {
+  text::ClipTokenizer* tokenizer = nullptr;
+  std::vector<TokenEmbeddingTarget> encoders;  // in sd-scripts' order; empty: the family trains no embeddings
 };
 
 // Facts a method writes into its files' metadata, from the family's side.
@@ -134,6 +149,9 @@ class FamilyPart {
   virtual torch::Tensor renderSample(sample::ResolvedSample& s, const at::Generator& generator) = 0;
   // blocks_to_swap: the swaps whose streamed weights are trainable models' (FLUX's transformer).
   virtual std::vector<std::shared_ptr<models::BlockSwap>> blockSwaps() const { return {}; }
+  // Textual inversion's tokenizer and text encoders (FamilyRegistration::textualInversion says
+  // which families have them); empty by default.
+  virtual TextualInversionTargets textualInversionTargets() { return {}; }
 };
 
 // When a save is made, for the file's metadata.
@@ -187,6 +205,9 @@ class MethodPart {
   // sample or an EMA file, and back: loop/run_ema.h): what the models read in their place (compute
   // copies, swapped blocks' device copies) follows them again.
   virtual void trainedWeightsChanged() {}
+  // What sample prompts (and negative prompts) replace before they are rendered (textual inversion:
+  // the token string by its tokens, sd-scripts' prompt_replacement); nullopt: nothing.
+  virtual std::optional<data::CaptionReplacement> samplePromptReplacement() const { return std::nullopt; }
 };
 
 }  // namespace sinter::train

@@ -112,6 +112,11 @@ void SdFamily::setTraining(bool textEncoders) {
   models_.unet->setCheckpointOffload(options_.checkpointOffload);
 }
 
+TextualInversionTargets SdFamily::textualInversionTargets() {
+  // train_textual_inversion.py's file key for the one encoder (768 wide for SD 1.x, 1024 for SD 2.x).
+  return {&tokenizer_, {{"emb_params", models_.textTransformer().get()}}};
+}
+
 data::TokenIds SdFamily::tokenize(const std::vector<std::string>& captions) const {
   // SD 1.x's tokenizer pads with <|endoftext|>; SD 2.x's (stabilityai/stable-diffusion-2) with "!" (0).
   const text::ClipPadding padding = options_.version == models::SdVersion::V1 ? text::ClipPadding::EndOfText : text::ClipPadding::Zero;

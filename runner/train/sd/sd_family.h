@@ -54,6 +54,7 @@ class SdFamily : public FamilyPart {
   void captureRegions(GraphedRegions*) override {}
   std::vector<std::pair<std::string, torch::Tensor>> checkpointTensors() const override { return models_.checkpointTensors(); }
   at::Generator& generator() override { return step_->generator(); }
+  TextualInversionTargets textualInversionTargets() override;
   sample::ResolvedSample sampleDefaults() const override;
   torch::Tensor renderSample(sample::ResolvedSample& s, const at::Generator& generator) override;
 

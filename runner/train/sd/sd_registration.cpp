@@ -48,6 +48,8 @@ FamilyRegistration sdRegistration(Family family) {
     layout.baseModelVersion = v1 ? "sd_v1" : "sd_v2_v";  // extract_lora_from_models: v_parameterization defaults to v2
     return layout;
   };
+  // train_textual_inversion.py: an embedding for the one text encoder (emb_params).
+  r.textualInversion = true;
   r.checkConfig = [family](const Config& config, PreflightChecks& k) {
     bool ok = true;
     // sd-scripts' v2 says the checkpoint is SD 2.x; the run trains what the checkpoint is.

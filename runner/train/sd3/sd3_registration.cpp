@@ -17,6 +17,7 @@
 #include "network/lora_network.h"
 #include "train/base/config_values.h"
 #include "train/objectives/flow_matching.h"
+#include "train/sd3/sd3_checkpoint_lora_layout.h"
 #include "train/sd3/sd3_family.h"
 #include "train/sd3/sd3_model_set.h"
 #include "train/sd3/sd3_module_outputs.h"
@@ -82,11 +83,6 @@ bool checkSd3Config(const Config& config, PreflightChecks& k) {
       const io::SafetensorsFile file(checkpoint);
       models::checkSd3BlocksToSwap(models::Sd3MmditConfig::inferFromCheckpoint(file, models::kSd3MmditPrefix), config.getInt("blocks_to_swap"));
     });
-  // Not built yet: named, as sd-scripts would take them.
-  if (config.tab() == Tab::LoRA && config.getString("network_module") == "lycoris.kohya") {
-    ok = false;
-    k.error("network_module", "lycoris.kohya on SD 3.x is not built yet: train networks.lora_sd3 (network_module unset)");
-  }
   // sd3_train_network's post_process_network: T5-XXL's outputs change as its LoRA trains.
   const bool cachesText = config.getBool("cache_text_encoder_outputs") || config.getBool("cache_text_encoder_outputs_to_disk");
   if (cachesText && config.tab() == Tab::LoRA && !config.getBool("network_train_unet_only"))
@@ -132,6 +128,8 @@ FamilyRegistration sd3Registration() {
                         layoutShapes(models::sd3MmditLinearLayers(tiny ? models::Sd3MmditConfig::tiny() : models::Sd3MmditConfig::sd35Medium())));
     return models;
   };
+  // The LoRA tools: SAI's single file and the text encoder files given apart (sd3_checkpoint_lora_layout.h).
+  r.checkpointLoraLayout = sd3CheckpointLoraLayout;
   r.checkConfig = checkSd3Config;
   r.fixedSampler = "the flow-matching Euler sampler";  // sd-scripts' do_sample ignores sample_sampler
   // fp8_base / fp8_base_unet: the MMDiT's Linear weights stored in float8 (sd3_family.cpp); LoRA only,

@@ -62,7 +62,7 @@ SdxlFamily::SdxlFamily(const RunContext& run)
   // masters and optimizer state are made where its parameters are): a DreamBooth or fine-tune
   // run's U-Net, and its text encoders under train_text_encoder. A LoRA run's LoRA weights are made
   // on the device beside its frozen models, which wait in host memory until the caches are built.
-  const bool fullWeights = run.config.tab() != Tab::LoRA;
+  const bool fullWeights = trainsFullWeights(run.config.tab());
   unetAfterCaches_ = !fullWeights;
   encodersAfterCaches_ = !(fullWeights && run.config.getBool("train_text_encoder"));
   if (!unetAfterCaches_) placeUnet();
@@ -98,6 +98,11 @@ std::vector<TrainableModel> SdxlFamily::trainableModels() {
   return {{"U-Net", false, models_.unet.get(), network::sdxlLoraRule(LoraComponent::Unet)},
           {"Text Encoder 1", true, models_.clipL.get(), network::sdxlLoraRule(LoraComponent::TextEncoder1)},
           {"Text Encoder 2", true, models_.bigG.get(), network::sdxlLoraRule(LoraComponent::TextEncoder2)}};
+}
+
+TextualInversionTargets SdxlFamily::textualInversionTargets() {
+  // sdxl_train_textual_inversion.py's file keys: CLIP-L's rows and bigG's.
+  return {&tokenizer_, {{"clip_l", models_.clipL->textModel().get()}, {"clip_g", models_.bigG->textModel().get()}}};
 }
 
 void SdxlFamily::captureRegions(GraphedRegions* regions) {

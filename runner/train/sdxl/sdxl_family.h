@@ -52,6 +52,7 @@ class SdxlFamily : public FamilyPart {
   void captureRegions(GraphedRegions* regions) override;
   std::vector<std::pair<std::string, torch::Tensor>> checkpointTensors() const override;
   at::Generator& generator() override { return step_->generator(); }
+  TextualInversionTargets textualInversionTargets() override;
   sample::ResolvedSample sampleDefaults() const override;
   torch::Tensor renderSample(sample::ResolvedSample& s, const at::Generator& generator) override;
 

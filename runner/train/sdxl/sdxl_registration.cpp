@@ -63,6 +63,8 @@ FamilyRegistration sdxlRegistration() {
   // fp8_base / fp8_base_unet: the U-Net (and, with fp8_base, the text encoders) stored in float8
   // (sdxl_model_set.h); LoRA only, as full-weight runs refuse it (methods/full_weights_method.cpp).
   r.fp8Base = true;
+  // sdxl_train_textual_inversion.py: an embedding for each text encoder (clip_l, clip_g).
+  r.textualInversion = true;
   // Without cached text outputs the step stages CLIP-L's and bigG's token ids and encodes them
   // itself (sdxl_family.h), so trained text encoders are inside a captured step.
   r.stagedTextEncoders = [](const Config&) { return std::string("CLIP-L and OpenCLIP bigG"); };

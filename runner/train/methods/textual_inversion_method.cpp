@@ -1,0 +1,133 @@
+#include "train/methods/textual_inversion_method.h"
+
+#include <spdlog/spdlog.h>
+
+#include <map>
+
+#include "network/lora_file.h"
+#include "train/base/run_errors.h"
+#include "train/methods/embedding_file.h"
+#include "train/methods/lora_method.h"
+
+namespace sinter::train {
+
+TextualInversionMethod::TextualInversionMethod(const RunContext& run)
+    : config_(run.config), options_(TextualInversionOptions::fromConfig(run.config)), device_(run.device), dtype_(run.precision.loraDtype) {
+  if (const auto why = textualInversionRefusal(run.config)) throw InputError(why->message);
+  if (options_.savePrecision) saveDtype_ = network::savePrecisionDtype(*options_.savePrecision);
+}
+
+torch::Tensor TextualInversionMethod::initialRows(const TokenEmbeddingTarget& target, const std::vector<int32_t>& initIds) const {
+  torch::NoGradGuard noGrad;
+  const torch::Tensor table = target.encoder->tokenEmbedding()->weight.detach().to(torch::kCPU, torch::kFloat32);
+  const int64_t vectors = options_.captions.vectors;
+  if (initIds.empty())  // transformers' resize_token_embeddings: the mean of the old rows (its 1e-9-covariance noise left out)
+    return table.mean(0, /*keepdim=*/true).expand({vectors, table.size(1)}).clone();
+  std::vector<int64_t> rows;
+  for (int64_t i = 0; i < vectors; ++i) rows.push_back(initIds[static_cast<size_t>(i) % initIds.size()]);
+  return table.index_select(0, torch::tensor(rows, torch::kLong));
+}
+
+void TextualInversionMethod::attach(FamilyPart& family) {
+  const TextualInversionTargets targets = family.textualInversionTargets();
+  if (!targets.tokenizer || targets.encoders.empty())
+    throw InputError("textual_inversion: " + family.facts().familyName + " has no text encoder to train embeddings for");
+  // Nothing of the models trains: only the rows made here.
+  for (const TrainableModel& model : family.trainableModels())
+    for (torch::Tensor p : model.module->parameters()) p.set_requires_grad(false);
+
+  text::ClipTokenizer& tokenizer = *targets.tokenizer;
+  // init_word's ids before the new tokens exist (sd-scripts encodes it first, without bos/eos).
+  std::vector<int32_t> initIds;
+  if (!options_.initWord.empty()) {
+    initIds = tokenizer.encode(options_.initWord);
+    if (initIds.empty()) throw InputError("init_word: \"" + options_.initWord + "\" has no tokens");
+    if (initIds.size() > 1 && static_cast<int>(initIds.size()) != options_.captions.vectors)
+      spdlog::warn("init_word \"{}\" is {} tokens and num_vectors_per_token is {}: its tokens are repeated or cut to fit, as in "
+                   "sd-scripts", options_.initWord, initIds.size(), options_.captions.vectors);
+  }
+  const std::vector<std::string> tokens = data::textualInversionTokens(options_.captions.tokenString, options_.captions.vectors);
+  std::vector<int32_t> ids;
+  try {
+    ids = tokenizer.addTokens(tokens);
+  } catch (const std::exception& e) {
+    throw InputError(std::string("token_string: ") + e.what() + "; choose a string it does not have, as sd-scripts requires");
+  }
+  std::vector<ExpectedEmbedding> expected;
+  for (const TokenEmbeddingTarget& t : targets.encoders) {
+    const int64_t tableRows = t.encoder->tokenEmbedding()->weight.size(0);
+    // The new ids follow the vocabulary, which must be the table's (sd-scripts' "token ids is not end of tokenize").
+    if (tableRows != ids.front())
+      throw InputError("textual_inversion: the tokenizer (" + tokenizer.source() + ") ends at id " + std::to_string(ids.front() - 1) +
+                       " but the " + t.fileKey + " text encoder's token table has " + std::to_string(tableRows) + " rows");
+    expected.push_back({t.fileKey, {options_.captions.vectors, t.encoder->tokenEmbedding()->weight.size(1)}});
+  }
+  std::vector<torch::Tensor> loaded;
+  if (!options_.weightsFile.empty()) loaded = readEmbeddingFile(options_.weightsFile, expected);
+  for (size_t i = 0; i < targets.encoders.size(); ++i) {
+    const TokenEmbeddingTarget& t = targets.encoders[i];
+    torch::Tensor rows = loaded.empty() ? initialRows(t, initIds) : loaded[i];
+    rows = rows.to(device_, dtype_).detach().clone();
+    rows.set_requires_grad(true);
+    t.encoder->setAddedTokenEmbeddings(rows);
+    keys_.push_back(t.fileKey);
+    rows_.push_back(rows);
+  }
+  std::string widths;
+  for (size_t i = 0; i < rows_.size(); ++i) widths += (i ? ", " : "") + keys_[i] + " " + std::to_string(rows_[i].size(1));
+  spdlog::info("textual inversion: {} tokens ({}), ids {}-{}, {} rows each ({}){}", tokens.size(), options_.captions.joinedTokens(),
+               ids.front(), ids.back(), options_.captions.vectors, widths,
+               options_.weightsFile.empty() ? (options_.initWord.empty() ? ", from the vocabulary's mean embedding"
+                                                                         : ", from \"" + options_.initWord + "\"")
+                                            : ", from " + options_.weightsFile);
+
+  const FamilyFacts f = family.facts();
+  facts_.baseModelVersion = f.baseModelVersion;
+  facts_.sdModelName = f.checkpointFile;
+  facts_.modelSpecArchitecture = f.modelSpecArchitecture;
+  facts_.modelSpecImplementation = f.modelSpecImplementation;
+  facts_.modelSpecPredictionType = f.modelSpecPredictionType;
+}
+
+std::vector<OptimizerGroup> TextualInversionMethod::parameterGroups() const {
+  // sd-scripts' one optimizer over the encoders' embeddings, at learning_rate.
+  if (options_.learningRate <= 0) throw InputError("nothing to train: learning_rate is 0");
+  return {OptimizerGroup{"Textual Inversion", options_.learningRate, rows_}};
+}
+
+void TextualInversionMethod::describeRun(const data::Dataset& dataset, long long, long long, long long, int) {
+  if (!dataset.datasets.empty())
+    facts_.resolution = std::make_pair(dataset.datasets.front().buckets.resolution.width, dataset.datasets.front().buckets.resolution.height);
+}
+
+void TextualInversionMethod::saveModel(const std::string& path, const SaveStamp& stamp) {
+  const network::OptionLookup lookup = [&](const std::string& key) { return configOptionAsJson(config_, key); };
+  network::Metadata metadata = network::buildTextualInversionModelSpec(lookup, facts_, network::unixTimeNow());
+  for (const auto& [key, value] : stamp.sinterMetadata()) metadata[key] = value;
+  std::vector<std::pair<std::string, torch::Tensor>> tensors;
+  for (size_t i = 0; i < rows_.size(); ++i) tensors.emplace_back(keys_[i], rows_[i]);
+  writeEmbeddingFile(path, tensors, saveDtype_, metadata);
+}
+
+NamedTensors TextualInversionMethod::stateTensors() const {
+  NamedTensors out;
+  for (size_t i = 0; i < rows_.size(); ++i) out.emplace_back("textual_inversion/" + keys_[i], rows_[i].detach());
+  return out;
+}
+
+void TextualInversionMethod::loadStateTensors(const NamedTensors& tensors, const std::string& source) {
+  std::map<std::string, torch::Tensor> byName(tensors.begin(), tensors.end());
+  torch::NoGradGuard noGrad;
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    const std::string name = "textual_inversion/" + keys_[i];
+    const auto it = byName.find(name);
+    if (it == byName.end())
+      throw InputError("resume: the state in '" + source + "' lacks " + name + "; was it saved by another kind of run?");
+    if (it->second.sizes() != rows_[i].sizes())
+      throw InputError("resume: " + name + " in '" + source + "' is " + c10::str(it->second.sizes()) + ", this run's is " +
+                       c10::str(rows_[i].sizes()) + " (num_vectors_per_token x the text encoder's width)");
+    rows_[i].copy_(it->second);
+  }
+}
+
+}  // namespace sinter::train
