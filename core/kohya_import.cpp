@@ -163,15 +163,34 @@ void readFamily(KohyaImportContext& ctx) {
                                        ": the GUI's model menu; pretrained_model_name_or_path names the model");
 }
 
-// kohya_ss has one tab per training type; each saves keys the others do not.
+// kohya_ss has one tab per training type; each saves keys the others do not (its Textual Inversion
+// tab: token_string, textual_inversion_gui.py).
 void readTab(KohyaImportContext& ctx) {
-  if (ctx.has("LoRA_type")) ctx.tab = Tab::LoRA;
+  if (ctx.has("token_string")) ctx.tab = Tab::TextualInversion;
+  else if (ctx.has("LoRA_type")) ctx.tab = Tab::LoRA;
   else if (ctx.has("sdxl_checkbox") || ctx.has("train_dir") || ctx.has("image_folder") || ctx.has("in_json") ||
            ctx.has("use_latent_files"))
     ctx.tab = Tab::FineTune;
   else
     ctx.tab = Tab::DreamBooth;
-  ctx.config().set("training_type", std::string(ctx.tab == Tab::LoRA ? "lora" : ctx.tab == Tab::FineTune ? "finetune" : "dreambooth"));
+  ctx.config().set("training_type", std::string(toString(ctx.tab)));
+}
+
+// The Textual Inversion tab's template menu: "caption" trains on the captions, the others pass
+// sd-scripts' use_object_template / use_style_template (textual_inversion_gui.py).
+void importTextualInversionTemplate(KohyaImportContext& ctx) {
+  if (ctx.tab != Tab::TextualInversion || !ctx.has("template")) return;
+  const std::string chosen = ctx.text("template");
+  const char* option = chosen == "object template" ? "use_object_template" : chosen == "style template" ? "use_style_template" : nullptr;
+  if (chosen == "caption")
+    ctx.atDefaults({"template"}, "template \"caption\": the captions are used, as in Sinter");
+  else if (!option)
+    ctx.notCarried({"template"}, "template " + shown(ctx.value("template")) +
+                                     ": kohya_ss offers \"caption\", \"object template\" and \"style template\"; the captions are used");
+  else if (std::string err = ctx.setOption(option, true); err.empty())
+    ctx.carried({"template"}, "template \"" + chosen + "\" -> " + option + " = true");
+  else
+    ctx.notCarried({"template"}, "template \"" + chosen + "\": " + err);
 }
 
 // kohya_ss spells the attention choice as one field: "xformers", "sdpa" or "none" (old files: true).
@@ -512,6 +531,7 @@ KohyaImportResult importKohyaJson(const std::string& text, const std::string& fi
   importAttention(ctx);
   importLoraLearningRates(ctx);
   importTextEncoderRate(ctx);
+  importTextualInversionTemplate(ctx);
   importLength(ctx);
   importWarmup(ctx);
   importNoiseType(ctx);

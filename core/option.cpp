@@ -85,13 +85,20 @@ const std::vector<Section>& allSections() {
 }
 
 const std::vector<Tab>& allTabs() {
-  static const std::vector<Tab> v{Tab::LoRA, Tab::DreamBooth, Tab::FineTune};
+  static const std::vector<Tab> v{Tab::LoRA, Tab::DreamBooth, Tab::FineTune, Tab::TextualInversion};
   return v;
 }
 
-const std::vector<Tab>& allTrainingTypes() {
-  static const std::vector<Tab> v{Tab::LoRA, Tab::DreamBooth, Tab::FineTune, Tab::TextualInversion};
-  return v;
+const std::vector<Tab>& allTrainingTypes() { return allTabs(); }
+
+bool tabTrainsFamily(Tab t, Family f) {
+  return t != Tab::TextualInversion || f == Family::SD15 || f == Family::SD2 || f == Family::SDXL;
+}
+
+std::string tabFamilyProblem(Tab t, Family f) {
+  if (tabTrainsFamily(t, f)) return {};
+  return std::string(toString(t)) + ": " + toString(f) + " has no textual inversion: sd-scripts trains embeddings for SD 1.x, "
+         "SD 2.x and SDXL (train_textual_inversion.py, sdxl_train_textual_inversion.py)";
 }
 
 const std::vector<Family>& allFamilies() {

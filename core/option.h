@@ -14,8 +14,8 @@ enum class OptionType { Bool, Int, Float, String, Enum, Path, List };
 
 enum class Section { Model, Dataset, Training, Network, Optimizer, Compile, Saving, Sample, Logging };
 
-// TextualInversion: sd-scripts' train_textual_inversion.py (kohya_ss's fourth tab); the app has no
-// tab for it yet (allTabs() lists the app's), the runner trains it (training_type).
+// TextualInversion: sd-scripts' train_textual_inversion.py (kohya_ss's fourth tab), for SD 1.x/2.x
+// and SDXL only (tabTrainsFamily).
 enum class Tab : std::uint8_t { LoRA = 1, DreamBooth = 2, FineTune = 4, TextualInversion = 8 };
 // DreamBooth and fine-tune train the models' own weights; LoRA and textual inversion train what
 // they add to frozen models.
@@ -78,8 +78,14 @@ const char* toString(Family f);
 std::optional<Tab> tabFromString(const std::string& s);  // "lora", "dreambooth", "finetune", "textual_inversion"
 std::optional<Family> familyFromString(const std::string& s);  // "sdxl", "flux", "sd15", "sd2", "sd3"
 const std::vector<Section>& allSections();
-const std::vector<Tab>& allTabs();  // the app's tabs (Textual Inversion's is a later part: issue 58)
-const std::vector<Tab>& allTrainingTypes();  // every training_type: allTabs() and Textual Inversion
+const std::vector<Tab>& allTabs();  // the app's training tabs, one per training_type
+const std::vector<Tab>& allTrainingTypes();  // every training_type (the same list: each has its tab)
+// Whether the tab trains the family: textual inversion has SD 1.x, SD 2.x and SDXL (sd-scripts'
+// train_textual_inversion.py and sdxl_train_textual_inversion.py); the other tabs every family.
+bool tabTrainsFamily(Tab t, Family f);
+// The error for a tab and a family it does not train ("textual_inversion: flux has no textual
+// inversion: ..."); empty where it trains it.
+std::string tabFamilyProblem(Tab t, Family f);
 const std::vector<Family>& allFamilies();
 
 }  // namespace sinter

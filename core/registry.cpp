@@ -498,6 +498,15 @@ std::vector<OptionSpec> buildRegistry() {
                                       "unset. sd-scripts reads it as text_encoder_lr's third value (networks.lora_sd3)."))
           .tabs(LORA).families(SD3).min(0).max(1).advanced(),
 
+      // Pivotal tuning (runner/data/pivotal_embedding_specs.h reads the items). Every family, so that
+      // FLUX and SD 3.x configs get the runner's refusal by name (not "ignored").
+      Opt("embeddings", T::List, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Pivotal embeddings"),
+          QT_TRANSLATE_NOOP("Option", "Pivotal tuning: embeddings for new tokens trained with the LoRA, one item each: "
+                                      "token_string=... init_word=... num_vectors_per_token=... weights=... learning_rate=... "
+                                      "(text_encoder_lr, else learning_rate, when unset). Saved in the LoRA file (bundle_emb) and apart. Sinter's "
+                                      "own key; sd-scripts ignores it."))
+          .tabs(LORA).advanced(),
+
       // ---- textual inversion (sd-scripts' train_textual_inversion.py and sdxl_train_textual_inversion.py) ----
       Opt("token_string", T::String, none, Sec::Network, QT_TRANSLATE_NOOP("Option", "Token string"),
           QT_TRANSLATE_NOOP("Option", "The new token the embedding is trained for; it must not be in the tokenizer's vocabulary. "

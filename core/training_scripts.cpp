@@ -15,6 +15,8 @@ const std::vector<TrainingScript>& trainingScripts() {
       {"sdxl_train.py", Family::SDXL, Tab::DreamBooth, true},
       {"flux_train.py", Family::FLUX, Tab::DreamBooth, true},
       {"sd3_train.py", Family::SD3, Tab::DreamBooth, true},
+      {"train_textual_inversion.py", std::nullopt, Tab::TextualInversion},
+      {"sdxl_train_textual_inversion.py", Family::SDXL, Tab::TextualInversion},
   };
   return scripts;
 }

@@ -13,7 +13,7 @@ namespace sinter {
 struct TrainingScript {
   const char* name;               // "sdxl_train_network.py"
   std::optional<Family> family;   // nullopt: SD 1.x or 2.x, told apart by the checkpoint (model_family auto)
-  Tab tab;                        // LoRA, or DreamBooth for a full-weight script
+  Tab tab;                        // LoRA, textual inversion, or DreamBooth for a full-weight script
   // The full-weight scripts take a DreamBooth folder dataset or fine-tune metadata (in_json) alike:
   // with in_json the run is a fine-tune. fine_tune.py is one always.
   bool fineTuneWithInJson = false;

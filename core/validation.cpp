@@ -86,6 +86,8 @@ std::vector<Diagnostic> validateConfig(const Config& config) {
   Checker k(config);
   checkApplicability(config, k);
   const std::optional<Family> family = config.family();
+  if (family)
+    if (std::string problem = tabFamilyProblem(config.tab(), *family); !problem.empty()) k.error("model_family", problem);
 
   // Compile.
   if (k.on("compile_fullgraph") && k.on("split_attn"))

@@ -1,5 +1,5 @@
 #pragma once
-// The main window: the LoRA, DreamBooth and Fine-tune tabs, the Tools tab (the LoRA tools), the run queue (a dock), the File
+// The main window: the LoRA, DreamBooth, Fine-tune and Textual Inversion tabs, the Tools tab (the LoRA tools), the run queue (a dock), the File
 // and Run menus, the title with the current file and its modified mark, and the prompts before losing work or a run.
 #include <QMainWindow>
 #include <vector>

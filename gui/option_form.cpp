@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <QComboBox>
 #include <QFileInfo>
 #include <QGridLayout>
 #include <QLabel>
@@ -26,7 +27,23 @@ const char* const kCheckpointKey = "pretrained_model_name_or_path";
 
 bool onlyFor(const OptionSpec& spec, Family f) { return spec.families == static_cast<std::uint8_t>(f); }
 bool isFolder(const OptionSpec& spec) { return spec.type == OptionType::Path && spec.pathKind == PathKind::Directory; }
+
+// The model family list offers only the families the tab trains (textual inversion: SD 1.x/2.x
+// and SDXL, as sd-scripts' scripts).
+void offerTrainedFamilies(OptionEditor* familyEditor, Tab tab) {
+  auto* combo = familyEditor->findChild<QComboBox*>();
+  if (!combo) return;
+  for (int i = combo->count() - 1; i >= 0; --i)
+    if (const auto family = familyFromString(combo->itemData(i).toString().toStdString()); family && !tabTrainsFamily(tab, *family))
+      combo->removeItem(i);
+}
 }  // namespace
+
+QString sectionTitle(Section section, Tab tab) {
+  // Textual inversion's "network" is the embedding: its token, initial word and vectors.
+  if (section == Section::Network && tab == Tab::TextualInversion) return OptionForm::tr("Embedding");
+  return sectionTitle(section);
+}
 
 QString sectionTitle(Section section) {
   switch (section) {
@@ -83,6 +100,7 @@ void OptionForm::build() {
     if (applies(s) && s.section == Section::Model && !s.advanced && !isFolder(s)) {
       addEditor(source, s);
       if (std::string(s.key) == kFamilyKey) {
+        offerTrainedFamilies(editors_[s.key], tab_);
         detectedLabel_ = new QLabel(source);
         detectedLabel_->setObjectName(QStringLiteral("detectedFamily"));
         detectedLabel_->setWordWrap(true);
@@ -108,7 +126,7 @@ void OptionForm::build() {
   const Section basicSections[] = {Section::Dataset, Section::Training, Section::Network,
                                    Section::Optimizer, Section::Saving, Section::Logging};
   for (Section section : basicSections) {
-    auto* group = new OptionGroup(sectionTitle(section), basicGrid);
+    auto* group = new OptionGroup(sectionTitle(section, tab_), basicGrid);
     for (const OptionSpec& s : registry)
       if (applies(s) && s.section == section && !s.advanced && !isFolder(s) && !familySpecific(s))
         addEditor(group, s);
@@ -141,7 +159,7 @@ void OptionForm::build() {
   parameters->contentLayout()->addWidget(advanced_);
   for (Section section : allSections()) {
     if (section == Section::Compile || section == Section::Sample) continue;
-    auto* group = new OptionGroup(sectionTitle(section), advanced_);
+    auto* group = new OptionGroup(sectionTitle(section, tab_), advanced_);
     for (const OptionSpec& s : registry)
       if (applies(s) && s.section == section && s.advanced && !familySpecific(s)) addEditor(group, s);
     if (group->isEmpty()) {
@@ -223,6 +241,9 @@ void OptionForm::detectFamily() {
       detected_ = detectModelFamily(path.toStdString());
       note = detected_ ? tr("Detected from the checkpoint: %1").arg(familyDisplayName(*detected_))
                        : tr("The checkpoint's tensor names match no known model family.");
+      if (detected_ && !tabTrainsFamily(tab_, *detected_))
+        note = tr("Detected from the checkpoint: %1, which this tab does not train (textual inversion: SD 1.x, SD 2.x and SDXL).")
+                   .arg(familyDisplayName(*detected_));
     } catch (const std::exception& e) {
       note = tr("Could not read the checkpoint: %1").arg(QString::fromUtf8(e.what()));
     }

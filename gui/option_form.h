@@ -71,6 +71,8 @@ class OptionForm : public QWidget {
 };
 
 QString sectionTitle(Section section);
+// The section's title on `tab` (textual inversion's Network section is its Embedding).
+QString sectionTitle(Section section, Tab tab);
 QString familyDisplayName(Family family);
 
 }  // namespace sinter::gui

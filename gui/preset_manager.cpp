@@ -71,8 +71,9 @@ void PresetManager::rescan() {
 
 std::vector<PresetInfo> PresetManager::presetsForTab(Tab tab) const {
   std::vector<PresetInfo> out;
+  // A preset for a family the tab does not train (the FLUX compile preset on Textual Inversion) is left out.
   for (const PresetInfo& p : presets_)
-    if (!p.tab || *p.tab == tab) out.push_back(p);
+    if ((!p.tab || *p.tab == tab) && (!p.family || tabTrainsFamily(tab, *p.family))) out.push_back(p);
   return out;
 }
 

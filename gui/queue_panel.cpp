@@ -205,7 +205,7 @@ void QueuePanel::updateButtons() {
 bool QueuePanel::addCurrentConfig() {
   TrainingTab* tab = currentTab_ ? currentTab_() : nullptr;
   if (!tab) {
-    report(tr("Choose a LoRA, DreamBooth or Fine-tune tab: its settings are what the queue runs."), true);
+    report(tr("Choose a training tab (LoRA, DreamBooth, Fine-tune or Textual Inversion): its settings are what the queue runs."), true);
     return false;
   }
   const std::optional<Config> config = tab->configForQueue(tr("Add to queue"));

@@ -39,6 +39,7 @@ QString tabTitle(Tab tab) {
     case Tab::LoRA: return TrainingTab::tr("LoRA");
     case Tab::DreamBooth: return TrainingTab::tr("DreamBooth");
     case Tab::FineTune: return TrainingTab::tr("Fine-tune");
+    case Tab::TextualInversion: return TrainingTab::tr("Textual Inversion");
   }
   return {};
 }
@@ -94,6 +95,8 @@ TrainingTab::TrainingTab(Tab tab, PresetManager* presets, const FileActions& act
   });
   gridWindow_ = new CheckpointGridWindow(tab_, [this] { return runConfig(); }, tr("Checkpoint grid — %1").arg(title()), this);
   connect(run_->sampleGallery(), &SampleGallery::checkpointGridRequested, this, &TrainingTab::showCheckpointGrid);
+  // The runner puts no embedding files on a grid yet (its --sample_grid refuses textual inversion).
+  run_->sampleGallery()->checkpointGridButton()->setVisible(tab_ != Tab::TextualInversion);
   if (presets_) connect(presets_, &PresetManager::changed, this, &TrainingTab::refreshPresetList);
   refreshPresetList();
   newConfig();
@@ -321,6 +324,10 @@ bool TrainingTab::checkBeforeRun(const QString& title, std::vector<Diagnostic>* 
     for (Diagnostic& d : validateConfig(config))
       if (d.severity == Severity::Error) problems.push_back(d);
       else if (warnings) warnings->push_back(d);
+    // A family detected from the checkpoint (validateConfig sees only one that is chosen).
+    if (const std::optional<Family> detected = form_->detectedFamily(); detected && !config.family())
+      if (std::string problem = tabFamilyProblem(tab_, *detected); !problem.empty())
+        problems.push_back(Diagnostic{Severity::Error, {}, "pretrained_model_name_or_path", problem});
   }
   form_->markProblems(problems);
   if (!problems.empty()) {

@@ -1840,6 +1840,14 @@
         <source>Learning rate of SD 3.x&apos;s T5-XXL LoRA alone (network_args train_t5xxl=True); t5xxl_lr when unset. sd-scripts reads it as text_encoder_lr&apos;s third value (networks.lora_sd3).</source>
         <translation>SD 3.x の T5-XXL の LoRA だけの学習率（network_args train_t5xxl=True）。未設定時は t5xxl_lr。sd-scripts では text_encoder_lr の 3 番目の値として読まれます（networks.lora_sd3）。</translation>
     </message>
+    <message>
+        <source>Pivotal embeddings</source>
+        <translation>ピボタルチューニング用埋め込み</translation>
+    </message>
+    <message>
+        <source>Pivotal tuning: embeddings for new tokens trained with the LoRA, one item each: token_string=... init_word=... num_vectors_per_token=... weights=... learning_rate=... (text_encoder_lr, else learning_rate, when unset). Saved in the LoRA file (bundle_emb) and apart. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>ピボタルチューニング：LoRA と一緒に学習する新しいトークンの埋め込み。1 項目につき 1 つ：token_string=... init_word=... num_vectors_per_token=... weights=... learning_rate=...（未設定時は text_encoder_lr、なければ learning_rate）。LoRA ファイル内（bundle_emb）と別ファイルに保存されます。Sinter 独自のキーで、sd-scripts は無視します。</translation>
+    </message>
 </context>
 <context>
     <name>PresetChanges</name>
@@ -2593,6 +2601,14 @@
         <translation>ネットワーク</translation>
     </message>
     <message>
+        <source>Embedding</source>
+        <translation>埋め込み</translation>
+    </message>
+    <message>
+        <source>Detected from the checkpoint: %1, which this tab does not train (textual inversion: SD 1.x, SD 2.x and SDXL).</source>
+        <translation>チェックポイントから検出: %1。このタブでは学習できません(Textual Inversion は SD 1.x、SD 2.x、SDXL のみ)。</translation>
+    </message>
+    <message>
         <source>Optimizer</source>
         <translation>オプティマイザ</translation>
     </message>
@@ -2705,8 +2721,8 @@
         <translation>実行 %1 としてキューに追加しました。</translation>
     </message>
     <message>
-        <source>Choose a LoRA, DreamBooth or Fine-tune tab: its settings are what the queue runs.</source>
-        <translation>LoRA、DreamBooth、ファインチューニングのいずれかのタブを選んでください。キューはそのタブの設定を実行します。</translation>
+        <source>Choose a training tab (LoRA, DreamBooth, Fine-tune or Textual Inversion): its settings are what the queue runs.</source>
+        <translation>学習タブ(LoRA、DreamBooth、ファインチューニング、Textual Inversion)のいずれかを選んでください。キューはそのタブの設定を実行します。</translation>
     </message>
     <message>
         <source>Config: %1</source>
@@ -3275,6 +3291,10 @@ prompt %2: %3
     <message>
         <source>Fine-tune</source>
         <translation>ファインチューニング</translation>
+    </message>
+    <message>
+        <source>Textual Inversion</source>
+        <translation>Textual Inversion</translation>
     </message>
     <message>
         <source>Configuration</source>

@@ -1840,6 +1840,14 @@
         <source>Learning rate of SD 3.x&apos;s T5-XXL LoRA alone (network_args train_t5xxl=True); t5xxl_lr when unset. sd-scripts reads it as text_encoder_lr&apos;s third value (networks.lora_sd3).</source>
         <translation>仅 SD 3.x 的 T5-XXL LoRA 的学习率（network_args train_t5xxl=True）；未设置时使用 t5xxl_lr。sd-scripts 将其作为 text_encoder_lr 的第三个值读取（networks.lora_sd3）。</translation>
     </message>
+    <message>
+        <source>Pivotal embeddings</source>
+        <translation>关键调优嵌入</translation>
+    </message>
+    <message>
+        <source>Pivotal tuning: embeddings for new tokens trained with the LoRA, one item each: token_string=... init_word=... num_vectors_per_token=... weights=... learning_rate=... (text_encoder_lr, else learning_rate, when unset). Saved in the LoRA file (bundle_emb) and apart. Sinter&apos;s own key; sd-scripts ignores it.</source>
+        <translation>关键调优（Pivotal tuning）：与 LoRA 一起训练的新词元嵌入，每项一个：token_string=... init_word=... num_vectors_per_token=... weights=... learning_rate=...（未设置时使用 text_encoder_lr，否则使用 learning_rate）。保存在 LoRA 文件中（bundle_emb），并另存为单独文件。Sinter 自有的键；sd-scripts 会忽略它。</translation>
+    </message>
 </context>
 <context>
     <name>PresetChanges</name>
@@ -2593,6 +2601,14 @@
         <translation>网络</translation>
     </message>
     <message>
+        <source>Embedding</source>
+        <translation>嵌入</translation>
+    </message>
+    <message>
+        <source>Detected from the checkpoint: %1, which this tab does not train (textual inversion: SD 1.x, SD 2.x and SDXL).</source>
+        <translation>从检查点检测到:%1,本标签页不训练该模型系列(文本反演仅支持 SD 1.x、SD 2.x 和 SDXL)。</translation>
+    </message>
+    <message>
         <source>Optimizer</source>
         <translation>优化器</translation>
     </message>
@@ -2705,8 +2721,8 @@
         <translation>已作为第 %1 个运行加入队列。</translation>
     </message>
     <message>
-        <source>Choose a LoRA, DreamBooth or Fine-tune tab: its settings are what the queue runs.</source>
-        <translation>请选择 LoRA、DreamBooth 或微调标签页:队列运行的是该标签页的设置。</translation>
+        <source>Choose a training tab (LoRA, DreamBooth, Fine-tune or Textual Inversion): its settings are what the queue runs.</source>
+        <translation>请选择训练标签页(LoRA、DreamBooth、微调或文本反演):队列运行的是该标签页的设置。</translation>
     </message>
     <message>
         <source>Config: %1</source>
@@ -3275,6 +3291,10 @@ prompt %2: %3
     <message>
         <source>Fine-tune</source>
         <translation>微调</translation>
+    </message>
+    <message>
+        <source>Textual Inversion</source>
+        <translation>文本反演</translation>
     </message>
     <message>
         <source>Configuration</source>

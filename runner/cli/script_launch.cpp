@@ -91,9 +91,10 @@ std::vector<Diagnostic> applyTrainingScript(const TrainingScript& script, Config
     conflict("model_family", family);
   }
   const std::string type = config.has("training_type") ? config.getString("training_type") : "";
-  const bool fullWeights = script.tab != Tab::LoRA;
+  // A full-weight script trains DreamBooth or a fine-tune as the config says; the others their own type.
+  const bool fullWeights = trainsFullWeights(script.tab);
   const bool saysFullWeights = type == toString(Tab::DreamBooth) || type == toString(Tab::FineTune);
-  if (!type.empty() && (type == toString(Tab::LoRA)) == fullWeights) {
+  if (!type.empty() && (fullWeights ? !saysFullWeights : type != toString(script.tab))) {
     conflict("training_type", type);
   } else if (!(fullWeights && saysFullWeights)) {
     const Tab tab = script.fineTuneWithInJson && !config.getString("in_json").empty() ? Tab::FineTune : script.tab;

@@ -5,6 +5,7 @@
 
 #include "core/registry.h"
 #include "data/image_decode.h"
+#include "data/pivotal_embedding_specs.h"
 #include "data/textual_inversion_captions.h"
 
 namespace sinter::data {
@@ -299,9 +300,19 @@ void applyTextualInversion(const Config& config, std::vector<DatasetSettings>& d
     }
 }
 
+// Pivotal tuning's embeddings (a LoRA run's `embeddings`): each token_string of several vectors
+// becomes its tokens in every caption, as textual inversion's does; caption dropout stays the LoRA's.
+void applyPivotalEmbeddings(const Config& config, std::vector<DatasetSettings>& datasets) {
+  if (config.tab() != Tab::LoRA || config.getList("embeddings").empty()) return;
+  const std::vector<CaptionReplacement> replacements = pivotalCaptionReplacements(pivotalEmbeddingSpecs(config));
+  for (DatasetSettings& d : datasets)
+    for (SubsetSettings& s : d.subsets) s.caption.replacements.insert(s.caption.replacements.end(), replacements.begin(), replacements.end());
+}
+
 std::vector<DatasetSettings> checked(const Config& config, std::vector<DatasetSettings> datasets) {
   checkMaskSources(config, datasets);
   applyTextualInversion(config, datasets);
+  applyPivotalEmbeddings(config, datasets);
   return datasets;
 }
 

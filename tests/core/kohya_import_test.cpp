@@ -582,3 +582,42 @@ TEST(KohyaImport, FullWeightTabsNameEachPanelsTextEncoders) {
             "clip_l \"/m/sd3_clip_l.safetensors\": kohya_ss's dreambooth tab passes it on only for SD 3.x");
   EXPECT_TRUE(r.notCarried.empty()) << r.notCarried.front().text;
 }
+
+// kohya_ss's Textual Inversion tab (textual_inversion_gui.py): its token_string marks the tab, its
+// template menu becomes sd-scripts' template switches, and its embedding settings carry as they are.
+TEST(KohyaImport, TextualInversionTabCarriesTheEmbeddingSettings) {
+  KohyaImportResult r = importFixture("sd15_textual_inversion_gui.json");
+  const Config& c = r.config;
+  EXPECT_EQ(c.getString("training_type"), "textual_inversion");
+  EXPECT_EQ(c.tab(), Tab::TextualInversion);
+  EXPECT_EQ(c.getString("model_family"), "sd15");  // neither sdxl nor v2 ticked
+  EXPECT_EQ(c.getString("token_string"), "mychar");
+  EXPECT_EQ(c.getString("init_word"), "girl");
+  EXPECT_EQ(c.getInt("num_vectors_per_token"), 4);
+  EXPECT_TRUE(c.getBool("use_object_template"));
+  EXPECT_FALSE(c.getBool("use_style_template"));
+  EXPECT_FALSE(c.has("weights"));
+  EXPECT_EQ(c.getInt("max_train_steps"), 1600);
+  EXPECT_DOUBLE_EQ(c.getDouble("learning_rate"), 5e-4);
+  EXPECT_EQ(c.getString("lr_scheduler"), "cosine");
+  EXPECT_EQ(textFor(r.carried, "template"), "template \"object template\" -> use_object_template = true");
+  EXPECT_EQ(textFor(r.carried, "token_string"), "token_string = \"mychar\"");
+  EXPECT_NE(itemFor(r.atDefaults, "weights"), nullptr);
+  EXPECT_NE(itemFor(r.notCarried, "sample_prompts"), nullptr);
+  EXPECT_FALSE(hasErrors(validateConfig(c))) << formatAll(validateConfig(c));
+
+  // The other template choices, and one kohya_ss does not offer.
+  nlohmann::json root = nlohmann::json::parse(readWholeFile(dataFile("sd15_textual_inversion_gui.json")));
+  root["template"] = "style template";
+  root["sdxl"] = true;
+  KohyaImportResult style = importKohyaJson(root.dump(), "style.json");
+  EXPECT_TRUE(style.config.getBool("use_style_template"));
+  EXPECT_FALSE(style.config.getBool("use_object_template"));
+  EXPECT_EQ(style.config.getString("model_family"), "sdxl");
+  root["template"] = "caption";
+  KohyaImportResult caption = importKohyaJson(root.dump(), "caption.json");
+  EXPECT_FALSE(caption.config.has("use_style_template") || caption.config.has("use_object_template"));
+  EXPECT_EQ(textFor(caption.atDefaults, "template"), "template \"caption\": the captions are used, as in Sinter");
+  root["template"] = "sentence";
+  EXPECT_NE(textFor(importKohyaJson(root.dump(), "bad.json").notCarried, "template").find("kohya_ss offers"), std::string::npos);
+}

@@ -28,11 +28,15 @@ TEST(TrainingScripts, TheScriptForAFamilyAndTabTrainsThatFamilyAndTab) {
   // sdxl_train.py trains a fine-tune only from in_json: metadata from a dataset config has no script name.
   EXPECT_EQ(name(Family::SDXL, Tab::FineTune, false), "");
   EXPECT_EQ(name(Family::SDXL, Tab::DreamBooth, true), "");
+  EXPECT_EQ(name(Family::SD15, Tab::TextualInversion, false), "train_textual_inversion.py");
+  EXPECT_EQ(name(Family::SDXL, Tab::TextualInversion, false), "sdxl_train_textual_inversion.py");
+  EXPECT_EQ(name(Family::FLUX, Tab::TextualInversion, false), "");  // sd-scripts has no FLUX.1 or SD 3.x textual inversion
+  EXPECT_EQ(name(Family::SD3, Tab::TextualInversion, false), "");
 
   // Both ways agree for every combination that has a script.
   for (std::optional<Family> family : {std::optional<Family>{}, std::optional<Family>{Family::SDXL}, std::optional<Family>{Family::FLUX},
                                        std::optional<Family>{Family::SD3}})
-    for (Tab tab : {Tab::LoRA, Tab::DreamBooth, Tab::FineTune})
+    for (Tab tab : allTabs())
       for (bool inJson : {false, true}) {
         const TrainingScript* s = trainingScriptFor(family, tab, inJson);
         if (!s) continue;
@@ -44,4 +48,6 @@ TEST(TrainingScripts, TheScriptForAFamilyAndTabTrainsThatFamilyAndTab) {
   EXPECT_TRUE(scriptTrains(*findTrainingScript("sd3_train_network.py"), Family::SD3));
   EXPECT_FALSE(scriptTrains(*findTrainingScript("sd3_train.py"), Family::FLUX));
   EXPECT_FALSE(scriptTrains(*findTrainingScript("train_network.py"), Family::SD3));
+  EXPECT_TRUE(scriptTrains(*findTrainingScript("train_textual_inversion.py"), Family::SD2));
+  EXPECT_FALSE(scriptTrains(*findTrainingScript("sdxl_train_textual_inversion.py"), Family::SD15));
 }

@@ -223,3 +223,21 @@ TEST(Validation, Fp8ComputeOptionsNeedTheOneBefore) {
   // FLUX's only: asked of SDXL it is reported like any other option of another family.
   EXPECT_FALSE(validateConfig(parse("model_family = \"sdxl\"\nfp8_base = true\nfp8_scaled = true\n")).empty());
 }
+
+// Textual inversion is sd-scripts' SD 1.x/2.x and SDXL scripts': FLUX.1 and SD 3.x are refused by
+// name, as the runner's training table refuses them; the other training types take every family.
+TEST(Validation, TextualInversionTrainsSdAndSdxlOnly) {
+  for (const char* family : {"flux", "sd3"}) {
+    const auto d = validateConfig(parse(std::string("training_type = \"textual_inversion\"\nmodel_family = \"") + family + "\"\n"));
+    const Diagnostic* e = find(d, "model_family", Severity::Error);
+    ASSERT_NE(e, nullptr) << family;
+    EXPECT_NE(e->message.find(std::string(family) + " has no textual inversion"), std::string::npos) << e->message;
+    EXPECT_EQ(e->where.line, 2);
+  }
+  for (const char* family : {"sd15", "sd2", "sdxl"})
+    EXPECT_EQ(find(validateConfig(parse(std::string("training_type = \"textual_inversion\"\nmodel_family = \"") + family + "\"\n")),
+                   "model_family", Severity::Error),
+              nullptr)
+        << family;
+  EXPECT_FALSE(hasErrors(validateConfig(parse("training_type = \"lora\"\nmodel_family = \"flux\"\n"))));
+}

@@ -133,6 +133,19 @@ int main(int argc, char** argv) {
     }
   }
 
+  // The Textual Inversion tab's embedding settings (token, initial word, vectors, template), filled in.
+  TrainingTab* ti = window.tab(Tab::TextualInversion);
+  window.tabs()->setCurrentWidget(ti);
+  test::setOption(ti->form(), "model_family", std::string("sd15"));
+  test::setOption(ti->form(), "token_string", std::string("mychar"));
+  test::setOption(ti->form(), "init_word", std::string("girl"));
+  test::setOption(ti->form(), "num_vectors_per_token", 4LL);
+  test::setOption(ti->form(), "use_object_template", true);
+  ti->form()->advancedSection()->setExpanded(false);
+  settle();
+  scrollOf(ti)->verticalScrollBar()->setValue(ti->form()->editor("token_string")->mapTo(ti->form(), QPoint(0, 0)).y() - 120);
+  shoot(&window, out, "textual_inversion_embedding" + suffix);
+
   // A run in progress: recorded events replayed through a real process, stopped after the shot.
   TrainingTab* lora = window.tab(Tab::LoRA);
   window.tabs()->setCurrentWidget(lora);

@@ -154,9 +154,9 @@ class ToolsTabTest : public QObject {
 
   void theMainWindowHasTheTabAndItsFileActionsLeaveItAlone() {
     MainWindow window;
-    QCOMPARE(window.tabs()->count(), 4);
-    QCOMPARE(window.tabs()->widget(3), static_cast<QWidget*>(window.toolsTab()));
-    window.tabs()->setCurrentIndex(3);
+    QCOMPARE(window.tabs()->count(), 5);  // LoRA, DreamBooth, Fine-tune, Textual Inversion, Tools
+    QCOMPARE(window.tabs()->widget(4), static_cast<QWidget*>(window.toolsTab()));
+    window.tabs()->setCurrentIndex(4);
     QVERIFY(window.currentTab() == nullptr);
     QVERIFY(window.windowTitle().contains(QStringLiteral("Tools")));
   }

@@ -86,7 +86,7 @@ class TranslationsTest : public QObject {
     QCOMPARE(installTranslations(*qApp, QStringLiteral("ja")), QStringLiteral("ja_JP"));
     MainWindow window;
     QCOMPARE(window.tabs()->tabText(2), QString::fromUtf8("ファインチューニング"));
-    QCOMPARE(window.tabs()->tabText(3), QString::fromUtf8("ツール"));
+    QCOMPARE(window.tabs()->tabText(4), QString::fromUtf8("ツール"));
     TrainingTab* tab = window.tab(Tab::LoRA);
     OptionEditor* lr = tab->form()->editor("learning_rate");
     QCOMPARE(lr->labelText(), QString::fromUtf8("学習率"));

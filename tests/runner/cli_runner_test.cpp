@@ -170,6 +170,18 @@ TEST_F(RunnerCli, ATrainingScriptsNameChoosesWhatTrainsAsSdScriptsDoes) {
   EXPECT_NE(written("script_ft.toml").find("training_type = \"finetune\""), std::string::npos) << written("script_ft.toml");
   EXPECT_NE(written("script_ft.toml").find("model_family = \"flux\""), std::string::npos) << written("script_ft.toml");
 
+  // The textual inversion scripts train textual_inversion, sdxl_train_textual_inversion.py SDXL's.
+  ASSERT_EQ(run({"sdxl_train_textual_inversion.py", "--config_file", cfg, "--output_config", (dir / "script_ti.toml").string()}).code, 0);
+  EXPECT_NE(written("script_ti.toml").find("training_type = \"textual_inversion\""), std::string::npos) << written("script_ti.toml");
+  EXPECT_NE(written("script_ti.toml").find("model_family = \"sdxl\""), std::string::npos) << written("script_ti.toml");
+  const std::string loraType = write("script_lora_type.toml", "training_type = \"lora\"\n");
+  Result tiConflict = run({"train_textual_inversion.py", "--config_file", loraType, "--output_config", (dir / "never_ti.toml").string()});
+  EXPECT_EQ(tiConflict.code, 2) << tiConflict.output;
+  EXPECT_NE(tiConflict.output.find("training_type = lora, but train_textual_inversion.py trains textual_inversion"), std::string::npos)
+      << tiConflict.output;
+  const std::string ti = write("script_ti_type.toml", "training_type = \"textual_inversion\"\n");
+  EXPECT_EQ(run({"sdxl_train.py", "--config_file", ti, "--output_config", (dir / "never_db.toml").string()}).code, 2);
+
   // What the config says against the script is refused, naming both.
   const std::string flux = write("script_flux.toml", "model_family = \"flux\"\n");
   Result conflict = run({"sdxl_train_network.py", "--config_file", flux, "--output_config", (dir / "never.toml").string()});

@@ -168,14 +168,20 @@ ClipTextTransformerImpl::ClipTextTransformerImpl(const ClipTextConfig& config) :
       "final_layer_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.width}).eps(config.layerNormEps)));
 }
 
+torch::Tensor ClipTextTransformerImpl::addedTokenEmbeddings() const {
+  if (addedTokens_.empty() || !addedTokens_.front().defined()) return {};
+  return addedTokens_.size() == 1 ? addedTokens_.front() : torch::cat(addedTokens_, 0);
+}
+
 torch::Tensor ClipTextTransformerImpl::embedTokens(const torch::Tensor& ids) {
-  if (!addedTokens_.defined()) return embeddings->token_embedding(ids);
+  const torch::Tensor addedRows = addedTokenEmbeddings();
+  if (!addedRows.defined()) return embeddings->token_embedding(ids);
   // The table's rows for its ids, the added rows for the others (device work only: no host read).
   const torch::Tensor& table = embeddings->token_embedding->weight;
   const int64_t vocabulary = table.size(0);
   const torch::Tensor added = ids.ge(vocabulary);
   const torch::Tensor fromTable = embeddings->token_embedding(ids.clamp_max(vocabulary - 1));
-  const torch::Tensor rows = addedTokens_.to(table.device(), table.scalar_type());
+  const torch::Tensor rows = addedRows.to(table.device(), table.scalar_type());
   const torch::Tensor fromAdded =
       rows.index_select(0, (ids - vocabulary).clamp(0, rows.size(0) - 1).flatten()).view(fromTable.sizes());
   return torch::where(added.unsqueeze(-1), fromAdded, fromTable);

@@ -107,8 +107,11 @@ class ClipTextTransformerImpl : public torch::nn::Module {
   // to the tokenizer), [n, width], read for those ids in place of the table (which is unchanged and
   // stays frozen); cast to the table's dtype where they are used, so their gradient reaches them.
   // Undefined: none (ids past the table are then an error).
-  void setAddedTokenEmbeddings(torch::Tensor rows) { addedTokens_ = std::move(rows); }
-  const torch::Tensor& addedTokenEmbeddings() const { return addedTokens_; }
+  void setAddedTokenEmbeddings(torch::Tensor rows) { setAddedTokenEmbeddings(std::vector<torch::Tensor>{std::move(rows)}); }
+  // The same rows in parts, in id order, joined where they are used (pivotal tuning: each
+  // embedding's rows are their own parameter, with their own learning rate).
+  void setAddedTokenEmbeddings(std::vector<torch::Tensor> parts) { addedTokens_ = std::move(parts); }
+  torch::Tensor addedTokenEmbeddings() const;
   torch::nn::Embedding& positionEmbedding() { return embeddings->position_embedding; }
   ClipEncoderLayer& layer(int64_t index) { return encoderLayers_.at(index); }
   torch::nn::LayerNorm& finalLayerNorm() { return final_layer_norm; }
@@ -128,7 +131,7 @@ class ClipTextTransformerImpl : public torch::nn::Module {
   std::vector<ClipEncoderLayer> encoderLayers_;
   torch::nn::LayerNorm final_layer_norm{nullptr};
   bool gradientCheckpointing_ = false;
-  torch::Tensor addedTokens_;  // setAddedTokenEmbeddings'
+  std::vector<torch::Tensor> addedTokens_;  // setAddedTokenEmbeddings'; empty or undefined: none
   torch::Tensor embedTokens(const torch::Tensor& ids);
 };
 TORCH_MODULE(ClipTextTransformer);

@@ -23,6 +23,9 @@ compile::CaptureFacts captureFacts(const Config& config, const torch::Device& de
   if (config.tab() == Tab::TextualInversion)
     facts.barriers.push_back("textual_inversion: the whole-step capture does not hold the new tokens' embedding rows yet (set "
                              "compile_fullgraph off: the U-Net's blocks are captured, the text encoders run eagerly)");
+  if (config.tab() == Tab::LoRA && !config.getList("embeddings").empty())
+    facts.barriers.push_back("embeddings: the whole-step capture does not hold the new tokens' embedding rows yet (set "
+                             "compile_fullgraph off: the U-Net's blocks are captured, the text encoders run eagerly)");
   if (textEncodersTrain && facts.textEncodersInStep.empty())
     facts.barriers.push_back("the text encoders train: this family's step encodes its captions outside the staged step "
                              "(set network_train_unet_only, or cache_text_encoder_outputs)");

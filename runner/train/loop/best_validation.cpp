@@ -62,7 +62,7 @@ void BestValidation::keepBest(long long step, long long epoch, double loss) {
   if (dropped) {
     std::error_code ec;
     if (fs::remove(dropped->path, ec)) spdlog::info("removed {} (no longer among the {} best)", dropped->path, options_.keep);
-    saves_.removeEmaBeside(dropped->path);
+    saves_.removeFilesBeside(dropped->path);
   }
   run_.events.emit(events::Saved{path, "best", step, loss, best_.keptPaths()});
 }

@@ -37,6 +37,7 @@
 #include "train/loop/training_table.h"
 #include "train/methods/full_weights_method.h"
 #include "train/methods/lora_method.h"
+#include "train/methods/pivotal_embeddings.h"
 #include "train/methods/textual_inversion_options.h"
 #include "train/objectives/diffusion_loss.h"
 #include "train/optim/fused_backward.h"
@@ -322,6 +323,14 @@ RunPreflight preflightRun(const Config& config, int ranks) {
     // sd-scripts' train_textual_inversion.py names its files after the token when output_name is unset.
     if (config.getString("output_name").empty() && !config.getString("token_string").empty())
       result.resolved.set("output_name", config.getString("token_string"), config.whereSet("token_string"));
+  }
+  if (config.tab() == Tab::LoRA && valuesParsed && !config.getList("embeddings").empty()) {  // pivotal tuning
+    std::optional<Refusal> refusal;
+    valuesParsed &= k.parse("clip_tokenizer", [&] { refusal = pivotalEmbeddingsRefusal(config, registration && registration->textualInversion); });
+    if (refusal) {
+      k.error(refusal->key, refusal->message);
+      valuesParsed = false;
+    }
   }
   if (valuesParsed)
     if (const std::optional<EmaRefusal> ema = emaRefusal(config)) k.error(ema->key, ema->message);

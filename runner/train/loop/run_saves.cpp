@@ -101,12 +101,19 @@ void RunSaves::removeModel(const std::string& stem) const {
   std::error_code ec;
   const fs::path path = fs::path(options_.outputDir) / (stem + ".safetensors");
   if (writes_ && fs::remove(path, ec)) spdlog::info("removed old model {}.safetensors", stem);
-  removeEmaBeside(path.string());
+  removeFilesBeside(path.string());
 }
 
-void RunSaves::removeEmaBeside(const std::string& modelPath) const {
+void RunSaves::removeFilesBeside(const std::string& modelPath) const {
+  if (!writes_) return;
+  std::vector<std::string> paths = method_.filesBeside(modelPath);
+  if (ema_) {
+    paths.push_back(emaFilePath(modelPath));
+    for (std::string& p : method_.filesBeside(emaFilePath(modelPath))) paths.push_back(std::move(p));
+  }
   std::error_code ec;
-  if (writes_ && ema_ && fs::remove(emaFilePath(modelPath), ec)) spdlog::info("removed {}", emaFilePath(modelPath));
+  for (const std::string& p : paths)
+    if (fs::remove(p, ec)) spdlog::info("removed {}", p);
 }
 
 void RunSaves::removeState(const std::string& folderName) const {

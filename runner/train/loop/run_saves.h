@@ -31,8 +31,9 @@ class RunSaves {
   std::string bestModel(const std::string& stem, long long globalStep, long long epoch, double validationLoss);
   // A state folder (train_state.json, network, optimizer and noise states).
   void state(const std::string& folderName, long long globalStep);
-  // The EMA file beside the model file `modelPath`, where the run keeps an EMA (a dropped save_best_k file's).
-  void removeEmaBeside(const std::string& modelPath) const;
+  // The files beside the model file `modelPath` (a dropped save_best_k file's): its EMA file, where
+  // the run keeps an EMA, and what the method wrote beside each (MethodPart::filesBeside).
+  void removeFilesBeside(const std::string& modelPath) const;
   // What save_every_n_steps (with save_state and save_last_n_steps) asks after `globalStep`, in epoch `epoch` (1-based).
   void afterStep(long long globalStep, long long epoch);
   // What save_every_n_epochs (with save_state and save_last_n_epochs) asks after epoch `done` (1-based).

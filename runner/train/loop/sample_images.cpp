@@ -26,7 +26,7 @@ sample::SampleSchedule sampleScheduleFromConfig(const Config& config) {
   return s;
 }
 
-SampleImages::SampleImages(const RunContext& run, FamilyPart& family, RunEma* ema, std::optional<data::CaptionReplacement> promptReplacement)
+SampleImages::SampleImages(const RunContext& run, FamilyPart& family, RunEma* ema, std::vector<data::CaptionReplacement> promptReplacements)
     : run_(run),
       family_(family),
       schedule_(sampleScheduleFromConfig(run.config)),
@@ -34,18 +34,18 @@ SampleImages::SampleImages(const RunContext& run, FamilyPart& family, RunEma* em
       outputName_(outputName(run.config)),
       modelName_(family.facts().checkpointFile),
       ema_(ema),
-      promptReplacement_(std::move(promptReplacement)) {
+      promptReplacements_(std::move(promptReplacements)) {
   if (const std::string file = run.config.getString("sample_prompts"); !file.empty()) prompts_ = sample::loadSamplePrompts(file);
 }
 
 sample::ResolvedSample SampleImages::resolve(const sample::SamplePrompt& p) const {
   // Without --d sd-scripts draws a fresh seed; this one is recorded in the PNG so it can be repeated.
   sample::SamplePrompt prompt = p;
-  if (promptReplacement_ && !promptReplacement_->to.empty()) {  // sd-scripts' prompt_replacement
+  for (const data::CaptionReplacement& r : promptReplacements_) {  // sd-scripts' prompt_replacement
+    if (r.to.empty() || r.from.empty()) continue;
     const auto replace = [&](std::string& text) {
-      for (size_t at = text.find(promptReplacement_->from); !promptReplacement_->from.empty() && at != std::string::npos;
-           at = text.find(promptReplacement_->from, at + promptReplacement_->to.front().size()))
-        text.replace(at, promptReplacement_->from.size(), promptReplacement_->to.front());
+      for (size_t at = text.find(r.from); at != std::string::npos; at = text.find(r.from, at + r.to.front().size()))
+        text.replace(at, r.from.size(), r.to.front());
     };
     replace(prompt.prompt);
     replace(prompt.negativePrompt);

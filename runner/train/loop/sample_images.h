@@ -22,10 +22,10 @@ class SampleImages {
   // Reads the prompt file (checked in the preflight) when there is one: the schedule samples from
   // it, and so does the control channel's "sample" without a schedule (run_controls.h). `ema`: the
   // run's EMA, whose weights the images show with ema_for_samples; or null.
-  // `promptReplacement`: what the method replaces in each prompt and negative prompt before it is
-  // rendered (MethodPart::samplePromptReplacement: textual inversion's tokens).
+  // `promptReplacements`: what the method replaces in each prompt and negative prompt before it is
+  // rendered, in order (MethodPart::samplePromptReplacements: the new tokens).
   SampleImages(const RunContext& run, FamilyPart& family, RunEma* ema = nullptr,
-               std::optional<data::CaptionReplacement> promptReplacement = std::nullopt);
+               std::vector<data::CaptionReplacement> promptReplacements = {});
 
   const sample::SampleSchedule& schedule() const { return schedule_; }
   bool hasPrompts() const { return !prompts_.empty(); }
@@ -44,7 +44,7 @@ class SampleImages {
   std::vector<sample::SamplePrompt> prompts_;
   std::string folder_, outputName_, modelName_;
   RunEma* ema_;
-  std::optional<data::CaptionReplacement> promptReplacement_;
+  std::vector<data::CaptionReplacement> promptReplacements_;
 };
 
 }  // namespace sinter::train

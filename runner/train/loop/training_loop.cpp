@@ -189,7 +189,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
   const bool firstStepIsWarmup = options.resume.empty() && !steps.captures();
   // Sample images and validation passes are kept out of the steps' time (and so out of it/s and
   // ETA) and the total; with several ranks rank 0 alone runs them.
-  SampleImages samples(run, family, &ema, method.samplePromptReplacement());
+  SampleImages samples(run, family, &ema, method.samplePromptReplacements());
   // Under mixed precision the models read compute copies of the trained weights, which training
   // refreshes before each forward pass: samples and validation after a step follow the step's weights.
   auto sampleNow = [&](long long step, std::optional<long long> epoch) {

@@ -6,6 +6,7 @@
 
 #include "core/network_rank.h"
 #include "core/registry.h"
+#include "io/safetensors.h"
 #include "network/lora_file.h"
 #include "train/base/config_values.h"
 #include "train/base/run_errors.h"
@@ -79,6 +80,8 @@ LoraMethod::LoraMethod(const RunContext& run)
   options_.network.dtype = run.precision.loraDtype;
   options_.network.device = run.device;
   saveDtype_ = options_.savePrecision ? network::savePrecisionDtype(*options_.savePrecision) : run.precision.loraDtype;
+  if (std::vector<data::PivotalEmbeddingSpec> specs = data::pivotalEmbeddingSpecs(run.config); !specs.empty())
+    embeddings_ = std::make_unique<PivotalEmbeddings>(run, std::move(specs));
 }
 
 void LoraMethod::attach(FamilyPart& family) {
@@ -111,6 +114,7 @@ void LoraMethod::attach(FamilyPart& family) {
     spdlog::info("LoRA: {} U-Net modules, {} text encoder modules, {} parameters, rank {}, alpha {}", unetModules,
                  textEncoderModules, network_->parameterCount(), options_.network.dim, options_.network.alpha);
   }
+  if (embeddings_) embeddings_->attach(family);
   copies_ = loraComputeCopies(*network_, computeDtype_);
   if (options_.scaleWeightNorms) maxNorm_ = std::make_unique<network::LoraMaxNorm>(*network_, *options_.scaleWeightNorms);
 
@@ -151,8 +155,10 @@ StepDerivedWeights lycorisStepDerivedWeights(network::LycorisStepDeltas& deltas)
 }
 
 std::vector<OptimizerGroup> LoraMethod::parameterGroups() const {
-  const std::vector<OptimizerGroup> groups =
+  std::vector<OptimizerGroup> groups =
       loraOptimizerGroups(network_->parameterGroups(options_.textEncoderLr, options_.unetLr, options_.learningRate, options_.t5xxlLr, options_.sd3T5xxlLr));
+  if (embeddings_)  // their own groups, after the network's (one optimizer for both)
+    for (OptimizerGroup& g : embeddings_->parameterGroups()) groups.push_back(std::move(g));
   if (groups.empty()) throw InputError("nothing to train: every LoRA parameter group has a learning rate of 0");
   return groups;
 }
@@ -185,7 +191,17 @@ void LoraMethod::saveModel(const std::string& path, const SaveStamp& stamp) {
   network::stampSave(ss, network::unixTimeNow(), stamp.step, stamp.epoch);
   for (const auto& [key, value] : stamp.sinterMetadata()) ss[key] = value;
   network::Metadata spec = network::buildModelSpec(lookup, facts_, network::unixTimeNow());
-  network::saveLoraFile(*network_, path, saveDtype_, network::metadataForSave(ss, spec, options_.noMetadata));
+  const network::Metadata metadata = network::metadataForSave(ss, spec, options_.noMetadata);
+  if (!embeddings_) {
+    network::saveLoraFile(*network_, path, saveDtype_, metadata);
+    return;
+  }
+  // Pivotal tuning: the embeddings inside the file (bundle_emb.*, which sd-scripts' non-strict
+  // load_weights and create_network_from_weights pass over) and each apart beside it.
+  std::vector<std::pair<std::string, torch::Tensor>> tensors = network_->stateDict(saveDtype_);
+  for (auto& t : embeddings_->bundleTensors(saveDtype_)) tensors.push_back(std::move(t));
+  io::writeSafetensors(path, tensors, metadata);
+  embeddings_->saveApart(path, saveDtype_, facts_);
 }
 
 std::function<void()> LoraMethod::afterOptimizerStep() {
@@ -198,10 +214,26 @@ std::vector<std::string> LoraMethod::stepFigureNames() const {
   return {"max_norm/keys_scaled", "norm/avg_key_norm", "max_norm/max_key_norm"};
 }
 
-NamedTensors LoraMethod::stateTensors() const { return network_->resumeTensors(); }
+NamedTensors LoraMethod::stateTensors() const {
+  NamedTensors out = network_->resumeTensors();
+  if (embeddings_)
+    for (auto& t : embeddings_->stateTensors()) out.push_back(std::move(t));
+  return out;
+}
+
+std::vector<std::string> LoraMethod::filesBeside(const std::string& modelPath) const {
+  return embeddings_ ? embeddings_->filePathsApart(modelPath) : std::vector<std::string>{};
+}
+
+std::vector<data::CaptionReplacement> LoraMethod::samplePromptReplacements() const {
+  return embeddings_ ? embeddings_->promptReplacements() : std::vector<data::CaptionReplacement>{};
+}
 
 void LoraMethod::loadStateTensors(const NamedTensors& tensors, const std::string& source) {
-  std::map<std::string, torch::Tensor> byName(tensors.begin(), tensors.end());
+  if (embeddings_) embeddings_->loadStateTensors(tensors, source);
+  std::map<std::string, torch::Tensor> byName;
+  for (const auto& [name, t] : tensors)
+    if (name.rfind("pivotal_embeddings/", 0) != 0) byName.emplace(name, t);
   network::LoraLoadReport r = network_->loadResumeTensors(byName, source);
   if (!r.missing.empty())
     throw InputError("resume: the state in '" + source + "' lacks " + std::to_string(r.missing.size()) +

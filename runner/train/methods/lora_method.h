@@ -9,6 +9,7 @@
 #include "network/lora_metadata.h"
 #include "network/lora_network.h"
 #include "network/lycoris_step_deltas.h"
+#include "train/methods/pivotal_embeddings.h"
 #include "train/parts/training_parts.h"
 
 namespace sinter::train {
@@ -53,7 +54,8 @@ class LoraMethod : public MethodPart {
   explicit LoraMethod(const RunContext& run);
 
   void attach(FamilyPart& family) override;
-  bool trainsTextEncoders() const override { return options_.trainTextEncoders; }
+  // Pivotal tuning's embeddings train through the text encoders even where their LoRA does not.
+  bool trainsTextEncoders() const override { return options_.trainTextEncoders || embeddings_ != nullptr; }
   std::vector<OptimizerGroup> parameterGroups() const override;
   ComputeCopies* computeCopies() override { return copies_.get(); }
   std::function<void()> afterOptimizerStep() override;
@@ -67,6 +69,8 @@ class LoraMethod : public MethodPart {
   NamedTensors stateTensors() const override;
   void loadStateTensors(const NamedTensors& tensors, const std::string& source) override;
   void trainedWeightsChanged() override;
+  std::vector<data::CaptionReplacement> samplePromptReplacements() const override;
+  std::vector<std::string> filesBeside(const std::string& modelPath) const override;
 
  private:
   const Config& config_;
@@ -79,6 +83,7 @@ class LoraMethod : public MethodPart {
   network::LoraRunFacts facts_;
   network::Metadata ssMetadata_;
   torch::Dtype saveDtype_;
+  std::unique_ptr<PivotalEmbeddings> embeddings_;  // the config's `embeddings`; null: none
 };
 
 }  // namespace sinter::train

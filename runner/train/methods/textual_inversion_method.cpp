@@ -7,6 +7,7 @@
 #include "network/lora_file.h"
 #include "train/base/run_errors.h"
 #include "train/methods/embedding_file.h"
+#include "train/methods/embedding_rows.h"
 #include "train/methods/lora_method.h"
 
 namespace sinter::train {
@@ -15,17 +16,6 @@ TextualInversionMethod::TextualInversionMethod(const RunContext& run)
     : config_(run.config), options_(TextualInversionOptions::fromConfig(run.config)), device_(run.device), dtype_(run.precision.loraDtype) {
   if (const auto why = textualInversionRefusal(run.config)) throw InputError(why->message);
   if (options_.savePrecision) saveDtype_ = network::savePrecisionDtype(*options_.savePrecision);
-}
-
-torch::Tensor TextualInversionMethod::initialRows(const TokenEmbeddingTarget& target, const std::vector<int32_t>& initIds) const {
-  torch::NoGradGuard noGrad;
-  const torch::Tensor table = target.encoder->tokenEmbedding()->weight.detach().to(torch::kCPU, torch::kFloat32);
-  const int64_t vectors = options_.captions.vectors;
-  if (initIds.empty())  // transformers' resize_token_embeddings: the mean of the old rows (its 1e-9-covariance noise left out)
-    return table.mean(0, /*keepdim=*/true).expand({vectors, table.size(1)}).clone();
-  std::vector<int64_t> rows;
-  for (int64_t i = 0; i < vectors; ++i) rows.push_back(initIds[static_cast<size_t>(i) % initIds.size()]);
-  return table.index_select(0, torch::tensor(rows, torch::kLong));
 }
 
 void TextualInversionMethod::attach(FamilyPart& family) {
@@ -37,15 +27,8 @@ void TextualInversionMethod::attach(FamilyPart& family) {
     for (torch::Tensor p : model.module->parameters()) p.set_requires_grad(false);
 
   text::ClipTokenizer& tokenizer = *targets.tokenizer;
-  // init_word's ids before the new tokens exist (sd-scripts encodes it first, without bos/eos).
-  std::vector<int32_t> initIds;
-  if (!options_.initWord.empty()) {
-    initIds = tokenizer.encode(options_.initWord);
-    if (initIds.empty()) throw InputError("init_word: \"" + options_.initWord + "\" has no tokens");
-    if (initIds.size() > 1 && static_cast<int>(initIds.size()) != options_.captions.vectors)
-      spdlog::warn("init_word \"{}\" is {} tokens and num_vectors_per_token is {}: its tokens are repeated or cut to fit, as in "
-                   "sd-scripts", options_.initWord, initIds.size(), options_.captions.vectors);
-  }
+  // init_word's ids before the new tokens exist.
+  const std::vector<int32_t> initIds = initWordIds(tokenizer, options_.initWord, options_.captions.vectors);
   const std::vector<std::string> tokens = data::textualInversionTokens(options_.captions.tokenString, options_.captions.vectors);
   std::vector<int32_t> ids;
   try {
@@ -66,7 +49,7 @@ void TextualInversionMethod::attach(FamilyPart& family) {
   if (!options_.weightsFile.empty()) loaded = readEmbeddingFile(options_.weightsFile, expected);
   for (size_t i = 0; i < targets.encoders.size(); ++i) {
     const TokenEmbeddingTarget& t = targets.encoders[i];
-    torch::Tensor rows = loaded.empty() ? initialRows(t, initIds) : loaded[i];
+    torch::Tensor rows = loaded.empty() ? initialEmbeddingRows(t.encoder->tokenEmbedding()->weight, initIds, options_.captions.vectors) : loaded[i];
     rows = rows.to(device_, dtype_).detach().clone();
     rows.set_requires_grad(true);
     t.encoder->setAddedTokenEmbeddings(rows);

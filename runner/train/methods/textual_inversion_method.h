@@ -32,12 +32,12 @@ class TextualInversionMethod : public MethodPart {
   void saveModel(const std::string& path, const SaveStamp& stamp) override;
   NamedTensors stateTensors() const override;
   void loadStateTensors(const NamedTensors& tensors, const std::string& source) override;
-  std::optional<data::CaptionReplacement> samplePromptReplacement() const override { return options_.captions.promptReplacement(); }
+  std::vector<data::CaptionReplacement> samplePromptReplacements() const override {
+    const std::optional<data::CaptionReplacement> r = options_.captions.promptReplacement();
+    return r ? std::vector<data::CaptionReplacement>{*r} : std::vector<data::CaptionReplacement>{};
+  }
 
  private:
-  // Each encoder's first rows: init_word's token embeddings, or the vocabulary's mean.
-  torch::Tensor initialRows(const TokenEmbeddingTarget& target, const std::vector<int32_t>& initIds) const;
-
   const Config& config_;
   TextualInversionOptions options_;
   torch::Device device_;

@@ -198,6 +198,9 @@ class MethodPart {
                            int gradientAccumulationSteps) = 0;
   // The trained weights as the ecosystem loads them (LoRA: a kohya file with ss_* metadata).
   virtual void saveModel(const std::string& path, const SaveStamp& stamp) = 0;
+  // The files saveModel(modelPath) writes beside that file (pivotal tuning's embeddings apart),
+  // removed with it (save_last_n_*, save_best_k); none by default.
+  virtual std::vector<std::string> filesBeside(const std::string& modelPath) const { return {}; }
   // What a training state holds of the method, and loading it back (resume).
   virtual NamedTensors stateTensors() const = 0;
   virtual void loadStateTensors(const NamedTensors& tensors, const std::string& source) = 0;
@@ -206,8 +209,9 @@ class MethodPart {
   // copies, swapped blocks' device copies) follows them again.
   virtual void trainedWeightsChanged() {}
   // What sample prompts (and negative prompts) replace before they are rendered (textual inversion:
-  // the token string by its tokens, sd-scripts' prompt_replacement); nullopt: nothing.
-  virtual std::optional<data::CaptionReplacement> samplePromptReplacement() const { return std::nullopt; }
+  // the token string by its tokens, sd-scripts' prompt_replacement; pivotal tuning: each
+  // embedding's), in order; empty: nothing.
+  virtual std::vector<data::CaptionReplacement> samplePromptReplacements() const { return {}; }
 };
 
 }  // namespace sinter::train

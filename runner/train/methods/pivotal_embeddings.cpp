@@ -1,0 +1,170 @@
+#include "train/methods/pivotal_embeddings.h"
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <map>
+
+#include "core/value.h"
+#include "io/safetensors.h"
+#include "text/bundled_tokenizers.h"
+#include "text/clip_tokenizer.h"
+#include "train/base/config_values.h"
+#include "train/base/run_errors.h"
+#include "train/methods/embedding_file.h"
+#include "train/methods/embedding_rows.h"
+#include "train/methods/lora_method.h"
+
+namespace sinter::train {
+
+std::optional<Refusal> pivotalEmbeddingsRefusal(const Config& config, bool familyTrainsEmbeddings) {
+  std::vector<data::PivotalEmbeddingSpec> specs;
+  try {
+    specs = data::pivotalEmbeddingSpecs(config);
+  } catch (const std::invalid_argument& e) {
+    return Refusal{"embeddings", e.what()};
+  }
+  if (specs.empty()) return std::nullopt;
+  if (!familyTrainsEmbeddings)
+    return Refusal{"embeddings", "embeddings: pivotal tuning trains CLIP token embeddings, which " +
+                                     (config.family() ? std::string(toString(*config.family())) : std::string("this family")) +
+                                     " is not built for (SD 1.x, SD 2.x and SDXL have it, as textual inversion): remove embeddings"};
+  for (const char* key : {"cache_text_encoder_outputs", "cache_text_encoder_outputs_to_disk"})
+    if (config.getBool(key))
+      return Refusal{key, std::string(key) + ": the embeddings train the text encoders' rows of their tokens, so the encoders' outputs "
+                          "change every step: set it to false, or remove embeddings"};
+  const text::ClipTokenizer tokenizer =
+      text::ClipTokenizer::fromPath(text::tokenizerFolder("clip_tokenizer", config.getString("clip_tokenizer"), "clip"));
+  for (const data::PivotalEmbeddingSpec& s : specs)
+    for (const std::string& token : s.tokens())
+      if (tokenizer.hasToken(token))
+        return Refusal{"embeddings", "embeddings: the tokenizer already has the token \"" + token + "\" (" + tokenizer.source() +
+                                         "); choose a token_string it does not have, as textual inversion requires"};
+  return std::nullopt;
+}
+
+std::string pivotalEmbeddingFilePath(const std::string& loraPath, const std::string& tokenString) {
+  const std::filesystem::path p(loraPath);
+  return (p.parent_path() / (p.stem().string() + "_" + tokenString + ".safetensors")).string();
+}
+
+PivotalEmbeddings::PivotalEmbeddings(const RunContext& run, std::vector<data::PivotalEmbeddingSpec> specs)
+    : config_(run.config),
+      device_(run.device),
+      dtype_(run.precision.loraDtype),
+      defaultLr_(optionalDouble(run.config, "text_encoder_lr").value_or(run.config.getDouble("learning_rate"))),
+      specs_(std::move(specs)) {}
+
+void PivotalEmbeddings::attach(FamilyPart& family) {
+  const TextualInversionTargets targets = family.textualInversionTargets();
+  if (!targets.tokenizer || targets.encoders.empty())
+    throw InputError("embeddings: " + family.facts().familyName + " has no text encoder to train embeddings for");
+  text::ClipTokenizer& tokenizer = *targets.tokenizer;
+  // Every init_word is read before any new token exists, as each would be in its own TI run.
+  std::vector<std::vector<int32_t>> initIds;
+  for (const data::PivotalEmbeddingSpec& s : specs_) initIds.push_back(initWordIds(tokenizer, s.initWord, s.vectors));
+  std::vector<std::vector<torch::Tensor>> parts(targets.encoders.size());
+  for (size_t e = 0; e < specs_.size(); ++e) {
+    const data::PivotalEmbeddingSpec& s = specs_[e];
+    std::vector<int32_t> ids;
+    try {
+      ids = tokenizer.addTokens(s.tokens());
+    } catch (const std::exception& ex) {
+      throw InputError(std::string("embeddings: ") + ex.what() + "; choose a token_string it does not have");
+    }
+    Embedding emb{s, {}, {}};
+    std::vector<ExpectedEmbedding> expected;
+    for (const TokenEmbeddingTarget& t : targets.encoders) {
+      const int64_t tableRows = t.encoder->tokenEmbedding()->weight.size(0);
+      const int64_t addedBefore = static_cast<int64_t>(ids.front()) - tableRows;
+      if (e == 0 && addedBefore != 0)
+        throw InputError("embeddings: the tokenizer (" + tokenizer.source() + ") ends at id " + std::to_string(ids.front() - 1) +
+                         " but the " + t.fileKey + " text encoder's token table has " + std::to_string(tableRows) + " rows");
+      expected.push_back({t.fileKey, {s.vectors, t.encoder->tokenEmbedding()->weight.size(1)}});
+    }
+    std::vector<torch::Tensor> loaded;
+    if (!s.weightsFile.empty()) loaded = readEmbeddingFile(s.weightsFile, expected);
+    for (size_t i = 0; i < targets.encoders.size(); ++i) {
+      const TokenEmbeddingTarget& t = targets.encoders[i];
+      torch::Tensor rows = loaded.empty() ? initialEmbeddingRows(t.encoder->tokenEmbedding()->weight, initIds[e], s.vectors) : loaded[i];
+      rows = rows.to(device_, dtype_).detach().clone();
+      rows.set_requires_grad(true);
+      emb.keys.push_back(t.fileKey);
+      emb.rows.push_back(rows);
+      parts[i].push_back(rows);
+    }
+    spdlog::info("pivotal tuning: embedding \"{}\", {} tokens, ids {}-{}{}", s.tokenString, s.vectors, ids.front(), ids.back(),
+                 s.weightsFile.empty() ? (s.initWord.empty() ? ", from the vocabulary's mean embedding" : ", from \"" + s.initWord + "\"")
+                                       : ", from " + s.weightsFile);
+    embeddings_.push_back(std::move(emb));
+  }
+  // The encoders read each embedding's rows in id order (ClipTextTransformer joins them).
+  for (size_t i = 0; i < targets.encoders.size(); ++i) targets.encoders[i].encoder->setAddedTokenEmbeddings(parts[i]);
+}
+
+std::vector<OptimizerGroup> PivotalEmbeddings::parameterGroups() const {
+  std::vector<OptimizerGroup> groups;
+  for (const Embedding& e : embeddings_) {
+    const double lr = e.spec.learningRate.value_or(defaultLr_);
+    if (lr <= 0) {
+      spdlog::warn("embeddings: \"{}\" has a learning rate of 0 and does not train", e.spec.tokenString);
+      continue;
+    }
+    groups.push_back(OptimizerGroup{"Embedding " + e.spec.tokenString, lr, e.rows});
+  }
+  return groups;
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> PivotalEmbeddings::bundleTensors(torch::Dtype dtype) const {
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (const Embedding& e : embeddings_)
+    for (size_t i = 0; i < e.rows.size(); ++i) {
+      // A1111's create_embedding_from_data: SD 1.x/2.x's one tensor under string_to_param (its own
+      // embeddings' "*"), SDXL's under clip_l and clip_g.
+      const std::string key = "bundle_emb." + e.spec.tokenString + "." + (e.keys[i] == "emb_params" ? "string_to_param.*" : e.keys[i]);
+      out.emplace_back(key, e.rows[i].detach().to(torch::kCPU, dtype).contiguous());
+    }
+  return out;
+}
+
+void PivotalEmbeddings::saveApart(const std::string& loraPath, torch::Dtype dtype, const network::LoraRunFacts& facts) const {
+  const network::OptionLookup lookup = [&](const std::string& key) { return configOptionAsJson(config_, key); };
+  for (const Embedding& e : embeddings_) {
+    network::Metadata metadata = network::buildTextualInversionModelSpec(lookup, facts, network::unixTimeNow());
+    metadata["modelspec.title"] = e.spec.tokenString;
+    std::vector<std::pair<std::string, torch::Tensor>> tensors;
+    for (size_t i = 0; i < e.rows.size(); ++i) tensors.emplace_back(e.keys[i], e.rows[i]);
+    writeEmbeddingFile(pivotalEmbeddingFilePath(loraPath, e.spec.tokenString), tensors, dtype, metadata);
+  }
+}
+
+std::vector<std::string> PivotalEmbeddings::filePathsApart(const std::string& loraPath) const {
+  std::vector<std::string> paths;
+  for (const data::PivotalEmbeddingSpec& s : specs_) paths.push_back(pivotalEmbeddingFilePath(loraPath, s.tokenString));
+  return paths;
+}
+
+NamedTensors PivotalEmbeddings::stateTensors() const {
+  NamedTensors out;
+  for (const Embedding& e : embeddings_)
+    for (size_t i = 0; i < e.rows.size(); ++i) out.emplace_back("pivotal_embeddings/" + e.spec.tokenString + "/" + e.keys[i], e.rows[i].detach());
+  return out;
+}
+
+void PivotalEmbeddings::loadStateTensors(const NamedTensors& tensors, const std::string& source) {
+  const std::map<std::string, torch::Tensor> byName(tensors.begin(), tensors.end());
+  torch::NoGradGuard noGrad;
+  for (Embedding& e : embeddings_)
+    for (size_t i = 0; i < e.rows.size(); ++i) {
+      const std::string name = "pivotal_embeddings/" + e.spec.tokenString + "/" + e.keys[i];
+      const auto it = byName.find(name);
+      if (it == byName.end())
+        throw InputError("resume: the state in '" + source + "' lacks " + name + "; was it saved with other embeddings?");
+      if (it->second.sizes() != e.rows[i].sizes())
+        throw InputError("resume: " + name + " in '" + source + "' is " + c10::str(it->second.sizes()) + ", this run's is " +
+                         c10::str(e.rows[i].sizes()) + " (num_vectors_per_token x the text encoder's width)");
+      e.rows[i].copy_(it->second);
+    }
+}
+
+}  // namespace sinter::train
