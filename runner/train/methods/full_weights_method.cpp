@@ -11,6 +11,7 @@
 #include "train/base/config_values.h"
 #include "train/base/mixed_precision.h"
 #include "train/base/run_errors.h"
+#include "train/methods/base_model_facts.h"
 #include "train/methods/block_learning_rates.h"
 #include "train/methods/lora_method.h"
 #include "train/optim/fused_backward.h"
@@ -102,12 +103,7 @@ void FullWeightsMethod::attach(FamilyPart& family) {
   for (const OptimizerGroup& g : groups_) what += (what.empty() ? "" : ", ") + g.label + " (lr " + std::to_string(g.lr) + ")";
   spdlog::info("full weights: training {}: {} parameters", what, count);
 
-  const FamilyFacts f = family.facts();
-  facts_.baseModelVersion = f.baseModelVersion;
-  facts_.sdModelName = f.checkpointFile;
-  facts_.modelSpecArchitecture = f.modelSpecArchitecture;
-  facts_.modelSpecImplementation = f.modelSpecImplementation;
-  facts_.modelSpecPredictionType = f.modelSpecPredictionType;
+  recordBaseModelFacts(family.facts(), facts_);
 }
 
 void FullWeightsMethod::useFloat32Masters(FamilyPart& family) {

@@ -10,6 +10,7 @@
 #include "network/lora_file.h"
 #include "train/base/config_values.h"
 #include "train/base/run_errors.h"
+#include "train/methods/base_model_facts.h"
 #include "train/optim/optimizer_args.h"
 #include "train/optim/optimizer_choice.h"
 
@@ -133,12 +134,8 @@ void LoraMethod::attach(FamilyPart& family) {
   facts_.optimizerArgs = options_.optimizerArgsText;
   facts_.optimizerName = options_.optimizerClass;
   facts_.networkArgs = options_.network.args.raw;
-  facts_.baseModelVersion = familyFacts.baseModelVersion;
-  facts_.sdModelName = familyFacts.checkpointFile;
+  recordBaseModelFacts(familyFacts, facts_);
   if (!familyFacts.vaeFile.empty()) facts_.vaeName = familyFacts.vaeFile;
-  facts_.modelSpecArchitecture = familyFacts.modelSpecArchitecture;
-  facts_.modelSpecImplementation = familyFacts.modelSpecImplementation;
-  facts_.modelSpecPredictionType = familyFacts.modelSpecPredictionType;
   facts_.familyOptionKeys = familyFacts.metadataOptionKeys;
   facts_.familyValues = familyFacts.metadataValues;
 }

@@ -6,6 +6,7 @@
 
 #include "network/lora_file.h"
 #include "train/base/run_errors.h"
+#include "train/methods/base_model_facts.h"
 #include "train/methods/embedding_file.h"
 #include "train/methods/embedding_rows.h"
 #include "train/methods/lora_method.h"
@@ -64,12 +65,7 @@ void TextualInversionMethod::attach(FamilyPart& family) {
                                                                          : ", from \"" + options_.initWord + "\"")
                                             : ", from " + options_.weightsFile);
 
-  const FamilyFacts f = family.facts();
-  facts_.baseModelVersion = f.baseModelVersion;
-  facts_.sdModelName = f.checkpointFile;
-  facts_.modelSpecArchitecture = f.modelSpecArchitecture;
-  facts_.modelSpecImplementation = f.modelSpecImplementation;
-  facts_.modelSpecPredictionType = f.modelSpecPredictionType;
+  recordBaseModelFacts(family.facts(), facts_);
 }
 
 std::vector<OptimizerGroup> TextualInversionMethod::parameterGroups() const {
