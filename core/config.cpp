@@ -102,6 +102,12 @@ std::string firstOfListNote(const OptionSpec& spec, const std::string& first, co
          " not (" + (spec.firstOfSdScriptsList ? spec.firstOfSdScriptsList : "") + ")";
 }
 
+std::string runOutputName(const Config& config, Tab tab) {
+  if (const std::string name = config.getString("output_name"); !name.empty()) return name;
+  if (const std::string token = config.getString("token_string"); tab == Tab::TextualInversion && !token.empty()) return token;
+  return "last";
+}
+
 std::string listPlaceName(std::size_t index) {
   static const char* const names[] = {"first", "second", "third", "fourth", "fifth"};
   return index < 5 ? names[index] : std::to_string(index + 1) + "th";

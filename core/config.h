@@ -52,6 +52,11 @@ std::string checkValue(const OptionSpec& spec, const Value& in, Value& out);
 // The warning for an option given several values where sd-scripts uses the first
 // (OptionSpec::firstOfSdScriptsList): `first` is used, `others` (as written) are not.
 std::string firstOfListNote(const OptionSpec& spec, const std::string& first, const std::string& others);
+// The name a run's files take (sd-scripts' model_name): output_name; unset, the token for a
+// `tab` of textual inversion (train_textual_inversion.py), else "last". One answer for the runner's
+// saves, the app's command preview and checkpoint grid, and the queue's resume folders.
+std::string runOutputName(const Config& config, Tab tab);
+inline std::string runOutputName(const Config& config) { return runOutputName(config, config.tab()); }
 // "second", "third", ...: a value's place in such a list (index 1, 2, ...), as messages name it.
 std::string listPlaceName(std::size_t index);
 // The option the list value at `index` (1: the second) sets, or null where no network reads it.

@@ -55,8 +55,7 @@ void CheckpointGridWindow::makeGrid() {
     panel_->setOutputFolder(folder);  // says output_dir is not set
     return;
   }
-  QString name = QString::fromStdString(config.getString("output_name"));
-  if (name.isEmpty()) name = QStringLiteral("last");  // the runner's name for an unset output_name
+  const QString name = QString::fromStdString(runOutputName(config));
   const QString output = QDir(folder).filePath(
       QStringLiteral("sample/%1_grid_%2.png").arg(name, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))));
   toml_ = QDir(QStandardPaths::writableLocation(QStandardPaths::TempLocation))

@@ -87,8 +87,7 @@ QueueEntryInfo QueueStore::info(std::size_t index) const {
     return out;
   }
   if (loaded.config.has("training_type")) out.tab = loaded.config.tab();
-  out.outputName = q(loaded.config.getString("output_name"));
-  if (out.outputName.isEmpty()) out.outputName = QStringLiteral("last");  // the runner's default
+  out.outputName = q(runOutputName(loaded.config));
   return out;
 }
 
@@ -114,8 +113,7 @@ bool QueueStore::addRun(Config config, Tab tab, std::optional<Family> family, co
     if (error) *error = QCoreApplication::translate("QueueStore", "The run queue is not open in this window.");
     return false;
   }
-  QString outputName = q(config.getString("output_name"));
-  if (outputName.isEmpty()) outputName = QStringLiteral("last");
+  const QString outputName = q(runOutputName(config, tab));
   const QString wanted = cleanAbsolute(workingDir, q(config.getString("output_dir")));
   // Another entry writing the same files would overwrite them: this one gets a folder of its own.
   const auto taken = [&](const QString& folder) {

@@ -18,7 +18,7 @@ namespace sinter::gui {
 // What the app shows of an entry: read from its snapshot.
 struct QueueEntryInfo {
   std::optional<Tab> tab;  // from the snapshot's training_type; nullopt when it cannot be read
-  QString outputName;      // the runner's output_name ("last" when unset)
+  QString outputName;      // the run's files' name (runOutputName)
   QString error;           // why the snapshot cannot be read
 };
 

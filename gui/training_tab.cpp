@@ -289,8 +289,7 @@ std::optional<CommandPreview> TrainingTab::commandPreview(QString* error) const 
     if (error) *error = tr("Choose an output folder first: the run's TOML file is written there.");
     return std::nullopt;
   }
-  QString name = QString::fromStdString(asString(config.get("output_name")));
-  if (name.isEmpty()) name = QStringLiteral("last");
+  const QString name = QString::fromStdString(runOutputName(config, tab_));
   CommandPreview preview;
   preview.program = runnerPath();
   preview.tomlPath = QDir(outputDir).filePath(name + QStringLiteral("-sinter-run.toml"));

@@ -44,10 +44,10 @@ QueuedRunOutput queuedRunOutput(const std::string& queueFile, const QueueEntry& 
   try {
     const LoadResult loaded = loadConfigFile(resolveQueuePath(queueFile, entry.config));
     if (outputDir.empty()) outputDir = loaded.config.getString("output_dir");
-    out.outputName = loaded.config.getString("output_name");
+    out.outputName = runOutputName(loaded.config);
   } catch (const std::exception&) {  // the run itself says what is wrong with its config
+    out.outputName = runOutputName(Config{});
   }
-  if (out.outputName.empty()) out.outputName = "last";  // the runner's default output_name
   if (!outputDir.empty())
     out.outputDir = fs::path(outputDir).is_absolute() ? outputDir : (fs::path(queueEntryWorkingDir(queueFile, entry)) / outputDir).string();
   return out;

@@ -8,9 +8,13 @@ using namespace sinter::train;
 
 TEST(SaveSchedule, NamesAsSdScripts) {
   Config c;
-  EXPECT_EQ(outputName(c), "last");
+  EXPECT_EQ(runOutputName(c), "last");
+  c.set("token_string", std::string("zz"));
+  EXPECT_EQ(runOutputName(c), "last") << "the token names only a textual inversion run's files";
+  EXPECT_EQ(runOutputName(c, Tab::TextualInversion), "zz");
   c.set("output_name", std::string("style"));
-  EXPECT_EQ(outputName(c), "style");
+  EXPECT_EQ(runOutputName(c), "style");
+  EXPECT_EQ(runOutputName(c, Tab::TextualInversion), "style");
   EXPECT_EQ(epochFileStem("style", 3), "style-000003");
   EXPECT_EQ(stepFileStem("style", 250), "style-step00000250");
 }

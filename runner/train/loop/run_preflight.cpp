@@ -320,9 +320,9 @@ RunPreflight preflightRun(const Config& config, int ranks) {
       k.error(refusal->key, refusal->message);
       valuesParsed = false;
     }
-    // sd-scripts' train_textual_inversion.py names its files after the token when output_name is unset.
+    // The files' name (the token where output_name is unset) also titles the embedding's metadata.
     if (config.getString("output_name").empty() && !config.getString("token_string").empty())
-      result.resolved.set("output_name", config.getString("token_string"), config.whereSet("token_string"));
+      result.resolved.set("output_name", runOutputName(config), config.whereSet("token_string"));
   }
   if (config.tab() == Tab::LoRA && valuesParsed && !config.getList("embeddings").empty()) {  // pivotal tuning
     std::optional<Refusal> refusal;

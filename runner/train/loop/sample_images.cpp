@@ -31,7 +31,7 @@ SampleImages::SampleImages(const RunContext& run, FamilyPart& family, RunEma* em
       family_(family),
       schedule_(sampleScheduleFromConfig(run.config)),
       folder_(fs::absolute(fs::path(run.config.getString("output_dir")) / "sample").lexically_normal().string()),
-      outputName_(outputName(run.config)),
+      outputName_(runOutputName(run.config)),
       modelName_(family.facts().checkpointFile),
       ema_(ema),
       promptReplacements_(std::move(promptReplacements)) {

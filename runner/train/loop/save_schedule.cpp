@@ -6,11 +6,6 @@
 
 namespace sinter::train {
 
-std::string outputName(const Config& config) {
-  const std::string name = config.getString("output_name");
-  return name.empty() ? "last" : name;
-}
-
 std::string epochFileStem(const std::string& name, long long epoch) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "-%06lld", epoch);

@@ -9,7 +9,6 @@
 
 namespace sinter::train {
 
-std::string outputName(const Config& config);  // output_name, or "last"
 std::string epochFileStem(const std::string& name, long long epoch);  // 1-based epoch
 std::string stepFileStem(const std::string& name, long long step);
 

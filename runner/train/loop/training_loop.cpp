@@ -94,7 +94,7 @@ void profileWritten(const std::optional<std::string>& path, long long steps, Eve
 LoopOptions LoopOptions::fromConfig(const Config& config, const PrecisionPlan& precision) {
   LoopOptions o;
   o.outputDir = config.getString("output_dir");
-  o.outputName = train::outputName(config);
+  o.outputName = runOutputName(config);
   o.gradientAccumulationSteps = static_cast<int>(config.getInt("gradient_accumulation_steps"));
   if (!isUnset(config.get("max_train_epochs"))) o.maxTrainEpochs = config.getInt("max_train_epochs");
   o.maxTrainSteps = config.getInt("max_train_steps");

@@ -16,7 +16,7 @@ namespace sinter::train {
 // The config's loop options, typed.
 struct LoopOptions {
   std::string outputDir;
-  std::string outputName;  // output_name, or "last"
+  std::string outputName;  // runOutputName
   int gradientAccumulationSteps = 1;
   std::optional<long long> maxTrainEpochs;
   long long maxTrainSteps = 1600;

@@ -33,7 +33,7 @@ namespace {
 // Takes the lock of the run's output (output_lock.h) into `lock`: "" when taken, else why the run
 // is refused. A lock file that a dead run left is taken over with a warning.
 std::string takeOutputLock(const Config& config, std::optional<OutputLock>& lock, EventSink& events) {
-  const std::string dir = config.getString("output_dir"), name = outputName(config);
+  const std::string dir = config.getString("output_dir"), name = runOutputName(config);
   try {
     lock.emplace(outputLockPath(dir, name));
   } catch (const OutputLockHeld& e) {
