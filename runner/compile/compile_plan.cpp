@@ -114,7 +114,9 @@ CompilePlan planCompile(const Config& config, const CompileTargets& targets, con
         plan.regions.push_back("whole training step");
         if (!facts.textEncodersInStep.empty())
           plan.regions.push_back("text encoders (" + facts.textEncodersInStep +
-                                 "), trained: forward and backward inside the whole-step graph, from staged token ids");
+                                 "), " +
+                                 (facts.textEncodersTrainedPart.empty() ? "" : facts.textEncodersTrainedPart + " ") +
+                                 "trained: forward and backward inside the whole-step graph, from staged token ids");
       } else {
         plan.mechanisms.push_back(what + ": each of the " + plan.model + "'s " + plan.blocks +
                                   " replays its forward and its backward pass from graphs per input signature" + limit +

@@ -29,6 +29,7 @@ struct CaptureFacts {
   std::string collectives;             // what all-reduces their gradients ("NCCL 2.27.7", "Gloo")
   bool collectivesCapturable = false;  // NCCL >= 2.9.6: an all-reduce can be inside a captured step
   std::string textEncodersInStep;      // trained text encoders the step runs from staged token ids, named; or empty
+  std::string textEncodersTrainedPart;  // what of them trains ("their LoRA modules", "the new tokens' embedding rows")
 };
 
 struct CompilePlan {

@@ -72,7 +72,7 @@ TEST(CaptureFacts, TrainedTextEncodersAreInsideTheCapturedStep) {
   const compile::CompilePlan whole = compile::planCompile(sdxl, train::compileTargetsFor(Family::SDXL), onCuda(sdxl));
   EXPECT_FALSE(whole.fatal.has_value()) << *whole.fatal;
   EXPECT_TRUE(whole.captureSteps);
-  EXPECT_TRUE(mentions(whole.lines(), "region: text encoders (CLIP-L and OpenCLIP bigG), trained: forward and backward inside"));
+  EXPECT_TRUE(mentions(whole.lines(), "region: text encoders (CLIP-L and OpenCLIP bigG), their LoRA modules trained: forward and backward inside"));
 
   // U-Net only: nothing about text encoders.
   sdxl.set("network_train_unet_only", true);
@@ -85,12 +85,36 @@ TEST(CaptureFacts, TrainedTextEncodersAreInsideTheCapturedStep) {
   const compile::CompilePlan fluxWhole = compile::planCompile(flux, train::compileTargetsFor(Family::FLUX), onCuda(flux));
   EXPECT_FALSE(fluxWhole.fatal.has_value()) << *fluxWhole.fatal;
   EXPECT_TRUE(fluxWhole.captureSteps);
-  EXPECT_TRUE(mentions(fluxWhole.lines(), "region: text encoders (CLIP-L, with T5-XXL's frozen forward), trained: forward and backward"));
+  EXPECT_TRUE(mentions(fluxWhole.lines(), "region: text encoders (CLIP-L, with T5-XXL's frozen forward), their LoRA modules trained: forward and backward"));
   flux.set("cache_text_encoder_outputs", true);
   EXPECT_TRUE(mentions(compile::planCompile(flux, train::compileTargetsFor(Family::FLUX), onCuda(flux)).lines(), "text encoders (CLIP-L; T5-XXL's outputs cached)"));
   flux.set("cache_text_encoder_outputs", false);
   flux.set("network_args", StringList{"train_t5xxl=True"});
-  EXPECT_TRUE(mentions(compile::planCompile(flux, train::compileTargetsFor(Family::FLUX), onCuda(flux)).lines(), "text encoders (CLIP-L and T5-XXL), trained"));
+  EXPECT_TRUE(mentions(compile::planCompile(flux, train::compileTargetsFor(Family::FLUX), onCuda(flux)).lines(), "text encoders (CLIP-L and T5-XXL), their LoRA modules trained"));
+}
+
+// Textual inversion and a LoRA run's embeddings: the new tokens' rows train inside the encoders,
+// which the whole-step graph holds (SDXL stages their token ids) as it holds LoRA's modules.
+TEST(CaptureFacts, NewTokenRowsAreInsideTheCapturedStep) {
+  Config ti = swapConfig(true, 0);
+  ti.set("model_family", std::string("sdxl"));
+  ti.set("training_type", std::string("textual_inversion"));
+  ti.set("token_string", std::string("sks"));
+  const compile::CompilePlan whole = compile::planCompile(ti, train::compileTargetsFor(Family::SDXL), onCuda(ti));
+  EXPECT_FALSE(whole.fatal.has_value()) << *whole.fatal;
+  EXPECT_TRUE(whole.captureSteps);
+  EXPECT_TRUE(mentions(whole.lines(), "region: text encoders (CLIP-L and OpenCLIP bigG), the new tokens' embedding rows trained: "
+                                      "forward and backward inside the whole-step graph"));
+
+  Config pivotal = swapConfig(true, 0);
+  pivotal.set("model_family", std::string("sdxl"));
+  pivotal.set("embeddings", StringList{"token_string=sks init_word=dog"});
+  const compile::CompilePlan unetOnly = compile::planCompile(pivotal, train::compileTargetsFor(Family::SDXL), onCuda(pivotal));
+  EXPECT_FALSE(unetOnly.fatal.has_value()) << *unetOnly.fatal;
+  EXPECT_TRUE(mentions(unetOnly.lines(), "(CLIP-L and OpenCLIP bigG), the new tokens' embedding rows trained"));
+  pivotal.set("network_train_unet_only", false);
+  EXPECT_TRUE(mentions(compile::planCompile(pivotal, train::compileTargetsFor(Family::SDXL), onCuda(pivotal)).lines(),
+                       "their LoRA modules and the new tokens' embedding rows trained"));
 }
 
 // The compile plan names each family's denoiser, regions and fused kernels from its registration.

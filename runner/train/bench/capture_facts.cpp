@@ -15,17 +15,21 @@ compile::CaptureFacts captureFacts(const Config& config, const torch::Device& de
   compile::CaptureFacts facts;
   facts.cudaDevice = device.is_cuda();
   const LoraMethodOptions lora = LoraMethodOptions::fromConfig(config);
-  // LoRA trains the text encoders unless network_train_unet_only; full-weight runs with train_text_encoder.
-  const bool textEncodersTrain = config.tab() == Tab::LoRA ? lora.trainTextEncoders : config.getBool("train_text_encoder");
-  if (textEncodersTrain) facts.textEncodersInStep = stagedTextEncodersFor(config);
-  // Decided for now (issue 58's first part): a textual inversion step runs eagerly; its U-Net's
-  // blocks can still be captured one by one (their context is an input that needs grad).
-  if (config.tab() == Tab::TextualInversion)
-    facts.barriers.push_back("textual_inversion: the whole-step capture does not hold the new tokens' embedding rows yet (set "
-                             "compile_fullgraph off: the U-Net's blocks are captured, the text encoders run eagerly)");
-  if (config.tab() == Tab::LoRA && !config.getList("embeddings").empty())
-    facts.barriers.push_back("embeddings: the whole-step capture does not hold the new tokens' embedding rows yet (set "
-                             "compile_fullgraph off: the U-Net's blocks are captured, the text encoders run eagerly)");
+  // The text encoders run with gradients: LoRA's modules in them train (unless
+  // network_train_unet_only), or new tokens' embedding rows do (textual inversion, a LoRA run's
+  // embeddings), or their full weights (train_text_encoder).
+  const bool embeddingRowsTrain =
+      config.tab() == Tab::TextualInversion || (config.tab() == Tab::LoRA && !config.getList("embeddings").empty());
+  const bool textEncodersTrain = embeddingRowsTrain ||
+                                 (config.tab() == Tab::LoRA ? lora.trainTextEncoders : config.getBool("train_text_encoder"));
+  if (textEncodersTrain) {
+    facts.textEncodersInStep = stagedTextEncodersFor(config);
+    facts.textEncodersTrainedPart = config.tab() == Tab::TextualInversion ? "the new tokens' embedding rows"
+                                    : embeddingRowsTrain && !lora.trainTextEncoders ? "the new tokens' embedding rows"
+                                    : embeddingRowsTrain ? "their LoRA modules and the new tokens' embedding rows"
+                                    : config.tab() == Tab::LoRA ? "their LoRA modules"
+                                                                : "their weights";
+  }
   if (textEncodersTrain && facts.textEncodersInStep.empty())
     facts.barriers.push_back("the text encoders train: this family's step encodes its captions outside the staged step "
                              "(set network_train_unet_only, or cache_text_encoder_outputs)");
