@@ -59,10 +59,11 @@ CompilePlan planCompile(const Config& config, const CompileTargets& targets, con
   }
   if (inductor) {
     plan.mechanisms.push_back("attention: fused scaled-dot-product attention (flash, cuDNN or memory-efficient, by shape)");
-    if (facts.cudaDevice) plan.mechanisms.push_back("optimizer: fused AdamW, one kernel per parameter group");
-    plan.mechanisms.push_back(
-        "LoRA: the base GEMM adds into the up projection's output in its epilogue, and backward into the down "
-        "projection's input gradient (always on)");
+    if (facts.cudaDevice && !facts.fusedOptimizer.empty()) plan.mechanisms.push_back("optimizer: " + facts.fusedOptimizer);
+    if (facts.loraModules)
+      plan.mechanisms.push_back(
+          "LoRA: the base GEMM adds into the up projection's output in its epilogue, and backward into the down "
+          "projection's input gradient (always on)");
     // The family's own kernels (kernels/fused_kernels.h).
     const std::string& kernels = targets.fusedKernels;
     if (!facts.fusedKernelsInBuild) {

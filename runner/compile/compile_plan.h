@@ -29,6 +29,8 @@ struct CaptureFacts {
   std::string collectives;             // what all-reduces their gradients ("NCCL 2.27.7", "Gloo")
   bool collectivesCapturable = false;  // NCCL >= 2.9.6: an all-reduce can be inside a captured step
   std::string textEncodersInStep;      // trained text encoders the step runs from staged token ids, named; or empty
+  std::string fusedOptimizer;         // the optimizer's fused kernel ("fused AdamW, one kernel per parameter group"), or empty
+  bool loraModules = false;            // the run trains LoRA modules (the frozen GEMM's LoRA epilogue)
   std::string textEncodersTrainedPart;  // what of them trains ("their LoRA modules", "the new tokens' embedding rows")
 };
 

@@ -117,6 +117,22 @@ TEST(CaptureFacts, NewTokenRowsAreInsideTheCapturedStep) {
                        "their LoRA modules and the new tokens' embedding rows trained"));
 }
 
+// The plan names the mechanisms this run has: LoRA's GEMM epilogue for a LoRA run only, the fused
+// AdamW kernel only where the optimizer is AdamW.
+TEST(CaptureFacts, ThePlanNamesOnlyTheMechanismsTheRunHas) {
+  Config lora = swapConfig(true, 0);
+  lora.set("model_family", std::string("sdxl"));
+  EXPECT_TRUE(mentions(compile::planCompile(lora, train::compileTargetsFor(Family::SDXL), onCuda(lora)).lines(), "LoRA: the base GEMM"));
+
+  Config finetune = lora;
+  finetune.set("training_type", std::string("finetune"));
+  finetune.set("optimizer_type", std::string("Adafactor"));
+  const std::vector<std::string> lines = compile::planCompile(finetune, train::compileTargetsFor(Family::SDXL), onCuda(finetune)).lines();
+  EXPECT_FALSE(mentions(lines, "LoRA:"));
+  EXPECT_FALSE(mentions(lines, "fused AdamW"));
+  EXPECT_TRUE(mentions(lines, "whole training step"));
+}
+
 // The compile plan names each family's denoiser, regions and fused kernels from its registration.
 TEST(CaptureFacts, EachFamilysRegistrationNamesItsCompiledParts) {
   Config c;

@@ -6,7 +6,9 @@
 #include "distributed/torchrun_environment.h"
 #include "train/base/config_values.h"
 #include "train/methods/lora_method.h"
+#include "train/optim/adamw.h"
 #include "train/optim/fused_backward.h"
+#include "train/optim/optimizer_choice.h"
 #include "train/parts/family_registration.h"
 
 namespace sinter::train {
@@ -22,6 +24,14 @@ compile::CaptureFacts captureFacts(const Config& config, const torch::Device& de
       config.tab() == Tab::TextualInversion || (config.tab() == Tab::LoRA && !config.getList("embeddings").empty());
   const bool textEncodersTrain = embeddingRowsTrain ||
                                  (config.tab() == Tab::LoRA ? lora.trainTextEncoders : config.getBool("train_text_encoder"));
+  // What the plan names as on: AdamW's fused kernel (adamw.h) and LoRA's GEMM epilogue (networks.lora*).
+  try {
+    if (optimizerSettingsFromConfig(config).type == "AdamW" && fusedAdamWCompiledIn())
+      facts.fusedOptimizer = "fused AdamW, one kernel per parameter group";
+  } catch (const std::exception&) {
+    // A bad optimizer setting is validation's to report; the plan names no fused optimizer.
+  }
+  facts.loraModules = config.tab() == Tab::LoRA && config.getString("network_module").find("lycoris") == std::string::npos;
   if (textEncodersTrain) {
     facts.textEncodersInStep = stagedTextEncodersFor(config);
     facts.textEncodersTrainedPart = config.tab() == Tab::TextualInversion ? "the new tokens' embedding rows"
