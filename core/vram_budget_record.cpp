@@ -34,8 +34,8 @@ std::string defaultVramRecordFile() {
   return (sinterCacheDir() / "vram_budget_corrections.json").string();
 }
 
-std::string vramRecordKey(const std::string& family, bool lora, long long width, long long height, long long batch) {
-  return family + (lora ? " lora " : " full ") + std::to_string(width) + "x" + std::to_string(height) + " batch " + std::to_string(batch);
+std::string vramRecordKey(const std::string& family, const std::string& method, long long width, long long height, long long batch) {
+  return family + " " + method + " " + std::to_string(width) + "x" + std::to_string(height) + " batch " + std::to_string(batch);
 }
 
 double readVramCorrection(const std::string& file, const std::string& key) {

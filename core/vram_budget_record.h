@@ -10,8 +10,9 @@ namespace sinter {
 
 std::string defaultVramRecordFile();
 
-// The key of a plan's request: "flux lora 1024x1024 batch 1".
-std::string vramRecordKey(const std::string& family, bool lora, long long width, long long height, long long batch);
+// The key of a plan's request: "flux lora 1024x1024 batch 1"; `method` is PlanRequest::methodName()
+// ("lora", "textual_inversion", "full").
+std::string vramRecordKey(const std::string& family, const std::string& method, long long width, long long height, long long batch);
 
 // The correction for `key` (at least 1); 1 when there is none or the file cannot be read (a
 // damaged file is reported by recordVramPeak, which replaces it).

@@ -56,14 +56,14 @@ void add(BlockKind& b, Linear l) {
 // blocks_to_swap s: how many blocks of each kind the device no longer holds (sd-scripts' split).
 std::pair<int64_t, int64_t> swapSplit(int s) { return {s / 2, static_cast<int64_t>(s - s / 2) * 2}; }
 
-std::string describe(const PlanSettings& s, const MemoryModel& m, bool lora) {
+std::string describe(const PlanSettings& s, const MemoryModel& m, bool frozenBase) {
   std::string out;
   auto put = [&](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
-  if (m.fp8Capable && lora) put(std::string("fp8_base ") + (s.fp8Base ? "on" : "off"));
+  if (m.fp8Capable && frozenBase) put(std::string("fp8_base ") + (s.fp8Base ? "on" : "off"));
   if (m.swappable) put("blocks_to_swap " + std::to_string(s.blocksToSwap));
   put(std::string("gradient_checkpointing ") + (s.gradientCheckpointing ? "on" : "off"));
   put(std::string("cpu_offload_checkpointing ") + (s.cpuOffloadCheckpointing ? "on" : "off"));
-  if (!lora) put(std::string("fused_backward_pass ") + (s.fusedBackwardPass ? "on" : "off"));
+  if (!frozenBase) put(std::string("fused_backward_pass ") + (s.fusedBackwardPass ? "on" : "off"));
   return out;
 }
 
@@ -100,7 +100,7 @@ std::pair<int64_t, int64_t> parseResolution(const Config& config) {
 
 std::string describeSettings(const PlanSettings& s, const PlanRequest& r) {
   const std::optional<MemoryModel> m = fullSizeMemoryModel(r.family);
-  return describe(s, m.value_or(MemoryModel{}), r.lora);
+  return describe(s, m.value_or(MemoryModel{}), r.frozenBase());
 }
 
 }  // namespace
@@ -168,6 +168,7 @@ MemoryModel sdxlBaseMemoryModel() {
   // networks.lora (--print_lora_layout): U-Net 2,659,840 per rank; text encoders 165,888 + 737,280.
   model.loraUnitsDenoiser = 2659840;
   model.loraUnitsEncoders = 165888 + 737280;
+  model.embeddingWidth = 768 + 1280;  // sdxl_train_textual_inversion.py's clip_l and clip_g rows
   model.tokens = sdxlTokens;
   model.fullBytesPerToken = kSdxlFullBytesPerToken;
   model.savedBytesPerToken = kSdxlSavedBytesPerToken;
@@ -188,12 +189,21 @@ PlanRequest planRequestFromConfig(const Config& config, const MemoryModel& model
   PlanRequest r;
   r.family = model.family;
   r.lora = config.tab() == Tab::LoRA;
+  r.textualInversion = config.tab() == Tab::TextualInversion;
+  if (r.textualInversion) {
+    if (model.embeddingWidth <= 0)
+      throw std::invalid_argument("vram_budget_gb: " + model.architecture + "'s memory model has no text encoder rows for textual inversion");
+    r.embeddingVectors = std::max<long long>(1, config.getInt("num_vectors_per_token"));
+  }
   std::tie(r.width, r.height) = parseResolution(config);
   r.batch = std::max<long long>(1, config.getInt("train_batch_size"));
   r.rank = networkDim(config);
   r.cachedText = config.getBool("cache_text_encoder_outputs") || config.getBool("cache_text_encoder_outputs_to_disk");
   r.cachedLatents = config.getBool("cache_latents") || config.getBool("cache_latents_to_disk");
-  r.trainEncoders = r.lora ? !config.getBool("network_train_unet_only") && !r.cachedText : config.getBool("train_text_encoder");
+  // Textual inversion's encoders run with gradients to the new rows, but train no weights of theirs.
+  r.trainEncoders = r.lora               ? !config.getBool("network_train_unet_only") && !r.cachedText
+                    : r.textualInversion ? false
+                                         : config.getBool("train_text_encoder");
   const std::string mp = config.getString("mixed_precision");
   r.weightBytes = mp == "no" ? 4 : 2;
   r.autoencoderBytes = mp == "no" || mp == "fp16" || config.getBool("no_half_vae") ? 4 : 2;
@@ -205,7 +215,7 @@ PlanRequest planRequestFromConfig(const Config& config, const MemoryModel& model
   if (config.isSet("ema_decay") && config.getString("ema_device") == "gpu")
     r.optimizerBytesPerParam += 4;
   const std::string optimizer = lower(config.getString("optimizer_type"));
-  r.fusedBackwardAllowed = !r.lora && optimizer == "adafactor" && config.getInt("gradient_accumulation_steps") <= 1;
+  r.fusedBackwardAllowed = !r.frozenBase() && optimizer == "adafactor" && config.getInt("gradient_accumulation_steps") <= 1;
   r.budgetBytes = isUnset(config.get("vram_budget_gb")) ? 0 : config.getDouble("vram_budget_gb") * kGiB;
   r.correction = std::max(1.0, correction);
   const CompileRequest compile = resolveCompileRequest(config);
@@ -244,9 +254,10 @@ PlanEstimate estimatePlan(const MemoryModel& m, const PlanRequest& r, const Plan
   const double encoderBytes = (static_cast<double>(m.encoderParams) - encoderFp8) * r.weightBytes + encoderFp8;
   const double aeBytes = static_cast<double>(m.autoencoderParams) * r.autoencoderBytes;
   double trained = 0;
-  if (r.lora) {
+  if (r.frozenBase()) {
     e.residentWeightsBytes = linearOnDevice * linearBytes + other * r.weightBytes;
-    trained = static_cast<double>(r.rank) * (m.loraUnitsDenoiser + (r.trainEncoders ? m.loraUnitsEncoders : 0));
+    trained = r.lora ? static_cast<double>(r.rank) * (m.loraUnitsDenoiser + (r.trainEncoders ? m.loraUnitsEncoders : 0))
+                     : static_cast<double>(r.embeddingVectors) * static_cast<double>(m.embeddingWidth);
   } else {
     // Full weights: the denoiser is the trained model (fp32 masters keep a bf16 compute copy).
     trained = denoiserParams + (r.trainEncoders ? static_cast<double>(m.encoderParams) : 0);
@@ -274,7 +285,8 @@ PlanEstimate estimatePlan(const MemoryModel& m, const PlanRequest& r, const Plan
   }
   e.stepPeakBytes = (e.residentWeightsBytes + e.trainableBytes + e.gradientBytes + e.optimizerBytes + e.activationBytes + m.fixedBytes) *
                     kAllocatorMargin * r.correction;
-  // The start, staged (train/flux/flux_family.h, train/sdxl/sdxl_family.h): the LoRA from the start
+  // The start, staged (train/flux/flux_family.h, train/sdxl/sdxl_family.h): the LoRA (or textual
+  // inversion's rows, made as the LoRA is) from the start
   // (its weights, their gradient buffers and, trained in float32 for a bf16/fp16 step, their compute
   // copies and theirs: train/base/compute_copies.h), or a full-weight run's denoiser (and SDXL's text
   // encoders under train_text_encoder) and its gradients; then the autoencoder alone while latents
@@ -282,11 +294,11 @@ PlanEstimate estimatePlan(const MemoryModel& m, const PlanRequest& r, const Plan
   // any activation). Its peak is the largest stage.
   const double denoiserAtStart = (linearOnDevice + other) * r.trainableBytes;  // a full-weight run's
   const double lora = e.trainableBytes + e.gradientBytes + (r.trainableBytes != r.weightBytes ? 2.0 * trained * r.weightBytes : 0);
-  const double trainedEncoders = !r.lora && r.trainEncoders ? static_cast<double>(m.encoderParams) * r.trainableBytes : 0;
+  const double trainedEncoders = !r.frozenBase() && r.trainEncoders ? static_cast<double>(m.encoderParams) * r.trainableBytes : 0;
   // A full-weight run's gradient buffers are made with its optimizer, before the caches (measured:
   // an SDXL fine-tune's start held its U-Net and their gradients; none under fused_backward_pass).
-  const double throughout = r.lora ? lora : denoiserAtStart + trainedEncoders + e.gradientBytes;
-  double largest = e.residentWeightsBytes + (r.lora ? lora : e.trainableBytes);
+  const double throughout = r.frozenBase() ? lora : denoiserAtStart + trainedEncoders + e.gradientBytes;
+  double largest = e.residentWeightsBytes + (r.frozenBase() ? lora : e.trainableBytes);
   // The latent-caching stage encodes vae_batch_size images at once, with the encoder's working memory.
   const double aeWork =
       m.autoencoderEncodeBytes ? m.autoencoderEncodeBytes(r.width, r.height, r.autoencoderBytes) * m.autoencoderEncodeScale * r.vaeBatch : 0;
@@ -318,11 +330,11 @@ VramPlan planVram(const MemoryModel& m, const PlanRequest& r) {
   plan.request = r;
   auto fixed = [&](const char* key) { return std::find(r.fixedKeys.begin(), r.fixedKeys.end(), key) != r.fixedKeys.end(); };
   std::vector<bool> fp8Choices{r.userFixed.fp8Base};
-  if (m.fp8Capable && r.lora && !fixed("fp8_base") && !fixed("fp8_base_unet")) fp8Choices = {false, true};
+  if (m.fp8Capable && r.frozenBase() && !fixed("fp8_base") && !fixed("fp8_base_unet")) fp8Choices = {false, true};
   std::vector<int> swapChoices{r.userFixed.blocksToSwap};
   // A full-weight run trains the swapped weights inside the fused backward pass; the planner
   // leaves blocks_to_swap to the user there.
-  if (m.swappable && r.lora && !fixed("blocks_to_swap")) {
+  if (m.swappable && r.frozenBase() && !fixed("blocks_to_swap")) {
     swapChoices.clear();
     for (int s = 0; s <= m.maxBlocksToSwap; ++s) swapChoices.push_back(s);
   }
@@ -331,7 +343,7 @@ VramPlan planVram(const MemoryModel& m, const PlanRequest& r) {
   std::vector<bool> offloadChoices{r.userFixed.cpuOffloadCheckpointing};
   if (!fixed("cpu_offload_checkpointing")) offloadChoices = {false, true};
   std::vector<bool> fusedChoices{r.userFixed.fusedBackwardPass};
-  if (!r.lora && r.fusedBackwardAllowed && !fixed("fused_backward_pass")) fusedChoices = {false, true};
+  if (!r.frozenBase() && r.fusedBackwardAllowed && !fixed("fused_backward_pass")) fusedChoices = {false, true};
   for (bool fp8 : fp8Choices)
     for (int swap : swapChoices)
       for (bool ckpt : ckptChoices)
@@ -383,13 +395,13 @@ std::vector<std::pair<std::string, Value>> VramPlan::settingsToApply() const {
   const PlanSettings& s = chosen->settings;
   // The family's options (its full-size model's), whatever this build's float8 allows.
   const MemoryModel family = fullSizeMemoryModel(request.family).value_or(MemoryModel{});
-  if (family.fp8Capable && request.lora && !fixed("fp8_base") && !fixed("fp8_base_unet"))
+  if (family.fp8Capable && request.frozenBase() && !fixed("fp8_base") && !fixed("fp8_base_unet"))
     out.emplace_back("fp8_base", Value(s.fp8Base));
-  if (family.swappable && request.lora && !fixed("blocks_to_swap"))
+  if (family.swappable && request.frozenBase() && !fixed("blocks_to_swap"))
     out.emplace_back("blocks_to_swap", Value(static_cast<long long>(s.blocksToSwap)));
   if (!fixed("gradient_checkpointing")) out.emplace_back("gradient_checkpointing", Value(s.gradientCheckpointing));
   if (!fixed("cpu_offload_checkpointing")) out.emplace_back("cpu_offload_checkpointing", Value(s.cpuOffloadCheckpointing));
-  if (!request.lora && request.fusedBackwardAllowed && !fixed("fused_backward_pass"))
+  if (!request.frozenBase() && request.fusedBackwardAllowed && !fixed("fused_backward_pass"))
     out.emplace_back("fused_backward_pass", Value(s.fusedBackwardPass));
   return out;
 }
@@ -397,15 +409,16 @@ std::vector<std::pair<std::string, Value>> VramPlan::settingsToApply() const {
 std::vector<std::string> VramPlan::lines() const {
   std::vector<std::string> out;
   char head[256];
-  std::snprintf(head, sizeof head, "vram budget %.1f GiB: %s at %lldx%lld, batch %lld", request.budgetBytes / kGiB,
-                request.lora ? "LoRA" : "full weights", static_cast<long long>(request.width), static_cast<long long>(request.height),
+  const char* method = request.lora ? "LoRA" : request.textualInversion ? "textual inversion" : "full weights";
+  std::snprintf(head, sizeof head, "vram budget %.1f GiB: %s at %lldx%lld, batch %lld", request.budgetBytes / kGiB, method,
+                static_cast<long long>(request.width), static_cast<long long>(request.height),
                 static_cast<long long>(request.batch));
   out.push_back(head);
   std::optional<MemoryModel> model = fullSizeMemoryModel(request.family);
   const MemoryModel m = model.value_or(MemoryModel{});
   if (chosen) {
     const PlanEstimate& c = *chosen;
-    out.push_back("  plan: " + describe(c.settings, m, request.lora));
+    out.push_back("  plan: " + describe(c.settings, m, request.frozenBase()));
     out.push_back("  estimated step peak " + gib(c.stepPeakBytes) + " (weights " + gib(c.residentWeightsBytes) + ", trained " +
                   gib(c.trainableBytes) + ", gradients " + gib(c.gradientBytes) + ", optimizer " + gib(c.optimizerBytes) +
                   ", activations " + gib(c.activationBytes) + "); step time x" + std::to_string(c.relativeStepTime).substr(0, 4) +
@@ -425,7 +438,7 @@ std::vector<std::string> VramPlan::lines() const {
       continue;
     if (chosen && c.relativeStepTime > chosen->relativeStepTime && shown >= 2) break;
     if (++shown > 6) break;
-    out.push_back("  passed over: " + describe(c.settings, m, request.lora) + ": " + c.why);
+    out.push_back("  passed over: " + describe(c.settings, m, request.frozenBase()) + ": " + c.why);
   }
   for (const std::string& n : notes) out.push_back("  note: " + n);
   return out;

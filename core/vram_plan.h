@@ -58,6 +58,9 @@ struct MemoryModel {
   // and for the text encoders.
   int64_t loraUnitsDenoiser = 0;
   int64_t loraUnitsEncoders = 0;
+  // Textual inversion: the width of each text encoder's token rows, summed (a new token's trained
+  // parameters; SDXL: CLIP-L's 768 + bigG's 1280). 0: the family trains no embeddings.
+  int64_t embeddingWidth = 0;
   // Activations: tokens of one image at width x height, and the bytes per token (vram_costs.h).
   int64_t (*tokens)(int64_t width, int64_t height) = nullptr;
   double fullBytesPerToken = 0;          // all blocks, no checkpointing
@@ -97,6 +100,11 @@ struct PlanEstimate {
 struct PlanRequest {
   Family family = kDefaultFamily;
   bool lora = true;
+  // training_type textual_inversion: the base frozen as under LoRA (fp8_base and blocks_to_swap
+  // apply), the trained parameters the new tokens' rows (embeddingVectors x embeddingWidth), and the
+  // step's activations those of a LoRA run (gradients flow through the U-Net to the conditioning).
+  bool textualInversion = false;
+  int64_t embeddingVectors = 1;      // num_vectors_per_token
   int64_t width = 1024, height = 1024, batch = 1;
   int64_t rank = 4;
   bool trainEncoders = false;        // LoRA modules on the text encoders train
@@ -119,6 +127,12 @@ struct PlanRequest {
   bool wholeStepCaptured = false;
   PlanSettings userFixed;            // the values the user set
   std::vector<std::string> fixedKeys;  // which of the planned options the user set (kept)
+
+  // The base model is frozen and what trains is small beside it (LoRA, textual inversion), rather
+  // than the denoiser's own weights (DreamBooth, fine-tune).
+  bool frozenBase() const { return lora || textualInversion; }
+  // "lora", "textual_inversion" or "full": the method in the plan's text and its record key.
+  std::string methodName() const { return lora ? "lora" : textualInversion ? "textual_inversion" : "full"; }
 };
 
 struct VramPlan {

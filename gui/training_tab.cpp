@@ -95,8 +95,6 @@ TrainingTab::TrainingTab(Tab tab, PresetManager* presets, const FileActions& act
   });
   gridWindow_ = new CheckpointGridWindow(tab_, [this] { return runConfig(); }, tr("Checkpoint grid — %1").arg(title()), this);
   connect(run_->sampleGallery(), &SampleGallery::checkpointGridRequested, this, &TrainingTab::showCheckpointGrid);
-  // The runner puts no embedding files on a grid yet (its --sample_grid refuses textual inversion).
-  run_->sampleGallery()->checkpointGridButton()->setVisible(tab_ != Tab::TextualInversion);
   if (presets_) connect(presets_, &PresetManager::changed, this, &TrainingTab::refreshPresetList);
   refreshPresetList();
   newConfig();

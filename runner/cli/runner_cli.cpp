@@ -122,6 +122,11 @@ const char* kUsage =
     "  --module_outputs OUT.safetensors --module_inputs IN.safetensors --pretrained_model_name_or_path CKPT\n"
     "                         run the checkpoint's U-Net, VAE and text encoders in fp32 on the inputs IN\n"
     "                         names (x, timesteps, context, y; images; input_ids) and write their outputs\n"
+    "      [--prompt TEXT] [--training_type textual_inversion --token_string TOKEN --weights EMB.safetensors\n"
+    "       [--num_vectors_per_token N]]\n"
+    "                         SD 1.x/2.x and SDXL: the text encoders on a prompt, tokenized as a run tokenizes a\n"
+    "                         caption (its ids written too: input_ids, SDXL's input_ids2), with an embedding's\n"
+    "                         tokens added and its rows on the encoders\n"
     "  --module_outputs OUT.safetensors --module_inputs IN.safetensors --model_family flux\n"
     "      [--pretrained_model_name_or_path FLUX_TRANSFORMER] [--ae AE]\n"
     "                         the same for a FLUX.1 transformer (img, img_ids, txt, txt_ids, timesteps, y,\n"
@@ -131,7 +136,7 @@ const std::vector<ExtraArg> kRunnerArgs{{"config_file", true},     {"dry_run", f
                                         {"events", true},          {"help", false},          {"version", false},
                                         {"init_checkpoint", true}, {"model_size", true},     {"init_dataset", true},
                                         {"init_tokenizer", true},  {"benchmark_steps", true}, {"module_outputs", true},
-                                        {"module_inputs", true},  {"print_lora_layout", false},
+                                        {"module_inputs", true},  {"prompt", true},            {"print_lora_layout", false},
                                         {"nproc_per_node", true}, {"benchmark_scaling", false},
                                         {"benchmark_optimizers", false}, {"benchmark_networks", false},
                                         {"strict", false},         {"compile_plan", false},

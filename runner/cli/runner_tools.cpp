@@ -75,8 +75,32 @@ const train::FamilyRegistration* toolFamily(const Config& config) {
   return config.family() ? train::findRegisteredFamily(*config.family()) : nullptr;
 }
 
-// --module_outputs OUT --module_inputs IN: the family's models in fp32 on the training device.
-int writeModuleOutputs(const Config& config, const std::string& outPath, const std::string& inPath) {
+// Why --module_outputs cannot put the config's embedding (token_string, weights) or a prompt on the
+// family's text encoders, or "". Checked before any model loads.
+std::string moduleTextRefusal(const Config& config, const train::FamilyRegistration& registration, bool prompt) {
+  const std::string tokenString = config.getString("token_string"), weights = config.getString("weights");
+  const bool embedding = !tokenString.empty() || !weights.empty();
+  if (!embedding && !prompt) return "";
+  if (!registration.textualInversion)
+    return std::string("--module_outputs takes ") + (prompt ? "--prompt" : "an embedding (token_string, weights)") +
+           " for the families whose CLIP tokenizer and text encoders train textual inversion (" +
+           familiesWith([](const train::FamilyRegistration& r) { return r.textualInversion && bool(r.moduleOutputs); }) + "), not " +
+           toString(registration.family) + ": give its token ids as module inputs";
+  if (!embedding) return "";
+  // token_string, weights and num_vectors_per_token are textual inversion's keys; another training
+  // type ignores them (as the warnings above say), so the tool does not read them there either.
+  if (config.tab() != Tab::TextualInversion)
+    return "--module_outputs reads an embedding with textual inversion's options: add --training_type textual_inversion "
+           "to --token_string, --weights and --num_vectors_per_token";
+  if (tokenString.empty()) return "--weights needs --token_string: the embedding's rows are its tokens' (token_string, token_string1, ...)";
+  if (weights.empty()) return "--token_string needs --weights EMB.safetensors: the embedding file whose rows its tokens take";
+  return "";
+}
+
+// --module_outputs OUT [--module_inputs IN] [--prompt TEXT]: the family's models in fp32 on the
+// training device, with the config's embedding on its text encoders where one is given.
+int writeModuleOutputs(const Config& config, const std::string& outPath, const std::optional<std::string>& inPath,
+                       const std::optional<std::string>& prompt) {
   const Family family = config.family().value_or(kDefaultFamily);
   const train::FamilyRegistration* registration = train::findRegisteredFamily(family);
   if (!registration || !registration->moduleOutputs) {
@@ -84,13 +108,23 @@ int writeModuleOutputs(const Config& config, const std::string& outPath, const s
                   familiesWith([](const train::FamilyRegistration& r) { return bool(r.moduleOutputs); }), toString(family));
     return kExitBadInput;
   }
-  const std::map<std::string, torch::Tensor> inputs = readInputs(inPath);
+  if (const std::string why = moduleTextRefusal(config, *registration, prompt.has_value()); !why.empty()) {
+    spdlog::error("{}", why);
+    return kExitBadInput;
+  }
+  train::ModuleInputs inputs;
+  if (inPath) inputs.tensors = readInputs(*inPath);
+  inputs.prompt = prompt;
+  const std::string inputsName = inPath ? *inPath : std::string("--prompt");
   const torch::Device device = comparisonDevice(config);
   train::ModuleOutputs outputs;
   try {
     outputs = registration->moduleOutputs(config, inputs, device);
   } catch (const std::invalid_argument& e) {
-    spdlog::error("{}: {}", inPath, e.what());
+    spdlog::error("{}: {}", inputsName, e.what());
+    return kExitBadInput;
+  } catch (const train::InputError& e) {  // the embedding file, its tokens
+    spdlog::error("{}", e.what());
     return kExitBadInput;
   }
   if (!outputs.missing.empty()) {
@@ -98,7 +132,7 @@ int writeModuleOutputs(const Config& config, const std::string& outPath, const s
     return kExitBadInput;
   }
   if (outputs.tensors.empty()) {
-    spdlog::error("{}: no model has all of its inputs ({})", inPath, outputs.inputNames);
+    spdlog::error("{}: no model has all of its inputs ({})", inputsName, outputs.inputNames);
     return kExitBadInput;
   }
   io::writeSafetensors(outPath, outputs.tensors, std::map<std::string, std::string>(outputs.metadata.begin(), outputs.metadata.end()));
@@ -165,12 +199,16 @@ std::optional<int> runTool(const ParsedArgs& args, const Config& config) {
       return kExitOk;
     }
     if (auto out = value(args, "module_outputs")) {
-      const std::optional<std::string> in = value(args, "module_inputs");
-      if (!in) {
-        spdlog::error("--module_outputs needs --module_inputs IN.safetensors");
+      const std::optional<std::string> in = value(args, "module_inputs"), prompt = value(args, "prompt");
+      if (!in && !prompt) {
+        spdlog::error("--module_outputs needs --module_inputs IN.safetensors or --prompt TEXT");
         return kExitBadInput;
       }
-      return writeModuleOutputs(config, *out, *in);
+      return writeModuleOutputs(config, *out, in, prompt);
+    }
+    if (value(args, "prompt")) {
+      spdlog::error("--prompt goes with --module_outputs (the text encoders' outputs on a prompt); a run's prompts are sample_prompts");
+      return kExitBadInput;
     }
     if (auto steps = value(args, "benchmark_steps")) {
       std::optional<bool> tiny = tinySize(args);

@@ -186,7 +186,37 @@ events::CompilePlan CompilePlan::event() const {
   return e;
 }
 
-std::string CompilePlan::headline() const { return request.enabled ? request.logLine(model) : "compile: off"; }
+std::string CompilePlan::headline() const {
+  if (!automatic.empty()) return "compile: " + automatic;
+  return request.enabled ? request.logLine(model) : "compile: off";
+}
+
+CompilePlan planAutomaticCapture(const Config& config, const CompileTargets& targets, const CaptureFacts& facts,
+                                 const std::string& who, bool enabled) {
+  Config off = config;
+  off.set("compile", false);
+  if (!enabled || !facts.cudaDevice || !facts.graphsInBuild) return planCompile(off, targets, facts);
+  Config captured = config;
+  captured.erase("model_family");  // the request's settings are the panel's families': read here as if given
+  captured.set("compile", true);
+  captured.set("compile_backend", std::string("inductor"));
+  captured.set("compile_mode", std::string("reduce-overhead"));
+  captured.set("compile_fullgraph", true);
+  captured.set("compile_dynamic", std::string("auto"));
+  CompilePlan plan = planCompile(captured, targets, facts);
+  if (plan.fatal) {
+    // Not an error: nothing was asked. The step runs eagerly, and the plan says what kept it out.
+    CompilePlan eager = planCompile(off, targets, facts);
+    const std::string& fatal = *plan.fatal;
+    const size_t cause = fatal.find("one graph: ");
+    eager.automatic = who + ": the training step runs eagerly (the runner captures it as CUDA graphs where it can; here " +
+                      (cause == std::string::npos ? fatal : fatal.substr(cause + 11)) + ")";
+    return eager;
+  }
+  plan.automatic = who + ": the runner captures the training step as CUDA graphs by its own choice (the compile panel is "
+                         "SDXL's and FLUX's; SINTER_SD_CAPTURE=0 runs it eagerly)";
+  return plan;
+}
 
 std::vector<std::string> CompilePlan::lines() const {
   std::vector<std::string> out{headline()};

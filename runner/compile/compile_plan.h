@@ -55,6 +55,9 @@ struct CompilePlan {
   bool tuneGemms = false;        // max-autotune: TunableOp picks GEMM algorithms during warm-up (gemm_tuning.h)
   bool captureVae = false;           // compile_vae: the latent caching pass replayed from graphs per batch shape
   bool captureTextEncoders = false;  // compile_text_encoders: the text caching pass likewise
+  // Set where the runner chose the plan itself, not the compile settings (planAutomaticCapture): what
+  // it is, for the headline; a shape that cannot be captured then runs eagerly instead of failing.
+  std::string automatic;
 
   events::CompilePlan event() const;
   // The log line sd-scripts users know ("Compiling U-Net with torch.compile: ..."), or "compile: off".
@@ -72,5 +75,13 @@ struct CompileTargets {
 };
 
 CompilePlan planCompile(const Config& config, const CompileTargets& targets, const CaptureFacts& facts);
+
+// The runner's own plan for a family without the compile panel (SD 1.x/2.x, issue 56): on a CUDA
+// device with graphs in the build, the whole training step captured as the panel's reduce-overhead
+// with fullgraph would (the family's fused kernels too), unless something in the run keeps the step
+// out of a graph, in which case the step runs eagerly and the plan says why; `who` names the family
+// for the headline. Elsewhere, or with `enabled` false, compile is off.
+CompilePlan planAutomaticCapture(const Config& config, const CompileTargets& targets, const CaptureFacts& facts,
+                                 const std::string& who, bool enabled);
 
 }  // namespace sinter::compile

@@ -10,6 +10,7 @@
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #endif
 
@@ -50,6 +51,13 @@ void runOnCaptureStream(torch::Device device, const std::function<void()>& work)
   if (!device.is_cuda()) throw std::runtime_error("the capture stream needs a CUDA device, not " + device.str());
   c10::cuda::CUDAGuard onDevice(device);
   onSideStream(c10::cuda::getCurrentCUDAStream(device.index()), captureStream(device), work);
+}
+
+bool capturingOnCurrentStream(torch::Device device) {
+  if (!device.is_cuda()) return false;
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  C10_CUDA_CHECK(cudaStreamIsCapturing(c10::cuda::getCurrentCUDAStream(device.index()), &status));
+  return status != cudaStreamCaptureStatusNone;
 }
 
 void releaseCachedMemory(torch::Device device) {
@@ -109,6 +117,8 @@ void CapturedGraph::replay() { impl_->graph.replay(); }
 void runOnCaptureStream(torch::Device, const std::function<void()>&) {
   throw std::runtime_error("CUDA graphs are not in this build (a CPU libtorch)");
 }
+
+bool capturingOnCurrentStream(torch::Device) { return false; }
 
 void releaseCachedMemory(torch::Device) {}
 

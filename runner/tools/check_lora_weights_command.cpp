@@ -38,7 +38,7 @@ int runCheckLoraWeights(const std::vector<std::string>& args) {
   spdlog::info("loading: {}", file);
   const std::map<std::string, torch::Tensor> tensors = network::readLoraTensors(file);
   const network::Metadata metadata = network::readLoraMetadata(file);
-  for (const std::string& line : summarizeLoraFile(tensors, metadata).lines()) std::cout << line << "\n";
+  for (const std::string& line : summarizeLoraFile(tensors, metadata, file).lines()) std::cout << line << "\n";
   // The training metadata worth a glance (sd-scripts writes some 80 ss_ keys).
   for (const char* key : {"ss_output_name", "ss_sd_model_name", "ss_network_dim", "ss_network_alpha", "ss_network_args",
                           "ss_training_comment", "ss_steps", "ss_epoch", "ss_num_train_images", "ss_resolution",

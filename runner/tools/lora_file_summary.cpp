@@ -6,6 +6,7 @@
 #include "core/family_table.h"
 #include "core/model_family_detect.h"
 #include "network/python_format.h"
+#include "tools/bundled_embeddings.h"
 
 namespace sinter::tools {
 
@@ -39,8 +40,12 @@ std::string counts(const Map& m, const std::string& unit) {
 
 }  // namespace
 
-LoraFileSummary summarizeLoraFile(const std::map<std::string, torch::Tensor>& tensors, const std::map<std::string, std::string>& metadata) {
+LoraFileSummary summarizeLoraFile(const std::map<std::string, torch::Tensor>& file, const std::map<std::string, std::string>& metadata,
+                                  const std::string& path) {
   LoraFileSummary s;
+  const LoraWithEmbeddings split = splitBundledEmbeddings(file, path);
+  const std::map<std::string, torch::Tensor>& tensors = split.modules;
+  for (const BundledEmbedding& e : split.embeddings) s.embeddings.push_back(e.describe());
   std::set<std::string> prefixes;
   for (const auto& [key, value] : tensors) prefixes.insert(key.substr(0, key.find('.')));
   s.modules = static_cast<int64_t>(prefixes.size());
@@ -85,6 +90,11 @@ std::vector<std::string> LoraFileSummary::lines() const {
   out.push_back("modules: " + std::to_string(modules) + ": " + counts(algorithms, "modules"));
   out.push_back("ranks: " + counts(ranks, "modules"));
   out.push_back("alphas: " + counts(alphas, "modules"));
+  if (!embeddings.empty()) {
+    std::string list;
+    for (const std::string& e : embeddings) list += (list.empty() ? "" : ", ") + e;
+    out.push_back("bundled embeddings: " + std::to_string(embeddings.size()) + ": " + list);
+  }
   return out;
 }
 

@@ -18,6 +18,7 @@
 
 #include "io/safetensors.h"
 #include "network/checkpoint_lora_names.h"
+#include "tools/bundled_embeddings.h"
 #include "tools/layer_block_weights.h"
 #include "tools/lora_file_modules.h"
 
@@ -30,6 +31,7 @@ struct LoraToMerge {
   std::map<std::string, torch::Tensor> tensors;
   std::optional<LayerBlockWeights> lbw;  // --lbws: its blocks' weights
   std::map<std::string, std::string> metadata;  // the file's, read with its tensors
+  std::vector<BundledEmbedding> embeddings;     // its bundle_emb tensors (pivotal tuning), kept out of `tensors`
 };
 
 struct MergedLora {

@@ -1,5 +1,7 @@
 #include "tools/lora_merge_inputs.h"
 
+#include <spdlog/spdlog.h>
+
 #include <stdexcept>
 
 #include "network/lora_file.h"
@@ -22,10 +24,19 @@ std::vector<LoraToMerge> lorasToMerge(const ToolFlags& flags) {
   std::vector<LoraToMerge> loras;
   for (size_t i = 0; i < paths.size(); ++i) {
     requireSafetensorsPath("--models", paths[i], false);
-    loras.push_back({paths[i], ratios[i], readToolLora(paths[i]), lbws.empty() ? std::nullopt : std::optional(lbws[i]),
-                     network::readLoraMetadata(paths[i])});
+    LoraWithEmbeddings read = splitBundledEmbeddings(readToolLora(paths[i]), paths[i]);
+    loras.push_back({paths[i], ratios[i], std::move(read.modules), lbws.empty() ? std::nullopt : std::optional(lbws[i]),
+                     network::readLoraMetadata(paths[i]), std::move(read.embeddings)});
   }
   return loras;
+}
+
+std::vector<BundledEmbedding> carriedEmbeddings(const std::vector<LoraToMerge>& loras) {
+  std::vector<std::vector<BundledEmbedding>> perFile;
+  for (const LoraToMerge& lora : loras) perFile.push_back(lora.embeddings);
+  std::vector<BundledEmbedding> embeddings = combineBundledEmbeddings(perFile);
+  for (const BundledEmbedding& e : embeddings) spdlog::info("bundled embedding {} from {}", e.describe(), e.path);
+  return embeddings;
 }
 
 network::Metadata mergedLoraMetadata(const std::vector<LoraToMerge>& loras, const std::string& dims, const std::string& alphas,

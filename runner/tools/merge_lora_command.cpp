@@ -9,6 +9,9 @@
 #include "network/lora_file.h"
 #include "network/lora_metadata.h"
 #include "network/python_format.h"
+#include "train/methods/embedding_file.h"
+#include "train/methods/pivotal_embeddings.h"
+#include "tools/bundled_embeddings.h"
 #include "tools/checkpoint_lora_layout.h"
 #include "tools/lora_merge.h"
 #include "tools/lora_merge_inputs.h"
@@ -30,6 +33,10 @@ struct CheckpointFile {
 void checkMatches(const std::vector<LoraToMerge>& loras, const std::vector<std::map<std::string, LoraFileModule>>& modules,
                   const std::set<std::pair<size_t, std::string>>& matched, const std::string& checkpoints) {
   for (size_t i = 0; i < loras.size(); ++i) {
+    if (modules[i].empty()) {  // embeddings alone (written apart) or nothing at all
+      if (loras[i].embeddings.empty()) throw std::invalid_argument(loras[i].path + ": it holds no LoRA module to merge");
+      continue;
+    }
     std::vector<std::string> missing;
     for (const auto& [name, module] : modules[i])
       if (!matched.count({i, name})) missing.push_back(name);
@@ -40,6 +47,24 @@ void checkMatches(const std::vector<LoraToMerge>& loras, const std::vector<std::
       spdlog::warn("{}: {} of its {} modules name no weight of {} and are skipped (as sd-scripts skips them), such as {}",
                    loras[i].path, missing.size(), modules[i].size(), checkpoints, missing.front());
   }
+}
+
+// A bundled embedding as the embedding file textual inversion writes (train/methods/embedding_file.h:
+// its rows as stored, atomically), beside `output` as pivotal tuning names its files apart
+// (<output stem>_<token>.safetensors); its modelspec.* says the checkpoint's architecture and the
+// LoRA it came from.
+void writeEmbeddingApart(const BundledEmbedding& e, const std::string& output, const network::ModelSpecBasics& checkpoint,
+                         bool noMetadata) {
+  const std::string path = train::pivotalEmbeddingFilePath(output, e.token);
+  Metadata metadata;
+  if (!noMetadata) {
+    network::ModelSpecBasics basics = checkpoint;
+    if (!basics.architecture.empty()) basics.architecture += "/textual-inversion";
+    basics.implementation = "https://github.com/Stability-AI/generative-models";  // sai_model_spec's rule for textual inversion
+    metadata = network::toolModelSpec(basics, false, e.token, mergedFromTitles({e.path}), network::unixTimeNow());
+  }
+  train::writeEmbeddingFile(path, e.embeddingFileTensors(), std::nullopt, metadata);
+  spdlog::info("the embedding {} bundled in {} cannot go into a checkpoint: written apart as {}", e.describe(), e.path, path);
 }
 
 int mergeIntoCheckpoints(const ToolFlags& flags, const std::vector<LoraToMerge>& loras, torch::Dtype mergeDtype,
@@ -80,6 +105,8 @@ int mergeIntoCheckpoints(const ToolFlags& flags, const std::vector<LoraToMerge>&
     names += (names.empty() ? "" : " or ") + files[i].path;
   }
   checkMatches(loras, modules, matched, names);
+  // A checkpoint has no place for an embedding: each bundled one is written apart beside the output.
+  const std::vector<BundledEmbedding> embeddings = carriedEmbeddings(loras);
 
   for (size_t i = 0; i < files.size(); ++i) {
     const CheckpointFile& f = files[i];
@@ -95,6 +122,8 @@ int mergeIntoCheckpoints(const ToolFlags& flags, const std::vector<LoraToMerge>&
     writeMergedCheckpoint(opened[i].file, f.saveTo, plans[i], mergeDtype, saveDtype, device, metadata);
     spdlog::info("saved {}", f.saveTo);
   }
+  for (const BundledEmbedding& e : embeddings)
+    writeEmbeddingApart(e, files.front().saveTo, opened.front().layout.checkpointModelSpec, flags.has("no_metadata"));
   return kExitOk;
 }
 
@@ -103,11 +132,15 @@ int mergeIntoLora(const ToolFlags& flags, const std::vector<LoraToMerge>& loras,
   if (saveTo.empty()) throw std::invalid_argument("--save_to: the merged LoRA's file is required");
   requireSafetensorsPath("--save_to", saveTo, true);
   for (const LoraToMerge& lora : loras) spdlog::info("loading: {}", lora.path);
+  // merge_lora.py's merge_lora_models stops at a bundle_emb key (KeyError): the bundled embeddings
+  // are carried unchanged here (each token once), as svd_merge_lora carries them.
+  const std::vector<BundledEmbedding> embeddings = carriedEmbeddings(loras);
   spdlog::info("merging...");
   MergedLora merged = mergeLoraFiles(loras, mergeDtype, flags.has("concat"), flags.has("shuffle"));
   spdlog::info("merged model: dim {}, alpha {}", merged.dims, merged.alphas);
   for (auto& [key, tensor] : merged.tensors)
     if (tensor.is_floating_point()) tensor = tensor.to(saveDtype);
+  for (auto& kv : bundledEmbeddingTensors(embeddings)) merged.tensors.push_back(std::move(kv));
 
   const Metadata metadata = mergedLoraMetadata(loras, merged.dims, merged.alphas, flags.has("no_metadata"), saveTo);
   io::writeSafetensors(saveTo, merged.tensors, metadata);

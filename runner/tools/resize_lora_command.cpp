@@ -10,6 +10,7 @@
 #include "io/safetensors.h"
 #include "network/lora_file.h"
 #include "network/python_format.h"
+#include "tools/bundled_embeddings.h"
 #include "tools/lora_resize.h"
 #include "tools/tool_files.h"
 #include "tools/tool_flags.h"
@@ -47,12 +48,16 @@ int runResizeLora(const std::vector<std::string>& args) {
     spdlog::info("--svd_lowrank_niter: not needed here: the SVD works on each module's two factors, exact at any size");
 
   spdlog::info("loading {}", model);
-  const std::map<std::string, torch::Tensor> tensors = readToolLora(model);
+  // Bundled embeddings (pivotal tuning's bundle_emb.*) are no module: kept as they are, not even cast
+  // to --save_precision (resize_lora.py copies them in its float32).
+  const LoraWithEmbeddings read = splitBundledEmbeddings(readToolLora(model), model);
   network::Metadata metadata = network::readLoraMetadata(model);
   if (options.dynamic != DynamicRank::Fixed)
     spdlog::info("dynamically determining new alphas and dims based off {}: {}, max rank is {}", method,
                  network::pythonFloatRepr(options.dynamicParam), options.newRank);
-  const ResizeResult result = resizeLora(tensors, options);
+  ResizeResult result = resizeLora(read.modules, options);
+  for (auto& kv : bundledEmbeddingTensors(read.embeddings)) result.tensors.push_back(std::move(kv));
+  for (const BundledEmbedding& e : read.embeddings) spdlog::info("bundled embedding {}: kept unchanged", e.describe());
 
   std::vector<double> fro;
   for (const ResizedModule& m : result.modules) {

@@ -30,10 +30,14 @@ int runSvdMergeLora(const std::vector<std::string>& args) {
 
   spdlog::info("new rank: {}, new conv rank: {}", options.newRank, options.newConvRank);
   for (const LoraToMerge& lora : loras) spdlog::info("loading: {}", lora.path);
+  // svd_merge_lora.py reads lora_down keys only and drops the rest: the bundled embeddings are
+  // carried here, unchanged (each token once), since the merged LoRA is used where they were.
+  const std::vector<BundledEmbedding> embeddings = carriedEmbeddings(loras);
   std::vector<std::pair<std::string, torch::Tensor>> tensors = svdMergeLoras(loras, options);
   for (auto& [key, tensor] : tensors)
     if (tensor.is_floating_point()) tensor = tensor.to(saveDtype);
   spdlog::info("{} modules merged", tensors.size() / 3);
+  for (auto& kv : bundledEmbeddingTensors(embeddings)) tensors.push_back(std::move(kv));
 
   // build_minimum_network_metadata: the ranks asked for, conv_dim/conv_alpha as network_args.
   const std::string rank = std::to_string(options.newRank), convRank = std::to_string(options.newConvRank);

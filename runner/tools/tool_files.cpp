@@ -7,6 +7,7 @@
 
 #include "io/safetensors.h"
 #include "network/lora_file.h"
+#include "tools/bundled_embeddings.h"
 #include "tools/flux_lora_layouts.h"
 #include "tools/sdxl_lora_layouts.h"
 
@@ -33,23 +34,36 @@ torch::Device toolDevice(const std::string& flag, const std::string& name) {
 
 std::map<std::string, torch::Tensor> readToolLora(const std::string& path) {
   std::map<std::string, torch::Tensor> tensors = network::readLoraTensors(path);
+  // Bundled embeddings (bundle_emb.*) are no module of any layout: they pass the conversions unchanged.
+  std::map<std::string, torch::Tensor> bundled;
+  for (auto it = tensors.begin(); it != tensors.end();)
+    if (isBundledEmbeddingKey(it->first)) {
+      bundled.insert(*it);
+      it = tensors.erase(it);
+    } else {
+      ++it;
+    }
+  const auto withBundled = [&bundled](std::map<std::string, torch::Tensor> modules) {
+    modules.insert(bundled.begin(), bundled.end());
+    return modules;
+  };
   if (hasSdxlDiffusersUnetNames(tensors)) {
     ConvertedLora converted = sdxlLoraWithSdScriptsNames(tensors);
     spdlog::info("{}: an SDXL LoRA with diffusers' U-Net names (OneTrainer's), read under sd-scripts' names", path);
     if (!converted.unconverted.empty())
       spdlog::warn("{}: {} tensors name no module of SDXL's U-Net and are left out, such as {}", path, converted.unconverted.size(),
                    converted.unconverted.front());
-    return std::move(converted.tensors);
+    return withBundled(std::move(converted.tensors));
   }
   const std::optional<FluxLoraLayout> layout = detectOtherFluxLoraLayout(tensors);
-  if (!layout) return tensors;
+  if (!layout) return withBundled(std::move(tensors));
   ConvertedLora converted = convertFluxLora(tensors, *layout, FluxLoraLayout::Kohya);
   spdlog::info("{}: a FLUX LoRA in {}'s layout, read as sd-scripts' ({} modules)", path, fluxLoraLayoutName(*layout),
                converted.tensors.size() / 3);
   if (!converted.unconverted.empty())
     spdlog::warn("{}: {} tensors have no counterpart in sd-scripts' FLUX LoRA and are left out, such as {}", path,
                  converted.unconverted.size(), converted.unconverted.front());
-  return std::move(converted.tensors);
+  return withBundled(std::move(converted.tensors));
 }
 
 std::pair<int64_t, int64_t> newRankFlags(const ToolFlags& flags) {

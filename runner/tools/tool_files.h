@@ -20,7 +20,8 @@ torch::Device toolDevice(const std::string& flag, const std::string& name);
 
 // A LoRA file's tensors as the tools read them: another trainer's FLUX layout (ai-toolkit,
 // diffusers, OneTrainer; flux_lora_layouts.h) or OneTrainer's diffusers-named SDXL U-Net
-// (sdxl_lora_layouts.h) converted to kohya's on read, which the log says.
+// (sdxl_lora_layouts.h) converted to kohya's on read, which the log says. Bundled embeddings
+// (bundle_emb.*, bundled_embeddings.h) are kept as they are.
 std::map<std::string, torch::Tensor> readToolLora(const std::string& path);
 
 // --new_rank (default 4) and --new_conv_rank (default: --new_rank), each at least 1, as resize_lora.py

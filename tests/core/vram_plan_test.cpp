@@ -325,7 +325,7 @@ TEST(VramBudgetRecord, RoundTripAndDamagedFile) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("sinter_vram_record_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   const std::string file = (dir / "sub" / "vram_budget_corrections.json").string();
-  const std::string key = vramRecordKey("flux", true, 1024, 1024, 1);
+  const std::string key = vramRecordKey("flux", "lora", 1024, 1024, 1);
   EXPECT_EQ(key, "flux lora 1024x1024 batch 1");
   EXPECT_EQ(readVramCorrection(file, key), 1.0);  // no file
   EXPECT_EQ(recordVramPeak(file, key, 10.0, 9.0, 1.0), 0.0);  // under: nothing written

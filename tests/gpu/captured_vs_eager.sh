@@ -10,6 +10,8 @@
 #   tests/gpu/captured_vs_eager.sh RUNNER [tiny|full] [STEPS]
 # tiny: the demo preset (tiny model, batch 2, several buckets, so several graphs), in fp32, bf16
 # and fp16 (loss scaling). full: the full-size random SDXL run of sdxl_lora_toml.sh in bf16.
+# tiny-sd15: the SD 1.5 demo preset, whose step the runner captures by its own choice (no compile
+# panel, issue 56): the eager runs set SINTER_SD_CAPTURE=0, the captured one takes no flags.
 # SINTER_PRECISIONS picks the precisions; SINTER_EXTRA_FLAGS adds runner flags to all three runs
 # (such as "--gradient_checkpointing --gradient_accumulation_steps 2").
 set -euo pipefail
@@ -21,7 +23,17 @@ steps="${3:-20}"
 work="${SINTER_GPU_WORK:-/tmp/sinter-captured}"
 mkdir -p "$work"
 cd "$work"
-if [ "$size" = tiny ]; then
+eager_env=()
+if [ "$size" = tiny-sd15 ]; then
+  [ -f demo-output/tiny_sd15.safetensors ] || "$runner" --init_checkpoint demo-output/tiny_sd15.safetensors --model_family sd15 --model_size tiny --seed 1
+  [ -d demo-output/images ] || "$runner" --init_dataset demo-output/images --seed 1
+  [ -d demo-output/tokenizer ] || "$runner" --init_tokenizer demo-output/tokenizer
+  config="$root/presets/demo_sd15_lora_tiny.toml"
+  preset_flags=(--sample_prompts "")
+  precisions="${SINTER_PRECISIONS:-no bf16 fp16}"
+  eager_env=(SINTER_SD_CAPTURE=0)
+  SINTER_CAPTURE_FLAGS="${SINTER_CAPTURE_FLAGS:- }"
+elif [ "$size" = tiny ]; then
   [ -f demo-output/tiny_sdxl.safetensors ] || "$runner" --init_checkpoint demo-output/tiny_sdxl.safetensors --model_family sdxl --model_size tiny --seed 1
   [ -d demo-output/images ] || "$runner" --init_dataset demo-output/images --seed 1
   [ -d demo-output/tokenizer ] || "$runner" --init_tokenizer demo-output/tokenizer
@@ -45,8 +57,9 @@ for precision in $precisions; do
     out="$work/out-$size-$precision-$mode"
     rm -rf "$out"
     flags=()
-    [ "$mode" = captured ] && read -r -a flags <<< "${SINTER_CAPTURE_FLAGS:---compile --compile_mode reduce-overhead --compile_fullgraph}"
-    "$runner" --config_file "$config" --output_dir "$out" --output_name run --max_train_steps "$steps" \
+    env=("${eager_env[@]}")
+    [ "$mode" = captured ] && read -r -a flags <<< "${SINTER_CAPTURE_FLAGS:---compile --compile_mode reduce-overhead --compile_fullgraph}" && env=()
+    env "${env[@]}" "$runner" --config_file "$config" --output_dir "$out" --output_name run --max_train_steps "$steps" \
       --mixed_precision "$precision" "${preset_flags[@]}" ${SINTER_EXTRA_FLAGS:-} "${flags[@]}" --events jsonl > "$out.events.jsonl" 2> "$out.log" ||
       { echo "$size $precision $mode: the run failed"; tail -20 "$out.log"; status=1; continue 2; }
   done

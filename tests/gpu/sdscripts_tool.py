@@ -54,9 +54,11 @@ class _StubModule(types.ModuleType):
 
 
 # What sd-scripts' library imports for training and sampling only; anything else missing stays an
-# ImportError (setup_logging falls back from rich on one).
+# ImportError (setup_logging falls back from rich on one). Not ftfy: sd-scripts never imports it, and
+# transformers' CLIP tokenizer, which imports it where it is installed and else cleans text itself,
+# would call the stand-in (ti_vs_sdscripts.py tokenizes).
 _STOOD_IN = {"diffusers", "cv2", "imagesize", "toml", "voluptuous", "huggingface_hub", "torchvision", "PIL", "einops",
-             "open_clip", "omegaconf", "ftfy", "bitsandbytes", "lion_pytorch", "prodigyopt", "schedulefree", "sentencepiece"}
+             "open_clip", "omegaconf", "bitsandbytes", "lion_pytorch", "prodigyopt", "schedulefree", "sentencepiece"}
 
 
 class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -104,6 +106,14 @@ def _nest_clip_text_model(sd_scripts):
         def forward(self, *args, **kwargs):
             return self.text_model(*args, **kwargs)
 
+        def __getattr__(self, name):
+            # What sd-scripts' training code asks of its text encoder beyond the modules (device,
+            # get_input_embeddings, resize_token_embeddings for textual inversion) is the model's.
+            try:
+                return super().__getattr__(name)
+            except AttributeError:
+                return getattr(super().__getattr__("text_model"), name)
+
     sys.path[:0] = [sd_scripts]
     for name in ("library.model_util", "library.sdxl_model_util"):
         module = importlib.import_module(name)
@@ -129,14 +139,31 @@ def _vae_holder_loads(sd_scripts):
     module._load_state_dict_on_device = load_on_device
 
 
-def main():
-    sd_scripts, script = sys.argv[1], sys.argv[2]
+def sd_scripts_dir():
+    """sd-scripts' checkout on the GPU machine: SINTER_SD_SCRIPTS, else .bench/sd-scripts, else .bench
+    itself where its library/ was copied there (tests/gpu/README.md)."""
+    bench = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".bench")
+    for folder in (os.environ.get("SINTER_SD_SCRIPTS", ""), os.path.join(bench, "sd-scripts"), bench):
+        if folder and os.path.isfile(os.path.join(folder, "library", "train_util.py")):
+            return os.path.abspath(folder)
+    raise FileNotFoundError("sd-scripts is not in .bench/sd-scripts or .bench (set SINTER_SD_SCRIPTS)")
+
+
+def stand_in_missing_packages(sd_scripts):
+    """What main() sets up before it runs a script, for the scripts here that import sd-scripts' own
+    modules (train_textual_inversion.py's trainer: ti_vs_sdscripts.py): the stand-in packages, the
+    nested CLIPTextModel and the VAE holder's loading. Call it before importing anything of sd-scripts."""
     sys.meta_path.append(_StubFinder())
     # sd-scripts' sampling pipelines import names newer transformers releases dropped; the tools never sample.
     for pipeline in ("library.lpw_stable_diffusion", "library.sdxl_lpw_stable_diffusion"):
         sys.modules[pipeline] = _StubModule(pipeline)
     _nest_clip_text_model(sd_scripts)
     _vae_holder_loads(sd_scripts)
+
+
+def main():
+    sd_scripts, script = sys.argv[1], sys.argv[2]
+    stand_in_missing_packages(sd_scripts)
     script_path = os.path.join(sd_scripts, script)
     sys.path[:0] = [os.path.dirname(script_path), sd_scripts]
     sys.argv = [script_path] + sys.argv[3:]

@@ -62,8 +62,8 @@ class TextualInversionTabTest : public QObject {
     QCOMPARE(window.tabs()->indexOf(tab), 3);
     QCOMPARE(window.tabs()->tabText(3), QStringLiteral("Textual Inversion"));
     QCOMPARE(tab->currentConfig().getString("training_type"), std::string("textual_inversion"));
-    // The runner's --sample_grid has no embedding files yet: no Checkpoint grid button here.
-    QVERIFY(tab->runPanel()->sampleGallery()->checkpointGridButton()->isHidden());
+    // The runner's --sample_grid puts the run's embedding files on a grid: the button is here too.
+    QVERIFY(!tab->runPanel()->sampleGallery()->checkpointGridButton()->isHidden());
     QVERIFY(!window.tab(Tab::LoRA)->runPanel()->sampleGallery()->checkpointGridButton()->isHidden());
   }
 

@@ -1,9 +1,9 @@
 // The checkpoint grid (`sinter-runner --sample_grid OUT.png FILE ...`, issue 57) through the real
 // runner on tiny models on the CPU: a LoRA run's saved files and a DreamBooth run's checkpoints each
 // make a row after the base model's, every cell being the sample the run itself rendered at that
-// save (same prompt, same seed), with the layout in the PNG's text chunk; files that are missing, of
-// another kind or another model family, and a config without sample prompts, are refused by name
-// before anything is written.
+// save (same prompt, same seed), with the layout in the PNG's text chunk; a textual inversion run's
+// embedding files likewise; files that are missing, of another kind or another model family, and a
+// config without sample prompts, are refused by name before anything is written.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -78,6 +78,22 @@ class SampleGrid : public ::testing::Test {
                           "sample_at_first = true\n"
                           "sample_every_n_steps = 3\n" + extra);
     return path(name);
+  }
+
+  // A textual inversion run of the same schedule (two vectors from "red", the object templates),
+  // sampling ti_prompts.txt.
+  std::string writeTextualInversionConfig(const std::string& name) const {
+    const std::string file = writeConfig(name, "training_type = \"textual_inversion\"\ntoken_string = \"zz\"\ninit_word = \"red\"\n"
+                                               "num_vectors_per_token = 2\nuse_object_template = true\nlearning_rate = 0.01\n");
+    std::string text;
+    {
+      std::ifstream in(file);
+      text.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    const std::string prompts = input("prompts.txt");
+    text.replace(text.find(prompts), prompts.size(), path("ti_prompts.txt"));
+    writeText(file, text);
+    return file;
   }
 
   // The sample the run wrote at `step` for prompt `index`.
@@ -236,6 +252,54 @@ TEST_F(SampleGrid, DreamBoothCheckpointsAreRowsToo) {
   const nlohmann::json layout = layoutOf(grid);
   EXPECT_EQ(layout["rows"][1]["step"], 3);  // from the file's name: a checkpoint carries no step
   EXPECT_TRUE(layout["rows"][2]["step"].is_null());
+}
+
+// Textual inversion: each embedding file the run saved is a row, its rows the text encoders' rows of
+// the run's tokens; the first row is the run's start (init_word's rows, its step-0 sample). The
+// prompts hold the token, replaced by the run's two tokens as its own samples replace it.
+TEST_F(SampleGrid, TextualInversionEmbeddingFilesMakeARowEachOfTheirOwnSamples) {
+  writeText(path("ti_prompts.txt"), "a photo of zz on white --w 64 --h 64 --d 11 --s 4\n"
+                                    "zz on yellow --n red --w 64 --h 64 --d 12 --s 4 --l 5\n");
+  const std::string config = writeTextualInversionConfig("ti.toml");
+  const ProcessResult trained = runRunner({"--config_file", config});
+  ASSERT_EQ(trained.exitCode, 0) << trained.err;
+  const std::string atStep3 = path("out/t-step00000003.safetensors"), last = path("out/t.safetensors");
+  ASSERT_TRUE(fs::exists(atStep3) && fs::exists(last));
+
+  const std::string grid = path("ti_grid.png");
+  const ProcessResult r = runRunner({"--config_file", config, "--sample_grid", grid, atStep3, last, "--events", "jsonl"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  expectGridOfRunSamples(grid, {0, 3, 6}, [this](long long step, int index) { return trainingSample(step, index); });
+  const nlohmann::json layout = layoutOf(grid);
+  ASSERT_EQ(layout["rows"].size(), 3u);
+  EXPECT_EQ(layout["rows"][1]["step"], 3);  // from the file's name
+  EXPECT_EQ(layout["columns"][0]["prompt"], "a photo of zz zz1 on white");
+  EXPECT_EQ(layout["columns"][1]["negative_prompt"], "red");
+  EXPECT_EQ(sinter::test::doneStatus(r), "completed");
+}
+
+// A file that is no embedding of this run (another family's keys, other widths or vector counts, a
+// LoRA, a checkpoint) is refused naming the file and the key, before the first image.
+TEST_F(SampleGrid, EmbeddingFilesOfAnotherRunOrModelAreRefusedByName) {
+  writeText(path("ti_prompts.txt"), "a photo of zz --w 64 --h 64 --d 11 --s 4\n");
+  const std::string config = writeTextualInversionConfig("ti.toml");
+  const std::string grid = path("grid.png");
+  const std::string sd15 = path("sd15_embedding.safetensors"), wide = path("wide.safetensors"), three = path("three.safetensors");
+  sinter::io::writeSafetensors(sd15, {{"emb_params", torch::zeros({2, 32})}});
+  sinter::io::writeSafetensors(wide, {{"clip_l", torch::zeros({2, 32})}, {"clip_g", torch::zeros({2, 48})}});
+  sinter::io::writeSafetensors(three, {{"clip_l", torch::zeros({3, 32})}, {"clip_g", torch::zeros({3, 32})}});
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {sd15, "--sample_grid: '" + sd15 + "' has no clip_l tensor (it holds emb_params)"},
+      {wide, "--sample_grid: clip_g in '" + wide + "' is [2, 48], this run's clip_g rows are [2, 32]"},
+      {three, "--sample_grid: clip_l in '" + three + "' is [3, 32], this run's clip_l rows are [2, 32]"},
+      {input("tiny_sdxl.safetensors"), "is a sdxl checkpoint: a textual inversion run's grid takes the embedding files it saved"}};
+  for (const auto& [file, message] : cases) {
+    const ProcessResult r = runRunner({"--config_file", config, "--sample_grid", grid, file});
+    EXPECT_EQ(r.exitCode, 2) << file;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("grid row"), std::string::npos) << "refused before the first image:\n" << r.err;
+  }
+  EXPECT_FALSE(fs::exists(grid));
 }
 
 TEST_F(SampleGrid, MissingFileIsRefusedBeforeAnyModelLoads) {

@@ -133,6 +133,40 @@ TEST(CaptureFacts, ThePlanNamesOnlyTheMechanismsTheRunHas) {
   EXPECT_TRUE(mentions(lines, "whole training step"));
 }
 
+// SD 1.x/2.x have no compile panel: on CUDA the runner captures their whole step by its own choice
+// (the text encoder inside it where it trains), runs it eagerly where something keeps it out of a
+// graph, and not at all when switched off (SINTER_SD_CAPTURE=0) or without graphs.
+TEST(CaptureFacts, SdStepsAreCapturedByTheRunnersOwnChoice) {
+  Config sd;
+  sd.set("model_family", std::string("sd15"));
+  const compile::CompilePlan captured =
+      compile::planAutomaticCapture(sd, train::compileTargetsFor(Family::SD15), onCuda(sd), "SD 1.x", true);
+  EXPECT_FALSE(captured.fatal.has_value());
+  EXPECT_TRUE(captured.captureSteps);
+  EXPECT_TRUE(captured.precapture);
+  EXPECT_NE(captured.headline().find("SD 1.x: the runner captures the training step as CUDA graphs by its own choice"), std::string::npos)
+      << captured.headline();
+  // sd-scripts' default trains the text encoder's LoRA: it runs inside the step from staged ids.
+  EXPECT_TRUE(mentions(captured.lines(), "region: text encoders (CLIP ViT-L), their LoRA modules trained"));
+
+  Config barrier = sd;
+  barrier.set("multires_noise_iterations", 6LL);
+  const compile::CompilePlan eager =
+      compile::planAutomaticCapture(barrier, train::compileTargetsFor(Family::SD15), onCuda(barrier), "SD 1.x", true);
+  EXPECT_FALSE(eager.fatal.has_value());
+  EXPECT_FALSE(eager.captureSteps);
+  EXPECT_FALSE(eager.captureRegions);
+  EXPECT_NE(eager.headline().find("the training step runs eagerly"), std::string::npos) << eager.headline();
+  EXPECT_NE(eager.headline().find("multires_noise_iterations"), std::string::npos) << eager.headline();
+
+  const compile::CompilePlan off =
+      compile::planAutomaticCapture(sd, train::compileTargetsFor(Family::SD15), onCuda(sd), "SD 1.x", false);
+  EXPECT_FALSE(off.captureSteps);
+  EXPECT_EQ(off.headline(), "compile: off");
+  compile::CaptureFacts cpu = train::captureFacts(sd, torch::kCPU);
+  EXPECT_FALSE(compile::planAutomaticCapture(sd, train::compileTargetsFor(Family::SD15), cpu, "SD 1.x", true).captureSteps);
+}
+
 // The compile plan names each family's denoiser, regions and fused kernels from its registration.
 TEST(CaptureFacts, EachFamilysRegistrationNamesItsCompiledParts) {
   Config c;

@@ -228,14 +228,13 @@ TEST(TextualInversionTable, FluxAndSd3AreRefusedByName) {
     EXPECT_NE(why->find("SD 1.x, SD 2.x and SDXL"), std::string::npos) << *why;
   }
   EXPECT_EQ(tabFromString("textual_inversion"), Tab::TextualInversion);
-  // The whole-step capture does not hold the rows yet: a barrier the compile plan names (with
-  // compile_fullgraph it is the dry run's error; without, the blocks are captured).
+  // The whole-step capture holds the rows: no barrier, and SDXL's encoders run inside the step.
   Config config;
   config.set("model_family", std::string("sdxl"));
   config.set("training_type", std::string("textual_inversion"));
   const compile::CaptureFacts facts = captureFacts(config, torch::kCPU, 1);
-  EXPECT_TRUE(std::any_of(facts.barriers.begin(), facts.barriers.end(),
-                          [](const std::string& b) { return b.rfind("textual_inversion: the whole-step capture", 0) == 0; }));
+  EXPECT_TRUE(facts.barriers.empty());
+  EXPECT_EQ(facts.textEncodersInStep, "CLIP-L and OpenCLIP bigG");
   EXPECT_TRUE(facts.regionBarriers.empty());
 }
 

@@ -2,7 +2,8 @@
 // memory model's parameter counts read from the checkpoint's header are the module's own, the
 // chosen plan's settings reach the run (the dry run's resolved config and its compile plan), the
 // user's settings are kept, a budget nothing fits is refused naming the smallest reachable one,
-// and the allocator cap refuses the CPU. No timings are asserted.
+// the allocator cap refuses the CPU, and an SDXL textual inversion run is planned with its rows. No
+// timings are asserted.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -67,6 +68,24 @@ std::string sdxlConfigText(const std::string& extra) {
          "cache_latents = true\n"
          "cache_text_encoder_outputs = true\n"
          "network_train_unet_only = true\n" + extra;
+}
+
+// SDXL textual inversion on the tiny checkpoint: three vectors for "zz", the object templates.
+std::string sdxlTextualInversionConfigText(const std::string& extra) {
+  return "model_family = \"sdxl\"\n"
+         "training_type = \"textual_inversion\"\n"
+         "pretrained_model_name_or_path = \"" + path("sdxl.safetensors") + "\"\n"
+         "clip_tokenizer = \"" + path("tokenizer") + "\"\n"
+         "train_data_dir = \"" + path("images") + "\"\n"
+         "output_dir = \"" + path("out_ti") + "\"\n"
+         "resolution = \"1024,1024\"\n"
+         "caption_extension = \".txt\"\n"
+         "max_data_loader_n_workers = 0\n"
+         "mixed_precision = \"bf16\"\n"
+         "cache_latents = true\n"
+         "token_string = \"zz\"\n"
+         "num_vectors_per_token = 3\n"
+         "use_object_template = true\n" + extra;
 }
 
 std::string dryRun(const std::string& name, const std::string& extra, int expectedExit, std::string* err = nullptr) {
@@ -277,4 +296,57 @@ TEST_F(VramBudgetRun, SdxlLoraPlansFp8BaseWhereOnlyItFits) {
     EXPECT_EQ(r.exitCode, 2) << r.out;
     EXPECT_NE(r.err.find("the smallest reachable is"), std::string::npos) << r.err;
   }
+}
+
+// Textual inversion (SDXL): the U-Net and both text encoders frozen as under LoRA (fp8_base applies),
+// the trained parameters the new rows (num_vectors_per_token x the encoders' token widths, read from
+// the header) with their gradients and AdamW state, the step's activations a LoRA run's (gradients
+// flow through the U-Net to the conditioning). The dry run plans it, a run trains with its plan, and
+// a measured peak is recorded under the method's own key.
+TEST_F(VramBudgetRun, SdxlTextualInversionIsPlannedAsAFrozenBaseAndItsRows) {
+  const Config config = parseConfigToml(sdxlTextualInversionConfigText("vram_budget_gb = 100\n"), "ti.toml").config;
+  const MemoryModel m = train::memoryModelForRun(config, Family::SDXL);
+  train::SdxlModelSet set = train::loadSdxlModelSet(path("sdxl.safetensors"), "");
+  EXPECT_EQ(m.embeddingWidth,
+            set.clipL->textModel()->tokenEmbedding()->weight.size(1) + set.bigG->textModel()->tokenEmbedding()->weight.size(1));
+  EXPECT_EQ(sdxlBaseMemoryModel().embeddingWidth, 768 + 1280);
+  const PlanRequest request = planRequestFromConfig(config, m);
+  EXPECT_TRUE(request.textualInversion);
+  EXPECT_FALSE(request.lora);
+  EXPECT_EQ(request.embeddingVectors, 3);
+  const PlanEstimate ti = estimatePlan(m, request, PlanSettings{});
+  const double rows = 3.0 * static_cast<double>(m.embeddingWidth);
+  EXPECT_DOUBLE_EQ(ti.trainableBytes, rows * 4);  // float32
+  EXPECT_DOUBLE_EQ(ti.gradientBytes, rows * 4);
+  EXPECT_DOUBLE_EQ(ti.optimizerBytes, rows * 8);  // AdamW's two moments
+  // The same settings as a LoRA run training its encoders too: the same resident weights (the
+  // encoders on the device, the latents cached) and activations; only what trains differs.
+  Config asLora = config;
+  asLora.set("training_type", std::string("lora"));
+  const PlanEstimate lora = estimatePlan(m, planRequestFromConfig(asLora, m), PlanSettings{});
+  EXPECT_DOUBLE_EQ(ti.residentWeightsBytes, lora.residentWeightsBytes);
+  EXPECT_DOUBLE_EQ(ti.activationBytes, lora.activationBytes);
+  EXPECT_LT(ti.stepPeakBytes, lora.stepPeakBytes);
+  // The planner offers what a frozen base allows (fp8_base where this libtorch has float8), never
+  // the full-weight runs' fused backward pass.
+  const VramPlan plan = planVram(m, request);
+  ASSERT_TRUE(plan.chosen) << plan.error();
+  bool fp8 = false;
+  for (const PlanEstimate& c : plan.candidates) {
+    fp8 = fp8 || c.settings.fp8Base;
+    EXPECT_FALSE(c.settings.fusedBackwardPass);
+  }
+  EXPECT_EQ(fp8, m.fp8Capable);
+  EXPECT_EQ(plan.lines().front().rfind("vram budget 100.0 GiB: textual inversion at 1024x1024", 0), 0u) << plan.lines().front();
+  const std::optional<train::VramBudgetCheck> check = train::vramBudgetCheck(config, Family::SDXL);
+  ASSERT_TRUE(check);
+  EXPECT_EQ(check->recordKey, "sdxl textual_inversion 1024x1024 batch 1");
+
+  writeText(path("ti.toml"), sdxlTextualInversionConfigText("vram_budget_gb = 100\nmax_train_steps = 1\n"));
+  const auto dry = runRunner({"--config_file", path("ti.toml"), "--dry_run"});
+  ASSERT_EQ(dry.exitCode, 0) << dry.err;
+  EXPECT_NE(dry.out.find("# memory plan"), std::string::npos) << dry.out;
+  const auto run = runRunner({"--config_file", path("ti.toml"), "--resolution", "64,64"});
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.err.find("vram budget 100.0 GiB: textual inversion at 64x64"), std::string::npos) << run.err;
 }

@@ -1,11 +1,55 @@
 #include "train/capture/state_snapshot.h"
 
 #include <algorithm>
+#include <map>
+#include <string>
 
 #include "train/base/device_info.h"
 #include "train/base/train_state.h"
 
 namespace sinter::train {
+
+namespace {
+
+torch::Tensor falseOn(const torch::Tensor& t) { return torch::zeros({}, t.options().dtype(torch::kBool)); }
+
+// Whether any bit of `t` is set (0-dim bool on its device): bitwise, so that a negative zero is no
+// zero (zero_() writes +0). A dtype without an integer view of its size counts as set (copied).
+torch::Tensor anyBitSet(const torch::Tensor& t) {
+  if (t.numel() == 0) return falseOn(t);
+  if (t.scalar_type() == torch::kBool) return t.any();
+  switch (t.element_size()) {
+    case 1: return t.view(torch::kUInt8).ne(0).any();
+    case 2: return t.view(torch::kInt16).ne(0).any();
+    case 4: return t.view(torch::kInt32).ne(0).any();
+    case 8: return t.view(torch::kInt64).ne(0).any();
+    default: return torch::ones({}, t.options().dtype(torch::kBool));
+  }
+}
+
+// Whether `t` holds a value that a step by +-0 changes (0-dim bool on its device): a negative zero
+// (-0 - -0 is +0) or a non-finite value (inf * 0 is NaN, a NaN's payload may change).
+torch::Tensor holdsValueAZeroStepChanges(const torch::Tensor& t) {
+  if (t.numel() == 0 || !t.is_floating_point()) return falseOn(t);
+  return torch::logical_or(torch::logical_and(t == 0, torch::signbit(t)), torch::isfinite(t).logical_not()).any();
+}
+
+// The 0-dim bool flags' values: one host read per device for the whole list.
+std::vector<bool> readFlags(const std::vector<torch::Tensor>& flags) {
+  std::map<std::string, std::vector<size_t>> byDevice;
+  for (size_t i = 0; i < flags.size(); ++i) byDevice[flags[i].device().str()].push_back(i);
+  std::vector<bool> values(flags.size());
+  for (const auto& [device, indices] : byDevice) {
+    std::vector<torch::Tensor> here;
+    for (size_t i : indices) here.push_back(flags[i]);
+    const torch::Tensor read = torch::stack(here).cpu();
+    const bool* data = read.data_ptr<bool>();
+    for (size_t k = 0; k < indices.size(); ++k) values[indices[k]] = data[k];
+  }
+  return values;
+}
+
+}  // namespace
 
 int64_t StateSnapshot::stepReserve(const torch::Device& device) {
   constexpr int64_t kGiB = 1LL << 30;
@@ -13,17 +57,38 @@ int64_t StateSnapshot::stepReserve(const torch::Device& device) {
 }
 
 StateSnapshot::StateSnapshot(std::vector<torch::Tensor> tensors, std::vector<at::Generator> generators, std::function<void()> reset,
-                             int64_t deviceReserve)
-    : live_(std::move(tensors)), generators_(std::move(generators)), reset_(std::move(reset)) {
+                             int64_t deviceReserve, std::vector<torch::Tensor> unchanged)
+    : generators_(std::move(generators)), reset_(std::move(reset)) {
   torch::NoGradGuard noGrad;
+  std::vector<torch::Tensor> flags;
+  for (const torch::Tensor& t : tensors) flags.push_back(anyBitSet(t.detach()));
+  for (const torch::Tensor& t : unchanged) flags.push_back(holdsValueAZeroStepChanges(t.detach()));
+  const std::vector<bool> flagged = readFlags(flags);
+
+  // The tensors to copy: those with a bit set, and unchanged ones that a step by +-0 would change.
+  std::vector<torch::Tensor> copied;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const torch::Tensor live = tensors[i].detach();
+    if (flagged[i]) {
+      copied.push_back(live);
+    } else {
+      zeroed_.push_back(live);
+      bytesZeroed_ += static_cast<int64_t>(live.nbytes());
+    }
+  }
+  for (size_t i = 0; i < unchanged.size(); ++i) {
+    const torch::Tensor live = unchanged[i].detach();
+    if (flagged[tensors.size() + i]) copied.push_back(live);
+    else bytesLeftUnchanged_ += static_cast<int64_t>(live.nbytes());
+  }
+
   int64_t deviceRoom = 0;
-  for (const torch::Tensor& t : live_)
+  for (const torch::Tensor& t : copied)
     if (t.is_cuda()) {
       deviceRoom = std::max<int64_t>(0, availableDeviceBytes(t.device()) - deviceReserve);
       break;
     }
-  for (const torch::Tensor& t : live_) {
-    const torch::Tensor live = t.detach();
+  for (const torch::Tensor& live : copied) {
     const int64_t size = static_cast<int64_t>(live.nbytes());
     bytes_ += size;
     if (live.is_cuda() && bytesOnDevice_ + size <= deviceRoom) {
@@ -32,13 +97,15 @@ StateSnapshot::StateSnapshot(std::vector<torch::Tensor> tensors, std::vector<at:
     } else {
       saved_.push_back(live.to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true));
     }
+    live_.push_back(live);
   }
   for (const at::Generator& g : generators_) generatorStates_.push_back(generatorState(g));
 }
 
 void StateSnapshot::restore() {
   torch::NoGradGuard noGrad;
-  for (size_t i = 0; i < live_.size(); ++i) live_[i].detach().copy_(saved_[i]);
+  for (size_t i = 0; i < live_.size(); ++i) live_[i].copy_(saved_[i]);
+  for (torch::Tensor& t : zeroed_) t.zero_();
   if (reset_) reset_();
   for (size_t i = 0; i < generators_.size(); ++i) setGeneratorState(generators_[i], generatorStates_[i]);
 }

@@ -10,6 +10,23 @@
 
 namespace sinter::train {
 
+namespace {
+
+// While it lives, the update's eager steps run at learning rate 0 where `on` (a warm-up whose
+// parameters are not in its snapshot); off again however the warm-up ends.
+class WarmupAtZeroLearningRate {
+ public:
+  WarmupAtZeroLearningRate(OptimizerUpdate& update, bool on) : update_(update) { update_.setWarmupAtZeroLearningRate(on); }
+  ~WarmupAtZeroLearningRate() { update_.setWarmupAtZeroLearningRate(false); }
+  WarmupAtZeroLearningRate(const WarmupAtZeroLearningRate&) = delete;
+  WarmupAtZeroLearningRate& operator=(const WarmupAtZeroLearningRate&) = delete;
+
+ private:
+  OptimizerUpdate& update_;
+};
+
+}  // namespace
+
 StepExecutor::StepExecutor(torch::Device device, OptimizerUpdate& update, StepExecutorOptions options,
                            std::vector<at::Generator> generators)
     : device_(device), update_(update), options_(options), generators_(std::move(generators)) {}
@@ -29,13 +46,16 @@ std::optional<double> StepExecutor::capture(const Key& key, const StagedLoss& st
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
-  StateSnapshot snapshot = snapshotForWarmup();
+  bool zeroLearningRate = false;
+  StateSnapshot snapshot = snapshotForWarmup(key.last, &zeroLearningRate);
   if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
   const double snapshotSeconds = since(start);
   torch::Tensor out;
   auto work = [&] { out = runEager(stagedLoss, key.last); };
   std::optional<compile::CapturedGraph::Seconds> graphSeconds;
   try {
+    // The eager warm-up runs at lr 0; the capture (no eager run) records the real rates.
+    WarmupAtZeroLearningRate warmup(update_, zeroLearningRate);
     if (device_.is_cuda() && compile::cudaGraphsCompiledIn()) {
       const compile::CapturedGraph* pool = graphs_.empty() ? nullptr : graphs_.begin()->second.graph.get();
       auto graph = std::make_unique<compile::CapturedGraph>(device_, work, options_.warmups, generators_, pool);
@@ -59,19 +79,29 @@ std::optional<double> StepExecutor::capture(const Key& key, const StagedLoss& st
   if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
   if (graphSeconds) {
     // Where a capture's time goes: a full-weight optimizer state makes the snapshot large.
+    // What it need not copy is rebuilt: zeroed again, or (parameters at lr 0) left as they are.
     constexpr double kGiB = 1073741824.0;
-    spdlog::info("captured the step for {}{}: state snapshot {:.1f} s ({:.2f} GiB on the device, {:.2f} GiB in host memory), "
-                 "{} warm-up runs {:.1f} s, capture {:.1f} s, restore {:.1f} s",
+    const std::string unchanged =
+        snapshot.bytesLeftUnchanged() == 0
+            ? ""
+            : fmt::format(", parameters {:.2f} GiB not copied ({})", snapshot.bytesLeftUnchanged() / kGiB,
+                          zeroLearningRate ? "the warm-up steps at learning rate 0" : "no optimizer step");
+    spdlog::info("captured the step for {}{}: state snapshot {:.1f} s ({:.2f} GiB on the device, {:.2f} GiB in host memory, "
+                 "{:.2f} GiB zero, zeroed again{}), {} warm-up runs {:.1f} s, capture {:.1f} s, restore {:.1f} s",
                  key.shape.describe(), key.last ? "" : " (accumulating)", snapshotSeconds, snapshot.bytesOnDevice() / kGiB,
-                 (snapshot.bytes() - snapshot.bytesOnDevice()) / kGiB, options_.warmups, graphSeconds->warmups,
-                 graphSeconds->capture, since(restoreStart));
+                 (snapshot.bytes() - snapshot.bytesOnDevice()) / kGiB, snapshot.bytesZeroed() / kGiB, unchanged, options_.warmups,
+                 graphSeconds->warmups, graphSeconds->capture, since(restoreStart));
   }
   return since(start);
 }
 
-StateSnapshot StepExecutor::snapshotForWarmup() const {
-  OptimizerUpdate::WarmupUndo undo = update_.warmupUndo(atStepBoundary_);
-  return StateSnapshot(std::move(undo.copied), generators_, std::move(undo.reset), StateSnapshot::stepReserve(device_));
+StateSnapshot StepExecutor::snapshotForWarmup(bool last, bool* zeroLearningRate) {
+  OptimizerUpdate::WarmupUndo undo = update_.warmupUndo(atStepBoundary_, last);
+  *zeroLearningRate = undo.zeroLearningRate;
+  StateSnapshot snapshot(std::move(undo.copied), generators_, std::move(undo.reset), StateSnapshot::stepReserve(device_),
+                         std::move(undo.unchanged));
+  lastSnapshot_ = SnapshotBytes{snapshot.bytes(), snapshot.bytesOnDevice(), snapshot.bytesZeroed(), snapshot.bytesLeftUnchanged()};
+  return snapshot;
 }
 
 bool StepExecutor::mayCapture(const StepShape& shape) const {
@@ -83,8 +113,12 @@ std::optional<double> StepExecutor::prepare(const StepShape& shape, bool last, c
   if (options_.regions) {
     if (!warmedShapes_.insert(shape).second) return std::nullopt;
     const auto start = std::chrono::steady_clock::now();
-    StateSnapshot snapshot = snapshotForWarmup();
-    runEager(stagedLoss, last);
+    bool zeroLearningRate = false;
+    StateSnapshot snapshot = snapshotForWarmup(last, &zeroLearningRate);
+    {
+      WarmupAtZeroLearningRate warmup(update_, zeroLearningRate);
+      runEager(stagedLoss, last);
+    }
     snapshot.restore();
     if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -4,7 +4,8 @@
 // whole step captured per input shape: the family's staged loss, the backward
 // pass and, on a step's last micro-batch, loss unscaling, gradient clipping, the lr schedule, the
 // optimizer step and zeroing the gradients. Capturing a shape first runs warm-up steps (real steps,
-// then undone), so a captured run trains exactly like an eager one.
+// then undone), so a captured run trains exactly like an eager one; where the optimizer allows, they
+// run at learning rate 0, which leaves the parameters as they were (no copy of them).
 #include <torch/torch.h>
 
 #include <functional>
@@ -74,6 +75,12 @@ class StepExecutor {
   long long replayedMicroSteps() const { return replayed_; }
   long long eagerMicroSteps() const { return eager_; }
 
+  // What the latest warm-up's snapshot copied and what it did not (StateSnapshot's counts).
+  struct SnapshotBytes {
+    int64_t copied = 0, onDevice = 0, zeroed = 0, leftUnchanged = 0;
+  };
+  const SnapshotBytes& lastSnapshotBytes() const { return lastSnapshot_; }
+
  private:
   struct Key {
     StepShape shape;
@@ -87,8 +94,10 @@ class StepExecutor {
   std::optional<double> capture(const Key& key, const StagedLoss& stagedLoss, std::string* failure);
   // Not failed before, and captured already or within the cache limit (which counts shapes).
   bool mayCapture(const StepShape& shape) const;
-  // The state a warm-up changes, saved to be restored after it (gradients only mid-step).
-  StateSnapshot snapshotForWarmup() const;
+  // The state a warm-up of micro-steps ending a step (`last`) or not changes, saved to be restored
+  // after it (gradients only mid-step); `zeroLearningRate`: whether its steps must run at lr 0
+  // (WarmupAtZeroLearningRate), which keeps the parameters out of the snapshot.
+  StateSnapshot snapshotForWarmup(bool last, bool* zeroLearningRate);
 
   torch::Device device_;
   OptimizerUpdate& update_;
@@ -97,6 +106,7 @@ class StepExecutor {
   std::map<Key, Captured> graphs_;
   std::set<StepShape> capturedShapes_, failedShapes_, warmedShapes_;
   long long replayed_ = 0, eager_ = 0;
+  SnapshotBytes lastSnapshot_;
   // No micro-batch of the current step has run (run() leaves it set after a step's last micro-batch).
   bool atStepBoundary_ = true;
 };

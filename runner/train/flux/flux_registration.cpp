@@ -139,7 +139,9 @@ FamilyRegistration fluxRegistration() {
     models::writeRandomT5Xxl(t5, tiny, seed + 3);
     spdlog::info("wrote {}", out);
   };
-  r.moduleOutputs = fluxModuleOutputsTool;
+  r.moduleOutputs = [](const Config& config, const ModuleInputs& inputs, const torch::Device& device) {
+    return fluxModuleOutputsTool(config, inputs.tensors, device);  // token ids only: no prompt, no embedding
+  };
   r.sizeMemoryModel = sizeFluxMemoryModel;
   r.loraLayout = [](bool tiny, const Config& config) {
     using network::LoraComponent;

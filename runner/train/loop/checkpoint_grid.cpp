@@ -22,10 +22,13 @@
 #include "train/base/mixed_precision.h"
 #include "train/base/run_errors.h"
 #include "train/methods/applied_lora.h"
+#include "train/methods/embedding_file.h"
+#include "train/methods/textual_inversion_method.h"
 #include "train/parts/family_registration.h"
 
 #include "core/ascii_text.h"
 #include "train/loop/run_ema.h"
+#include "train/loop/sample_images.h"
 namespace sinter::train {
 
 namespace fs = std::filesystem;
@@ -68,13 +71,21 @@ sample::GridRow gridRowOf(const std::string& path) {
 }
 
 // Why `path` cannot be a row of this run's grid, or "": it exists, and it is what the run saves (a
-// LoRA run's LoRA files; a full-weight run's checkpoints of the run's model family).
+// LoRA run's LoRA files; a full-weight run's checkpoints of the run's model family; a textual
+// inversion run's embedding files, whose keys and widths are checked once the models are loaded).
 std::string fileRefusal(const std::string& path, const Config& config, Family family) {
   if (!fs::exists(path)) return "--sample_grid: '" + path + "' does not exist";
   if (!fs::is_regular_file(path)) return "--sample_grid: '" + path + "' is not a file";
-  if (config.tab() == Tab::TextualInversion)
-    return "--sample_grid: a textual inversion run's embedding files are not put on a grid yet (issue 58's later part)";
   try {
+    if (config.tab() == Tab::TextualInversion) {
+      if (isKohyaLoraFile(path))
+        return "--sample_grid: '" + path + "' holds LoRA modules (lora_unet_*, lora_te*_*): a textual inversion run's grid takes "
+               "the embedding files it saved";
+      if (const std::optional<Family> fileFamily = detectModelFamily(path))
+        return "--sample_grid: '" + path + "' is a " + toString(*fileFamily) + " checkpoint: a textual inversion run's grid takes "
+               "the embedding files it saved";
+      return "";
+    }
     if (config.tab() == Tab::LoRA) {
       if (!isKohyaLoraFile(path))
         return "--sample_grid: '" + path + "' holds no LoRA modules (lora_unet_*, lora_te*_*): a LoRA run's grid takes the LoRA files "
@@ -173,10 +184,11 @@ int renderCheckpointGrid(const RunPreflight& preflight, const CheckpointGridRequ
   if (std::string flags = applyCudaMathFlags(device, config.getBool("cuda_allow_tf32"), config.getBool("cuda_cudnn_benchmark")); !flags.empty())
     spdlog::info("{}", flags);
   PrecisionPlan precision = planPrecision(parseMixedPrecision(config.getString("mixed_precision")), config.getBool("full_fp16"),
-                                          config.getBool("full_bf16"), config.tab() != Tab::LoRA);
+                                          config.getBool("full_bf16"), trainsFullWeights(config.tab()));
   precision.noHalfVae = config.getBool("no_half_vae");
   const compile::CompilePlan compile = preflight.compilePlan ? *preflight.compilePlan : compilePlanFor(config, family);
   const bool loraRows = config.tab() == Tab::LoRA;
+  const bool embeddingRows = config.tab() == Tab::TextualInversion;
   spdlog::info("checkpoint grid: {} rows (the base model and {} saved file{}) x {} prompts on {}", rows.size(), request.files.size(),
                request.files.size() == 1 ? "" : "s", prompts.size(), describeDevice(device));
 
@@ -186,10 +198,25 @@ int renderCheckpointGrid(const RunPreflight& preflight, const CheckpointGridRequ
   try {
     std::unique_ptr<GridModel> model =
         std::make_unique<GridModel>(config, *registration, "", device, precision, seed, events, compile);
+    // Textual inversion: the run's tokens and rows on the model, as the run's own samples have them;
+    // the first row renders the rows the run starts from (init_word's, weights', or the vocabulary's
+    // mean: its step 0), each other row a saved file's rows in their place. Every file is read
+    // before the first image: one of another model family or run (its keys, its vectors, the
+    // encoders' widths) is refused now.
+    std::unique_ptr<TextualInversionMethod> embedding;
+    std::vector<std::vector<torch::Tensor>> embeddingFileRows(rows.size());
+    if (embeddingRows) {
+      embedding = std::make_unique<TextualInversionMethod>(model->run());
+      embedding->attach(model->part());
+      for (size_t r = 1; r < rows.size(); ++r)
+        embeddingFileRows[r] = readEmbeddingFile(rows[r].path, embedding->fileLayout(), EmbeddingFileReading{"--sample_grid", false});
+    }
     loading = false;
     layout.model = model->part().facts().checkpointFile;
+    const std::vector<data::CaptionReplacement> replacements =
+        embedding ? embedding->samplePromptReplacements() : std::vector<data::CaptionReplacement>{};
     for (const sample::SamplePrompt& p : prompts)
-      layout.columns.push_back(sample::resolveSample(model->part().sampleDefaults(), p, seed));
+      layout.columns.push_back(sample::resolveSample(model->part().sampleDefaults(), replacedPrompt(p, replacements), seed));
     // Every LoRA file is put on the model once before the first image: one that does not fit it is
     // refused now, not after the rows before it were rendered.
     if (loraRows) {
@@ -202,7 +229,10 @@ int renderCheckpointGrid(const RunPreflight& preflight, const CheckpointGridRequ
     for (size_t r = 0; r < rows.size(); ++r) {
       const std::string& file = rows[r].path;
       std::unique_ptr<AppliedLora> lora;
-      if (r > 0 && loraRows) {
+      if (r > 0 && embeddingRows) {
+        embedding->putRows(embeddingFileRows[r]);
+        spdlog::info("{}: its embedding's rows in the text encoders", file);
+      } else if (r > 0 && loraRows) {
         loading = true;
         lora = std::make_unique<AppliedLora>(model->run(), model->part(), file);
         loading = false;

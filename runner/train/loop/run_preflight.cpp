@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <optional>
 
@@ -272,7 +273,15 @@ std::vector<std::string> tokenizerLines(const Config& resolved) {
 }
 
 compile::CompilePlan compilePlanFor(const Config& config, std::optional<Family> family, int ranks) {
-  return compile::planCompile(config, compileTargetsFor(family), captureFacts(config, trainingDevice(), ranks));
+  const compile::CaptureFacts facts = captureFacts(config, trainingDevice(), ranks);
+  // A family without the compile panel (SD 1.x/2.x): the runner's own capture, off by SINTER_SD_CAPTURE=0.
+  const FamilyRegistration* registration = family ? findRegisteredFamily(*family) : nullptr;
+  if (registration && registration->capturesWithoutPanel) {
+    const char* env = std::getenv("SINTER_SD_CAPTURE");
+    const bool enabled = !(env && std::string(env) == "0");
+    return compile::planAutomaticCapture(config, compileTargetsFor(family), facts, familyRow(*family).label, enabled);
+  }
+  return compile::planCompile(config, compileTargetsFor(family), facts);
 }
 
 RunPreflight preflightRun(const Config& config, int ranks) {

@@ -38,10 +38,9 @@ SampleImages::SampleImages(const RunContext& run, FamilyPart& family, RunEma* em
   if (const std::string file = run.config.getString("sample_prompts"); !file.empty()) prompts_ = sample::loadSamplePrompts(file);
 }
 
-sample::ResolvedSample SampleImages::resolve(const sample::SamplePrompt& p) const {
-  // Without --d sd-scripts draws a fresh seed; this one is recorded in the PNG so it can be repeated.
+sample::SamplePrompt replacedPrompt(const sample::SamplePrompt& p, const std::vector<data::CaptionReplacement>& replacements) {
   sample::SamplePrompt prompt = p;
-  for (const data::CaptionReplacement& r : promptReplacements_) {  // sd-scripts' prompt_replacement
+  for (const data::CaptionReplacement& r : replacements) {
     if (r.to.empty() || r.from.empty()) continue;
     const auto replace = [&](std::string& text) {
       for (size_t at = text.find(r.from); at != std::string::npos; at = text.find(r.from, at + r.to.front().size()))
@@ -50,7 +49,12 @@ sample::ResolvedSample SampleImages::resolve(const sample::SamplePrompt& p) cons
     replace(prompt.prompt);
     replace(prompt.negativePrompt);
   }
-  return sample::resolveSample(family_.sampleDefaults(), prompt, std::random_device{}() & 0x7fffffffu);
+  return prompt;
+}
+
+sample::ResolvedSample SampleImages::resolve(const sample::SamplePrompt& p) const {
+  // Without --d sd-scripts draws a fresh seed; this one is recorded in the PNG so it can be repeated.
+  return sample::resolveSample(family_.sampleDefaults(), replacedPrompt(p, promptReplacements_), std::random_device{}() & 0x7fffffffu);
 }
 
 double SampleImages::make(long long step, std::optional<long long> epoch, bool textEncodersTrain) {

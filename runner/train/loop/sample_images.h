@@ -17,6 +17,11 @@ namespace sinter::train {
 // sample_at_first, sample_every_n_steps, sample_every_n_epochs; no trigger without sample_prompts.
 sample::SampleSchedule sampleScheduleFromConfig(const Config& config);
 
+// `prompt` with each replacement made in its prompt and negative prompt, in order (sd-scripts'
+// prompt_replacement; MethodPart::samplePromptReplacements: the new tokens). The run's samples
+// and the checkpoint grid's read their prompts through it.
+sample::SamplePrompt replacedPrompt(const sample::SamplePrompt& prompt, const std::vector<data::CaptionReplacement>& replacements);
+
 class SampleImages {
  public:
   // Reads the prompt file (checked in the preflight) when there is one: the schedule samples from

@@ -68,7 +68,8 @@ StepRunner::StepRunner(const RunContext& run, FamilyPart& family, MethodPart& me
   StepExecutorOptions execution;
   execution.captureSteps = run.compile.captureSteps;
   if (regions_) execution.regions = &*regions_;
-  execution.fatalOnCaptureFailure = run.compile.request.fullgraph;
+  // The runner's own capture (planAutomaticCapture) was not asked for: a shape it cannot capture runs eagerly.
+  execution.fatalOnCaptureFailure = run.compile.request.fullgraph && run.compile.automatic.empty();
   execution.cacheLimit = run.compile.cacheLimit;
   execution.lossDivisor = gradAccum_;
   execution.captureInTraining = run.group == nullptr;

@@ -30,7 +30,7 @@ std::optional<VramPlan> planForRun(const Config& config, Family family) {
   const MemoryModel model = memoryModelForRun(config, family);
   PlanRequest probe = planRequestFromConfig(config, model);
   const double correction = readVramCorrection(
-      defaultVramRecordFile(), vramRecordKey(toString(family), probe.lora, probe.width, probe.height, probe.batch));
+      defaultVramRecordFile(), vramRecordKey(toString(family), probe.methodName(), probe.width, probe.height, probe.batch));
   return planVram(model, planRequestFromConfig(config, model, correction));
 }
 
@@ -41,7 +41,7 @@ std::optional<VramBudgetCheck> vramBudgetCheck(const Config& resolved, Family fa
   VramBudgetCheck check;
   check.recordFile = defaultVramRecordFile();
   PlanRequest request = planRequestFromConfig(resolved, model);
-  check.recordKey = vramRecordKey(toString(family), request.lora, request.width, request.height, request.batch);
+  check.recordKey = vramRecordKey(toString(family), request.methodName(), request.width, request.height, request.batch);
   check.correction = readVramCorrection(check.recordFile, check.recordKey);
   request = planRequestFromConfig(resolved, model, check.correction);
   check.budgetBytes = request.budgetBytes;

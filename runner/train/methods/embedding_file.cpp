@@ -9,9 +9,12 @@ namespace sinter::train {
 
 namespace {
 
+// "emb_params", "a, b, c, d, e and 2514 more" (a checkpoint or a LoRA given for an embedding).
 std::string embeddingKeysText(const std::vector<std::string>& keys) {
+  constexpr size_t kShown = 5;
   std::string s;
-  for (const std::string& k : keys) s += (s.empty() ? "" : ", ") + k;
+  for (size_t i = 0; i < keys.size() && i < kShown; ++i) s += (s.empty() ? "" : ", ") + keys[i];
+  if (keys.size() > kShown) s += " and " + std::to_string(keys.size() - kShown) + " more";
   return s.empty() ? "no tensors" : s;
 }
 
@@ -24,30 +27,32 @@ void writeEmbeddingFile(const std::string& path, const std::vector<std::pair<std
   io::writeSafetensors(path, out, metadata);
 }
 
-std::vector<torch::Tensor> readEmbeddingFile(const std::string& path, const std::vector<ExpectedEmbedding>& expected) {
+std::vector<torch::Tensor> readEmbeddingFile(const std::string& path, const std::vector<ExpectedEmbedding>& expected,
+                                             const EmbeddingFileReading& reading) {
+  const std::string& option = reading.option;
   for (const char* pickled : {".pt", ".ckpt", ".bin"})
     if (endsWith(lowerAscii(path), pickled))
-      throw InputError("weights: '" + path + "' is a pickled file; Sinter reads embeddings from .safetensors files only");
+      throw InputError(option + ": '" + path + "' is a pickled file; Sinter reads embeddings from .safetensors files only");
   std::optional<io::SafetensorsFile> file;
   try {
     file.emplace(path);
   } catch (const std::exception& e) {
-    throw InputError("weights: " + std::string(e.what()));
+    throw InputError(option + ": " + std::string(e.what()));
   }
   const std::vector<std::string> keys = file->keys();
   std::vector<torch::Tensor> out;
   for (const ExpectedEmbedding& e : expected) {
     std::string key = e.key;
-    if (!file->has(key) && expected.size() == 1 && keys.size() == 1) key = keys.front();
+    if (!file->has(key) && reading.anyNameForOne && expected.size() == 1 && keys.size() == 1) key = keys.front();
     if (!file->has(key))
-      throw InputError("weights: '" + path + "' has no " + e.key + " tensor (it holds " + embeddingKeysText(keys) + ")");
+      throw InputError(option + ": '" + path + "' has no " + e.key + " tensor (it holds " + embeddingKeysText(keys) + ")");
     torch::Tensor t = file->tensor(key);
     if (t.dim() == 1) t = t.unsqueeze(0);
     if (t.sizes().vec() != e.shape)
-      throw InputError("weights: " + key + " in '" + path + "' is " + network::shapeText(t.sizes()) + ", this run's " + e.key + " rows are " +
-                       network::shapeText(e.shape) + " (num_vectors_per_token x the text encoder's width)");
+      throw InputError(option + ": " + key + " in '" + path + "' is " + network::shapeText(t.sizes()) + ", this run's " + e.key +
+                       " rows are " + network::shapeText(e.shape) + " (num_vectors_per_token x the text encoder's width)");
     if (!t.is_floating_point())
-      throw InputError("weights: " + key + " in '" + path + "' is " + std::string(c10::toString(t.scalar_type())) + ", not floating point");
+      throw InputError(option + ": " + key + " in '" + path + "' is " + std::string(c10::toString(t.scalar_type())) + ", not floating point");
     out.push_back(t.to(torch::kFloat32).clone());
   }
   return out;

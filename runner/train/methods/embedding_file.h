@@ -23,11 +23,20 @@ struct ExpectedEmbedding {
   std::vector<int64_t> shape;
 };
 
+// How a file is read: the option its messages start with, and whether an SD 1.x/2.x file may hold
+// its one tensor under another name (sd-scripts' `weights` takes the file's first; the checkpoint
+// grid takes the files a run saved, so it asks for the run's own keys).
+struct EmbeddingFileReading {
+  std::string option = "weights";
+  bool anyNameForOne = true;
+};
+
 // The file's tensors for `expected`, in order, float32 on the CPU. A 1-D [width] tensor is one
-// vector, as sd-scripts reads it. With one expected key (SD 1.x/2.x) a file without it whose only
-// tensor is another's is read as that tensor (sd-scripts takes the file's first). Throws InputError
-// naming the file, the key and both shapes where one differs, and the file's keys where one is
-// missing; .pt/.ckpt files are refused (never unpickled).
-std::vector<torch::Tensor> readEmbeddingFile(const std::string& path, const std::vector<ExpectedEmbedding>& expected);
+// vector, as sd-scripts reads it. With one expected key (SD 1.x/2.x) and `anyNameForOne`, a file
+// without it whose only tensor is another's is read as that tensor. Throws InputError naming the
+// file, the key and both shapes where one differs, and the file's keys where one is missing;
+// .pt/.ckpt files are refused (never unpickled).
+std::vector<torch::Tensor> readEmbeddingFile(const std::string& path, const std::vector<ExpectedEmbedding>& expected,
+                                             const EmbeddingFileReading& reading = {});
 
 }  // namespace sinter::train

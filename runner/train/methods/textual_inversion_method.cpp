@@ -46,6 +46,7 @@ void TextualInversionMethod::attach(FamilyPart& family) {
                        " but the " + t.fileKey + " text encoder's token table has " + std::to_string(tableRows) + " rows");
     expected.push_back({t.fileKey, {options_.captions.vectors, t.encoder->tokenEmbedding()->weight.size(1)}});
   }
+  fileLayout_ = expected;
   std::vector<torch::Tensor> loaded;
   if (!options_.weightsFile.empty()) loaded = readEmbeddingFile(options_.weightsFile, expected);
   for (size_t i = 0; i < targets.encoders.size(); ++i) {
@@ -86,6 +87,14 @@ void TextualInversionMethod::saveModel(const std::string& path, const SaveStamp&
   std::vector<std::pair<std::string, torch::Tensor>> tensors;
   for (size_t i = 0; i < rows_.size(); ++i) tensors.emplace_back(keys_[i], rows_[i]);
   writeEmbeddingFile(path, tensors, saveDtype_, metadata);
+}
+
+void TextualInversionMethod::putRows(const std::vector<torch::Tensor>& rows) {
+  if (rows.size() != rows_.size())
+    throw std::invalid_argument("textual inversion: " + std::to_string(rows.size()) + " row tensors for " + std::to_string(rows_.size()) +
+                                " text encoders");
+  torch::NoGradGuard noGrad;
+  for (size_t i = 0; i < rows_.size(); ++i) rows_[i].copy_(rows[i]);
 }
 
 NamedTensors TextualInversionMethod::stateTensors() const {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "network/lora_metadata.h"
+#include "train/methods/embedding_file.h"
 #include "train/methods/textual_inversion_options.h"
 #include "train/parts/training_parts.h"
 
@@ -37,6 +38,12 @@ class TextualInversionMethod : public MethodPart {
     return r ? std::vector<data::CaptionReplacement>{*r} : std::vector<data::CaptionReplacement>{};
   }
 
+  // After attach: what an embedding file of this run holds (each encoder's key and its rows'
+  // shape), and a file's rows (readEmbeddingFile's, in that order) put in place of the trained ones,
+  // as the checkpoint grid renders each saved file (loop/checkpoint_grid.h).
+  const std::vector<ExpectedEmbedding>& fileLayout() const { return fileLayout_; }
+  void putRows(const std::vector<torch::Tensor>& rows);
+
  private:
   const Config& config_;
   TextualInversionOptions options_;
@@ -44,6 +51,7 @@ class TextualInversionMethod : public MethodPart {
   torch::Dtype dtype_;  // the trained rows': float32, or the weight dtype with full_fp16 / full_bf16
   std::vector<std::string> keys_;     // the file's key of each encoder's rows
   std::vector<torch::Tensor> rows_;   // [vectors, width] each: what trains
+  std::vector<ExpectedEmbedding> fileLayout_;  // keys_ with the rows' shapes
   network::LoraRunFacts facts_;       // the modelspec's facts
   std::optional<torch::Dtype> saveDtype_;  // save_precision; unset: as trained
 };

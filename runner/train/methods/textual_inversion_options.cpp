@@ -1,6 +1,5 @@
 #include "train/methods/textual_inversion_options.h"
 
-#include "core/value.h"
 #include "text/bundled_tokenizers.h"
 #include "text/clip_tokenizer.h"
 
@@ -25,9 +24,6 @@ std::optional<Refusal> textualInversionRefusal(const Config& config) {
     if (config.getBool(key))
       return Refusal{key, std::string(key) + ": textual inversion trains the text encoders' rows of the new tokens, so their outputs "
                           "change every step (sd-scripts' textual inversion scripts cache none): set it to false"};
-  if (!isUnset(config.get("vram_budget_gb")) && config.getDouble("vram_budget_gb") > 0)
-    return Refusal{"vram_budget_gb", "vram_budget_gb: the memory plan is built for LoRA, DreamBooth and fine-tune runs, not yet for "
-                                     "textual inversion: unset it"};
   // The tokens the run adds (token_string, token_string1, ...) must all be new, as sd-scripts asserts.
   const text::ClipTokenizer tokenizer =
       text::ClipTokenizer::fromPath(text::tokenizerFolder("clip_tokenizer", config.getString("clip_tokenizer"), "clip"));

@@ -23,8 +23,8 @@ struct TextualInversionOptions {
 
 // Why the config's textual inversion run cannot be trained, or nullopt: token_string unset, one of
 // the new tokens already in the CLIP tokenizer (sd-scripts refuses it too), cached text encoder
-// outputs (the new rows change them every step; sdxl_train_textual_inversion.py has no caching),
-// vram_budget_gb (its memory plan is the other methods'). `config`'s values have parsed.
+// outputs (the new rows change them every step; sdxl_train_textual_inversion.py has no caching).
+// `config`'s values have parsed.
 std::optional<Refusal> textualInversionRefusal(const Config& config);
 
 }  // namespace sinter::train

@@ -27,6 +27,11 @@ class Adafactor : public Optimizer {
   void stepParameter(size_t group, size_t index) override;
   void stepParameter(size_t group, size_t index, torch::Tensor& param, const torch::Tensor& grad) override;
   std::optional<double> ownLearningRate(long long step) const override;
+  // With the scheduler's lr and no first moment: the update (lr times the clipped, RMS-scaled
+  // step) and the weight decay are +-0 at lr 0, and stochastic rounding keeps a bf16 value that did
+  // not move. Not with relative_step (its own rate), nor with beta1 (the first moment, which keeps
+  // moving the parameters at lr 0 once it is nonzero).
+  bool zeroLearningRateKeepsParameters() const override { return !hyper_.relativeStep && !hyper_.beta1.has_value(); }
 
   // Whether a parameter's second moment is factored (two or more dimensions).
   static bool factored(const torch::Tensor& p) { return p.dim() >= 2; }

@@ -29,6 +29,9 @@ class AdamW : public Optimizer {
   void stepParameter(size_t group, size_t index) override;
   void stepParameter(size_t group, size_t index, torch::Tensor& param, const torch::Tensor& grad) override;
   const AdamWHyperparameters& hyper() const { return hyper_; }
+  // p <- p * (1 - lr * wd) - (lr / bias_correction1) * m / (sqrt(v) / bias_correction2_sqrt + eps),
+  // here and in the fused kernel: at lr 0 each parameter moves by +-0.
+  bool zeroLearningRateKeepsParameters() const override { return true; }
   bool usesFusedKernel() const { return fused_; }
 
  protected:

@@ -19,6 +19,8 @@ class BitsAndBytesAdamW : public ElementwiseOptimizer {
  public:
   // min8bitSize: parameters of at least this many elements keep 8-bit states; nullopt: all 32-bit.
   BitsAndBytesAdamW(std::vector<OptimizerGroup> groups, AdamWHyperparameters hyper, std::optional<long long> min8bitSize);
+  // p <- (p - lr * c2 / c1 * m / (sqrt(v) + c2 * eps)) * (1 - lr * wd): at lr 0 each parameter moves by +-0.
+  bool zeroLearningRateKeepsParameters() const override { return true; }
 
  protected:
   void beginStep() override;

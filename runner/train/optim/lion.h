@@ -18,6 +18,8 @@ class Lion : public ElementwiseOptimizer {
  public:
   // min8bitSize: parameters of at least this many elements keep an 8-bit state; nullopt: all 32-bit.
   Lion(std::vector<OptimizerGroup> groups, LionHyperparameters hyper, std::optional<long long> min8bitSize);
+  // p <- p * (1 - lr * wd) - lr * sign(...): at lr 0 each parameter moves by +-0.
+  bool zeroLearningRateKeepsParameters() const override { return true; }
 
  protected:
   void beginStep() override;

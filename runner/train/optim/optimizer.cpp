@@ -72,12 +72,12 @@ std::vector<const Optimizer::StateKind*> Optimizer::stateKinds() const {
   return out;
 }
 
-std::vector<torch::Tensor> Optimizer::mutableTensors(bool withGradients) const {
+std::vector<torch::Tensor> Optimizer::mutableTensors(bool withGradients, bool withParameters) const {
   std::vector<torch::Tensor> all{step_};
   all.insert(all.end(), lrs_.begin(), lrs_.end());
   for (const OptimizerGroup& g : groups_)
     for (const torch::Tensor& p : g.params) {
-      all.push_back(p);
+      if (withParameters) all.push_back(p);
       if (withGradients && p.grad().defined()) all.push_back(p.grad());
     }
   for (const StateKind* kind : stateKinds())

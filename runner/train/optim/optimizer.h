@@ -56,6 +56,12 @@ class Optimizer {
   // The learning rate the optimizer sets itself for step `step` (1-based), when it ignores the
   // scheduler's (Adafactor's relative step); nullopt otherwise.
   virtual std::optional<double> ownLearningRate(long long /*step*/) const { return std::nullopt; }
+  // Whether a step at learning rate 0 leaves every parameter bit-unchanged: its update is
+  // p <- p * (1 - lr * wd) - lr * u with a finite u, so each parameter moves by +-0 (which changes
+  // only a negative zero or a non-finite value: StateSnapshot copies those). Warm-up steps then
+  // need no copy of the parameters (OptimizerUpdate::warmupUndo). True only where the update was
+  // read for it; not where the optimizer sets its own rate or estimates a step size across steps.
+  virtual bool zeroLearningRateKeepsParameters() const { return false; }
   // An optimizer-wide state by name (D-Adaptation's and Prodigy's step size "d", which the run's
   // log reads): the live 0-dim tensor on the device, or nullopt where the optimizer has none.
   std::optional<torch::Tensor> globalState(const std::string& name) const;
@@ -63,7 +69,8 @@ class Optimizer {
   // Every tensor a step changes: parameters, gradients (unless `withGradients` is false: between
   // steps they are zero), state, step count and learning rates (the live tensors, for undoing
   // warm-up steps; stateTensors() is the saved form).
-  std::vector<torch::Tensor> mutableTensors(bool withGradients = true) const;
+  // `withParameters` false: all but the parameters (a warm-up that leaves them unchanged).
+  std::vector<torch::Tensor> mutableTensors(bool withGradients = true, bool withParameters = true) const;
   // State for resume: "step", "lr.<g>", the optimizer's own "<name>.<g>.<i>" and its optimizer-wide
   // "<name>" (CPU copies).
   std::vector<std::pair<std::string, torch::Tensor>> stateTensors() const;

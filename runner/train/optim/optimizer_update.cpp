@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "compile/cuda_graph.h"
 #include "train/optim/grad_clip.h"
 
 namespace sinter::train {
@@ -61,7 +62,7 @@ void OptimizerUpdate::beginMicroStep(bool lastOfStep) {
 void OptimizerUpdate::backward(const torch::Tensor& loss, double lossDivisor) {
   if (fused_) {
     // The step's learning rate and count first: the backward pass applies it.
-    schedule_.apply(optimizer_);
+    applySchedule();
     optimizer_.advanceStep();
   }
   torch::Tensor scaled = loss / lossDivisor;
@@ -74,11 +75,25 @@ void OptimizerUpdate::backward(const torch::Tensor& loss, double lossDivisor) {
   if (copies_ && !reducerCollects) copies_->collectGradients();
 }
 
-OptimizerUpdate::WarmupUndo OptimizerUpdate::warmupUndo(bool atStepBoundary) const {
+void OptimizerUpdate::applySchedule() {
+  schedule_.apply(optimizer_);
+  if (!warmupAtZeroLearningRate_ || compile::capturingOnCurrentStream(optimizer_.device())) return;
+  torch::NoGradGuard noGrad;
+  for (size_t g = 0; g < optimizer_.groupCount(); ++g) optimizer_.lr(g).zero_();
+}
+
+OptimizerUpdate::WarmupUndo OptimizerUpdate::warmupUndo(bool atStepBoundary, bool lastOfStep) const {
   WarmupUndo undo;
+  // Only the optimizer's step writes the parameters (derived weights and loss scaling write their
+  // own tensors; a skipped fp16 step keeps the parameters by selection), and afterStep_ after it.
+  // Micro-steps that do not end a step run no optimizer step, except under a fused backward pass.
+  const bool steps = lastOfStep || fused_;
+  undo.zeroLearningRate = steps && optimizer_.zeroLearningRateKeepsParameters() && !afterStep_;
+  const bool parametersUnchanged = !steps || undo.zeroLearningRate;
+  if (parametersUnchanged) undo.unchanged = optimizer_.parameters();
   // The compute copies are left out: each micro-step refreshes them from the masters, and their
   // gradients are zero between micro-steps (collectGradients).
-  undo.copied = optimizer_.mutableTensors(/*withGradients=*/!atStepBoundary);
+  undo.copied = optimizer_.mutableTensors(/*withGradients=*/!atStepBoundary, /*withParameters=*/!parametersUnchanged);
   if (scaler_)
     for (const torch::Tensor& t : scaler_->mutableTensors()) undo.copied.push_back(t);
   if (derived_.mutableTensors)
@@ -102,7 +117,7 @@ void OptimizerUpdate::apply() {
   }
   if (derived_.backpropagate) derived_.backpropagate();
   if (reducer_) reducer_->finish();
-  schedule_.apply(optimizer_);
+  applySchedule();
   if (scaler_) {
     // fp16: unscale, and skip the update on the device when a gradient overflowed.
     torch::Tensor foundInf = scaler_->unscale(params_);

@@ -53,12 +53,23 @@ class OptimizerUpdate {
   std::string describeAveraging() const;
   // How warm-up micro-steps are undone: the tensors to copy back, and what to do after (the rest
   // follows from them). `atStepBoundary`: no micro-batch of the step has run yet, so the gradients
-  // are zero and need no copy (a full-weight run's are as large as its weights).
+  // are zero and need no copy (a full-weight run's are as large as its weights). `lastOfStep`:
+  // whether the warm-up's micro-steps end a step (only those step the optimizer, unless fused).
   struct WarmupUndo {
     std::vector<torch::Tensor> copied;
+    // The parameters, where the warm-up leaves them bit-unchanged: it steps no optimizer, or its
+    // steps run at learning rate 0 (`zeroLearningRate`, Optimizer::zeroLearningRateKeepsParameters)
+    // and nothing else writes them (no afterStep, e.g. scale_weight_norms). StateSnapshot copies
+    // only those holding a value a step by +-0 changes.
+    std::vector<torch::Tensor> unchanged;
     std::function<void()> reset;
+    bool zeroLearningRate = false;  // the warm-up's steps must run at lr 0 (setWarmupAtZeroLearningRate)
   };
-  WarmupUndo warmupUndo(bool atStepBoundary) const;
+  WarmupUndo warmupUndo(bool atStepBoundary, bool lastOfStep = true) const;
+  // While on, eager steps run at learning rate 0: the rates the schedule writes are zeroed after it,
+  // except in a step being captured into a graph, which records the real rates' computation. On
+  // for the warm-up steps of a WarmupUndo whose zeroLearningRate is set, off after them.
+  void setWarmupAtZeroLearningRate(bool on) { warmupAtZeroLearningRate_ = on; }
   // Runs right after every optimizer step (device work only: it may be captured with the step),
   // e.g. scale_weight_norms' max-norm of the LoRA weights.
   void setAfterStep(std::function<void()> afterStep) { afterStep_ = std::move(afterStep); }
@@ -69,6 +80,9 @@ class OptimizerUpdate {
   FusedBackwardPass* fusedBackwardPass() { return fused_.get(); }
 
  private:
+  // schedule_.apply, then the warm-up's lr 0 (setWarmupAtZeroLearningRate).
+  void applySchedule();
+
   Optimizer& optimizer_;
   const LrSchedule& schedule_;
   double maxGradNorm_;
@@ -80,6 +94,7 @@ class OptimizerUpdate {
   bool lastOfStep_ = true;  // the micro-step under way ends the step
   std::function<void()> afterStep_;
   StepDerivedWeights derived_;
+  bool warmupAtZeroLearningRate_ = false;
 };
 
 }  // namespace sinter::train

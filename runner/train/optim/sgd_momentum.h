@@ -19,6 +19,8 @@ class SgdMomentum : public ElementwiseOptimizer {
  public:
   // min8bitSize: parameters of at least this many elements keep an 8-bit buffer; nullopt: all 32-bit.
   SgdMomentum(std::vector<OptimizerGroup> groups, SgdHyperparameters hyper, bool nesterov, std::optional<long long> min8bitSize);
+  // p <- p - lr * direction (weight decay is inside the direction): at lr 0 each parameter moves by +-0.
+  bool zeroLearningRateKeepsParameters() const override { return true; }
 
  protected:
   void update(size_t group, size_t index) override;

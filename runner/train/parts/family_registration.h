@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,6 +38,14 @@ struct ModuleOutputs {
   std::vector<std::pair<std::string, torch::Tensor>> tensors;  // on the CPU; empty: no model had all of its inputs
   std::vector<std::pair<std::string, std::string>> metadata;   // the files they came from
   std::string inputNames;  // what the models take, for the error when none ran
+};
+
+// --module_outputs' inputs: tensors by name (--module_inputs), and a prompt (--prompt) that a family
+// which trains textual inversion tokenizes as its runs tokenize a caption, with the tokens of the
+// config's embedding (token_string, weights) added.
+struct ModuleInputs {
+  std::map<std::string, torch::Tensor> tensors;
+  std::optional<std::string> prompt;
 };
 
 // --print_lora_layout: a model's LoRA rule and its Linear layers, in the order sd-scripts creates them.
@@ -75,6 +84,9 @@ struct FamilyRegistration {
   // a config, named for the compile plan ("CLIP-L and OpenCLIP bigG"): a step in which they train
   // can be captured. Unset or empty: such a step runs eagerly, only the denoiser's blocks captured.
   std::function<std::string(const Config&)> stagedTextEncoders;
+  // A family without the compile panel whose staged step the runner captures by its own choice on
+  // CUDA (compile::planAutomaticCapture; SD 1.x/2.x, issue 56).
+  bool capturesWithoutPanel = false;
   // DreamBooth / fine-tune with train_text_encoder: why the family refuses it (its full-weight
   // script trains the denoiser only), or empty when its text encoders train whole.
   std::string fullWeightsTextEncoderRefusal;
@@ -105,9 +117,9 @@ struct FamilyRegistration {
   // config names a variant where the family has several (FLUX's model_type).
   std::function<void(const std::string& out, bool tiny, std::uint64_t seed, const Config& config)> writeRandomCheckpoint;
   // --module_outputs: its models from the config's files, in fp32 on the device, on the inputs by
-  // name; std::invalid_argument names an input of the wrong rank or size.
-  std::function<ModuleOutputs(const Config& config, const std::map<std::string, torch::Tensor>& inputs, const torch::Device& device)>
-      moduleOutputs;
+  // name; std::invalid_argument names an input of the wrong rank or size. A prompt or an embedding
+  // (weights) reaches only the families with `textualInversion` (the tool refuses them elsewhere).
+  std::function<ModuleOutputs(const Config& config, const ModuleInputs& inputs, const torch::Device& device)> moduleOutputs;
   // --print_lora_layout: the LoRA modules a run creates, from the models' configs alone (tiny or
   // full size), as the config's network_train_unet_only, network_args (FLUX's train_blocks,
   // train_t5xxl) and variant (FLUX's model_type) pick them.

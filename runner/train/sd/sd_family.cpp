@@ -76,7 +76,23 @@ SdFamily::SdFamily(const RunContext& run, models::SdVersion version)
   }
   models_.vae->to(device_);
   castFrozen(*models_.vae, run.precision.vaeDtype());
+  models_.unet->setFusedKernels(run.compile.fuseKernels);
   step_ = std::make_unique<UnetTrainStep>(models_.unet, options_.step, device_, run.noiseSeed());
+  if (!options_.cacheText) step_->useStagedConditioning(stagedConditioning());
+}
+
+StagedConditioning SdFamily::stagedConditioning() {
+  StagedConditioning c;
+  c.makeInputs = [](const StepShape& shape) {
+    const int64_t chunks = models::chunksOfContextLength(shape.tokens);
+    return StaticBuffers{{"clip_ids", torch::zeros({shape.batch, chunks, text::ClipTokenizer::kContextLength}, torch::kLong)}};
+  };
+  c.encode = [this](const StaticBuffers& in) {
+    std::optional<torch::NoGradGuard> noGrad;
+    if (!textEncodersTrain_) noGrad.emplace();
+    return UnetConditioning{encode({{"clip", in.at("clip_ids")}}), {}};
+  };
+  return c;
 }
 
 FamilyFacts SdFamily::facts() const {
@@ -105,6 +121,7 @@ std::vector<TrainableModel> SdFamily::trainableModels() {
 }
 
 void SdFamily::setTraining(bool textEncoders) {
+  textEncodersTrain_ = textEncoders;
   models_.unet->train();
   models_.vae->eval();
   models_.textEncoder().train(textEncoders);
@@ -112,14 +129,18 @@ void SdFamily::setTraining(bool textEncoders) {
   models_.unet->setCheckpointOffload(options_.checkpointOffload);
 }
 
-TextualInversionTargets SdFamily::textualInversionTargets() {
-  // train_textual_inversion.py's file key for the one encoder (768 wide for SD 1.x, 1024 for SD 2.x).
-  return {&tokenizer_, {{"emb_params", models_.textTransformer().get()}}};
+text::ClipPadding sdTextPadding(models::SdVersion version) {
+  return version == models::SdVersion::V1 ? text::ClipPadding::EndOfText : text::ClipPadding::Zero;
 }
 
+TextualInversionTargets sdEmbeddingTargets(text::ClipTokenizer& tokenizer, models::SdCheckpoint& models) {
+  return {&tokenizer, {{"emb_params", models.textTransformer().get()}}};
+}
+
+TextualInversionTargets SdFamily::textualInversionTargets() { return sdEmbeddingTargets(tokenizer_, models_); }
+
 data::TokenIds SdFamily::tokenize(const std::vector<std::string>& captions) const {
-  // SD 1.x's tokenizer pads with <|endoftext|>; SD 2.x's (stabilityai/stable-diffusion-2) with "!" (0).
-  const text::ClipPadding padding = options_.version == models::SdVersion::V1 ? text::ClipPadding::EndOfText : text::ClipPadding::Zero;
+  const text::ClipPadding padding = sdTextPadding(options_.version);
   std::vector<std::vector<std::vector<int32_t>>> ids;
   for (const auto& caption : captions) ids.push_back(text::clipTokenChunks(tokenizer_, caption, padding, options_.maxTokenLength));
   return {{"clip", models::tokenChunksTensor(ids)}};
@@ -164,15 +185,19 @@ void SdFamily::buildCaches(const data::Dataset& dataset, int workers) {
   if (options_.cacheText) parking_.park("text encoder", models_.textEncoder());
 }
 
-UnetStepBatch SdFamily::stepInputs(const data::Batch& batch, bool textEncodersTrain, const at::Generator* latentGenerator) {
+UnetStepBatch SdFamily::stepInputs(const data::Batch& batch, bool staged, const at::Generator* latentGenerator) {
   UnetStepBatch in;
   in.latents = batch.latents.defined() ? batch.latents.to(device_)
                                        : encodeLatents(batch.images.to(device_), latentGenerator ? *latentGenerator : step_->generator());
   if (options_.cacheText) {
     in.context = batch.textOutputs.at("context").to(device_);
+  } else if (staged) {
+    // The text encoder runs inside the step's loss from these ids (stagedConditioning).
+    const torch::Tensor ids = tokenIdsOf(batch).at("clip");
+    in.conditioningInputs = {{"clip_ids", ids}};
+    in.contextTokens = models::mergedContextLength(ids.size(1));
   } else {
-    std::optional<torch::NoGradGuard> noGrad;
-    if (!textEncodersTrain) noGrad.emplace();
+    torch::NoGradGuard noGrad;
     in.context = encode(tokenIdsOf(batch));
   }
   in.lossWeights = batch.lossWeights.to(device_);
@@ -180,7 +205,12 @@ UnetStepBatch SdFamily::stepInputs(const data::Batch& batch, bool textEncodersTr
   return in;
 }
 
-torch::Tensor SdFamily::loss(const data::Batch& batch, bool textEncodersTrain) { return step_->loss(stepInputs(batch, textEncodersTrain)); }
+torch::Tensor SdFamily::loss(const data::Batch& batch, bool textEncodersTrain) {
+  if (textEncodersTrain != textEncodersTrain_)
+    throw std::logic_error("SdFamily::loss: the text encoder's training state differs from setTraining's");
+  // The same staged conditioning as a captured step's: the encoder runs inside the step's loss.
+  return step_->loss(stepInputs(batch, true));
+}
 
 std::vector<int64_t> SdFamily::validationTimesteps() const {
   return train::validationTimesteps(options_.step.noise.minTimestep.value_or(0),
@@ -196,7 +226,7 @@ torch::Tensor SdFamily::validationLoss(const data::Batch& batch, int64_t timeste
 
 StepShape SdFamily::stage(const data::Batch& batch) {
   torch::NoGradGuard noGrad;
-  return step_->stage(stepInputs(batch, false));
+  return step_->stage(stepInputs(batch, true));
 }
 
 StepShape SdFamily::stageWarmup(const data::ShapeSignature& signature) {

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "models/checkpoints/sd_checkpoint.h"
+#include "text/clip_token_chunks.h"
 #include "text/clip_tokenizer.h"
 #include "train/base/host_parking.h"
 #include "train/objectives/unet_train_step.h"
@@ -32,6 +33,13 @@ struct SdFamilyOptions {
 
   static SdFamilyOptions fromConfig(const Config& config, models::SdVersion version, torch::Dtype computeDtype);
 };
+
+// SD 1.x's tokenizer pads with <|endoftext|>; SD 2.x's (stabilityai/stable-diffusion-2) with "!" (0).
+text::ClipPadding sdTextPadding(models::SdVersion version);
+
+// Textual inversion's tokenizer and encoder (train_textual_inversion.py's file key emb_params, 768
+// wide for SD 1.x, 1024 for SD 2.x), of a run's models or --module_outputs'.
+TextualInversionTargets sdEmbeddingTargets(text::ClipTokenizer& tokenizer, models::SdCheckpoint& models);
 
 class SdFamily : public FamilyPart {
  public:
@@ -59,7 +67,10 @@ class SdFamily : public FamilyPart {
   torch::Tensor renderSample(sample::ResolvedSample& s, const at::Generator& generator) override;
 
  private:
-  UnetStepBatch stepInputs(const data::Batch& batch, bool textEncodersTrain, const at::Generator* latentGenerator = nullptr);
+  // staged: the text encoder's token ids, which the step's staged conditioning encodes (else the
+  // context, encoded here without gradients), where its outputs are not cached.
+  UnetStepBatch stepInputs(const data::Batch& batch, bool staged, const at::Generator* latentGenerator = nullptr);
+  StagedConditioning stagedConditioning();
   data::TokenIds tokenize(const std::vector<std::string>& captions) const;  // "clip": [B, chunks, 77] on the host
   torch::Tensor encode(const data::TokenIds& ids);
   torch::Tensor encodeCaptions(const std::vector<std::string>& captions) { return encode(tokenize(captions)); }
@@ -75,6 +86,7 @@ class SdFamily : public FamilyPart {
   std::optional<data::LatentCache> latentCache_;
   std::optional<data::TextCache> textCache_;
   std::unique_ptr<UnetTrainStep> step_;
+  bool textEncodersTrain_ = false;  // setTraining's: the staged conditioning encodes with gradients
 };
 
 }  // namespace sinter::train

@@ -4,9 +4,15 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/value.h"
 #include "models/text_encoders/sd_text_encoding.h"
+#include "models/text_encoders/sdxl_text_encoding.h"
+#include "text/bundled_tokenizers.h"
+#include "text/clip_token_chunks.h"
 #include "train/base/device_info.h"
 #include "train/base/module_inputs.h"
+#include "train/methods/embedding_on_encoders.h"
+#include "train/sd/sd_family.h"
 
 namespace sinter::train {
 
@@ -39,7 +45,7 @@ std::map<std::string, torch::Tensor> sdModuleOutputs(models::SdCheckpoint& model
   return out;
 }
 
-ModuleOutputs sdModuleOutputsTool(const Config& config, const std::map<std::string, torch::Tensor>& inputs, const torch::Device& device) {
+ModuleOutputs sdModuleOutputsTool(const Config& config, const ModuleInputs& inputs, const torch::Device& device) {
   ModuleOutputs out;
   const std::string checkpoint = config.getString("pretrained_model_name_or_path");
   if (checkpoint.empty()) {
@@ -51,9 +57,27 @@ ModuleOutputs sdModuleOutputsTool(const Config& config, const std::map<std::stri
     m->to(device, torch::kFloat32);
     m->eval();
   }
-  spdlog::info("running the models of {} on {} in fp32", checkpoint, describeDevice(device));
-  for (auto& [name, tensor] : sdModuleOutputs(models, inputs)) out.tensors.emplace_back(name, tensor.cpu());
   out.metadata = {{"checkpoint", checkpoint}};
+  std::map<std::string, torch::Tensor> tensors = inputs.tensors;
+  const bool embedding = !config.getString("weights").empty();
+  if (embedding || inputs.prompt) {
+    text::ClipTokenizer tokenizer =
+        text::ClipTokenizer::fromPath(text::tokenizerFolder("clip_tokenizer", config.getString("clip_tokenizer"), "clip"));
+    if (embedding) {
+      putEmbeddingOnEncoders(sdEmbeddingTargets(tokenizer, models), config);
+      out.metadata.emplace_back("weights", config.getString("weights"));
+    }
+    if (inputs.prompt) {
+      const int maxTokenLength = isUnset(config.get("max_token_length")) ? 75 : static_cast<int>(config.getInt("max_token_length"));
+      const torch::Tensor ids = models::tokenChunksTensor(
+          {text::clipTokenChunks(tokenizer, *inputs.prompt, sdTextPadding(models.config.version), maxTokenLength)});
+      addPromptInput(tensors, "input_ids", ids.flatten(0, 1));
+      out.tensors.emplace_back("input_ids", tensors.at("input_ids"));
+      out.metadata.emplace_back("prompt", *inputs.prompt);
+    }
+  }
+  spdlog::info("running the models of {} on {} in fp32", checkpoint, describeDevice(device));
+  for (auto& [name, tensor] : sdModuleOutputs(models, tensors)) out.tensors.emplace_back(name, tensor.cpu());
   out.inputNames = "x, timesteps, context; input_ids";
   return out;
 }

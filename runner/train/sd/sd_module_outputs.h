@@ -21,7 +21,10 @@ namespace sinter::train {
 std::map<std::string, torch::Tensor> sdModuleOutputs(models::SdCheckpoint& models, const std::map<std::string, torch::Tensor>& inputs);
 
 // --module_outputs: the checkpoint (pretrained_model_name_or_path) loaded in fp32 on `device` and
-// run on the inputs.
-ModuleOutputs sdModuleOutputsTool(const Config& config, const std::map<std::string, torch::Tensor>& inputs, const torch::Device& device);
+// run on the inputs. With an embedding (token_string, weights: methods/embedding_on_encoders.h) its
+// rows are the text encoder's added token rows; a prompt is tokenized as a run tokenizes a caption
+// (the embedding's tokens added, max_token_length's chunks), its ids are the input "input_ids"
+// ([chunks, 77]) and are written beside the outputs.
+ModuleOutputs sdModuleOutputsTool(const Config& config, const ModuleInputs& inputs, const torch::Device& device);
 
 }  // namespace sinter::train

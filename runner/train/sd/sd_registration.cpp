@@ -19,6 +19,12 @@ FamilyRegistration sdRegistration(Family family) {
   r.family = family;
   r.make = [version](const RunContext& run) -> std::unique_ptr<FamilyPart> { return std::make_unique<SdFamily>(run, version); };
   r.compileTargets = unetCompileTargets();
+  // No compile panel (SDXL's and FLUX's): the runner captures the step itself on CUDA, the text
+  // encoder inside it from staged token ids where it trains.
+  r.capturesWithoutPanel = true;
+  r.stagedTextEncoders = [version](const Config&) {
+    return std::string(version == models::SdVersion::V1 ? "CLIP ViT-L" : "OpenCLIP ViT-H");
+  };
   r.writeRandomCheckpoint = [version](const std::string& out, bool tiny, std::uint64_t seed, const Config&) {
     spdlog::info("writing a {} {} checkpoint with random weights to {}", tiny ? "tiny" : "full-size",
                  version == models::SdVersion::V1 ? "SD 1.5" : "SD 2.1", out);

@@ -110,7 +110,9 @@ FamilyRegistration sd3Registration() {
     models::writeRandomT5Xxl(t5, tiny, seed + 3);
     spdlog::info("wrote {}", out);
   };
-  r.moduleOutputs = sd3ModuleOutputsTool;
+  r.moduleOutputs = [](const Config& config, const ModuleInputs& inputs, const torch::Device& device) {
+    return sd3ModuleOutputsTool(config, inputs.tensors, device);  // token ids only: no prompt, no embedding
+  };
   r.loraLayout = [](bool tiny, const Config& config) {
     using network::LoraComponent;
     LoraLayoutModels models;

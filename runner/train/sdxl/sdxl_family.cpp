@@ -100,10 +100,11 @@ std::vector<TrainableModel> SdxlFamily::trainableModels() {
           {"Text Encoder 2", true, models_.bigG.get(), network::sdxlLoraRule(LoraComponent::TextEncoder2)}};
 }
 
-TextualInversionTargets SdxlFamily::textualInversionTargets() {
-  // sdxl_train_textual_inversion.py's file keys: CLIP-L's rows and bigG's.
-  return {&tokenizer_, {{"clip_l", models_.clipL->textModel().get()}, {"clip_g", models_.bigG->textModel().get()}}};
+TextualInversionTargets sdxlEmbeddingTargets(text::ClipTokenizer& tokenizer, SdxlModelSet& models) {
+  return {&tokenizer, {{"clip_l", models.clipL->textModel().get()}, {"clip_g", models.bigG->textModel().get()}}};
 }
+
+TextualInversionTargets SdxlFamily::textualInversionTargets() { return sdxlEmbeddingTargets(tokenizer_, models_); }
 
 void SdxlFamily::captureRegions(GraphedRegions* regions) {
   if (regions) captureUnetBlocks(models_.unet, *regions);

@@ -32,6 +32,10 @@ struct SdxlFamilyOptions {
   static SdxlFamilyOptions fromConfig(const Config& config, torch::Dtype computeDtype);
 };
 
+// Textual inversion's tokenizer and encoders (sdxl_train_textual_inversion.py's file keys: clip_l for
+// CLIP-L's rows, clip_g for bigG's), of a run's models or --module_outputs'.
+TextualInversionTargets sdxlEmbeddingTargets(text::ClipTokenizer& tokenizer, SdxlModelSet& models);
+
 class SdxlFamily : public FamilyPart {
  public:
   explicit SdxlFamily(const RunContext& run);

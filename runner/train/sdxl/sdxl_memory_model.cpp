@@ -39,6 +39,15 @@ int64_t sdxlTextEncoderFloat8Params(const io::SafetensorsFile& file) {
   return n;
 }
 
+// Textual inversion's new rows per token: the widths of CLIP-L's and bigG's token tables, summed.
+int64_t sdxlTokenRowWidths(const io::SafetensorsFile& file) {
+  int64_t width = 0;
+  for (const std::string& key : file.keys())
+    if (startsWith(key, "conditioner.") && endsWith(key, "token_embedding.weight"))
+      if (const io::TensorInfo& info = file.info(key); info.shape.size() == 2) width += info.shape[1];
+  return width;
+}
+
 }  // namespace
 
 void sizeSdxlMemoryModel(const Config& config, MemoryModel& m) {
@@ -60,6 +69,7 @@ void sizeSdxlMemoryModel(const Config& config, MemoryModel& m) {
   if (const int64_t te = numelUnder(file, "conditioner."); te > 0) {
     m.encoderParams = te;
     m.encoderFp8LinearParams = sdxlTextEncoderFloat8Params(file);
+    m.embeddingWidth = sdxlTokenRowWidths(file);
   }
   if (const int64_t vae = numelUnder(file, "first_stage_model."); vae > 0) m.autoencoderParams = vae;
   m.autoencoderEncodeScale = autoencoderEncodeScale(file, "first_stage_model.");

@@ -1,6 +1,7 @@
 #pragma once
 // vram_budget_gb for SDXL: the memory model (core/vram_plan.h) sized from the run's one checkpoint:
-// its U-Net, text encoders and VAE (the safetensors header).
+// its U-Net, text encoders (and their token rows' widths, textual inversion's) and VAE (the
+// safetensors header).
 #include "core/config.h"
 #include "core/vram_plan.h"
 

@@ -5,8 +5,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/value.h"
+#include "models/text_encoders/sdxl_text_encoding.h"
+#include "text/bundled_tokenizers.h"
+#include "text/clip_token_chunks.h"
 #include "train/base/device_info.h"
 #include "train/base/module_inputs.h"
+#include "train/methods/embedding_on_encoders.h"
+#include "train/sdxl/sdxl_family.h"
 
 namespace sinter::train {
 
@@ -46,13 +52,15 @@ std::map<std::string, torch::Tensor> sdxlModuleOutputs(SdxlModelSet& models, con
     out["vae_decoded"] = models.vae->decodeLatents(latents.mean * 0.13025);
   }
 
-  const torch::Tensor ids = moduleInput(inputs, "input_ids", 2, device);
+  const torch::Tensor ids = moduleInput(inputs, "input_ids", 2, device), ids2 = moduleInput(inputs, "input_ids2", 2, device);
   if (ids.defined()) {
     if (ids.is_floating_point()) throw std::invalid_argument("module input 'input_ids': integer token ids expected");
+    if (ids2.defined() && (ids2.is_floating_point() || ids2.sizes() != ids.sizes()))
+      throw std::invalid_argument("module input 'input_ids2': integer token ids of input_ids' shape expected");
     const models::ClipTextOutput clipL = models.clipL->forward(ids);
     out["clip_l_hidden_last_layer"] = clipL.hiddenStates.back();
     out["clip_l_last"] = clipL.lastHiddenState;
-    const models::OpenClipTextOutput bigG = models.bigG->forward(ids);
+    const models::OpenClipTextOutput bigG = models.bigG->forward(ids2.defined() ? ids2 : ids);
     out["big_g_penultimate"] = bigG.penultimateHiddenState;
     out["big_g_pooled"] = bigG.pooled;
   }
@@ -60,7 +68,7 @@ std::map<std::string, torch::Tensor> sdxlModuleOutputs(SdxlModelSet& models, con
   return out;
 }
 
-ModuleOutputs sdxlModuleOutputsTool(const Config& config, const std::map<std::string, torch::Tensor>& inputs, const torch::Device& device) {
+ModuleOutputs sdxlModuleOutputsTool(const Config& config, const ModuleInputs& inputs, const torch::Device& device) {
   ModuleOutputs out;
   const std::string checkpoint = config.getString("pretrained_model_name_or_path");
   if (checkpoint.empty()) {
@@ -70,10 +78,36 @@ ModuleOutputs sdxlModuleOutputsTool(const Config& config, const std::map<std::st
   SdxlModelSet models = loadSdxlModelSet(checkpoint, config.getString("vae"));
   models.toDevice(device, torch::kFloat32);
   models.setTraining(false);
-  spdlog::info("running the models of {} on {} in fp32", checkpoint, describeDevice(device));
-  for (auto& [name, tensor] : sdxlModuleOutputs(models, inputs)) out.tensors.emplace_back(name, tensor.cpu());
   out.metadata = {{"checkpoint", checkpoint}};
-  out.inputNames = "x, timesteps, context, y; images; input_ids";
+  std::map<std::string, torch::Tensor> tensors = inputs.tensors;
+  const bool embedding = !config.getString("weights").empty();
+  if (embedding || inputs.prompt) {
+    text::ClipTokenizer tokenizer =
+        text::ClipTokenizer::fromPath(text::tokenizerFolder("clip_tokenizer", config.getString("clip_tokenizer"), "clip"));
+    if (embedding) {
+      putEmbeddingOnEncoders(sdxlEmbeddingTargets(tokenizer, models), config);
+      out.metadata.emplace_back("weights", config.getString("weights"));
+    }
+    if (inputs.prompt) {
+      const int maxTokenLength = isUnset(config.get("max_token_length")) ? 75 : static_cast<int>(config.getInt("max_token_length"));
+      const text::SdxlTokenChunks chunks = text::sdxlTokenChunks(tokenizer, *inputs.prompt, maxTokenLength);
+      addPromptInput(tensors, "input_ids", models::tokenChunksTensor({chunks.clipL}).flatten(0, 1));
+      addPromptInput(tensors, "input_ids2", models::tokenChunksTensor({chunks.bigG}).flatten(0, 1));
+      out.tensors.emplace_back("input_ids", tensors.at("input_ids"));
+      out.tensors.emplace_back("input_ids2", tensors.at("input_ids2"));
+      out.metadata.emplace_back("prompt", *inputs.prompt);
+    }
+  }
+  spdlog::info("running the models of {} on {} in fp32", checkpoint, describeDevice(device));
+  for (auto& [name, tensor] : sdxlModuleOutputs(models, tensors)) {
+    out.tensors.emplace_back(name, tensor.cpu());
+    if (name == "clip_l_last") {  // the text encoders ran on input_ids (checked there)
+      torch::NoGradGuard noGrad;
+      out.tensors.emplace_back("clip_l_penultimate",
+                               models.clipL->penultimateHiddenState(tensors.at("input_ids").to(device)).contiguous().cpu());
+    }
+  }
+  out.inputNames = "x, timesteps, context, y; images; input_ids (input_ids2)";
   return out;
 }
 
