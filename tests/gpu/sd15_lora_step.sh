@@ -3,7 +3,7 @@
 # own (tests/gpu/sd_vs_sdscripts.py step: original_unet + networks.lora, eager) in the same call.
 # Full-size random SD 1.5 checkpoint, generated dataset at 512x512 (no buckets), batch 1, LoRA rank
 # 32 alpha 16 on the UNet's default targets, AdamW, bf16, cached latents and text outputs. SD 1.x
-# has no compile panel: the runner's eager path.
+# has no compile panel: the runner captures the step by its own choice (SINTER_SD_CAPTURE=0: eager).
 #   PYTHONPATH=.bench tests/gpu/sd15_lora_step.sh build-cuda/bin/sinter-runner
 set -euo pipefail
 runner="$1"
