@@ -41,6 +41,12 @@ std::vector<std::string> readSafetensorsKeys(const std::string& path) {
   return keys;
 }
 
+bool hasKohyaLoraModules(const std::vector<std::string>& keys) {
+  for (const std::string& key : keys)
+    if (startsWith(key, "lora_unet_") || startsWith(key, "lora_te")) return true;
+  return false;
+}
+
 std::optional<Family> detectFamilyFromKeys(const std::vector<std::string>& rawKeys) {
   bool sd = false, openClipTe = false;
   for (std::string k : rawKeys) {

@@ -19,6 +19,10 @@ std::vector<std::string> readSafetensorsKeys(const std::string& path);
 std::optional<Family> detectFamilyFromKeys(const std::vector<std::string>& keys);
 std::optional<Family> detectModelFamily(const std::string& checkpointPath);
 
+// Whether the keys hold LoRA modules in kohya's layout (lora_unet_*, lora_te*_*: networks.lora's and
+// LyCORIS's saved files), as a LoRA run's saves do, rather than a model or an embedding file.
+bool hasKohyaLoraModules(const std::vector<std::string>& keys);
+
 // The family a LoRA or LyCORIS file is for (check_lora_weights), and what says so ("ss_network_module
 // = networks.lora_sd3"): the metadata sd-scripts writes (ss_network_module where one family has it,
 // modelspec.architecture, ss_base_model_version), else its kohya module names (lora_unet_joint_blocks_*:

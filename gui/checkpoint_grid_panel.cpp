@@ -16,12 +16,23 @@
 #include "checkpoint_grid_view.h"
 #include "log_view.h"
 #include "run_controller.h"
+#include "core/model_family_detect.h"
 
 namespace sinter::gui {
 
 namespace {
 constexpr int kPathRole = Qt::UserRole;  // a saved file's absolute path; empty for the base model's row
 QString q(const std::string& s) { return QString::fromStdString(s); }
+
+// Whether a LoRA run's grid takes `file`: it holds LoRA modules (the runner's own rule). A file
+// whose header cannot be read is offered, so that the runner says what is wrong with it.
+bool holdsLoraModules(const QFileInfo& file) {
+  try {
+    return hasKohyaLoraModules(readSafetensorsKeys(file.absoluteFilePath().toStdString()));
+  } catch (const std::exception&) {
+    return true;
+  }
+}
 }  // namespace
 
 CheckpointGridPanel::CheckpointGridPanel(QWidget* parent) : QWidget(parent) {
@@ -93,10 +104,10 @@ CheckpointGridPanel::CheckpointGridPanel(QWidget* parent) : QWidget(parent) {
     updateButtons();
     emit gridFinished(-1);
   });
-  setOutputFolder(QString());
+  setOutputFolder(QString(), Tab::LoRA);  // no folder yet: the kind of run does not matter
 }
 
-void CheckpointGridPanel::setOutputFolder(const QString& folder) {
+void CheckpointGridPanel::setOutputFolder(const QString& folder, Tab tab) {
   folder_ = folder;
   files_->clear();
   auto* base = new QListWidgetItem(checkpointGridRowLabel(CheckpointGridRow{true, {}, {}, 0, {}}), files_);
@@ -108,7 +119,11 @@ void CheckpointGridPanel::setOutputFolder(const QString& folder) {
     updateButtons();
     return;
   }
-  const QFileInfoList saved = QDir(folder).entryInfoList({QStringLiteral("*.safetensors")}, QDir::Files, QDir::Time | QDir::Reversed);
+  QFileInfoList saved = QDir(folder).entryInfoList({QStringLiteral("*.safetensors")}, QDir::Files, QDir::Time | QDir::Reversed);
+  const qsizetype found = saved.size();
+  if (tab == Tab::LoRA)
+    saved.erase(std::remove_if(saved.begin(), saved.end(), [](const QFileInfo& f) { return !holdsLoraModules(f); }), saved.end());
+  const int leftOut = static_cast<int>(found - saved.size());
   for (const QFileInfo& file : saved) {
     auto* item = new QListWidgetItem(file.fileName(), files_);
     item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
@@ -116,11 +131,16 @@ void CheckpointGridPanel::setOutputFolder(const QString& folder) {
     item->setData(kPathRole, file.absoluteFilePath());
     item->setToolTip(file.absoluteFilePath());
   }
-  summary_->setText(saved.isEmpty() ? tr("No saved files in %1 yet: the grid shows the base model alone.").arg(folder)
+  QString summary = saved.isEmpty() ? tr("No saved files in %1 yet: the grid shows the base model alone.").arg(folder)
                                     : tr("%n saved file(s) in %1. Each checked one is a row, after the base model; each sample "
                                          "prompt is a column.",
                                          nullptr, static_cast<int>(saved.size()))
-                                          .arg(folder));
+                                          .arg(folder);
+  if (leftOut > 0)
+    summary += QLatin1Char(' ') + tr("%n file(s) without LoRA modules (such as the embeddings a pivotal tuning run writes apart) "
+                                     "are not listed: each LoRA file's row has the embeddings it bundles.",
+                                     nullptr, leftOut);
+  summary_->setText(summary);
   updateButtons();
 }
 

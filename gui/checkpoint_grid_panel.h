@@ -7,6 +7,7 @@
 #include <QWidget>
 
 #include "core/events.h"
+#include "core/option.h"
 
 class QLabel;
 class QListWidget;
@@ -25,9 +26,12 @@ class CheckpointGridPanel : public QWidget {
  public:
   explicit CheckpointGridPanel(QWidget* parent = nullptr);
 
-  // Lists the *.safetensors files of `folder` (the run's output_dir), oldest first, each checked;
-  // an empty folder name says that output_dir is not set.
-  void setOutputFolder(const QString& folder);
+  // Lists the *.safetensors files of `folder` (the run's output_dir) that a `tab` run's grid takes,
+  // oldest first, each checked; an empty folder name says that output_dir is not set. A LoRA run's
+  // grid takes the files holding LoRA modules: the embeddings a pivotal tuning run writes apart
+  // beside its LoRA files (<lora>_<token>.safetensors) are not listed (each LoRA file's row has the
+  // embeddings it bundles), and the summary says how many were left out.
+  void setOutputFolder(const QString& folder, Tab tab);
   QString outputFolder() const { return folder_; }
   // The checked saved files (absolute paths), in the list's order: the grid's rows after the base model.
   QStringList checkedFiles() const;

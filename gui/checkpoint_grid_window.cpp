@@ -32,7 +32,7 @@ CheckpointGridWindow::CheckpointGridWindow(Tab tab, std::function<Config()> sett
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(panel_);
   connect(panel_, &CheckpointGridPanel::gridRequested, this, &CheckpointGridWindow::makeGrid);
-  connect(panel_, &CheckpointGridPanel::refreshRequested, this, [this] { panel_->setOutputFolder(outputFolderOf(settings_())); });
+  connect(panel_, &CheckpointGridPanel::refreshRequested, this, [this] { panel_->setOutputFolder(outputFolderOf(settings_()), tab_); });
   connect(panel_, &CheckpointGridPanel::gridFinished, this, [this] { QFile::remove(toml_); });
 }
 
@@ -41,7 +41,7 @@ CheckpointGridWindow::~CheckpointGridWindow() {
 }
 
 void CheckpointGridWindow::showForSettings() {
-  if (!panel_->isRunning()) panel_->setOutputFolder(outputFolderOf(settings_()));
+  if (!panel_->isRunning()) panel_->setOutputFolder(outputFolderOf(settings_()), tab_);
   show();
   raise();
   activateWindow();
@@ -52,7 +52,7 @@ void CheckpointGridWindow::makeGrid() {
   const Config config = settings_();
   const QString folder = outputFolderOf(config);
   if (folder.isEmpty()) {
-    panel_->setOutputFolder(folder);  // says output_dir is not set
+    panel_->setOutputFolder(folder, tab_);  // says output_dir is not set
     return;
   }
   const QString name = QString::fromStdString(runOutputName(config));

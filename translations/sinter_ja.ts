@@ -2001,6 +2001,12 @@
             <numerusform>%1 に %n 個の保存ファイルがあります。チェックした各ファイルがベースモデルの後の 1 行、各サンプルプロンプトが 1 列になります。</numerusform>
         </translation>
     </message>
+    <message numerus="yes">
+        <source>%n file(s) without LoRA modules (such as the embeddings a pivotal tuning run writes apart) are not listed: each LoRA file&apos;s row has the embeddings it bundles.</source>
+        <translation>
+            <numerusform>LoRA モジュールを持たない %n 個のファイル（ピボタルチューニングの実行が別に書き出す埋め込みなど）は一覧に表示しません: 各 LoRA ファイルの行には、そのファイルに同梱された埋め込みが使われます。</numerusform>
+        </translation>
+    </message>
     <message>
         <source>Rendering the grid: the base model loads, then each row&apos;s file…</source>
         <translation>グリッドを描画中: ベースモデルを読み込み、続いて各行のファイルを読み込みます…</translation>

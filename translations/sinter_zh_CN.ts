@@ -2001,6 +2001,12 @@
             <numerusform>%1 中有 %n 个已保存的文件。每个勾选的文件在基础模型之后占一行,每个样本提示词占一列。</numerusform>
         </translation>
     </message>
+    <message numerus="yes">
+        <source>%n file(s) without LoRA modules (such as the embeddings a pivotal tuning run writes apart) are not listed: each LoRA file&apos;s row has the embeddings it bundles.</source>
+        <translation>
+            <numerusform>%n 个不含 LoRA 模块的文件（例如关键调优运行另行写出的嵌入）未列出: 每个 LoRA 文件的行使用其中捆绑的嵌入。</numerusform>
+        </translation>
+    </message>
     <message>
         <source>Rendering the grid: the base model loads, then each row&apos;s file…</source>
         <translation>正在渲染网格:先加载基础模型,再加载每一行的文件…</translation>

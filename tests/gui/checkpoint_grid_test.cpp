@@ -2,7 +2,8 @@
 // demo trains and saves twice, the sample gallery's "Checkpoint grid…" lists both files, "Make grid"
 // runs `--sample_grid` and the window shows the picture with one cell per (file, prompt) under the
 // headers its PNG's layout names; a file cleared in the list is no row. A grid whose layout does not
-// match its picture is refused rather than labelled wrong.
+// match its picture is refused rather than labelled wrong. A LoRA run's list leaves out the
+// embeddings a pivotal tuning run writes apart.
 #include <QDir>
 #include <QImage>
 #include <QListWidget>
@@ -116,6 +117,37 @@ class CheckpointGridTest : public QObject {
     QCOMPARE(view->rowLabels().size(), 2);
     QVERIFY(view->rowLabels().at(1).startsWith("demo_lora.safetensors"));
     gridWindow->close();
+  }
+
+  // A pivotal tuning run writes each embedding apart beside its LoRA file (<lora>_<token>.safetensors),
+  // which the runner refuses as a LoRA run's row: the list leaves them out (each LoRA file's row has
+  // the embeddings it bundles) and the summary says so. A textual inversion run's list still has
+  // every file (its embedding files are its rows).
+  void loraRunsListLeavesOutTheEmbeddingsWrittenApart() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::vector<std::string> lora = {"bundle_emb.zz.clip_g", "bundle_emb.zz.clip_l", "lora_unet_a.alpha", "lora_unet_a.lora_down.weight",
+                                           "lora_unet_a.lora_up.weight"};
+    const std::vector<std::string> embedding = {"clip_g", "clip_l"};
+    for (const char* name : {"piv-step00000002.safetensors", "piv.safetensors"}) QVERIFY(test::writeTinySafetensors(dir.filePath(name), lora));
+    for (const char* name : {"piv-step00000002_zz.safetensors", "piv_zz.safetensors"})
+      QVERIFY(test::writeTinySafetensors(dir.filePath(name), embedding));
+    const auto listed = [](const CheckpointGridPanel& panel) {
+      QStringList names;
+      for (int i = 1; i < panel.fileList()->count(); ++i) names << panel.fileList()->item(i)->text();  // after the base model's row
+      names.sort();
+      return names;
+    };
+
+    CheckpointGridPanel panel;
+    panel.setOutputFolder(dir.path(), Tab::LoRA);
+    QCOMPARE(listed(panel), QStringList({"piv-step00000002.safetensors", "piv.safetensors"}));
+    QCOMPARE(panel.checkedFiles().size(), 2);
+    QVERIFY2(panel.summaryText().contains("2 file(s) without LoRA modules"), qPrintable(panel.summaryText()));
+
+    panel.setOutputFolder(dir.path(), Tab::TextualInversion);
+    QCOMPARE(listed(panel).size(), 4);
+    QVERIFY2(!panel.summaryText().contains("without LoRA modules"), qPrintable(panel.summaryText()));
   }
 
   void layoutThatDoesNotMatchItsPictureIsRefused() {

@@ -2,8 +2,9 @@
 // runner on tiny models on the CPU: a LoRA run's saved files and a DreamBooth run's checkpoints each
 // make a row after the base model's, every cell being the sample the run itself rendered at that
 // save (same prompt, same seed), with the layout in the PNG's text chunk; a textual inversion run's
-// embedding files likewise; files that are missing, of another kind or another model family, and a
-// config without sample prompts, are refused by name before anything is written.
+// embedding files and a pivotal tuning run's LoRA files with their bundled embeddings likewise;
+// files that are missing, of another kind or another model family, and a config without sample
+// prompts, are refused by name before anything is written.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 
 #include "cli/sample_grid_command.h"
 #include "data/image_decode.h"
@@ -57,8 +59,9 @@ class SampleGrid : public ::testing::Test {
   static std::string input(const std::string& rel) { return (g_root / rel).string(); }
   std::string path(const std::string& rel) const { return (root_ / rel).string(); }
 
-  // A run of 6 steps saving at step 3 and at its end, sampling before the first step and at each save.
-  std::string writeConfig(const std::string& name, const std::string& extra) const {
+  // A run of 6 steps saving at step 3 and at its end, sampling `prompts` (the shared prompts.txt
+  // where empty) before the first step and at each save.
+  std::string writeConfig(const std::string& name, const std::string& extra, const std::string& prompts = "") const {
     writeText(path(name), "model_family = \"sdxl\"\n"
                           "pretrained_model_name_or_path = \"" + input("tiny_sdxl.safetensors") + "\"\n"
                           "clip_tokenizer = \"" + input("tokenizer") + "\"\n"
@@ -74,7 +77,7 @@ class SampleGrid : public ::testing::Test {
                           "save_every_n_steps = 3\n"
                           "mixed_precision = \"no\"\n"
                           "cache_latents = true\n"
-                          "sample_prompts = \"" + input("prompts.txt") + "\"\n"
+                          "sample_prompts = \"" + (prompts.empty() ? input("prompts.txt") : prompts) + "\"\n"
                           "sample_at_first = true\n"
                           "sample_every_n_steps = 3\n" + extra);
     return path(name);
@@ -83,17 +86,9 @@ class SampleGrid : public ::testing::Test {
   // A textual inversion run of the same schedule (two vectors from "red", the object templates),
   // sampling ti_prompts.txt.
   std::string writeTextualInversionConfig(const std::string& name) const {
-    const std::string file = writeConfig(name, "training_type = \"textual_inversion\"\ntoken_string = \"zz\"\ninit_word = \"red\"\n"
-                                               "num_vectors_per_token = 2\nuse_object_template = true\nlearning_rate = 0.01\n");
-    std::string text;
-    {
-      std::ifstream in(file);
-      text.assign(std::istreambuf_iterator<char>(in), {});
-    }
-    const std::string prompts = input("prompts.txt");
-    text.replace(text.find(prompts), prompts.size(), path("ti_prompts.txt"));
-    writeText(file, text);
-    return file;
+    return writeConfig(name, "training_type = \"textual_inversion\"\ntoken_string = \"zz\"\ninit_word = \"red\"\n"
+                             "num_vectors_per_token = 2\nuse_object_template = true\nlearning_rate = 0.01\n",
+                       path("ti_prompts.txt"));
   }
 
   // The sample the run wrote at `step` for prompt `index`.
@@ -300,6 +295,70 @@ TEST_F(SampleGrid, EmbeddingFilesOfAnotherRunOrModelAreRefusedByName) {
     EXPECT_EQ(r.err.find("grid row"), std::string::npos) << "refused before the first image:\n" << r.err;
   }
   EXPECT_FALSE(fs::exists(grid));
+}
+
+// Pivotal tuning: a LoRA run whose `embeddings` train rows for new tokens beside the network (text
+// encoders' LoRA included). Each LoRA file's row has the rows it bundles (bundle_emb.*) on the text
+// encoders beside its modules, the first row the run's start (init_word's rows), and the prompts the
+// run's tokens: every cell the run's own sample. A LoRA file of the run without an embedding's rows
+// or with rows of another shape, and an embedding written apart beside its LoRA file, are refused by
+// name before the first image.
+TEST_F(SampleGrid, PivotalTuningLoraFilesBringTheirBundledEmbeddings) {
+  writeText(path("piv_prompts.txt"), "a photo of zz on white --w 64 --h 64 --d 11 --s 4\n"
+                                     "zz on yellow --n red --w 64 --h 64 --d 12 --s 4 --l 5\n");
+  const std::string config =
+      writeConfig("piv.toml", "network_dim = 4\nnetwork_alpha = 4.0\nlearning_rate = 0.02\ncaption_prefix = \"zz, \"\n"
+                              "embeddings = [\"token_string=zz init_word=red num_vectors_per_token=2 learning_rate=0.05\"]\n",
+                  path("piv_prompts.txt"));
+  const ProcessResult trained = runRunner({"--config_file", config});
+  ASSERT_EQ(trained.exitCode, 0) << trained.err;
+  const std::string atStep3 = path("out/t-step00000003.safetensors"), last = path("out/t.safetensors");
+  ASSERT_TRUE(fs::exists(atStep3) && fs::exists(last) && fs::exists(path("out/t_zz.safetensors")));
+
+  const std::string grid = path("piv_grid.png");
+  const ProcessResult r = runRunner({"--config_file", config, "--sample_grid", grid, atStep3, last, "--events", "jsonl"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  expectGridOfRunSamples(grid, {0, 3, 6}, [this](long long step, int index) { return trainingSample(step, index); });
+  EXPECT_EQ(r.err.find("not loaded"), std::string::npos) << "the bundled rows are no unloaded LoRA keys:\n" << r.err;
+  const nlohmann::json layout = layoutOf(grid);
+  EXPECT_EQ(layout["columns"][0]["prompt"], "a photo of zz zz1 on white");
+  EXPECT_EQ(layout["rows"][2]["step"], 6);
+
+  // The last file's modules with its bundled rows negated: its row is another picture than the last
+  // file's (the rows come from the file, not from the run or the modules alone).
+  const sinter::io::SafetensorsFile lastFile(last);
+  const auto copyOf = [&](const std::string& name, const std::function<void(std::map<std::string, torch::Tensor>&)>& change) {
+    std::map<std::string, torch::Tensor> tensors;
+    for (const std::string& key : lastFile.keys()) tensors[key] = lastFile.tensor(key).clone();
+    change(tensors);
+    sinter::io::writeSafetensors(path(name), std::vector<std::pair<std::string, torch::Tensor>>(tensors.begin(), tensors.end()),
+                                 lastFile.metadata());
+    return path(name);
+  };
+  const std::string otherRows = copyOf("other_rows.safetensors", [](std::map<std::string, torch::Tensor>& t) {
+    for (const char* key : {"bundle_emb.zz.clip_l", "bundle_emb.zz.clip_g"}) t[key] = -t[key];
+  });
+  const std::string otherGrid = path("other_rows_grid.png");
+  const ProcessResult other = runRunner({"--config_file", config, "--sample_grid", otherGrid, otherRows});
+  ASSERT_EQ(other.exitCode, 0) << other.err;
+  const sinter::data::RgbImage image = sinter::data::loadImageFile(grid), otherImage = sinter::data::loadImageFile(otherGrid);
+  EXPECT_GT(cellDifference(otherImage, 1, 0, cellOf(image, 2, 0)).mean, 1.0);
+
+  const std::string noClipG = copyOf("no_clip_g.safetensors", [](std::map<std::string, torch::Tensor>& t) { t.erase("bundle_emb.zz.clip_g"); });
+  const std::string threeRows = copyOf("three_rows.safetensors", [](std::map<std::string, torch::Tensor>& t) {
+    t["bundle_emb.zz.clip_l"] = torch::zeros({3, 32});
+  });
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {noClipG, "--sample_grid: '" + noClipG + "' has no bundle_emb.zz.clip_g tensor"},
+      {threeRows, "--sample_grid: bundle_emb.zz.clip_l in '" + threeRows + "' is [3, 32], this run's bundle_emb.zz.clip_l rows are [2, 32]"},
+      {path("out/t_zz.safetensors"), "holds no LoRA modules"}};
+  for (const auto& [file, message] : cases) {
+    const ProcessResult refused = runRunner({"--config_file", config, "--sample_grid", path("refused.png"), file});
+    EXPECT_EQ(refused.exitCode, 2) << file;
+    EXPECT_NE(refused.err.find(message), std::string::npos) << refused.err;
+    EXPECT_EQ(refused.err.find("grid row"), std::string::npos) << "refused before the first image:\n" << refused.err;
+  }
+  EXPECT_FALSE(fs::exists(path("refused.png")));
 }
 
 TEST_F(SampleGrid, MissingFileIsRefusedBeforeAnyModelLoads) {

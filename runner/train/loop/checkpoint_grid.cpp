@@ -23,6 +23,7 @@
 #include "train/base/run_errors.h"
 #include "train/methods/applied_lora.h"
 #include "train/methods/embedding_file.h"
+#include "train/methods/pivotal_embeddings.h"
 #include "train/methods/textual_inversion_method.h"
 #include "train/parts/family_registration.h"
 
@@ -211,18 +212,33 @@ int renderCheckpointGrid(const RunPreflight& preflight, const CheckpointGridRequ
       for (size_t r = 1; r < rows.size(); ++r)
         embeddingFileRows[r] = readEmbeddingFile(rows[r].path, embedding->fileLayout(), EmbeddingFileReading{"--sample_grid", false});
     }
+    // Pivotal tuning (a LoRA run's `embeddings`): the run's tokens and rows on the model as the run
+    // attaches them, the first row its start; each LoRA file's row has the rows it bundles
+    // (bundle_emb.*) beside its modules, read below once the file's modules are known to fit.
+    std::unique_ptr<PivotalEmbeddings> pivotal;
+    std::vector<std::string> bundleKeys;
+    if (loraRows)
+      if (std::vector<data::PivotalEmbeddingSpec> specs = data::pivotalEmbeddingSpecs(model->run().config); !specs.empty()) {
+        pivotal = std::make_unique<PivotalEmbeddings>(model->run(), std::move(specs));
+        pivotal->attach(model->part());
+        for (const ExpectedEmbedding& e : pivotal->bundleLayout()) bundleKeys.push_back(e.key);
+      }
     loading = false;
     layout.model = model->part().facts().checkpointFile;
     const std::vector<data::CaptionReplacement> replacements =
-        embedding ? embedding->samplePromptReplacements() : std::vector<data::CaptionReplacement>{};
+        embedding ? embedding->samplePromptReplacements()
+                  : pivotal ? pivotal->promptReplacements() : std::vector<data::CaptionReplacement>{};
     for (const sample::SamplePrompt& p : prompts)
       layout.columns.push_back(sample::resolveSample(model->part().sampleDefaults(), replacedPrompt(p, replacements), seed));
-    // Every LoRA file is put on the model once before the first image: one that does not fit it is
-    // refused now, not after the rows before it were rendered.
+    // Every LoRA file is put on the model once before the first image: one that does not fit it, or
+    // (pivotal tuning) lacks the run's bundled rows or holds them in other shapes, is refused now,
+    // not after the rows before it were rendered.
     if (loraRows) {
       loading = true;
       for (size_t r = 1; r < rows.size(); ++r) {
-        const AppliedLora fits(model->run(), model->part(), rows[r].path);
+        const AppliedLora fits(model->run(), model->part(), rows[r].path, bundleKeys);
+        if (pivotal)
+          embeddingFileRows[r] = readEmbeddingFile(rows[r].path, pivotal->bundleLayout(), EmbeddingFileReading{"--sample_grid", false});
       }
       loading = false;
     }
@@ -234,9 +250,11 @@ int renderCheckpointGrid(const RunPreflight& preflight, const CheckpointGridRequ
         spdlog::info("{}: its embedding's rows in the text encoders", file);
       } else if (r > 0 && loraRows) {
         loading = true;
-        lora = std::make_unique<AppliedLora>(model->run(), model->part(), file);
+        lora = std::make_unique<AppliedLora>(model->run(), model->part(), file, bundleKeys);
         loading = false;
-        spdlog::info("{}: {} LoRA modules on the base model", file, lora->moduleCount());
+        if (pivotal) pivotal->putRows(embeddingFileRows[r]);
+        spdlog::info("{}: {} LoRA modules on the base model{}", file, lora->moduleCount(),
+                     pivotal ? ", its bundled embeddings' rows in the text encoders" : "");
         for (const std::string& w : lora->warnings()) {
           spdlog::warn("{}", w);
           events.emit(events::Warning{w});

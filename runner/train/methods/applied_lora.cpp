@@ -1,5 +1,6 @@
 #include "train/methods/applied_lora.h"
 
+#include "core/model_family_detect.h"
 #include "io/safetensors.h"
 #include "network/lora_file.h"
 #include "train/base/run_errors.h"
@@ -28,11 +29,10 @@ std::string someOf(const std::vector<std::string>& names) {
 }  // namespace
 
 bool isKohyaLoraFile(const std::string& path) {
-  const io::SafetensorsFile file(path);
-  return file.hasKeyStartingWith("lora_unet_") || file.hasKeyStartingWith("lora_te");
+  return hasKohyaLoraModules(io::SafetensorsFile(path).keys());
 }
 
-AppliedLora::AppliedLora(const RunContext& run, FamilyPart& family, const std::string& path) {
+AppliedLora::AppliedLora(const RunContext& run, FamilyPart& family, const std::string& path, const std::vector<std::string>& keysReadApart) {
   const LoraMethodOptions options = LoraMethodOptions::fromConfig(run.config);
   network::LoraNetworkOptions networkOptions = options.network;
   networkOptions.dtype = run.precision.loraDtype;
@@ -42,6 +42,7 @@ AppliedLora::AppliedLora(const RunContext& run, FamilyPart& family, const std::s
   try {
     tensors = network::readLoraTensors(path);
     metadata = network::readLoraMetadata(path);
+    for (const std::string& key : keysReadApart) tensors.erase(key);
     // LyCORIS's module shapes come from its own arguments (it takes no ranks from a file).
     if (!networkOptions.args.lycoris) networkOptions.moduleRanks = network::readLoraModuleRanks(tensors);
   } catch (const std::exception& e) {

@@ -19,7 +19,9 @@ class AppliedLora {
   // dim_from_weights): a file resized after training loads too. InputError naming the file when it
   // fills no module of this network, or not all of them, or with tensors of other shapes (a LoRA of
   // another model family or base model: the message says what the file's metadata names).
-  AppliedLora(const RunContext& run, FamilyPart& family, const std::string& path);
+  // `keysReadApart`: the file's keys another part reads (a pivotal run's bundled embeddings,
+  // pivotal_embeddings.h), left out of the network's load and of its warnings.
+  AppliedLora(const RunContext& run, FamilyPart& family, const std::string& path, const std::vector<std::string>& keysReadApart = {});
   ~AppliedLora();
   AppliedLora(const AppliedLora&) = delete;
   AppliedLora& operator=(const AppliedLora&) = delete;

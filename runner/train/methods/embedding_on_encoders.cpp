@@ -5,9 +5,9 @@
 #include <string>
 
 #include "data/textual_inversion_captions.h"
-#include "text/clip_tokenizer.h"
 #include "train/base/run_errors.h"
 #include "train/methods/embedding_file.h"
+#include "train/methods/embedding_tokens.h"
 
 namespace sinter::train {
 
@@ -19,23 +19,10 @@ std::vector<int32_t> putEmbeddingOnEncoders(const TextualInversionTargets& targe
   if (weights.empty()) throw InputError("weights is not set: the embedding file whose rows the tokens of token_string take");
   if (!targets.tokenizer || targets.encoders.empty())
     throw InputError("textual inversion: this family has no text encoder for an embedding");
-  text::ClipTokenizer& tokenizer = *targets.tokenizer;
-  std::vector<int32_t> ids;
-  try {
-    ids = tokenizer.addTokens(data::textualInversionTokens(captions.tokenString, captions.vectors));
-  } catch (const std::exception& e) {
-    throw InputError(std::string("token_string: ") + e.what() + "; choose a string it does not have, as sd-scripts requires");
-  }
-  std::vector<ExpectedEmbedding> expected;
-  for (const TokenEmbeddingTarget& t : targets.encoders) {
-    const int64_t tableRows = t.encoder->tokenEmbedding()->weight.size(0);
-    // The new ids follow the vocabulary, which must be the table's (sd-scripts' "token ids is not end of tokenize").
-    if (tableRows != ids.front())
-      throw InputError("token_string: the tokenizer (" + tokenizer.source() + ") ends at id " + std::to_string(ids.front() - 1) +
-                       " but the " + t.fileKey + " text encoder's token table has " + std::to_string(tableRows) + " rows");
-    expected.push_back({t.fileKey, {captions.vectors, t.encoder->tokenEmbedding()->weight.size(1)}});
-  }
-  const std::vector<torch::Tensor> rows = readEmbeddingFile(weights, expected);
+  const AddedEmbeddingTokens added =
+      addEmbeddingTokens(targets, {data::textualInversionTokens(captions.tokenString, captions.vectors)}, "token_string").front();
+  const std::vector<int32_t>& ids = added.ids;
+  const std::vector<torch::Tensor> rows = readEmbeddingFile(weights, added.layout);
   for (size_t i = 0; i < targets.encoders.size(); ++i) {
     models::ClipTextTransformerImpl& encoder = *targets.encoders[i].encoder;
     encoder.setAddedTokenEmbeddings(rows[i].to(encoder.tokenEmbedding()->weight.device()));

@@ -13,6 +13,7 @@
 #include "train/base/run_errors.h"
 #include "train/methods/embedding_file.h"
 #include "train/methods/embedding_rows.h"
+#include "train/methods/embedding_tokens.h"
 #include "train/methods/lora_method.h"
 
 namespace sinter::train {
@@ -43,6 +44,12 @@ std::optional<Refusal> pivotalEmbeddingsRefusal(const Config& config, bool famil
   return std::nullopt;
 }
 
+std::string bundledEmbeddingKey(const std::string& tokenString, const std::string& fileKey) {
+  // A1111's create_embedding_from_data: SD 1.x/2.x's one tensor under string_to_param (its own
+  // embeddings' "*"), SDXL's under clip_l and clip_g.
+  return "bundle_emb." + tokenString + "." + (fileKey == "emb_params" ? "string_to_param.*" : fileKey);
+}
+
 std::string pivotalEmbeddingFilePath(const std::string& loraPath, const std::string& tokenString) {
   const std::filesystem::path p(loraPath);
   return (p.parent_path() / (p.stem().string() + "_" + tokenString + ".safetensors")).string();
@@ -63,27 +70,16 @@ void PivotalEmbeddings::attach(FamilyPart& family) {
   // Every init_word is read before any new token exists, as each would be in its own TI run.
   std::vector<std::vector<int32_t>> initIds;
   for (const data::PivotalEmbeddingSpec& s : specs_) initIds.push_back(initWordIds(tokenizer, s.initWord, s.vectors));
+  std::vector<std::vector<std::string>> tokens;
+  for (const data::PivotalEmbeddingSpec& s : specs_) tokens.push_back(s.tokens());
+  const std::vector<AddedEmbeddingTokens> added = addEmbeddingTokens(targets, tokens, "embeddings");
   std::vector<std::vector<torch::Tensor>> parts(targets.encoders.size());
   for (size_t e = 0; e < specs_.size(); ++e) {
     const data::PivotalEmbeddingSpec& s = specs_[e];
-    std::vector<int32_t> ids;
-    try {
-      ids = tokenizer.addTokens(s.tokens());
-    } catch (const std::exception& ex) {
-      throw InputError(std::string("embeddings: ") + ex.what() + "; choose a token_string it does not have");
-    }
+    const std::vector<int32_t>& ids = added[e].ids;
     Embedding emb{s, {}, {}};
-    std::vector<ExpectedEmbedding> expected;
-    for (const TokenEmbeddingTarget& t : targets.encoders) {
-      const int64_t tableRows = t.encoder->tokenEmbedding()->weight.size(0);
-      const int64_t addedBefore = static_cast<int64_t>(ids.front()) - tableRows;
-      if (e == 0 && addedBefore != 0)
-        throw InputError("embeddings: the tokenizer (" + tokenizer.source() + ") ends at id " + std::to_string(ids.front() - 1) +
-                         " but the " + t.fileKey + " text encoder's token table has " + std::to_string(tableRows) + " rows");
-      expected.push_back({t.fileKey, {s.vectors, t.encoder->tokenEmbedding()->weight.size(1)}});
-    }
     std::vector<torch::Tensor> loaded;
-    if (!s.weightsFile.empty()) loaded = readEmbeddingFile(s.weightsFile, expected);
+    if (!s.weightsFile.empty()) loaded = readEmbeddingFile(s.weightsFile, added[e].layout);
     for (size_t i = 0; i < targets.encoders.size(); ++i) {
       const TokenEmbeddingTarget& t = targets.encoders[i];
       torch::Tensor rows = loaded.empty() ? initialEmbeddingRows(t.encoder->tokenEmbedding()->weight, initIds[e], s.vectors) : loaded[i];
@@ -118,13 +114,28 @@ std::vector<OptimizerGroup> PivotalEmbeddings::parameterGroups() const {
 std::vector<std::pair<std::string, torch::Tensor>> PivotalEmbeddings::bundleTensors(torch::Dtype dtype) const {
   std::vector<std::pair<std::string, torch::Tensor>> out;
   for (const Embedding& e : embeddings_)
-    for (size_t i = 0; i < e.rows.size(); ++i) {
-      // A1111's create_embedding_from_data: SD 1.x/2.x's one tensor under string_to_param (its own
-      // embeddings' "*"), SDXL's under clip_l and clip_g.
-      const std::string key = "bundle_emb." + e.spec.tokenString + "." + (e.keys[i] == "emb_params" ? "string_to_param.*" : e.keys[i]);
-      out.emplace_back(key, e.rows[i].detach().to(torch::kCPU, dtype).contiguous());
-    }
+    for (size_t i = 0; i < e.rows.size(); ++i)
+      out.emplace_back(bundledEmbeddingKey(e.spec.tokenString, e.keys[i]), e.rows[i].detach().to(torch::kCPU, dtype).contiguous());
   return out;
+}
+
+std::vector<ExpectedEmbedding> PivotalEmbeddings::bundleLayout() const {
+  std::vector<ExpectedEmbedding> layout;
+  for (const Embedding& e : embeddings_)
+    for (size_t i = 0; i < e.rows.size(); ++i) layout.push_back({bundledEmbeddingKey(e.spec.tokenString, e.keys[i]), e.rows[i].sizes().vec()});
+  return layout;
+}
+
+void PivotalEmbeddings::putRows(const std::vector<torch::Tensor>& rows) {
+  size_t n = 0;
+  for (const Embedding& e : embeddings_) n += e.rows.size();
+  if (rows.size() != n)
+    throw std::invalid_argument("embeddings: " + std::to_string(rows.size()) + " row tensors for " + std::to_string(n) +
+                                " (each embedding's on each text encoder)");
+  torch::NoGradGuard noGrad;
+  size_t next = 0;
+  for (Embedding& e : embeddings_)
+    for (torch::Tensor& r : e.rows) r.copy_(rows[next++]);
 }
 
 void PivotalEmbeddings::saveApart(const std::string& loraPath, torch::Dtype dtype, const network::LoraRunFacts& facts) const {

@@ -15,6 +15,7 @@
 
 #include "data/pivotal_embedding_specs.h"
 #include "network/lora_metadata.h"
+#include "train/methods/embedding_file.h"
 #include "train/methods/full_weights_method.h"  // Refusal
 #include "train/parts/training_parts.h"
 
@@ -24,6 +25,10 @@ namespace sinter::train {
 // without textual inversion (FLUX, SD 3.x), a malformed item, cached text encoder outputs, a token
 // the CLIP tokenizer already has. `config`'s values have parsed.
 std::optional<Refusal> pivotalEmbeddingsRefusal(const Config& config, bool familyTrainsEmbeddings);
+
+// An embedding's key inside the LoRA file for the encoder whose embedding file key is `fileKey`:
+// bundle_emb.<token>.string_to_param.* for emb_params (SD 1.x/2.x), bundle_emb.<token>.clip_l / .clip_g.
+std::string bundledEmbeddingKey(const std::string& tokenString, const std::string& fileKey);
 
 // Where an embedding is written apart, beside the LoRA file `loraPath`: "<stem>_<token>.safetensors".
 std::string pivotalEmbeddingFilePath(const std::string& loraPath, const std::string& tokenString);
@@ -41,6 +46,12 @@ class PivotalEmbeddings {
   void saveApart(const std::string& loraPath, torch::Dtype dtype, const network::LoraRunFacts& facts) const;
   std::vector<std::string> filePathsApart(const std::string& loraPath) const;
   NamedTensors stateTensors() const;
+  // After attach: what a LoRA file of this run bundles (each embedding's key per encoder,
+  // bundledEmbeddingKey, with its rows' shape), and a file's rows (readEmbeddingFile's of that
+  // layout, in its order) put in place of the trained ones, as the checkpoint grid renders each
+  // saved LoRA file (loop/checkpoint_grid.h).
+  std::vector<ExpectedEmbedding> bundleLayout() const;
+  void putRows(const std::vector<torch::Tensor>& rows);
   // Copies this run's rows from `tensors` (those named "pivotal_embeddings/..."); throws InputError
   // naming a missing or differently shaped one.
   void loadStateTensors(const NamedTensors& tensors, const std::string& source);

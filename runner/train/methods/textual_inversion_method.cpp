@@ -9,6 +9,7 @@
 #include "train/methods/base_model_facts.h"
 #include "train/methods/embedding_file.h"
 #include "train/methods/embedding_rows.h"
+#include "train/methods/embedding_tokens.h"
 #include "train/methods/lora_method.h"
 
 namespace sinter::train {
@@ -30,25 +31,13 @@ void TextualInversionMethod::attach(FamilyPart& family) {
   text::ClipTokenizer& tokenizer = *targets.tokenizer;
   // init_word's ids before the new tokens exist.
   const std::vector<int32_t> initIds = initWordIds(tokenizer, options_.initWord, options_.captions.vectors);
-  const std::vector<std::string> tokens = data::textualInversionTokens(options_.captions.tokenString, options_.captions.vectors);
-  std::vector<int32_t> ids;
-  try {
-    ids = tokenizer.addTokens(tokens);
-  } catch (const std::exception& e) {
-    throw InputError(std::string("token_string: ") + e.what() + "; choose a string it does not have, as sd-scripts requires");
-  }
-  std::vector<ExpectedEmbedding> expected;
-  for (const TokenEmbeddingTarget& t : targets.encoders) {
-    const int64_t tableRows = t.encoder->tokenEmbedding()->weight.size(0);
-    // The new ids follow the vocabulary, which must be the table's (sd-scripts' "token ids is not end of tokenize").
-    if (tableRows != ids.front())
-      throw InputError("textual_inversion: the tokenizer (" + tokenizer.source() + ") ends at id " + std::to_string(ids.front() - 1) +
-                       " but the " + t.fileKey + " text encoder's token table has " + std::to_string(tableRows) + " rows");
-    expected.push_back({t.fileKey, {options_.captions.vectors, t.encoder->tokenEmbedding()->weight.size(1)}});
-  }
-  fileLayout_ = expected;
+  const AddedEmbeddingTokens added =
+      addEmbeddingTokens(targets, {data::textualInversionTokens(options_.captions.tokenString, options_.captions.vectors)}, "token_string")
+          .front();
+  const std::vector<int32_t>& ids = added.ids;
+  fileLayout_ = added.layout;
   std::vector<torch::Tensor> loaded;
-  if (!options_.weightsFile.empty()) loaded = readEmbeddingFile(options_.weightsFile, expected);
+  if (!options_.weightsFile.empty()) loaded = readEmbeddingFile(options_.weightsFile, fileLayout_);
   for (size_t i = 0; i < targets.encoders.size(); ++i) {
     const TokenEmbeddingTarget& t = targets.encoders[i];
     torch::Tensor rows = loaded.empty() ? initialEmbeddingRows(t.encoder->tokenEmbedding()->weight, initIds, options_.captions.vectors) : loaded[i];
@@ -60,7 +49,7 @@ void TextualInversionMethod::attach(FamilyPart& family) {
   }
   std::string widths;
   for (size_t i = 0; i < rows_.size(); ++i) widths += (i ? ", " : "") + keys_[i] + " " + std::to_string(rows_[i].size(1));
-  spdlog::info("textual inversion: {} tokens ({}), ids {}-{}, {} rows each ({}){}", tokens.size(), options_.captions.joinedTokens(),
+  spdlog::info("textual inversion: {} tokens ({}), ids {}-{}, {} rows each ({}){}", ids.size(), options_.captions.joinedTokens(),
                ids.front(), ids.back(), options_.captions.vectors, widths,
                options_.weightsFile.empty() ? (options_.initWord.empty() ? ", from the vocabulary's mean embedding"
                                                                          : ", from \"" + options_.initWord + "\"")
