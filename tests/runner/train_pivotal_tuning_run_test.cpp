@@ -2,7 +2,8 @@
 // whose `embeddings` also train rows for new tokens, in one optimizer (a group per embedding); the
 // LoRA modules and the rows move while every row of the token tables stays bit-equal; the LoRA
 // file holds the embeddings in A1111's bundle_emb layout and each is written apart as textual
-// inversion writes it; resume is exact; the refusals name what is wrong.
+// inversion writes it; resume is exact; network_weights continues the rows it bundles; the refusals
+// name what is wrong.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -165,6 +166,14 @@ void trainsLoraAndRows(const std::string& familyName, const std::vector<std::str
   EXPECT_GT(movedLora, 0u) << "no LoRA tensor trained";
 }
 
+// The line of `log` holding `text`, or "".
+std::string lineWith(const std::string& log, const std::string& text) {
+  const size_t at = log.find(text);
+  if (at == std::string::npos) return "";
+  const size_t begin = log.rfind('\n', at) == std::string::npos ? 0 : log.rfind('\n', at) + 1;
+  return log.substr(begin, log.find('\n', at) - begin);
+}
+
 std::string errorOf(const std::string& config) {
   const ProcessResult r = runRunner({"--config_file", config});
   EXPECT_EQ(r.exitCode, 2) << r.err;
@@ -319,4 +328,66 @@ TEST_F(PivotalTuningRun, OldSavesTakeTheirEmbeddingFilesWithThem) {
                                        "piv-step00000003.safetensors", "piv-step00000003_zz.safetensors", "piv-step00000003_qq.safetensors",
                                        "piv.safetensors",              "piv_zz.safetensors",              "piv_qq.safetensors"};
   EXPECT_EQ(files, expected);
+}
+
+// network_weights continues a pivotal run from its own LoRA file (★ beyond sd-scripts, which passes
+// bundle_emb over): an embedding whose token the file bundles starts from those rows bit for bit,
+// one it lacks from init_word, and an item's own `weights` wins over the bundle; rows of another
+// shape are refused naming the file, the key and both shapes.
+TEST_F(PivotalTuningRun, NetworkWeightsStartsEachEmbeddingFromItsBundledRows) {
+  const ProcessResult first =
+      runRunner({"--config_file", writeConfig("sd15_first.toml", "sd15", "out_sd15_first", kEmbeddings + "max_train_steps = 2\n")});
+  ASSERT_EQ(first.exitCode, 0) << first.err;
+  const std::string lora = path("out_sd15_first/piv.safetensors");
+  io::SafetensorsFile file(lora);
+  const std::string own = path("qq_own.safetensors");
+  io::writeSafetensors(own, {{"emb_params", torch::full({1, 32}, 0.25)}});
+  const std::string continued = "network_weights = \"" + lora + "\"\nmax_train_steps = 1\n";
+
+  // In process, right after attach: zz from the file, kx (not in it) from "red", qq from its own file.
+  const Config config = loadedConfig(configText(
+      "sd15", "out_continued_in_process",
+      continued + "embeddings = [\"token_string=zz num_vectors_per_token=2\", \"token_string=kx init_word=red\", "
+                  "\"token_string=qq weights=" + own + "\"]\n"));
+  RunPreflight preflight = preflightRun(config);
+  ASSERT_TRUE(preflight.ok());
+  EventSink events(false);
+  const RunContext run{preflight.resolved, torch::kCPU, PrecisionPlan{}, 1, events, std::chrono::steady_clock::now()};
+  TrainingParts parts = makeTrainingParts(run, *preflight.resolved.family(), Tab::LoRA);
+  const TextualInversionTargets targets = parts.family->textualInversionTargets();
+  const torch::Tensor table = targets.encoders[0].encoder->tokenEmbedding()->weight.detach().clone();
+  const std::vector<int32_t> red = targets.tokenizer->encode("red");
+  ASSERT_EQ(red.size(), 1u);
+  parts.method->attach(*parts.family);
+  const std::map<std::string, torch::Tensor> start = byName(parts.method->stateTensors());
+  const torch::Tensor zz = file.tensor("bundle_emb.zz.string_to_param.*");
+  EXPECT_TRUE(start.at("pivotal_embeddings/zz/emb_params").equal(zz));
+  EXPECT_FALSE(zz.equal(table[red[0]].unsqueeze(0).expand({2, 32}))) << "the first run's rows did not train";
+  EXPECT_TRUE(start.at("pivotal_embeddings/kx/emb_params").equal(table[red[0]].unsqueeze(0)));
+  EXPECT_TRUE(start.at("pivotal_embeddings/qq/emb_params").equal(torch::full({1, 32}, 0.25)));
+  // The LoRA modules came from the file too.
+  size_t sameAsFile = 0;
+  for (const auto& [name, t] : start)
+    if (name.rfind("pivotal_embeddings/", 0) != 0 && file.has(name)) sameAsFile += t.equal(file.tensor(name)) ? 1 : 0;
+  EXPECT_GT(sameAsFile, 0u);
+
+  // The runner says where each started; the keys of a token the run has no embedding for (qq) are the only ones not loaded.
+  const ProcessResult r = runRunner({"--config_file", writeConfig("sd15_continued.toml", "sd15", "out_continued",
+                                                                  continued + "embeddings = [\"token_string=zz num_vectors_per_token=2\", "
+                                                                              "\"token_string=kx init_word=red\"]\n")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const std::string log = r.out + r.err;
+  EXPECT_NE(lineWith(log, "embedding \"zz\"").find(", from the rows network_weights' " + lora + " bundles"), std::string::npos) << log;
+  EXPECT_NE(lineWith(log, "embedding \"kx\"").find(", from \"red\" (network_weights' " + lora + " bundles no rows for it)"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("(bundle_emb.qq.string_to_param.*); they are not loaded"), std::string::npos) << log;
+  EXPECT_EQ(log.find("bundle_emb.zz"), std::string::npos) << log;
+
+  const std::string err = errorOf(writeConfig("sd15_three.toml", "sd15", "out_refused",
+                                              continued + "embeddings = [\"token_string=zz num_vectors_per_token=3\"]\n"));
+  EXPECT_NE(err.find("network_weights: bundle_emb.zz.string_to_param.* in '" + lora +
+                     "' is [2, 32], this run's bundle_emb.zz.string_to_param.* rows are [3, 32]"),
+            std::string::npos)
+      << err;
 }

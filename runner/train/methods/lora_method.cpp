@@ -97,7 +97,12 @@ void LoraMethod::attach(FamilyPart& family) {
     if (model.textEncoder ? !options_.trainTextEncoders : !options_.trainUnet) continue;
     (model.textEncoder ? textEncoderModules : unetModules) += network_->attach(model.loraRule, *model.module);
   }
-  if (!initialWeights.empty()) {
+  // Pivotal tuning: its embeddings start from the rows network_weights' file bundles for their
+  // tokens (★ beyond sd-scripts, whose non-strict load_weights passes bundle_emb over); those keys
+  // are theirs, not the network's.
+  if (embeddings_)
+    for (const std::string& key : embeddings_->attach(family, options_.weightsFile)) initialWeights.erase(key);
+  if (!options_.weightsFile.empty()) {
     network::LoraLoadReport r = network_->loadStateDict(initialWeights, options_.weightsFile);
     const std::vector<std::string> matchWarnings =
         network::checkWeightsMatch(r, network_->modules().size(), options_.weightsFile, options_.partialWeights);
@@ -115,7 +120,6 @@ void LoraMethod::attach(FamilyPart& family) {
     spdlog::info("LoRA: {} U-Net modules, {} text encoder modules, {} parameters, rank {}, alpha {}", unetModules,
                  textEncoderModules, network_->parameterCount(), options_.network.dim, options_.network.alpha);
   }
-  if (embeddings_) embeddings_->attach(family);
   copies_ = loraComputeCopies(*network_, computeDtype_);
   if (options_.scaleWeightNorms) maxNorm_ = std::make_unique<network::LoraMaxNorm>(*network_, *options_.scaleWeightNorms);
 

@@ -62,7 +62,7 @@ PivotalEmbeddings::PivotalEmbeddings(const RunContext& run, std::vector<data::Pi
       defaultLr_(optionalDouble(run.config, "text_encoder_lr").value_or(run.config.getDouble("learning_rate"))),
       specs_(std::move(specs)) {}
 
-void PivotalEmbeddings::attach(FamilyPart& family) {
+std::vector<std::string> PivotalEmbeddings::attach(FamilyPart& family, const std::string& networkWeightsFile) {
   const TextualInversionTargets targets = family.textualInversionTargets();
   if (!targets.tokenizer || targets.encoders.empty())
     throw InputError("embeddings: " + family.facts().familyName + " has no text encoder to train embeddings for");
@@ -74,12 +74,35 @@ void PivotalEmbeddings::attach(FamilyPart& family) {
   for (const data::PivotalEmbeddingSpec& s : specs_) tokens.push_back(s.tokens());
   const std::vector<AddedEmbeddingTokens> added = addEmbeddingTokens(targets, tokens, "embeddings");
   std::vector<std::vector<torch::Tensor>> parts(targets.encoders.size());
+  // network_weights' LoRA file: the rows it bundles for this run's tokens, read as the checkpoint grid reads them.
+  std::optional<io::SafetensorsFile> bundles;
+  if (!networkWeightsFile.empty()) bundles.emplace(networkWeightsFile);
+  std::vector<std::string> bundleKeysTaken;
   for (size_t e = 0; e < specs_.size(); ++e) {
     const data::PivotalEmbeddingSpec& s = specs_[e];
     const std::vector<int32_t>& ids = added[e].ids;
     Embedding emb{s, {}, {}};
+    std::vector<ExpectedEmbedding> bundled = added[e].layout;
+    bool isBundled = false;
+    for (ExpectedEmbedding& b : bundled) {
+      b.key = bundledEmbeddingKey(s.tokenString, b.key);
+      if (bundles && bundles->has(b.key)) {
+        isBundled = true;
+        bundleKeysTaken.push_back(b.key);
+      }
+    }
     std::vector<torch::Tensor> loaded;
-    if (!s.weightsFile.empty()) loaded = readEmbeddingFile(s.weightsFile, added[e].layout);
+    std::string from = s.initWord.empty() ? ", from the vocabulary's mean embedding" : ", from \"" + s.initWord + "\"";
+    if (!s.weightsFile.empty()) {
+      loaded = readEmbeddingFile(s.weightsFile, added[e].layout);
+      from = ", from " + s.weightsFile;
+      if (isBundled) from += " (its weights win over the rows network_weights' " + networkWeightsFile + " bundles)";
+    } else if (isBundled) {
+      loaded = readEmbeddingFile(networkWeightsFile, bundled, EmbeddingFileReading{"network_weights", false});
+      from = ", from the rows network_weights' " + networkWeightsFile + " bundles";
+    } else if (bundles) {
+      from += " (network_weights' " + networkWeightsFile + " bundles no rows for it)";
+    }
     for (size_t i = 0; i < targets.encoders.size(); ++i) {
       const TokenEmbeddingTarget& t = targets.encoders[i];
       torch::Tensor rows = loaded.empty() ? initialEmbeddingRows(t.encoder->tokenEmbedding()->weight, initIds[e], s.vectors) : loaded[i];
@@ -89,13 +112,12 @@ void PivotalEmbeddings::attach(FamilyPart& family) {
       emb.rows.push_back(rows);
       parts[i].push_back(rows);
     }
-    spdlog::info("pivotal tuning: embedding \"{}\", {} tokens, ids {}-{}{}", s.tokenString, s.vectors, ids.front(), ids.back(),
-                 s.weightsFile.empty() ? (s.initWord.empty() ? ", from the vocabulary's mean embedding" : ", from \"" + s.initWord + "\"")
-                                       : ", from " + s.weightsFile);
+    spdlog::info("pivotal tuning: embedding \"{}\", {} tokens, ids {}-{}{}", s.tokenString, s.vectors, ids.front(), ids.back(), from);
     embeddings_.push_back(std::move(emb));
   }
   // The encoders read each embedding's rows in id order (ClipTextTransformer joins them).
   for (size_t i = 0; i < targets.encoders.size(); ++i) targets.encoders[i].encoder->setAddedTokenEmbeddings(parts[i]);
+  return bundleKeysTaken;
 }
 
 std::vector<OptimizerGroup> PivotalEmbeddings::parameterGroups() const {

@@ -37,8 +37,13 @@ class PivotalEmbeddings {
  public:
   PivotalEmbeddings(const RunContext& run, std::vector<data::PivotalEmbeddingSpec> specs);
 
-  // Adds every embedding's tokens to the family's tokenizer and its rows to each text encoder.
-  void attach(FamilyPart& family);
+  // Adds every embedding's tokens to the family's tokenizer and its rows to each text encoder. Each
+  // starts from its item's `weights` file where set, else from the rows `networkWeightsFile` (the
+  // LoRA file network_weights continues from, where set) bundles for its token, else from init_word;
+  // logged per embedding. Bundled rows of another shape, or a part missing, are an InputError naming
+  // the file, the key and both shapes. Returns the file's bundle_emb keys of this run's tokens (used,
+  // or passed over for `weights`): they are no keys of the network.
+  std::vector<std::string> attach(FamilyPart& family, const std::string& networkWeightsFile = {});
   std::vector<OptimizerGroup> parameterGroups() const;
   // The bundle_emb tensors for the LoRA file, cast to `dtype` on the CPU.
   std::vector<std::pair<std::string, torch::Tensor>> bundleTensors(torch::Dtype dtype) const;
