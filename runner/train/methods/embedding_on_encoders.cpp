@@ -4,7 +4,10 @@
 
 #include <string>
 
+#include "core/value.h"
 #include "data/textual_inversion_captions.h"
+#include "text/bundled_tokenizers.h"
+#include "train/base/module_inputs.h"
 #include "train/base/run_errors.h"
 #include "train/methods/embedding_file.h"
 #include "train/methods/embedding_tokens.h"
@@ -30,6 +33,26 @@ std::vector<int32_t> putEmbeddingOnEncoders(const TextualInversionTargets& targe
   spdlog::info("embedding {}: {} tokens ({}), ids {}-{}, on {} text encoder{}", weights, ids.size(), captions.joinedTokens(), ids.front(),
                ids.back(), targets.encoders.size(), targets.encoders.size() == 1 ? "" : "s");
   return ids;
+}
+
+void addEmbeddingAndPrompt(const Config& config, const ModuleInputs& inputs,
+                           const std::function<TextualInversionTargets(text::ClipTokenizer&)>& targets,
+                           const PromptTokenIds& promptIds, std::map<std::string, torch::Tensor>& tensors, ModuleOutputs& out) {
+  const bool embedding = !config.getString("weights").empty();
+  if (!embedding && !inputs.prompt) return;
+  text::ClipTokenizer tokenizer =
+      text::ClipTokenizer::fromPath(text::tokenizerFolder("clip_tokenizer", config.getString("clip_tokenizer"), "clip"));
+  if (embedding) {
+    putEmbeddingOnEncoders(targets(tokenizer), config);
+    out.metadata.emplace_back("weights", config.getString("weights"));
+  }
+  if (!inputs.prompt) return;
+  const int maxTokenLength = isUnset(config.get("max_token_length")) ? 75 : static_cast<int>(config.getInt("max_token_length"));
+  for (auto& [name, ids] : promptIds(tokenizer, *inputs.prompt, maxTokenLength)) {
+    addPromptInput(tensors, name, ids);
+    out.tensors.emplace_back(name, tensors.at(name));
+  }
+  out.metadata.emplace_back("prompt", *inputs.prompt);
 }
 
 }  // namespace sinter::train

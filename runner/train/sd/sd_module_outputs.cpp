@@ -59,23 +59,15 @@ ModuleOutputs sdModuleOutputsTool(const Config& config, const ModuleInputs& inpu
   }
   out.metadata = {{"checkpoint", checkpoint}};
   std::map<std::string, torch::Tensor> tensors = inputs.tensors;
-  const bool embedding = !config.getString("weights").empty();
-  if (embedding || inputs.prompt) {
-    text::ClipTokenizer tokenizer =
-        text::ClipTokenizer::fromPath(text::tokenizerFolder("clip_tokenizer", config.getString("clip_tokenizer"), "clip"));
-    if (embedding) {
-      putEmbeddingOnEncoders(sdEmbeddingTargets(tokenizer, models), config);
-      out.metadata.emplace_back("weights", config.getString("weights"));
-    }
-    if (inputs.prompt) {
-      const int maxTokenLength = isUnset(config.get("max_token_length")) ? 75 : static_cast<int>(config.getInt("max_token_length"));
-      const torch::Tensor ids = models::tokenChunksTensor(
-          {text::clipTokenChunks(tokenizer, *inputs.prompt, sdTextPadding(models.config.version), maxTokenLength)});
-      addPromptInput(tensors, "input_ids", ids.flatten(0, 1));
-      out.tensors.emplace_back("input_ids", tensors.at("input_ids"));
-      out.metadata.emplace_back("prompt", *inputs.prompt);
-    }
-  }
+  const models::SdVersion version = models.config.version;
+  addEmbeddingAndPrompt(
+      config, inputs, [&](text::ClipTokenizer& tokenizer) { return sdEmbeddingTargets(tokenizer, models); },
+      [version](const text::ClipTokenizer& tokenizer, const std::string& prompt, int maxTokenLength) {
+        const torch::Tensor ids =
+            models::tokenChunksTensor({text::clipTokenChunks(tokenizer, prompt, sdTextPadding(version), maxTokenLength)});
+        return std::vector<std::pair<std::string, torch::Tensor>>{{"input_ids", ids.flatten(0, 1)}};
+      },
+      tensors, out);
   spdlog::info("running the models of {} on {} in fp32", checkpoint, describeDevice(device));
   for (auto& [name, tensor] : sdModuleOutputs(models, tensors)) out.tensors.emplace_back(name, tensor.cpu());
   out.inputNames = "x, timesteps, context; input_ids";

@@ -80,24 +80,15 @@ ModuleOutputs sdxlModuleOutputsTool(const Config& config, const ModuleInputs& in
   models.setTraining(false);
   out.metadata = {{"checkpoint", checkpoint}};
   std::map<std::string, torch::Tensor> tensors = inputs.tensors;
-  const bool embedding = !config.getString("weights").empty();
-  if (embedding || inputs.prompt) {
-    text::ClipTokenizer tokenizer =
-        text::ClipTokenizer::fromPath(text::tokenizerFolder("clip_tokenizer", config.getString("clip_tokenizer"), "clip"));
-    if (embedding) {
-      putEmbeddingOnEncoders(sdxlEmbeddingTargets(tokenizer, models), config);
-      out.metadata.emplace_back("weights", config.getString("weights"));
-    }
-    if (inputs.prompt) {
-      const int maxTokenLength = isUnset(config.get("max_token_length")) ? 75 : static_cast<int>(config.getInt("max_token_length"));
-      const text::SdxlTokenChunks chunks = text::sdxlTokenChunks(tokenizer, *inputs.prompt, maxTokenLength);
-      addPromptInput(tensors, "input_ids", models::tokenChunksTensor({chunks.clipL}).flatten(0, 1));
-      addPromptInput(tensors, "input_ids2", models::tokenChunksTensor({chunks.bigG}).flatten(0, 1));
-      out.tensors.emplace_back("input_ids", tensors.at("input_ids"));
-      out.tensors.emplace_back("input_ids2", tensors.at("input_ids2"));
-      out.metadata.emplace_back("prompt", *inputs.prompt);
-    }
-  }
+  addEmbeddingAndPrompt(
+      config, inputs, [&](text::ClipTokenizer& tokenizer) { return sdxlEmbeddingTargets(tokenizer, models); },
+      [](const text::ClipTokenizer& tokenizer, const std::string& prompt, int maxTokenLength) {
+        const text::SdxlTokenChunks chunks = text::sdxlTokenChunks(tokenizer, prompt, maxTokenLength);
+        return std::vector<std::pair<std::string, torch::Tensor>>{
+            {"input_ids", models::tokenChunksTensor({chunks.clipL}).flatten(0, 1)},
+            {"input_ids2", models::tokenChunksTensor({chunks.bigG}).flatten(0, 1)}};
+      },
+      tensors, out);
   spdlog::info("running the models of {} on {} in fp32", checkpoint, describeDevice(device));
   for (auto& [name, tensor] : sdxlModuleOutputs(models, tensors)) {
     out.tensors.emplace_back(name, tensor.cpu());
