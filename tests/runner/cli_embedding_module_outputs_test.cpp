@@ -16,6 +16,7 @@
 #include "models/text_encoders/sd_text_encoding.h"
 #include "models/text_encoders/sdxl_text_encoding.h"
 #include "runner_process.h"
+#include "tiny_run_inputs.h"
 #include "text/clip_token_chunks.h"
 #include "text/clip_tokenizer.h"
 #include "train/sd/sd_module_outputs.h"
@@ -38,13 +39,7 @@ class EmbeddingModuleOutputs : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     g_root = fs::temp_directory_path() / ("sinter_embedding_outputs_" + std::to_string(::getpid()));
-    fs::create_directories(g_root);
-    for (const char* family : {"sd15", "sdxl"})
-      ASSERT_EQ(runRunner({"--init_checkpoint", path(std::string("tiny_") + family + ".safetensors"), "--model_family", family,
-                           "--model_size", "tiny", "--seed", "3"})
-                    .exitCode,
-                0);
-    ASSERT_EQ(runRunner({"--init_tokenizer", path("tokenizer")}).exitCode, 0);
+    sinter::test::writeTinyRunInputs(g_root, {"sd15", "sdxl"}, /*dataset=*/false);
   }
   static void TearDownTestSuite() { fs::remove_all(g_root); }
 };

@@ -16,6 +16,7 @@
 #include "data/pivotal_embedding_specs.h"
 #include "io/safetensors.h"
 #include "runner_process.h"
+#include "tiny_run_inputs.h"
 #include "safetensors_compare.h"
 #include "text/clip_tokenizer.h"
 #include "train/loop/run_preflight.h"
@@ -71,14 +72,7 @@ class PivotalTuningRun : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     g_root = fs::temp_directory_path() / ("sinter_pivotal_run_" + std::to_string(::getpid()));
-    fs::create_directories(g_root);
-    for (const char* family : {"sd15", "sdxl"})
-      ASSERT_EQ(runRunner({"--init_checkpoint", path(std::string("tiny_") + family + ".safetensors"), "--model_family", family,
-                           "--model_size", "tiny", "--seed", "3"})
-                    .exitCode,
-                0);
-    ASSERT_EQ(runRunner({"--init_dataset", path("images"), "--seed", "3"}).exitCode, 0);
-    ASSERT_EQ(runRunner({"--init_tokenizer", path("tokenizer")}).exitCode, 0);
+    sinter::test::writeTinyRunInputs(g_root, {"sd15", "sdxl"});
   }
   static void TearDownTestSuite() { fs::remove_all(g_root); }
 };

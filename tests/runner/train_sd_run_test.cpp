@@ -10,6 +10,7 @@
 #include "io/safetensors.h"
 #include "models/checkpoints/sd_checkpoint.h"
 #include "runner_process.h"
+#include "tiny_run_inputs.h"
 #include "safetensors_compare.h"
 
 namespace fs = std::filesystem;
@@ -45,14 +46,7 @@ class SdRun : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     g_root = fs::temp_directory_path() / ("sinter_sd_run_" + std::to_string(::getpid()));
-    fs::create_directories(g_root);
-    for (const char* family : {"sd15", "sd2"})
-      ASSERT_EQ(runRunner({"--init_checkpoint", path(std::string("tiny_") + family + ".safetensors"), "--model_family", family,
-                           "--model_size", "tiny", "--seed", "3"})
-                    .exitCode,
-                0);
-    ASSERT_EQ(runRunner({"--init_dataset", path("images"), "--seed", "3"}).exitCode, 0);
-    ASSERT_EQ(runRunner({"--init_tokenizer", path("tokenizer")}).exitCode, 0);
+    sinter::test::writeTinyRunInputs(g_root, {"sd15", "sd2"});
   }
   static void TearDownTestSuite() { fs::remove_all(g_root); }
 };

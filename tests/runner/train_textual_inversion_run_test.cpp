@@ -14,6 +14,7 @@
 #include "data/textual_inversion_captions.h"
 #include "io/safetensors.h"
 #include "runner_process.h"
+#include "tiny_run_inputs.h"
 #include "safetensors_compare.h"
 #include "text/clip_tokenizer.h"
 #include "train/bench/capture_facts.h"
@@ -61,14 +62,7 @@ class TextualInversionRun : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     g_root = fs::temp_directory_path() / ("sinter_ti_run_" + std::to_string(::getpid()));
-    fs::create_directories(g_root);
-    for (const char* family : {"sd15", "sdxl"})
-      ASSERT_EQ(runRunner({"--init_checkpoint", path(std::string("tiny_") + family + ".safetensors"), "--model_family", family,
-                           "--model_size", "tiny", "--seed", "3"})
-                    .exitCode,
-                0);
-    ASSERT_EQ(runRunner({"--init_dataset", path("images"), "--seed", "3"}).exitCode, 0);
-    ASSERT_EQ(runRunner({"--init_tokenizer", path("tokenizer")}).exitCode, 0);
+    sinter::test::writeTinyRunInputs(g_root, {"sd15", "sdxl"});
   }
   static void TearDownTestSuite() { fs::remove_all(g_root); }
 };
