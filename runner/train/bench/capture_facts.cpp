@@ -1,6 +1,8 @@
 #include "train/bench/capture_facts.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "distributed/process_group.h"
 #include "distributed/torchrun_environment.h"
@@ -17,13 +19,14 @@ compile::CaptureFacts captureFacts(const Config& config, const torch::Device& de
   compile::CaptureFacts facts;
   facts.cudaDevice = device.is_cuda();
   const LoraMethodOptions lora = LoraMethodOptions::fromConfig(config);
-  // The text encoders run with gradients: LoRA's modules in them train (unless
-  // network_train_unet_only), or new tokens' embedding rows do (textual inversion, a LoRA run's
-  // embeddings), or their full weights (train_text_encoder).
-  const bool embeddingRowsTrain =
+  // What of the text encoders trains, if anything: LoRA's modules in them (unless
+  // network_train_unet_only), their full weights (train_text_encoder), new tokens' embedding rows
+  // (textual inversion, a LoRA run's embeddings).
+  const bool loraInEncoders = config.tab() == Tab::LoRA && lora.trainTextEncoders;
+  const bool fullEncoders = trainsFullWeights(config.tab()) && config.getBool("train_text_encoder");
+  const bool embeddingRows =
       config.tab() == Tab::TextualInversion || (config.tab() == Tab::LoRA && !config.getList("embeddings").empty());
-  const bool textEncodersTrain = embeddingRowsTrain ||
-                                 (config.tab() == Tab::LoRA ? lora.trainTextEncoders : config.getBool("train_text_encoder"));
+  const bool textEncodersTrain = loraInEncoders || fullEncoders || embeddingRows;
   // What the plan names as on: AdamW's fused kernel (adamw.h) and LoRA's GEMM epilogue (networks.lora*).
   try {
     if (optimizerSettingsFromConfig(config).type == "AdamW" && fusedAdamWCompiledIn())
@@ -31,14 +34,14 @@ compile::CaptureFacts captureFacts(const Config& config, const torch::Device& de
   } catch (const std::exception&) {
     // A bad optimizer setting is validation's to report; the plan names no fused optimizer.
   }
-  facts.loraModules = config.tab() == Tab::LoRA && config.getString("network_module").find("lycoris") == std::string::npos;
+  facts.loraModules = config.tab() == Tab::LoRA && config.getString("network_module") != "lycoris.kohya";
   if (textEncodersTrain) {
     facts.textEncodersInStep = stagedTextEncodersFor(config);
-    facts.textEncodersTrainedPart = config.tab() == Tab::TextualInversion ? "the new tokens' embedding rows"
-                                    : embeddingRowsTrain && !lora.trainTextEncoders ? "the new tokens' embedding rows"
-                                    : embeddingRowsTrain ? "their LoRA modules and the new tokens' embedding rows"
-                                    : config.tab() == Tab::LoRA ? "their LoRA modules"
-                                                                : "their weights";
+    std::vector<std::string> parts;
+    if (loraInEncoders) parts.push_back("their LoRA modules");
+    if (fullEncoders) parts.push_back("their weights");
+    if (embeddingRows) parts.push_back("the new tokens' embedding rows");
+    for (size_t i = 0; i < parts.size(); ++i) facts.textEncodersTrainedPart += (i ? " and " : "") + parts[i];
   }
   if (textEncodersTrain && facts.textEncodersInStep.empty())
     facts.barriers.push_back("the text encoders train: this family's step encodes its captions outside the staged step "
