@@ -164,7 +164,8 @@ TEST(WarmupSnapshot, FullWeightsWithMomentsRestoresThemExactly) {
 }
 
 // A fresh LoRA run: lora_up starts at zero, and so do the moments; then a resumed-like one whose
-// parameters hold negative zeros, which a step by -0 would turn into +0: those tensors are copied.
+// parameters hold negative zeros, which a step by -0 turns into +0: where they are is kept in a
+// mask and they are written again, the tensors still not copied.
 TEST(WarmupSnapshot, LoraFreshAndResumedWithNegativeZeros) {
   {
     TinyRun plain(true, "AdamW", {}), warmed(true, "AdamW", {});
@@ -180,7 +181,7 @@ TEST(WarmupSnapshot, LoraFreshAndResumedWithNegativeZeros) {
     run.optimizer->parameters()[0].fill_(-0.0);
   };
   const StepExecutor::SnapshotBytes bytes = expectPrepareChangesNothing(plain, warmed, 3, true, negativeZeros);
-  EXPECT_EQ(bytes.leftUnchanged, warmed.parameterBytes() - static_cast<int64_t>(warmed.optimizer->parameters()[0].nbytes()));
+  EXPECT_EQ(bytes.leftUnchanged, warmed.parameterBytes());
 }
 
 // Each optimizer whose step at lr 0 keeps the parameters (weight decay on, resumed-like state,
@@ -228,16 +229,42 @@ TEST(WarmupSnapshot, MaxNormCopiesTheParametersAccumulationDoesNot) {
 
 // The snapshot on its own: a tensor of negative zeros has bits set (zero_() would write +0), so it
 // is copied; an all-zero one is zeroed again; an unchanged tensor is copied only where it holds a
-// negative zero or a non-finite value.
+// non-finite value, and where it holds negative zeros they are written again from a bit mask.
 TEST(WarmupSnapshot, ZeroesAreFoundBitwise) {
   torch::Tensor negativeZeros = torch::full({4}, -0.0), zeros = torch::zeros({4}), counts = torch::zeros({3}, torch::kInt64);
   torch::Tensor kept = torch::tensor({1.0f, 2.0f}), keptInf = torch::tensor({1.0f, INFINITY}), keptNegZero = torch::tensor({-0.0f, 2.0f});
-  const std::vector<torch::Tensor> before = clones({negativeZeros, zeros, counts, keptInf, keptNegZero});
+  const std::vector<torch::Tensor> before = clones({negativeZeros, zeros, counts, keptInf, keptNegZero, kept});
   StateSnapshot snapshot({negativeZeros, zeros, counts}, {}, {}, 0, {kept, keptInf, keptNegZero});
   EXPECT_EQ(snapshot.bytesZeroed(), 4 * 4 + 3 * 8);
-  EXPECT_EQ(snapshot.bytes(), 4 * 4 + 2 * 4 + 2 * 4);
-  EXPECT_EQ(snapshot.bytesLeftUnchanged(), 2 * 4);
-  for (torch::Tensor* t : {&negativeZeros, &zeros, &counts, &keptInf, &keptNegZero}) t->fill_(5);
+  EXPECT_EQ(snapshot.bytes(), 4 * 4 + 2 * 4);
+  EXPECT_EQ(snapshot.bytesLeftUnchanged(), 2 * 4 + 2 * 4);
+  EXPECT_EQ(snapshot.bytesSignMasks(), 1);
+  for (torch::Tensor* t : {&negativeZeros, &zeros, &counts, &keptInf}) t->fill_(5);
+  keptNegZero.sub_(-0.0);  // what a step by -0 does: -0 - -0 is +0
+  EXPECT_FALSE(torch::signbit(keptNegZero[0]).item<bool>());
   snapshot.restore();
-  expectSameBits({negativeZeros, zeros, counts, keptInf, keptNegZero}, before, "restored");
+  expectSameBits({negativeZeros, zeros, counts, keptInf, keptNegZero, kept}, before, "restored");
+}
+
+// The masks over tensors of every floating dtype and of sizes that are not a multiple of eight:
+// after a step by -0 has turned every negative zero into +0, each one is back, and nothing else moved.
+TEST(WarmupSnapshot, NegativeZerosComeBackWhereTheyWere) {
+  torch::manual_seed(3);
+  for (torch::ScalarType dtype : {torch::kFloat32, torch::kBFloat16, torch::kFloat16, torch::kFloat64}) {
+    for (int64_t n : {1, 7, 8, 9, 1000}) {
+      SCOPED_TRACE(std::string(c10::toString(dtype)) + " " + std::to_string(n));
+      torch::Tensor t = torch::randn({n}).to(dtype);
+      const torch::Tensor zeroHere = torch::rand({n}) < 0.3, negative = torch::rand({n}) < 0.5;
+      t.masked_fill_(zeroHere, 0.0);
+      t.masked_fill_(torch::logical_and(zeroHere, negative), -0.0);
+      t = t.view({n, 1}).expand({n, 2}).contiguous();  // a 2-d parameter
+      const std::vector<torch::Tensor> before = clones({t});
+      StateSnapshot snapshot({}, {}, {}, 0, {t});
+      EXPECT_EQ(snapshot.bytes(), 0);
+      t.sub_(-0.0);
+      EXPECT_FALSE(torch::signbit(t).logical_and(t == 0).any().item<bool>());
+      snapshot.restore();
+      expectSameBits({t}, before, "restored");
+    }
+  }
 }

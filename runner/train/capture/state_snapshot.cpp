@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 #include <string>
 
 #include "train/base/device_info.h"
@@ -27,11 +28,32 @@ torch::Tensor anyBitSet(const torch::Tensor& t) {
   }
 }
 
-// Whether `t` holds a value that a step by +-0 changes (0-dim bool on its device): a negative zero
-// (-0 - -0 is +0) or a non-finite value (inf * 0 is NaN, a NaN's payload may change).
-torch::Tensor holdsValueAZeroStepChanges(const torch::Tensor& t) {
-  if (t.numel() == 0 || !t.is_floating_point()) return falseOn(t);
-  return torch::logical_or(torch::logical_and(t == 0, torch::signbit(t)), torch::isfinite(t).logical_not()).any();
+// Where `t` holds a negative zero, elementwise: what a step by +-0 turns into +0 (-0 - -0 is +0).
+torch::Tensor negativeZeroAt(const torch::Tensor& t) { return torch::logical_and(t == 0, torch::signbit(t)); }
+
+// Whether `t` holds a negative zero, and whether a non-finite value (inf * 0 is NaN, a NaN's payload
+// may change), as 0-dim bools on its device.
+std::pair<torch::Tensor, torch::Tensor> valuesAZeroStepChanges(const torch::Tensor& t) {
+  if (t.numel() == 0 || !t.is_floating_point()) return {falseOn(t), falseOn(t)};
+  return {negativeZeroAt(t).any(), torch::isfinite(t).logical_not().any()};
+}
+
+torch::Tensor bitWeights(const torch::Device& device) {
+  return torch::tensor({1, 2, 4, 8, 16, 32, 64, 128}, torch::TensorOptions(torch::kUInt8).device(device));
+}
+
+// `where` (bool) packed eight elements a byte, in order: 1/32 of a float32 tensor's size.
+torch::Tensor packBits(const torch::Tensor& where) {
+  torch::Tensor flat = where.reshape({-1}).to(torch::kUInt8);
+  const int64_t padded = (flat.numel() + 7) / 8 * 8;
+  if (padded != flat.numel()) flat = torch::constant_pad_nd(flat, {0, padded - flat.numel()});
+  return flat.view({-1, 8}).mul(bitWeights(flat.device())).sum(1, /*keepdim=*/false, torch::kUInt8);
+}
+
+// packBits undone, shaped as `like`.
+torch::Tensor unpackBits(const torch::Tensor& packed, const torch::Tensor& like) {
+  const torch::Tensor bits = packed.unsqueeze(1).bitwise_and(bitWeights(packed.device())).ne(0);
+  return bits.reshape({-1}).narrow(0, 0, like.numel()).view(like.sizes());
 }
 
 // The 0-dim bool flags' values: one host read per device for the whole list.
@@ -62,10 +84,14 @@ StateSnapshot::StateSnapshot(std::vector<torch::Tensor> tensors, std::vector<at:
   torch::NoGradGuard noGrad;
   std::vector<torch::Tensor> flags;
   for (const torch::Tensor& t : tensors) flags.push_back(anyBitSet(t.detach()));
-  for (const torch::Tensor& t : unchanged) flags.push_back(holdsValueAZeroStepChanges(t.detach()));
+  for (const torch::Tensor& t : unchanged) {
+    auto [negativeZero, nonFinite] = valuesAZeroStepChanges(t.detach());
+    flags.push_back(negativeZero);
+    flags.push_back(nonFinite);
+  }
   const std::vector<bool> flagged = readFlags(flags);
 
-  // The tensors to copy: those with a bit set, and unchanged ones that a step by +-0 would change.
+  // The tensors to copy: those with a bit set, and unchanged ones holding a non-finite value.
   std::vector<torch::Tensor> copied;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const torch::Tensor live = tensors[i].detach();
@@ -78,8 +104,16 @@ StateSnapshot::StateSnapshot(std::vector<torch::Tensor> tensors, std::vector<at:
   }
   for (size_t i = 0; i < unchanged.size(); ++i) {
     const torch::Tensor live = unchanged[i].detach();
-    if (flagged[tensors.size() + i]) copied.push_back(live);
-    else bytesLeftUnchanged_ += static_cast<int64_t>(live.nbytes());
+    const bool negativeZero = flagged[tensors.size() + 2 * i], nonFinite = flagged[tensors.size() + 2 * i + 1];
+    if (nonFinite) {
+      copied.push_back(live);
+      continue;
+    }
+    bytesLeftUnchanged_ += static_cast<int64_t>(live.nbytes());
+    if (negativeZero) {
+      negativeZeros_.push_back({live, packBits(negativeZeroAt(live))});
+      bytesSignMasks_ += static_cast<int64_t>(negativeZeros_.back().mask.nbytes());
+    }
   }
 
   int64_t deviceRoom = 0;
@@ -106,6 +140,7 @@ void StateSnapshot::restore() {
   torch::NoGradGuard noGrad;
   for (size_t i = 0; i < live_.size(); ++i) live_[i].copy_(saved_[i]);
   for (torch::Tensor& t : zeroed_) t.zero_();
+  for (NegativeZeros& z : negativeZeros_) z.live.masked_fill_(unpackBits(z.mask, z.live), -0.0);
   if (reset_) reset_();
   for (size_t i = 0; i < generators_.size(); ++i) setGeneratorState(generators_[i], generatorStates_[i]);
 }

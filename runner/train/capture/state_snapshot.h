@@ -18,10 +18,12 @@ class StateSnapshot {
   // The copies are kept on the device as far as it has room for them beside the step's working
   // memory (`deviceReserve` bytes, kept free), the rest in host memory: a device copy takes
   // milliseconds where a full-weight optimizer state copied to host memory and back takes a minute.
-  // `unchanged`: tensors the work moves by +-0 at most (OptimizerUpdate::WarmupUndo::unchanged);
-  // only those holding a negative zero or a non-finite value, which such a step can change, are
-  // copied. Which tensors are zero and which unchanged ones need a copy is found on the device with
-  // one host read. (Generators alone: StateSnapshot({}, generators).)
+  // `unchanged`: tensors the work moves by +-0 at most (OptimizerUpdate::WarmupUndo::unchanged).
+  // Such a step can turn a negative zero into +0 (-0 - -0 is +0): where an unchanged tensor holds
+  // negative zeros, only where they are is kept (a bit per element, on its device) and they are
+  // written again on restore. One holding a non-finite value (inf * 0 is NaN) is copied. Which
+  // tensors are zero and which unchanged ones need a copy or a mask is found on the device with one
+  // host read. (Generators alone: StateSnapshot({}, generators).)
   StateSnapshot(std::vector<torch::Tensor> tensors, std::vector<at::Generator> generators, std::function<void()> reset = {},
                 int64_t deviceReserve = 0, std::vector<torch::Tensor> unchanged = {});
   void restore();
@@ -29,16 +31,22 @@ class StateSnapshot {
   // Bytes copied, and of them those kept on the device (the rest are in host memory).
   int64_t bytes() const { return bytes_; }
   int64_t bytesOnDevice() const { return bytesOnDevice_; }
-  // Bytes not copied: all-zero tensors (zeroed on restore), and unchanged ones left as they are.
+  // Bytes not copied: all-zero tensors (zeroed on restore), and unchanged ones left as they are
+  // (their negative zeros written again from the masks, `bytesSignMasks` of them).
   int64_t bytesZeroed() const { return bytesZeroed_; }
   int64_t bytesLeftUnchanged() const { return bytesLeftUnchanged_; }
+  int64_t bytesSignMasks() const { return bytesSignMasks_; }
 
   // What a snapshot on `device` leaves free for the step: 15% of the device's memory, at least 8 GiB.
   static int64_t stepReserve(const torch::Device& device);
 
  private:
-  int64_t bytes_ = 0, bytesOnDevice_ = 0, bytesZeroed_ = 0, bytesLeftUnchanged_ = 0;
+  struct NegativeZeros {
+    torch::Tensor live, mask;  // mask: bit i of byte i / 8 set where element i was -0
+  };
+  int64_t bytes_ = 0, bytesOnDevice_ = 0, bytesZeroed_ = 0, bytesLeftUnchanged_ = 0, bytesSignMasks_ = 0;
   std::vector<torch::Tensor> live_, saved_, zeroed_;
+  std::vector<NegativeZeros> negativeZeros_;
   std::vector<at::Generator> generators_;
   std::vector<torch::Tensor> generatorStates_;
   std::function<void()> reset_;

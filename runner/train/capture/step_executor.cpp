@@ -84,8 +84,11 @@ std::optional<double> StepExecutor::capture(const Key& key, const StagedLoss& st
     const std::string unchanged =
         snapshot.bytesLeftUnchanged() == 0
             ? ""
-            : fmt::format(", parameters {:.2f} GiB not copied ({})", snapshot.bytesLeftUnchanged() / kGiB,
-                          zeroLearningRate ? "the warm-up steps at learning rate 0" : "no optimizer step");
+            : fmt::format(", parameters {:.2f} GiB not copied ({}{})", snapshot.bytesLeftUnchanged() / kGiB,
+                          zeroLearningRate ? "the warm-up steps at learning rate 0" : "no optimizer step",
+                          snapshot.bytesSignMasks() == 0
+                              ? ""
+                              : fmt::format("; their negative zeros kept as {:.1f} MiB of masks", snapshot.bytesSignMasks() / 1048576.0));
     spdlog::info("captured the step for {}{}: state snapshot {:.1f} s ({:.2f} GiB on the device, {:.2f} GiB in host memory, "
                  "{:.2f} GiB zero, zeroed again{}), {} warm-up runs {:.1f} s, capture {:.1f} s, restore {:.1f} s",
                  key.shape.describe(), key.last ? "" : " (accumulating)", snapshotSeconds, snapshot.bytesOnDevice() / kGiB,
