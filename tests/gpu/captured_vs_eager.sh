@@ -92,6 +92,13 @@ warm = [x for x in events("captured") if x["type"] == "warmup"]
 print(f"{size} {precision}: {len(c)} steps; loss rel. deviation eager-vs-eager {noise_loss:.2e}, eager-vs-captured {cap_loss:.2e}; "
       f"LoRA rel. deviation {noise_lora:.2e} / {cap_lora:.2e}; median step eager {median_ms('eager'):.1f} ms, "
       f"captured {median_ms('captured'):.1f} ms; warm-up {sum(w['seconds'] for w in warm):.2f} s over {len(warm)} shapes")
+# Where the losses part: the first step whose loss differs, and how many do (a read-out one step off
+# shows as every step differing by a step's change; rounding shows as small differences from one step on).
+differing = [i for i, (x, y) in enumerate(zip(e, c)) if x != y]
+if differing:
+    i = differing[0]
+    print(f"  losses differ at {len(differing)} of {len(c)} steps, first at step {i + 1}: eager {e[i]!r}, captured {c[i]!r}; "
+          f"per step eager {[float(f'{x:.6g}') for x in e[:6]]} captured {[float(f'{x:.6g}') for x in c[:6]]}")
 if noise_loss == 0 and noise_lora == 0:
     ok = cap_loss == 0 and cap_lora == 0
 else:

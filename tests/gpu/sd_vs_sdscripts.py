@@ -8,9 +8,10 @@
                          random weights (sinter-runner --init_checkpoint, loaded by sd-scripts'
                          model_util.load_models_from_stable_diffusion_checkpoint), fp32, TF32 off:
                          relative error per output, fails above 1e-5.
-  step [RES] [BATCH]     one LoRA training step of sd-scripts' SD 1.5 UNet (original_unet, SDPA,
-                         networks.lora rank 32 on its default targets, fused AdamW, bf16 autocast),
-                         eager, as sdscripts_step.py times SDXL's.
+  step [RES] [BATCH] [v2]  one LoRA training step of sd-scripts' SD 1.5 UNet (SD 2.1's with v2:
+                         linear projections, 1024-wide context) (original_unet, SDPA, networks.lora
+                         rank 32 on its default targets, fused AdamW, bf16 autocast), eager, as
+                         sdscripts_step.py times SDXL's.
 
 Needs sd-scripts' library/ and networks/ on PYTHONPATH (.bench, tests/gpu/README.md). The GPU
 machine has no diffusers: the names sd-scripts imports from it are stubbed (its VAE is not built).
@@ -174,14 +175,14 @@ def modules(runner, work):
     return 1 if failed else 0
 
 
-def step(res, batch):
+def step(res, batch, v2=False):
     from networks import lora
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True
     dev, dt = torch.device("cuda"), torch.bfloat16
     torch.manual_seed(0)
     with torch.device(dev):
-        unet = original_unet.UNet2DConditionModel(**model_util.create_unet_diffusers_config(False))
+        unet = original_unet.UNet2DConditionModel(**model_util.create_unet_diffusers_config(v2, v2))
     unet.set_use_sdpa(True)
     unet.to(dt)
     net = lora.create_network(1.0, 32, 16, None, [], unet)
@@ -197,7 +198,7 @@ def step(res, batch):
 
     def make():
         return (torch.randn(batch, 4, lat, lat, device=dev, dtype=dt), torch.randint(0, 1000, (batch,), device=dev),
-                torch.randn(batch, 77, 768, device=dev, dtype=dt))
+                torch.randn(batch, 77, 1024 if v2 else 768, device=dev, dtype=dt))
 
     def one(inp):
         with torch.autocast("cuda", dtype=dt):
@@ -218,7 +219,7 @@ def step(res, batch):
         one(inputs[i % 4])
     end.record()
     torch.cuda.synchronize()
-    print("RESULT " + json.dumps(dict(arch="sd15", how="eager", batch=batch, res=res, step_ms=round(start.elapsed_time(end) / 20, 2),
+    print("RESULT " + json.dumps(dict(arch="sd21" if v2 else "sd15", how="eager", batch=batch, res=res, step_ms=round(start.elapsed_time(end) / 20, 2),
                                       peak_gib=round(torch.cuda.max_memory_allocated() / 2**30, 2),
                                       lora_modules=len(net.unet_loras), gpu=torch.cuda.get_device_name())), flush=True)
 
@@ -230,4 +231,5 @@ if __name__ == "__main__":
     elif mode == "modules":
         sys.exit(modules(os.path.abspath(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "/tmp/sd_vs_sdscripts"))
     else:
-        step(int(sys.argv[2]) if len(sys.argv) > 2 else 512, int(sys.argv[3]) if len(sys.argv) > 3 else 1)
+        step(int(sys.argv[2]) if len(sys.argv) > 2 else 512, int(sys.argv[3]) if len(sys.argv) > 3 else 1,
+             len(sys.argv) > 4 and sys.argv[4] == "v2")
