@@ -13,7 +13,9 @@
 # tiny-sd15: the SD 1.5 demo preset, whose step the runner captures by its own choice (no compile
 # panel, issue 56): the eager runs set SINTER_SD_CAPTURE=0, the captured one takes no flags.
 # SINTER_PRECISIONS picks the precisions; SINTER_EXTRA_FLAGS adds runner flags to all three runs
-# (such as "--gradient_checkpointing --gradient_accumulation_steps 2").
+# (such as "--gradient_checkpointing --gradient_accumulation_steps 2"). With "--compile" there the eager
+# runs use the compile plan's fused kernels too, which round differently from the unfused operators:
+# then the comparison is of the capture alone (tests/gpu/RESULTS.md, issue 51's loss read-outs).
 set -euo pipefail
 . "$(dirname "$0")/sdxl_lora_toml.sh"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
