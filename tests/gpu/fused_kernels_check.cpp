@@ -1,6 +1,6 @@
 // On the GPU machine: each fused kernel of runner/kernels against the formula it replaces, forward
 // and backward (for GroupNorm+SiLU also the weight and bias gradients, for QK RMSNorm+RoPE the
-// scales', for FLUX's modulation the shift, scale and gate gradients), in float64 (the reference) and in the stock operators of the same dtype. Exits 1
+// scales', for FLUX's modulation the shift, scale and gate gradients; the U-Net's joint q/k/v too), in float64 (the reference) and in the stock operators of the same dtype. Exits 1
 // when a kernel is further from the float64 reference than the bound stated for its dtype:
 //   float32: 1e-5 relative (max abs difference over max abs value);
 //   float16 / bfloat16: 1.5x the stock operators' own distance from the reference, and 1e-2
@@ -19,6 +19,7 @@
 
 #include "kernels/fused_kernels.h"
 #include "models/flux/flux_attention.h"
+#include "models/layers/attention.h"
 #include "models/flux/flux_config.h"
 #include "models/flux/flux_double_block.h"
 #include "models/flux/flux_single_block.h"
@@ -418,6 +419,64 @@ bool checkFluxBlocks(torch::Dtype dtype) {
                       part("dvec", [](const Run& r) { return r.vec.grad(); })});
 }
 
+// The U-Net's self-attention with q/k/v as one GEMM (CrossAttentionImpl::setJointQkv; plain GEMMs, no
+// kernel of ours, but q, k and v reach the fused attention as column views of one output) and LoRA
+// on each, against the three projections in the same dtype and float64: SDXL's 640 channels in 10
+// heads of 64. Each run moves the module, so the joint run joins the moved weights again.
+bool checkUnetJointQkv(torch::Dtype dtype) {
+  using namespace sinter::models;
+  torch::manual_seed(29);
+  const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(torch::kCUDA);
+  const int64_t b = 2, n = 256, c = 640, heads = 10, rank = 8;
+  CrossAttention attention(c, c, heads, c / heads);
+  for (auto& p : attention->parameters()) p.set_requires_grad(false);
+  std::vector<Linear> qkv{attention->to_q, attention->to_k, attention->to_v};
+  std::vector<torch::Tensor> downBase, upBase;
+  for (size_t i = 0; i < qkv.size(); ++i) {
+    downBase.push_back(torch::randn({rank, c}, f64) * 0.1);
+    upBase.push_back(torch::randn({c, rank}, f64) * 0.1);
+    qkv[i]->lora = std::make_shared<LoraAdapter>();
+    qkv[i]->lora->alpha = 4.0 * static_cast<double>(i + 1);
+  }
+  const torch::Tensor xBase = torch::randn({b, n, c}, f64), gradOut = torch::randn({b, n, c}, f64);
+  struct Run {
+    torch::Tensor x, out;
+    std::vector<torch::Tensor> adapters;  // each projection's down and up
+    bool joined = false;
+  };
+  auto run = [&](torch::Dtype t, bool joint) {
+    attention->to(torch::kCUDA, t);
+    attention->setJointQkv(joint);
+    auto leaf = [t](const torch::Tensor& v) { return v.to(t).detach().clone().requires_grad_(true); };
+    Run r{leaf(xBase), {}, {}};
+    for (size_t i = 0; i < qkv.size(); ++i) {
+      qkv[i]->lora->down = leaf(downBase[i]);
+      qkv[i]->lora->up = leaf(upBase[i]);
+      r.adapters.push_back(qkv[i]->lora->down);
+      r.adapters.push_back(qkv[i]->lora->up);
+    }
+    r.out = attention->forward(r.x);
+    r.out.backward(gradOut.to(t));
+    const torch::Tensor &q = qkv[0]->weight, &k = qkv[1]->weight, &v = qkv[2]->weight;
+    r.joined = k.storage().is_alias_of(q.storage()) && v.storage().is_alias_of(q.storage());
+    return r;
+  };
+  const Run ref = run(torch::kFloat64, false), stock = run(dtype, false), joint = run(dtype, true);
+  if (!joint.joined || stock.joined) {
+    std::printf("U-Net joint q/k/v %-9s: FAILS (the joint run's weights were %sjoined, the stock run's %sjoined)\n",
+                c10::toString(dtype), joint.joined ? "" : "not ", stock.joined ? "" : "not ");
+    return false;
+  }
+  auto part = [&](const char* name, const std::function<torch::Tensor(const Run&)>& get) {
+    return std::make_tuple(name, get(joint), get(stock), get(ref));
+  };
+  const char* names[] = {"dq_down", "dq_up", "dk_down", "dk_up", "dv_down", "dv_up"};
+  std::vector<std::tuple<const char*, torch::Tensor, torch::Tensor, torch::Tensor>> parts{
+      part("out", [](const Run& r) { return r.out.detach(); }), part("dx", [](const Run& r) { return r.x.grad(); })};
+  for (size_t i = 0; i < 6; ++i) parts.push_back(part(names[i], [i](const Run& r) { return r.adapters[i].grad(); }));
+  return reportParts("U-Net self-attention, q/k/v as one GEMM with LoRA, vs three projections", dtype, parts);
+}
+
 // fp8_base's upcast kernel against PyTorch's cast, bit for bit: every e4m3 code (the two NaN
 // codes only as NaN), to each dtype, in a tensor whose size leaves a tail of 5 codes after the
 // kernel's groups of 8.
@@ -462,6 +521,7 @@ int main() {
     ok = checkFluxModulation(dtype, 1, 70, 64) && ok;    // the tiny model's width
     ok = checkAttentionGeluJoin(dtype) && ok;
     ok = checkSharedLinear1Gradient(dtype) && ok;
+    ok = checkUnetJointQkv(dtype) && ok;
   }
   return ok ? 0 : 1;
 }

@@ -1,6 +1,6 @@
 #include "models/adapters/frozen_linear_lora.h"
 
-#include <torch/csrc/autograd/graph_task.h>
+#include "models/adapters/lora_products.h"
 
 namespace sinter::models {
 
@@ -8,30 +8,6 @@ namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-// `alpha` a b with a fresh output: addmm_ with beta 0 ignores the empty tensor's contents, and the
-// scale rides in the GEMM instead of a kernel of its own.
-torch::Tensor scaledProduct(const torch::Tensor& a, const torch::Tensor& b, double alpha) {
-  return torch::empty({a.size(0), b.size(1)}, a.options()).addmm_(a, b, /*beta=*/0.0, alpha);
-}
-
-// Where the backward pass can add a trained tensor's gradient itself: its kept gradient buffer
-// (the compute copies' flat buffer, train/base/compute_copies.h, or a leaf's gradient kept between
-// steps). Adding the product there in its GEMM spares AccumulateGrad's addition of a fresh one, a
-// kernel per tensor and step (two per LoRA module; thousands a step in SDXL with its text
-// encoders). The accumulator still runs, with no gradient, so its hooks (data-parallel readiness,
-// fused_backward_pass) fire after the buffer holds the sum. Undefined where autograd must do it: a
-// cast copy (not a leaf), no buffer yet, one of another dtype or layout, or a pass that returns
-// gradients rather than accumulating them (torch::autograd::grad, as per-block capture runs it).
-torch::Tensor keptGradient(const torch::Tensor& t) {
-  if (!t.is_leaf() || !t.requires_grad()) return {};
-  const auto* returnedGradients = torch::autograd::get_current_graph_task_exec_info();
-  if (returnedGradients && !returnedGradients->empty()) return {};
-  const torch::Tensor& grad = t.grad();
-  if (!grad.defined() || grad.scalar_type() != t.scalar_type() || grad.sizes() != t.sizes() || !grad.is_contiguous())
-    return {};
-  return grad;
-}
 
 // A served weight (fp8_base, blocks_to_swap) rides in an autograd context's saved_data as a capsule:
 // the backward pass asks it for the weight again rather than keeping the upcast or streamed copy.

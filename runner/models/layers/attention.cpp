@@ -2,9 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <vector>
+
+#include "kernels/shared_gradient.h"
+#include "models/layers/joint_linear.h"
 
 namespace sinter::models {
 
@@ -68,13 +73,42 @@ CrossAttentionImpl::CrossAttentionImpl(int64_t queryDim, int64_t contextDim, int
   to_out = register_module("to_out", torch::nn::Sequential(Linear(inner, queryDim), torch::nn::Dropout(0.0)));
 }
 
+void CrossAttentionImpl::setJointQkv(bool enabled) {
+  const char* env = std::getenv("SINTER_JOINT_QKV");
+  jointQkv_ = enabled && !(env && std::string(env) == "0");
+}
+
+torch::Tensor CrossAttentionImpl::jointQkvProjection(const torch::Tensor& x) {
+  if (!jointQkv_ || capturedSeparately_) return {};
+  const std::vector<LinearImpl*> linears{to_q.get(), to_k.get(), to_v.get()};
+  if (!jointLinearApplies(linears, x)) return {};
+  const torch::Tensor joint = jointWeightRows(linears);
+  if (!joint.defined()) {
+    capturedSeparately_ = true;
+    return {};
+  }
+  return jointLinearForward(linears, joint, x);
+}
+
 torch::Tensor CrossAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& context) {
-  const torch::Tensor& ctx = context.defined() ? context : x;
   const int64_t b = x.size(0);
   auto split = [&](const torch::Tensor& t) { return t.view({b, t.size(1), heads_, -1}).transpose(1, 2); };
-  const torch::Tensor q = split(to_q(x));
-  const torch::Tensor k = split(to_k(ctx));
-  const torch::Tensor v = split(to_v(ctx));
+  torch::Tensor q, k, v;
+  const torch::Tensor qkv = context.defined() ? torch::Tensor() : jointQkvProjection(x);
+  if (qkv.defined()) {
+    // q, k and v as views of the joint output; their gradients are gathered into one buffer (a
+    // copy each), where autograd would add three zero-filled tensors of the joint output's size.
+    const kernels::SplitSharingGradient parts =
+        kernels::splitSharingGradient(qkv, {to_q->outFeatures(), to_k->outFeatures(), to_v->outFeatures()});
+    q = split(parts.parts[0]);
+    k = split(parts.parts[1]);
+    v = split(parts.parts[2]);
+  } else {
+    const torch::Tensor& ctx = context.defined() ? context : x;
+    q = split(to_q(x));
+    k = split(to_k(ctx));
+    v = split(to_v(ctx));
+  }
   const torch::Tensor h = scaledDotProductAttention(q, k, v).transpose(1, 2).reshape({b, x.size(1), -1});
   return to_out->forward(h);
 }

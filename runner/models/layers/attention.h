@@ -28,11 +28,24 @@ class CrossAttentionImpl : public torch::nn::Module {
   // context undefined: self-attention on x. x: [b, n, queryDim], context: [b, m, contextDim].
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& context = {});
 
+  // Self-attention's q, k and v as one GEMM (models/layers/joint_linear.h) wherever that computes
+  // what the three projections would: the U-Net's fused-kernel switch (the compile plan's) turns it
+  // on; the environment's SINTER_JOINT_QKV=0 keeps it off, for measuring.
+  void setJointQkv(bool enabled);
+  bool jointQkv() const { return jointQkv_; }
+
   Linear to_q{nullptr}, to_k{nullptr}, to_v{nullptr};
   torch::nn::Sequential to_out{nullptr};  // to_out.0: Linear, to_out.1: Dropout
 
  private:
+  // q, k and v side by side ([b, n, 3 inner]) from the joint projection, or undefined where it does not apply.
+  torch::Tensor jointQkvProjection(const torch::Tensor& x);
+
   int64_t heads_;
+  bool jointQkv_ = false;
+  // Set once a CUDA graph was captured with the separate projections (the weights were not joined
+  // yet): joining them later would free the buffers the graph reads.
+  bool capturedSeparately_ = false;
 };
 TORCH_MODULE(CrossAttention);
 

@@ -106,6 +106,7 @@ void SdxlUnetImpl::setFusedKernels(bool enabled) {
   for (const auto& module : modules(/*include_self=*/false)) {
     if (auto geglu = std::dynamic_pointer_cast<GegluImpl>(module)) geglu->fused = enabled;
     if (auto res = std::dynamic_pointer_cast<ResBlockImpl>(module)) res->fused = enabled;
+    if (auto attention = std::dynamic_pointer_cast<CrossAttentionImpl>(module)) attention->setJointQkv(enabled);
   }
   fusedOut_ = enabled;
 }

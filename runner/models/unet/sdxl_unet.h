@@ -53,7 +53,8 @@ class SdxlUnetImpl : public torch::nn::Module {
   void setCheckpointOffload(bool enabled) { checkpointOffload_ = enabled; }
 
   // The project's fused kernels where a block has one (GEGLU, GroupNorm+SiLU), on CUDA inputs; numerically within
-  // the compute dtype's rounding of the stock operators (tests/gpu/fused_kernels_check.cpp).
+  // the compute dtype's rounding of the stock operators (tests/gpu/fused_kernels_check.cpp). Also self-attention's
+  // q/k/v as one GEMM where it applies (CrossAttentionImpl::setJointQkv; any device, plain GEMMs).
   void setFusedKernels(bool enabled);
 
   // The seam where each block runs: eagerly or checkpointed by default, or as the runner given

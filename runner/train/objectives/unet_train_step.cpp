@@ -10,7 +10,8 @@ namespace sinter::train {
 compile::CompileTargets unetCompileTargets() {
   return {"U-Net", "input, middle and output blocks", "GEGLU, GroupNorm+SiLU",
           "GEGLU (value * gelu(gate)) and GroupNorm+SiLU (float32 statistics, rounded once), each reading its input once or "
-          "twice where the stock operators write intermediates"};
+          "twice where the stock operators write intermediates; q/k/v of self-attention as one GEMM (and their LoRA's down "
+          "projections as one)"};
 }
 namespace {
 
