@@ -50,6 +50,10 @@ struct Batch {
   torch::Tensor lossMasks;
   std::vector<bool> flipped;
   double networkMultiplier = 1.0;
+  // How many micro-batches of one shape this batch joins (batched gradient accumulation,
+  // data/joined_batch.h): each draws its random values in the step as its own pass would. 1: a
+  // batch as the loader makes it.
+  int microBatches = 1;
 };
 
 struct LoaderOptions {

@@ -34,6 +34,9 @@ struct ShapeSignature {
   int height = 0;
   int batchSize = 0;
   long long countPerEpoch = 0;
+  // A joined pass of this many micro-batches of batchSize / microBatches each (batched gradient
+  // accumulation, data/joined_batch.h); 1 for the plan's own batches.
+  int microBatches = 1;
 };
 
 struct TrainingLength {

@@ -1,5 +1,6 @@
-// The shapes a run captures before step 1 (from the batch plan's signatures) must be the shapes
-// its batches stage into, or the captured graphs are never replayed. Checked on the demo's tiny
+// The shapes a run captures before step 1 (from the batch plan's signatures, and the same joined as
+// batched gradient accumulation runs them) must be the shapes its batches stage into, or the
+// captured graphs are never replayed. Checked on the demo's tiny
 // model (its VAE downscales by 2, not 8) and at each max_token_length.
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include "cli/demo_assets.h"
 #include "data/batch_loader.h"
 #include "data/batch_plan.h"
+#include "data/joined_batch.h"
 #include "models/checkpoints/random_checkpoint.h"
 #include "train/loop/run_preflight.h"
 #include "train/sdxl/sdxl_family.h"
@@ -61,6 +63,14 @@ TEST(WarmupShapes, AreTheShapesBatchesStageInto) {
       if (seen[k]) continue;
       seen[k] = true;
       EXPECT_EQ(family.stageWarmup(signatures[k]).describe(), family.stage(batch).describe());
+      // Joined as batched gradient accumulation runs two micro-batches of it in one pass.
+      data::ShapeSignature joined = signatures[k];
+      joined.batchSize *= 2;
+      joined.microBatches = 2;
+      std::string why;
+      const std::optional<data::Batch> pass = data::joinBatches({batch, batch}, &why);
+      ASSERT_TRUE(pass) << why;
+      EXPECT_EQ(family.stageWarmup(joined).describe(), family.stage(*pass).describe());
     }
     EXPECT_EQ(std::count(seen.begin(), seen.end(), true), static_cast<long>(signatures.size()));
   }

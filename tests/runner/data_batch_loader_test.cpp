@@ -1,9 +1,11 @@
 // The loader: batch contents and conditioning, loss weights, determinism across thread counts,
-// exact continuation after a resume, and cached latents/text outputs in batches.
+// exact continuation after a resume, cached latents/text outputs in batches, and batches of one
+// shape joined (batched gradient accumulation).
 #include <gtest/gtest.h>
 
 #include "data/batch_loader.h"
 #include "data/image_tensor.h"
+#include "data/joined_batch.h"
 #include "data_test_images.h"
 
 using namespace sinter;
@@ -189,4 +191,55 @@ TEST(BatchLoader, CachedLatentsAndTextOutputs) {
       EXPECT_TRUE(torch::equal(b.latents[k], b.flipped[static_cast<size_t>(k)] ? c.flippedLatents : c.latents));
     }
   }
+}
+
+// Batches of one bucket and size join sample after sample, in order, every tensor and list with
+// them; batches of different shapes are refused, naming the shapes.
+TEST(BatchLoader, BatchesOfOneShapeJoinInOrder) {
+  Fixture f(true, false);
+  const LatentCache latents = LatentCache::build(f.dataset, pool, {});
+  const TextCache texts = TextCache::build(
+      f.dataset,
+      [](const std::vector<std::string>& captions) {
+        return TextOutputs{{"len", torch::tensor(std::vector<float>(captions.size(), 1.0f)).unsqueeze(1)}};
+      },
+      {});
+  const BatchPlan plan(f.dataset, 2);
+  BatchLoader loader(f.dataset, plan, {}, &latents, &texts);
+  std::vector<Batch> all;
+  for (long long i = 0; i < plan.batchesPerEpoch(); ++i) all.push_back(loader.next());
+  // Two batches of one shape, and one of another.
+  const Batch* other = nullptr;
+  std::vector<Batch> same;
+  for (const Batch& b : all) {
+    if (same.empty() || (b.bucket == same.front().bucket && b.imageIndices.size() == same.front().imageIndices.size())) {
+      if (same.size() < 2) same.push_back(b);
+    } else if (!other) {
+      other = &b;
+    }
+  }
+  ASSERT_EQ(same.size(), 2u);
+  ASSERT_NE(other, nullptr);
+  std::string why;
+  const std::optional<Batch> joined = joinBatches(same, &why);
+  ASSERT_TRUE(joined) << why;
+  const int64_t n = static_cast<int64_t>(same[0].imageIndices.size());
+  EXPECT_EQ(joined->microBatches, 2);
+  EXPECT_EQ(joined->bucket, same[0].bucket);
+  EXPECT_EQ(joined->indexInEpoch, same[1].indexInEpoch);
+  EXPECT_EQ(joined->latents.size(0), 2 * n);
+  EXPECT_TRUE(torch::equal(joined->latents.narrow(0, 0, n), same[0].latents));
+  EXPECT_TRUE(torch::equal(joined->latents.narrow(0, n, n), same[1].latents));
+  EXPECT_TRUE(torch::equal(joined->lossWeights, torch::cat({same[0].lossWeights, same[1].lossWeights})));
+  EXPECT_TRUE(torch::equal(joined->cropTopLefts, torch::cat({same[0].cropTopLefts, same[1].cropTopLefts})));
+  EXPECT_TRUE(torch::equal(joined->textOutputs.at("len"), torch::cat({same[0].textOutputs.at("len"), same[1].textOutputs.at("len")})));
+  std::vector<size_t> indices = same[0].imageIndices;
+  indices.insert(indices.end(), same[1].imageIndices.begin(), same[1].imageIndices.end());
+  EXPECT_EQ(joined->imageIndices, indices);
+  ASSERT_EQ(joined->captions.size(), static_cast<size_t>(2 * n));
+  EXPECT_EQ(joined->captions.back(), same[1].captions.back());
+
+  EXPECT_FALSE(joinBatches({same[0], *other}, &why));
+  EXPECT_NE(why.find("micro-batches of different shapes"), std::string::npos) << why;
+  EXPECT_FALSE(joinBatches({same[0]}, &why));
 }

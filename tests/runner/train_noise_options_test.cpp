@@ -10,6 +10,7 @@
 
 #include "train/objectives/diffusion_loss.h"
 #include "train/objectives/flow_matching.h"
+#include "train/objectives/micro_batch_draws.h"
 #include "train/objectives/noise_schedule.h"
 
 using namespace sinter::train;
@@ -182,4 +183,33 @@ TEST(NoiseOptions, FluxIpNoiseGammaPerturbsTheFlowInput) {
   xi = f64(torch::randn(noise.sizes(), replay, f32));
   const double gamma = torch::rand({1}, replay, f32).item<double>() * 0.1;
   EXPECT_LT(relativeError(got, f64(noise) + gamma * xi), 1e-6);
+}
+
+// A batch joining two micro-batches (batched gradient accumulation) draws as the two micro-batches
+// one after another: the same values, bit for bit, with the per-batch draws (noise offset's
+// strength, multires noise's levels and std, the input perturbation's strength) per micro-batch.
+TEST(NoiseOptions, JoinedMicroBatchesDrawAsTheirOwnPasses) {
+  const DdpmNoiseSchedule schedule;
+  const torch::Tensor latents = torch::randn({4, 4, 16, 16}, generatorAt(2));
+  NoiseSamplingOptions o;
+  o.noiseOffset = 0.05;
+  o.noiseOffsetRandomStrength = true;
+  o.multiresIterations = 3;
+  o.ipNoiseGamma = 0.1;
+  o.ipNoiseGammaRandomStrength = true;
+  at::Generator joined = generatorAt(9), apart = generatorAt(9);
+  const std::vector<torch::Tensor> got = drawPerMicroBatch(2, {latents}, [&](const std::vector<torch::Tensor>& in) {
+    const NoisedBatch n = sampleNoisedBatch(schedule, in[0], o, joined);
+    return std::vector<torch::Tensor>{n.noise, n.noisyLatents, n.timesteps};
+  });
+  const NoisedBatch first = sampleNoisedBatch(schedule, latents.narrow(0, 0, 2), o, apart);
+  const NoisedBatch second = sampleNoisedBatch(schedule, latents.narrow(0, 2, 2), o, apart);
+  EXPECT_TRUE(torch::equal(got[0], torch::cat({first.noise, second.noise})));
+  EXPECT_TRUE(torch::equal(got[1], torch::cat({first.noisyLatents, second.noisyLatents})));
+  EXPECT_TRUE(torch::equal(got[2], torch::cat({first.timesteps, second.timesteps})));
+  // One draw over the whole batch would not be the same (the test can tell).
+  at::Generator whole = generatorAt(9);
+  EXPECT_FALSE(torch::equal(got[0], sampleNoisedBatch(schedule, latents, o, whole).noise));
+  // Micro-batches that do not divide the batch are refused.
+  EXPECT_THROW(drawPerMicroBatch(3, {latents}, [](const std::vector<torch::Tensor>& in) { return in; }), std::invalid_argument);
 }

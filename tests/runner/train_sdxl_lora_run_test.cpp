@@ -27,6 +27,7 @@ using sinter::test::ProcessResult;
 using sinter::test::runRunner;
 using sinter::test::expectLogInOrder;
 using sinter::test::sameTensors;
+using sinter::test::relativeDifference;
 using sinter::test::doneStatus;
 using sinter::test::losses;
 using sinter::test::eventsOf;
@@ -62,19 +63,6 @@ std::string writeConfig(const std::string& name, const std::string& outputDir, c
   const std::string p = path(name);
   writeText(p, text);
   return p;
-}
-
-// ||a - b|| / ||b|| over every tensor of two LoRA files with the same keys (1 when they differ in keys).
-double relativeDifference(const std::string& a, const std::string& b) {
-  sinter::io::SafetensorsFile fa(a), fb(b);
-  if (fa.keys() != fb.keys()) return 1.0;
-  double diff = 0, norm = 0;
-  for (const auto& k : fa.keys()) {
-    torch::Tensor x = fa.tensor(k).to(torch::kFloat64), y = fb.tensor(k).to(torch::kFloat64);
-    diff += (x - y).pow(2).sum().item<double>();
-    norm += y.pow(2).sum().item<double>();
-  }
-  return std::sqrt(diff / norm);
 }
 
 class SdxlLoraRun : public ::testing::Test {

@@ -109,6 +109,14 @@ int64_t totalDeviceBytes(const torch::Device& device) {
   return 0;
 }
 
+int64_t allocatedDeviceBytes(const torch::Device& device) {
+#if SINTER_HAVE_CUDA_HEADERS
+  if (device.is_cuda()) return c10::cuda::CUDACachingAllocator::getDeviceStats(device.index()).allocated_bytes[0].current;
+#endif
+  (void)device;
+  return 0;
+}
+
 std::string describeBuildAndDevices() {
   std::string out = "libtorch ";
 #ifdef TORCH_VERSION

@@ -21,6 +21,8 @@ void resetPeakMemory(const torch::Device& device);
 int64_t availableDeviceBytes(const torch::Device& device);
 // A GPU's memory size in bytes; 0 on the CPU.
 int64_t totalDeviceBytes(const torch::Device& device);
+// Bytes the CUDA caching allocator has in tensors now; 0 on the CPU.
+int64_t allocatedDeviceBytes(const torch::Device& device);
 // A smaller GPU emulated (SINTER_CUDA_MEMORY_CAP_GB, vram_budget.h): its size, which the two above
 // then report (what is available: the cap less what the allocator holds in tensors), so what a run
 // decides by the device's memory (a capture's state snapshot on the device or in host memory) is

@@ -4,7 +4,7 @@ namespace sinter::train {
 
 std::string StepShape::describe() const {
   return "batch " + std::to_string(batch) + ", latents " + std::to_string(height) + "x" + std::to_string(width) + ", " +
-         std::to_string(tokens) + " tokens";
+         std::to_string(tokens) + " tokens" + (microBatches > 1 ? ", " + std::to_string(microBatches) + " micro-batches joined" : "");
 }
 
 double shareOfBatches(const std::vector<data::ShapeSignature>& signatures, size_t n) {

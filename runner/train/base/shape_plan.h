@@ -14,14 +14,17 @@
 
 namespace sinter::train {
 
-// One input shape of the step: batch size, latent height and width, text tokens.
+// One input shape of the step: batch size, latent height and width, text tokens, and how many
+// micro-batches the batch joins (batched gradient accumulation: each draws its own random values,
+// so a joined shape's step is another graph than a plain batch of that size).
 struct StepShape {
   int64_t batch = 0, height = 0, width = 0, tokens = 0;
+  int64_t microBatches = 1;
   bool operator<(const StepShape& o) const {
-    return std::tie(batch, height, width, tokens) < std::tie(o.batch, o.height, o.width, o.tokens);
+    return std::tie(batch, height, width, tokens, microBatches) < std::tie(o.batch, o.height, o.width, o.tokens, o.microBatches);
   }
   bool operator==(const StepShape& o) const { return !(*this < o) && !(o < *this); }
-  // "batch 1, latents 128x128, 77 tokens", for the log and the warm-up events.
+  // "batch 1, latents 128x128, 77 tokens" (", 2 micro-batches joined"), for the log and the warm-up events.
   std::string describe() const;
 };
 

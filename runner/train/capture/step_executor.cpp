@@ -33,10 +33,10 @@ StepExecutor::StepExecutor(torch::Device device, OptimizerUpdate& update, StepEx
 
 StepExecutor::~StepExecutor() = default;
 
-torch::Tensor StepExecutor::runEager(const StagedLoss& loss, bool last) {
+torch::Tensor StepExecutor::runEager(const StagedLoss& loss, bool last, int64_t microBatches) {
   update_.beginMicroStep(last);
   torch::Tensor value = loss();
-  update_.backward(value, options_.lossDivisor);
+  update_.backward(value, options_.lossDivisor / static_cast<double>(microBatches));
   if (options_.regions) options_.regions->captureBackwards();
   if (last) update_.apply();
   return value.detach();
@@ -51,7 +51,7 @@ std::optional<double> StepExecutor::capture(const Key& key, const StagedLoss& st
   if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
   const double snapshotSeconds = since(start);
   torch::Tensor out;
-  auto work = [&] { out = runEager(stagedLoss, key.last); };
+  auto work = [&] { out = runEager(stagedLoss, key.last, key.shape.microBatches); };
   std::optional<compile::CapturedGraph::Seconds> graphSeconds;
   try {
     // The eager warm-up runs at lr 0; the capture (no eager run) records the real rates.
@@ -120,7 +120,7 @@ std::optional<double> StepExecutor::prepare(const StepShape& shape, bool last, c
     StateSnapshot snapshot = snapshotForWarmup(last, &zeroLearningRate);
     {
       WarmupAtZeroLearningRate warmup(update_, zeroLearningRate);
-      runEager(stagedLoss, last);
+      runEager(stagedLoss, last, shape.microBatches);
     }
     snapshot.restore();
     if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
@@ -149,8 +149,13 @@ MicroStepResult StepExecutor::run(const StepShape& shape, bool last, const Stage
     return result;
   }
   ++eager_;
-  result.loss = runEager(stagedLoss, last);
+  result.loss = runEager(stagedLoss, last, shape.microBatches);
   return result;
+}
+
+bool StepExecutor::replays(const StepShape& shape, bool last) const {
+  if (!device_.is_cuda() || !compile::cudaGraphsCompiledIn()) return false;  // capture() only warms up
+  return graphs_.count(Key{shape, last}) || (options_.captureSteps && options_.captureInTraining && mayCapture(shape));
 }
 
 double replayedShare(const StepExecutor& executor, const GraphedRegions* regions) {

@@ -35,7 +35,9 @@ struct StepExecutorOptions {
   bool fatalOnCaptureFailure = false;  // fullgraph=true
   int cacheLimit = 8;                  // captured shapes at most
   int warmups = 3;                     // eager runs before a capture
-  double lossDivisor = 1.0;            // gradient_accumulation_steps
+  // gradient_accumulation_steps; a shape joining micro-batches (StepShape::microBatches) takes
+  // their share of it: the mean over the joined samples is already the mean of their means.
+  double lossDivisor = 1.0;
   // Whole-step graphs of shapes first seen while training (false with several ranks: a capture's
   // warm-up steps all-reduce, so every rank captures in the warm-up phase, in step).
   bool captureInTraining = true;
@@ -69,8 +71,12 @@ class StepExecutor {
   // One micro-batch whose inputs are staged for `shape`: replayed when captured (captured first if
   // the cache limit allows), else eager.
   MicroStepResult run(const StepShape& shape, bool last, const StagedLoss& stagedLoss);
-  // One micro-batch eagerly (also for steps that cannot be staged, such as text encoder training).
-  torch::Tensor runEager(const StagedLoss& loss, bool last);
+  // One micro-batch eagerly (also for steps that cannot be staged, such as text encoder training);
+  // `microBatches`: how many micro-batches it joins.
+  torch::Tensor runEager(const StagedLoss& loss, bool last, int64_t microBatches = 1);
+  // Whether run() replays a graph for `shape`: on a CUDA device with graphs, captured already or to
+  // be captured in training within the cache limit.
+  bool replays(const StepShape& shape, bool last) const;
 
   long long replayedMicroSteps() const { return replayed_; }
   long long eagerMicroSteps() const { return eager_; }

@@ -359,6 +359,7 @@ FluxStepBatch FluxFamily::stepInputs(const data::Batch& batch, bool staged, cons
   in.lossWeights = batch.lossWeights.to(device_);
   if (batch.lossMasks.defined())
     in.lossMask = lossMaskAt(batch.lossMasks.to(device_), in.latents.size(2), in.latents.size(3));
+  in.microBatches = batch.microBatches;
   return in;
 }
 
@@ -391,7 +392,7 @@ StepShape FluxFamily::stage(const data::Batch& batch) {
 
 StepShape FluxFamily::stageWarmup(const data::ShapeSignature& signature) {
   const int64_t down = models_.ae->config().downscale();
-  const StepShape shape{signature.batchSize, signature.height / down, signature.width / down, t5MaxTokens_};
+  const StepShape shape{signature.batchSize, signature.height / down, signature.width / down, t5MaxTokens_, signature.microBatches};
   step_->stageNeutral(shape);
   return shape;
 }

@@ -77,6 +77,7 @@ class FluxFamily : public FamilyPart {
   StepShape stage(const data::Batch& batch) override;
   torch::Tensor stagedLoss(const StepShape& shape) override { return step_->stagedLoss(shape); }
   StepShape stageWarmup(const data::ShapeSignature& signature) override;
+  std::string microBatchJoinRefusal() const override { return options_.cacheLatents ? "" : kLatentsEncodedInStep; }
   std::vector<int64_t> validationTimesteps() const override;
   torch::Tensor validationLoss(const data::Batch& batch, int64_t timestep, const at::Generator& generator) override;
   void captureRegions(GraphedRegions* regions) override;

@@ -4,6 +4,7 @@
 
 #include "models/flux/flux_latents.h"
 #include "train/base/device_info.h"
+#include "train/objectives/micro_batch_draws.h"
 
 namespace sinter::train {
 
@@ -16,7 +17,7 @@ FluxTrainStep::FluxTrainStep(models::FluxTransformer transformer, FluxStepOption
       sigmaTable_(shiftedSigmaTable(options_.flow.discreteFlowShift, device)) {}
 
 StepShape FluxTrainStep::shapeOf(const FluxStepBatch& b) const {
-  return StepShape{b.latents.size(0), b.latents.size(2), b.latents.size(3), b.t5.defined() ? b.t5.size(1) : b.t5Tokens};
+  return StepShape{b.latents.size(0), b.latents.size(2), b.latents.size(3), b.t5.defined() ? b.t5.size(1) : b.t5Tokens, b.microBatches};
 }
 
 StaticBuffers& FluxTrainStep::buffers(const StepShape& s) {
@@ -71,7 +72,8 @@ torch::Tensor FluxTrainStep::loss(const FluxStepBatch& batch) {
   in.at("loss_weights").copy_(batch.lossWeights);
   if (options_.applyT5AttnMask) in.at("t5_mask").copy_(batch.t5Mask);
   stageLossMask(in, batch);
-  return lossOf(in, batch.t5.to(device_, options_.computeDtype), batch.pooled.to(device_, options_.computeDtype), generator_);
+  return lossOf(in, batch.t5.to(device_, options_.computeDtype), batch.pooled.to(device_, options_.computeDtype), generator_,
+                std::nullopt, batch.microBatches);
 }
 
 torch::Tensor FluxTrainStep::validationLoss(const FluxStepBatch& batch, double sigma, const at::Generator& generator) {
@@ -113,22 +115,28 @@ void FluxTrainStep::stageNeutral(const StepShape& shape) {
 
 torch::Tensor FluxTrainStep::stagedLoss(const StepShape& shape) {
   StaticBuffers& in = buffers(shape);
-  if (!text_) return lossOf(in, in.at("t5"), in.at("pooled"), generator_);
+  if (!text_) return lossOf(in, in.at("t5"), in.at("pooled"), generator_, std::nullopt, shape.microBatches);
   const FluxConditioning c = text_->encode(in);
-  return lossOf(in, c.t5.defined() ? c.t5.to(options_.computeDtype) : in.at("t5"), c.pooled.to(options_.computeDtype), generator_);
+  return lossOf(in, c.t5.defined() ? c.t5.to(options_.computeDtype) : in.at("t5"), c.pooled.to(options_.computeDtype), generator_,
+                std::nullopt, shape.microBatches);
 }
 
 // flux_train_network.get_noise_pred_and_target: noise, sigmas, x_t; the transformer on x_t's 2x2
 // patches; its output unpacked and turned into the prediction; the loss against noise - x0.
 torch::Tensor FluxTrainStep::lossOf(StaticBuffers& in, const torch::Tensor& t5, const torch::Tensor& pooled, const at::Generator& generator,
-                                    std::optional<double> fixedSigma) {
+                                    std::optional<double> fixedSigma, int64_t microBatches) {
   const torch::Tensor& latents = in.at("latents");
-  const int64_t b = latents.size(0), h = latents.size(2), w = latents.size(3);
-  const torch::Tensor noise = at::randn(latents.sizes(), generator, latents.options());
-  const torch::Tensor sigmas = fixedSigma ? torch::full({b}, *fixedSigma, torch::TensorOptions().dtype(torch::kFloat32).device(device_))
-                                          : sampleFlowSigmas(options_.flow, b, h, w, generator, device_, sigmaTable_);
-  const torch::Tensor noisy =
-      flowNoisyLatents(latents, flowInputNoise(options_.flow, noise, generator), sigmas, options_.computeDtype);
+  const int64_t h = latents.size(2), w = latents.size(3);
+  // Joined micro-batches: each draws its noise, sigmas and input noise as its own pass would.
+  const std::vector<torch::Tensor> drawn = drawPerMicroBatch(microBatches, {latents}, [&](const std::vector<torch::Tensor>& part) {
+    const int64_t b = part[0].size(0);
+    const torch::Tensor noise = at::randn(part[0].sizes(), generator, part[0].options());
+    const torch::Tensor sigmas = fixedSigma ? torch::full({b}, *fixedSigma, torch::TensorOptions().dtype(torch::kFloat32).device(device_))
+                                            : sampleFlowSigmas(options_.flow, b, h, w, generator, device_, sigmaTable_);
+    return std::vector<torch::Tensor>{noise, sigmas, flowInputNoise(options_.flow, noise, generator)};
+  });
+  const torch::Tensor &noise = drawn[0], &sigmas = drawn[1];
+  const torch::Tensor noisy = flowNoisyLatents(latents, drawn[2], sigmas, options_.computeDtype);
   const auto guidance = in.find("guidance");
   torch::Tensor out = transformer_->forward(models::packFluxLatents(noisy), in.at("img_ids"), t5, in.at("txt_ids"),
                                             flowModelTimesteps(sigmas, options_.computeDtype), pooled,

@@ -26,6 +26,7 @@ struct FluxStepBatch {
   // in the step): the encoders' token ids by buffer name, and T5's token count.
   StaticBuffers textInputs;
   int64_t t5Tokens = 0;
+  int64_t microBatches = 1;  // the micro-batches it joins (data::Batch::microBatches), each drawing its own noise
 };
 
 // The conditioning computed inside the staged loss from staged token ids, so that CLIP-L's (and
@@ -81,8 +82,9 @@ class FluxTrainStep {
   StepShape shapeOf(const FluxStepBatch& batch) const;
   StaticBuffers& buffers(const StepShape& shape);
   // `fixedSigma`: every sample at it (validation); otherwise drawn by the timestep sampling.
+  // `microBatches`: the joined micro-batches the buffers hold, each drawing its noise and sigmas.
   torch::Tensor lossOf(StaticBuffers& in, const torch::Tensor& t5, const torch::Tensor& pooled, const at::Generator& generator,
-                       std::optional<double> fixedSigma = std::nullopt);
+                       std::optional<double> fixedSigma = std::nullopt, int64_t microBatches = 1);
 
   models::FluxTransformer transformer_;
   FluxStepOptions options_;

@@ -30,6 +30,9 @@ void StepReports::push(long long step, long long scheduleStep, const torch::Tens
   losses_.push(step, loss, figures);
   Pending& pending = unreported_[step];
   pending.facts = facts;
+  // Step 1's own peak, read now: when its report comes the next step is under way (which may join
+  // its micro-batches into one larger pass, step_runner.h).
+  if (vramBudget_ && step == startStep_ + 1) firstStepPeakBytes_ = deviceMemoryPeakBytes(run_.device);
   if (!log_.active()) return;
   // sd-scripts logs lr_scheduler.get_last_lr(): the rate after this step's scheduler step.
   const std::optional<double> own = optimizer_.ownLearningRate(scheduleStep);
@@ -55,7 +58,7 @@ void StepReports::report(bool includeNewest, WarmupClock& clock) {
     s.step = step, s.total = maxTrainSteps_, s.epoch = p.facts.epoch + 1, s.loss = loss, s.avg_loss = meter_.averageLoss();
     s.lr = p.facts.lr, s.it_per_s = meter_.itPerSecond(), s.eta_s = meter_.etaSeconds(step), s.step_ms = p.facts.seconds * 1000.0;
     s.peak_mem_mb = peakMemoryMb(run_.device);
-    if (vramBudget_ && step == startStep_ + 1) reportVramPeak(*vramBudget_, deviceMemoryPeakBytes(run_.device), run_.events);
+    if (vramBudget_ && step == startStep_ + 1) reportVramPeak(*vramBudget_, firstStepPeakBytes_, run_.events);
     for (size_t i = 0; i < figureNames_.size() && i < reading.figures.size(); ++i) s.figures.emplace_back(figureNames_[i], reading.figures[i]);
     run_.events.emit(s);
     if (log_.active()) {

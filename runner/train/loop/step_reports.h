@@ -58,6 +58,7 @@ class StepReports {
   bool firstStepIsWarmup_;
   bool progressLine_;
   std::optional<VramBudgetCheck> vramBudget_;
+  double firstStepPeakBytes_ = 0;  // the allocator's peak when step 1 was pushed
   std::optional<torch::Tensor> stepSizeEstimate_;
   LossReadback losses_, stepSizes_;
   std::map<long long, Pending> unreported_;

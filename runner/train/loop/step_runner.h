@@ -3,7 +3,7 @@
 // learning-rate schedule, the update (clipping, loss scale, averaging across ranks), the blocks'
 // captured regions (per-block capture) and the executor that runs each micro-batch eagerly or as a
 // replayed graph of the whole step; then the step itself, its micro-batches (gradient accumulation)
-// up to the end of their epoch.
+// up to the end of their epoch, one after another or joined into one pass (micro_batch_joining.h).
 #include <functional>
 #include <memory>
 #include <optional>
@@ -14,6 +14,7 @@
 #include "distributed/rank_agreement.h"
 #include "train/capture/graphed_regions.h"
 #include "train/capture/step_executor.h"
+#include "train/loop/micro_batch_joining.h"
 #include "train/loop/training_loop.h"
 #include "train/loop/warmup_clock.h"
 #include "train/optim/lr_schedule.h"
@@ -27,7 +28,7 @@ namespace sinter::train {
 struct StepResult {
   torch::Tensor loss;  // their mean (on the device, not read back)
   long long epoch = 0;  // 0-based
-  std::string signature;  // "2x1024x768": batch size and bucket
+  std::string signature;  // "2x1024x768": batch size and bucket (a joined pass: "2 joined x 1x1024x768")
   bool epochEnds = false;  // the last batch was its epoch's last
   double captureSeconds = 0;  // graphs captured within the step (warm-up, not step time)
 };
@@ -48,15 +49,21 @@ class StepRunner {
 
   // Before step 1, once the method says whether text encoders train: staged inputs (static buffers)
   // where something is captured (with trained text encoders only where the family's staged loss
-  // runs them), and the planned batch shapes captured ahead, most frequent first.
+  // runs them), and the planned batch shapes captured ahead, most frequent first (each followed by
+  // its joined pass, where micro-batches join). Logs how micro-batches accumulate.
   void warmUp(bool textEncodersTrain, const data::BatchPlan& plan, WarmupClock& clock);
   // One optimizer step over the micro-batches `nextBatch` gives.
   StepResult step(const std::function<data::Batch()>& nextBatch, long long batchesPerEpoch, WarmupClock& clock);
-  // The share of micro-batches (or block passes) that replayed graphs, and the samples' replays.
-  void logReplays() const;
+  // At the run's end: how many steps joined their micro-batches, the share of micro-batches (or
+  // block passes) that replayed graphs, and the samples' replays.
+  void logHowStepsRan() const;
 
  private:
   double takeRegionCaptures();
+  // One micro-batch (or a batch joining several) staged and run (replayed where captured), or run
+  // eagerly; its loss, and in `result` the captures it made.
+  torch::Tensor runMicroBatch(const data::Batch& batch, bool last, StepResult& result, WarmupClock& clock);
+  long long regionReplays() const;
 
   const RunContext& run_;
   FamilyPart& family_;
@@ -70,6 +77,8 @@ class StepRunner {
   std::unique_ptr<StepExecutor> executor_;
   bool textEncodersTrain_ = false;
   bool staged_ = false;
+  std::unique_ptr<MicroBatchJoining> joining_;
+  long long stepsRun_ = 0;
 };
 
 }  // namespace sinter::train

@@ -315,7 +315,7 @@ int runTrainingLoop(const RunContext& run, FamilyPart& family, MethodPart& metho
     spdlog::info("the trained weights are identical on all {} ranks", run.group->size());
   }
   reports.endLine();
-  steps.logReplays();
+  steps.logHowStepsRan();
   if (!stopped) {
     saves.atEnd(globalStep, endedAfterEpoch || earlyStopped ? lastEpoch : length.numEpochs);
     if (writes && samples.schedule().atRunEnd(lastEpoch, lastEpochFinished))

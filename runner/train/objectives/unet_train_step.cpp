@@ -4,6 +4,7 @@
 
 #include "train/base/config_values.h"
 #include "train/base/device_info.h"
+#include "train/objectives/micro_batch_draws.h"
 
 namespace sinter::train {
 
@@ -68,7 +69,7 @@ UnetTrainStep::UnetTrainStep(models::SdxlUnet unet, UnetStepOptions options, tor
 
 StepShape UnetTrainStep::shapeOf(const UnetStepBatch& b) {
   return StepShape{b.latents.size(0), b.latents.size(2), b.latents.size(3),
-                   b.context.defined() ? b.context.size(1) : b.contextTokens};
+                   b.context.defined() ? b.context.size(1) : b.contextTokens, b.microBatches};
 }
 
 StaticBuffers& UnetTrainStep::buffers(const StepShape& s) {
@@ -124,7 +125,7 @@ torch::Tensor UnetTrainStep::loss(const UnetStepBatch& batch) {
   stageLossMask(in, batch);
   return lossOf(in.at("latents"), batch.context.to(device_, options_.computeDtype),
                 toCompute(batch.admVector, device_, options_.computeDtype), in.at("loss_weights"), maskOf(in), options_.noise,
-                generator_);
+                generator_, batch.microBatches);
 }
 
 torch::Tensor UnetTrainStep::validationLoss(const UnetStepBatch& batch, int64_t timestep, const at::Generator& generator) {
@@ -182,16 +183,21 @@ torch::Tensor UnetTrainStep::stagedLoss(const StepShape& shape) {
   if (conditioning_) {
     const UnetConditioning c = conditioning_->encode(in);
     return lossOf(in.at("latents"), c.context.to(options_.computeDtype), toCompute(c.admVector, device_, options_.computeDtype),
-                  in.at("loss_weights"), maskOf(in), options_.noise, generator_);
+                  in.at("loss_weights"), maskOf(in), options_.noise, generator_, shape.microBatches);
   }
   return lossOf(in.at("latents"), in.at("context"), optionalBuffer(in, "adm_vector"), in.at("loss_weights"), maskOf(in),
-                options_.noise, generator_);
+                options_.noise, generator_, shape.microBatches);
 }
 
 torch::Tensor UnetTrainStep::lossOf(const torch::Tensor& latents, const torch::Tensor& context, const torch::Tensor& admVector,
                                     const torch::Tensor& lossWeights, const torch::Tensor& lossMask, const NoiseSamplingOptions& noise,
-                                    const at::Generator& generator) {
-  NoisedBatch noised = sampleNoisedBatch(schedule_, latents, noise, generator);
+                                    const at::Generator& generator, int64_t microBatches) {
+  // Joined micro-batches: each draws its noise and timesteps as its own pass would.
+  const std::vector<torch::Tensor> drawn = drawPerMicroBatch(microBatches, {latents}, [&](const std::vector<torch::Tensor>& in) {
+    NoisedBatch n = sampleNoisedBatch(schedule_, in[0], noise, generator);
+    return std::vector<torch::Tensor>{n.noise, n.noisyLatents, n.timesteps};
+  });
+  const NoisedBatch noised{drawn[0], drawn[1], drawn[2]};
   torch::Tensor pred = unet_->forward(noised.noisyLatents, noised.timesteps, context, admVector);
   torch::Tensor target = options_.loss.vPrediction ? schedule_.velocity(latents, noised.noise, noised.timesteps) : noised.noise;
   return diffusionLoss(pred.to(torch::kFloat32), target.to(torch::kFloat32), noised.timesteps, lossWeights, schedule_,

@@ -31,6 +31,7 @@ struct UnetStepBatch {
   // admVector: the text encoders' inputs by buffer name, and the context's length T.
   StaticBuffers conditioningInputs;
   int64_t contextTokens = 0;
+  int64_t microBatches = 1;  // the micro-batches it joins (data::Batch::microBatches), each drawing its own noise
 };
 
 // The conditioning computed inside the staged loss from staged inputs, so that the text encoders'
@@ -90,7 +91,7 @@ class UnetTrainStep {
   StaticBuffers& buffers(const StepShape& shape);
   torch::Tensor lossOf(const torch::Tensor& latents, const torch::Tensor& context, const torch::Tensor& admVector,
                        const torch::Tensor& lossWeights, const torch::Tensor& lossMask, const NoiseSamplingOptions& noise,
-                       const at::Generator& generator);
+                       const at::Generator& generator, int64_t microBatches = 1);
   void stageLossMask(StaticBuffers& in, const UnetStepBatch& batch) const;
 
   models::SdxlUnet unet_;

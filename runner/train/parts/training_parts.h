@@ -133,6 +133,15 @@ class FamilyPart {
   virtual torch::Tensor validationLoss(const data::Batch& batch, int64_t timestep, const at::Generator& generator) = 0;
   // Neutral inputs for a planned signature, to warm up and capture it before step 1.
   virtual StepShape stageWarmup(const data::ShapeSignature& signature) = 0;
+  // Batched gradient accumulation (docs/DESIGN.md §6): "" where loss() and stage() take a batch
+  // joining several micro-batches (data::Batch::microBatches) and train it as those micro-batches
+  // one after another, each drawing its random values from the same generator calls in the same
+  // order as its own pass; else why not, for the run's log.
+  virtual std::string microBatchJoinRefusal() const { return "its step has no joined pass"; }
+  // The refusal of a family whose step encodes the latents (their distribution sampled from the
+  // noise's generator, before the noise: a joined pass would draw all of them first).
+  static constexpr const char* kLatentsEncodedInStep =
+      "the latents are encoded in each step (cache_latents is off), their sampling drawn before the noise";
   // Per-block CUDA graphs (compile_fullgraph=false): the model's blocks run through `regions` from
   // now on, or as by default again (nullptr).
   virtual void captureRegions(GraphedRegions* regions) = 0;

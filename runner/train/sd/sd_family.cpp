@@ -202,6 +202,7 @@ UnetStepBatch SdFamily::stepInputs(const data::Batch& batch, bool staged, const 
   }
   in.lossWeights = batch.lossWeights.to(device_);
   if (batch.lossMasks.defined()) in.lossMask = lossMaskAt(batch.lossMasks.to(device_), in.latents.size(2), in.latents.size(3));
+  in.microBatches = batch.microBatches;
   return in;
 }
 
@@ -231,7 +232,8 @@ StepShape SdFamily::stage(const data::Batch& batch) {
 
 StepShape SdFamily::stageWarmup(const data::ShapeSignature& signature) {
   const int64_t down = models_.vae->config().downscale();
-  const StepShape shape{signature.batchSize, signature.height / down, signature.width / down, options_.maxTokenLength + 2};
+  const StepShape shape{signature.batchSize, signature.height / down, signature.width / down, options_.maxTokenLength + 2,
+                        signature.microBatches};
   step_->stageNeutral(shape);
   return shape;
 }

@@ -56,6 +56,7 @@ class SdFamily : public FamilyPart {
   StepShape stage(const data::Batch& batch) override;
   torch::Tensor stagedLoss(const StepShape& shape) override { return step_->stagedLoss(shape); }
   StepShape stageWarmup(const data::ShapeSignature& signature) override;
+  std::string microBatchJoinRefusal() const override { return options_.cacheLatents ? "" : kLatentsEncodedInStep; }
   std::vector<int64_t> validationTimesteps() const override;
   torch::Tensor validationLoss(const data::Batch& batch, int64_t timestep, const at::Generator& generator) override;
   // No per-block regions: SD 1.x/2.x run eagerly (the compile panel is SDXL's and FLUX's).

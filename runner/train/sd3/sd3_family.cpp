@@ -327,6 +327,7 @@ Sd3StepBatch Sd3Family::stepInputs(const data::Batch& batch, bool textEncodersTr
   in.pooled = clips.lgPooled;
   in.lossWeights = batch.lossWeights.to(device_);
   if (batch.lossMasks.defined()) in.lossMask = lossMaskAt(batch.lossMasks.to(device_), in.latents.size(2), in.latents.size(3));
+  in.microBatches = batch.microBatches;
   return in;
 }
 
@@ -344,6 +345,16 @@ torch::Tensor Sd3Family::stagedLoss(const StepShape&) {
 
 StepShape Sd3Family::stageWarmup(const data::ShapeSignature&) {
   throw std::logic_error("SD 3.x trains eagerly (no compile panel): nothing is captured ahead");
+}
+
+std::string Sd3Family::microBatchJoinRefusal() const {
+  if (!options_.cacheLatents) return kLatentsEncodedInStep;
+  // Both drawn once per batch from the noise's generator, outside the draws a joined pass makes
+  // per micro-batch (the caption dropout before them, the crop for the whole batch).
+  if (options_.clipLDropout > 0.0 || options_.clipGDropout > 0.0 || options_.t5Dropout > 0.0)
+    return "clip_l/clip_g/t5_dropout_rate draw before the noise, in the step's inputs";
+  if (options_.step.posEmbRandomCropRate > 0.0) return "pos_emb_random_crop_rate crops the position table once for a whole batch";
+  return "";
 }
 
 std::vector<int64_t> Sd3Family::validationTimesteps() const {

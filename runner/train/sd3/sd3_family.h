@@ -58,6 +58,7 @@ class Sd3Family : public FamilyPart {
   StepShape stage(const data::Batch& batch) override;
   torch::Tensor stagedLoss(const StepShape& shape) override;
   StepShape stageWarmup(const data::ShapeSignature& signature) override;
+  std::string microBatchJoinRefusal() const override;
   void captureRegions(GraphedRegions*) override {}
   std::vector<int64_t> validationTimesteps() const override;
   torch::Tensor validationLoss(const data::Batch& batch, int64_t timestep, const at::Generator& generator) override;

@@ -1,7 +1,10 @@
 #include "train/sd3/sd3_train_step.h"
 
+#include <stdexcept>
+
 #include "train/base/config_values.h"
 #include "train/base/device_info.h"
+#include "train/objectives/micro_batch_draws.h"
 
 namespace sinter::train {
 
@@ -28,17 +31,17 @@ torch::Tensor Sd3TrainStep::timestepsOf(const torch::Tensor& u, const Sd3StepOpt
       .to(torch::kFloat32);
 }
 
-torch::Tensor Sd3TrainStep::lossAt(const Sd3StepBatch& batch, const torch::Tensor& timestepsF32, const at::Generator& generator,
-                                   bool randomCrop) {
+torch::Tensor Sd3TrainStep::lossAt(const Sd3StepBatch& batch, const torch::Tensor& latents, const torch::Tensor& timestepsF32,
+                                   const torch::Tensor& noise, const at::Generator& generator, bool randomCrop) {
   const torch::Dtype dtype = options_.computeDtype;
-  const torch::Tensor latents = batch.latents.to(device_, dtype);
-  const torch::Tensor noise = at::randn(latents.sizes(), generator, latents.options());
   // timesteps and sigmas in the weights' dtype, as sd-scripts makes them.
   const torch::Tensor timesteps = timestepsF32.to(device_, dtype);
   const torch::Tensor sigmas = (timesteps / static_cast<double>(kFlowTrainTimesteps)).view({-1, 1, 1, 1});
   const torch::Tensor noisy = sigmas * noise + (1.0 - sigmas) * latents;
   // pos_emb_random_crop_rate: the whole batch's crop drawn at random that often (MMDiT.forward).
   models::Sd3PosEmbedCrop crop;
+  if (randomCrop && options_.posEmbRandomCropRate > 0.0 && batch.microBatches > 1)
+    throw std::logic_error("Sd3TrainStep: pos_emb_random_crop_rate crops a whole batch; joined micro-batches cannot share one crop");
   if (randomCrop && options_.posEmbRandomCropRate > 0.0 &&
       at::rand({1}, generator, torch::TensorOptions().device(device_)).item<double>() < options_.posEmbRandomCropRate) {
     const int64_t p = mmdit_->config().patchSize, h = latents.size(2) / p, w = latents.size(3) / p;
@@ -55,15 +58,21 @@ torch::Tensor Sd3TrainStep::lossAt(const Sd3StepBatch& batch, const torch::Tenso
 }
 
 torch::Tensor Sd3TrainStep::loss(const Sd3StepBatch& batch) {
-  const torch::Tensor u = sampleTimestepDensity(options_.flow, batch.latents.size(0), generator_, device_);
-  return lossAt(batch, timestepsOf(u, options_), generator_, /*randomCrop=*/true);
+  const torch::Tensor latents = batch.latents.to(device_, options_.computeDtype);
+  // Joined micro-batches: each draws its timesteps and noise as its own pass would.
+  const std::vector<torch::Tensor> drawn = drawPerMicroBatch(batch.microBatches, {latents}, [&](const std::vector<torch::Tensor>& part) {
+    const torch::Tensor u = sampleTimestepDensity(options_.flow, part[0].size(0), generator_, device_);
+    return std::vector<torch::Tensor>{u, at::randn(part[0].sizes(), generator_, part[0].options())};
+  });
+  return lossAt(batch, latents, timestepsOf(drawn[0], options_), drawn[1], generator_, /*randomCrop=*/true);
 }
 
 torch::Tensor Sd3TrainStep::validationLoss(const Sd3StepBatch& batch, double sigma, const at::Generator& generator) {
   torch::NoGradGuard noGrad;
   const torch::Tensor timesteps =
       torch::full({batch.latents.size(0)}, sigma * kFlowTrainTimesteps, torch::TensorOptions().dtype(torch::kFloat32).device(device_));
-  return lossAt(batch, timesteps, generator, /*randomCrop=*/false);
+  const torch::Tensor latents = batch.latents.to(device_, options_.computeDtype);
+  return lossAt(batch, latents, timesteps, at::randn(latents.sizes(), generator, latents.options()), generator, /*randomCrop=*/false);
 }
 
 }  // namespace sinter::train

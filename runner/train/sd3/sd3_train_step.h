@@ -21,6 +21,7 @@ struct Sd3StepBatch {
   torch::Tensor pooled;       // [B, 2048]: CLIP-L's and CLIP-G's projected pooled outputs
   torch::Tensor lossWeights;  // [B]
   torch::Tensor lossMask;     // [B, 1, h, w] or undefined (masked_loss.h)
+  int64_t microBatches = 1;   // the micro-batches it joins (data::Batch::microBatches), each drawing its own noise
 };
 
 struct Sd3StepOptions {
@@ -48,7 +49,9 @@ class Sd3TrainStep {
   static torch::Tensor timestepsOf(const torch::Tensor& u, const Sd3StepOptions& options);
 
  private:
-  torch::Tensor lossAt(const Sd3StepBatch& batch, const torch::Tensor& timesteps, const at::Generator& generator, bool randomCrop);
+  // `latents` in the compute dtype on the device, `noise` like them; `generator` draws the crop.
+  torch::Tensor lossAt(const Sd3StepBatch& batch, const torch::Tensor& latents, const torch::Tensor& timesteps, const torch::Tensor& noise,
+                       const at::Generator& generator, bool randomCrop);
 
   models::Sd3Mmdit mmdit_;
   Sd3StepOptions options_;

@@ -230,6 +230,7 @@ UnetStepBatch SdxlFamily::stepInputs(const data::Batch& batch, bool staged, cons
   in.lossWeights = batch.lossWeights.to(device_);
   if (batch.lossMasks.defined())
     in.lossMask = lossMaskAt(batch.lossMasks.to(device_), in.latents.size(2), in.latents.size(3));
+  in.microBatches = batch.microBatches;
   return in;
 }
 
@@ -263,7 +264,7 @@ StepShape SdxlFamily::stageWarmup(const data::ShapeSignature& signature) {
   // max_token_length tokens between one bos and one eos, as the chunks are merged (75 -> 77).
   const int64_t down = models_.vae->config().downscale();
   const StepShape shape{signature.batchSize, signature.height / down, signature.width / down,
-                        models::mergedContextLength(options_.maxTokenLength / 75)};
+                        models::mergedContextLength(options_.maxTokenLength / 75), signature.microBatches};
   step_->stageNeutral(shape);
   return shape;
 }
