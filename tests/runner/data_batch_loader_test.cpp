@@ -59,6 +59,16 @@ bool sameBatch(const Batch& a, const Batch& b) {
 
 torch::Tensor pool(const torch::Tensor& x) { return torch::avg_pool2d(x, 8); }
 
+// A text cache holding one value a caption (1), enough to follow captions through batches.
+TextCache oneValueTextCache(const Fixture& f) {
+  return TextCache::build(
+      f.dataset,
+      [](const std::vector<std::string>& captions) {
+        return TextOutputs{{"len", torch::tensor(std::vector<float>(captions.size(), 1.0f)).unsqueeze(1)}};
+      },
+      {});
+}
+
 }  // namespace
 
 TEST(BatchLoader, BatchesCarryImagesConditioningAndWeights) {
@@ -171,12 +181,7 @@ TEST(BatchLoader, ColorAugChangesAThirdOfItsSubsetsPictures) {
 TEST(BatchLoader, CachedLatentsAndTextOutputs) {
   Fixture f(true, false);
   const LatentCache latents = LatentCache::build(f.dataset, pool, {});
-  const TextCache texts = TextCache::build(
-      f.dataset,
-      [](const std::vector<std::string>& captions) {
-        return TextOutputs{{"len", torch::tensor(std::vector<float>(captions.size(), 1.0f)).unsqueeze(1)}};
-      },
-      {});
+  const TextCache texts = oneValueTextCache(f);
   const BatchPlan plan(f.dataset, 2);
   BatchLoader loader(f.dataset, plan, {2}, &latents, &texts);
   for (int i = 0; i < 10; ++i) {
@@ -198,12 +203,7 @@ TEST(BatchLoader, CachedLatentsAndTextOutputs) {
 TEST(BatchLoader, BatchesOfOneShapeJoinInOrder) {
   Fixture f(true, false);
   const LatentCache latents = LatentCache::build(f.dataset, pool, {});
-  const TextCache texts = TextCache::build(
-      f.dataset,
-      [](const std::vector<std::string>& captions) {
-        return TextOutputs{{"len", torch::tensor(std::vector<float>(captions.size(), 1.0f)).unsqueeze(1)}};
-      },
-      {});
+  const TextCache texts = oneValueTextCache(f);
   const BatchPlan plan(f.dataset, 2);
   BatchLoader loader(f.dataset, plan, {}, &latents, &texts);
   std::vector<Batch> all;
