@@ -53,13 +53,6 @@ void runOnCaptureStream(torch::Device device, const std::function<void()>& work)
   onSideStream(c10::cuda::getCurrentCUDAStream(device.index()), captureStream(device), work);
 }
 
-bool capturingOnCurrentStream(torch::Device device) {
-  if (!device.is_cuda()) return false;
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  C10_CUDA_CHECK(cudaStreamIsCapturing(c10::cuda::getCurrentCUDAStream(device.index()), &status));
-  return status != cudaStreamCaptureStatusNone;
-}
-
 void releaseCachedMemory(torch::Device device) {
   if (!device.is_cuda()) return;
   captureStream(device).synchronize();
@@ -117,8 +110,6 @@ void CapturedGraph::replay() { impl_->graph.replay(); }
 void runOnCaptureStream(torch::Device, const std::function<void()>&) {
   throw std::runtime_error("CUDA graphs are not in this build (a CPU libtorch)");
 }
-
-bool capturingOnCurrentStream(torch::Device) { return false; }
 
 void releaseCachedMemory(torch::Device) {}
 

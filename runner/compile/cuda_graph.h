@@ -25,10 +25,6 @@ bool cudaGraphsCompiledIn();
 // stream and before what is queued after (warm-up runs of work that is captured later).
 void runOnCaptureStream(torch::Device device, const std::function<void()>& work);
 
-// Whether the work queued now on `device`'s current stream is being captured into a graph rather
-// than run (false on the CPU and in a build without CUDA).
-bool capturingOnCurrentStream(torch::Device device);
-
 // Hands the memory that the ordinary pool caches but no tensor uses back to the device, after the
 // work queued on the capture stream. Before a capture: the graphs' private pool cannot reuse that
 // memory, and nothing can be freed while a capture is under way, so eager warm-up passes would

@@ -15,6 +15,7 @@
 #include "data/batch_plan.h"
 #include "data/pivotal_embedding_specs.h"
 #include "io/safetensors.h"
+#include "in_process_run.h"
 #include "runner_process.h"
 #include "tiny_run_inputs.h"
 #include "safetensors_compare.h"
@@ -28,6 +29,7 @@ namespace fs = std::filesystem;
 using namespace sinter;
 using namespace sinter::train;
 using sinter::test::doneStatus;
+using sinter::test::InProcessRun;
 using sinter::test::losses;
 using sinter::test::ProcessResult;
 using sinter::test::runRunner;
@@ -94,11 +96,9 @@ std::map<std::string, torch::Tensor> byName(const NamedTensors& tensors) {
 void trainsLoraAndRows(const std::string& familyName, const std::vector<std::string>& keys, const std::string& extra) {
   SCOPED_TRACE(familyName);
   const Config config = loadedConfig(configText(familyName, "out_in_process_" + familyName, kEmbeddings + "max_train_steps = 3\n" + extra));
-  RunPreflight preflight = preflightRun(config);
-  ASSERT_TRUE(preflight.ok());
-  EventSink events(false);
-  const RunContext run{preflight.resolved, torch::kCPU, PrecisionPlan{}, 1, events, std::chrono::steady_clock::now()};
-  TrainingParts parts = makeTrainingParts(run, *preflight.resolved.family(), Tab::LoRA);
+  InProcessRun in(config);
+  ASSERT_TRUE(in.preflight.ok());
+  TrainingParts parts = in.makeParts(Tab::LoRA);
   const TextualInversionTargets targets = parts.family->textualInversionTargets();
   ASSERT_EQ(targets.encoders.size(), keys.size());
   std::vector<torch::Tensor> tables;
@@ -129,13 +129,13 @@ void trainsLoraAndRows(const std::string& familyName, const std::vector<std::str
   EXPECT_DOUBLE_EQ(groups.back().lr, 0.01);
   EXPECT_EQ(groups.back().params.size(), keys.size());
 
-  parts.family->buildCaches(*preflight.dataset, 1);
+  parts.family->buildCaches(*in.preflight.dataset, 1);
   parts.family->setTraining(parts.method->trainsTextEncoders());
   AdamW optimizer(groups, AdamWHyperparameters{});
-  const data::BatchPlan plan(*preflight.dataset, 7);
+  const data::BatchPlan plan(*in.preflight.dataset, 7);
   data::LoaderOptions loaderOptions;
   loaderOptions.tokenize = parts.family->captionTokenizer();
-  data::BatchLoader loader(*preflight.dataset, plan, loaderOptions);
+  data::BatchLoader loader(*in.preflight.dataset, plan, loaderOptions);
   for (int step = 0; step < 3; ++step) {
     const data::Batch batch = loader.next();
     ASSERT_EQ(batch.captions.size(), 1u);
@@ -343,11 +343,9 @@ TEST_F(PivotalTuningRun, NetworkWeightsStartsEachEmbeddingFromItsBundledRows) {
       "sd15", "out_continued_in_process",
       continued + "embeddings = [\"token_string=zz num_vectors_per_token=2\", \"token_string=kx init_word=red\", "
                   "\"token_string=qq weights=" + own + "\"]\n"));
-  RunPreflight preflight = preflightRun(config);
-  ASSERT_TRUE(preflight.ok());
-  EventSink events(false);
-  const RunContext run{preflight.resolved, torch::kCPU, PrecisionPlan{}, 1, events, std::chrono::steady_clock::now()};
-  TrainingParts parts = makeTrainingParts(run, *preflight.resolved.family(), Tab::LoRA);
+  InProcessRun in(config);
+  ASSERT_TRUE(in.preflight.ok());
+  TrainingParts parts = in.makeParts(Tab::LoRA);
   const TextualInversionTargets targets = parts.family->textualInversionTargets();
   const torch::Tensor table = targets.encoders[0].encoder->tokenEmbedding()->weight.detach().clone();
   const std::vector<int32_t> red = targets.tokenizer->encode("red");

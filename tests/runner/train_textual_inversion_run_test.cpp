@@ -13,6 +13,7 @@
 #include "data/batch_plan.h"
 #include "data/textual_inversion_captions.h"
 #include "io/safetensors.h"
+#include "in_process_run.h"
 #include "runner_process.h"
 #include "tiny_run_inputs.h"
 #include "safetensors_compare.h"
@@ -26,6 +27,7 @@ namespace fs = std::filesystem;
 using namespace sinter;
 using namespace sinter::train;
 using sinter::test::doneStatus;
+using sinter::test::InProcessRun;
 using sinter::test::losses;
 using sinter::test::ProcessResult;
 using sinter::test::runRunner;
@@ -90,11 +92,9 @@ void trainsOnlyTheNewRows(const std::string& familyName, const std::vector<std::
   const Config config = loadedConfig(configText(familyName, "out_in_process_" + familyName,
                                                 "token_string = \"zz\"\nnum_vectors_per_token = 2\ninit_word = \"red\"\n"
                                                 "use_object_template = true\nmax_train_steps = 3\n"));
-  RunPreflight preflight = preflightRun(config);
-  ASSERT_TRUE(preflight.ok());
-  EventSink events(false);
-  const RunContext run{preflight.resolved, torch::kCPU, PrecisionPlan{}, 1, events, std::chrono::steady_clock::now()};
-  TrainingParts parts = makeTrainingParts(run, *preflight.resolved.family(), Tab::TextualInversion);
+  InProcessRun in(config);
+  ASSERT_TRUE(in.preflight.ok());
+  TrainingParts parts = in.makeParts(Tab::TextualInversion);
   const std::map<std::string, torch::Tensor> before = modelTensors(*parts.family);
   parts.method->attach(*parts.family);
 
@@ -119,13 +119,13 @@ void trainsOnlyTheNewRows(const std::string& familyName, const std::vector<std::
     start.push_back(initial[i].second.clone());
   }
 
-  parts.family->buildCaches(*preflight.dataset, 1);
+  parts.family->buildCaches(*in.preflight.dataset, 1);
   parts.family->setTraining(parts.method->trainsTextEncoders());
   AdamW optimizer(parts.method->parameterGroups(), AdamWHyperparameters{});
-  const data::BatchPlan plan(*preflight.dataset, 7);
+  const data::BatchPlan plan(*in.preflight.dataset, 7);
   data::LoaderOptions loaderOptions;
   loaderOptions.tokenize = parts.family->captionTokenizer();
-  data::BatchLoader loader(*preflight.dataset, plan, loaderOptions);
+  data::BatchLoader loader(*in.preflight.dataset, plan, loaderOptions);
   for (int step = 0; step < 3; ++step) {
     const data::Batch batch = loader.next();
     ASSERT_EQ(batch.captions.size(), 1u);
@@ -151,10 +151,9 @@ void trainsOnlyTheNewRows(const std::string& familyName, const std::vector<std::
   const Config again =
       loadedConfig(configText(familyName, "out_in_process_again_" + familyName,
                               "token_string = \"zz\"\nnum_vectors_per_token = 2\nmax_train_steps = 1\nweights = \"" + file + "\"\n"));
-  RunPreflight preflight2 = preflightRun(again);
-  ASSERT_TRUE(preflight2.ok());
-  const RunContext run2{preflight2.resolved, torch::kCPU, PrecisionPlan{}, 1, events, std::chrono::steady_clock::now()};
-  TrainingParts parts2 = makeTrainingParts(run2, *preflight2.resolved.family(), Tab::TextualInversion);
+  InProcessRun in2(again);
+  ASSERT_TRUE(in2.preflight.ok());
+  TrainingParts parts2 = in2.makeParts(Tab::TextualInversion);
   parts2.method->attach(*parts2.family);
   const NamedTensors continued = parts2.method->stateTensors();
   for (size_t i = 0; i < keys.size(); ++i) EXPECT_TRUE(continued[i].second.equal(trained[i].second)) << keys[i];

@@ -1,29 +1,12 @@
 #include "models/layers/joint_linear.h"
 
-#if SINTER_WITH_CUDA
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAException.h>
-#endif
 
+#include "kernels/stream_capture.h"
 #include "models/adapters/frozen_joint_linear_lora.h"
 
 namespace sinter::models {
 
 namespace {
-
-// Whether work queued now on `device`'s current stream is being captured into a CUDA graph (as
-// compile::capturingOnCurrentStream, which this area cannot link).
-bool capturingOnDevice(const torch::Device& device) {
-#if SINTER_WITH_CUDA
-  if (device.is_cuda()) {
-    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    C10_CUDA_CHECK(cudaStreamIsCapturing(at::cuda::getCurrentCUDAStream(device.index()), &status));
-    return status != cudaStreamCaptureStatusNone;
-  }
-#endif
-  (void)device;
-  return false;
-}
 
 bool adapterDrawsDropout(const LinearImpl& linear) { return linear.is_training() && linear.lora->drawsRandom(); }
 
@@ -71,7 +54,7 @@ torch::Tensor jointWeightRows(const std::vector<LinearImpl*>& linears) {
   const torch::Tensor& first = linears.front()->weight;
   const int64_t in = first.size(1);
   if (rowsOfOneBuffer(linears)) return first.as_strided({rowsOf(linears), in}, {in, 1}, first.storage_offset());
-  if (capturingOnDevice(first.device())) return {};
+  if (kernels::capturingOnCurrentStream(first.device())) return {};
   torch::NoGradGuard noGrad;
   const torch::Tensor joint = torch::empty({rowsOf(linears), in}, first.options());
   int64_t row = 0;

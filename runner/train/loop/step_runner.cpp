@@ -141,10 +141,11 @@ void StepRunner::warmUp(bool textEncodersTrain, const data::BatchPlan& plan, War
   if (regions_) takeRegionCaptures();  // counted in the warm-up above
 }
 
-torch::Tensor StepRunner::runMicroBatch(const data::Batch& batch, bool last, StepResult& result, WarmupClock& clock) {
+torch::Tensor StepRunner::runMicroBatch(const data::Batch& batch, bool last, StepResult& result, WarmupClock& clock,
+                                        const std::optional<StepShape>& staged) {
   torch::Tensor loss;
   if (staged_) {
-    const StepShape shape = family_.stage(batch);
+    const StepShape shape = staged ? *staged : family_.stage(batch);
     MicroStepResult r = executor_->run(shape, last, [&] { return family_.stagedLoss(shape); });
     if (r.captureFailure) {
       const std::string message = "the training step for " + result.signature + " could not be captured and runs eagerly: " +
@@ -183,8 +184,9 @@ StepResult StepRunner::step(const std::function<data::Batch()>& nextBatch, long 
       // Where the run replays whole-step graphs, a joined pass needs its own: without one (the cache
       // limit, a failed capture) the micro-batches replay theirs one after another instead.
       const bool graphed = staged_ && run_.compile.captureSteps && run_.device.is_cuda();
-      if (!graphed || executor_->replays(family_.stage(*joined), true)) {
-        result.loss = runMicroBatch(*joined, true, result, clock);
+      const std::optional<StepShape> shape = graphed ? std::optional<StepShape>(family_.stage(*joined)) : std::nullopt;
+      if (!graphed || executor_->replays(*shape, true)) {
+        result.loss = runMicroBatch(*joined, true, result, clock, shape);
         joining_->stepRan(true);
         return result;
       }

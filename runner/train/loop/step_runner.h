@@ -61,8 +61,10 @@ class StepRunner {
  private:
   double takeRegionCaptures();
   // One micro-batch (or a batch joining several) staged and run (replayed where captured), or run
-  // eagerly; its loss, and in `result` the captures it made.
-  torch::Tensor runMicroBatch(const data::Batch& batch, bool last, StepResult& result, WarmupClock& clock);
+  // eagerly; its loss, and in `result` the captures it made. `staged`: its shape where the caller
+  // staged it already.
+  torch::Tensor runMicroBatch(const data::Batch& batch, bool last, StepResult& result, WarmupClock& clock,
+                              const std::optional<StepShape>& staged = std::nullopt);
   long long regionReplays() const;
 
   const RunContext& run_;

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "compile/cuda_graph.h"
+#include "kernels/stream_capture.h"
 #include "train/optim/grad_clip.h"
 
 namespace sinter::train {
@@ -77,7 +77,7 @@ void OptimizerUpdate::backward(const torch::Tensor& loss, double lossDivisor) {
 
 void OptimizerUpdate::applySchedule() {
   schedule_.apply(optimizer_);
-  if (!warmupAtZeroLearningRate_ || compile::capturingOnCurrentStream(optimizer_.device())) return;
+  if (!warmupAtZeroLearningRate_ || kernels::capturingOnCurrentStream(optimizer_.device())) return;
   torch::NoGradGuard noGrad;
   for (size_t g = 0; g < optimizer_.groupCount(); ++g) optimizer_.lr(g).zero_();
 }
