@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/geglu_cuda.h"
+#include "kernels/vector_access.cuh"
 
 namespace sinter::kernels {
 
@@ -21,7 +22,8 @@ __device__ __forceinline__ float geluDerivative(float x) {
   return cdf + x * pdf;
 }
 
-// One thread per output element (row r, column c): value at [r, c], gate at [r, n + c].
+// One thread per output element (row r, column c): value at [r, c], gate at [r, n + c]. For rows
+// whose halves cannot be read in vectors (n not a multiple of kVec, or a misaligned pointer).
 template <typename T>
 __global__ void gegluForward(const T* __restrict__ projected, T* __restrict__ out, int64_t rows, int64_t n) {
   const int64_t total = rows * n;
@@ -49,6 +51,45 @@ __global__ void gegluBackward(const T* __restrict__ projected, const T* __restri
   }
 }
 
+// The same, kVec elements a thread, each read and written with one vector instruction: the scalar
+// kernels, one element and one 64-bit division a thread, ran at a third of the memory bandwidth
+// (SDXL's 70 GEGLUs: 2.0 ms forward and 2.5 ms backward a step for ~1.7 ms of traffic).
+template <typename T>
+__global__ void gegluForwardVec(const T* __restrict__ projected, T* __restrict__ out, int64_t rows, int64_t vecsPerRow) {
+  const int64_t total = rows * vecsPerRow, n = vecsPerRow * kVec;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = i / vecsPerRow, c = (i - r * vecsPerRow) * kVec;
+    float value[kVec], gate[kVec], y[kVec];
+    loadFloats(projected + r * 2 * n + c, value);
+    loadFloats(projected + r * 2 * n + n + c, gate);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) y[e] = value[e] * gelu(gate[e]);
+    storeVec(out + i * kVec, y);
+  }
+}
+
+template <typename T>
+__global__ void gegluBackwardVec(const T* __restrict__ projected, const T* __restrict__ gradOut, T* __restrict__ gradProjected,
+                                 int64_t rows, int64_t vecsPerRow) {
+  const int64_t total = rows * vecsPerRow, n = vecsPerRow * kVec;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = i / vecsPerRow, c = (i - r * vecsPerRow) * kVec;
+    float value[kVec], gate[kVec], g[kVec], dValue[kVec], dGate[kVec];
+    loadFloats(projected + r * 2 * n + c, value);
+    loadFloats(projected + r * 2 * n + n + c, gate);
+    loadFloats(gradOut + i * kVec, g);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) {
+      dValue[e] = g[e] * gelu(gate[e]);
+      dGate[e] = g[e] * value[e] * geluDerivative(gate[e]);
+    }
+    storeVec(gradProjected + r * 2 * n + c, dValue);
+    storeVec(gradProjected + r * 2 * n + n + c, dGate);
+  }
+}
+
 unsigned int blocksFor(int64_t total) {
   const int64_t blocks = (total + kThreads - 1) / kThreads;
   return static_cast<unsigned int>(blocks < (int64_t{1} << 20) ? (blocks > 0 ? blocks : 1) : (int64_t{1} << 20));
@@ -64,9 +105,14 @@ at::Tensor gegluForwardCuda(const at::Tensor& projected) {
   at::Tensor out = at::empty(sizes, projected.options());
   if (out.numel() == 0) return out;
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  const bool vectors = vectorAligned(projected, {n}) && vectorAligned(out, {});
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, projected.scalar_type(), "sinter_geglu_forward", [&] {
-    gegluForward<scalar_t><<<blocksFor(rows * n), kThreads, 0, stream>>>(projected.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(),
-                                                                         rows, n);
+    if (vectors)
+      gegluForwardVec<scalar_t><<<blocksFor(rows * n / kVec), kThreads, 0, stream>>>(
+          projected.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), rows, n / kVec);
+    else
+      gegluForward<scalar_t><<<blocksFor(rows * n), kThreads, 0, stream>>>(projected.data_ptr<scalar_t>(),
+                                                                           out.data_ptr<scalar_t>(), rows, n);
   });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return out;
@@ -78,9 +124,14 @@ at::Tensor gegluBackwardCuda(const at::Tensor& projected, const at::Tensor& grad
   at::Tensor gradProjected = at::empty_like(projected);
   if (gradProjected.numel() == 0) return gradProjected;
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  const bool vectors = vectorAligned(projected, {n}) && vectorAligned(gradOutput, {}) && vectorAligned(gradProjected, {});
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, projected.scalar_type(), "sinter_geglu_backward", [&] {
-    gegluBackward<scalar_t><<<blocksFor(rows * n), kThreads, 0, stream>>>(
-        projected.data_ptr<scalar_t>(), gradOutput.data_ptr<scalar_t>(), gradProjected.data_ptr<scalar_t>(), rows, n);
+    if (vectors)
+      gegluBackwardVec<scalar_t><<<blocksFor(rows * n / kVec), kThreads, 0, stream>>>(
+          projected.data_ptr<scalar_t>(), gradOutput.data_ptr<scalar_t>(), gradProjected.data_ptr<scalar_t>(), rows, n / kVec);
+    else
+      gegluBackward<scalar_t><<<blocksFor(rows * n), kThreads, 0, stream>>>(
+          projected.data_ptr<scalar_t>(), gradOutput.data_ptr<scalar_t>(), gradProjected.data_ptr<scalar_t>(), rows, n);
   });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return gradProjected;

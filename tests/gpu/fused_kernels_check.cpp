@@ -1,5 +1,5 @@
 // On the GPU machine: each fused kernel of runner/kernels against the formula it replaces, forward
-// and backward (for GroupNorm+SiLU also the weight and bias gradients, for QK RMSNorm+RoPE the
+// and backward (for GroupNorm+SiLU, and the plain GroupNorm, also the weight and bias gradients, NCHW and NHWC, for QK RMSNorm+RoPE the
 // scales', for FLUX's modulation the shift, scale and gate gradients; the U-Net's joint q/k/v too), in float64 (the reference) and in the stock operators of the same dtype. Exits 1
 // when a kernel is further from the float64 reference than the bound stated for its dtype:
 //   float32: 1e-5 relative (max abs difference over max abs value);
@@ -38,12 +38,13 @@ torch::Tensor gegluStock(const torch::Tensor& projected) {
   return parts[0] * torch::gelu(parts[1]);
 }
 
-bool checkGeglu(torch::Dtype dtype) {
+// `n`: the output's columns. 257 runs the scalar kernels (rows and columns not multiples of a block
+// or of a vector), 1280 (SDXL's) the vector ones.
+bool checkGeglu(torch::Dtype dtype, int64_t n) {
   torch::manual_seed(3);
   const torch::Device cuda(torch::kCUDA);
-  // Odd sizes: rows and columns that are not multiples of a block.
-  const torch::Tensor base = torch::randn({2, 333, 2 * 257}, torch::TensorOptions().dtype(torch::kFloat64).device(cuda)) * 2;
-  const torch::Tensor gradOut = torch::randn({2, 333, 257}, base.options());
+  const torch::Tensor base = torch::randn({2, 333, 2 * n}, torch::TensorOptions().dtype(torch::kFloat64).device(cuda)) * 2;
+  const torch::Tensor gradOut = torch::randn({2, 333, n}, base.options());
 
   torch::Tensor ref = base.clone().requires_grad_(true);
   const torch::Tensor refOut = gegluStock(ref);
@@ -62,20 +63,26 @@ bool checkGeglu(torch::Dtype dtype) {
   const bool fp32 = dtype == torch::kFloat32;
   const double boundFwd = fp32 ? 1e-5 : std::min(1e-2, 1.5 * stockFwd), boundBwd = fp32 ? 1e-5 : std::min(1e-2, 1.5 * stockBwd);
   const bool ok = fwd <= boundFwd && bwd <= boundBwd;
-  std::printf("GEGLU %-9s forward %.2e (stock %.2e, bound %.2e), backward %.2e (stock %.2e, bound %.2e): %s\n",
-              c10::toString(dtype), fwd, stockFwd, boundFwd, bwd, stockBwd, boundBwd, ok ? "ok" : "FAILS");
+  std::printf("GEGLU n=%-4lld %-9s forward %.2e (stock %.2e, bound %.2e), backward %.2e (stock %.2e, bound %.2e): %s\n",
+              static_cast<long long>(n), c10::toString(dtype), fwd, stockFwd, boundFwd, bwd, stockBwd, boundBwd, ok ? "ok" : "FAILS");
   return ok;
 }
 
-// The U-Net's GroupNorm32 then SiLU, as the model writes them with stock operators.
+// The U-Net's GroupNorm32 (then SiLU), as the model writes them with stock operators.
 torch::Tensor groupNormSiluStock(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
-                                 int64_t groups) {
-  return torch::silu(torch::group_norm(x.to(torch::kFloat32), groups, weight.to(torch::kFloat32), bias.to(torch::kFloat32), 1e-5)
-                         .to(x.scalar_type()));
+                                 int64_t groups, bool silu = true) {
+  const torch::Tensor normed =
+      torch::group_norm(x.to(torch::kFloat32), groups, weight.to(torch::kFloat32), bias.to(torch::kFloat32), 1e-5)
+          .to(x.scalar_type());
+  return silu ? torch::silu(normed) : normed;
 }
 
 // `offset` shifts the input's mean away from zero: the statistics must not cancel in float32.
-bool checkGroupNormSilu(torch::Dtype dtype, std::vector<int64_t> shape, int64_t groups, double offset) {
+// `channelsLast`: the kernels get x and the output gradient channels_last (the NHWC kernels) and must
+// give the output and x's gradient channels_last; the references run on the NCHW copy. `silu` false:
+// the plain GroupNorm (kernels::groupNorm).
+bool checkGroupNormSilu(torch::Dtype dtype, std::vector<int64_t> shape, int64_t groups, double offset, bool channelsLast = false,
+                        bool silu = true) {
   torch::manual_seed(5);
   const torch::Device cuda(torch::kCUDA);
   const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(cuda);
@@ -87,13 +94,22 @@ bool checkGroupNormSilu(torch::Dtype dtype, std::vector<int64_t> shape, int64_t 
   struct Run {
     torch::Tensor x, weight, bias, out;
   };
+  const auto layout = channelsLast ? torch::MemoryFormat::ChannelsLast : torch::MemoryFormat::Contiguous;
   auto run = [&](torch::Dtype d, bool fused) {
-    auto leaf = [d](const torch::Tensor& t) { return t.to(d).detach().clone().requires_grad_(true); };
-    Run r{leaf(base), leaf(weightBase), leaf(biasBase), {}};
-    r.out = fused ? sinter::kernels::groupNormSilu(r.x, r.weight, r.bias, groups, 1e-5)
-                  : d == torch::kFloat64 ? torch::silu(torch::group_norm(r.x, groups, r.weight, r.bias, 1e-5))
-                                         : groupNormSiluStock(r.x, r.weight, r.bias, groups);
-    r.out.backward(gradOut.to(d));
+    auto leaf = [d](const torch::Tensor& t, torch::MemoryFormat format = torch::MemoryFormat::Contiguous) {
+      return t.to(d).contiguous(format).detach().clone(format).requires_grad_(true);
+    };
+    Run r{leaf(base, fused ? layout : torch::MemoryFormat::Contiguous), leaf(weightBase), leaf(biasBase), {}};
+    if (fused) {
+      r.out = silu ? sinter::kernels::groupNormSilu(r.x, r.weight, r.bias, groups, 1e-5)
+                   : sinter::kernels::groupNorm(r.x, r.weight, r.bias, groups, 1e-5);
+    } else if (d == torch::kFloat64) {
+      r.out = torch::group_norm(r.x, groups, r.weight, r.bias, 1e-5);
+      if (silu) r.out = torch::silu(r.out);
+    } else {
+      r.out = groupNormSiluStock(r.x, r.weight, r.bias, groups, silu);
+    }
+    r.out.backward(gradOut.to(d).contiguous(fused ? layout : torch::MemoryFormat::Contiguous));
     return r;
   };
   // The reference starts from the same rounded input as the kernels, so that the input's own
@@ -103,8 +119,14 @@ bool checkGroupNormSilu(torch::Dtype dtype, std::vector<int64_t> shape, int64_t 
   const Run ref = run(torch::kFloat64, false);
   const bool fp32 = dtype == torch::kFloat32;
   bool ok = true;
-  std::printf("GroupNorm+SiLU %-9s %s, %lld groups, mean %+.0f:", c10::toString(dtype), c10::str(c10::IntArrayRef(shape)).c_str(),
-              static_cast<long long>(groups), offset);
+  std::printf("%s%s %-9s %s, %lld groups, mean %+.0f:", silu ? "GroupNorm+SiLU" : "GroupNorm", channelsLast ? " NHWC" : "",
+              c10::toString(dtype), c10::str(c10::IntArrayRef(shape)).c_str(), static_cast<long long>(groups), offset);
+  if (channelsLast) {
+    const bool layoutOk = fused.out.is_contiguous(torch::MemoryFormat::ChannelsLast) &&
+                          fused.x.grad().is_contiguous(torch::MemoryFormat::ChannelsLast);
+    ok = ok && layoutOk;
+    std::printf(" layout %s", layoutOk ? "channels_last" : "NOT channels_last FAILS");
+  }
   const std::pair<const char*, std::function<torch::Tensor(const Run&)>> parts[] = {
       {"out", [](const Run& r) { return r.out.detach(); }},
       {"dx", [](const Run& r) { return r.x.grad(); }},
@@ -506,12 +528,24 @@ int main() {
   }
   bool ok = checkFloat8Upcast();
   for (torch::Dtype dtype : {torch::kFloat32, torch::kFloat16, torch::kBFloat16}) {
-    ok = checkGeglu(dtype) && ok;
+    for (int64_t n : {257, 1280}) ok = checkGeglu(dtype, n) && ok;
     // Odd sizes (3 channels a group, rows not a multiple of a block); the U-Net's largest map (one
     // group spans 40 reduction chunks); a mean far from zero.
     ok = checkGroupNormSilu(dtype, {2, 96, 37, 41}, 32, 0.0) && ok;
     ok = checkGroupNormSilu(dtype, {1, 320, 128, 128}, 32, 0.0) && ok;
     ok = checkGroupNormSilu(dtype, {2, 640, 32, 32}, 32, 40.0) && ok;
+    // NHWC (the U-Net's channels_last activations): SDXL's three map sizes; batch 2 with an odd
+    // channel count a group (3; 15 with channels not a multiple of a 32-channel tile and pixels not
+    // of a 256-pixel chunk); a mean far from zero.
+    for (const std::vector<int64_t>& sdxl : {std::vector<int64_t>{1, 320, 128, 128}, {1, 640, 64, 64}, {1, 1280, 32, 32}})
+      ok = checkGroupNormSilu(dtype, sdxl, 32, 0.0, /*channelsLast=*/true) && ok;
+    ok = checkGroupNormSilu(dtype, {2, 96, 37, 41}, 32, 0.0, true) && ok;
+    ok = checkGroupNormSilu(dtype, {2, 120, 19, 23}, 8, 0.0, true) && ok;
+    ok = checkGroupNormSilu(dtype, {2, 640, 32, 32}, 32, 40.0, true) && ok;
+    // The plain GroupNorm (before a SpatialTransformer), both layouts.
+    ok = checkGroupNormSilu(dtype, {1, 640, 64, 64}, 32, 0.0, true, /*silu=*/false) && ok;
+    ok = checkGroupNormSilu(dtype, {2, 120, 19, 23}, 8, 40.0, true, false) && ok;
+    ok = checkGroupNormSilu(dtype, {2, 96, 37, 41}, 32, 0.0, false, false) && ok;
     ok = checkQkNormRope(dtype, 128, 100, 6) && ok;  // FLUX's heads
     ok = checkQkNormRope(dtype, 32, 101, 3) && ok;   // the tiny model's, rows not aligned for vector loads
     ok = checkQkNormRope(dtype, 256, 100, 3) && ok;  // the widest the kernel takes

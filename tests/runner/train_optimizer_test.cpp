@@ -11,6 +11,7 @@
 #include "core/optimizer_table.h"
 #include "train/optim/adafactor.h"
 #include "train/optim/adamw.h"
+#include "train/optim/adjacent_span.h"
 #include "train/optim/fused_backward.h"
 #include "train/optim/grad_clip.h"
 #include "train/optim/lr_schedule.h"
@@ -400,4 +401,92 @@ TEST(OptimizerArgs, TheAppsListIsWhatTheRunnerRuns) {
     EXPECT_EQ(settings.className(), row.className);
     EXPECT_EQ(settings.eightBitFrom().has_value(), row.eightBit) << row.name;
   }
+}
+
+// Tensors one after another in one buffer as one span (train/optim/adjacent_span.h): found only where
+// they are, written through to every tensor, and the optimizer's moments and zeroing built on it.
+namespace {
+
+// Views of `buffer` shaped as `shapes`, one after another from its start.
+std::vector<torch::Tensor> viewsOf(const torch::Tensor& buffer, const std::vector<std::vector<int64_t>>& shapes) {
+  std::vector<torch::Tensor> out;
+  int64_t offset = 0;
+  for (const auto& shape : shapes) {
+    int64_t n = 1;
+    for (int64_t s : shape) n *= s;
+    out.push_back(buffer.narrow(0, offset, n).view(shape));
+    offset += n;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(AdjacentSpan, ViewsInOrderAreOneSpanWrittenThrough) {
+  const torch::Tensor buffer = torch::arange(2 + 12 + 6 + 1, torch::kFloat32);
+  const std::vector<torch::Tensor> parts = viewsOf(buffer.narrow(0, 2, 19), {{3, 4}, {6}, {1}});
+  const torch::Tensor span = adjacentSpan(parts);
+  ASSERT_TRUE(span.defined());
+  EXPECT_EQ(span.dim(), 1);
+  EXPECT_EQ(span.numel(), 19);
+  EXPECT_EQ(span[0].item<float>(), 2.0f);  // starts where the first part does, not at the buffer's start
+  span.fill_(-1.0f);
+  for (const torch::Tensor& p : parts) EXPECT_TRUE(torch::all(p == -1.0f).item<bool>());
+  EXPECT_EQ(buffer[0].item<float>(), 0.0f);  // nothing outside the parts
+  EXPECT_EQ(buffer[1].item<float>(), 1.0f);
+  EXPECT_EQ(asOneSpanIfAdjacent(parts).size(), 1u);
+}
+
+TEST(AdjacentSpan, AnythingElseIsNoSpan) {
+  const torch::Tensor buffer = torch::zeros({40});
+  const std::vector<torch::Tensor> parts = viewsOf(buffer, {{3, 4}, {6}, {5}});
+  EXPECT_FALSE(adjacentSpan({parts[1], parts[0]}).defined());                          // out of order
+  EXPECT_FALSE(adjacentSpan({parts[0], parts[2]}).defined());                          // a gap
+  EXPECT_FALSE(adjacentSpan({parts[0], torch::zeros({6})}).defined());                 // another buffer
+  EXPECT_FALSE(adjacentSpan({buffer.narrow(0, 0, 12).view({3, 4}).t()}).defined());    // not contiguous
+  EXPECT_FALSE(adjacentSpan({parts[0], buffer.narrow(0, 12, 6).to(torch::kFloat64)}).defined());  // another dtype
+  EXPECT_FALSE(adjacentSpan({}).defined());
+  EXPECT_EQ(asOneSpanIfAdjacent({parts[1], parts[0]}).size(), 2u);
+}
+
+TEST(AdjacentSpan, ZerosAdjacentLieOneAfterAnother) {
+  const std::vector<torch::Tensor> like{torch::ones({2, 3}, torch::kFloat64), torch::ones({4}, torch::kFloat64)};
+  const std::vector<torch::Tensor> zeros = zerosAdjacent(like);
+  ASSERT_EQ(zeros.size(), 2u);
+  EXPECT_EQ(zeros[0].sizes(), like[0].sizes());
+  EXPECT_EQ(zeros[1].sizes(), like[1].sizes());
+  EXPECT_EQ(zeros[0].scalar_type(), torch::kFloat64);
+  EXPECT_TRUE(adjacentSpan(zeros).defined());
+  EXPECT_EQ(torch::cat({zeros[0].flatten(), zeros[1]}).abs().sum().item<double>(), 0.0);
+}
+
+// AdamW over parameters in one buffer trains them exactly as over the same parameters apart, and
+// zeroGrad clears gradients that lie in one buffer.
+TEST(AdjacentSpan, AdamWOverAdjacentParametersMatchesApart) {
+  torch::manual_seed(5);
+  const std::vector<std::vector<int64_t>> shapes{{8, 3}, {5}, {2, 7}};
+  const torch::Tensor buffer = torch::randn({24 + 5 + 14}), gradBuffer = torch::zeros({24 + 5 + 14});
+  std::vector<torch::Tensor> adjacent, apart;
+  const std::vector<torch::Tensor> views = viewsOf(buffer, shapes), gradViews = viewsOf(gradBuffer, shapes);
+  for (size_t i = 0; i < views.size(); ++i) {
+    adjacent.push_back(views[i].detach().set_requires_grad(true));
+    adjacent.back().mutable_grad() = gradViews[i];
+    apart.push_back(views[i].detach().clone().set_requires_grad(true));
+  }
+  ASSERT_TRUE(adjacentSpan(adjacent).defined());
+  AdamWHyperparameters hyper;
+  hyper.weightDecay = 0.01;
+  AdamW a({{"all", 1e-2, adjacent}}, hyper), b({{"all", 1e-2, apart}}, hyper);
+  for (int step = 0; step < 3; ++step) {
+    for (size_t i = 0; i < apart.size(); ++i) {
+      const torch::Tensor g = torch::randn(apart[i].sizes());
+      adjacent[i].mutable_grad().copy_(g);
+      apart[i].mutable_grad().copy_(g);
+    }
+    a.step();
+    b.step();
+  }
+  for (size_t i = 0; i < apart.size(); ++i) EXPECT_TRUE(torch::allclose(adjacent[i], apart[i], 1e-6, 1e-7)) << i;
+  a.zeroGrad();
+  EXPECT_EQ(gradBuffer.abs().sum().item<double>(), 0.0);
 }

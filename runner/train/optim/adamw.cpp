@@ -1,5 +1,7 @@
 #include "train/optim/adamw.h"
 
+#include "train/optim/adjacent_span.h"
+
 #if __has_include(<torch/version.h>)
 #include <torch/version.h>
 #endif
@@ -21,8 +23,16 @@ AdamW::AdamW(std::vector<OptimizerGroup> groups, AdamWHyperparameters hyper, boo
     for (const torch::Tensor& p : g.params) {
       any = true;
       allCudaFloat = allCudaFloat && p.is_cuda() && p.is_floating_point();
-      m.push_back(torch::zeros_like(p, torch::MemoryFormat::Preserve).detach());
-      v.push_back(torch::zeros_like(p, torch::MemoryFormat::Preserve).detach());
+    }
+    if (adjacentSpan(g.params).defined()) {
+      // The moments lie as the parameters do, so the fused step runs over three spans (stepFused).
+      m = zerosAdjacent(g.params);
+      v = zerosAdjacent(g.params);
+    } else {
+      for (const torch::Tensor& p : g.params) {
+        m.push_back(torch::zeros_like(p, torch::MemoryFormat::Preserve).detach());
+        v.push_back(torch::zeros_like(p, torch::MemoryFormat::Preserve).detach());
+      }
     }
     expAvg_.tensors.push_back(std::move(m));
     expAvgSq_.tensors.push_back(std::move(v));
@@ -119,11 +129,22 @@ void AdamW::stepFused(const torch::Tensor& foundInf) {
       grads.push_back(p.grad());
     }
     if (params.empty()) continue;
+    std::vector<torch::Tensor> m = expAvg_.tensors[g], v = expAvgSq_.tensors[g];
+    // Parameters, gradients and moments each in one buffer (the compute copies' masters): one
+    // span each, the same elementwise update in a few launches.
+    const torch::Tensor paramSpan = adjacentSpan(params), gradSpan = adjacentSpan(grads), mSpan = adjacentSpan(m),
+                        vSpan = adjacentSpan(v);
+    if (paramSpan.defined() && gradSpan.defined() && mSpan.defined() && vSpan.defined()) {
+      params = {paramSpan};
+      grads = {gradSpan};
+      m = {mSpan};
+      v = {vSpan};
+    }
     // The kernel reads a step count per parameter and never writes it: every entry is the one
     // step tensor, already advanced (no small kernel per parameter to advance copies of it).
     steps.assign(params.size(), step_);
     const c10::optional<torch::Tensor> found = foundInf.defined() ? c10::optional<torch::Tensor>(foundInf) : c10::nullopt;
-    at::_fused_adamw_(params, grads, expAvg_.tensors[g], expAvgSq_.tensors[g], /*max_exp_avg_sqs=*/{}, steps, lrs_[g], hyper_.beta1, hyper_.beta2,
+    at::_fused_adamw_(params, grads, m, v, /*max_exp_avg_sqs=*/{}, steps, lrs_[g], hyper_.beta1, hyper_.beta2,
                       hyper_.weightDecay, hyper_.eps, /*amsgrad=*/false, /*maximize=*/false,
                       /*grad_scale=*/c10::nullopt, found);
   }

@@ -1,5 +1,7 @@
 #include "train/optim/grad_clip.h"
 
+#include "train/optim/adjacent_span.h"
+
 #if __has_include(<torch/version.h>)
 #include <torch/version.h>
 #endif
@@ -28,8 +30,10 @@ torch::Tensor clipGradients(std::vector<torch::Tensor> grads, double maxNorm) {
   torch::Tensor total;
 #if SINTER_HAS_FOREACH_CLIP
   if (allFloat32 && grads.front().is_cuda()) {
-    total = torch::stack(at::_foreach_norm(grads, 2)).norm(2);
-    if (maxNorm > 0.0) at::_foreach_mul_(grads, torch::clamp_max(maxNorm / (total + 1e-6), 1.0));
+    // One span where the gradients lie in one buffer: the norm of it is the norm of the norms.
+    std::vector<torch::Tensor> lists = asOneSpanIfAdjacent(grads);
+    total = torch::stack(at::_foreach_norm(lists, 2)).norm(2);
+    if (maxNorm > 0.0) at::_foreach_mul_(lists, torch::clamp_max(maxNorm / (total + 1e-6), 1.0));
     return total;
   }
 #endif

@@ -1,5 +1,7 @@
 #include "train/optim/optimizer.h"
 
+#include "train/optim/adjacent_span.h"
+
 #include <stdexcept>
 
 #if __has_include(<torch/version.h>)
@@ -60,7 +62,7 @@ void Optimizer::zeroGrad() {
     for (torch::Tensor& p : g.params)
       if (p.grad().defined()) grads.push_back(p.mutable_grad());
 #if SINTER_HAS_FOREACH_ZERO
-  if (!grads.empty()) at::_foreach_zero_(grads);
+  if (!grads.empty()) at::_foreach_zero_(asOneSpanIfAdjacent(grads));
 #else
   for (torch::Tensor& grad : grads) grad.zero_();
 #endif
