@@ -21,9 +21,15 @@ torch::Tensor geglu(const torch::Tensor& projected);
 // silu(group_norm(x, groups, weight, bias, eps)) for x = [N, C, *]: the statistics and the affine
 // map in float32 (as the U-Net's GroupNorm32), SiLU applied before rounding once to x's dtype.
 // The backward pass recomputes the norm from x and the kept statistics. CUDA tensors of float32,
-// float16 or bfloat16 (a non-contiguous x is made contiguous); throws in a build without the kernels.
+// float16 or bfloat16; a channels_last [N, C, H, W] x is read as it lies (NHWC kernels) and its
+// output and gradient are channels_last too; another non-contiguous x is made contiguous. Throws in
+// a build without the kernels.
 torch::Tensor groupNormSilu(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias, int64_t groups,
                             double eps);
+// group_norm(x, groups, weight, bias, eps) alone (the norm before a SpatialTransformer): the same
+// kernels with the SiLU left out, the same numerics and layouts.
+torch::Tensor groupNorm(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias, int64_t groups,
+                        double eps);
 
 // FLUX's QK RMSNorm and RoPE in one pass: qkv = [B, L, 3 * heads * D] (a Linear's output; rows may
 // be strided, the last dimension contiguous) -> q and k RMS-normed (eps, scales [D]) and rotated

@@ -8,6 +8,11 @@
 // forward, the up projections into their column blocks of y, then x W^T; backward, the down
 // projection's input gradient, then g W. The LoRA gradients go into their kept buffers where they
 // have them (lora_products.h).
+// A call of many parts (every cross-attention's to_k and to_v on the U-Net's text context: 140 in
+// SDXL) batches where self-attention's three parts run one GEMM each: consecutive parts of one
+// width, rank and factor (a run) compute their up projections, their dh columns and their up
+// gradients as one batched GEMM each over their stacked ups; every down's gradient is one GEMM;
+// the gradients with kept buffers are added into them by one multi-tensor addition (_foreach_add_).
 #include <torch/torch.h>
 
 #include <vector>

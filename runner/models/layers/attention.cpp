@@ -90,6 +90,21 @@ torch::Tensor CrossAttentionImpl::jointQkvProjection(const torch::Tensor& x) {
   return jointLinearForward(linears, joint, x);
 }
 
+void CrossAttentionImpl::useContextKv(const torch::Tensor& context, const torch::Tensor& k, const torch::Tensor& v) {
+  TORCH_CHECK(context.defined() && k.defined() && v.defined() && k.sizes().slice(0, 2) == context.sizes().slice(0, 2) &&
+                  v.sizes().slice(0, 2) == context.sizes().slice(0, 2) && k.size(-1) == to_k->outFeatures() &&
+                  v.size(-1) == to_v->outFeatures(),
+              "CrossAttention: k ", k.sizes(), " and v ", v.sizes(), " are not to_k's and to_v's outputs on a context of ",
+              context.sizes());
+  kvContext_ = context;
+  contextK_ = k;
+  contextV_ = v;
+}
+
+void CrossAttentionImpl::dropContextKv() {
+  kvContext_ = contextK_ = contextV_ = torch::Tensor();
+}
+
 torch::Tensor CrossAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& context) {
   const int64_t b = x.size(0);
   auto split = [&](const torch::Tensor& t) { return t.view({b, t.size(1), heads_, -1}).transpose(1, 2); };
@@ -103,6 +118,11 @@ torch::Tensor CrossAttentionImpl::forward(const torch::Tensor& x, const torch::T
     q = split(parts.parts[0]);
     k = split(parts.parts[1]);
     v = split(parts.parts[2]);
+  } else if (context.defined() && context.is_same(kvContext_)) {
+    q = split(to_q(x));
+    k = split(contextK_);
+    v = split(contextV_);
+    dropContextKv();
   } else {
     const torch::Tensor& ctx = context.defined() ? context : x;
     q = split(to_q(x));

@@ -34,6 +34,12 @@ class CrossAttentionImpl : public torch::nn::Module {
   void setJointQkv(bool enabled);
   bool jointQkv() const { return jointQkv_; }
 
+  // Cross-attention's k and v on `context`, computed with every other cross-attention's by the
+  // U-Net (models/layers/joint_context_kv.h): the next forward on that same context tensor uses
+  // them instead of to_k and to_v, once. dropContextKv lets go of them unused.
+  void useContextKv(const torch::Tensor& context, const torch::Tensor& k, const torch::Tensor& v);
+  void dropContextKv();
+
   Linear to_q{nullptr}, to_k{nullptr}, to_v{nullptr};
   torch::nn::Sequential to_out{nullptr};  // to_out.0: Linear, to_out.1: Dropout
 
@@ -43,6 +49,7 @@ class CrossAttentionImpl : public torch::nn::Module {
 
   int64_t heads_;
   bool jointQkv_ = false;
+  torch::Tensor kvContext_, contextK_, contextV_;  // from useContextKv, until used
   // Set once a CUDA graph was captured with the separate projections (the weights were not joined
   // yet): joining them later would free the buffers the graph reads.
   bool capturedSeparately_ = false;

@@ -14,6 +14,11 @@ torch::Tensor GroupNorm32Impl::forward(const torch::Tensor& x) {
       .to(x.scalar_type());
 }
 
+torch::Tensor GroupNorm32Impl::normalize(const torch::Tensor& x, bool fused) {
+  if (fused && x.is_cuda()) return kernels::groupNorm(x, weight, bias, groups_, eps_);
+  return forward(x);
+}
+
 torch::Tensor GroupNorm32Impl::forwardThenSilu(const torch::Tensor& x, bool fused) {
   if (fused && x.is_cuda()) return kernels::groupNormSilu(x, weight, bias, groups_, eps_);
   return torch::silu(forward(x));

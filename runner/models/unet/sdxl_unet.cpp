@@ -1,8 +1,12 @@
 #include "models/unet/sdxl_unet.h"
 
+#include <optional>
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 #include "io/safetensors.h"
+#include "kernels/stream_capture.h"
 #include "models/checkpoints/checkpoint_tensors.h"
 #include "models/layers/gradient_checkpoint.h"
 #include "models/layers/group_norm32.h"
@@ -10,6 +14,30 @@
 #include "models/unet/timestep_embedding.h"
 
 namespace sinter::models {
+
+namespace {
+
+// SINTER_UNET_CHANNELS_LAST=0 keeps the fused-kernel switch from turning channels_last on (for measuring).
+bool channelsLastAllowedByEnvironment() {
+  const char* env = std::getenv("SINTER_UNET_CHANNELS_LAST");
+  return !(env && std::string(env) == "0");
+}
+
+// The convolutions' kernels in `format`, so that cuDNN convolves channels_last activations without
+// converting a kernel each call. Only parameters that own their storage: one that is a view of a flat
+// buffer (train/base/compute_copies.h) keeps its place, and its layout; float8-stored kernels
+// (fp8_base) are upcast per call anyway.
+void convertConvKernels(torch::nn::Module& module, torch::MemoryFormat format) {
+  torch::NoGradGuard noGrad;
+  for (torch::Tensor& p : module.parameters()) {
+    const bool float8 = p.element_size() == 1;  // fp8_base's stored kernels (no float8 type in an older libtorch)
+    if (p.dim() != 4 || float8 || p.is_contiguous(format)) continue;
+    if (p.storage_offset() != 0 || p.storage().nbytes() != static_cast<size_t>(p.numel()) * p.element_size()) continue;
+    p.set_data(p.data().contiguous(format));
+  }
+}
+
+}  // namespace
 
 SdxlUnetBlockImpl::SdxlUnetBlockImpl(const std::vector<SdxlUnetLayer>& layers, const SdxlUnetConfig& c) {
   using Kind = SdxlUnetLayer::Kind;
@@ -103,13 +131,20 @@ SdxlUnetImpl::SdxlUnetImpl(const SdxlUnetConfig& config) : config_(config) {
 }
 
 void SdxlUnetImpl::setFusedKernels(bool enabled) {
+  std::vector<std::shared_ptr<CrossAttentionImpl>> onContext;
   for (const auto& module : modules(/*include_self=*/false)) {
     if (auto geglu = std::dynamic_pointer_cast<GegluImpl>(module)) geglu->fused = enabled;
     if (auto res = std::dynamic_pointer_cast<ResBlockImpl>(module)) res->fused = enabled;
+    if (auto st = std::dynamic_pointer_cast<SpatialTransformerImpl>(module)) st->fused = enabled;
     if (auto attention = std::dynamic_pointer_cast<CrossAttentionImpl>(module)) attention->setJointQkv(enabled);
+    if (auto block = std::dynamic_pointer_cast<BasicTransformerBlockImpl>(module)) onContext.push_back(block->attn2.ptr());
   }
   fusedOut_ = enabled;
+  channelsLastOnCuda_ = enabled && channelsLastAllowedByEnvironment();
+  contextKv_.set(std::move(onContext), enabled);
 }
+
+void SdxlUnetImpl::setChannelsLast(bool enabled) { channelsLast_ = enabled; }
 
 torch::Tensor SdxlUnetImpl::runBlock(size_t region, SdxlUnetBlock& block, const torch::Tensor& h, const torch::Tensor& emb,
                                      const torch::Tensor& context) {
@@ -117,9 +152,13 @@ torch::Tensor SdxlUnetImpl::runBlock(size_t region, SdxlUnetBlock& block, const 
   return runBlockDefault(block, h, emb, context);
 }
 
+bool SdxlUnetImpl::checkpointsBlocks() const {
+  return gradientCheckpointing_ && is_training() && torch::GradMode::is_enabled();
+}
+
 torch::Tensor SdxlUnetImpl::runBlockDefault(SdxlUnetBlock& block, const torch::Tensor& h, const torch::Tensor& emb,
                                             const torch::Tensor& context) {
-  if (gradientCheckpointing_ && is_training() && torch::GradMode::is_enabled()) {
+  if (checkpointsBlocks()) {
     SdxlUnetBlock b = block;
     // A reentrant checkpoint's output needs grad only when an input does; with only LoRA
     // parameters trainable, the first block's input does not, so make it (as sd-scripts does
@@ -152,9 +191,22 @@ torch::Tensor SdxlUnetImpl::forward(const torch::Tensor& x, const torch::Tensor&
   torch::Tensor emb = time_embed->forward(tEmb);
   if (labelEmbed_) emb = emb + labelEmbed_->forward(y.to(x.scalar_type()));
   const torch::Tensor ctx = context.to(x.scalar_type());
+  // Every attn2's k and v at once, before the blocks; not where the blocks run one by one in graphs
+  // of their own or checkpointed (k and v would be inputs those do not know): there each projects its own.
+  std::optional<ProvidedContextKv> contextKv;
+  if (!blockRunner_ && !checkpointsBlocks()) contextKv.emplace(contextKv_, ctx);
 
   std::vector<torch::Tensor> skips;
-  torch::Tensor h = x;
+  // Channels_last, converted once here: every block keeps it (the skips' concatenations too).
+  const bool channelsLast = runsChannelsLast(x.device());
+  // The kernels follow the activations (here, where the device is known), not while a CUDA graph
+  // captures (a conversion would be recorded, not done): then cuDNN converts them per call.
+  const torch::MemoryFormat layout = channelsLast ? torch::MemoryFormat::ChannelsLast : torch::MemoryFormat::Contiguous;
+  if (layout != convKernelsLayout_ && !kernels::capturingOnCurrentStream(x.device())) {
+    convertConvKernels(*this, layout);
+    convKernelsLayout_ = layout;
+  }
+  torch::Tensor h = channelsLast ? x.contiguous(torch::MemoryFormat::ChannelsLast) : x;
   size_t region = 0;
   for (SdxlUnetBlock& block : inputs_) {
     h = runBlock(region++, block, h, emb, ctx);
@@ -166,7 +218,7 @@ torch::Tensor SdxlUnetImpl::forward(const torch::Tensor& x, const torch::Tensor&
     skips.pop_back();
     h = runBlock(region++, block, h, emb, ctx);
   }
-  return normSiluThen(out, h, fusedOut_);
+  return normSiluThen(out, h, fusedOut_).contiguous();  // NCHW, as the loss and the loop expect
 }
 
 SdxlUnetConfig SdxlUnetImpl::inferFromCheckpoint(const io::SafetensorsFile& file, const std::string& prefix) {

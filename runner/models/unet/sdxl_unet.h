@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/layers/joint_context_kv.h"
 #include "models/layers/linear.h"
 #include "models/unet/sdxl_unet_config.h"
 #include "models/unet/sdxl_unet_layout.h"
@@ -54,8 +55,18 @@ class SdxlUnetImpl : public torch::nn::Module {
 
   // The project's fused kernels where a block has one (GEGLU, GroupNorm+SiLU), on CUDA inputs; numerically within
   // the compute dtype's rounding of the stock operators (tests/gpu/fused_kernels_check.cpp). Also self-attention's
-  // q/k/v as one GEMM where it applies (CrossAttentionImpl::setJointQkv; any device, plain GEMMs).
+  // q/k/v as one GEMM where it applies (CrossAttentionImpl::setJointQkv; any device, plain GEMMs), and every
+  // cross-attention's k and v on the context as one, before the blocks (JointContextKv).
+  // On CUDA inputs, also the activations channels_last (as setChannelsLast), unless the environment's
+  // SINTER_UNET_CHANNELS_LAST=0 (for measuring).
   void setFusedKernels(bool enabled);
+  // The activations channels_last (NHWC) on any device: x converted once at the input, every block's
+  // convolutions, norms, skips and residual adds in NHWC (cuDNN convolves NHWC without converting;
+  // the SpatialTransformers' token views are free), the output contiguous NCHW again. The
+  // convolutions' kernels follow the activations' layout at each forward (those that own their storage).
+  void setChannelsLast(bool enabled);
+  // Whether activations on `device` run channels_last (either switch).
+  bool runsChannelsLast(const torch::Device& device) const { return channelsLast_ || (channelsLastOnCuda_ && device.is_cuda()); }
 
   // The seam where each block runs: eagerly or checkpointed by default, or as the runner given
   // here decides (the compile engine's captured regions). `region` is the block's checkpoint
@@ -82,6 +93,7 @@ class SdxlUnetImpl : public torch::nn::Module {
  private:
   torch::Tensor runBlock(size_t region, SdxlUnetBlock& block, const torch::Tensor& h, const torch::Tensor& emb,
                          const torch::Tensor& context);
+  bool checkpointsBlocks() const;  // whether runBlockDefault recomputes the blocks in this pass's backward
 
   SdxlUnetConfig config_;
   torch::nn::Sequential labelEmbed_{nullptr};  // label_emb.0
@@ -90,6 +102,10 @@ class SdxlUnetImpl : public torch::nn::Module {
   bool preserveRngState_ = true;
   bool checkpointOffload_ = false;
   bool fusedOut_ = false;  // `out`'s GroupNorm32 and SiLU as one kernel each way
+  bool channelsLast_ = false;        // setChannelsLast: any device
+  bool channelsLastOnCuda_ = false;  // setFusedKernels: CUDA inputs
+  torch::MemoryFormat convKernelsLayout_ = torch::MemoryFormat::Contiguous;  // as the last forward's activations
+  JointContextKv contextKv_;  // the attn2s' k and v, on with the fused kernels
   BlockRunner blockRunner_;
   std::vector<std::string> regions_;  // inputs, middle, outputs in forward order
 };

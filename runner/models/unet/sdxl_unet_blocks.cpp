@@ -87,10 +87,12 @@ SpatialTransformerImpl::SpatialTransformerImpl(int64_t channels, int64_t heads, 
 
 torch::Tensor SpatialTransformerImpl::forward(const torch::Tensor& x, const torch::Tensor& context) {
   const int64_t b = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
-  // [b, c, h, w] <-> [b, h*w, c]: one token per position.
+  // [b, c, h, w] <-> [b, h*w, c]: one token per position. A channels_last map is [b, h, w, c] in
+  // memory: both ways are views, no copy (SdxlUnetImpl::setChannelsLast).
   auto toTokens = [&](const torch::Tensor& map) { return map.permute({0, 2, 3, 1}).reshape({b, h * w, c}); };
   auto toMap = [&](const torch::Tensor& tokens) { return tokens.reshape({b, h, w, c}).permute({0, 3, 1, 2}); };
-  torch::Tensor tokens = proj_in ? proj_in(toTokens(norm(x))) : toTokens(proj_in_conv(norm(x)));
+  const torch::Tensor normed = norm->normalize(x, fused);
+  torch::Tensor tokens = proj_in ? proj_in(toTokens(normed)) : toTokens(proj_in_conv(normed));
   for (BasicTransformerBlock& block : blocks_) tokens = block(tokens, context);
   return (proj_out ? toMap(proj_out(tokens)) : proj_out_conv(toMap(tokens))) + x;
 }

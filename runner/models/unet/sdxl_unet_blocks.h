@@ -71,6 +71,7 @@ class SpatialTransformerImpl : public torch::nn::Module {
   Linear proj_in{nullptr}, proj_out{nullptr};            // linear projections
   Conv2d proj_in_conv{nullptr}, proj_out_conv{nullptr};  // or 1x1 convs, registered as proj_in / proj_out
   torch::nn::ModuleList transformer_blocks{nullptr};
+  bool fused = false;  // on CUDA: `norm` as one kernel each way (kernels/fused_kernels.h)
 
  private:
   std::vector<BasicTransformerBlock> blocks_;

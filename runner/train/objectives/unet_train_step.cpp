@@ -12,7 +12,8 @@ compile::CompileTargets unetCompileTargets() {
   return {"U-Net", "input, middle and output blocks", "GEGLU, GroupNorm+SiLU",
           "GEGLU (value * gelu(gate)) and GroupNorm+SiLU (float32 statistics, rounded once), each reading its input once or "
           "twice where the stock operators write intermediates; q/k/v of self-attention as one GEMM (and their LoRA's down "
-          "projections as one)"};
+          "projections as one); every cross-attention's k/v of the text context as one GEMM before the blocks (not with "
+          "per-block graphs)"};
 }
 namespace {
 
