@@ -179,3 +179,35 @@ TEST(UnetChannelsLast, FusedSwitchAndItsEnvironmentOffSwitch) {
   unet->setChannelsLast(true);
   EXPECT_TRUE(unet->runsChannelsLast(cpu));
 }
+
+// A convolution kernel that cannot change layout (a view of one flat buffer, as full-weight training's
+// compute copies are) keeps the whole U-Net NCHW: cuDNN would convert that kernel at every call. The
+// kernels that could convert stay NCHW too, the input is not converted, and the output is the NCHW one.
+TEST(UnetChannelsLast, AKernelThatCannotFollowKeepsTheUnetNchw) {
+  torch::manual_seed(34);
+  SdxlUnet unet(SdxlUnetConfig::tiny());
+  std::vector<bool> blockInputsChannelsLast;
+  unet->setBlockRunner([&](const std::string&, SdxlUnetBlock& block, const Tensor& h, const Tensor& emb, const Tensor& ctx) {
+    blockInputsChannelsLast.push_back(h.is_contiguous(torch::MemoryFormat::ChannelsLast) && !h.is_contiguous());
+    return unet->runBlockDefault(block, h, emb, ctx);
+  });
+  const Tensor x = torch::randn({1, 4, 16, 8}), t = torch::tensor({500.0});
+  const Tensor context = torch::randn({1, 7, unet->config().contextDim}), y = torch::randn({1, unet->config().admInChannels});
+  torch::NoGradGuard noGrad;
+  const Tensor nchw = unet(x, t, context, y);
+  // One kernel moved into the middle of a larger buffer: a view, as ComputeCopies::ofParameters leaves it.
+  for (torch::Tensor& p : unet->parameters()) {
+    if (p.dim() != 4) continue;
+    const torch::Tensor flat = torch::zeros({p.numel() + 16}, p.options());
+    flat.narrow(0, 8, p.numel()).copy_(p.flatten());
+    p.set_data(flat.narrow(0, 8, p.numel()).view(p.sizes()));
+    break;
+  }
+  unet->setChannelsLast(true);
+  blockInputsChannelsLast.clear();
+  const Tensor out = unet(x, t, context, y);
+  ASSERT_FALSE(blockInputsChannelsLast.empty());
+  EXPECT_FALSE(blockInputsChannelsLast.front());  // x not converted (later blocks' layouts are NCHW's own mix)
+  EXPECT_TRUE(convKernelsContiguous(unet));
+  EXPECT_LE(relativeError(out, nchw), 1e-6);
+}

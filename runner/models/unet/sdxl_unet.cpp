@@ -23,18 +23,25 @@ bool channelsLastAllowedByEnvironment() {
   return !(env && std::string(env) == "0");
 }
 
-// The convolutions' kernels in `format`, so that cuDNN convolves channels_last activations without
-// converting a kernel each call. Only parameters that own their storage: one that is a view of a flat
-// buffer (train/base/compute_copies.h) keeps its place, and its layout; float8-stored kernels
-// (fp8_base) are upcast per call anyway.
+// Whether every convolution kernel of the U-Net (its own 4-D parameters; LoRA's conv adapters are not
+// registered here) can change layout: one that is a view of a flat buffer (train/base/compute_copies.h,
+// full-weight training) must keep its place, and a float8-stored kernel (fp8_base) is upcast per call.
+bool convKernelsCanFollow(torch::nn::Module& module) {
+  for (const torch::Tensor& p : module.parameters()) {
+    if (p.dim() != 4) continue;
+    const bool float8 = p.element_size() == 1;  // no float8 type in an older libtorch
+    const bool ownsStorage = p.storage_offset() == 0 && p.storage().nbytes() == static_cast<size_t>(p.numel()) * p.element_size();
+    if (float8 || !ownsStorage) return false;
+  }
+  return true;
+}
+
+// The convolutions' kernels in `format`, so that cuDNN convolves activations of that layout without
+// converting a kernel each call.
 void convertConvKernels(torch::nn::Module& module, torch::MemoryFormat format) {
   torch::NoGradGuard noGrad;
-  for (torch::Tensor& p : module.parameters()) {
-    const bool float8 = p.element_size() == 1;  // fp8_base's stored kernels (no float8 type in an older libtorch)
-    if (p.dim() != 4 || float8 || p.is_contiguous(format)) continue;
-    if (p.storage_offset() != 0 || p.storage().nbytes() != static_cast<size_t>(p.numel()) * p.element_size()) continue;
-    p.set_data(p.data().contiguous(format));
-  }
+  for (torch::Tensor& p : module.parameters())
+    if (p.dim() == 4 && !p.is_contiguous(format)) p.set_data(p.data().contiguous(format));
 }
 
 }  // namespace
@@ -197,15 +204,19 @@ torch::Tensor SdxlUnetImpl::forward(const torch::Tensor& x, const torch::Tensor&
   if (!blockRunner_ && !checkpointsBlocks()) contextKv.emplace(contextKv_, ctx);
 
   std::vector<torch::Tensor> skips;
-  // Channels_last, converted once here: every block keeps it (the skips' concatenations too).
-  const bool channelsLast = runsChannelsLast(x.device());
-  // The kernels follow the activations (here, where the device is known), not while a CUDA graph
-  // captures (a conversion would be recorded, not done): then cuDNN converts them per call.
-  const torch::MemoryFormat layout = channelsLast ? torch::MemoryFormat::ChannelsLast : torch::MemoryFormat::Contiguous;
-  if (layout != convKernelsLayout_ && !kernels::capturingOnCurrentStream(x.device())) {
-    convertConvKernels(*this, layout);
-    convKernelsLayout_ = layout;
+  // Channels_last, converted once here: every block keeps it (the skips' concatenations too). The
+  // kernels follow the activations (here, where the device is known), not while a CUDA graph captures
+  // (a conversion would be recorded, not done). Only where every kernel can: one left NCHW would be
+  // converted by cuDNN at each call, which at SDXL's 32x32 level (a 1280x1280x3x3 kernel is 11x the
+  // activation) costs more than the activations' conversions saved; such runs stay NCHW.
+  const bool wanted = runsChannelsLast(x.device());
+  if (convKernelsDecidedFor_ != wanted && !kernels::capturingOnCurrentStream(x.device())) {
+    convKernelsDecidedFor_ = wanted;
+    const bool follow = wanted && convKernelsCanFollow(*this);
+    convKernelsLayout_ = follow ? torch::MemoryFormat::ChannelsLast : torch::MemoryFormat::Contiguous;
+    convertConvKernels(*this, convKernelsLayout_);
   }
+  const bool channelsLast = wanted && convKernelsLayout_ == torch::MemoryFormat::ChannelsLast;
   torch::Tensor h = channelsLast ? x.contiguous(torch::MemoryFormat::ChannelsLast) : x;
   size_t region = 0;
   for (SdxlUnetBlock& block : inputs_) {

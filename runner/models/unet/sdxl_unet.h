@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -104,7 +105,8 @@ class SdxlUnetImpl : public torch::nn::Module {
   bool fusedOut_ = false;  // `out`'s GroupNorm32 and SiLU as one kernel each way
   bool channelsLast_ = false;        // setChannelsLast: any device
   bool channelsLastOnCuda_ = false;  // setFusedKernels: CUDA inputs
-  torch::MemoryFormat convKernelsLayout_ = torch::MemoryFormat::Contiguous;  // as the last forward's activations
+  torch::MemoryFormat convKernelsLayout_ = torch::MemoryFormat::Contiguous;  // as the activations run
+  std::optional<bool> convKernelsDecidedFor_;  // whether channels_last was wanted when the layout was decided
   JointContextKv contextKv_;  // the attn2s' k and v, on with the fused kernels
   BlockRunner blockRunner_;
   std::vector<std::string> regions_;  // inputs, middle, outputs in forward order
