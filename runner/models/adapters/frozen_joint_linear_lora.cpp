@@ -36,10 +36,11 @@ void findRuns(const std::vector<int64_t>& widths, const std::vector<int64_t>& ra
   }
 }
 
-// A buffer that batched GEMMs write with beta 0: zeros where any run is batched, since libtorch
-// 1.13's CPU baddbmm reads its input even then (0 * NaN in uninitialised memory stays NaN).
+// A buffer that batched GEMMs write with beta 0: zeros on the CPU where any run is batched, since
+// libtorch 1.13's CPU baddbmm reads its input even then (0 * NaN in uninitialised memory stays NaN);
+// CUDA's ignores it, so no memset on the step's path there.
 torch::Tensor gemmOutput(at::IntArrayRef sizes, const torch::TensorOptions& options, bool batchedRuns) {
-  return batchedRuns ? torch::zeros(sizes, options) : torch::empty(sizes, options);
+  return batchedRuns && !options.device().is_cuda() ? torch::zeros(sizes, options) : torch::empty(sizes, options);
 }
 
 bool anyBatchedRun(const std::vector<int64_t>& runCounts) {
@@ -176,7 +177,7 @@ struct FrozenJointLinearWithLora : public torch::autograd::Function<FrozenJointL
       for (int64_t i = first; i < first + count; ++i) anyUp |= wanted[2 + 2 * i];
       if (!anyUp) continue;
       // The run's up gradients, alpha g_i^T h_i for each part, as one batched GEMM: [count, out, rank].
-      const torch::Tensor dUps = torch::zeros_like(stackOf(k)).baddbmm_(
+      const torch::Tensor dUps = gemmOutput(stackOf(k).sizes(), stackOf(k).options(), /*batchedRuns=*/true).baddbmm_(
           runColumns(g, columnAt[first], count, widths[first]).transpose(1, 2), runColumns(h, rankAt[first], count, ranks[first]),
           /*beta=*/0.0, alphas[first]);
       for (int64_t i = first; i < first + count; ++i) {

@@ -1,7 +1,7 @@
 #include "models/unet/sdxl_unet.h"
 
-#include <optional>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 #include <string>
 

@@ -192,19 +192,6 @@ int runSdxlBenchmark(const Config& config, long long steps, bool tiny, SdxlBench
     for (const auto& [w, h] : threeBuckets) mixed.push_back(stageRandom(1, w, h));
     for (const BenchMode& m : {modes[0], modes[2], modes[4]}) rows.push_back(row(m, mixed, "bs1, 3 buckets"));
   }
-  // channels_last: the U-Net's convolution weights in NHWC, so that cuDNN convolves without
-  // converting layouts each time (its NCHW-to-NHWC conversions are ~4% of the captured step's
-  // kernel time). Measured last: the weights stay converted.
-  if (modeRows) {
-    {
-      torch::NoGradGuard noGrad;
-      for (torch::Tensor& p : unet->parameters())
-        if (p.dim() == 4) p.set_data(p.contiguous(torch::MemoryFormat::ChannelsLast));
-    }
-    const StepShape shape = stageRandom(1, side, side);
-    const std::string label = "bs1 " + std::to_string(side) + "x" + std::to_string(side) + ", channels_last";
-    for (const BenchMode& m : {modes[0], modes[4]}) rows.push_back(row(m, {shape}, label));
-  }
 
   if (!ranks.printing()) return 0;
   std::printf("benchmark: SDXL U-Net LoRA training step (%s), rank %lld on %zu modules (%lld parameters), %s, "

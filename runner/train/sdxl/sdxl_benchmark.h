@@ -7,7 +7,7 @@ namespace sinter::train {
 
 // Which rows the benchmark prints.
 enum class SdxlBenchRows {
-  Modes,       // every compile mode at bs1 and bs4, three buckets, channels_last
+  Modes,       // every compile mode at bs1 and bs4, three buckets (the fused modes run the U-Net channels_last)
   Scaling,     // what the multi-GPU scaling table compares (bs1: eager and the whole step captured);
                // runs on several ranks always print these in place of Modes
   Optimizers,  // bs1 eager and captured with AdamW, then each other optimizer at its defaults (--benchmark_optimizers)
